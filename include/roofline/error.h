@@ -1,0 +1,46 @@
+// Typed errors thrown by the library. The library never prints or exits:
+// front ends map these to exit codes (CLI) or HTTP statuses (server).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace roofline {
+
+// Base of every error the library throws on bad input or missing data.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+  // Short machine-readable category, e.g. "invalid_argument".
+  [[nodiscard]] virtual const char* code() const noexcept = 0;
+};
+
+// A value is malformed or out of range (negative size, NaN, unknown option).
+class InvalidArgument : public Error {
+ public:
+  using Error::Error;
+  [[nodiscard]] const char* code() const noexcept override { return "invalid_argument"; }
+};
+
+// An id (device, format, model) is not known.
+class NotFound : public Error {
+ public:
+  using Error::Error;
+  [[nodiscard]] const char* code() const noexcept override { return "not_found"; }
+};
+
+// The request is well-formed but the device or data cannot do it.
+class Unsupported : public Error {
+ public:
+  using Error::Error;
+  [[nodiscard]] const char* code() const noexcept override { return "unsupported"; }
+};
+
+// A file or document could not be read or does not follow its schema.
+class ParseError : public Error {
+ public:
+  using Error::Error;
+  [[nodiscard]] const char* code() const noexcept override { return "parse_error"; }
+};
+
+}  // namespace roofline

@@ -1,0 +1,138 @@
+// The hardware registry: devices loaded from JSON data files, each figure with
+// its source and confidence. Built-in files are embedded at build time; users
+// add or override devices from files or a data directory.
+#pragma once
+
+#include <array>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roofline/formats.h"
+#include "roofline/units.h"
+
+namespace roofline {
+
+// How a figure is known. kUnknown is only used with a missing (NaN) value.
+enum class Confidence { kVendor, kDerived, kMeasured, kUnknown };
+
+[[nodiscard]] std::string_view confidence_name(Confidence c) noexcept;
+
+// One sourced number. `value` is NaN when the figure is not published.
+struct Figure {
+  double value = std::nan("");
+  Confidence confidence = Confidence::kUnknown;
+  std::string source;  // key into Device::sources
+  std::string note;    // alternatives, caveats; may be empty
+
+  [[nodiscard]] bool known() const noexcept { return !std::isnan(value); }
+};
+
+enum class Engine { kTensor, kVector };
+enum class Accumulate { kFp32, kFp16, kInt32 };
+
+[[nodiscard]] std::string_view engine_name(Engine e) noexcept;
+[[nodiscard]] std::string_view accumulate_name(Accumulate a) noexcept;
+
+// Dense (no 2:4 sparsity) peak rate for one compute format.
+struct PeakFigure : Figure {
+  Engine engine = Engine::kTensor;
+  Accumulate accumulate = Accumulate::kFp32;
+};
+
+struct Device {
+  std::string id;                    // canonical id, e.g. "h100-sxm"
+  std::string name;                  // marketing name
+  std::string vendor;                // "nvidia", "amd"
+  std::string architecture;          // "hopper", "blackwell-consumer", ...
+  std::string compute_capability;    // "sm_90", "gfx942"
+  std::vector<std::string> aliases;  // other ids that resolve to this device
+  std::map<std::string, std::string> sources;  // key -> citation
+  std::string origin;                // "built-in" or the file it came from
+
+  std::string memory_type;
+  Figure memory_capacity_bytes;
+  Figure memory_bandwidth_Bps;
+  Figure sm_count;        // SMs (NVIDIA) or CUs (AMD)
+  Figure l2_bytes;
+  Figure boost_clock_hz;
+  Figure tdp_w;
+  std::string interconnect_name;
+  Figure interconnect_bandwidth_Bps;
+
+  // Dense peak per format; engaged only for formats the device computes on.
+  // A peak may be engaged but unknown (value NaN): supported, rate unpublished.
+  std::array<std::optional<PeakFigure>, kFormatCount> peaks;
+
+  // Realistic-mode figures.
+  Figure bandwidth_fraction;  // achievable / datasheet bandwidth
+  Figure matmul_fraction_default;
+  std::array<std::optional<Figure>, kFormatCount> matmul_fraction;  // per format, when measured
+  Figure launch_overhead_s;   // fixed cost per kernel
+
+  // True when the tensor (or vector) units compute on `f` natively.
+  [[nodiscard]] bool computes(Format f) const noexcept { return peaks[format_index(f)].has_value(); }
+  // Dense peak in FLOP/s for `f`; NaN when unsupported or unpublished.
+  [[nodiscard]] FlopsPerSecond peak(Format f) const noexcept {
+    const auto& p = peaks[format_index(f)];
+    return p ? p->value : std::nan("");
+  }
+  // The measured matmul fraction for `f`, or the device default.
+  [[nodiscard]] const Figure& matmul_fraction_for(Format f) const noexcept {
+    const auto& m = matmul_fraction[format_index(f)];
+    return m ? *m : matmul_fraction_default;
+  }
+  // Citation text for a figure's source key ("" if missing).
+  [[nodiscard]] std::string citation(const Figure& f) const;
+};
+
+// Parses and validates one device document. `origin` names the file in errors.
+// Throws ParseError naming the origin and the offending key: unknown or missing
+// keys, wrong types, negative or non-finite numbers, unknown source keys,
+// formats that are not in the format table.
+[[nodiscard]] Device parse_device(std::string_view json_text, const std::string& origin);
+
+// A set of devices with id and alias lookup. Loading later devices with an id
+// already present replaces the earlier one (user overrides).
+class Registry {
+ public:
+  // The devices embedded at build time.
+  [[nodiscard]] static Registry built_in();
+
+  // Built-in devices, then every *.json in $ROOFLINE_DATA_DIR/hardware (if the
+  // variable is set), then each of `extra_files` in order.
+  [[nodiscard]] static Registry load(const std::vector<std::string>& extra_files);
+
+  // Adds or replaces a device. Throws InvalidArgument if one of its aliases
+  // already names a different device.
+  void add(Device device);
+
+  // Reads a device file from disk and adds it. Throws ParseError.
+  void add_file(const std::string& path);
+
+  // Looks up an id or alias, case-insensitive. Throws NotFound listing ids.
+  [[nodiscard]] const Device& get(std::string_view id_or_alias) const;
+  [[nodiscard]] const Device* find(std::string_view id_or_alias) const noexcept;
+
+  [[nodiscard]] const std::vector<Device>& devices() const noexcept { return devices_; }
+
+  // FNV-1a over the text of every loaded device document, hex: stamps results.
+  [[nodiscard]] const std::string& data_hash() const noexcept { return data_hash_; }
+
+ private:
+  void add_text(std::string_view text, const std::string& origin);
+
+  std::vector<Device> devices_;
+  std::map<std::string, std::size_t> index_;  // lower-case id/alias -> devices_ index
+  std::uint64_t hash_state_ = 14695981039346656037ULL;
+  std::string data_hash_;
+};
+
+// Name of the environment variable pointing at an extra data directory.
+inline constexpr const char* kDataDirEnv = "ROOFLINE_DATA_DIR";
+
+}  // namespace roofline

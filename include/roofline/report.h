@@ -1,0 +1,54 @@
+// Rendering shared by every front end: the JSON documents the CLI, server and
+// Python bindings emit, plus a small table/CSV renderer for people and
+// spreadsheets. Scaled units (µs, GB/s) appear only in human text.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "roofline/formats.h"
+#include "roofline/hardware.h"
+#include "roofline/roofline.h"
+
+namespace roofline {
+
+// Tool version, e.g. "0.1.0".
+[[nodiscard]] std::string_view version() noexcept;
+
+// {"version", "data_hash"}: stamps every JSON result.
+[[nodiscard]] nlohmann::json stamp(const Registry& registry);
+
+[[nodiscard]] nlohmann::json to_json(const FormatInfo& info);
+// A figure as {"value", "confidence", "source", "note"?} with the citation text.
+[[nodiscard]] nlohmann::json to_json(const Device& device, const Figure& figure);
+// The whole device with every figure and its source.
+[[nodiscard]] nlohmann::json to_json(const Device& device);
+// One GEMM prediction: the DESIGN.md gemm fields plus the figures used.
+[[nodiscard]] nlohmann::json to_json(const Device& device, const GemmProblem& problem,
+                                     const RooflineResult& result);
+
+// Plain-language notes on a prediction (weight-only fallbacks, mode figures).
+[[nodiscard]] std::vector<std::string> explain(const Device& device, const GemmProblem& problem,
+                                               const RooflineResult& result);
+
+// Human scaling: 1.23e-4 -> "123.0 µs", 2.73e11 -> "273 GB/s", ...
+[[nodiscard]] std::string human_time(Seconds s);
+[[nodiscard]] std::string human_bytes(Bytes b);
+[[nodiscard]] std::string human_rate(double per_second, std::string_view unit);  // "FLOP/s", "B/s"
+[[nodiscard]] std::string human_count(double x);                                 // 1.2 G
+
+// A table of strings rendered aligned for people or as RFC 4180 CSV.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
+  void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  [[nodiscard]] std::string text() const;
+  [[nodiscard]] std::string csv() const;
+
+ private:
+  std::vector<std::string> header_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+}  // namespace roofline

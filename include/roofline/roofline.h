@@ -1,0 +1,104 @@
+// The roofline core: work (FLOPs, bytes) on a device in given formats ->
+// time, which side bounds it, and the figures used. Pure functions.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "roofline/formats.h"
+#include "roofline/hardware.h"
+#include "roofline/units.h"
+
+namespace roofline {
+
+enum class Mode {
+  kIdeal,      // datasheet peaks: the pure roofline
+  kRealistic,  // achievable fractions, wave quantization, launch overhead
+};
+enum class Bound { kMemory, kCompute };
+
+[[nodiscard]] std::string_view mode_name(Mode m) noexcept;
+[[nodiscard]] std::string_view bound_name(Bound b) noexcept;
+
+// Modeling constants of the realistic mode and of weight dequantization.
+// Defaults are documented here once; the CLI and bindings read them from here.
+struct ModelOptions {
+  Mode mode = Mode::kRealistic;
+  // Output tile of one thread block, for wave quantization: a GEMM with T
+  // tiles on S SMs runs ceil(T/S) waves. 128x128 is the common cuBLAS/CUTLASS
+  // tile for large problems; for small m the tile shrinks to the next power of
+  // two of m, down to min_tile_m (the smallest tensor-core MMA has 16 rows).
+  int tile_m = 128;
+  int tile_n = 128;
+  int min_tile_m = 16;
+  // When a GEMM has fewer tiles than SMs, libraries split k across blocks
+  // (cuBLAS split-K, CUTLASS stream-K); each block keeps at least this much k.
+  double min_split_k_depth = 256;
+  // Vector operations to dequantize one weight element (unpack, convert,
+  // scale, zero point), each time a thread block loads it. Runs on the fp32
+  // vector units. Applies in both modes: it is work, not an inefficiency.
+  double dequant_ops_per_element = 4.0;
+};
+
+// One GEMM: C[m x n] = A[m x k] * B[k x n]. A holds activations, B weights.
+// (A GEMV is m = 1.) Dimensions must be in [1, kMaxGemmDimension].
+struct GemmProblem {
+  std::int64_t m = 1;
+  std::int64_t n = 1;
+  std::int64_t k = 1;
+  Format weights = Format::kFp16;  // B's storage format
+  Format act = Format::kFp16;      // A's format and the math format when weights differ
+};
+
+// cuBLAS takes int32 dimensions; anything larger is not a real GEMM.
+inline constexpr std::int64_t kMaxGemmDimension = 2147483647;
+
+struct RooflineResult {
+  Mode mode = Mode::kRealistic;
+  Seconds time_s = 0;          // max(memory, compute) + overhead
+  Seconds memory_time_s = 0;   // bytes / effective bandwidth
+  Seconds compute_time_s = 0;  // flops / effective peak (+ dequantization)
+  Seconds overhead_s = 0;      // launch overhead (realistic mode only)
+  Flops flops = 0;             // 2 per multiply-add of the math itself
+  Flops dequant_ops = 0;       // vector ops spent dequantizing weights
+  Bytes bytes_read = 0;
+  Bytes bytes_written = 0;
+  Bytes bytes = 0;             // read + written
+  FlopsPerByte ai = 0;         // flops / bytes
+  FlopsPerByte ridge_ai = 0;   // peak x matmul fraction / effective bandwidth (device-wide)
+  Bound bound = Bound::kMemory;
+  FlopsPerSecond attained_flops_per_s = 0;  // flops / time_s
+  BytesPerSecond attained_bandwidth_Bps = 0;
+  // Figures used.
+  Format compute_format = Format::kFp16;  // the format the math runs in
+  Format output_format = Format::kFp16;
+  bool weight_only = false;  // weights converted to compute_format before the math
+  FlopsPerSecond peak_flops_per_s = 0;       // datasheet dense peak of compute_format
+  BytesPerSecond peak_bandwidth_Bps = 0;     // datasheet bandwidth
+  double matmul_fraction = 1;                // 1 in ideal mode
+  double bandwidth_fraction = 1;             // 1 in ideal mode
+  double wave_efficiency = 1;                // tiles / (waves x SMs) x tile fill; 1 in ideal mode
+  FlopsPerSecond effective_flops_per_s = 0;  // peak x matmul fraction x wave efficiency
+  BytesPerSecond effective_bandwidth_Bps = 0;
+};
+
+// Validates a GEMM problem. Throws InvalidArgument naming the bad field.
+void validate(const GemmProblem& problem);
+
+// Predicts one GEMM. Throws InvalidArgument for bad dimensions or a
+// storage-only activation format, Unsupported when the device cannot compute
+// the activation format or its peak is unpublished. A weight format the device
+// cannot compute is weight-only: bytes shrink, math runs in `act`, and the
+// dequantization work is counted.
+[[nodiscard]] RooflineResult predict_gemm(const Device& device, const GemmProblem& problem,
+                                          const ModelOptions& options = {});
+
+// The format the math of (weights, act) runs in on `device`, and whether the
+// weights are converted to it first. Throws like predict_gemm.
+struct ComputePlan {
+  Format format;
+  bool weight_only;
+};
+[[nodiscard]] ComputePlan plan_compute(const Device& device, Format weights, Format act);
+
+}  // namespace roofline

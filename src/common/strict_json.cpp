@@ -1,0 +1,90 @@
+#include "strict_json.h"
+
+#include <cmath>
+
+#include "roofline/error.h"
+
+namespace roofline::detail {
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& origin,
+                               std::size_t max_bytes) {
+  if (text.size() > max_bytes) {
+    throw ParseError(origin + ": document is " + std::to_string(text.size()) +
+                     " bytes, more than the limit of " + std::to_string(max_bytes));
+  }
+  try {
+    return nlohmann::json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::exception& e) {
+    // nlohmann messages start with "[json.exception.parse_error.101] ".
+    std::string what = e.what();
+    const auto close = what.find("] ");
+    if (close != std::string::npos) what = what.substr(close + 2);
+    throw ParseError(origin + ": invalid JSON: " + what);
+  }
+}
+
+StrictObject::StrictObject(const nlohmann::json& value, std::string origin, std::string path)
+    : value_(value), origin_(std::move(origin)), path_(std::move(path)) {
+  if (!value_.is_object()) {
+    throw ParseError(origin_ + ": " + (path_.empty() ? std::string("document") : path_) +
+                     ": expected a JSON object");
+  }
+}
+
+std::string StrictObject::path_of(std::string_view key) const {
+  return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+}
+
+void StrictObject::fail(std::string_view key, std::string_view message) const {
+  throw ParseError(origin_ + ": " + path_of(key) + ": " + std::string(message));
+}
+
+bool StrictObject::has(std::string_view key) const { return value_.contains(key); }
+
+const nlohmann::json& StrictObject::required(std::string_view key) {
+  auto it = value_.find(key);
+  if (it == value_.end()) fail(key, "required key is missing");
+  read_.emplace(key);
+  return *it;
+}
+
+const nlohmann::json* StrictObject::optional(std::string_view key) {
+  auto it = value_.find(key);
+  if (it == value_.end()) return nullptr;
+  read_.emplace(key);
+  return &*it;
+}
+
+std::string StrictObject::string(std::string_view key) {
+  const auto& v = required(key);
+  if (!v.is_string()) fail(key, "expected a string");
+  return v.get<std::string>();
+}
+
+std::string StrictObject::optional_string(std::string_view key, std::string fallback) {
+  const auto* v = optional(key);
+  if (v == nullptr) return fallback;
+  if (!v->is_string()) fail(key, "expected a string");
+  return v->get<std::string>();
+}
+
+double StrictObject::non_negative(std::string_view key) {
+  const auto& v = required(key);
+  if (!v.is_number()) fail(key, "expected a number");
+  const double x = v.get<double>();
+  if (!std::isfinite(x)) fail(key, "must be finite");
+  if (x < 0) fail(key, "must not be negative");
+  return x;
+}
+
+StrictObject StrictObject::object(std::string_view key) {
+  return StrictObject(required(key), origin_, path_of(key));
+}
+
+void StrictObject::finish() const {
+  for (auto it = value_.begin(); it != value_.end(); ++it) {
+    if (read_.find(it.key()) == read_.end()) fail(it.key(), "unknown key");
+  }
+}
+
+}  // namespace roofline::detail

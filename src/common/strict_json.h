@@ -1,0 +1,53 @@
+// Strict reading of JSON documents against a schema expressed in code: every
+// key must be read (unknown keys are errors), required keys must exist, and
+// numbers must be finite. Errors name the origin and the key path.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <string_view>
+
+namespace roofline::detail {
+
+// Parses text into JSON, rejecting documents over `max_bytes`.
+// Throws ParseError "<origin>: ...".
+nlohmann::json parse_json_text(std::string_view text, const std::string& origin,
+                               std::size_t max_bytes);
+
+// A view of one JSON object that remembers which keys were read.
+class StrictObject {
+ public:
+  // Throws ParseError if `value` is not an object.
+  StrictObject(const nlohmann::json& value, std::string origin, std::string path);
+
+  [[nodiscard]] bool has(std::string_view key) const;
+  // The raw value; throws if missing.
+  const nlohmann::json& required(std::string_view key);
+  // nullptr if missing.
+  const nlohmann::json* optional(std::string_view key);
+
+  std::string string(std::string_view key);
+  std::string optional_string(std::string_view key, std::string fallback);
+  // A finite number >= 0. Throws on negative, non-finite or wrong type.
+  double non_negative(std::string_view key);
+  StrictObject object(std::string_view key);
+
+  // Throws naming the first key that was never read.
+  void finish() const;
+
+  // Throws ParseError "<origin>: <path>.<key>: <message>".
+  [[noreturn]] void fail(std::string_view key, std::string_view message) const;
+
+  [[nodiscard]] const std::string& origin() const noexcept { return origin_; }
+  [[nodiscard]] std::string path_of(std::string_view key) const;
+  [[nodiscard]] const nlohmann::json& json() const noexcept { return value_; }
+
+ private:
+  const nlohmann::json& value_;
+  std::string origin_;
+  std::string path_;
+  std::set<std::string, std::less<>> read_;
+};
+
+}  // namespace roofline::detail

@@ -1,0 +1,339 @@
+#include "roofline/hardware.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "../common/embedded_data.h"
+#include "../common/strict_json.h"
+#include "roofline/error.h"
+
+namespace roofline {
+namespace {
+
+using detail::StrictObject;
+
+// A device file is a few kilobytes; anything far larger is not one.
+constexpr std::size_t kMaxDeviceFileBytes = 1 << 20;
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+Confidence parse_confidence(StrictObject& obj) {
+  const std::string text = obj.string("confidence");
+  if (text == "vendor") return Confidence::kVendor;
+  if (text == "derived") return Confidence::kDerived;
+  if (text == "measured") return Confidence::kMeasured;
+  if (text == "unknown") return Confidence::kUnknown;
+  obj.fail("confidence", "must be one of vendor, derived, measured, unknown (got '" + text + "')");
+}
+
+// Reads the common figure keys; the caller finishes the object.
+void read_figure_fields(StrictObject& obj, const std::map<std::string, std::string>& sources,
+                        Figure* out) {
+  const auto& v = obj.required("value");
+  out->confidence = parse_confidence(obj);
+  if (v.is_null()) {
+    if (out->confidence != Confidence::kUnknown) {
+      obj.fail("value", "null is only allowed with confidence \"unknown\"");
+    }
+    out->value = std::nan("");
+  } else {
+    out->value = obj.non_negative("value");
+    if (out->confidence == Confidence::kUnknown) {
+      obj.fail("confidence", "\"unknown\" requires \"value\": null");
+    }
+  }
+  out->source = obj.string("source");
+  if (sources.find(out->source) == sources.end()) {
+    obj.fail("source", "'" + out->source + "' is not a key of \"sources\"");
+  }
+  out->note = obj.optional_string("note", "");
+}
+
+Figure read_figure(StrictObject& parent, std::string_view key,
+                   const std::map<std::string, std::string>& sources) {
+  StrictObject obj = parent.object(key);
+  Figure f;
+  read_figure_fields(obj, sources, &f);
+  obj.finish();
+  return f;
+}
+
+// A figure that must be published and positive (used in arithmetic).
+Figure read_positive_figure(StrictObject& parent, std::string_view key,
+                            const std::map<std::string, std::string>& sources) {
+  Figure f = read_figure(parent, key, sources);
+  if (!f.known() || f.value <= 0) parent.fail(key, "value must be a positive number");
+  return f;
+}
+
+Figure read_fraction(StrictObject& parent, std::string_view key,
+                     const std::map<std::string, std::string>& sources) {
+  Figure f = read_positive_figure(parent, key, sources);
+  if (f.value > 1.0) parent.fail(key, "a fraction of peak must be in (0, 1]");
+  return f;
+}
+
+PeakFigure read_peak(StrictObject& peaks, std::string_view key,
+                     const std::map<std::string, std::string>& sources) {
+  StrictObject obj = peaks.object(key);
+  PeakFigure p;
+  read_figure_fields(obj, sources, &p);
+  if (p.known() && p.value <= 0) obj.fail("value", "a peak must be positive");
+  const std::string engine = obj.string("engine");
+  if (engine == "tensor") {
+    p.engine = Engine::kTensor;
+  } else if (engine == "vector") {
+    p.engine = Engine::kVector;
+  } else {
+    obj.fail("engine", "must be \"tensor\" or \"vector\"");
+  }
+  const std::string acc = obj.string("accumulate");
+  if (acc == "fp32") {
+    p.accumulate = Accumulate::kFp32;
+  } else if (acc == "fp16") {
+    p.accumulate = Accumulate::kFp16;
+  } else if (acc == "int32") {
+    p.accumulate = Accumulate::kInt32;
+  } else {
+    obj.fail("accumulate", "must be \"fp32\", \"fp16\" or \"int32\"");
+  }
+  obj.finish();
+  return p;
+}
+
+Format format_key(StrictObject& obj, const std::string& key) {
+  Format f{};
+  if (!try_parse_format(key, &f) || format_id(f) != key) {
+    obj.fail(key, "not a format id of the format table");
+  }
+  return f;
+}
+
+std::string device_id_text(StrictObject& doc, std::string_view key) {
+  std::string id = doc.string(key);
+  if (id.empty() || id.size() > 64) doc.fail(key, "must be 1 to 64 characters");
+  for (char c : id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+                    c == '.';
+    if (!ok) doc.fail(key, "'" + id + "' may use only a-z, 0-9, '-', '_' and '.'");
+  }
+  return id;
+}
+
+std::string read_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw ParseError(path + ": cannot read: not a regular file");
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw ParseError(path + ": cannot read: " + ec.message());
+  if (size > kMaxDeviceFileBytes) {
+    throw ParseError(path + ": " + std::to_string(size) + " bytes is too large for a device file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ParseError(path + ": cannot open for reading");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+}  // namespace
+
+std::string_view confidence_name(Confidence c) noexcept {
+  switch (c) {
+    case Confidence::kVendor: return "vendor";
+    case Confidence::kDerived: return "derived";
+    case Confidence::kMeasured: return "measured";
+    case Confidence::kUnknown: return "unknown";
+  }
+  return "unknown";
+}
+
+std::string_view engine_name(Engine e) noexcept { return e == Engine::kTensor ? "tensor" : "vector"; }
+
+std::string_view accumulate_name(Accumulate a) noexcept {
+  switch (a) {
+    case Accumulate::kFp32: return "fp32";
+    case Accumulate::kFp16: return "fp16";
+    case Accumulate::kInt32: return "int32";
+  }
+  return "fp32";
+}
+
+std::string Device::citation(const Figure& f) const {
+  auto it = sources.find(f.source);
+  return it == sources.end() ? std::string() : it->second;
+}
+
+Device parse_device(std::string_view json_text, const std::string& origin) {
+  const nlohmann::json doc_json = detail::parse_json_text(json_text, origin, kMaxDeviceFileBytes);
+  StrictObject doc(doc_json, origin, "");
+  Device d;
+  d.origin = origin;
+  d.id = device_id_text(doc, "id");
+  d.name = doc.string("name");
+  d.vendor = doc.string("vendor");
+  d.architecture = doc.string("architecture");
+  d.compute_capability = doc.string("compute_capability");
+
+  const auto& aliases = doc.required("aliases");
+  if (!aliases.is_array()) doc.fail("aliases", "expected an array of strings");
+  for (const auto& a : aliases) {
+    if (!a.is_string() || a.get<std::string>().empty()) {
+      doc.fail("aliases", "expected an array of non-empty strings");
+    }
+    d.aliases.push_back(lower(a.get<std::string>()));
+  }
+
+  StrictObject sources = doc.object("sources");
+  for (auto it = sources.json().begin(); it != sources.json().end(); ++it) {
+    if (!it.value().is_string() || it.value().get<std::string>().empty()) {
+      sources.fail(it.key(), "a source must be a non-empty citation string");
+    }
+    d.sources[it.key()] = it.value().get<std::string>();
+    (void)sources.required(it.key());
+  }
+  sources.finish();
+  if (d.sources.empty()) doc.fail("sources", "at least one source is required");
+
+  StrictObject memory = doc.object("memory");
+  d.memory_type = memory.string("type");
+  d.memory_capacity_bytes = read_positive_figure(memory, "capacity_bytes", d.sources);
+  d.memory_bandwidth_Bps = read_positive_figure(memory, "bandwidth_Bps", d.sources);
+  memory.finish();
+
+  StrictObject compute = doc.object("compute");
+  d.sm_count = read_positive_figure(compute, "sm_count", d.sources);
+  d.l2_bytes = read_figure(compute, "l2_bytes", d.sources);
+  d.boost_clock_hz = read_figure(compute, "boost_clock_hz", d.sources);
+  d.tdp_w = read_figure(compute, "tdp_w", d.sources);
+  compute.finish();
+
+  StrictObject link = doc.object("interconnect");
+  d.interconnect_name = link.string("name");
+  d.interconnect_bandwidth_Bps = read_figure(link, "bandwidth_Bps", d.sources);
+  link.finish();
+
+  StrictObject peaks = doc.object("peaks");
+  for (auto it = peaks.json().begin(); it != peaks.json().end(); ++it) {
+    const Format f = format_key(peaks, it.key());
+    if (!format_info(f).compute_format) {
+      peaks.fail(it.key(), "is a storage-only format; no device computes on it");
+    }
+    d.peaks[format_index(f)] = read_peak(peaks, it.key(), d.sources);
+  }
+  peaks.finish();
+  if (!d.computes(Format::kFp32) || !d.peaks[format_index(Format::kFp32)]->known()) {
+    doc.fail("peaks", "the fp32 (vector) peak is required: weight dequantization runs on it");
+  }
+
+  StrictObject eff = doc.object("efficiency");
+  d.bandwidth_fraction = read_fraction(eff, "bandwidth_fraction", d.sources);
+  StrictObject mm = eff.object("matmul_fraction");
+  d.matmul_fraction_default = read_fraction(mm, "default", d.sources);
+  for (auto it = mm.json().begin(); it != mm.json().end(); ++it) {
+    if (it.key() == "default") continue;
+    const Format f = format_key(mm, it.key());
+    if (!d.computes(f)) mm.fail(it.key(), "has a matmul fraction but no peak");
+    d.matmul_fraction[format_index(f)] = read_fraction(mm, it.key(), d.sources);
+  }
+  mm.finish();
+  d.launch_overhead_s = read_figure(eff, "launch_overhead_s", d.sources);
+  if (!d.launch_overhead_s.known()) eff.fail("launch_overhead_s", "value is required");
+  eff.finish();
+
+  doc.finish();
+  return d;
+}
+
+// ---------------------------------------------------------------------------
+
+Registry Registry::built_in() {
+  Registry r;
+  for (const auto& file : detail::embedded_files()) {
+    if (file.name.rfind("hardware/", 0) == 0) r.add_text(file.text, "built-in " + std::string(file.name));
+  }
+  return r;
+}
+
+Registry Registry::load(const std::vector<std::string>& extra_files) {
+  Registry r = built_in();
+  if (const char* dir = std::getenv(kDataDirEnv); dir != nullptr && *dir != '\0') {
+    const std::filesystem::path hw = std::filesystem::path(dir) / "hardware";
+    std::error_code ec;
+    if (std::filesystem::is_directory(hw, ec)) {
+      std::vector<std::string> files;
+      for (const auto& entry : std::filesystem::directory_iterator(hw, ec)) {
+        if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+      }
+      std::sort(files.begin(), files.end());
+      for (const auto& f : files) r.add_file(f);
+    }
+  }
+  for (const auto& f : extra_files) r.add_file(f);
+  return r;
+}
+
+void Registry::add_file(const std::string& path) { add_text(read_file(path), path); }
+
+void Registry::add_text(std::string_view text, const std::string& origin) {
+  add(parse_device(text, origin));
+  for (unsigned char c : text) {
+    hash_state_ ^= c;
+    hash_state_ *= 1099511628211ULL;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(hash_state_));
+  data_hash_ = buf;
+}
+
+void Registry::add(Device device) {
+  const std::string id = lower(device.id);
+  std::size_t slot = devices_.size();
+  if (auto it = index_.find(id); it != index_.end() && devices_[it->second].id == device.id) {
+    slot = it->second;  // override: drop the old device's aliases
+    for (auto i = index_.begin(); i != index_.end();) {
+      i = (i->second == slot) ? index_.erase(i) : std::next(i);
+    }
+  }
+  std::vector<std::string> names{id};
+  names.insert(names.end(), device.aliases.begin(), device.aliases.end());
+  for (const auto& name : names) {
+    auto it = index_.find(name);
+    if (it != index_.end() && it->second != slot) {
+      throw InvalidArgument(device.origin + ": '" + name + "' already names device '" +
+                            devices_[it->second].id + "'");
+    }
+  }
+  for (const auto& name : names) index_[name] = slot;
+  if (slot == devices_.size()) {
+    devices_.push_back(std::move(device));
+  } else {
+    devices_[slot] = std::move(device);
+  }
+}
+
+const Device* Registry::find(std::string_view id_or_alias) const noexcept {
+  if (id_or_alias.size() > 128) return nullptr;
+  auto it = index_.find(lower(id_or_alias));
+  return it == index_.end() ? nullptr : &devices_[it->second];
+}
+
+const Device& Registry::get(std::string_view id_or_alias) const {
+  if (const Device* d = find(id_or_alias)) return *d;
+  std::string ids;
+  for (const auto& d : devices_) ids += (ids.empty() ? "" : ", ") + d.id;
+  throw NotFound("unknown device '" + std::string(id_or_alias.substr(0, 64)) + "' (known: " + ids +
+                 "; aliases in 'roofline hardware list')");
+}
+
+}  // namespace roofline

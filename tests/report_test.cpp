@@ -1,0 +1,67 @@
+#include "roofline/report.h"
+
+#include <gtest/gtest.h>
+
+namespace roofline {
+namespace {
+
+const Registry& registry() {
+  static const Registry r = Registry::built_in();
+  return r;
+}
+
+TEST(Report, GemmJsonHasTheDesignFields) {
+  const Device& d = registry().get("gb10");
+  const GemmProblem p{1, 4096, 4096, Format::kFp16, Format::kFp16};
+  const auto j = to_json(d, p, predict_gemm(d, p));
+  // DESIGN.md: gemm fields other tools depend on.
+  for (const char* key : {"time_s", "flops", "bytes", "ai", "ridge_ai", "bound", "memory_time_s",
+                          "compute_time_s"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["bound"], "memory");
+  EXPECT_EQ(j["mode"], "realistic");
+  EXPECT_EQ(j["device"]["id"], "gb10");
+  EXPECT_EQ(j["figures"]["bandwidth_Bps"]["confidence"], "vendor");
+  EXPECT_FALSE(j["figures"]["bandwidth_fraction"]["source"].get<std::string>().empty());
+  EXPECT_GE(j["notes"].size(), 2u);
+}
+
+TEST(Report, WeightOnlyIsExplained) {
+  const Device& d = registry().get("h100");
+  const GemmProblem p{1, 4096, 4096, Format::kNvfp4, Format::kBf16};
+  const auto notes = explain(d, p, predict_gemm(d, p));
+  ASSERT_FALSE(notes.empty());
+  EXPECT_NE(notes[0].find("weight-only"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[0].find("bf16"), std::string::npos) << notes[0];
+}
+
+TEST(Report, DeviceJsonCarriesSourcesForEveryPeak) {
+  const auto j = to_json(registry().get("rtx-4090"));
+  EXPECT_EQ(j["id"], "rtx-4090");
+  EXPECT_DOUBLE_EQ(j["bandwidth_Bps"].get<double>(), 1.008e12);
+  EXPECT_EQ(j["peaks"]["fp16"]["accumulate"], "fp32");
+  for (const auto& [format, peak] : j["peaks"].items()) {
+    EXPECT_FALSE(peak["source"].get<std::string>().empty()) << format;
+  }
+}
+
+TEST(Report, HumanUnits) {
+  EXPECT_EQ(human_time(122.97e-6), "123 µs");
+  EXPECT_EQ(human_time(1.5e-3), "1.5 ms");
+  EXPECT_EQ(human_rate(273e9, "B/s"), "273 GB/s");
+  EXPECT_EQ(human_rate(62.5e12, "FLOP/s"), "62.5 TFLOP/s");
+  EXPECT_EQ(human_bytes(33'570'816), "33.6 MB");
+}
+
+TEST(Report, TableCsvQuotesFields) {
+  Table t({"a", "b"});
+  t.add_row({"x,y", "say \"hi\""});
+  EXPECT_EQ(t.csv(), "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n");
+  const std::string text = t.text();
+  EXPECT_NE(text.find("x,y"), std::string::npos);
+  EXPECT_NE(text.find("---"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace roofline
