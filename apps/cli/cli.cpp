@@ -13,8 +13,10 @@
 #include "roofline/error.h"
 #include "roofline/formats.h"
 #include "roofline/hardware.h"
+#include "roofline/predict.h"
 #include "roofline/report.h"
 #include "roofline/roofline.h"
+#include "roofline/workload.h"
 
 namespace roofline::cli {
 namespace {
@@ -62,6 +64,28 @@ std::int64_t parse_dimension(const std::string& flag, const std::string& text) {
                                       text.substr(0, 40), kMaxGemmDimension));
   }
   return static_cast<std::int64_t>(v);
+}
+
+// A whole number in [lo, hi] given as text ("4096", "4.096e3", "32k" not accepted).
+std::int64_t parse_count(const std::string& flag, const std::string& text, std::int64_t lo, std::int64_t hi) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == text.c_str() || *end != '\0') {
+    throw InvalidArgument(flag + ": '" + text.substr(0, 40) + "' is not a number");
+  }
+  if (!std::isfinite(v) || v != std::floor(v) || v < static_cast<double>(lo) || v > static_cast<double>(hi)) {
+    throw InvalidArgument(fmt::format("{}: '{}' must be a whole number from {} to {}", flag, text.substr(0, 40), lo, hi));
+  }
+  return static_cast<std::int64_t>(v);
+}
+
+double parse_fraction(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == text.c_str() || *end != '\0' || !(v > 0 && v <= 1)) {
+    throw InvalidArgument(flag + ": '" + text.substr(0, 40) + "' must be a number in (0, 1]");
+  }
+  return v;
 }
 
 std::string peak_text(const Device& d, Format f) {
@@ -162,6 +186,7 @@ void cmd_hardware_show(const Common& c, const std::string& id) {
   row(t, "bandwidth", d.memory_bandwidth_Bps, human_rate(d.memory_bandwidth_Bps.value, "B/s"));
   row(t, "SMs / CUs", d.sm_count, fmt::format("{}", d.sm_count.value));
   row(t, "L2 cache", d.l2_bytes, human_bytes(d.l2_bytes.value));
+  row(t, "shared memory / SM", d.shared_memory_per_sm_bytes, human_bytes(d.shared_memory_per_sm_bytes.value));
   row(t, "boost clock", d.boost_clock_hz, human_rate(d.boost_clock_hz.value, "Hz"));
   row(t, "TDP", d.tdp_w, fmt::format("{} W", d.tdp_w.value));
   row(t, "interconnect", d.interconnect_bandwidth_Bps,
@@ -274,6 +299,355 @@ void cmd_gemm(const Common& c, const GemmArgs& a) {
   for (const auto& note : explain(d, p, r)) std::cout << "- " << note << "\n";
 }
 
+
+// ---------------------------------------------------------------- models
+
+void cmd_model_list(const Common& c) {
+  const auto& catalog = ModelCatalog::built_in();
+  if (c.output() == Output::kJson) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& p : catalog.presets()) {
+      const ModelSpec m = preset_model(p);
+      const ParamCounts pc = count_parameters(m);
+      list.push_back({{"id", p.id}, {"name", p.name}, {"hf_repo", p.hf_repo}, {"aliases", p.aliases},
+                      {"model_type", m.model_type}, {"params", pc.total},
+                      {"active_params_per_token", pc.active_per_token},
+                      {"published_params", p.published_params},
+                      {"native_weights", format_id(m.native_weights)},
+                      {"native_experts", format_id(m.native_experts)}});
+    }
+    print_json({{"version", std::string(version())}, {"models", list}});
+    return;
+  }
+  Table t({"id", "type", "params", "active", "layers", "hidden", "heads/kv", "experts", "weights", "aliases"});
+  for (const auto& p : catalog.presets()) {
+    const ModelSpec m = preset_model(p);
+    const ParamCounts pc = count_parameters(m);
+    t.add_row({p.id, m.model_type, fmt::format("{:.2f} B", pc.total / 1e9),
+               fmt::format("{:.2f} B", pc.active_per_token / 1e9), std::to_string(m.layers),
+               std::to_string(m.hidden), fmt::format("{}/{}", m.heads, m.kv_heads),
+               m.moe ? fmt::format("{} top-{}", m.moe->num_experts, m.moe->top_k) : "-",
+               m.native_experts == m.native_weights
+                   ? std::string(format_id(m.native_weights))
+                   : fmt::format("{} + {} experts", format_id(m.native_weights), format_id(m.native_experts)),
+               join(p.aliases, " ")});
+  }
+  std::cout << (c.output() == Output::kCsv ? t.csv() : t.text());
+}
+
+void cmd_model_show(const Common& c, const std::string& arg) {
+  const ModelSpec m = load_model(arg);
+  nlohmann::json j = to_json(m);
+  if (const ModelPreset* p = ModelCatalog::built_in().find(arg)) {
+    j["published_params"] = p->published_params;
+    j["published_params_source"] = p->published_params_source;
+    j["config_source"] = p->config_source;
+  }
+  if (c.output() == Output::kJson) {
+    j["version"] = std::string(version());
+    print_json(j);
+    return;
+  }
+  const ParamCounts pc = count_parameters(m);
+  std::cout << fmt::format("{} ({}), model type {}, from {}\n", m.name, m.id, m.model_type, m.origin);
+  std::cout << fmt::format("{} layers, hidden {}, {} heads / {} KV heads of {}, vocab {}, {}\n", m.layers,
+                           m.hidden, m.heads, m.kv_heads, m.head_dim, m.vocab,
+                           m.attention == AttentionKind::kMla ? "multi-head latent attention" : "grouped-query attention");
+  if (m.moe) {
+    std::cout << fmt::format("MoE: {} routed experts, top-{}, expert intermediate {}, {} shared, {} of {} layers\n",
+                             m.moe->num_experts, m.moe->top_k, m.moe->expert_intermediate,
+                             m.moe->num_shared_experts, m.moe_layer_count(), m.layers);
+  } else {
+    std::cout << fmt::format("MLP: {} intermediate{}\n", m.intermediate, m.gated_mlp ? ", gated" : "");
+  }
+  std::cout << fmt::format("parameters: {:.3f} B total, {:.3f} B active per token", pc.total / 1e9,
+                           pc.active_per_token / 1e9);
+  if (j.contains("published_params") && j["published_params"].get<double>() > 0) {
+    std::cout << fmt::format(" (published: {:.3g} B)", j["published_params"].get<double>() / 1e9);
+  }
+  std::cout << "\n\n";
+  Table t({"component", "params", "format", "bytes"});
+  for (const auto& [name, comp] : j["components"].items()) {
+    if (comp["params"].get<double>() <= 0) continue;
+    t.add_row({name, human_count(comp["params"].get<double>()), comp["format"].get<std::string>(),
+               human_bytes(comp["bytes"].get<double>())});
+  }
+  std::cout << t.text();
+  if (m.checkpoint) {
+    std::cout << fmt::format("\ncheckpoint: {} tensors, {} exact ({} mostly)\n", m.checkpoint->tensors,
+                             human_bytes(m.checkpoint->total), m.checkpoint->dominant_type);
+  }
+  for (const auto& n : m.notes) std::cout << "- " << n << "\n";
+}
+
+// ---------------------------------------------------------------- predictions
+
+struct ScenarioArgs {
+  std::string model = "llama-3.1-8b";
+  std::string hardware = "gb10";
+  std::string phase = "decode";
+  std::string batch = "1";
+  std::string seq_len = "4096";
+  std::string weights, experts, act = "bf16", kv;
+  std::string strategy;
+  std::string attention;
+  std::string block_sparsity = "1";
+  std::string tp = "1", pp = "1";
+  bool ideal = false;
+  bool per_op = false;
+};
+
+void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
+  cmd->add_option("--model", a->model, "Preset id or alias, config.json, model directory or .gguf")
+      ->capture_default_str()->type_name("MODEL");
+  cmd->add_option("--hardware", a->hardware, "Device id or alias")->capture_default_str()->type_name("ID");
+  if (with_phase) {
+    cmd->add_option("--phase", a->phase, "prefill or decode")->capture_default_str();
+    cmd->add_option("--seq-len", a->seq_len,
+                    "Prefill: prompt tokens per sequence; decode: tokens already cached")
+        ->capture_default_str()->type_name("INT");
+  }
+  cmd->add_option("--batch", a->batch, "Sequences in the batch")->capture_default_str()->type_name("INT");
+  cmd->add_option("--weights", a->weights, "Weight format (default: the checkpoint's native)")->type_name("FMT");
+  cmd->add_option("--experts", a->experts, "Routed-expert weight format (default: --weights or native)")->type_name("FMT");
+  cmd->add_option("--act", a->act, "Activation format")->capture_default_str()->type_name("FMT");
+  cmd->add_option("--kv", a->kv, "KV-cache format (default: --act)")->type_name("FMT");
+  cmd->add_option("--strategy", a->strategy, "Named precision plan: fp16_baseline, bf16_baseline")->type_name("NAME");
+  cmd->add_option("--attention", a->attention, "naive, fa1, fa2, fa3, fa4, flash-decoding (default: the device's best)")
+      ->type_name("KERNEL");
+  cmd->add_option("--block-sparsity", a->block_sparsity, "Fraction of attention blocks computed, (0, 1]")
+      ->capture_default_str()->type_name("F");
+  cmd->add_option("--tp", a->tp, "Tensor-parallel ranks")->capture_default_str()->type_name("INT");
+  cmd->add_option("--pp", a->pp, "Pipeline stages")->capture_default_str()->type_name("INT");
+  cmd->add_flag("--ideal", a->ideal, "Datasheet peaks, no overheads (pure roofline)");
+}
+
+Scenario make_scenario(const ScenarioArgs& a) {
+  Scenario s;
+  s.phase = parse_phase(a.phase);
+  s.batch = parse_count("--batch", a.batch, 1, kMaxBatch);
+  s.seq_len = parse_count("--seq-len", a.seq_len, 1, kMaxSeqLen);
+  if (!a.strategy.empty()) {
+    if (!a.weights.empty() || !a.kv.empty() || a.act != "bf16") {
+      throw InvalidArgument("--strategy sets the formats; do not combine it with --weights, --act or --kv");
+    }
+    if (a.strategy == "fp16_baseline") {
+      s.precision.weights = s.precision.experts = Format::kFp16;
+      s.precision.act = s.precision.kv = Format::kFp16;
+    } else if (a.strategy == "bf16_baseline") {
+      s.precision.weights = s.precision.experts = Format::kBf16;
+      s.precision.act = s.precision.kv = Format::kBf16;
+    } else {
+      throw NotFound("unknown strategy '" + a.strategy.substr(0, 40) + "' (fp16_baseline, bf16_baseline)");
+    }
+  } else {
+    if (!a.weights.empty()) s.precision.weights = parse_format(a.weights);
+    if (!a.experts.empty()) s.precision.experts = parse_format(a.experts);
+    s.precision.act = parse_format(a.act);
+    s.precision.kv = a.kv.empty() ? s.precision.act : parse_format(a.kv);
+  }
+  if (!a.attention.empty()) s.attention = parse_attention_kernel(a.attention);
+  s.block_sparsity = parse_fraction("--block-sparsity", a.block_sparsity);
+  s.tp = parse_count("--tp", a.tp, 1, kMaxParallel);
+  s.pp = parse_count("--pp", a.pp, 1, kMaxParallel);
+  return s;
+}
+
+ModelOptions make_options(const ScenarioArgs& a) {
+  ModelOptions o;
+  o.mode = a.ideal ? Mode::kIdeal : Mode::kRealistic;
+  return o;
+}
+
+void print_notes(const std::vector<std::string>& notes) {
+  for (const auto& n : notes) std::cout << "- " << n << "\n";
+}
+
+void print_op_table(const Prediction& p, Output out) {
+  Table t({"op", "kind", "count", "FLOPs", "weights", "activations", "KV cache", "AI", "bound", "time", "share"});
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    const OpTiming& tm = p.timings[static_cast<std::size_t>(i)];
+    std::string name(op_name(op.kind));
+    if (op.moe_layer) name += " [moe]";
+    if (op.sliding_layer) name += " [window]";
+    if (op.launches == 0) name = "+" + name;
+    if (out == Output::kCsv) {
+      t.add_row({name, std::string(op_class_name(op.cls)), fmt::format("{}", op.count),
+                 fmt::format("{:.6g}", op.count * op.flops), fmt::format("{:.6g}", op.count * op.weight_bytes),
+                 fmt::format("{:.6g}", op.count * op.act_bytes), fmt::format("{:.6g}", op.count * op.kv_bytes),
+                 fmt::format("{:.4g}", tm.ai), std::string(bound_name(tm.bound)), fmt::format("{:.6g}", tm.time_s),
+                 fmt::format("{:.4f}", tm.time_s / p.time_s)});
+    } else {
+      t.add_row({name, std::string(op_class_name(op.cls)), fmt::format("{}", op.count),
+                 human_count(op.count * op.flops), human_bytes(op.count * op.weight_bytes),
+                 human_bytes(op.count * op.act_bytes), human_bytes(op.count * op.kv_bytes),
+                 fmt::format("{:.3g}", tm.ai), std::string(bound_name(tm.bound)), human_time(tm.time_s),
+                 fmt::format("{:.1f}%", 100 * tm.time_s / p.time_s)});
+    }
+  }
+  std::cout << (out == Output::kCsv ? t.csv() : t.text());
+}
+
+void cmd_predict(const Common& c, const ScenarioArgs& a) {
+  const Registry reg = load_registry(c);
+  const Device& d = reg.get(a.hardware);
+  const ModelSpec m = load_model(a.model);
+  const Scenario s = make_scenario(a);
+  const Prediction p = predict(m, d, s, make_options(a));
+  if (c.output() == Output::kJson) {
+    nlohmann::json j = to_json(m, d, s, p, a.per_op);
+    const Capacity cap = capacity(m, d, s);
+    j["capacity"] = {{"max_batch", cap.max_batch}, {"max_context", cap.max_context}};
+    j.update(stamp(reg));
+    print_json(j);
+    return;
+  }
+  if (c.output() == Output::kCsv) {
+    print_op_table(p, Output::kCsv);
+    return;
+  }
+  std::cout << fmt::format("{} {} on {} ({}): batch {}, {} {}, weights {}, act {}, KV {}, attention {}{}, {} mode\n\n",
+                           m.name, phase_name(s.phase), d.name, d.id, s.batch,
+                           s.phase == Phase::kDecode ? "context" : "prompt", s.seq_len, format_id(p.graph.weights),
+                           format_id(s.precision.act), format_id(s.precision.kv), attention_kernel_id(p.graph.attention),
+                           s.tp > 1 || s.pp > 1 ? fmt::format(", tp {} pp {}", s.tp, s.pp) : "", mode_name(p.mode));
+  if (a.per_op) {
+    print_op_table(p, Output::kTable);
+    std::cout << "\n";
+  }
+  Table t({"quantity", "value"});
+  t.add_row({"time", human_time(p.time_s) + (s.phase == Phase::kDecode ? " per step" : "")});
+  t.add_row({s.phase == Phase::kDecode ? "tokens/s (batch)" : "prompt tokens/s", fmt::format("{:.1f}", p.tokens_per_s)});
+  t.add_row({"bound", std::string(bound_name(p.bound))});
+  t.add_row({"FLOPs", human_count(p.flops)});
+  t.add_row({"bytes moved", fmt::format("{} (weights {}, activations {}, KV cache {})", human_bytes(p.bytes),
+                                        human_bytes(p.weight_bytes), human_bytes(p.act_bytes), human_bytes(p.kv_bytes))});
+  t.add_row({"memory / compute / overhead", fmt::format("{} / {} / {}", human_time(p.memory_time_s),
+                                                        human_time(p.compute_time_s), human_time(p.overhead_s))});
+  if (p.communication_s > 0) t.add_row({"communication", human_time(p.communication_s)});
+  t.add_row({"memory needed", fmt::format("{} (weights {}, KV cache {}, activations {}) of {}: {}",
+                                          human_bytes(p.memory.total_bytes), human_bytes(p.memory.weights_bytes),
+                                          human_bytes(p.memory.kv_cache_bytes), human_bytes(p.memory.activation_bytes),
+                                          human_bytes(p.memory.capacity_bytes), p.memory.fits ? "fits" : "DOES NOT FIT")});
+  const Capacity cap = capacity(m, d, s);
+  t.add_row({"capacity", fmt::format("max batch {} at this context; max context {} at this batch", cap.max_batch,
+                                     cap.max_context)});
+  std::cout << t.text() << "\n";
+  print_notes(explain(m, d, s, p));
+}
+
+void cmd_generate(const Common& c, const ScenarioArgs& a, const std::string& prompt_text, const std::string& gen_text) {
+  const Registry reg = load_registry(c);
+  const Device& d = reg.get(a.hardware);
+  const ModelSpec m = load_model(a.model);
+  Scenario s = make_scenario(a);
+  const std::int64_t prompt = parse_count("--prompt", prompt_text, 1, kMaxSeqLen);
+  const std::int64_t gen = parse_count("--gen", gen_text, 1, kMaxSeqLen);
+  const GenerateResult g = generate(m, d, s, prompt, gen, make_options(a));
+  if (c.output() == Output::kJson) {
+    nlohmann::json j = to_json(g);
+    j["scenario"] = scenario_json(m, d, s, g.prefill.graph);
+    j["scenario"].erase("phase");
+    j["scenario"].erase("seq_len");
+    j["scenario"]["prompt"] = prompt;
+    j["scenario"]["gen"] = gen;
+    j["mode"] = mode_name(a.ideal ? Mode::kIdeal : Mode::kRealistic);
+    j.update(stamp(reg));
+    print_json(j);
+    return;
+  }
+  Table t({"quantity", "value"});
+  t.add_row({"time to first token", human_time(g.ttft_s)});
+  t.add_row({"time per output token", human_time(g.tpot_s)});
+  t.add_row({"end to end", human_time(g.e2e_s)});
+  t.add_row({"output tokens/s", fmt::format("{:.1f} (decode alone {:.1f})", g.output_tokens_per_s, g.decode_tokens_per_s)});
+  t.add_row({"first / last decode step", human_time(g.first_decode.time_s) + " / " + human_time(g.last_decode.time_s)});
+  t.add_row({"peak memory", fmt::format("{} of {}: {}", human_bytes(g.peak_memory.total_bytes),
+                                        human_bytes(g.peak_memory.capacity_bytes), g.peak_memory.fits ? "fits" : "DOES NOT FIT")});
+  if (c.output() == Output::kCsv) {
+    std::cout << t.csv();
+    return;
+  }
+  std::cout << fmt::format("{} on {} ({}): batch {}, prompt {}, generate {}, {} mode\n\n", m.name, d.name, d.id,
+                           s.batch, prompt, gen, a.ideal ? "ideal" : "realistic");
+  std::cout << t.text();
+}
+
+void cmd_kv(const Common& c, const ScenarioArgs& a) {
+  const ModelSpec m = load_model(a.model);
+  const Scenario s = make_scenario(a);
+  const KvReport r = kv_report(m, s);
+  if (c.output() == Output::kJson) {
+    nlohmann::json j = to_json(r);
+    j["model"] = m.id;
+    j["version"] = std::string(version());
+    print_json(j);
+    return;
+  }
+  Table t({"KV format", "bytes/token", "at context", "saving", "KV read > weights beyond"});
+  for (const auto& row : r.rows) {
+    t.add_row({std::string(format_id(row.format)), human_bytes(row.bytes_per_token), human_bytes(row.total_bytes),
+               fmt::format("{:.0f}%", 100 * row.saving),
+               row.crossover_context > 0 ? fmt::format("{:.0f} tokens", row.crossover_context) : "never"});
+  }
+  if (c.output() == Output::kCsv) {
+    std::cout << t.csv();
+    return;
+  }
+  std::cout << fmt::format("{} KV cache at {} tokens x batch {}; weights {} ({}), read once per decode step\n\n",
+                           m.name, r.context, r.batch, human_bytes(r.weight_bytes),
+                           a.weights.empty() ? std::string(format_id(m.native_weights)) : a.weights);
+  std::cout << t.text();
+}
+
+void cmd_attention(const Common& c, const ScenarioArgs& a) {
+  const Registry reg = load_registry(c);
+  const Device& d = reg.get(a.hardware);
+  const ModelSpec m = load_model(a.model);
+  Scenario s = make_scenario(a);
+  const ModelOptions o = make_options(a);
+  nlohmann::json rows = nlohmann::json::array();
+  Table t({"kernel", "attention time", "attention bytes", "step time", "speedup", "note"});
+  double baseline = 0;
+  for (const auto& k : attention_kernels()) {
+    s.attention = k.kernel;
+    if (!k.runs_on(d)) {
+      t.add_row({k.id, "-", "-", "-", "-", "does not run on " + d.architecture});
+      rows.push_back({{"kernel", k.id}, {"supported", false}});
+      continue;
+    }
+    const Prediction p = predict(m, d, s, o);
+    double attn = 0, bytes = 0;
+    for (int i = 0; i < p.graph.size; ++i) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+      if (op.kind == OpKind::kQkMatmul || op.kind == OpKind::kSoftmax || op.kind == OpKind::kSvMatmul) {
+        attn += p.timings[static_cast<std::size_t>(i)].time_s;
+        bytes += op.count * op.bytes();
+      }
+    }
+    if (baseline == 0) baseline = p.time_s;
+    t.add_row({k.id, human_time(attn), human_bytes(bytes), human_time(p.time_s), fmt::format("{:.2f}x", baseline / p.time_s),
+               k.name});
+    rows.push_back({{"kernel", k.id}, {"supported", true}, {"attention_time_s", attn}, {"attention_bytes", bytes},
+                    {"time_s", p.time_s}, {"speedup_vs_first", baseline / p.time_s}, {"efficiency", k.efficiency_on(d).known() ? nlohmann::json(k.efficiency_on(d).value) : nlohmann::json()}});
+  }
+  if (c.output() == Output::kJson) {
+    nlohmann::json j = {{"model", m.id}, {"hardware", d.id}, {"phase", phase_name(s.phase)},
+                        {"seq_len", s.seq_len}, {"batch", s.batch}, {"kernels", rows}};
+    j.update(stamp(reg));
+    print_json(j);
+    return;
+  }
+  if (c.output() == Output::kCsv) {
+    std::cout << t.csv();
+    return;
+  }
+  std::cout << fmt::format("{} {} on {}: batch {}, {} {}\n\n", m.name, phase_name(s.phase), d.id, s.batch,
+                           s.phase == Phase::kDecode ? "context" : "prompt", s.seq_len);
+  std::cout << t.text();
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -310,6 +684,36 @@ int run(int argc, char** argv) {
   auto* gemv = app.add_subcommand("gemv", "Roofline of one GEMV (gemm with m = 1)");
   add_gemm_options(gemv, false);
 
+  auto* model = app.add_subcommand("model", "Model presets and files");
+  model->require_subcommand(1);
+  auto* model_list = model->add_subcommand("list", "List the model presets");
+  add_common(model_list, &common, true);
+  auto* model_show = model->add_subcommand("show", "Architecture, parameters and bytes of a model");
+  std::string model_arg;
+  model_show->add_option("model", model_arg, "Preset id, config.json, model directory or .gguf")->required();
+  add_common(model_show, &common, false);
+
+  ScenarioArgs sc;
+  auto* predict_cmd = app.add_subcommand("predict", "Predict one forward pass (prefill or a decode step)");
+  add_scenario_options(predict_cmd, &sc, true);
+  predict_cmd->add_flag("--per-op", sc.per_op, "Show every operator");
+  add_common(predict_cmd, &common, true);
+
+  auto* generate_cmd = app.add_subcommand("generate", "TTFT, TPOT and end-to-end time of a generation");
+  add_scenario_options(generate_cmd, &sc, false);
+  std::string prompt_text = "512", gen_text = "128";
+  generate_cmd->add_option("--prompt", prompt_text, "Prompt tokens")->capture_default_str()->type_name("INT");
+  generate_cmd->add_option("--gen", gen_text, "Generated tokens")->capture_default_str()->type_name("INT");
+  add_common(generate_cmd, &common, true);
+
+  auto* kv_cmd = app.add_subcommand("kv", "KV-cache size per format and where it outweighs the weights");
+  add_scenario_options(kv_cmd, &sc, true);
+  add_common(kv_cmd, &common, true);
+
+  auto* attention_cmd = app.add_subcommand("attention", "Attention kernels side by side");
+  add_scenario_options(attention_cmd, &sc, true);
+  add_common(attention_cmd, &common, true);
+
   try {
     if (argc >= 2 && argv[1][0] != '-') {
       std::string names;
@@ -327,6 +731,12 @@ int run(int argc, char** argv) {
     else if (hw_show->parsed()) cmd_hardware_show(common, show_id);
     else if (formats->parsed()) cmd_formats(common);
     else if (gemm->parsed() || gemv->parsed()) cmd_gemm(common, gemm_args);
+    else if (model_list->parsed()) cmd_model_list(common);
+    else if (model_show->parsed()) cmd_model_show(common, model_arg);
+    else if (predict_cmd->parsed()) cmd_predict(common, sc);
+    else if (generate_cmd->parsed()) cmd_generate(common, sc, prompt_text, gen_text);
+    else if (kv_cmd->parsed()) cmd_kv(common, sc);
+    else if (attention_cmd->parsed()) cmd_attention(common, sc);
     return kExitOk;
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

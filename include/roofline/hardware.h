@@ -59,6 +59,7 @@ struct Device {
   Figure memory_bandwidth_Bps;
   Figure sm_count;        // SMs (NVIDIA) or CUs (AMD)
   Figure l2_bytes;
+  Figure shared_memory_per_sm_bytes;  // on-chip SRAM a kernel tiles into (FlashAttention's M)
   Figure boost_clock_hz;
   Figure tdp_w;
   std::string interconnect_name;

@@ -9,6 +9,8 @@
 
 #include "roofline/formats.h"
 #include "roofline/hardware.h"
+#include "roofline/model.h"
+#include "roofline/predict.h"
 #include "roofline/roofline.h"
 
 namespace roofline {
@@ -27,6 +29,24 @@ namespace roofline {
 // One GEMM prediction: the DESIGN.md gemm fields plus the figures used.
 [[nodiscard]] nlohmann::json to_json(const Device& device, const GemmProblem& problem,
                                      const RooflineResult& result);
+
+// A model: architecture, parameter counts and bytes per component.
+[[nodiscard]] nlohmann::json to_json(const ModelSpec& model);
+
+// The scenario as resolved against the model and device.
+[[nodiscard]] nlohmann::json scenario_json(const ModelSpec& model, const Device& device,
+                                           const Scenario& s, const OpGraph& graph);
+
+// A whole-model prediction (DESIGN.md predict fields); `per_op` adds "ops".
+[[nodiscard]] nlohmann::json to_json(const ModelSpec& model, const Device& device,
+                                     const Scenario& s, const Prediction& p, bool per_op);
+[[nodiscard]] nlohmann::json to_json(const MemoryEstimate& m);
+[[nodiscard]] nlohmann::json to_json(const GenerateResult& g);
+[[nodiscard]] nlohmann::json to_json(const KvReport& r);
+
+// Plain-language notes on a whole-model prediction: what bounds it and why.
+[[nodiscard]] std::vector<std::string> explain(const ModelSpec& model, const Device& device,
+                                               const Scenario& s, const Prediction& p);
 
 // Plain-language notes on a prediction (weight-only fallbacks, mode figures).
 [[nodiscard]] std::vector<std::string> explain(const Device& device, const GemmProblem& problem,

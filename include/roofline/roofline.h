@@ -38,6 +38,9 @@ struct ModelOptions {
   // scale, zero point), each time a thread block loads it. Runs on the fp32
   // vector units. Applies in both modes: it is work, not an inefficiency.
   double dequant_ops_per_element = 4.0;
+  // Fixed latency of one collective (all-reduce, send) in realistic mode:
+  // the 5 us base term of GenZ's collective model (collective_times.py).
+  double collective_latency_s = 5e-6;
 };
 
 // One GEMM: C[m x n] = A[m x k] * B[k x n]. A holds activations, B weights.
@@ -92,6 +95,20 @@ void validate(const GemmProblem& problem);
 // dequantization work is counted.
 [[nodiscard]] RooflineResult predict_gemm(const Device& device, const GemmProblem& problem,
                                           const ModelOptions& options = {});
+
+// Fraction of the SMs doing useful work for a tiled GEMM of `tiles` output
+// tiles with `tile_fill` useful work per padded tile, splitting k (of depth
+// `k_depth`) across blocks when there are fewer tiles than SMs.
+[[nodiscard]] double wave_efficiency(double tiles, double tile_fill, double k_depth, double sms,
+                                     const ModelOptions& options) noexcept;
+
+// Thread-block tiles and tile fill of an m x n output (tile m shrinks for small m).
+struct GemmTiling {
+  double tiles;
+  double fill;
+  double m_tiles;
+};
+[[nodiscard]] GemmTiling gemm_tiling(double m, double n, const ModelOptions& options) noexcept;
 
 // The format the math of (weights, act) runs in on `device`, and whether the
 // weights are converted to it first. Throws like predict_gemm.

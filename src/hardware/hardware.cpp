@@ -214,6 +214,7 @@ Device parse_device(std::string_view json_text, const std::string& origin) {
   StrictObject compute = doc.object("compute");
   d.sm_count = read_positive_figure(compute, "sm_count", d.sources);
   d.l2_bytes = read_figure(compute, "l2_bytes", d.sources);
+  d.shared_memory_per_sm_bytes = read_positive_figure(compute, "shared_memory_per_sm_bytes", d.sources);
   d.boost_clock_hz = read_figure(compute, "boost_clock_hz", d.sources);
   d.tdp_w = read_figure(compute, "tdp_w", d.sources);
   compute.finish();

@@ -102,6 +102,7 @@ nlohmann::json to_json(const Device& d) {
           {"compute",
            {{"sm_count", to_json(d, d.sm_count)},
             {"l2_bytes", to_json(d, d.l2_bytes)},
+            {"shared_memory_per_sm_bytes", to_json(d, d.shared_memory_per_sm_bytes)},
             {"boost_clock_hz", to_json(d, d.boost_clock_hz)},
             {"tdp_w", to_json(d, d.tdp_w)}}},
           {"interconnect",
@@ -257,6 +258,228 @@ std::string Table::csv() const {
   line(header_);
   for (const auto& row : rows_) line(row);
   return out;
+}
+
+}  // namespace roofline
+
+// ---------------------------------------------------------------- models and predictions
+
+namespace roofline {
+
+nlohmann::json to_json(const ModelSpec& m) {
+  const ParamCounts p = count_parameters(m);
+  nlohmann::json arch = {{"hidden", m.hidden},
+                         {"layers", m.layers},
+                         {"vocab", m.vocab},
+                         {"heads", m.heads},
+                         {"kv_heads", m.kv_heads},
+                         {"head_dim", m.head_dim},
+                         {"intermediate", m.intermediate},
+                         {"gated_mlp", m.gated_mlp},
+                         {"qkv_bias", m.qkv_bias},
+                         {"qk_norm", m.qk_norm},
+                         {"tie_embeddings", m.tie_embeddings},
+                         {"attention", m.attention == AttentionKind::kMla ? "mla" : "gqa"},
+                         {"sliding_window", m.sliding_window},
+                         {"sliding_layers", m.sliding_layer_count()},
+                         {"max_position", m.max_position},
+                         {"kv_elements_per_token_per_layer", m.kv_elements_per_token_per_layer()}};
+  if (m.attention == AttentionKind::kMla) {
+    arch["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
+                   {"kv_lora_rank", m.mla.kv_lora_rank},
+                   {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
+                   {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
+                   {"v_head_dim", m.mla.v_head_dim}};
+  }
+  if (m.moe) {
+    arch["moe"] = {{"num_experts", m.moe->num_experts},
+                   {"top_k", m.moe->top_k},
+                   {"expert_intermediate", m.moe->expert_intermediate},
+                   {"num_shared_experts", m.moe->num_shared_experts},
+                   {"moe_layers", m.moe_layer_count()}};
+  }
+  auto component = [&](double params, Format f) {
+    return nlohmann::json{{"params", params}, {"bytes", bytes_for(f, params)}, {"format", format_id(f)}};
+  };
+  nlohmann::json components = {
+      {"embedding", component(p.embedding, m.native_weights)},
+      {"attention", component(p.attention, m.native_weights)},
+      {"dense_mlp", component(p.dense_mlp, m.native_weights)},
+      {"routed_experts", component(p.routed_experts, m.native_experts)},
+      {"shared_experts", component(p.shared_experts, m.native_weights)},
+      {"router", component(p.router, Format::kBf16)},
+      {"norms", component(p.norms, Format::kBf16)},
+      {"lm_head", component(p.lm_head, m.native_weights)}};
+  nlohmann::json j = {{"id", m.id},
+                      {"name", m.name},
+                      {"model_type", m.model_type},
+                      {"origin", m.origin},
+                      {"architecture", arch},
+                      {"native_weights", format_id(m.native_weights)},
+                      {"native_experts", format_id(m.native_experts)},
+                      {"params", p.total},
+                      {"active_params_per_token", p.active_per_token},
+                      {"components", components},
+                      {"notes", m.notes}};
+  if (m.checkpoint) {
+    const auto& c = *m.checkpoint;
+    j["checkpoint"] = {{"path", c.path},           {"tensors", c.tensors},
+                       {"total_bytes", c.total},   {"dominant_type", c.dominant_type},
+                       {"embedding", c.embedding}, {"attention", c.attention},
+                       {"dense_mlp", c.dense_mlp}, {"routed_experts", c.routed_experts},
+                       {"shared_experts", c.shared_experts}, {"router", c.router},
+                       {"norms", c.norms},         {"lm_head", c.lm_head},
+                       {"other", c.other}};
+  }
+  return j;
+}
+
+nlohmann::json scenario_json(const ModelSpec& m, const Device& d, const Scenario& s, const OpGraph& g) {
+  return {{"model", m.id},
+          {"hardware", d.id},
+          {"phase", phase_name(s.phase)},
+          {"batch", s.batch},
+          {"seq_len", s.seq_len},
+          {"weights", format_id(g.weights)},
+          {"experts", format_id(g.experts)},
+          {"act", format_id(s.precision.act)},
+          {"kv", format_id(s.precision.kv)},
+          {"attention", attention_kernel_id(g.attention)},
+          {"block_sparsity", s.block_sparsity},
+          {"tp", s.tp},
+          {"pp", s.pp}};
+}
+
+nlohmann::json to_json(const MemoryEstimate& m) {
+  return {{"weights_bytes", m.weights_bytes},
+          {"kv_cache_bytes", m.kv_cache_bytes},
+          {"activation_bytes", m.activation_bytes},
+          {"total_bytes", m.total_bytes},
+          {"capacity_bytes", m.capacity_bytes},
+          {"fits", m.fits}};
+}
+
+nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, const Prediction& p,
+                       bool per_op) {
+  nlohmann::json j = {{"scenario", scenario_json(m, d, s, p.graph)},
+                      {"mode", mode_name(p.mode)},
+                      {"time_s", p.time_s},
+                      {"tokens_per_s", p.tokens_per_s},
+                      {"bound", bound_name(p.bound)},
+                      {"flops", p.flops},
+                      {"bytes", p.bytes},
+                      {"weight_bytes", p.weight_bytes},
+                      {"activation_bytes", p.act_bytes},
+                      {"kv_cache_bytes_read_written", p.kv_bytes},
+                      {"memory_time_s", p.memory_time_s},
+                      {"compute_time_s", p.compute_time_s},
+                      {"overhead_s", p.overhead_s},
+                      {"communication_s", p.communication_s},
+                      {"memory", to_json(p.memory)},
+                      {"notes", explain(m, d, s, p)}};
+  if (p.graph.distinct_experts > 0) j["distinct_experts_per_layer"] = p.graph.distinct_experts;
+  if (per_op) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (int i = 0; i < p.graph.size; ++i) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+      const OpTiming& t = p.timings[static_cast<std::size_t>(i)];
+      ops.push_back({{"name", op_name(op.kind)},
+                     {"kind", op_class_name(op.cls)},
+                     {"count", op.count},
+                     {"flops", op.count * op.flops},
+                     {"bytes", op.count * op.bytes()},
+                     {"weight_bytes", op.count * op.weight_bytes},
+                     {"activation_bytes", op.count * op.act_bytes},
+                     {"kv_cache_bytes", op.count * op.kv_bytes},
+                     {"ai", t.ai},
+                     {"bound", bound_name(t.bound)},
+                     {"time_s", t.time_s},
+                     {"memory_time_s", t.memory_time_s},
+                     {"compute_time_s", t.compute_time_s},
+                     {"overhead_s", t.overhead_s},
+                     {"compute_format", format_id(op.compute)},
+                     {"weight_only", op.weight_only},
+                     {"fused", op.launches == 0},
+                     {"moe_layer", op.moe_layer},
+                     {"sliding_layer", op.sliding_layer}});
+    }
+    j["ops"] = ops;
+  }
+  return j;
+}
+
+nlohmann::json to_json(const GenerateResult& g) {
+  return {{"ttft_s", g.ttft_s},
+          {"tpot_s", g.tpot_s},
+          {"e2e_s", g.e2e_s},
+          {"output_tokens_per_s", g.output_tokens_per_s},
+          {"decode_tokens_per_s", g.decode_tokens_per_s},
+          {"prefill", {{"time_s", g.prefill.time_s}, {"bound", bound_name(g.prefill.bound)},
+                       {"tokens_per_s", g.prefill.tokens_per_s}}},
+          {"first_decode", {{"time_s", g.first_decode.time_s}, {"bound", bound_name(g.first_decode.bound)}}},
+          {"last_decode", {{"time_s", g.last_decode.time_s}, {"bound", bound_name(g.last_decode.bound)}}},
+          {"peak_memory", to_json(g.peak_memory)}};
+}
+
+nlohmann::json to_json(const KvReport& r) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : r.rows) {
+    rows.push_back({{"format", format_id(row.format)},
+                    {"bytes_per_token", row.bytes_per_token},
+                    {"total_bytes", row.total_bytes},
+                    {"saving", row.saving},
+                    {"crossover_context", row.crossover_context}});
+  }
+  return {{"context", r.context}, {"batch", r.batch}, {"weight_bytes", r.weight_bytes}, {"formats", rows}};
+}
+
+std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scenario& s,
+                                 const Prediction& p) {
+  std::vector<std::string> notes;
+  // The largest contributors to the time.
+  double attention = 0, weights_time = 0;
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    const auto& timing = p.timings[static_cast<std::size_t>(i)];
+    const double t = timing.time_s - timing.overhead_s;
+    if (op.cls == OpClass::kAttention || op.kind == OpKind::kSoftmax) attention += t;
+    if (op.cls == OpClass::kMatmul) weights_time += t;
+  }
+  notes.push_back(fmt::format("{}-bound: {:.0f}% of the time in weight matmuls, {:.0f}% in attention, "
+                              "{:.0f}% in launch overhead",
+                              bound_name(p.bound), 100 * weights_time / p.time_s,
+                              100 * attention / p.time_s, 100 * p.overhead_s / p.time_s));
+  if (s.phase == Phase::kDecode) {
+    notes.push_back(fmt::format("a decode step streams {} of weights and {} of KV cache", human_bytes(p.weight_bytes),
+                                human_bytes(p.kv_bytes)));
+  }
+  if (p.graph.distinct_experts > 0) {
+    notes.push_back(fmt::format("MoE: {:.1f} of {} experts touched per layer by {} tokens (uniform routing, an upper bound)",
+                                p.graph.distinct_experts, m.moe->num_experts, p.graph.tokens));
+  }
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    if (op.weight_only) {
+      notes.push_back(fmt::format("{} weights are weight-only on {}: dequantized to {} for the math",
+                                  format_id(op.moe_layer && op.kind != OpKind::kRouter ? p.graph.experts : p.graph.weights),
+                                  d.id, format_id(op.compute)));
+      break;
+    }
+  }
+  if (!p.memory.fits) {
+    notes.push_back(fmt::format("does not fit: needs {} of {} on one device", human_bytes(p.memory.total_bytes),
+                                human_bytes(p.memory.capacity_bytes)));
+  }
+  if (p.mode == Mode::kRealistic) {
+    notes.push_back(fmt::format("realistic mode: bandwidth x {:.3f} ({}), matmul fractions per format, "
+                                "{} per kernel launch", d.bandwidth_fraction.value,
+                                confidence_name(d.bandwidth_fraction.confidence),
+                                human_time(d.launch_overhead_s.value)));
+  } else {
+    notes.push_back("ideal mode: datasheet peaks and bandwidth, no overheads");
+  }
+  for (const auto& n : m.notes) notes.push_back(n);
+  return notes;
 }
 
 }  // namespace roofline

@@ -42,6 +42,27 @@ void check_dimension(std::string_view name, std::int64_t v) {
 
 }  // namespace
 
+GemmTiling gemm_tiling(double m, double n, const ModelOptions& opt) noexcept {
+  int tile_m = opt.tile_m;
+  while (tile_m / 2 >= std::max(opt.min_tile_m, 1) && tile_m / 2 >= m) tile_m /= 2;
+  const double m_tiles = ceil_div(m, tile_m);
+  const double n_tiles = ceil_div(n, opt.tile_n);
+  return {m_tiles * n_tiles, (m / (m_tiles * tile_m)) * (n / (n_tiles * opt.tile_n)), m_tiles};
+}
+
+double wave_efficiency(double tiles, double tile_fill, double k_depth, double sms,
+                       const ModelOptions& opt) noexcept {
+  if (tiles <= 0 || sms <= 0) return 1.0;
+  if (tiles < sms) {
+    // Skinny shapes split k across thread blocks (split-K / stream-K) to
+    // occupy every SM, down to opt.min_split_k_depth of k per block.
+    const double max_split = std::max(1.0, std::floor(k_depth / opt.min_split_k_depth));
+    tiles *= std::min(std::floor(sms / tiles), max_split);
+  }
+  const double waves = ceil_div(tiles, sms);
+  return tiles / (waves * sms) * tile_fill;
+}
+
 std::string_view mode_name(Mode m) noexcept { return m == Mode::kIdeal ? "ideal" : "realistic"; }
 std::string_view bound_name(Bound b) noexcept { return b == Bound::kMemory ? "memory" : "compute"; }
 
@@ -102,26 +123,12 @@ RooflineResult predict_gemm(const Device& device, const GemmProblem& p, const Mo
   r.peak_flops_per_s = peak;
   r.peak_bandwidth_Bps = device.memory_bandwidth_Bps.value;
 
-  // Tiles along m: each thread block re-dequantizes the weights it loads.
-  int tile_m = opt.tile_m;
-  while (tile_m / 2 >= std::max(opt.min_tile_m, 1) && tile_m / 2 >= m) tile_m /= 2;
-  const double m_tiles = ceil_div(m, tile_m);
-  const double n_tiles = ceil_div(n, opt.tile_n);
-
+  // Each thread block along m re-dequantizes the weights it loads.
+  const GemmTiling tiling = gemm_tiling(m, n, opt);
   if (opt.mode == Mode::kRealistic) {
     r.matmul_fraction = device.matmul_fraction_for(plan.format).value;
     r.bandwidth_fraction = device.bandwidth_fraction.value;
-    const double sms = device.sm_count.value;
-    double tiles = m_tiles * n_tiles;
-    if (tiles < sms) {
-      // Skinny shapes split k across thread blocks (split-K / stream-K) to
-      // occupy every SM, down to opt.min_split_k_depth of k per block.
-      const double max_split = std::max(1.0, std::floor(k / opt.min_split_k_depth));
-      tiles *= std::min(std::floor(sms / tiles), max_split);
-    }
-    const double waves = ceil_div(tiles, sms);
-    const double fill = (m / (m_tiles * tile_m)) * (n / (n_tiles * opt.tile_n));
-    r.wave_efficiency = tiles / (waves * sms) * fill;
+    r.wave_efficiency = wave_efficiency(tiling.tiles, tiling.fill, k, device.sm_count.value, opt);
     r.overhead_s = device.launch_overhead_s.value;
   }
   r.effective_flops_per_s = peak * r.matmul_fraction * r.wave_efficiency;
@@ -129,7 +136,7 @@ RooflineResult predict_gemm(const Device& device, const GemmProblem& p, const Mo
 
   r.compute_time_s = r.flops / r.effective_flops_per_s;
   if (plan.weight_only) {
-    r.dequant_ops = k * n * m_tiles * opt.dequant_ops_per_element;
+    r.dequant_ops = k * n * tiling.m_tiles * opt.dequant_ops_per_element;
     r.compute_time_s += r.dequant_ops / device.peak(Format::kFp32);
   }
   r.memory_time_s = r.bytes / r.effective_bandwidth_Bps;

@@ -1,0 +1,174 @@
+// Transformer model descriptions: presets, Hugging Face config.json files,
+// the original short form, and (with checkpoint.h) checkpoint headers.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roofline/formats.h"
+#include "roofline/units.h"
+
+namespace roofline {
+
+enum class AttentionKind {
+  kGqa,  // grouped-query attention; MHA is kv_heads == heads, MQA is kv_heads == 1
+  kMla,  // DeepSeek multi-head latent attention: a compressed KV cache
+};
+
+// DeepSeek-V2/V3 multi-head latent attention dimensions.
+struct MlaSpec {
+  std::int64_t q_lora_rank = 0;  // 0: q is projected directly from the hidden state
+  std::int64_t kv_lora_rank = 0;
+  std::int64_t qk_nope_head_dim = 0;
+  std::int64_t qk_rope_head_dim = 0;
+  std::int64_t v_head_dim = 0;
+};
+
+// Mixture of experts. A layer is MoE when layer >= first_dense_layers,
+// (layer + 1) % layer_step == 0 (Qwen's decoder_sparse_step) and it is not
+// listed in dense_layers.
+struct MoeSpec {
+  std::int64_t num_experts = 0;          // routed experts
+  std::int64_t top_k = 0;                // experts per token
+  std::int64_t expert_intermediate = 0;  // intermediate size of one routed expert
+  std::int64_t num_shared_experts = 0;   // always-active experts (DeepSeek)
+  std::int64_t shared_intermediate = 0;  // intermediate size of one shared expert
+  std::int64_t first_dense_layers = 0;   // DeepSeek first_k_dense_replace
+  std::int64_t layer_step = 1;
+  std::vector<std::int64_t> dense_layers;  // Qwen3-MoE mlp_only_layers
+  bool expert_bias = false;                // gpt-oss experts carry biases
+  bool router_bias = false;
+};
+
+// Exact weight bytes read from a checkpoint's tensor headers, by component.
+struct CheckpointBytes {
+  std::string path;           // the file or directory read
+  std::int64_t tensors = 0;   // tensor count
+  double embedding = 0;
+  double attention = 0;
+  double dense_mlp = 0;
+  double routed_experts = 0;
+  double shared_experts = 0;
+  double router = 0;
+  double norms = 0;
+  double lm_head = 0;
+  double other = 0;           // tensors whose role is not recognized
+  double total = 0;
+  std::string dominant_type;  // the storage type holding most bytes, e.g. "q4_K", "BF16"
+};
+
+struct ModelSpec {
+  std::string id;          // preset id, or derived from the file name
+  std::string name;        // human name
+  std::string model_type;  // config.json model_type, or "short-form"
+  std::string origin;      // "preset", a file path, ...
+
+  std::int64_t hidden = 0;
+  std::int64_t layers = 0;
+  std::int64_t vocab = 0;  // 0: unknown (short form without vocab): no embedding or lm_head
+  std::int64_t heads = 0;
+  std::int64_t kv_heads = 0;
+  std::int64_t head_dim = 0;       // q/k head dimension (GQA)
+  std::int64_t intermediate = 0;   // dense MLP intermediate size (0: every layer is MoE)
+  bool gated_mlp = true;           // gate_proj * act(up_proj): three matrices
+  bool qkv_bias = false;
+  bool o_bias = false;
+  bool mlp_bias = false;
+  bool qk_norm = false;            // Qwen3: RMSNorm on q and k per head
+  bool attention_sinks = false;    // gpt-oss: one learned logit per head
+  bool tie_embeddings = false;
+  std::int64_t max_position = 0;   // 0: not stated
+
+  AttentionKind attention = AttentionKind::kGqa;
+  MlaSpec mla;
+  std::optional<MoeSpec> moe;
+
+  // Sliding-window attention: window in tokens (0: none) and the layers it applies to.
+  std::int64_t sliding_window = 0;
+  std::vector<bool> sliding_layers;  // empty: all layers when sliding_window > 0
+
+  // The checkpoint's native precision.
+  Format native_weights = Format::kBf16;
+  Format native_experts = Format::kBf16;  // gpt-oss: mxfp4
+
+  // Exact bytes when the model came from a checkpoint.
+  std::optional<CheckpointBytes> checkpoint;
+
+  // What was read but not modeled (ignored config keys, assumptions).
+  std::vector<std::string> notes;
+
+  [[nodiscard]] bool is_moe_layer(std::int64_t layer) const noexcept;
+  [[nodiscard]] bool is_sliding_layer(std::int64_t layer) const noexcept;
+  [[nodiscard]] std::int64_t moe_layer_count() const noexcept;
+  [[nodiscard]] std::int64_t sliding_layer_count() const noexcept;
+  // Elements of K and V cached per token per layer (MLA: the latent + rope key).
+  [[nodiscard]] std::int64_t kv_elements_per_token_per_layer() const noexcept;
+};
+
+// Parameter counts by component (elements, not bytes).
+struct ParamCounts {
+  double embedding = 0;
+  double attention = 0;     // q/k/v/o (or MLA projections), biases, qk norms, sinks
+  double dense_mlp = 0;     // MLPs of dense layers
+  double routed_experts = 0;
+  double shared_experts = 0;
+  double router = 0;
+  double norms = 0;         // per-layer norms and the final norm
+  double lm_head = 0;       // 0 when tied to the embedding
+  double total = 0;
+  double active_per_token = 0;  // with top_k routed experts instead of all
+};
+
+[[nodiscard]] ParamCounts count_parameters(const ModelSpec& model);
+
+// Validates dimensions and relations (heads divide hidden, kv_heads divide
+// heads, sizes within kModelLimits). Throws InvalidArgument naming the field.
+void validate(const ModelSpec& model);
+
+// Parses a Hugging Face config.json for the supported families (llama,
+// mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gpt_oss). Throws
+// ParseError for malformed JSON, Unsupported for other model types (naming
+// what is not understood), InvalidArgument for bad values. Unmodeled keys are
+// listed in ModelSpec::notes.
+[[nodiscard]] ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin);
+
+// Parses the original description's short form {"H", "L", "nh", "nkv", "dh",
+// "dff"} with optional "vocab". Unknown keys are errors.
+[[nodiscard]] ModelSpec parse_short_form(std::string_view json_text, const std::string& origin);
+
+// A preset from data/models: its config plus catalog metadata.
+struct ModelPreset {
+  std::string id;
+  std::string name;
+  std::string hf_repo;
+  std::vector<std::string> aliases;
+  std::string config_source;
+  double published_params = 0;  // 0: not stated
+  std::string published_params_source;
+  std::string config_json;  // the embedded config.json text
+};
+
+class ModelCatalog {
+ public:
+  // The presets embedded at build time.
+  [[nodiscard]] static const ModelCatalog& built_in();
+
+  [[nodiscard]] const std::vector<ModelPreset>& presets() const noexcept { return presets_; }
+  [[nodiscard]] const ModelPreset* find(std::string_view id_or_alias) const noexcept;
+
+ private:
+  std::vector<ModelPreset> presets_;
+};
+
+// Resolves a model argument: a preset id or alias, a config.json path, a model
+// directory, a .safetensors file or index, or a .gguf file. Throws NotFound
+// for unknown ids, ParseError for unreadable files.
+[[nodiscard]] ModelSpec load_model(std::string_view model_arg);
+
+// Builds the spec of a preset.
+[[nodiscard]] ModelSpec preset_model(const ModelPreset& preset);
+
+}  // namespace roofline

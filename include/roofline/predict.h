@@ -1,0 +1,111 @@
+// Whole-model prediction: per-operator times on a device, totals, memory,
+// generation (TTFT, TPOT), KV-cache analysis, capacity and kernel comparison.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "roofline/hardware.h"
+#include "roofline/model.h"
+#include "roofline/roofline.h"
+#include "roofline/workload.h"
+
+namespace roofline {
+
+// The time of one operator (all `count` instances of it in a forward pass).
+struct OpTiming {
+  Seconds time_s = 0;          // share of its kernel's time, plus its launches
+  Seconds memory_time_s = 0;   // its own bytes / effective bandwidth
+  Seconds compute_time_s = 0;  // its own work / effective peak
+  Seconds overhead_s = 0;      // launch overhead (realistic mode)
+  Bound bound = Bound::kMemory;
+  FlopsPerByte ai = 0;
+};
+
+// Memory on one device (one tensor- and pipeline-parallel rank).
+struct MemoryEstimate {
+  Bytes weights_bytes = 0;
+  Bytes kv_cache_bytes = 0;
+  Bytes activation_bytes = 0;  // peak transient activations of one layer plus logits
+  Bytes total_bytes = 0;
+  Bytes capacity_bytes = 0;
+  bool fits = false;
+};
+
+struct Prediction {
+  Mode mode = Mode::kRealistic;
+  OpGraph graph;
+  std::array<OpTiming, kMaxOps> timings;
+  Seconds time_s = 0;
+  Seconds memory_time_s = 0;   // sum over ops
+  Seconds compute_time_s = 0;  // sum over ops
+  Seconds overhead_s = 0;
+  Seconds communication_s = 0;
+  Flops flops = 0;
+  Bytes weight_bytes = 0;  // streamed in this pass (MoE: the experts touched)
+  Bytes act_bytes = 0;
+  Bytes kv_bytes = 0;
+  Bytes bytes = 0;
+  double tokens_per_s = 0;  // prefill: prompt tokens/s; decode: generated tokens/s
+  Bound bound = Bound::kMemory;  // which side most of the time is spent on
+  MemoryEstimate memory;
+};
+
+// One forward pass (a prefill of seq_len tokens per sequence, or one decode
+// step over seq_len cached tokens). Throws InvalidArgument / Unsupported.
+[[nodiscard]] Prediction predict(const ModelSpec& model, const Device& device, const Scenario& s,
+                                 const ModelOptions& options = {});
+
+// Memory only (no timing); used by capacity searches.
+[[nodiscard]] MemoryEstimate estimate_memory(const ModelSpec& model, const Device& device,
+                                             const Scenario& s);
+
+// Weight bytes per device for the resolved formats (all experts, not only the touched ones).
+[[nodiscard]] Bytes weight_memory(const ModelSpec& model, const Scenario& s);
+
+struct GenerateResult {
+  Seconds ttft_s = 0;   // prefill of the prompt (first token)
+  Seconds tpot_s = 0;   // mean time per output token after the first
+  Seconds e2e_s = 0;    // ttft + all decode steps
+  double output_tokens_per_s = 0;  // batch * gen / e2e
+  double decode_tokens_per_s = 0;  // batch / tpot
+  Prediction prefill;
+  Prediction first_decode;  // at context = prompt
+  Prediction last_decode;   // at context = prompt + gen - 1
+  MemoryEstimate peak_memory;  // at the final context
+};
+
+// Prefill of `prompt` tokens then `gen` decode steps with the context growing
+// from prompt to prompt + gen - 1 (gen - 1 steps after the first token).
+[[nodiscard]] GenerateResult generate(const ModelSpec& model, const Device& device,
+                                      Scenario scenario, std::int64_t prompt, std::int64_t gen,
+                                      const ModelOptions& options = {});
+
+struct KvFormatRow {
+  Format format;
+  Bytes bytes_per_token = 0;  // all layers, whole model (not per rank)
+  Bytes total_bytes = 0;      // at the context and batch
+  double saving = 0;          // vs the 16-bit baseline, 0..1
+  double crossover_context = 0;  // context where a decode step reads more KV than weights
+};
+
+struct KvReport {
+  std::int64_t context = 0;
+  std::int64_t batch = 1;
+  Bytes weight_bytes = 0;  // read per decode step (native or chosen weights)
+  std::vector<KvFormatRow> rows;
+};
+
+// KV cache bytes per token and at a context, per KV format, and the context
+// at which reading the KV cache costs more than reading the weights.
+[[nodiscard]] KvReport kv_report(const ModelSpec& model, const Scenario& s);
+
+struct Capacity {
+  std::int64_t max_batch = 0;    // at the scenario's context (0: not even one fits)
+  std::int64_t max_context = 0;  // at the scenario's batch
+  Bytes capacity_bytes = 0;
+};
+
+[[nodiscard]] Capacity capacity(const ModelSpec& model, const Device& device, const Scenario& s);
+
+}  // namespace roofline

@@ -1,0 +1,131 @@
+// A scenario (phase, batch, lengths, precision, attention kernel, parallelism)
+// turned into the operators of one forward pass, each with its FLOPs and its
+// bytes split by tensor role. Pure functions over small structs.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "roofline/attention.h"
+#include "roofline/formats.h"
+#include "roofline/hardware.h"
+#include "roofline/model.h"
+#include "roofline/roofline.h"
+
+namespace roofline {
+
+enum class Phase { kPrefill, kDecode };
+[[nodiscard]] std::string_view phase_name(Phase p) noexcept;
+[[nodiscard]] Phase parse_phase(std::string_view text);
+
+// Formats per tensor role. Unset weights use the checkpoint's native formats.
+struct PrecisionPlan {
+  std::optional<Format> weights;  // every linear layer except routed experts (when set separately)
+  std::optional<Format> experts;  // routed experts; defaults to weights, else native experts
+  Format act = Format::kBf16;     // activations and the math of weight-only layers
+  Format kv = Format::kBf16;      // KV cache
+};
+
+// REQUIRES (checked by validate): batch, seq_len >= 1; tp, pp >= 1.
+struct Scenario {
+  Phase phase = Phase::kDecode;
+  std::int64_t batch = 1;
+  // Prefill: prompt tokens per sequence. Decode: tokens already in the cache;
+  // the step adds one token per sequence and attends over seq_len + 1.
+  std::int64_t seq_len = 1;
+  PrecisionPlan precision;
+  std::optional<AttentionKernel> attention;  // unset: the device's best
+  double block_sparsity = 1.0;  // fraction of attention blocks computed (FA Proposition 4)
+  std::int64_t tp = 1;          // tensor parallel ranks (heads, intermediate, vocab split)
+  std::int64_t pp = 1;          // pipeline stages (layers split)
+};
+
+// Limits that keep every product finite and every sweep bounded.
+inline constexpr std::int64_t kMaxBatch = 1 << 20;
+inline constexpr std::int64_t kMaxSeqLen = std::int64_t{1} << 30;
+inline constexpr std::int64_t kMaxParallel = 4096;
+
+// Throws InvalidArgument naming the bad field (ranges, tp dividing heads,
+// pp not above the layer count, sparsity in (0, 1]).
+void validate(const Scenario& scenario, const ModelSpec& model);
+
+enum class OpKind : std::uint8_t {
+  // The 17 per-layer operator types.
+  kAttnNorm, kQProj, kKProj, kVProj, kRope, kQkMatmul, kSoftmax, kSvMatmul, kOProj,
+  kAttnResidual, kMlpNorm, kGateProj, kUpProj, kActMul, kDownProj, kMlpResidual, kKvCacheWrite,
+  // Model-level operators.
+  kEmbedding, kFinalNorm, kLmHead,
+  // Mixture of experts.
+  kRouter, kSharedGateProj, kSharedUpProj, kSharedDownProj,
+  // Multi-head latent attention (replace q/k/v projections).
+  kQAProj, kQBProj, kKvAProj, kKvBProj, kKAbsorb, kVAbsorb,
+  // Tensor and pipeline parallel communication.
+  kAllReduce, kPipelineSend,
+};
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::kPipelineSend) + 1;
+[[nodiscard]] std::string_view op_name(OpKind k) noexcept;
+
+enum class OpClass : std::uint8_t {
+  kMatmul,         // activations x weights on the tensor cores
+  kAttention,      // activations x activations / KV cache (tensor cores)
+  kElementwise,    // norms, RoPE, activation, residual, softmax (vector units)
+  kMemory,         // gathers and cache writes
+  kCommunication,  // collectives over the interconnect
+};
+[[nodiscard]] std::string_view op_class_name(OpClass c) noexcept;
+
+// One operator of the forward pass. Quantities are per instance; `count`
+// instances run per forward pass (the layers that have it).
+struct Op {
+  OpKind kind = OpKind::kAttnNorm;
+  OpClass cls = OpClass::kElementwise;
+  bool moe_layer = false;      // part of an MoE layer
+  bool sliding_layer = false;  // part of a sliding-window attention layer
+  double count = 0;
+  double flops = 0;
+  double weight_bytes = 0;
+  double act_bytes = 0;  // activations read + written
+  double kv_bytes = 0;   // KV cache read + written
+  double vector_ops = 0; // dequantization work on the vector units
+  Format compute = Format::kBf16;
+  bool weight_only = false;
+  // Tiling of matmul ops for wave quantization: thread-block tiles, useful
+  // fraction of the padded tiles, and the k depth available for split-K.
+  double tiles = 0;
+  double tile_fill = 1;
+  double k_depth = 0;
+  // Attention: blocks the kernel can run in parallel (decode occupancy) and
+  // the kernel's own achievable fraction (NaN: the device's matmul fraction).
+  double parallel_blocks = 0;
+  double kernel_efficiency = 0;
+  // Kernel launches per instance (0: fused into the previous op's kernel).
+  double launches = 1;
+
+  [[nodiscard]] double bytes() const noexcept { return weight_bytes + act_bytes + kv_bytes; }
+};
+
+inline constexpr int kMaxOps = 160;
+
+struct OpGraph {
+  std::array<Op, kMaxOps> ops;
+  int size = 0;
+  AttentionKernel attention = AttentionKernel::kFa2;
+  Format weights = Format::kBf16;  // resolved formats
+  Format experts = Format::kBf16;
+  double tokens = 0;               // tokens processed by this forward pass (per pipeline)
+  double distinct_experts = 0;     // per MoE layer, D(B) (0 when not MoE)
+};
+
+// Builds the operators of one forward pass on one tensor-parallel rank.
+// Throws like validate(), and Unsupported when the kernel or the formats
+// cannot run on the device.
+[[nodiscard]] OpGraph build_ops(const ModelSpec& model, const Device& device, const Scenario& s,
+                                const ModelOptions& options = {});
+
+// Expected number of distinct experts that `tokens` tokens touch when each
+// picks top_k of num_experts uniformly: E * (1 - (1 - k/E)^tokens).
+[[nodiscard]] double distinct_experts(double num_experts, double top_k, double tokens) noexcept;
+
+}  // namespace roofline

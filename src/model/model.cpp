@@ -1,0 +1,573 @@
+#include "roofline/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "../common/embedded_data.h"
+#include "../common/strict_json.h"
+#include "roofline/checkpoint.h"
+#include "roofline/error.h"
+
+namespace roofline {
+namespace {
+
+using detail::StrictObject;
+using nlohmann::json;
+
+// Sizes beyond these are not real transformers; rejecting them keeps every
+// later product (bytes, FLOPs) finite and allocations bounded.
+constexpr std::int64_t kMaxHidden = 1 << 20;
+constexpr std::int64_t kMaxLayers = 4096;
+constexpr std::int64_t kMaxVocab = 1 << 24;
+constexpr std::int64_t kMaxHeads = 1 << 16;
+constexpr std::int64_t kMaxIntermediate = 1 << 22;
+constexpr std::int64_t kMaxExperts = 1 << 16;
+constexpr std::size_t kMaxConfigBytes = 4 << 20;
+
+// config.json keys that do not change the cost of inference (tokenizer ids,
+// training settings, numerics of norms and RoPE, framework bookkeeping).
+const std::set<std::string, std::less<>> kIgnoredKeys = {
+    "_name_or_path", "architectures", "attention_dropout", "auto_map", "bos_token_id",
+    "eos_token_id", "pad_token_id", "hidden_act", "initializer_range", "rms_norm_eps",
+    "rope_theta", "rope_scaling", "transformers_version", "use_cache", "pretraining_tp",
+    "output_router_logits", "router_aux_loss_coef", "router_jitter_noise", "aux_loss_alpha",
+    "seq_aux", "ep_size", "routed_scaling_factor", "scoring_func", "topk_method", "n_group",
+    "topk_group", "norm_topk_prob", "rope_interleave", "model_type", "torch_dtype", "dtype",
+    "max_window_layers", "use_sliding_window", "sliding_window", "layer_types",
+    "num_nextn_predict_layers", "bias", "swiglu_limit", "initial_context_length",
+    "quantization_config", "mlp_bias", "attention_bias", "head_dim", "tie_word_embeddings",
+    "max_position_embeddings", "vocab_size", "hidden_size", "intermediate_size",
+    "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "use_qk_norm",
+    "experts_per_token", "num_experts_per_tok", "num_local_experts", "num_experts",
+    "moe_intermediate_size", "decoder_sparse_step", "mlp_only_layers", "n_routed_experts",
+    "n_shared_experts", "first_k_dense_replace", "moe_layer_freq", "q_lora_rank", "kv_lora_rank",
+    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "tie_encoder_decoder",
+    "is_decoder", "return_dict", "output_hidden_states", "output_attentions", "eos_token",
+    "bos_token", "chunk_size_feed_forward", "num_attention_heads_per_partition", "rope_type",
+    "qkv_bias", "embd_pdrop", "resid_pdrop", "use_return_dict", "use_mrope"};
+
+class ConfigReader {
+ public:
+  ConfigReader(const json& doc, std::string origin) : doc_(doc), origin_(std::move(origin)) {}
+
+  [[noreturn]] void fail(std::string_view key, std::string_view message) const {
+    throw InvalidArgument(origin_ + ": " + std::string(key) + ": " + std::string(message));
+  }
+
+  bool has(std::string_view key) const {
+    auto it = doc_.find(key);
+    return it != doc_.end() && !it->is_null();
+  }
+
+  std::int64_t integer(std::string_view key, std::int64_t lo, std::int64_t hi) const {
+    auto it = doc_.find(key);
+    if (it == doc_.end() || it->is_null()) {
+      throw ParseError(origin_ + ": " + std::string(key) + ": required key is missing");
+    }
+    return check_integer(key, *it, lo, hi);
+  }
+
+  std::int64_t integer_or(std::string_view key, std::int64_t fallback, std::int64_t lo,
+                          std::int64_t hi) const {
+    return has(key) ? integer(key, lo, hi) : fallback;
+  }
+
+  bool boolean_or(std::string_view key, bool fallback) const {
+    auto it = doc_.find(key);
+    if (it == doc_.end() || it->is_null()) return fallback;
+    if (!it->is_boolean()) fail(key, "expected true or false");
+    return it->get<bool>();
+  }
+
+  std::string string_or(std::string_view key, std::string fallback) const {
+    auto it = doc_.find(key);
+    if (it == doc_.end() || it->is_null()) return fallback;
+    if (!it->is_string()) fail(key, "expected a string");
+    return it->get<std::string>();
+  }
+
+  const json* get(std::string_view key) const {
+    auto it = doc_.find(key);
+    return (it == doc_.end() || it->is_null()) ? nullptr : &*it;
+  }
+
+  std::int64_t check_integer(std::string_view key, const json& v, std::int64_t lo,
+                             std::int64_t hi) const {
+    if (!v.is_number()) fail(key, "expected a whole number");
+    const double d = v.get<double>();
+    if (!std::isfinite(d) || d != std::floor(d)) fail(key, "expected a whole number");
+    if (d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
+      fail(key, "value " + v.dump() + " is out of range (" + std::to_string(lo) + " to " +
+                    std::to_string(hi) + ")");
+    }
+    return static_cast<std::int64_t>(d);
+  }
+
+  const std::string& origin() const { return origin_; }
+  const json& doc() const { return doc_; }
+
+ private:
+  const json& doc_;
+  std::string origin_;
+};
+
+Format dtype_format(const ConfigReader& r) {
+  std::string dtype = r.string_or("torch_dtype", r.string_or("dtype", "bfloat16"));
+  if (dtype == "bfloat16") return Format::kBf16;
+  if (dtype == "float16" || dtype == "half") return Format::kFp16;
+  if (dtype == "float32" || dtype == "float") return Format::kFp32;
+  r.fail("torch_dtype", "'" + dtype + "' is not understood (bfloat16, float16, float32)");
+}
+
+// Reads quantization_config: fp8 (DeepSeek block fp8), mxfp4 (gpt-oss
+// experts), and 4-bit GPTQ/AWQ (int4 group 128).
+void read_quantization(const ConfigReader& r, ModelSpec* m) {
+  const json* q = r.get("quantization_config");
+  if (q == nullptr) return;
+  if (!q->is_object()) r.fail("quantization_config", "expected an object");
+  const std::string method = q->value("quant_method", std::string());
+  if (method == "fp8") {
+    m->native_weights = Format::kFp8;
+    m->native_experts = Format::kFp8;
+    m->notes.push_back("fp8 checkpoint: block-scaled weights counted as fp8 (8 bits/element)");
+  } else if (method == "mxfp4") {
+    m->native_experts = Format::kMxfp4;
+    m->notes.push_back("mxfp4 checkpoint: routed experts in mxfp4, other weights in " +
+                       std::string(format_id(m->native_weights)));
+  } else if (method == "gptq" || method == "awq") {
+    const int bits = q->value("bits", 0);
+    if (bits != 4) r.fail("quantization_config.bits", "only 4-bit gptq/awq is understood");
+    m->native_weights = Format::kInt4;
+    m->native_experts = Format::kInt4;
+  } else {
+    r.fail("quantization_config.quant_method",
+           "'" + method + "' is not understood (fp8, mxfp4, gptq, awq)");
+  }
+}
+
+void read_gqa(const ConfigReader& r, ModelSpec* m) {
+  m->hidden = r.integer("hidden_size", 1, kMaxHidden);
+  m->layers = r.integer("num_hidden_layers", 1, kMaxLayers);
+  m->heads = r.integer("num_attention_heads", 1, kMaxHeads);
+  m->kv_heads = r.integer_or("num_key_value_heads", m->heads, 1, kMaxHeads);
+  if (r.has("head_dim")) {
+    m->head_dim = r.integer("head_dim", 1, kMaxHidden);
+  } else {
+    if (m->hidden % m->heads != 0) {
+      r.fail("num_attention_heads", std::to_string(m->heads) + " heads do not divide hidden_size " +
+                                        std::to_string(m->hidden));
+    }
+    m->head_dim = m->hidden / m->heads;
+  }
+  m->vocab = r.integer("vocab_size", 1, kMaxVocab);
+  m->tie_embeddings = r.boolean_or("tie_word_embeddings", false);
+  m->max_position = r.integer_or("max_position_embeddings", 0, 0, std::int64_t{1} << 40);
+}
+
+void read_sliding_window(const ConfigReader& r, ModelSpec* m, bool gated_by_use_flag) {
+  if (!r.has("sliding_window")) return;
+  if (gated_by_use_flag && !r.boolean_or("use_sliding_window", false)) return;
+  m->sliding_window = r.integer("sliding_window", 1, std::int64_t{1} << 40);
+  if (const json* types = r.get("layer_types")) {
+    if (!types->is_array() || static_cast<std::int64_t>(types->size()) != m->layers) {
+      r.fail("layer_types", "expected one entry per layer");
+    }
+    for (const auto& t : *types) {
+      if (!t.is_string()) r.fail("layer_types", "expected strings");
+      const std::string s = t.get<std::string>();
+      if (s != "sliding_attention" && s != "full_attention") {
+        r.fail("layer_types", "'" + s + "' is not understood");
+      }
+      m->sliding_layers.push_back(s == "sliding_attention");
+    }
+  }
+}
+
+void note_ignored_keys(const ConfigReader& r, ModelSpec* m) {
+  std::string unknown;
+  for (auto it = r.doc().begin(); it != r.doc().end(); ++it) {
+    if (kIgnoredKeys.find(it.key()) == kIgnoredKeys.end()) {
+      unknown += (unknown.empty() ? "" : ", ") + it.key();
+    }
+  }
+  if (!unknown.empty()) m->notes.push_back("config keys not modeled: " + unknown);
+}
+
+std::string read_text_file(const std::filesystem::path& path, std::size_t max_bytes) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw ParseError(path.string() + ": cannot read: not a regular file");
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw ParseError(path.string() + ": cannot read: " + ec.message());
+  if (size > max_bytes) {
+    throw ParseError(path.string() + ": " + std::to_string(size) + " bytes is more than the " +
+                     std::to_string(max_bytes) + "-byte limit for this kind of file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ParseError(path.string() + ": cannot open for reading");
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  return buf.str();
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- ModelSpec
+
+bool ModelSpec::is_moe_layer(std::int64_t layer) const noexcept {
+  if (!moe) return false;
+  if (layer < moe->first_dense_layers) return false;
+  if (moe->layer_step > 1 && (layer + 1) % moe->layer_step != 0) return false;
+  return std::find(moe->dense_layers.begin(), moe->dense_layers.end(), layer) ==
+         moe->dense_layers.end();
+}
+
+bool ModelSpec::is_sliding_layer(std::int64_t layer) const noexcept {
+  if (sliding_window <= 0) return false;
+  if (sliding_layers.empty()) return true;
+  return layer >= 0 && layer < static_cast<std::int64_t>(sliding_layers.size()) &&
+         sliding_layers[static_cast<std::size_t>(layer)];
+}
+
+std::int64_t ModelSpec::moe_layer_count() const noexcept {
+  std::int64_t n = 0;
+  for (std::int64_t l = 0; l < layers; ++l) n += is_moe_layer(l);
+  return n;
+}
+
+std::int64_t ModelSpec::sliding_layer_count() const noexcept {
+  std::int64_t n = 0;
+  for (std::int64_t l = 0; l < layers; ++l) n += is_sliding_layer(l);
+  return n;
+}
+
+std::int64_t ModelSpec::kv_elements_per_token_per_layer() const noexcept {
+  if (attention == AttentionKind::kMla) return mla.kv_lora_rank + mla.qk_rope_head_dim;
+  return 2 * kv_heads * head_dim;
+}
+
+ParamCounts count_parameters(const ModelSpec& m) {
+  ParamCounts p;
+  const double h = static_cast<double>(m.hidden);
+  const double v = static_cast<double>(m.vocab);
+  p.embedding = v * h;
+  p.lm_head = m.tie_embeddings ? 0 : v * h;
+
+  double attn = 0;
+  if (m.attention == AttentionKind::kMla) {
+    const auto& a = m.mla;
+    const double nh = static_cast<double>(m.heads);
+    const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim);
+    if (a.q_lora_rank > 0) {
+      attn += h * a.q_lora_rank + a.q_lora_rank /* q_a_layernorm */ + a.q_lora_rank * nh * qk;
+    } else {
+      attn += h * nh * qk;
+    }
+    attn += h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank /* kv_a_layernorm */;
+    attn += a.kv_lora_rank * nh * (a.qk_nope_head_dim + a.v_head_dim);
+    attn += nh * a.v_head_dim * h;
+  } else {
+    const double q = static_cast<double>(m.heads * m.head_dim);
+    const double kv = static_cast<double>(m.kv_heads * m.head_dim);
+    attn = h * q + 2 * h * kv + q * h;
+    if (m.qkv_bias) attn += q + 2 * kv;
+    if (m.o_bias) attn += h;
+    if (m.qk_norm) attn += 2 * static_cast<double>(m.head_dim);
+    if (m.attention_sinks) attn += static_cast<double>(m.heads);
+  }
+  p.attention = attn * static_cast<double>(m.layers);
+
+  const double mats = m.gated_mlp ? 3 : 2;
+  const double moe_layers = static_cast<double>(m.moe_layer_count());
+  const double dense_layers = static_cast<double>(m.layers) - moe_layers;
+  const double dense_mlp = mats * h * static_cast<double>(m.intermediate) +
+                           (m.mlp_bias ? 2 * static_cast<double>(m.intermediate) + h : 0);
+  p.dense_mlp = dense_mlp * dense_layers;
+  double active_experts = 0;
+  if (m.moe) {
+    const auto& e = *m.moe;
+    const double ie = static_cast<double>(e.expert_intermediate);
+    const double one_expert = mats * h * ie + (e.expert_bias ? 2 * ie + h : 0);
+    p.routed_experts = one_expert * static_cast<double>(e.num_experts) * moe_layers;
+    p.shared_experts = mats * h * static_cast<double>(e.shared_intermediate) *
+                       static_cast<double>(e.num_shared_experts) * moe_layers;
+    p.router = (h * static_cast<double>(e.num_experts) +
+                (e.router_bias ? static_cast<double>(e.num_experts) : 0)) * moe_layers;
+    active_experts = one_expert * static_cast<double>(e.top_k) * moe_layers;
+  }
+  p.norms = 2 * h * static_cast<double>(m.layers) + h;
+  p.total = p.embedding + p.attention + p.dense_mlp + p.routed_experts + p.shared_experts +
+            p.router + p.norms + p.lm_head;
+  p.active_per_token = p.total - p.routed_experts + active_experts;
+  return p;
+}
+
+void validate(const ModelSpec& m) {
+  auto check = [&](std::string_view name, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+    if (v < lo || v > hi) {
+      throw InvalidArgument(m.origin + ": " + std::string(name) + " = " + std::to_string(v) +
+                            " is out of range (" + std::to_string(lo) + " to " +
+                            std::to_string(hi) + ")");
+    }
+  };
+  check("hidden", m.hidden, 1, kMaxHidden);
+  check("layers", m.layers, 1, kMaxLayers);
+  check("vocab", m.vocab, 0, kMaxVocab);
+  check("heads", m.heads, 1, kMaxHeads);
+  check("kv_heads", m.kv_heads, 1, kMaxHeads);
+  check("head_dim", m.head_dim, 1, kMaxHidden);
+  check("intermediate", m.intermediate, 0, kMaxIntermediate);
+  if (m.heads % m.kv_heads != 0) {
+    throw InvalidArgument(m.origin + ": kv_heads " + std::to_string(m.kv_heads) +
+                          " does not divide heads " + std::to_string(m.heads));
+  }
+  if (m.attention == AttentionKind::kMla) {
+    check("kv_lora_rank", m.mla.kv_lora_rank, 1, kMaxHidden);
+    check("q_lora_rank", m.mla.q_lora_rank, 0, kMaxHidden);
+    check("qk_nope_head_dim", m.mla.qk_nope_head_dim, 1, kMaxHidden);
+    check("qk_rope_head_dim", m.mla.qk_rope_head_dim, 0, kMaxHidden);
+    check("v_head_dim", m.mla.v_head_dim, 1, kMaxHidden);
+  }
+  if (m.moe) {
+    check("num_experts", m.moe->num_experts, 1, kMaxExperts);
+    check("top_k", m.moe->top_k, 1, m.moe->num_experts);
+    check("expert_intermediate", m.moe->expert_intermediate, 1, kMaxIntermediate);
+    check("num_shared_experts", m.moe->num_shared_experts, 0, kMaxExperts);
+    check("first_dense_layers", m.moe->first_dense_layers, 0, m.layers);
+    check("layer_step", m.moe->layer_step, 1, m.layers);
+  }
+  if (m.moe_layer_count() < m.layers && m.intermediate < 1) {
+    throw InvalidArgument(m.origin + ": dense layers need intermediate_size > 0");
+  }
+  if (!m.sliding_layers.empty() && static_cast<std::int64_t>(m.sliding_layers.size()) != m.layers) {
+    throw InvalidArgument(m.origin + ": sliding layer list does not match the layer count");
+  }
+}
+
+ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin) {
+  const json doc = detail::parse_json_text(json_text, origin, kMaxConfigBytes);
+  if (!doc.is_object()) throw ParseError(origin + ": expected a JSON object");
+  ConfigReader r(doc, origin);
+  ModelSpec m;
+  m.origin = origin;
+  m.model_type = r.string_or("model_type", "");
+  const std::string& t = m.model_type;
+  static const char* kSupported =
+      "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gpt_oss";
+  if (t.empty()) {
+    throw Unsupported(origin + ": no model_type; this does not look like a Hugging Face "
+                      "config.json (supported model types: " + kSupported + ")");
+  }
+  m.native_weights = dtype_format(r);
+  m.native_experts = m.native_weights;
+
+  if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "qwen3" ||
+      t == "qwen3_moe") {
+    read_gqa(r, &m);
+    if (t == "mixtral" || t == "qwen3_moe") {
+      MoeSpec e;
+      e.num_experts = r.integer(t == "mixtral" ? "num_local_experts" : "num_experts", 1, kMaxExperts);
+      e.top_k = r.integer("num_experts_per_tok", 1, e.num_experts);
+      if (t == "mixtral") {
+        e.expert_intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
+      } else {
+        e.expert_intermediate = r.integer("moe_intermediate_size", 1, kMaxIntermediate);
+        e.layer_step = r.integer_or("decoder_sparse_step", 1, 1, m.layers);
+        if (const json* dense = r.get("mlp_only_layers")) {
+          if (!dense->is_array()) r.fail("mlp_only_layers", "expected an array of layer indices");
+          for (const auto& l : *dense) e.dense_layers.push_back(r.check_integer("mlp_only_layers", l, 0, m.layers - 1));
+        }
+        m.intermediate = r.integer_or("intermediate_size", 0, 0, kMaxIntermediate);
+      }
+      m.moe = e;
+    } else {
+      m.intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
+    }
+    if (t == "llama" || t == "mistral" || t == "mixtral") {
+      const bool bias = r.boolean_or("attention_bias", false);
+      m.qkv_bias = m.o_bias = bias;
+      m.mlp_bias = r.boolean_or("mlp_bias", false);
+      read_sliding_window(r, &m, false);
+    } else if (t == "qwen2") {
+      m.qkv_bias = true;  // Qwen2 attention always has q/k/v biases, no o bias
+      read_sliding_window(r, &m, true);
+    } else {
+      m.qkv_bias = m.o_bias = r.boolean_or("attention_bias", false);
+      m.qk_norm = true;  // Qwen3 normalizes q and k per head
+      read_sliding_window(r, &m, true);
+    }
+  } else if (t == "deepseek_v3" || t == "deepseek_v2") {
+    read_gqa(r, &m);
+    m.attention = AttentionKind::kMla;
+    m.mla.q_lora_rank = r.integer_or("q_lora_rank", 0, 0, kMaxHidden);
+    m.mla.kv_lora_rank = r.integer("kv_lora_rank", 1, kMaxHidden);
+    m.mla.qk_nope_head_dim = r.integer("qk_nope_head_dim", 1, kMaxHidden);
+    m.mla.qk_rope_head_dim = r.integer("qk_rope_head_dim", 0, kMaxHidden);
+    m.mla.v_head_dim = r.integer("v_head_dim", 1, kMaxHidden);
+    m.head_dim = m.mla.qk_nope_head_dim + m.mla.qk_rope_head_dim;
+    m.kv_heads = m.heads;  // every head has its own decompressed K and V
+    m.intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
+    if (r.has("n_routed_experts")) {
+      MoeSpec e;
+      e.num_experts = r.integer("n_routed_experts", 1, kMaxExperts);
+      e.top_k = r.integer("num_experts_per_tok", 1, e.num_experts);
+      e.expert_intermediate = r.integer("moe_intermediate_size", 1, kMaxIntermediate);
+      e.num_shared_experts = r.integer_or("n_shared_experts", 0, 0, kMaxExperts);
+      e.shared_intermediate = e.expert_intermediate;
+      e.first_dense_layers = r.integer_or("first_k_dense_replace", 0, 0, m.layers);
+      e.layer_step = r.integer_or("moe_layer_freq", 1, 1, m.layers);
+      e.router_bias = (t == "deepseek_v3");  // e_score_correction_bias
+      m.moe = e;
+    }
+    if (r.integer_or("num_nextn_predict_layers", 0, 0, 64) > 0) {
+      m.notes.push_back("the multi-token-prediction layer is not modeled (main model only)");
+    }
+  } else if (t == "gpt_oss") {
+    read_gqa(r, &m);
+    MoeSpec e;
+    e.num_experts = r.integer("num_local_experts", 1, kMaxExperts);
+    e.top_k = r.has("num_experts_per_tok") ? r.integer("num_experts_per_tok", 1, e.num_experts)
+                                           : r.integer("experts_per_token", 1, e.num_experts);
+    e.expert_intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
+    e.expert_bias = true;
+    e.router_bias = true;
+    m.moe = e;
+    m.qkv_bias = m.o_bias = r.boolean_or("attention_bias", true);
+    m.attention_sinks = true;
+    read_sliding_window(r, &m, false);
+  } else {
+    throw Unsupported(origin + ": model_type '" + t.substr(0, 40) +
+                      "' is not understood (supported: " + kSupported + ")");
+  }
+  read_quantization(r, &m);
+  note_ignored_keys(r, &m);
+  validate(m);
+  return m;
+}
+
+ModelSpec parse_short_form(std::string_view json_text, const std::string& origin) {
+  const json doc = detail::parse_json_text(json_text, origin, kMaxConfigBytes);
+  StrictObject obj(doc, origin, "");
+  ConfigReader r(doc, origin);
+  ModelSpec m;
+  m.origin = origin;
+  m.model_type = "short-form";
+  auto take = [&](std::string_view key, std::int64_t hi) {
+    (void)obj.required(key);
+    return r.integer(key, 1, hi);
+  };
+  m.hidden = take("H", kMaxHidden);
+  m.layers = take("L", kMaxLayers);
+  m.heads = take("nh", kMaxHeads);
+  m.kv_heads = take("nkv", kMaxHeads);
+  m.head_dim = take("dh", kMaxHidden);
+  m.intermediate = take("dff", kMaxIntermediate);
+  if (obj.optional("vocab") != nullptr) m.vocab = r.integer("vocab", 1, kMaxVocab);
+  obj.finish();
+  if (m.vocab == 0) m.notes.push_back("no vocab given: embedding and lm_head are left out");
+  validate(m);
+  return m;
+}
+
+// ---------------------------------------------------------------- presets
+
+const ModelCatalog& ModelCatalog::built_in() {
+  static const ModelCatalog catalog = [] {
+    ModelCatalog c;
+    std::string_view index_text;
+    for (const auto& f : detail::embedded_files()) {
+      if (f.name == "models/index.json") index_text = f.text;
+    }
+    const json index = detail::parse_json_text(index_text, "built-in models/index.json", kMaxConfigBytes);
+    if (!index.is_array()) throw ParseError("built-in models/index.json: expected an array");
+    for (std::size_t i = 0; i < index.size(); ++i) {
+      StrictObject e(index[i], "built-in models/index.json", "[" + std::to_string(i) + "]");
+      ModelPreset p;
+      p.id = e.string("id");
+      p.name = e.string("name");
+      p.hf_repo = e.string("hf_repo");
+      const std::string file = e.string("file");
+      for (const auto& a : e.required("aliases")) p.aliases.push_back(lower(a.get<std::string>()));
+      p.config_source = e.string("config_source");
+      const json& params = e.required("published_params");
+      p.published_params = params.is_null() ? 0 : params.get<double>();
+      p.published_params_source = e.string("published_params_source");
+      e.finish();
+      for (const auto& f : detail::embedded_files()) {
+        if (f.name == "models/" + file) p.config_json = std::string(f.text);
+      }
+      if (p.config_json.empty()) throw ParseError("built-in models/index.json: no file " + file);
+      c.presets_.push_back(std::move(p));
+    }
+    return c;
+  }();
+  return catalog;
+}
+
+const ModelPreset* ModelCatalog::find(std::string_view id_or_alias) const noexcept {
+  if (id_or_alias.size() > 128) return nullptr;
+  const std::string key = lower(id_or_alias);
+  for (const auto& p : presets_) {
+    if (p.id == key) return &p;
+    if (std::find(p.aliases.begin(), p.aliases.end(), key) != p.aliases.end()) return &p;
+  }
+  return nullptr;
+}
+
+ModelSpec preset_model(const ModelPreset& preset) {
+  ModelSpec m = parse_hf_config(preset.config_json, "preset " + preset.id);
+  m.id = preset.id;
+  m.name = preset.name;
+  m.origin = "preset " + preset.id + " (" + preset.hf_repo + ")";
+  return m;
+}
+
+ModelSpec load_model(std::string_view arg) {
+  if (const ModelPreset* p = ModelCatalog::built_in().find(arg)) return preset_model(*p);
+  const std::filesystem::path path{std::string(arg)};
+  std::error_code ec;
+  const bool looks_like_path = arg.find('/') != std::string_view::npos ||
+                               ends_with(arg, ".json") || ends_with(arg, ".safetensors") ||
+                               ends_with(arg, ".gguf") || std::filesystem::exists(path, ec);
+  if (!looks_like_path) {
+    std::string ids;
+    for (const auto& p : ModelCatalog::built_in().presets()) ids += (ids.empty() ? "" : ", ") + p.id;
+    throw NotFound("unknown model '" + std::string(arg.substr(0, 64)) + "' (presets: " + ids +
+                   "; or give a config.json, model directory, .safetensors or .gguf path)");
+  }
+  if (std::filesystem::is_directory(path, ec)) return load_model_directory(path.string());
+  if (ends_with(arg, ".gguf")) return load_gguf(path.string());
+  if (ends_with(arg, ".safetensors") || ends_with(arg, ".safetensors.index.json")) {
+    throw InvalidArgument(path.string() + ": a safetensors checkpoint needs its config.json: "
+                          "give the model directory instead");
+  }
+  const std::string text = read_text_file(path, kMaxConfigBytes);
+  ModelSpec m;
+  const json probe = detail::parse_json_text(text, path.string(), kMaxConfigBytes);
+  if (probe.is_object() && probe.contains("H") && !probe.contains("model_type")) {
+    m = parse_short_form(text, path.string());
+  } else {
+    m = parse_hf_config(text, path.string());
+  }
+  m.id = path.stem().string() == "config" ? path.parent_path().filename().string() : path.stem().string();
+  m.name = m.id;
+  return m;
+}
+
+}  // namespace roofline

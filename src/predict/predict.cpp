@@ -1,0 +1,297 @@
+#include "roofline/predict.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "roofline/error.h"
+
+namespace roofline {
+namespace {
+
+FlopsPerSecond checked_peak(const Device& d, Format f) {
+  const double p = d.peak(f);
+  if (std::isnan(p)) {
+    throw Unsupported(d.id + ": no published " + std::string(format_id(f)) +
+                      " peak; give one in a --hardware-file to predict with it");
+  }
+  return p;
+}
+
+// One op on its own (no fusion): memory and compute time of all instances.
+OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt) {
+  const bool realistic = opt.mode == Mode::kRealistic;
+  double bw = d.memory_bandwidth_Bps.value * (realistic ? d.bandwidth_fraction.value : 1.0);
+  OpTiming t;
+  double compute = 0;
+  switch (op.cls) {
+    case OpClass::kMatmul: {
+      double rate = checked_peak(d, op.compute);
+      if (realistic) {
+        rate *= d.matmul_fraction_for(op.compute).value *
+                wave_efficiency(op.tiles, op.tile_fill, op.k_depth, d.sm_count.value, opt);
+      }
+      compute = op.flops / rate + op.vector_ops / d.peak(Format::kFp32);
+      break;
+    }
+    case OpClass::kAttention: {
+      double rate = checked_peak(d, op.compute);
+      if (realistic) {
+        const double eff = std::isnan(op.kernel_efficiency) || op.kernel_efficiency <= 0
+                               ? d.matmul_fraction_for(op.compute).value
+                               : op.kernel_efficiency;
+        rate *= eff;
+        // Too few blocks to occupy every SM leave bandwidth unused.
+        if (op.parallel_blocks > 0) bw *= std::min(1.0, op.parallel_blocks / d.sm_count.value);
+      }
+      compute = op.flops / rate;
+      break;
+    }
+    case OpClass::kElementwise:
+    case OpClass::kMemory:
+      compute = op.flops / d.peak(Format::kFp32);
+      break;
+    case OpClass::kCommunication: {
+      // The interconnect figure is bidirectional; a ring uses one direction.
+      const double link = d.interconnect_bandwidth_Bps.known() ? d.interconnect_bandwidth_Bps.value / 2 : 0;
+      if (link <= 0) throw Unsupported(d.id + ": interconnect bandwidth is not published");
+      t.memory_time_s = op.count * (op.bytes() / link + (realistic ? opt.collective_latency_s : 0));
+      t.time_s = t.memory_time_s;
+      t.bound = Bound::kMemory;
+      return t;
+    }
+  }
+  t.memory_time_s = op.count * op.bytes() / bw;
+  t.compute_time_s = op.count * compute;
+  t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
+  t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
+  return t;
+}
+
+double max_ctx(const Scenario& s) {
+  return s.phase == Phase::kDecode ? static_cast<double>(s.seq_len) + 1 : static_cast<double>(s.seq_len);
+}
+
+}  // namespace
+
+Bytes weight_memory(const ModelSpec& m, const Scenario& s) {
+  const double tp = static_cast<double>(s.tp);
+  const double pp = static_cast<double>(s.pp);
+  const Format w = s.precision.weights.value_or(m.native_weights);
+  const Format e = s.precision.experts.value_or(s.precision.weights.value_or(m.native_experts));
+  if (m.checkpoint && !s.precision.weights && !s.precision.experts) {
+    const auto& c = *m.checkpoint;
+    return ((c.total - c.norms) / tp + c.norms) / pp;
+  }
+  const ParamCounts p = count_parameters(m);
+  const double split = bytes_for(w, p.attention + p.dense_mlp + p.shared_experts + p.lm_head) +
+                       bytes_for(e, p.routed_experts) + bytes_for(m.native_weights, p.embedding);
+  const double replicated = bytes_for(Format::kBf16, p.norms + p.router);
+  return (split / tp + replicated) / pp;
+}
+
+MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenario& s) {
+  MemoryEstimate mem;
+  const double tp = static_cast<double>(s.tp);
+  const double pp = static_cast<double>(s.pp);
+  const double B = static_cast<double>(s.batch);
+  const double ctx = max_ctx(s);
+  mem.weights_bytes = weight_memory(m, s);
+
+  // KV cache: per layer, the attended tokens (capped by a sliding window).
+  double per_token_layer = static_cast<double>(m.kv_elements_per_token_per_layer());
+  if (m.attention == AttentionKind::kGqa) {
+    per_token_layer = 2 * std::max(1.0, static_cast<double>(m.kv_heads) / tp) * static_cast<double>(m.head_dim);
+  }
+  const double sliding = static_cast<double>(m.sliding_layer_count());
+  const double full = static_cast<double>(m.layers) - sliding;
+  const double window_ctx = m.sliding_window > 0 ? std::min(ctx, static_cast<double>(m.sliding_window)) : ctx;
+  const double kv_elems = B * per_token_layer * (full * ctx + sliding * window_ctx) / pp;
+  mem.kv_cache_bytes = bytes_for(s.precision.kv, kv_elems);
+
+  // Activations of one layer at a time, plus logits.
+  const double T = s.phase == Phase::kDecode ? 1 : static_cast<double>(s.seq_len);
+  const double N = B * T;
+  const double H = static_cast<double>(m.hidden);
+  double widest = std::max(2 * static_cast<double>(m.intermediate) / tp,
+                           (static_cast<double>(m.heads) + 2 * static_cast<double>(m.kv_heads)) *
+                               static_cast<double>(m.head_dim) / tp);
+  if (m.moe) {
+    widest = std::max(widest, 2 * static_cast<double>(m.moe->top_k * m.moe->expert_intermediate) / tp);
+  }
+  double act = bytes_for(s.precision.act, N * (2 * H + widest));
+  const AttentionKernel kernel = s.attention.value_or(default_attention_kernel(d, s.phase == Phase::kDecode));
+  if (kernel == AttentionKernel::kNaive) {
+    act += bytes_for(s.precision.act, B * static_cast<double>(m.heads) / tp * T * ctx);
+  }
+  act += bytes_for(Format::kFp32, B * static_cast<double>(m.vocab) / tp);
+  mem.activation_bytes = act;
+  mem.total_bytes = mem.weights_bytes + mem.kv_cache_bytes + mem.activation_bytes;
+  mem.capacity_bytes = d.memory_capacity_bytes.value;
+  mem.fits = mem.total_bytes <= mem.capacity_bytes;
+  return mem;
+}
+
+Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s, const ModelOptions& opt) {
+  Prediction p;
+  p.mode = opt.mode;
+  p.graph = build_ops(m, d, s, opt);
+  const bool realistic = opt.mode == Mode::kRealistic;
+  const double launch = realistic ? d.launch_overhead_s.value : 0;
+  double memory_bound_time = 0, compute_bound_time = 0;
+
+  const int n = p.graph.size;
+  int i = 0;
+  while (i < n) {
+    // A kernel: this op and the ops fused into it (launches == 0).
+    int j = i + 1;
+    while (j < n && p.graph.ops[static_cast<std::size_t>(j)].launches == 0) ++j;
+    double mem = 0, comp = 0, standalone = 0;
+    for (int k = i; k < j; ++k) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
+      OpTiming& t = p.timings[static_cast<std::size_t>(k)];
+      t = evaluate_op(d, op, opt);
+      if (op.cls == OpClass::kCommunication) {
+        p.communication_s += t.time_s;
+      }
+      mem += t.memory_time_s;
+      comp += t.compute_time_s;
+      standalone += std::max(t.memory_time_s, t.compute_time_s);
+    }
+    const double kernel_time = std::max(mem, comp);
+    for (int k = i; k < j; ++k) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
+      OpTiming& t = p.timings[static_cast<std::size_t>(k)];
+      const double own = std::max(t.memory_time_s, t.compute_time_s);
+      t.overhead_s = op.cls == OpClass::kCommunication ? 0 : op.count * op.launches * launch;
+      t.time_s = (standalone > 0 ? kernel_time * own / standalone : 0) + t.overhead_s;
+      p.time_s += t.time_s;
+      p.overhead_s += t.overhead_s;
+      p.memory_time_s += t.memory_time_s;
+      p.compute_time_s += t.compute_time_s;
+      p.flops += op.count * op.flops;
+      p.weight_bytes += op.count * op.weight_bytes;
+      p.act_bytes += op.count * op.act_bytes;
+      p.kv_bytes += op.count * op.kv_bytes;
+      (t.bound == Bound::kMemory ? memory_bound_time : compute_bound_time) += t.time_s - t.overhead_s;
+    }
+    i = j;
+  }
+  p.bytes = p.weight_bytes + p.act_bytes + p.kv_bytes;
+  p.bound = memory_bound_time >= compute_bound_time ? Bound::kMemory : Bound::kCompute;
+  const double tokens = s.phase == Phase::kDecode ? static_cast<double>(s.batch) : p.graph.tokens;
+  p.tokens_per_s = tokens / p.time_s;
+  p.memory = estimate_memory(m, d, s);
+  return p;
+}
+
+GenerateResult generate(const ModelSpec& m, const Device& d, Scenario s, std::int64_t prompt,
+                        std::int64_t gen, const ModelOptions& opt) {
+  if (prompt < 1 || prompt > kMaxSeqLen) throw InvalidArgument("prompt must be 1 to " + std::to_string(kMaxSeqLen) + " tokens");
+  if (gen < 1 || gen > kMaxSeqLen - prompt) throw InvalidArgument("gen must be 1 to " + std::to_string(kMaxSeqLen - prompt) + " tokens");
+  GenerateResult g;
+  s.phase = Phase::kPrefill;
+  s.seq_len = prompt;
+  g.prefill = predict(m, d, s, opt);
+  g.ttft_s = g.prefill.time_s;
+
+  // gen - 1 decode steps over cached contexts prompt .. prompt + gen - 2.
+  const std::int64_t steps = gen - 1;
+  s.phase = Phase::kDecode;
+  double decode_total = 0;
+  if (steps > 0) {
+    const std::int64_t first = prompt, last = prompt + steps - 1;
+    auto step_time = [&](std::int64_t ctx, Prediction* keep) {
+      s.seq_len = ctx;
+      Prediction p = predict(m, d, s, opt);
+      const double t = p.time_s;
+      if (keep) *keep = std::move(p);
+      return t;
+    };
+    const double t_first = step_time(first, &g.first_decode);
+    const double t_last = steps > 1 ? step_time(last, &g.last_decode) : t_first;
+    if (steps == 1) g.last_decode = g.first_decode;
+    constexpr std::int64_t kExactSteps = 16;
+    if (steps <= kExactSteps) {
+      decode_total = t_first + (steps > 1 ? t_last : 0);
+      for (std::int64_t c = first + 1; c < last; ++c) decode_total += step_time(c, nullptr);
+    } else {
+      // The step time is piecewise linear in the context (KV bytes and
+      // attention FLOPs grow linearly); sum it over 8 linear segments.
+      constexpr int kSegments = 8;
+      std::int64_t prev = first;
+      double prev_t = t_first;
+      for (int k = 1; k <= kSegments; ++k) {
+        const std::int64_t x = first + (last - first) * k / kSegments;
+        const double tx = (k == kSegments) ? t_last : step_time(x, nullptr);
+        decode_total += static_cast<double>(x - prev) * (prev_t + tx) / 2;
+        prev = x;
+        prev_t = tx;
+      }
+      decode_total += t_last;
+    }
+    g.tpot_s = decode_total / static_cast<double>(steps);
+  }
+  g.e2e_s = g.ttft_s + decode_total;
+  g.output_tokens_per_s = static_cast<double>(s.batch * gen) / g.e2e_s;
+  g.decode_tokens_per_s = g.tpot_s > 0 ? static_cast<double>(s.batch) / g.tpot_s : 0;
+  s.seq_len = prompt + gen - 1;
+  g.peak_memory = estimate_memory(m, d, s);
+  return g;
+}
+
+KvReport kv_report(const ModelSpec& m, const Scenario& s) {
+  KvReport r;
+  r.context = s.seq_len;
+  r.batch = s.batch;
+  Scenario whole = s;
+  whole.tp = 1;
+  whole.pp = 1;
+  r.weight_bytes = weight_memory(m, whole);
+  const double per_token_layer = static_cast<double>(m.kv_elements_per_token_per_layer());
+  const double layers = static_cast<double>(m.layers);
+  const double sliding = static_cast<double>(m.sliding_layer_count());
+  const double ctx = static_cast<double>(s.seq_len);
+  const double window_ctx = m.sliding_window > 0 ? std::min(ctx, static_cast<double>(m.sliding_window)) : ctx;
+  const double elems_at_ctx = per_token_layer * ((layers - sliding) * ctx + sliding * window_ctx);
+  const double base = bytes_for(Format::kBf16, elems_at_ctx);
+  for (Format f : {Format::kBf16, Format::kFp8, Format::kInt8, Format::kQ8_0, Format::kNvfp4,
+                   Format::kMxfp4, Format::kInt4, Format::kQ4_0}) {
+    KvFormatRow row;
+    row.format = f;
+    row.bytes_per_token = bytes_for(f, per_token_layer * layers);
+    row.total_bytes = static_cast<double>(s.batch) * bytes_for(f, elems_at_ctx);
+    row.saving = 1 - bytes_for(f, elems_at_ctx) / base;
+    // Reading B contexts of c tokens (full-attention layers grow; sliding ones stop at the window).
+    const double full_per_token = bits_per_element(f) / 8 * per_token_layer * (layers - sliding);
+    const double fixed = bits_per_element(f) / 8 * per_token_layer * sliding *
+                         static_cast<double>(m.sliding_window);
+    const double per_seq = r.weight_bytes / static_cast<double>(s.batch) - fixed;
+    row.crossover_context = full_per_token > 0 && per_seq > 0 ? per_seq / full_per_token : 0;
+    r.rows.push_back(row);
+  }
+  return r;
+}
+
+Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base) {
+  Capacity c;
+  c.capacity_bytes = d.memory_capacity_bytes.value;
+  Scenario s = base;
+  auto fits = [&](std::int64_t batch, std::int64_t ctx) {
+    s.batch = batch;
+    s.seq_len = ctx;
+    return estimate_memory(m, d, s).fits;
+  };
+  auto search = [](std::int64_t hi, auto ok) {
+    std::int64_t lo = 0;  // ok(lo) holds (or lo is 0)
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo + 1) / 2;
+      if (ok(mid)) lo = mid; else hi = mid - 1;
+    }
+    return lo;
+  };
+  c.max_batch = search(kMaxBatch, [&](std::int64_t b) { return fits(b, base.seq_len); });
+  c.max_context = search(kMaxSeqLen, [&](std::int64_t ctx) { return fits(base.batch, ctx); });
+  return c;
+}
+
+}  // namespace roofline

@@ -1,0 +1,489 @@
+#include "roofline/workload.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "roofline/error.h"
+#include "roofline/roofline.h"
+
+namespace roofline {
+namespace {
+
+constexpr const char* kOpNames[kOpKindCount] = {
+    "attn_norm", "q_proj", "k_proj", "v_proj", "rope", "qk_matmul", "softmax", "sv_matmul",
+    "o_proj", "attn_residual", "mlp_norm", "gate_proj", "up_proj", "act_mul", "down_proj",
+    "mlp_residual", "kv_cache_write", "embedding", "final_norm", "lm_head", "router",
+    "shared_gate_proj", "shared_up_proj", "shared_down_proj", "q_a_proj", "q_b_proj",
+    "kv_a_proj", "kv_b_proj", "k_absorb", "v_absorb", "all_reduce", "pipeline_send"};
+
+// Vector operations per element, counted the same way everywhere:
+//   RMSNorm: square, sum, scale by rsqrt, multiply by the weight      = 4
+//   RoPE: x * cos + rotate(x) * sin                                   = 3
+//   SiLU-gated product: exp, add, divide (sigmoid), two multiplies    = 5
+//   softmax: max, subtract, exp, sum, divide                          = 5
+//   residual add                                                       = 1
+constexpr double kNormOps = 4;
+constexpr double kRopeOps = 3;
+constexpr double kGatedActOps = 5;
+constexpr double kSoftmaxOps = 5;
+constexpr double kResidualOps = 1;
+
+// Norm weights and routers stay in 16 bits in quantized checkpoints.
+constexpr Format kSmallWeights = Format::kBf16;
+
+double ceil_div(double a, double b) { return std::ceil(a / b); }
+
+struct Builder {
+  const ModelSpec& m;
+  const Device& dev;
+  const Scenario& s;
+  const ModelOptions& opt;
+  OpGraph& g;
+
+  // Per-rank sizes.
+  double tp = 1, H = 0, nh = 0, nkv = 0, dh = 0, dv = 0, I = 0, V = 0;
+  double B = 1, T = 1, N = 1, ctx = 1;  // batch, tokens per sequence, tokens, attended context
+  Format w{}, e{}, a{}, kv{};
+  ComputePlan wplan{}, eplan{};
+  bool decode = true;
+
+  Op& add(OpKind kind, OpClass cls, double count) {
+    if (g.size >= kMaxOps) throw InvalidArgument("model has too many operator groups");
+    Op& op = g.ops[static_cast<std::size_t>(g.size++)];
+    op = Op{};
+    op.kind = kind;
+    op.cls = cls;
+    op.count = count;
+    op.compute = a;
+    return op;
+  }
+
+  // A linear layer: m rows x (k -> n) with weights in `fmt`. `read_input`
+  // false when a fused kernel already read it.
+  Op& linear(OpKind kind, double count, double rows, double n, double k, Format fmt,
+             const ComputePlan& plan, bool read_input, double launches) {
+    Op& op = add(kind, OpClass::kMatmul, count);
+    op.flops = 2 * rows * n * k;
+    op.weight_bytes = bytes_for(fmt, n * k);
+    op.act_bytes = (read_input ? bytes_for(a, rows * k) : 0) + bytes_for(a, rows * n);
+    op.compute = plan.format;
+    op.weight_only = plan.weight_only;
+    const GemmTiling t = gemm_tiling(rows, n, opt);
+    op.tiles = t.tiles;
+    op.tile_fill = t.fill;
+    op.k_depth = k;
+    if (plan.weight_only) op.vector_ops = n * k * t.m_tiles * opt.dequant_ops_per_element;
+    op.launches = launches;
+    return op;
+  }
+
+  Op& elementwise(OpKind kind, double count, double elements, double ops_per_element,
+                  double reads, double writes, double launches) {
+    Op& op = add(kind, OpClass::kElementwise, count);
+    op.flops = elements * ops_per_element;
+    op.act_bytes = bytes_for(a, elements * reads) + bytes_for(a, elements * writes);
+    op.compute = Format::kFp32;
+    op.launches = launches;
+    return op;
+  }
+
+  void norm(OpKind kind, double count, double rows, bool read_input, double launches) {
+    Op& op = elementwise(kind, count, rows * H, kNormOps, read_input ? 1 : 0, 1, launches);
+    op.weight_bytes = bytes_for(kSmallWeights, H);
+  }
+
+  // Attention core (qk_matmul, softmax, sv_matmul) for one layer class.
+  void attention(double count, bool sliding, bool mla_latent) {
+    const AttentionKernelInfo& kinfo = attention_kernel_info(g.attention);
+    const double window = sliding ? static_cast<double>(m.sliding_window) : 0;
+    const double sparsity = s.block_sparsity;
+    // Head geometry: MLA decode attends over the shared latent (one "KV head"
+    // of kv_lora + rope, values are the latent itself).
+    double q_dim = dh, v_dim = dv, kv_heads = nkv;
+    if (mla_latent) {
+      q_dim = static_cast<double>(m.mla.kv_lora_rank + m.mla.qk_rope_head_dim);
+      v_dim = static_cast<double>(m.mla.kv_lora_rank);
+      kv_heads = 1;
+    }
+    const Format attn_fmt = (a == Format::kFp8 && kinfo.fp8 && dev.computes(Format::kFp8))
+                                ? Format::kFp8
+                                : (format_info(a).block_bits >= 16 && dev.computes(a) ? a : Format::kBf16);
+    // K/V come from the cache in decode, from fresh projections in prefill.
+    const Format kv_read_fmt = decode ? kv : a;
+    double scores = 0, k_elems = 0, v_elems = 0;  // score elements computed; K/V elements read
+    double q_reads = 1, o_passes = 1;             // passes over Q and O
+    double parallel = 0;
+    const double S = decode ? ctx : T;
+    if (decode) {
+      const double L = window > 0 ? std::min(ctx, window) : ctx;
+      scores = B * nh * L * sparsity;
+      k_elems = B * kv_heads * L * q_dim * sparsity;
+      v_elems = mla_latent ? 0 : B * kv_heads * L * v_dim * sparsity;
+      parallel = B * nh * (kinfo.split_kv ? ceil_div(L, 128) : 1);
+    } else {
+      // Causal prefill: the pairs (i, j <= i), or the band of the window.
+      const double pairs = window > 0 && window < S ? S * window - window * (window - 1) / 2
+                                                     : S * (S + 1) / 2;
+      const bool unfused = kinfo.loop == AttentionLoop::kUnfused;
+      scores = B * nh * (unfused ? S * S : pairs) * sparsity;
+      // FlashAttention Theorem 2: tiles of M/(4d) rows fit in the on-chip
+      // SRAM of M elements; K/V (FA2+) or Q/O (FA1) are re-read once per
+      // tile. Causally, tile i pairs with tiles 0..i: (T + 1) / 2 passes.
+      const double sram_elems = dev.shared_memory_per_sm_bytes.value * 8 / bits_per_element(attn_fmt);
+      const double block = std::clamp(std::floor(sram_elems / (4 * q_dim)), 16.0, 128.0);
+      const double passes = ceil_div(S, block);
+      double causal_passes = (passes + 1) / 2;
+      if (window > 0 && window < S) causal_passes = std::min(causal_passes, ceil_div(window, block) + 1);
+      double kv_passes = 1;
+      if (kinfo.loop == AttentionLoop::kQOuter) {
+        kv_passes = causal_passes;
+      } else if (kinfo.loop == AttentionLoop::kKvOuter) {
+        q_reads = causal_passes;
+        o_passes = 2 * causal_passes - 1;  // O is read and written on every pass but the first
+      }
+      k_elems = B * kv_heads * S * q_dim * kv_passes * (unfused ? 1 : sparsity);
+      v_elems = B * kv_heads * S * v_dim * kv_passes * (unfused ? 1 : sparsity);
+      parallel = B * nh * passes;
+    }
+    const double efficiency = kinfo.efficiency_on(dev).value;
+
+    Op& qk = add(OpKind::kQkMatmul, OpClass::kAttention, count);
+    qk.flops = 2 * scores * q_dim;
+    qk.act_bytes = bytes_for(a, B * T * nh * q_dim) * q_reads;
+    qk.kv_bytes = decode ? bytes_for(kv_read_fmt, k_elems) : 0;
+    if (!decode) qk.act_bytes += bytes_for(kv_read_fmt, k_elems);
+    qk.compute = attn_fmt;
+    qk.parallel_blocks = parallel;
+    qk.kernel_efficiency = efficiency;
+
+    Op& sm = add(OpKind::kSoftmax, OpClass::kElementwise, count);
+    sm.flops = kSoftmaxOps * scores;
+    sm.compute = Format::kFp32;
+
+    Op& sv = add(OpKind::kSvMatmul, OpClass::kAttention, count);
+    sv.flops = 2 * scores * v_dim;
+    sv.act_bytes = bytes_for(a, B * T * nh * v_dim) * o_passes;
+    if (decode) {
+      sv.kv_bytes = bytes_for(kv_read_fmt, v_elems);
+    } else {
+      sv.act_bytes += bytes_for(kv_read_fmt, v_elems);
+    }
+    sv.compute = attn_fmt;
+    sv.parallel_blocks = parallel;
+    sv.kernel_efficiency = efficiency;
+
+    if (kinfo.loop == AttentionLoop::kUnfused) {
+      // Scores and probabilities round-trip through HBM; three kernels.
+      qk.act_bytes += bytes_for(a, scores);
+      sm.act_bytes = 2 * bytes_for(a, scores);
+      sv.act_bytes += bytes_for(a, scores);
+      qk.kernel_efficiency = sv.kernel_efficiency = std::nan("");
+      qk.parallel_blocks = sv.parallel_blocks = 0;  // batched GEMMs fill the device
+    } else {
+      sm.launches = 0;
+      sv.launches = 0;
+    }
+  }
+
+  void gqa_projections(double count) {
+    const bool bias = m.qkv_bias;
+    Op& q = linear(OpKind::kQProj, count, N, nh * dh, H, w, wplan, true, 1);
+    Op& k = linear(OpKind::kKProj, count, N, nkv * dh, H, w, wplan, false, 0);
+    Op& v = linear(OpKind::kVProj, count, N, nkv * dh, H, w, wplan, false, 0);
+    if (bias) {
+      q.weight_bytes += bytes_for(kSmallWeights, nh * dh);
+      k.weight_bytes += bytes_for(kSmallWeights, nkv * dh);
+      v.weight_bytes += bytes_for(kSmallWeights, nkv * dh);
+    }
+    // Qwen3 normalizes q and k per head; counted with RoPE (one kernel).
+    Op& rope = elementwise(OpKind::kRope, count, N * (nh + nkv) * dh,
+                           kRopeOps + (m.qk_norm ? kNormOps : 0), 1, 1, 1);
+    (void)rope;
+    Op& write = add(OpKind::kKvCacheWrite, OpClass::kMemory, count);
+    write.act_bytes = bytes_for(a, 2 * N * nkv * dh);
+    write.kv_bytes = bytes_for(kv, 2 * N * nkv * dh);
+  }
+
+  void mla_projections(double count) {
+    const auto& x = m.mla;
+    const double qk_head = static_cast<double>(x.qk_nope_head_dim + x.qk_rope_head_dim);
+    const double latent = static_cast<double>(x.kv_lora_rank + x.qk_rope_head_dim);
+    if (x.q_lora_rank > 0) {
+      linear(OpKind::kQAProj, count, N, static_cast<double>(x.q_lora_rank), H, w, wplan, true, 1);
+      linear(OpKind::kQBProj, count, N, nh * qk_head, static_cast<double>(x.q_lora_rank), w, wplan,
+             true, 1);
+    } else {
+      linear(OpKind::kQProj, count, N, nh * qk_head, H, w, wplan, true, 1);
+    }
+    // The latent is not split across tensor-parallel ranks.
+    linear(OpKind::kKvAProj, count, N, latent, H, w, wplan, true, 1);
+    elementwise(OpKind::kRope, count, N * (nh + 1) * static_cast<double>(x.qk_rope_head_dim),
+                kRopeOps, 1, 1, 1);
+    Op& write = add(OpKind::kKvCacheWrite, OpClass::kMemory, count);
+    write.act_bytes = bytes_for(a, N * latent);
+    write.kv_bytes = bytes_for(kv, N * latent);
+    if (decode) {
+      // Weight absorption: q_nope x W_UK into the latent space, and the
+      // latent output x W_UV back to values (DeepSeek-V2 section 2.1.3).
+      linear(OpKind::kKAbsorb, count, N * nh, static_cast<double>(x.kv_lora_rank),
+             static_cast<double>(x.qk_nope_head_dim), w, wplan, true, 1)
+          .weight_bytes = bytes_for(w, nh * x.qk_nope_head_dim * x.kv_lora_rank);
+    } else {
+      linear(OpKind::kKvBProj, count, N, nh * static_cast<double>(x.qk_nope_head_dim + x.v_head_dim),
+             static_cast<double>(x.kv_lora_rank), w, wplan, true, 1);
+    }
+  }
+
+  void mlp(double count, bool shared, double inter, double rows) {
+    const OpKind gk = shared ? OpKind::kSharedGateProj : OpKind::kGateProj;
+    const OpKind uk = shared ? OpKind::kSharedUpProj : OpKind::kUpProj;
+    const OpKind dk = shared ? OpKind::kSharedDownProj : OpKind::kDownProj;
+    if (m.gated_mlp) {
+      linear(gk, count, rows, inter, H, w, wplan, true, 1);
+      linear(uk, count, rows, inter, H, w, wplan, false, 0);
+    } else {
+      linear(uk, count, rows, inter, H, w, wplan, true, 1);
+    }
+    if (!shared) {
+      elementwise(OpKind::kActMul, count, rows * inter, m.gated_mlp ? kGatedActOps : 4,
+                  m.gated_mlp ? 2 : 1, 1, 1);
+    }
+    linear(dk, count, rows, H, inter, w, wplan, true, 1);
+  }
+
+  void experts(double count) {
+    const auto& x = *m.moe;
+    const double E = static_cast<double>(x.num_experts);
+    const double k = static_cast<double>(x.top_k);
+    const double Ie = static_cast<double>(x.expert_intermediate) / tp;
+    const double D = distinct_experts(E, k, N);
+    g.distinct_experts = D;
+    linear(OpKind::kRouter, count, N, E, H, kSmallWeights, plan_compute(dev, kSmallWeights, a),
+           true, 1);
+    // Routed experts as grouped GEMMs over the D experts the batch touches:
+    // weights of D experts stream once; N * k token-expert pairs compute.
+    const double pairs = N * k;
+    const double rows = pairs / D;
+    auto expert_linear = [&](OpKind kind, double n, double kdim, bool read_input, double launches) {
+      Op& op = linear(kind, count, rows, n, kdim, e, eplan, read_input, launches);
+      op.flops = 2 * pairs * n * kdim;
+      op.weight_bytes = D * bytes_for(e, n * kdim);
+      op.act_bytes = (read_input ? bytes_for(a, pairs * kdim) : 0) + bytes_for(a, pairs * n);
+      op.tiles *= D;
+      op.vector_ops *= D;
+      op.moe_layer = true;
+    };
+    if (m.gated_mlp) {
+      expert_linear(OpKind::kGateProj, Ie, H, true, 1);
+      expert_linear(OpKind::kUpProj, Ie, H, false, 0);
+    } else {
+      expert_linear(OpKind::kUpProj, Ie, H, true, 1);
+    }
+    Op& act = elementwise(OpKind::kActMul, count, pairs * Ie, kGatedActOps, 2, 1, 1);
+    act.moe_layer = true;
+    expert_linear(OpKind::kDownProj, H, Ie, true, 1);
+    if (x.num_shared_experts > 0) {
+      mlp(count, true, static_cast<double>(x.shared_intermediate * x.num_shared_experts) / tp, N);
+    }
+  }
+
+  void all_reduce(double count) {
+    if (s.tp <= 1) return;
+    Op& op = add(OpKind::kAllReduce, OpClass::kCommunication, count);
+    // Ring all-reduce moves 2 (tp - 1) / tp of the message over each link.
+    op.act_bytes = bytes_for(a, N * H) * 2 * (tp - 1) / tp;
+    op.compute = Format::kFp32;
+  }
+
+  void layer(double count, bool moe, bool sliding) {
+    const int first = g.size;
+    norm(OpKind::kAttnNorm, count, N, true, 1);
+    const bool mla = m.attention == AttentionKind::kMla;
+    if (mla) {
+      mla_projections(count);
+    } else {
+      gqa_projections(count);
+    }
+    attention(count, sliding, mla && decode);
+    if (mla && decode) {
+      linear(OpKind::kVAbsorb, count, N * nh, static_cast<double>(m.mla.v_head_dim),
+             static_cast<double>(m.mla.kv_lora_rank), w, wplan, true, 1)
+          .weight_bytes = bytes_for(w, nh * m.mla.kv_lora_rank * m.mla.v_head_dim);
+    }
+    Op& o = linear(OpKind::kOProj, count, N, H, nh * dv, w, wplan, true, 1);
+    if (m.o_bias) o.weight_bytes += bytes_for(kSmallWeights, H);
+    all_reduce(count);
+    elementwise(OpKind::kAttnResidual, count, N * H, kResidualOps, 2, 1, 1);
+    norm(OpKind::kMlpNorm, count, N, false, 0);  // fused add + norm
+    if (moe) {
+      experts(count);
+    } else {
+      mlp(count, false, I, N);
+    }
+    all_reduce(count);
+    // Residual add in the down projection's epilogue: reads the residual only.
+    Op& res = elementwise(OpKind::kMlpResidual, count, N * H, kResidualOps, 1, 0, 0);
+    (void)res;
+    for (int i = first; i < g.size; ++i) {
+      g.ops[static_cast<std::size_t>(i)].moe_layer = moe;
+      g.ops[static_cast<std::size_t>(i)].sliding_layer = sliding;
+    }
+  }
+};
+
+// With exact checkpoint bytes (GGUF mixes, block-scaled fp8), scale each
+// component's streamed weight bytes so the components sum to the file's bytes.
+void scale_to_checkpoint(const ModelSpec& m, OpGraph* g) {
+  const auto& c = *m.checkpoint;
+  const ParamCounts p = count_parameters(m);
+  auto ratio = [](double exact, double modeled) { return modeled > 0 && exact > 0 ? exact / modeled : 1.0; };
+  const double r_attn = ratio(c.attention, bytes_for(m.native_weights, p.attention));
+  const double r_mlp = ratio(c.dense_mlp, bytes_for(m.native_weights, p.dense_mlp));
+  const double r_exp = ratio(c.routed_experts, bytes_for(m.native_experts, p.routed_experts));
+  const double r_shared = ratio(c.shared_experts, bytes_for(m.native_weights, p.shared_experts));
+  const double r_lm = m.tie_embeddings ? ratio(c.embedding, bytes_for(m.native_weights, p.embedding))
+                                       : ratio(c.lm_head, bytes_for(m.native_weights, p.lm_head));
+  const double r_emb = ratio(c.embedding, bytes_for(m.native_weights, p.embedding));
+  for (int i = 0; i < g->size; ++i) {
+    Op& op = g->ops[static_cast<std::size_t>(i)];
+    double r = 1;
+    switch (op.kind) {
+      case OpKind::kQProj: case OpKind::kKProj: case OpKind::kVProj: case OpKind::kOProj:
+      case OpKind::kQAProj: case OpKind::kQBProj: case OpKind::kKvAProj: case OpKind::kKvBProj:
+      case OpKind::kKAbsorb: case OpKind::kVAbsorb:
+        r = r_attn;
+        break;
+      case OpKind::kGateProj: case OpKind::kUpProj: case OpKind::kDownProj:
+        r = op.moe_layer ? r_exp : r_mlp;
+        break;
+      case OpKind::kSharedGateProj: case OpKind::kSharedUpProj: case OpKind::kSharedDownProj:
+        r = r_shared;
+        break;
+      case OpKind::kLmHead: r = r_lm; break;
+      case OpKind::kEmbedding: r = r_emb; break;
+      default: break;
+    }
+    op.weight_bytes *= r;
+  }
+}
+
+}  // namespace
+
+std::string_view op_name(OpKind k) noexcept { return kOpNames[static_cast<int>(k)]; }
+
+std::string_view op_class_name(OpClass c) noexcept {
+  switch (c) {
+    case OpClass::kMatmul: return "matmul";
+    case OpClass::kAttention: return "attention";
+    case OpClass::kElementwise: return "elementwise";
+    case OpClass::kMemory: return "memory";
+    case OpClass::kCommunication: return "communication";
+  }
+  return "matmul";
+}
+
+std::string_view phase_name(Phase p) noexcept { return p == Phase::kPrefill ? "prefill" : "decode"; }
+
+Phase parse_phase(std::string_view text) {
+  if (text == "prefill") return Phase::kPrefill;
+  if (text == "decode") return Phase::kDecode;
+  throw InvalidArgument("unknown phase '" + std::string(text.substr(0, 40)) + "' (prefill, decode)");
+}
+
+double distinct_experts(double num_experts, double top_k, double tokens) noexcept {
+  if (num_experts <= 0) return 0;
+  return num_experts * (1 - std::pow(1 - top_k / num_experts, tokens));
+}
+
+void validate(const Scenario& s, const ModelSpec& m) {
+  auto check = [](std::string_view name, std::int64_t v, std::int64_t lo, std::int64_t hi) {
+    if (v < lo || v > hi) {
+      throw InvalidArgument(std::string(name) + " = " + std::to_string(v) + " is out of range (" +
+                            std::to_string(lo) + " to " + std::to_string(hi) + ")");
+    }
+  };
+  check("batch", s.batch, 1, kMaxBatch);
+  check("seq-len", s.seq_len, 1, kMaxSeqLen);
+  check("tp", s.tp, 1, kMaxParallel);
+  check("pp", s.pp, 1, m.layers);
+  if (!(s.block_sparsity > 0 && s.block_sparsity <= 1)) {
+    throw InvalidArgument("block sparsity must be in (0, 1] (the fraction of attention blocks computed)");
+  }
+  if (m.heads % s.tp != 0) {
+    throw InvalidArgument("tp " + std::to_string(s.tp) + " does not divide the " +
+                          std::to_string(m.heads) + " attention heads");
+  }
+  if (m.intermediate % s.tp != 0 || (m.moe && m.moe->expert_intermediate % s.tp != 0)) {
+    throw InvalidArgument("tp " + std::to_string(s.tp) + " does not divide the MLP intermediate size");
+  }
+  if (!format_info(s.precision.kv).compute_format && s.precision.kv != Format::kQ8_0 &&
+      s.precision.kv != Format::kQ4_0) {
+    throw InvalidArgument("KV-cache format " + std::string(format_id(s.precision.kv)) +
+                          " is not a KV-cache format");
+  }
+}
+
+OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const ModelOptions& opt) {
+  validate(s, m);
+  OpGraph g;
+  Builder b{m, dev, s, opt, g};
+  b.decode = s.phase == Phase::kDecode;
+  b.tp = static_cast<double>(s.tp);
+  b.H = static_cast<double>(m.hidden);
+  b.nh = static_cast<double>(m.heads) / b.tp;
+  b.nkv = std::max(1.0, static_cast<double>(m.kv_heads) / b.tp);  // replicated when tp > kv heads
+  b.dh = static_cast<double>(m.head_dim);
+  b.dv = m.attention == AttentionKind::kMla ? static_cast<double>(m.mla.v_head_dim) : b.dh;
+  b.I = static_cast<double>(m.intermediate) / b.tp;
+  b.V = static_cast<double>(m.vocab) / b.tp;
+  b.B = static_cast<double>(s.batch);
+  b.T = b.decode ? 1 : static_cast<double>(s.seq_len);
+  b.N = b.B * b.T;
+  b.ctx = b.decode ? static_cast<double>(s.seq_len) + 1 : static_cast<double>(s.seq_len);
+  b.a = s.precision.act;
+  b.kv = s.precision.kv;
+  b.w = s.precision.weights.value_or(m.native_weights);
+  b.e = s.precision.experts.value_or(s.precision.weights.value_or(m.native_experts));
+  b.wplan = plan_compute(dev, b.w, b.a);
+  b.eplan = m.moe ? plan_compute(dev, b.e, b.a) : b.wplan;
+  g.weights = b.w;
+  g.experts = b.e;
+  g.tokens = b.N;
+  g.attention = s.attention.value_or(default_attention_kernel(dev, b.decode));
+  check_kernel_supported(g.attention, dev);
+
+  // Embedding: a gather of N rows.
+  if (m.vocab > 0) {
+    Op& emb = b.add(OpKind::kEmbedding, OpClass::kMemory, 1);
+    emb.weight_bytes = bytes_for(m.native_weights, b.N * b.H);
+    emb.act_bytes = bytes_for(b.a, b.N * b.H);
+  }
+  // Layer classes: (moe, sliding) -> number of layers.
+  double counts[2][2] = {{0, 0}, {0, 0}};
+  if (!m.moe && m.sliding_window == 0) {
+    counts[0][0] = static_cast<double>(m.layers);
+  } else {
+    for (std::int64_t l = 0; l < m.layers; ++l) counts[m.is_moe_layer(l)][m.is_sliding_layer(l)] += 1;
+  }
+  for (int moe = 0; moe < 2; ++moe) {
+    for (int sliding = 0; sliding < 2; ++sliding) {
+      if (counts[moe][sliding] > 0) b.layer(counts[moe][sliding], moe == 1, sliding == 1);
+    }
+  }
+  b.norm(OpKind::kFinalNorm, 1, b.N, true, 1);
+  if (m.vocab > 0) {
+    // Logits only for the last position of each sequence (what serving
+    // engines compute); the tied embedding is read again when tied.
+    b.linear(OpKind::kLmHead, 1, b.B, b.V, b.H, b.w, b.wplan, true, 1);
+  }
+  if (m.checkpoint && !s.precision.weights && !s.precision.experts) scale_to_checkpoint(m, &g);
+  if (s.pp > 1) {
+    Op& send = b.add(OpKind::kPipelineSend, OpClass::kCommunication, static_cast<double>(s.pp - 1));
+    send.act_bytes = bytes_for(b.a, b.N * b.H);
+    send.compute = Format::kFp32;
+  }
+  return g;
+}
+
+}  // namespace roofline

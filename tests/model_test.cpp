@@ -1,0 +1,139 @@
+#include "roofline/model.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "roofline/error.h"
+
+namespace roofline {
+namespace {
+
+// Parameter counts within this fraction of the publisher's figure (published
+// figures are rounded to 2-3 significant digits).
+constexpr double kParamRelTol = 0.02;
+
+TEST(Models, EveryPresetParsesWithoutUnmodeledKeys) {
+  const auto& presets = ModelCatalog::built_in().presets();
+  ASSERT_EQ(presets.size(), 15u);
+  for (const auto& p : presets) {
+    const ModelSpec m = preset_model(p);
+    for (const auto& n : m.notes) {
+      EXPECT_EQ(n.find("config keys not modeled"), std::string::npos) << p.id << ": " << n;
+    }
+    EXPECT_EQ(m.id, p.id);
+  }
+}
+
+TEST(Models, ParameterCountsMatchPublishedSizes) {
+  for (const auto& p : ModelCatalog::built_in().presets()) {
+    if (p.published_params <= 0) continue;
+    const double ours = count_parameters(preset_model(p)).total;
+    EXPECT_NEAR(ours / p.published_params, 1.0, kParamRelTol) << p.id << ": " << ours;
+  }
+}
+
+// Llama-3.1-8B by hand: embedding and lm_head 128,256 x 4,096 = 525,336,576 each;
+// per layer q,o 4096^2 = 16,777,216 each, k,v 4096 x 1024 = 4,194,304 each,
+// MLP 3 x 4096 x 14,336 = 176,160,768, norms 2 x 4096: 218,112,000 per layer;
+// 32 layers = 6,979,584,000; + final norm 4,096 -> 8,030,261,248.
+TEST(Models, Llama31_8bParameterCountByHand) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const ParamCounts p = count_parameters(m);
+  EXPECT_DOUBLE_EQ(p.embedding, 525'336'576);
+  EXPECT_DOUBLE_EQ(p.lm_head, 525'336'576);
+  EXPECT_DOUBLE_EQ(p.attention, 32.0 * (2 * 16'777'216 + 2 * 4'194'304));
+  EXPECT_DOUBLE_EQ(p.dense_mlp, 32.0 * 176'160'768);
+  EXPECT_DOUBLE_EQ(p.total, 8'030'261'248);
+  EXPECT_EQ(m.native_weights, Format::kBf16);
+}
+
+TEST(Models, AliasesResolve) {
+  EXPECT_EQ(load_model("llama-3-8b").id, "llama-3.1-8b");
+  EXPECT_EQ(load_model("LLAMA-3.3-70B").id, "llama-3.1-70b");
+  EXPECT_THROW((void)load_model("gpt-5"), NotFound);
+}
+
+TEST(Models, MoeAndMlaPresets) {
+  const ModelSpec ds = load_model("deepseek-v3");
+  EXPECT_EQ(ds.attention, AttentionKind::kMla);
+  // MLA caches kv_lora_rank + rope dim = 512 + 64 per layer per token.
+  EXPECT_EQ(ds.kv_elements_per_token_per_layer(), 576);
+  EXPECT_EQ(ds.moe_layer_count(), 58);  // first_k_dense_replace = 3 of 61
+  EXPECT_EQ(ds.native_weights, Format::kFp8);
+  const ModelSpec oss = load_model("gpt-oss-120b");
+  EXPECT_EQ(oss.native_experts, Format::kMxfp4);
+  EXPECT_EQ(oss.native_weights, Format::kBf16);
+  EXPECT_EQ(oss.sliding_window, 128);
+  EXPECT_EQ(oss.sliding_layer_count(), 18);  // alternate layers of 36
+  const ModelSpec q = load_model("qwen3-30b-a3b");
+  EXPECT_EQ(q.moe_layer_count(), 48);
+  EXPECT_TRUE(q.qk_norm);
+  // Llama-3-8B KV per token: 2 x 32 layers x 8 heads x 128 x 2 B = 131,072 B.
+  const ModelSpec l = load_model("llama-3.1-8b");
+  EXPECT_EQ(l.kv_elements_per_token_per_layer() * l.layers * 2, 131'072);
+}
+
+TEST(Models, ShortFormFromTheOriginalDescription) {
+  const ModelSpec m = parse_short_form(
+      R"({"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128, "dff": 14336})", "short");
+  EXPECT_EQ(m.hidden, 4096);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.vocab, 0);
+  EXPECT_FALSE(m.notes.empty());
+  const ModelSpec v = parse_short_form(
+      R"({"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128, "dff": 14336, "vocab": 128256})", "short");
+  EXPECT_DOUBLE_EQ(count_parameters(v).total, 8'030'261'248);
+  EXPECT_THROW((void)parse_short_form(R"({"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128, "dff": 14336, "x": 1})", "s"),
+               ParseError);
+  EXPECT_THROW((void)parse_short_form(R"({"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128})", "s"), ParseError);
+  EXPECT_THROW((void)parse_short_form(R"({"H": 4096, "L": 32, "nh": 32, "nkv": 5, "dh": 128, "dff": 1})", "s"),
+               InvalidArgument);  // 5 kv heads do not divide 32
+}
+
+nlohmann::json llama_config() {
+  return nlohmann::json::parse(R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+    "vocab_size": 128256, "torch_dtype": "bfloat16"})");
+}
+
+TEST(Models, BadConfigsAreClearErrors) {
+  auto cfg = llama_config();
+  cfg.erase("hidden_size");
+  EXPECT_THROW((void)parse_hf_config(cfg.dump(), "c.json"), ParseError);
+  cfg = llama_config();
+  cfg["hidden_size"] = -4096;
+  EXPECT_THROW((void)parse_hf_config(cfg.dump(), "c.json"), InvalidArgument);
+  cfg = llama_config();
+  cfg["num_attention_heads"] = 30;  // does not divide 4096
+  EXPECT_THROW((void)parse_hf_config(cfg.dump(), "c.json"), InvalidArgument);
+  cfg = llama_config();
+  cfg["num_hidden_layers"] = 1e30;
+  EXPECT_THROW((void)parse_hf_config(cfg.dump(), "c.json"), InvalidArgument);
+  cfg = llama_config();
+  cfg["intermediate_size"] = 1.5;
+  EXPECT_THROW((void)parse_hf_config(cfg.dump(), "c.json"), InvalidArgument);
+  cfg = llama_config();
+  cfg["model_type"] = "falcon";
+  try {
+    (void)parse_hf_config(cfg.dump(), "c.json");
+    FAIL();
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("falcon"), std::string::npos);
+  }
+  EXPECT_THROW((void)parse_hf_config("{\"model_type\": \"llama\"", "c.json"), ParseError);
+  EXPECT_THROW((void)parse_hf_config(std::string(100'000, '[') , "c.json"), ParseError);
+  EXPECT_THROW((void)parse_hf_config("[]", "c.json"), ParseError);
+}
+
+TEST(Models, UnmodeledKeysAreNoted) {
+  auto cfg = llama_config();
+  cfg["frobnication_level"] = 3;
+  const ModelSpec m = parse_hf_config(cfg.dump(), "c.json");
+  ASSERT_FALSE(m.notes.empty());
+  EXPECT_NE(m.notes.back().find("frobnication_level"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace roofline

@@ -1,0 +1,285 @@
+#include "roofline/predict.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "roofline/error.h"
+
+namespace roofline {
+namespace {
+
+constexpr double kRelTol = 1e-9;
+
+const Registry& registry() {
+  static const Registry r = Registry::built_in();
+  return r;
+}
+
+ModelOptions ideal() {
+  ModelOptions o;
+  o.mode = Mode::kIdeal;
+  return o;
+}
+
+Scenario decode(std::int64_t batch, std::int64_t ctx) {
+  Scenario s;
+  s.phase = Phase::kDecode;
+  s.batch = batch;
+  s.seq_len = ctx;
+  return s;
+}
+
+struct Sums {
+  double matmul_flops = 0, attention_flops = 0, weight_bytes = 0, kv_bytes = 0;
+};
+Sums sums(const OpGraph& g) {
+  Sums s;
+  for (int i = 0; i < g.size; ++i) {
+    const Op& op = g.ops[static_cast<std::size_t>(i)];
+    if (op.cls == OpClass::kMatmul) {
+      s.matmul_flops += op.count * op.flops;
+      s.weight_bytes += op.count * op.weight_bytes;
+    }
+    if (op.cls == OpClass::kAttention) s.attention_flops += op.count * op.flops;
+    s.kv_bytes += op.count * op.kv_bytes;
+  }
+  return s;
+}
+
+// Llama-3.1-8B decode, batch 1, 512 cached tokens (attends 513), bf16:
+//   per layer weight matmul FLOPs 2 x (4096*4096*2 + 4096*1024*2 + 3*4096*14336)
+//     = 2 x 218,103,808 = 436,207,616; x 32 = 13,958,643,712
+//   lm_head 2 x 4096 x 128,256 = 1,050,673,152 -> matmuls 15,009,316,864
+//   attention per layer 2 x (2 x 32 heads x 513 x 128) = 8,404,992; x 32 = 268,959,744
+//   weight bytes = matmul params x 2 B = 15,009,316,864 (+ router none)
+//   KV read per layer 2 x 8 x 513 x 128 x 2 B = 2,101,248; written 2 x 8 x 128 x 2 = 4,096
+//     x 32 layers = 67,239,936 + 131,072 = 67,371,008
+TEST(Ops, Llama31_8bDecodeByHand) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const OpGraph g = build_ops(m, registry().get("h100"), decode(1, 512), ideal());
+  const Sums s = sums(g);
+  EXPECT_DOUBLE_EQ(s.matmul_flops, 15'009'316'864.0);
+  EXPECT_DOUBLE_EQ(s.attention_flops, 268'959'744.0);
+  // Weight matmuls stream each weight once, plus q/k/v/o-free norms (not matmuls).
+  EXPECT_DOUBLE_EQ(s.weight_bytes, 15'009'316'864.0);
+  EXPECT_DOUBLE_EQ(s.kv_bytes, 67'371'008.0);
+  // All 17 per-layer operator types appear, plus embedding, final_norm, lm_head.
+  int per_layer = 0;
+  for (int i = 0; i < g.size; ++i) per_layer += g.ops[static_cast<std::size_t>(i)].count == 32;
+  EXPECT_EQ(per_layer, 17);
+  EXPECT_EQ(g.size, 20);
+}
+
+// Llama-3.1-8B prefill, batch 1, 2048 tokens:
+//   weight matmuls 2048 x 436,207,616 x 32 = 28,587,302,322,176
+//   lm_head for the last token only: 1,050,673,152
+//   causal attention pairs 2048 x 2049 / 2 = 2,098,176;
+//   per layer 2 x (2 x 32 x 2,098,176 x 128) = 34,376,515,584; x 32 = 1,100,048,498,688
+TEST(Ops, Llama31_8bPrefillByHand) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 2048;
+  s.attention = AttentionKernel::kFa2;
+  const OpGraph g = build_ops(m, registry().get("a100"), s, ideal());
+  const Sums sum = sums(g);
+  EXPECT_DOUBLE_EQ(sum.matmul_flops, 28'587'302'322'176.0 + 1'050'673'152.0);
+  EXPECT_DOUBLE_EQ(sum.attention_flops, 1'100'048'498'688.0);
+  // The unfused kernel computes the whole square: 2048^2 pairs instead.
+  s.attention = AttentionKernel::kNaive;
+  const OpGraph naive = build_ops(m, registry().get("a100"), s, ideal());
+  EXPECT_DOUBLE_EQ(sums(naive).attention_flops, 32.0 * 2 * 2 * 32 * 2048.0 * 2048 * 128);
+}
+
+TEST(Ops, GqaKvBytesUseKvHeads) {
+  ModelSpec m = load_model("llama-3.1-8b");
+  const double gqa = sums(build_ops(m, registry().get("h100"), decode(4, 4096), ideal())).kv_bytes;
+  m.kv_heads = 32;  // the same model as MHA
+  const double mha = sums(build_ops(m, registry().get("h100"), decode(4, 4096), ideal())).kv_bytes;
+  EXPECT_DOUBLE_EQ(mha / gqa, 4.0);
+}
+
+// DeepSeek-V3 decode at 4096 cached tokens reads the 576-element latent per
+// layer per token: 4097 x 576 x 2 B = 4,719,744 per layer, x 61 layers.
+TEST(Ops, MlaReadsTheCompressedLatent) {
+  const ModelSpec m = load_model("deepseek-v3");
+  Scenario s = decode(1, 4096);
+  const OpGraph g = build_ops(m, registry().get("h200"), s, ideal());
+  double read = 0;
+  for (int i = 0; i < g.size; ++i) {
+    const Op& op = g.ops[static_cast<std::size_t>(i)];
+    if (op.cls == OpClass::kAttention) read += op.count * op.kv_bytes;
+  }
+  EXPECT_DOUBLE_EQ(read, 61.0 * 4097 * 576 * 2);
+}
+
+// Mixtral (8 experts, top-2): batch 1 touches exactly 2 experts; batch 8
+// touches 8 (1 - (6/8)^8) = 7.199 (attention-and-moe.md: D(8) = 7.20).
+TEST(Ops, MoeStreamsOnlyTheExpertsTouched) {
+  const ModelSpec m = load_model("mixtral-8x7b");
+  const OpGraph one = build_ops(m, registry().get("h100"), decode(1, 512), ideal());
+  EXPECT_NEAR(one.distinct_experts, 2.0, 1e-12);
+  double expert_bytes = 0;
+  for (int i = 0; i < one.size; ++i) {
+    const Op& op = one.ops[static_cast<std::size_t>(i)];
+    if (op.moe_layer && (op.kind == OpKind::kGateProj || op.kind == OpKind::kUpProj || op.kind == OpKind::kDownProj)) {
+      expert_bytes += op.count * op.weight_bytes;
+    }
+  }
+  // 32 layers x 2 experts x 3 matrices x 4096 x 14336 x 2 B.
+  EXPECT_DOUBLE_EQ(expert_bytes, 32.0 * 2 * 3 * 4096 * 14336 * 2);
+  const OpGraph eight = build_ops(m, registry().get("h100"), decode(8, 512), ideal());
+  EXPECT_NEAR(eight.distinct_experts, 8 * (1 - std::pow(0.75, 8)), 1e-12);
+  EXPECT_NEAR(distinct_experts(256, 8, 32), 163.3, 0.05);   // DeepSeek-V3 D(32)
+  EXPECT_NEAR(distinct_experts(256, 8, 128), 251.6, 0.05);  // D(128)
+}
+
+TEST(Predict, DecodeIsMemoryBoundAndPrefillComputeBound) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& h100 = registry().get("h100");
+  const Prediction d = predict(m, h100, decode(1, 512));
+  EXPECT_EQ(d.bound, Bound::kMemory);
+  EXPECT_NEAR(d.tokens_per_s, 1 / d.time_s, 1e-9);
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 4096;
+  const Prediction p = predict(m, h100, s);
+  EXPECT_EQ(p.bound, Bound::kCompute);
+  EXPECT_NEAR(p.tokens_per_s, 4096 / p.time_s, 1e-6);
+}
+
+// Ideal decode time is at least the weight bytes over the datasheet bandwidth.
+TEST(Predict, IdealDecodeIsBoundedByWeightStreaming) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& gb10 = registry().get("gb10");
+  const Prediction p = predict(m, gb10, decode(1, 1), ideal());
+  const double floor = 15'009'316'864.0 / 273e9;
+  EXPECT_GE(p.time_s, floor);
+  EXPECT_LT(p.time_s, floor * 1.02);  // activations and KV are small at batch 1
+  EXPECT_DOUBLE_EQ(p.overhead_s, 0);
+  const Prediction r = predict(m, gb10, decode(1, 1));
+  EXPECT_GT(r.time_s, p.time_s);
+  EXPECT_GT(r.overhead_s, 0);
+}
+
+TEST(Predict, MemoryAndFit) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Prediction p = predict(m, registry().get("h100"), decode(1, 4096));
+  // 70.55 B parameters in bf16 = 141 GB: does not fit in 80 GB.
+  EXPECT_NEAR(p.memory.weights_bytes, 2 * count_parameters(m).total, 1e6);
+  EXPECT_FALSE(p.memory.fits);
+  Scenario tp2 = decode(1, 4096);
+  tp2.tp = 2;
+  const Prediction q = predict(m, registry().get("h100"), tp2);
+  EXPECT_TRUE(q.memory.fits);
+  EXPECT_GT(q.communication_s, 0);
+  // KV cache per rank: 80 layers x 2 x (8/2 heads) x 128 x 4097 x 2 B.
+  EXPECT_DOUBLE_EQ(q.memory.kv_cache_bytes, 80.0 * 2 * 4 * 128 * 4097 * 2);
+}
+
+TEST(Predict, WeightOnlyFormatsAreSaid) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  Scenario s = decode(1, 512);
+  s.precision.weights = Format::kNvfp4;
+  const Prediction p = predict(m, registry().get("h100"), s);
+  bool any = false;
+  for (int i = 0; i < p.graph.size; ++i) any = any || p.graph.ops[static_cast<std::size_t>(i)].weight_only;
+  EXPECT_TRUE(any);
+  s.precision.act = Format::kFp8;
+  EXPECT_THROW((void)predict(m, registry().get("a100"), s), Unsupported);
+}
+
+TEST(Predict, KernelSupportIsChecked) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  Scenario s = decode(1, 512);
+  s.attention = AttentionKernel::kFa3;
+  EXPECT_THROW((void)predict(m, registry().get("a100"), s), Unsupported);
+  EXPECT_NO_THROW((void)predict(m, registry().get("h100"), s));
+  s.attention = AttentionKernel::kFa4;
+  EXPECT_THROW((void)predict(m, registry().get("h100"), s), Unsupported);
+  EXPECT_NO_THROW((void)predict(m, registry().get("b200"), s));
+}
+
+// At 32k context and batch 1, Flash-Decoding fills the SMs that FA2 (one
+// block per head) leaves idle: its attention is faster.
+TEST(Predict, FlashDecodingBeatsFa2AtLongContext) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  Scenario s = decode(1, 32768);
+  s.attention = AttentionKernel::kFa2;
+  const double fa2 = predict(m, registry().get("h100"), s).time_s;
+  s.attention = AttentionKernel::kFlashDecoding;
+  const double fd = predict(m, registry().get("h100"), s).time_s;
+  EXPECT_LT(fd, fa2);
+}
+
+TEST(Predict, ScenarioValidation) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = registry().get("h100");
+  Scenario s = decode(0, 512);
+  EXPECT_THROW((void)predict(m, d, s), InvalidArgument);
+  s = decode(1, 512);
+  s.tp = 3;  // does not divide 32 heads
+  EXPECT_THROW((void)predict(m, d, s), InvalidArgument);
+  s = decode(1, 512);
+  s.block_sparsity = 0;
+  EXPECT_THROW((void)predict(m, d, s), InvalidArgument);
+  s = decode(1, kMaxSeqLen);
+  EXPECT_TRUE(std::isfinite(predict(m, d, s).time_s));
+}
+
+// generate: TTFT is the prefill; gen - 1 decode steps over contexts P .. P+G-2.
+TEST(Generate, SumsDecodeStepsOverAGrowingContext) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = registry().get("h100");
+  Scenario s = decode(1, 1);
+  const GenerateResult g = generate(m, d, s, 512, 5, ideal());
+  Scenario p;
+  p.phase = Phase::kPrefill;
+  p.seq_len = 512;
+  EXPECT_NEAR(g.ttft_s, predict(m, d, p, ideal()).time_s, 1e-15);
+  double steps = 0;
+  for (int ctx = 512; ctx <= 515; ++ctx) steps += predict(m, d, decode(1, ctx), ideal()).time_s;
+  EXPECT_NEAR(g.e2e_s, g.ttft_s + steps, 1e-12);
+  EXPECT_NEAR(g.tpot_s, steps / 4, 1e-12);
+  // Long generations sum piecewise-linear segments; close to the exact sum.
+  const GenerateResult big = generate(m, d, s, 512, 200, ideal());
+  double exact = 0;
+  for (int ctx = 512; ctx <= 710; ++ctx) exact += predict(m, d, decode(1, ctx), ideal()).time_s;
+  EXPECT_NEAR(big.e2e_s - big.ttft_s, exact, exact * 1e-4);
+  EXPECT_THROW((void)generate(m, d, s, 0, 5), InvalidArgument);
+}
+
+// KV report: Llama-3-8B bf16 is 131,072 B per token; fp8 halves it. The
+// crossover: weights (2 x 8,030,261,248 = 16,060,522,496 B) / 131,072 B = 122,532 tokens.
+TEST(Kv, BytesPerTokenSavingsAndCrossover) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const KvReport r = kv_report(m, decode(1, 32768));
+  ASSERT_FALSE(r.rows.empty());
+  EXPECT_DOUBLE_EQ(r.rows[0].bytes_per_token, 131'072);
+  EXPECT_DOUBLE_EQ(r.rows[0].total_bytes, 131'072.0 * 32768);
+  EXPECT_NEAR(r.rows[1].saving, 0.5, 1e-6);  // fp8
+  EXPECT_NEAR(r.rows[0].crossover_context, r.weight_bytes / 131'072, 1e-6);
+  EXPECT_NEAR(r.rows[0].crossover_context, 122'532.06, 0.01);
+}
+
+TEST(Capacity, BatchAndContextLimitsFitExactly) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = registry().get("h100");
+  const Scenario s = decode(1, 4096);
+  const Capacity c = capacity(m, d, s);
+  ASSERT_GT(c.max_batch, 1);
+  Scenario at = s;
+  at.batch = c.max_batch;
+  EXPECT_TRUE(estimate_memory(m, d, at).fits);
+  at.batch = c.max_batch + 1;
+  EXPECT_FALSE(estimate_memory(m, d, at).fits);
+  Scenario ctx = s;
+  ctx.seq_len = c.max_context;
+  EXPECT_TRUE(estimate_memory(m, d, ctx).fits);
+  ctx.seq_len = c.max_context + 1;
+  EXPECT_FALSE(estimate_memory(m, d, ctx).fits);
+}
+
+}  // namespace
+}  // namespace roofline
