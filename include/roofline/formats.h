@@ -2,6 +2,8 @@
 // through bytes_for(); nothing else multiplies element counts by sizes.
 #pragma once
 
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -34,6 +36,9 @@ enum class Format : std::uint8_t {
 
 inline constexpr int kFormatCount = static_cast<int>(Format::kQ4_0) + 1;
 
+// Index for per-format arrays.
+[[nodiscard]] constexpr int format_index(Format f) noexcept { return static_cast<int>(f); }
+
 // Static description of one format. Bits include every scale and zero point.
 struct FormatInfo {
   Format format;
@@ -51,10 +56,17 @@ struct FormatInfo {
   std::string_view source;  // where the layout is defined
 };
 
+namespace detail {
+// The table itself (defined in formats.cpp); use the functions below.
+extern const std::array<FormatInfo, kFormatCount> kFormatTable;
+}  // namespace detail
+
 // The whole table, in Format order.
 [[nodiscard]] std::span<const FormatInfo> all_formats() noexcept;
 
-[[nodiscard]] const FormatInfo& format_info(Format f) noexcept;
+[[nodiscard]] inline const FormatInfo& format_info(Format f) noexcept {
+  return detail::kFormatTable[static_cast<std::size_t>(f)];
+}
 
 [[nodiscard]] inline std::string_view format_id(Format f) noexcept { return format_info(f).id; }
 
@@ -64,7 +76,11 @@ struct FormatInfo {
 // Storage bytes of one tensor of `elements` values in format `f`: whole
 // blocks (a partial block is stored whole) plus the per-tensor scale.
 // REQUIRES: elements >= 0 and finite.
-[[nodiscard]] Bytes bytes_for(Format f, double elements) noexcept;
+[[nodiscard]] inline Bytes bytes_for(Format f, double elements) noexcept {
+  const FormatInfo& info = format_info(f);
+  const double blocks = info.block_elements == 1 ? elements : std::ceil(elements / info.block_elements);
+  return (blocks * info.block_bits + (elements > 0 ? info.tensor_scale_bits : 0)) * 0.125;
+}
 
 // Parses a format id, case-insensitive; accepts "fp8-e4m3" and "e4m3" for fp8,
 // "e5m2" for fp8-e5m2, "int4-g128" for int4.
@@ -74,7 +90,5 @@ struct FormatInfo {
 // Parses without throwing; false if unknown.
 [[nodiscard]] bool try_parse_format(std::string_view text, Format* out) noexcept;
 
-// Index for per-format arrays.
-[[nodiscard]] constexpr int format_index(Format f) noexcept { return static_cast<int>(f); }
 
 }  // namespace roofline

@@ -13,13 +13,14 @@
 namespace roofline {
 
 // The time of one operator (all `count` instances of it in a forward pass).
+// Trivial, like Op: predict() sets every field of the timings it uses.
 struct OpTiming {
-  Seconds time_s = 0;          // share of its kernel's time, plus its launches
-  Seconds memory_time_s = 0;   // its own bytes / effective bandwidth
-  Seconds compute_time_s = 0;  // its own work / effective peak
-  Seconds overhead_s = 0;      // launch overhead (realistic mode)
-  Bound bound = Bound::kMemory;
-  FlopsPerByte ai = 0;
+  Seconds time_s;          // share of its kernel's time, plus its launches
+  Seconds memory_time_s;   // its own bytes / effective bandwidth
+  Seconds compute_time_s;  // its own work / effective peak
+  Seconds overhead_s;      // launch overhead (realistic mode)
+  Bound bound;
+  FlopsPerByte ai;
 };
 
 // Memory on one device (one tensor- and pipeline-parallel rank).

@@ -77,31 +77,31 @@ enum class OpClass : std::uint8_t {
 [[nodiscard]] std::string_view op_class_name(OpClass c) noexcept;
 
 // One operator of the forward pass. Quantities are per instance; `count`
-// instances run per forward pass (the layers that have it).
+// instances run per forward pass (the layers that have it). Trivial (no
+// member initializers) so that an OpGraph's op array costs nothing until
+// used; build_ops value-initializes each op it adds.
 struct Op {
-  OpKind kind = OpKind::kAttnNorm;
-  OpClass cls = OpClass::kElementwise;
-  bool moe_layer = false;      // part of an MoE layer
-  bool sliding_layer = false;  // part of a sliding-window attention layer
-  double count = 0;
-  double flops = 0;
-  double weight_bytes = 0;
-  double act_bytes = 0;  // activations read + written
-  double kv_bytes = 0;   // KV cache read + written
-  double vector_ops = 0; // dequantization work on the vector units
-  Format compute = Format::kBf16;
-  bool weight_only = false;
-  // Tiling of matmul ops for wave quantization: thread-block tiles, useful
-  // fraction of the padded tiles, and the k depth available for split-K.
-  double tiles = 0;
-  double tile_fill = 1;
-  double k_depth = 0;
+  OpKind kind;
+  OpClass cls;
+  bool moe_layer;      // part of an MoE layer
+  bool sliding_layer;  // part of a sliding-window attention layer
+  double count;
+  double flops;
+  double weight_bytes;
+  double act_bytes;  // activations read + written
+  double kv_bytes;   // KV cache read + written
+  double vector_ops; // dequantization work on the vector units
+  Format compute;
+  bool weight_only;
+  // Matmul ops: the fraction of the SMs doing useful work after wave
+  // quantization and tile padding (realistic mode; 1 in ideal mode).
+  double wave_efficiency;
   // Attention: blocks the kernel can run in parallel (decode occupancy) and
   // the kernel's own achievable fraction (NaN: the device's matmul fraction).
-  double parallel_blocks = 0;
-  double kernel_efficiency = 0;
+  double parallel_blocks;
+  double kernel_efficiency;
   // Kernel launches per instance (0: fused into the previous op's kernel).
-  double launches = 1;
+  double launches;
 
   [[nodiscard]] double bytes() const noexcept { return weight_bytes + act_bytes + kv_bytes; }
 };

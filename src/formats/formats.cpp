@@ -22,7 +22,10 @@ constexpr double kBf16Max = 3.3895313892515355e38;   // (2 - 2^-7) * 2^127
 //   block_q4_K = fp16 d, dmin + 12 B scales + 128 B nibbles  = 144 B / 256
 //   block_q5_K = q4_K + 32 B high bits                       = 176 B / 256
 //   block_q6_K = 128 B low + 64 B high + 16 B scales + fp16  = 210 B / 256
-constexpr std::array<FormatInfo, kFormatCount> kFormats{{
+}  // namespace
+
+extern const std::array<FormatInfo, kFormatCount> detail::kFormatTable;
+constexpr std::array<FormatInfo, kFormatCount> detail::kFormatTable{{
     {Format::kFp32, "fp32", "e8m23", 1, 32, 0, "none", kFp32Max, 0x1p-149, true,
      "IEEE 754 binary32"},
     {Format::kTf32, "tf32", "e8m10", 1, 32, 0, "none (stored as fp32)", kTf32Max, 0x1p-126, true,
@@ -63,6 +66,10 @@ constexpr std::array<FormatInfo, kFormatCount> kFormats{{
      "ggml-common.h block_q4_0"},
 }};
 
+namespace {
+
+constexpr const auto& kFormats = detail::kFormatTable;
+
 constexpr bool table_in_enum_order() {
   for (int i = 0; i < kFormatCount; ++i)
     if (static_cast<int>(kFormats[i].format) != i) return false;
@@ -85,18 +92,12 @@ constexpr Alias kAliases[] = {
 
 std::span<const FormatInfo> all_formats() noexcept { return kFormats; }
 
-const FormatInfo& format_info(Format f) noexcept { return kFormats[format_index(f)]; }
 
 double bits_per_element(Format f) noexcept {
   const FormatInfo& info = format_info(f);
   return static_cast<double>(info.block_bits) / info.block_elements;
 }
 
-Bytes bytes_for(Format f, double elements) noexcept {
-  const FormatInfo& info = format_info(f);
-  const double blocks = std::ceil(elements / info.block_elements);
-  return (blocks * info.block_bits + (elements > 0 ? info.tensor_scale_bits : 0)) / 8.0;
-}
 
 bool try_parse_format(std::string_view text, Format* out) noexcept {
   if (text.size() > 32) return false;

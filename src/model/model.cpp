@@ -246,12 +246,15 @@ bool ModelSpec::is_sliding_layer(std::int64_t layer) const noexcept {
 }
 
 std::int64_t ModelSpec::moe_layer_count() const noexcept {
+  if (!moe) return 0;
   std::int64_t n = 0;
   for (std::int64_t l = 0; l < layers; ++l) n += is_moe_layer(l);
   return n;
 }
 
 std::int64_t ModelSpec::sliding_layer_count() const noexcept {
+  if (sliding_window <= 0) return 0;
+  if (sliding_layers.empty()) return layers;
   std::int64_t n = 0;
   for (std::int64_t l = 0; l < layers; ++l) n += is_sliding_layer(l);
   return n;

@@ -21,14 +21,13 @@ FlopsPerSecond checked_peak(const Device& d, Format f) {
 OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt) {
   const bool realistic = opt.mode == Mode::kRealistic;
   double bw = d.memory_bandwidth_Bps.value * (realistic ? d.bandwidth_fraction.value : 1.0);
-  OpTiming t;
+  OpTiming t{};
   double compute = 0;
   switch (op.cls) {
     case OpClass::kMatmul: {
       double rate = checked_peak(d, op.compute);
       if (realistic) {
-        rate *= d.matmul_fraction_for(op.compute).value *
-                wave_efficiency(op.tiles, op.tile_fill, op.k_depth, d.sm_count.value, opt);
+        rate *= d.matmul_fraction_for(op.compute).value * op.wave_efficiency;
       }
       compute = op.flops / rate + op.vector_ops / d.peak(Format::kFp32);
       break;

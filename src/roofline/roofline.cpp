@@ -1,6 +1,7 @@
 #include "roofline/roofline.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string>
 
@@ -43,8 +44,11 @@ void check_dimension(std::string_view name, std::int64_t v) {
 }  // namespace
 
 GemmTiling gemm_tiling(double m, double n, const ModelOptions& opt) noexcept {
-  int tile_m = opt.tile_m;
-  while (tile_m / 2 >= std::max(opt.min_tile_m, 1) && tile_m / 2 >= m) tile_m /= 2;
+  // The smallest power of two >= m, clamped to [min_tile_m, tile_m].
+  const double m_pow2 = m >= opt.tile_m ? opt.tile_m
+                                        : static_cast<double>(std::bit_ceil(static_cast<std::uint64_t>(std::ceil(m))));
+  const double tile_m = std::clamp(m_pow2, static_cast<double>(std::max(opt.min_tile_m, 1)),
+                                   static_cast<double>(opt.tile_m));
   const double m_tiles = ceil_div(m, tile_m);
   const double n_tiles = ceil_div(n, opt.tile_n);
   return {m_tiles * n_tiles, (m / (m_tiles * tile_m)) * (n / (n_tiles * opt.tile_n)), m_tiles};

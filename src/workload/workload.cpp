@@ -56,13 +56,16 @@ struct Builder {
     op.cls = cls;
     op.count = count;
     op.compute = a;
+    op.wave_efficiency = 1;
+    op.launches = 1;
     return op;
   }
 
   // A linear layer: m rows x (k -> n) with weights in `fmt`. `read_input`
   // false when a fused kernel already read it.
+  // `groups` independent GEMMs of this shape run as one grouped kernel (MoE experts).
   Op& linear(OpKind kind, double count, double rows, double n, double k, Format fmt,
-             const ComputePlan& plan, bool read_input, double launches) {
+             const ComputePlan& plan, bool read_input, double launches, double groups = 1) {
     Op& op = add(kind, OpClass::kMatmul, count);
     op.flops = 2 * rows * n * k;
     op.weight_bytes = bytes_for(fmt, n * k);
@@ -70,10 +73,10 @@ struct Builder {
     op.compute = plan.format;
     op.weight_only = plan.weight_only;
     const GemmTiling t = gemm_tiling(rows, n, opt);
-    op.tiles = t.tiles;
-    op.tile_fill = t.fill;
-    op.k_depth = k;
-    if (plan.weight_only) op.vector_ops = n * k * t.m_tiles * opt.dequant_ops_per_element;
+    if (opt.mode == Mode::kRealistic) {
+      op.wave_efficiency = wave_efficiency(t.tiles * groups, t.fill, k, dev.sm_count.value, opt);
+    }
+    if (plan.weight_only) op.vector_ops = groups * n * k * t.m_tiles * opt.dequant_ops_per_element;
     op.launches = launches;
     return op;
   }
@@ -266,12 +269,10 @@ struct Builder {
     const double pairs = N * k;
     const double rows = pairs / D;
     auto expert_linear = [&](OpKind kind, double n, double kdim, bool read_input, double launches) {
-      Op& op = linear(kind, count, rows, n, kdim, e, eplan, read_input, launches);
+      Op& op = linear(kind, count, rows, n, kdim, e, eplan, read_input, launches, D);
       op.flops = 2 * pairs * n * kdim;
       op.weight_bytes = D * bytes_for(e, n * kdim);
       op.act_bytes = (read_input ? bytes_for(a, pairs * kdim) : 0) + bytes_for(a, pairs * n);
-      op.tiles *= D;
-      op.vector_ops *= D;
       op.moe_layer = true;
     };
     if (m.gated_mlp) {

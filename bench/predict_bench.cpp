@@ -1,0 +1,98 @@
+// Speed of whole-model prediction (issue 3 targets): predict totals for
+// llama-3.1-8b decode < 1 us; with the per-operator breakdown < 5 us;
+// generate P=512 G=128 < 20 us.
+#include <benchmark/benchmark.h>
+
+#include "roofline/predict.h"
+#include "roofline/report.h"
+
+namespace {
+
+const roofline::Registry& registry() {
+  static const roofline::Registry r = roofline::Registry::built_in();
+  return r;
+}
+
+const roofline::ModelSpec& llama() {
+  static const roofline::ModelSpec m = roofline::load_model("llama-3.1-8b");
+  return m;
+}
+
+roofline::Scenario decode_4k() {
+  roofline::Scenario s;
+  s.phase = roofline::Phase::kDecode;
+  s.batch = 1;
+  s.seq_len = 4096;
+  return s;
+}
+
+void BM_PredictDecodeTotals(benchmark::State& state) {
+  const auto& d = registry().get("gb10");
+  const auto s = decode_4k();
+  for (auto _ : state) {
+    const auto p = roofline::predict(llama(), d, s);
+    benchmark::DoNotOptimize(p.time_s);
+  }
+}
+BENCHMARK(BM_PredictDecodeTotals);
+
+// The breakdown as rows a front end prints: name, kind, bound, time per op.
+void BM_PredictDecodePerOp(benchmark::State& state) {
+  const auto& d = registry().get("gb10");
+  const auto s = decode_4k();
+  struct Row {
+    std::string_view name, kind, bound;
+    double flops, bytes, time_s, share;
+  };
+  std::vector<Row> rows;
+  rows.reserve(roofline::kMaxOps);
+  for (auto _ : state) {
+    const auto p = roofline::predict(llama(), d, s);
+    rows.clear();
+    for (int i = 0; i < p.graph.size; ++i) {
+      const auto& op = p.graph.ops[static_cast<std::size_t>(i)];
+      const auto& t = p.timings[static_cast<std::size_t>(i)];
+      rows.push_back({roofline::op_name(op.kind), roofline::op_class_name(op.cls), roofline::bound_name(t.bound),
+                      op.count * op.flops, op.count * op.bytes(), t.time_s, t.time_s / p.time_s});
+    }
+    benchmark::DoNotOptimize(rows.data());
+  }
+}
+BENCHMARK(BM_PredictDecodePerOp);
+
+void BM_PredictPrefillMoe(benchmark::State& state) {
+  static const auto m = roofline::load_model("deepseek-v3");
+  const auto& d = registry().get("b200");
+  roofline::Scenario s;
+  s.phase = roofline::Phase::kPrefill;
+  s.seq_len = 4096;
+  s.tp = 8;
+  for (auto _ : state) {
+    const auto p = roofline::predict(m, d, s);
+    benchmark::DoNotOptimize(p.time_s);
+  }
+}
+BENCHMARK(BM_PredictPrefillMoe);
+
+void BM_Generate512x128(benchmark::State& state) {
+  const auto& d = registry().get("gb10");
+  const auto s = decode_4k();
+  for (auto _ : state) {
+    const auto g = roofline::generate(llama(), d, s, 512, 128);
+    benchmark::DoNotOptimize(g.e2e_s);
+  }
+}
+BENCHMARK(BM_Generate512x128)->Unit(benchmark::kMicrosecond);
+
+void BM_PredictJsonPerOp(benchmark::State& state) {
+  const auto& d = registry().get("gb10");
+  const auto s = decode_4k();
+  for (auto _ : state) {
+    const auto p = roofline::predict(llama(), d, s);
+    auto j = roofline::to_json(llama(), d, s, p, true);
+    benchmark::DoNotOptimize(j);
+  }
+}
+BENCHMARK(BM_PredictJsonPerOp)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
