@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <functional>
+#include <sstream>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -16,6 +19,8 @@
 #include "roofline/predict.h"
 #include "roofline/report.h"
 #include "roofline/roofline.h"
+#include "roofline/sweep.h"
+#include "roofline/validate.h"
 #include "roofline/workload.h"
 
 namespace roofline::cli {
@@ -648,6 +653,145 @@ void cmd_attention(const Common& c, const ScenarioArgs& a) {
   std::cout << t.text();
 }
 
+void cmd_validate(const Common& c, const std::string& file, bool ideal) {
+  const Registry reg = load_registry(c);
+  std::vector<ValidationCase> cases;
+  if (file.empty()) {
+    cases = built_in_validation();
+  } else {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw ParseError(file + ": cannot open for reading");
+    std::ostringstream text;
+    text << in.rdbuf();
+    cases = parse_validation(text.str(), file);
+  }
+  ModelOptions o;
+  o.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
+  const ValidationReport r = validate_cases(cases, reg, o);
+  if (c.output() == Output::kJson) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& row : r.rows) {
+      nlohmann::json j = {{"id", row.c.id}, {"hardware", row.c.hardware}, {"model", row.c.model},
+                          {"framework", row.c.framework}, {"weights", row.c.weights}, {"batch", row.c.batch},
+                          {"prompt", row.c.prompt}, {"gen", row.c.gen}, {"metric", row.c.metric},
+                          {"measured", row.c.value}, {"source", row.c.source}};
+      if (row.error.empty()) {
+        j["predicted"] = row.predicted;
+        j["error_pct"] = row.error_pct;
+      } else {
+        j["error"] = row.error;
+      }
+      rows.push_back(j);
+    }
+    nlohmann::json out = {{"mode", mode_name(o.mode)}, {"cases", rows}, {"evaluated", r.evaluated},
+                          {"median_abs_error_pct", r.median_abs_error_pct},
+                          {"mean_abs_error_pct", r.mean_abs_error_pct},
+                          {"max_abs_error_pct", r.max_abs_error_pct},
+                          {"median_signed_error_pct", r.median_signed_error_pct}};
+    out.update(stamp(reg));
+    print_json(out);
+    return;
+  }
+  Table t({"case", "hardware", "model", "framework", "weights", "batch", "prompt/gen", "metric", "measured",
+           "predicted", "error"});
+  for (const auto& row : r.rows) {
+    t.add_row({row.c.id, row.c.hardware, row.c.model, row.c.framework, row.c.weights, std::to_string(row.c.batch),
+               fmt::format("{}/{}", row.c.prompt, row.c.gen), row.c.metric, fmt::format("{:.4g}", row.c.value),
+               row.error.empty() ? fmt::format("{:.4g}", row.predicted) : "-",
+               row.error.empty() ? fmt::format("{:+.1f}%", row.error_pct) : row.error});
+  }
+  if (c.output() == Output::kCsv) {
+    std::cout << t.csv();
+    return;
+  }
+  std::cout << t.text()
+            << fmt::format("\n{} mode, {} of {} cases: median |error| {:.1f}%, mean {:.1f}%, max {:.1f}%, "
+                           "median signed {:+.1f}% (positive: predicted higher)\n",
+                           mode_name(o.mode), r.evaluated, r.rows.size(), r.median_abs_error_pct,
+                           r.mean_abs_error_pct, r.max_abs_error_pct, r.median_signed_error_pct);
+}
+
+std::vector<std::string> split_list(const std::string& flag, const std::string& text) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(text);
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) throw InvalidArgument(flag + ": empty item in '" + text.substr(0, 80) + "'");
+    out.push_back(item);
+  }
+  if (out.empty()) throw InvalidArgument(flag + ": give at least one value");
+  return out;
+}
+
+struct SweepArgs {
+  std::string models = "llama-3.1-8b", hardware = "gb10", phases = "decode", batches = "1",
+              seq_lens = "4096", weights = "native", acts = "bf16", kvs, attentions, tps = "1";
+  std::string format = "csv", out;
+  unsigned threads = 0;
+  bool ideal = false;
+};
+
+void cmd_sweep(const Common& c, const SweepArgs& a) {
+  const Registry reg = load_registry(c);
+  SweepSpec spec;
+  for (const auto& m : split_list("--model", a.models)) spec.models.push_back(load_model(m));
+  for (const auto& h : split_list("--hardware", a.hardware)) spec.devices.push_back(&reg.get(h));
+  spec.phases.clear();
+  for (const auto& p : split_list("--phase", a.phases)) spec.phases.push_back(parse_phase(p));
+  spec.batches.clear();
+  for (const auto& b : split_list("--batch", a.batches)) spec.batches.push_back(parse_count("--batch", b, 1, kMaxBatch));
+  spec.seq_lens.clear();
+  for (const auto& x : split_list("--seq-len", a.seq_lens)) spec.seq_lens.push_back(parse_count("--seq-len", x, 1, kMaxSeqLen));
+  spec.weights.clear();
+  for (const auto& w : split_list("--weights", a.weights)) {
+    spec.weights.push_back(w == "native" ? std::nullopt : std::optional<Format>(parse_format(w)));
+  }
+  spec.acts.clear();
+  for (const auto& x : split_list("--act", a.acts)) spec.acts.push_back(parse_format(x));
+  if (!a.kvs.empty()) {
+    spec.kvs.clear();
+    for (const auto& x : split_list("--kv", a.kvs)) spec.kvs.push_back(parse_format(x));
+  }
+  if (!a.attentions.empty()) {
+    spec.attentions.clear();
+    for (const auto& x : split_list("--attention", a.attentions)) {
+      spec.attentions.push_back(x == "auto" ? std::nullopt : std::optional<AttentionKernel>(parse_attention_kernel(x)));
+    }
+  }
+  spec.tps.clear();
+  for (const auto& x : split_list("--tp", a.tps)) spec.tps.push_back(parse_count("--tp", x, 1, kMaxParallel));
+  spec.options.mode = a.ideal ? Mode::kIdeal : Mode::kRealistic;
+  SweepFormat format = SweepFormat::kCsv;
+  if (a.format == "json" || c.json) format = SweepFormat::kJson;
+  else if (a.format == "jsonl") format = SweepFormat::kJsonLines;
+  else if (a.format != "csv") throw InvalidArgument("--format: '" + a.format.substr(0, 20) + "' is not csv, json or jsonl");
+  const std::uint64_t rows = sweep_rows(spec);
+
+  std::ofstream file;
+  if (!a.out.empty()) {
+    file.open(a.out, std::ios::binary | std::ios::trunc);
+    if (!file) throw InvalidArgument("--out: cannot write '" + a.out + "'");
+  }
+  std::ostream& out = a.out.empty() ? std::cout : file;
+  // Progress on stderr for sweeps that take more than a moment.
+  const bool show_progress = rows >= 200'000;
+  const auto start = std::chrono::steady_clock::now();
+  auto last = start;
+  run_sweep(spec, format, [&](std::string_view chunk) { out.write(chunk.data(), static_cast<std::streamsize>(chunk.size())); },
+            [&](std::uint64_t done, std::uint64_t total) {
+              const auto now = std::chrono::steady_clock::now();
+              if (!show_progress || (now - last < std::chrono::milliseconds(500) && done < total)) return;
+              last = now;
+              const double secs = std::chrono::duration<double>(now - start).count();
+              std::cerr << fmt::format("sweep: {} / {} rows ({:.0f}%), {:.2f} M rows/s\n", done, total,
+                                       100.0 * static_cast<double>(done) / static_cast<double>(total),
+                                       static_cast<double>(done) / secs / 1e6);
+            },
+            a.threads);
+  out.flush();
+  if (!out) throw InvalidArgument("writing the sweep output failed");
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -710,6 +854,32 @@ int run(int argc, char** argv) {
   add_scenario_options(kv_cmd, &sc, true);
   add_common(kv_cmd, &common, true);
 
+  SweepArgs sw;
+  auto* sweep_cmd = app.add_subcommand("sweep", "Every combination of the given lists, one row each");
+  sweep_cmd->add_option("--model", sw.models, "Models, comma-separated")->capture_default_str();
+  sweep_cmd->add_option("--hardware", sw.hardware, "Devices, comma-separated")->capture_default_str();
+  sweep_cmd->add_option("--phase", sw.phases, "prefill,decode")->capture_default_str();
+  sweep_cmd->add_option("--batch", sw.batches, "Batch sizes")->capture_default_str();
+  sweep_cmd->add_option("--seq-len", sw.seq_lens, "Sequence lengths")->capture_default_str();
+  sweep_cmd->add_option("--weights", sw.weights, "Weight formats ('native' = the checkpoint's)")->capture_default_str();
+  sweep_cmd->add_option("--act", sw.acts, "Activation formats")->capture_default_str();
+  sweep_cmd->add_option("--kv", sw.kvs, "KV-cache formats (default: the activation format)");
+  sweep_cmd->add_option("--attention", sw.attentions, "Attention kernels ('auto' = the device's best)");
+  sweep_cmd->add_option("--tp", sw.tps, "Tensor-parallel sizes")->capture_default_str();
+  sweep_cmd->add_option("--format", sw.format, "csv, json or jsonl")->capture_default_str();
+  sweep_cmd->add_option("--out", sw.out, "Write to FILE instead of standard output")->type_name("FILE");
+  sweep_cmd->add_option("--threads", sw.threads, "Worker threads (0: all cores)")->capture_default_str();
+  sweep_cmd->add_flag("--ideal", sw.ideal, "Pure roofline instead of the realistic mode");
+  add_common(sweep_cmd, &common, false);
+
+  auto* validate_cmd = app.add_subcommand("validate", "Predictions against published measurements");
+  std::string validation_file;
+  bool validate_ideal = false;
+  validate_cmd->add_option("--validation-file", validation_file, "Measurement file (default: the built-in set)")
+      ->type_name("FILE");
+  validate_cmd->add_flag("--ideal", validate_ideal, "Pure roofline instead of the realistic mode");
+  add_common(validate_cmd, &common, true);
+
   auto* attention_cmd = app.add_subcommand("attention", "Attention kernels side by side");
   add_scenario_options(attention_cmd, &sc, true);
   add_common(attention_cmd, &common, true);
@@ -737,6 +907,8 @@ int run(int argc, char** argv) {
     else if (generate_cmd->parsed()) cmd_generate(common, sc, prompt_text, gen_text);
     else if (kv_cmd->parsed()) cmd_kv(common, sc);
     else if (attention_cmd->parsed()) cmd_attention(common, sc);
+    else if (validate_cmd->parsed()) cmd_validate(common, validation_file, validate_ideal);
+    else if (sweep_cmd->parsed()) cmd_sweep(common, sw);
     return kExitOk;
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

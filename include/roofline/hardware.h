@@ -4,6 +4,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -21,6 +22,16 @@ namespace roofline {
 enum class Confidence { kVendor, kDerived, kMeasured, kUnknown };
 
 [[nodiscard]] std::string_view confidence_name(Confidence c) noexcept;
+
+// A 64-bit FNV-1a hash of an architecture name: cheap equality in hot paths.
+[[nodiscard]] constexpr std::uint64_t architecture_key(std::string_view name) noexcept {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (char c : name) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
 
 // One sourced number. `value` is NaN when the figure is not published.
 struct Figure {
@@ -49,6 +60,7 @@ struct Device {
   std::string name;                  // marketing name
   std::string vendor;                // "nvidia", "amd"
   std::string architecture;          // "hopper", "blackwell-consumer", ...
+  std::uint64_t architecture_key = 0;  // architecture_key(architecture), set on load
   std::string compute_capability;    // "sm_90", "gfx942"
   std::vector<std::string> aliases;  // other ids that resolve to this device
   std::map<std::string, std::string> sources;  // key -> citation

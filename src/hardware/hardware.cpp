@@ -183,6 +183,7 @@ Device parse_device(std::string_view json_text, const std::string& origin) {
   d.name = doc.string("name");
   d.vendor = doc.string("vendor");
   d.architecture = doc.string("architecture");
+  d.architecture_key = architecture_key(d.architecture);
   d.compute_capability = doc.string("compute_capability");
 
   const auto& aliases = doc.required("aliases");

@@ -118,7 +118,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
     widest = std::max(widest, 2 * static_cast<double>(m.moe->top_k * m.moe->expert_intermediate) / tp);
   }
   double act = bytes_for(s.precision.act, N * (2 * H + widest));
-  const AttentionKernel kernel = s.attention.value_or(default_attention_kernel(d, s.phase == Phase::kDecode));
+  const AttentionKernel kernel = s.attention ? *s.attention : default_attention_kernel(d, s.phase == Phase::kDecode);
   if (kernel == AttentionKernel::kNaive) {
     act += bytes_for(s.precision.act, B * static_cast<double>(m.heads) / tp * T * ctx);
   }

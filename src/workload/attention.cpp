@@ -62,7 +62,10 @@ std::vector<AttentionKernelInfo> load_kernels() {
     info.id = k.string("id");
     if (info.id != kOrder[i]) k.fail("id", std::string("expected '") + kOrder[i] + "' here");
     info.name = k.string("name");
-    for (const auto& a : k.required("architectures")) info.architectures.push_back(a.get<std::string>());
+    for (const auto& a : k.required("architectures")) {
+      info.architectures.push_back(a.get<std::string>());
+      info.architecture_keys.push_back(architecture_key(info.architectures.back()));
+    }
     const std::string loop = k.string("loop");
     info.loop = loop == "unfused" ? AttentionLoop::kUnfused
                 : loop == "kv_outer" ? AttentionLoop::kKvOuter
@@ -91,11 +94,13 @@ std::vector<AttentionKernelInfo> load_kernels() {
 }  // namespace
 
 bool AttentionKernelInfo::runs_on(const Device& device) const {
-  return std::find(architectures.begin(), architectures.end(), device.architecture) !=
-         architectures.end();
+  const std::uint64_t key = device.architecture_key != 0 ? device.architecture_key
+                                                         : architecture_key(device.architecture);
+  return std::find(architecture_keys.begin(), architecture_keys.end(), key) != architecture_keys.end();
 }
 
 const Figure& AttentionKernelInfo::efficiency_on(const Device& device) const {
+  if (architecture_efficiency.empty()) return efficiency;
   for (const auto& [arch, fig] : architecture_efficiency) {
     if (arch == device.architecture) return fig;
   }

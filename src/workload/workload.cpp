@@ -451,7 +451,7 @@ OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, cons
   g.weights = b.w;
   g.experts = b.e;
   g.tokens = b.N;
-  g.attention = s.attention.value_or(default_attention_kernel(dev, b.decode));
+  g.attention = s.attention ? *s.attention : default_attention_kernel(dev, b.decode);
   check_kernel_supported(g.attention, dev);
 
   // Embedding: a gather of N rows.

@@ -1,0 +1,48 @@
+// Sweeps: every combination of models, devices, phases, batches, lengths and
+// formats, one prediction per row, computed on all cores and streamed in order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roofline/hardware.h"
+#include "roofline/predict.h"
+
+namespace roofline {
+
+struct SweepSpec {
+  std::vector<ModelSpec> models;
+  std::vector<const Device*> devices;  // owned by the registry
+  std::vector<Phase> phases = {Phase::kDecode};
+  std::vector<std::int64_t> batches = {1};
+  std::vector<std::int64_t> seq_lens = {4096};
+  std::vector<std::optional<Format>> weights = {std::nullopt};  // nullopt: native
+  std::vector<Format> acts = {Format::kBf16};
+  std::vector<std::optional<Format>> kvs = {std::nullopt};       // nullopt: the act format
+  std::vector<std::optional<AttentionKernel>> attentions = {std::nullopt};
+  std::vector<std::int64_t> tps = {1};
+  ModelOptions options;
+};
+
+enum class SweepFormat { kCsv, kJsonLines, kJson };
+
+// More rows than this is refused: a sweep is for tables, not for filling disks.
+inline constexpr std::uint64_t kMaxSweepRows = 50'000'000;
+
+// Number of rows (the product of the list sizes). Throws InvalidArgument when
+// a list is empty or the product exceeds `max_rows`.
+[[nodiscard]] std::uint64_t sweep_rows(const SweepSpec& spec, std::uint64_t max_rows = kMaxSweepRows);
+
+// Runs the sweep on `threads` threads (0: all cores). `sink` receives the
+// output in row order, in chunks; `progress` (optional) is called after each
+// batch with rows done and total. A combination that cannot be predicted
+// (format the device lacks, model that does not divide by tp) becomes a row
+// with an error message, not a failure.
+void run_sweep(const SweepSpec& spec, SweepFormat format, const std::function<void(std::string_view)>& sink,
+               const std::function<void(std::uint64_t, std::uint64_t)>& progress = {}, unsigned threads = 0);
+
+}  // namespace roofline

@@ -1,0 +1,59 @@
+// Predictions against published measurements (data/validation).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "roofline/hardware.h"
+#include "roofline/predict.h"
+
+namespace roofline {
+
+// One published measurement and its configuration.
+struct ValidationCase {
+  std::string id;
+  std::string hardware;
+  std::string model;
+  std::string framework;
+  std::string weights;  // format id; the model's native format means "as shipped"
+  std::string act;
+  std::string kv;
+  std::int64_t batch = 1;
+  std::int64_t prompt = 0;  // 0: not stated
+  std::int64_t gen = 0;     // 0: not stated or not generated
+  std::string metric;       // decode_tokens_per_s, decode_total_tokens_per_s,
+                            // prefill_tokens_per_s, ttft_s, e2e_s, output_tokens_per_s
+  double value = 0;
+  std::string source;       // citation text
+  std::string note;
+};
+
+struct ValidationRow {
+  ValidationCase c;
+  double predicted = 0;
+  double error_pct = 0;  // (predicted - measured) / measured x 100
+  std::string error;     // non-empty when the case could not be predicted
+};
+
+struct ValidationReport {
+  std::vector<ValidationRow> rows;
+  double median_abs_error_pct = 0;
+  double mean_abs_error_pct = 0;
+  double max_abs_error_pct = 0;
+  double median_signed_error_pct = 0;
+  int evaluated = 0;
+};
+
+// Loads and validates a measurement file (schema in data/validation/published.json).
+// Throws ParseError naming the file and key.
+[[nodiscard]] std::vector<ValidationCase> parse_validation(std::string_view json_text,
+                                                           const std::string& origin);
+// The embedded measurements.
+[[nodiscard]] std::vector<ValidationCase> built_in_validation();
+
+// Predicts every case on `registry`'s devices and compares.
+[[nodiscard]] ValidationReport validate_cases(const std::vector<ValidationCase>& cases,
+                                              const Registry& registry,
+                                              const ModelOptions& options = {});
+
+}  // namespace roofline

@@ -1,0 +1,180 @@
+#include "roofline/sweep.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <thread>
+
+#include "roofline/error.h"
+
+namespace roofline {
+namespace {
+
+constexpr std::uint64_t kRowsPerChunk = 8192;
+
+struct Index {
+  std::size_t model, device, phase, batch, seq, weights, act, kv, attention, tp;
+};
+
+Index decode_index(const SweepSpec& s, std::uint64_t i) {
+  Index x{};
+  auto take = [&i](std::size_t n) {
+    const std::size_t r = static_cast<std::size_t>(i % n);
+    i /= n;
+    return r;
+  };
+  // The last list varies fastest.
+  x.tp = take(s.tps.size());
+  x.attention = take(s.attentions.size());
+  x.kv = take(s.kvs.size());
+  x.act = take(s.acts.size());
+  x.weights = take(s.weights.size());
+  x.seq = take(s.seq_lens.size());
+  x.batch = take(s.batches.size());
+  x.phase = take(s.phases.size());
+  x.device = take(s.devices.size());
+  x.model = take(s.models.size());
+  return x;
+}
+
+constexpr const char* kCsvHeader =
+    "model,hardware,phase,batch,seq_len,weights,act,kv,attention,tp,time_s,tokens_per_s,bound,flops,"
+    "bytes,weight_bytes,kv_cache_bytes,memory_total_bytes,fits,error\n";
+
+void append(fmt::memory_buffer& out, std::string_view s) { out.append(s.data(), s.data() + s.size()); }
+
+// CSV fields here are ids and numbers; only error messages need quoting.
+void append_quoted(fmt::memory_buffer& out, std::string_view s) {
+  out.push_back('"');
+  for (char c : s) {
+    if (c == '"') out.push_back('"');
+    out.push_back(c);
+  }
+  out.push_back('"');
+}
+
+void append_json_string(fmt::memory_buffer& out, std::string_view s) {
+  out.push_back('"');
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out.push_back('\\');
+      out.push_back(c);
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      fmt::format_to(fmt::appender(out), "\\u{:04x}", static_cast<unsigned>(c));
+    } else {
+      out.push_back(c);
+    }
+  }
+  out.push_back('"');
+}
+
+void format_row(const SweepSpec& s, std::uint64_t i, SweepFormat f, fmt::memory_buffer& out) {
+  const Index x = decode_index(s, i);
+  const ModelSpec& m = s.models[x.model];
+  const Device& d = *s.devices[x.device];
+  Scenario sc;
+  sc.phase = s.phases[x.phase];
+  sc.batch = s.batches[x.batch];
+  sc.seq_len = s.seq_lens[x.seq];
+  sc.precision.weights = s.weights[x.weights];
+  sc.precision.act = s.acts[x.act];
+  sc.precision.kv = s.kvs[x.kv].value_or(sc.precision.act);
+  sc.attention = s.attentions[x.attention];
+  sc.tp = s.tps[x.tp];
+  const std::string_view weights =
+      sc.precision.weights ? format_id(*sc.precision.weights) : std::string_view("native");
+  const std::string_view attention = sc.attention ? attention_kernel_id(*sc.attention) : std::string_view("auto");
+  auto out_it = fmt::appender(out);
+  const bool csv = f == SweepFormat::kCsv;
+  if (csv) {
+    fmt::format_to(out_it, "{},{},{},{},{},{},{},{},{},{},", m.id, d.id, phase_name(sc.phase), sc.batch,
+                   sc.seq_len, weights, format_id(sc.precision.act), format_id(sc.precision.kv), attention, sc.tp);
+  } else {
+    append(out, "{\"model\":");
+    append_json_string(out, m.id);
+    fmt::format_to(out_it, ",\"hardware\":\"{}\",\"phase\":\"{}\",\"batch\":{},\"seq_len\":{},\"weights\":\"{}\","
+                           "\"act\":\"{}\",\"kv\":\"{}\",\"attention\":\"{}\",\"tp\":{}",
+                   d.id, phase_name(sc.phase), sc.batch, sc.seq_len, weights, format_id(sc.precision.act),
+                   format_id(sc.precision.kv), attention, sc.tp);
+  }
+  try {
+    const Prediction p = predict(m, d, sc, s.options);
+    if (csv) {
+      fmt::format_to(out_it, "{:.6g},{:.6g},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},\n", p.time_s,
+                     p.tokens_per_s, bound_name(p.bound), p.flops, p.bytes, p.weight_bytes, p.kv_bytes,
+                     p.memory.total_bytes, p.memory.fits ? "true" : "false");
+    } else {
+      fmt::format_to(out_it, ",\"time_s\":{:.6g},\"tokens_per_s\":{:.6g},\"bound\":\"{}\",\"flops\":{:.6g},"
+                             "\"bytes\":{:.6g},\"weight_bytes\":{:.6g},\"kv_cache_bytes\":{:.6g},"
+                             "\"memory_total_bytes\":{:.6g},\"fits\":{}}}",
+                     p.time_s, p.tokens_per_s, bound_name(p.bound), p.flops, p.bytes, p.weight_bytes, p.kv_bytes,
+                     p.memory.total_bytes, p.memory.fits ? "true" : "false");
+    }
+  } catch (const Error& e) {
+    if (csv) {
+      append(out, ",,,,,,,,,");
+      append_quoted(out, e.what());
+      out.push_back('\n');
+    } else {
+      append(out, ",\"error\":");
+      append_json_string(out, e.what());
+      out.push_back('}');
+    }
+  }
+}
+
+}  // namespace
+
+std::uint64_t sweep_rows(const SweepSpec& s, std::uint64_t max_rows) {
+  const std::size_t sizes[] = {s.models.size(), s.devices.size(), s.phases.size(), s.batches.size(),
+                               s.seq_lens.size(), s.weights.size(), s.acts.size(), s.kvs.size(),
+                               s.attentions.size(), s.tps.size()};
+  std::uint64_t rows = 1;
+  for (std::size_t n : sizes) {
+    if (n == 0) throw InvalidArgument("every sweep list needs at least one value");
+    if (rows > max_rows / n) {
+      throw InvalidArgument("the sweep has more than " + std::to_string(max_rows) + " combinations");
+    }
+    rows *= n;
+  }
+  return rows;
+}
+
+void run_sweep(const SweepSpec& s, SweepFormat f, const std::function<void(std::string_view)>& sink,
+               const std::function<void(std::uint64_t, std::uint64_t)>& progress, unsigned threads) {
+  const std::uint64_t total = sweep_rows(s);
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (f == SweepFormat::kCsv) sink(kCsvHeader);
+  if (f == SweepFormat::kJson) sink("[\n");
+  std::vector<fmt::memory_buffer> buffers(threads);
+  std::uint64_t done = 0;
+  while (done < total) {
+    const std::uint64_t batch_rows = std::min<std::uint64_t>(total - done, kRowsPerChunk * threads);
+    const std::uint64_t per_thread = (batch_rows + threads - 1) / threads;
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+      const std::uint64_t begin = done + t * per_thread;
+      const std::uint64_t end = std::min(done + batch_rows, begin + per_thread);
+      buffers[t].clear();
+      if (begin >= end) continue;
+      pool.emplace_back([&, t, begin, end] {
+        fmt::memory_buffer& out = buffers[t];
+        out.reserve((end - begin) * 200);
+        for (std::uint64_t i = begin; i < end; ++i) {
+          format_row(s, i, f, out);
+          if (f == SweepFormat::kJson) append(out, (i + 1 < total) ? ",\n" : "\n");
+          else if (f == SweepFormat::kJsonLines) out.push_back('\n');
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    for (const auto& b : buffers) {
+      if (b.size() > 0) sink(std::string_view(b.data(), b.size()));
+    }
+    done += batch_rows;
+    if (progress) progress(done, total);
+  }
+  if (f == SweepFormat::kJson) sink("]\n");
+}
+
+}  // namespace roofline

@@ -1,0 +1,139 @@
+#include "roofline/validate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "../common/embedded_data.h"
+#include "../common/strict_json.h"
+#include "roofline/error.h"
+
+namespace roofline {
+namespace {
+
+using detail::StrictObject;
+
+const char* const kMetrics[] = {"decode_tokens_per_s", "decode_total_tokens_per_s", "prefill_tokens_per_s",
+                                "ttft_s", "e2e_s", "output_tokens_per_s"};
+
+std::int64_t optional_count(StrictObject& obj, std::string_view key) {
+  const auto& v = obj.required(key);
+  if (v.is_null()) return 0;
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 0) obj.fail(key, "expected a whole number >= 0 or null");
+  return v.get<std::int64_t>();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+double predict_case(const ValidationCase& c, const Registry& registry, const ModelOptions& opt) {
+  const Device& d = registry.get(c.hardware);
+  const ModelSpec m = load_model(c.model);
+  Scenario s;
+  s.batch = c.batch;
+  const Format w = parse_format(c.weights);
+  // The model's own format means "the checkpoint as shipped" (gpt-oss: mxfp4
+  // experts with bf16 attention).
+  if (w != m.native_weights && w != m.native_experts) s.precision.weights = w;
+  s.precision.act = parse_format(c.act);
+  s.precision.kv = parse_format(c.kv);
+  const std::int64_t prompt = std::max<std::int64_t>(c.prompt, 1);
+  const std::string& k = c.metric;
+  if (k == "prefill_tokens_per_s" || k == "ttft_s") {
+    s.phase = Phase::kPrefill;
+    s.seq_len = prompt;
+    const Prediction p = predict(m, d, s, opt);
+    return k == "ttft_s" ? p.time_s : static_cast<double>(c.batch * prompt) / p.time_s;
+  }
+  const std::int64_t gen = std::max<std::int64_t>(c.gen, 1);
+  // gen decode steps over contexts prompt .. prompt + gen - 1: generate gen + 1 tokens.
+  const GenerateResult g = generate(m, d, s, prompt, gen + 1, opt);
+  if (k == "decode_tokens_per_s" || k == "decode_total_tokens_per_s") return g.decode_tokens_per_s;
+  const GenerateResult full = generate(m, d, s, prompt, gen, opt);
+  if (k == "e2e_s") return full.e2e_s;
+  return full.output_tokens_per_s;
+}
+
+}  // namespace
+
+std::vector<ValidationCase> parse_validation(std::string_view text, const std::string& origin) {
+  const auto doc_json = detail::parse_json_text(text, origin, 16 << 20);
+  StrictObject doc(doc_json, origin, "");
+  std::map<std::string, std::string> sources;
+  StrictObject src = doc.object("sources");
+  for (auto it = src.json().begin(); it != src.json().end(); ++it) sources[it.key()] = src.string(it.key());
+  src.finish();
+  const auto& list = doc.required("cases");
+  if (!list.is_array()) doc.fail("cases", "expected an array");
+  std::vector<ValidationCase> cases;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    StrictObject o(list[i], origin, "cases[" + std::to_string(i) + "]");
+    ValidationCase c;
+    c.id = o.string("id");
+    c.hardware = o.string("hardware");
+    c.model = o.string("model");
+    c.framework = o.string("framework");
+    c.weights = o.string("weights");
+    c.act = o.string("act");
+    c.kv = o.string("kv");
+    const auto& batch = o.required("batch");
+    if (!batch.is_number_integer() || batch.get<std::int64_t>() < 1) o.fail("batch", "expected a whole number >= 1");
+    c.batch = batch.get<std::int64_t>();
+    c.prompt = optional_count(o, "prompt");
+    c.gen = optional_count(o, "gen");
+    c.metric = o.string("metric");
+    if (std::find(std::begin(kMetrics), std::end(kMetrics), c.metric) == std::end(kMetrics)) {
+      o.fail("metric", "'" + c.metric + "' is not a known metric");
+    }
+    c.value = o.non_negative("value");
+    if (c.value <= 0) o.fail("value", "must be positive");
+    const std::string key = o.string("source");
+    if (!sources.count(key)) o.fail("source", "'" + key + "' is not a key of \"sources\"");
+    c.source = sources[key];
+    c.note = o.optional_string("note", "");
+    o.finish();
+    cases.push_back(std::move(c));
+  }
+  doc.finish();
+  return cases;
+}
+
+std::vector<ValidationCase> built_in_validation() {
+  for (const auto& f : detail::embedded_files()) {
+    if (f.name == "validation/published.json") return parse_validation(f.text, "built-in validation/published.json");
+  }
+  return {};
+}
+
+ValidationReport validate_cases(const std::vector<ValidationCase>& cases, const Registry& registry,
+                                const ModelOptions& opt) {
+  ValidationReport r;
+  std::vector<double> abs_errors, signed_errors;
+  for (const auto& c : cases) {
+    ValidationRow row;
+    row.c = c;
+    try {
+      row.predicted = predict_case(c, registry, opt);
+      row.error_pct = (row.predicted - c.value) / c.value * 100;
+      abs_errors.push_back(std::fabs(row.error_pct));
+      signed_errors.push_back(row.error_pct);
+    } catch (const Error& e) {
+      row.error = e.what();
+    }
+    r.rows.push_back(std::move(row));
+  }
+  r.evaluated = static_cast<int>(abs_errors.size());
+  r.median_abs_error_pct = median(abs_errors);
+  r.median_signed_error_pct = median(signed_errors);
+  for (double e : abs_errors) {
+    r.max_abs_error_pct = std::max(r.max_abs_error_pct, e);
+    r.mean_abs_error_pct += e / static_cast<double>(abs_errors.size());
+  }
+  return r;
+}
+
+}  // namespace roofline
