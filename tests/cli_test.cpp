@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -162,6 +163,110 @@ TEST(Cli, BrokenHardwareFileNamesFileAndKey) {
   std::ofstream(path) << doc.dump();
   expect_bad_input("hardware list --hardware-file " + path.string(), "peaks.fp16.value");
   std::filesystem::remove(path);
+}
+
+TEST(Cli, PredictJsonHasTheDesignFields) {
+  const CliRun r = roofline("predict --model llama-3.1-8b --hardware gb10 --phase decode --batch 1 --seq-len 4096 --per-op --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"time_s", "tokens_per_s", "bound", "flops", "bytes", "memory", "ops"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  for (const char* key : {"weights_bytes", "kv_cache_bytes", "activation_bytes", "total_bytes", "fits"}) {
+    EXPECT_TRUE(j["memory"].contains(key)) << key;
+  }
+  ASSERT_EQ(j["ops"].size(), 20u);
+  for (const char* key : {"name", "kind", "count", "flops", "bytes", "ai", "bound", "time_s"}) {
+    EXPECT_TRUE(j["ops"][0].contains(key)) << key;
+  }
+  EXPECT_EQ(j["bound"], "memory");
+  EXPECT_EQ(j["scenario"]["attention"], "flash-decoding");
+  EXPECT_TRUE(j["memory"]["fits"].get<bool>());
+  EXPECT_GT(j["capacity"]["max_batch"].get<int>(), 1);
+  // Per-op times add up to the total.
+  double sum = 0;
+  for (const auto& op : j["ops"]) sum += op["time_s"].get<double>();
+  EXPECT_NEAR(sum, j["time_s"].get<double>(), 1e-9);
+}
+
+TEST(Cli, ShortFormModelFile) {
+  const auto path = std::filesystem::temp_directory_path() / ("rl-short-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << R"({"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128, "dff": 14336})";
+  const CliRun r = roofline("predict --model " + path.string() + " --hardware b10 --json");
+  std::filesystem::remove(path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GT(nlohmann::json::parse(r.out)["time_s"].get<double>(), 0);
+}
+
+TEST(Cli, GenerateKvAttentionModelValidate) {
+  CliRun r = roofline("generate --model llama-3.1-8b --hardware h100 --prompt 512 --gen 128 --batch 4 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s"}) EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_NEAR(j["e2e_s"].get<double>(), j["ttft_s"].get<double>() + 127 * j["tpot_s"].get<double>(), 1e-9);
+
+  r = roofline("kv --model llama-3.1-8b --seq-len 32768 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["formats"][0]["bytes_per_token"].get<double>(), 131'072);
+
+  r = roofline("attention --model llama-3.1-8b --hardware h100 --phase prefill --seq-len 8192 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["kernels"].size(), 6u);
+  EXPECT_FALSE(j["kernels"][4]["supported"].get<bool>());  // fa4 needs Blackwell
+  EXPECT_TRUE(j["kernels"][3]["supported"].get<bool>());   // fa3 runs on Hopper
+
+  r = roofline("model show deepseek-v3 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["architecture"]["attention"], "mla");
+  EXPECT_NEAR(j["params"].get<double>() / 671e9, 1.0, 0.02);
+
+  r = roofline("model list --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["models"].size(), 15u);
+
+  r = roofline("validate --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["median_abs_error_pct"].get<double>(), 0);
+  EXPECT_EQ(j["evaluated"].get<int>(), static_cast<int>(j["cases"].size()));
+}
+
+TEST(Cli, SweepStreamsCsv) {
+  const CliRun r = roofline("sweep --model llama-3.1-8b,qwen2.5-7b --hardware h100,gb10 --phase decode,prefill "
+                            "--batch 1,8,64 --seq-len 512,4096 --weights native,fp8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 2 * 2 * 2 * 3 * 2 * 2);
+}
+
+TEST(Cli, ModelAndScenarioBadInput) {
+  expect_bad_input("predict --model gpt-5", "unknown model 'gpt-5'");
+  expect_bad_input("predict --batch 0", "--batch");
+  expect_bad_input("predict --seq-len nan", "--seq-len");
+  expect_bad_input("predict --seq-len 1e30", "--seq-len");
+  expect_bad_input("predict --tp 3", "does not divide");
+  expect_bad_input("predict --phase sideways", "unknown phase");
+  expect_bad_input("predict --attention fa9", "unknown attention kernel");
+  expect_bad_input("predict --hardware a100 --attention fa3", "fa3 does not run on a100-80gb");
+  expect_bad_input("predict --strategy turbo", "unknown strategy");
+  expect_bad_input("predict --block-sparsity 0", "--block-sparsity");
+  expect_bad_input("generate --gen 0", "--gen");
+  expect_bad_input("sweep --batch 1,,2", "empty item");
+  expect_bad_input("sweep --format xml", "--format");
+  expect_bad_input("model show /nonexistent/config.json", "/nonexistent/config.json");
+  const auto dir = std::filesystem::temp_directory_path() / ("rl-bad-model-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "deep.json") << std::string(100'000, '[');
+  expect_bad_input("model show " + (dir / "deep.json").string(), "invalid JSON");
+  std::ofstream(dir / "falcon.json") << R"({"model_type": "falcon", "hidden_size": 4544})";
+  expect_bad_input("model show " + (dir / "falcon.json").string(), "model_type 'falcon' is not understood");
+  std::ofstream(dir / "bad.gguf") << "GGUF\x03garbage";
+  expect_bad_input("model show " + (dir / "bad.gguf").string(), "GGUF");
+  std::ofstream(dir / "x.safetensors") << "12345678";
+  expect_bad_input("model show " + (dir / "x.safetensors").string(), "config.json");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Cli, HelpAndVersionExitZero) {

@@ -283,3 +283,81 @@ TEST(Capacity, BatchAndContextLimitsFitExactly) {
 
 }  // namespace
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+TEST(Attention, DefaultKernelFollowsTheArchitecture) {
+  EXPECT_EQ(default_attention_kernel(registry().get("h100"), false), AttentionKernel::kFa3);
+  EXPECT_EQ(default_attention_kernel(registry().get("b200"), false), AttentionKernel::kFa4);
+  EXPECT_EQ(default_attention_kernel(registry().get("a100"), false), AttentionKernel::kFa2);
+  EXPECT_EQ(default_attention_kernel(registry().get("gb10"), false), AttentionKernel::kFa2);
+  EXPECT_EQ(default_attention_kernel(registry().get("mi300x"), false), AttentionKernel::kFa2);
+  EXPECT_EQ(default_attention_kernel(registry().get("h100"), true), AttentionKernel::kFlashDecoding);
+  EXPECT_EQ(parse_attention_kernel("flash-decoding"), AttentionKernel::kFlashDecoding);
+  EXPECT_THROW((void)parse_attention_kernel("fa5"), NotFound);
+}
+
+const Op& find_op(const OpGraph& g, OpKind kind) {
+  for (int i = 0; i < g.size; ++i) {
+    if (g.ops[static_cast<std::size_t>(i)].kind == kind) return g.ops[static_cast<std::size_t>(i)];
+  }
+  throw std::runtime_error("op not found");
+}
+
+// FlashAttention-2 prefill on H100, Llama-3.1-8B, 4096 tokens, bf16:
+//   SRAM M = 233,472 B / 2 B = 116,736 elements; rows per tile M / (4 d) = 228 -> 128 (cap)
+//   Tr = 4096 / 128 = 32 query tiles; causally K/V are read (Tr + 1) / 2 = 16.5 times
+//   qk_matmul bytes per layer = Q 4096 x 32 x 128 x 2 B + K 8 x 4096 x 128 x 16.5 x 2 B
+//                             = 33,554,432 + 138,412,032 = 171,966,464
+TEST(Attention, FlashAttentionIoModel) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 4096;
+  s.attention = AttentionKernel::kFa2;
+  const OpGraph fa2 = build_ops(m, registry().get("h100"), s, ideal());
+  EXPECT_DOUBLE_EQ(find_op(fa2, OpKind::kQkMatmul).act_bytes, 171'966'464.0);
+  EXPECT_DOUBLE_EQ(find_op(fa2, OpKind::kSoftmax).act_bytes, 0);  // scores stay on chip
+  // FA1 keeps K/V outer: K/V once, Q read 16.5 times and O read and written.
+  s.attention = AttentionKernel::kFa1;
+  const OpGraph fa1 = build_ops(m, registry().get("a100"), s, ideal());
+  const double q_bytes = 4096.0 * 32 * 128 * 2;
+  EXPECT_DOUBLE_EQ(find_op(fa1, OpKind::kQkMatmul).act_bytes, q_bytes * 16.5 + 8.0 * 4096 * 128 * 2);
+  // Unfused attention writes and reads the 32 x 4096^2 score matrix.
+  s.attention = AttentionKernel::kNaive;
+  const OpGraph naive = build_ops(m, registry().get("h100"), s, ideal());
+  EXPECT_DOUBLE_EQ(find_op(naive, OpKind::kSoftmax).act_bytes, 2 * 32.0 * 4096 * 4096 * 2);
+}
+
+// Proposition 4: a block-sparsity fraction s scales the attention work and IO.
+TEST(Attention, BlockSparsityScalesAttention) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 8192;
+  s.attention = AttentionKernel::kFa2;
+  const OpGraph dense = build_ops(m, registry().get("h100"), s, ideal());
+  s.block_sparsity = 0.25;
+  const OpGraph sparse = build_ops(m, registry().get("h100"), s, ideal());
+  EXPECT_DOUBLE_EQ(find_op(sparse, OpKind::kQkMatmul).flops, find_op(dense, OpKind::kQkMatmul).flops * 0.25);
+  EXPECT_LT(find_op(sparse, OpKind::kSvMatmul).act_bytes, find_op(dense, OpKind::kSvMatmul).act_bytes);
+}
+
+// gpt-oss alternates 128-token sliding windows: at 32k context those layers
+// read 128 tokens of KV, the full layers read all 32,769.
+TEST(Attention, SlidingWindowLayersReadOnlyTheWindow) {
+  const ModelSpec m = load_model("gpt-oss-20b");
+  const OpGraph g = build_ops(m, registry().get("h100"), decode(1, 32768), ideal());
+  double window = 0, full = 0;
+  for (int i = 0; i < g.size; ++i) {
+    const Op& op = g.ops[static_cast<std::size_t>(i)];
+    if (op.kind != OpKind::kQkMatmul) continue;
+    (op.sliding_layer ? window : full) = op.kv_bytes;
+  }
+  EXPECT_DOUBLE_EQ(window, 8.0 * 128 * 64 * 2);
+  EXPECT_DOUBLE_EQ(full, 8.0 * 32769 * 64 * 2);
+}
+
+}  // namespace
+}  // namespace roofline

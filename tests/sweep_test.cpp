@@ -1,0 +1,107 @@
+#include "roofline/sweep.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "roofline/error.h"
+
+namespace roofline {
+namespace {
+
+const Registry& registry() {
+  static const Registry r = Registry::built_in();
+  return r;
+}
+
+SweepSpec small_spec() {
+  SweepSpec s;
+  s.models = {load_model("llama-3.1-8b"), load_model("mixtral-8x7b")};
+  s.devices = {&registry().get("h100"), &registry().get("a100")};
+  s.phases = {Phase::kDecode, Phase::kPrefill};
+  s.batches = {1, 8};
+  s.seq_lens = {512, 4096};
+  s.weights = {std::nullopt, Format::kFp8};
+  s.acts = {Format::kBf16, Format::kFp8};
+  return s;
+}
+
+std::string run(const SweepSpec& s, SweepFormat f, unsigned threads) {
+  std::string out;
+  run_sweep(s, f, [&](std::string_view chunk) { out.append(chunk); }, {}, threads);
+  return out;
+}
+
+TEST(Sweep, OneRowPerCombinationInOrder) {
+  const SweepSpec s = small_spec();
+  EXPECT_EQ(sweep_rows(s), 2u * 2 * 2 * 2 * 2 * 2 * 2);
+  const std::string csv = run(s, SweepFormat::kCsv, 2);
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line.rfind("model,hardware,phase,batch,seq_len,", 0), 0u);
+  int rows = 0, errors = 0;
+  std::string first;
+  while (std::getline(in, line)) {
+    if (rows == 0) first = line;
+    ++rows;
+    // fp8 activations on the A100 (no fp8 tensor cores) are error rows, not failures.
+    if (line.find("a100-80gb") != std::string::npos && line.find(",fp8,fp8,") != std::string::npos) {
+      EXPECT_NE(line.find("cannot compute in fp8"), std::string::npos) << line;
+      ++errors;
+    }
+  }
+  EXPECT_EQ(rows, 128);
+  EXPECT_EQ(errors, 32);  // A100 rows with fp8 activations: 2 models x 2 phases x 2 batches x 2 lengths x 2 weights
+  // The first row is the first element of every list.
+  EXPECT_EQ(first.rfind("llama-3.1-8b,h100-sxm,decode,1,512,native,bf16,bf16,auto,1,", 0), 0u) << first;
+}
+
+TEST(Sweep, ThreadCountDoesNotChangeTheOutput) {
+  const SweepSpec s = small_spec();
+  EXPECT_EQ(run(s, SweepFormat::kCsv, 1), run(s, SweepFormat::kCsv, 2));
+  EXPECT_EQ(run(s, SweepFormat::kJsonLines, 1), run(s, SweepFormat::kJsonLines, 3));
+}
+
+TEST(Sweep, JsonIsOneValidArray) {
+  const auto j = nlohmann::json::parse(run(small_spec(), SweepFormat::kJson, 2));
+  ASSERT_TRUE(j.is_array());
+  ASSERT_EQ(j.size(), 128u);
+  EXPECT_EQ(j[0]["model"], "llama-3.1-8b");
+  EXPECT_GT(j[0]["time_s"].get<double>(), 0);
+  int errors = 0;
+  for (const auto& row : j) errors += row.contains("error");
+  EXPECT_EQ(errors, 32);
+}
+
+TEST(Sweep, RowsMatchSinglePredictions) {
+  SweepSpec s = small_spec();
+  const auto j = nlohmann::json::parse(run(s, SweepFormat::kJson, 2));
+  Scenario sc;
+  sc.phase = Phase::kPrefill;
+  sc.batch = 8;
+  sc.seq_len = 4096;
+  const Prediction p = predict(s.models[1], registry().get("h100"), sc);
+  bool found = false;
+  for (const auto& row : j) {
+    if (row["model"] == "mixtral-8x7b" && row["hardware"] == "h100-sxm" && row["phase"] == "prefill" &&
+        row["batch"] == 8 && row["seq_len"] == 4096 && row["weights"] == "native" && row["act"] == "bf16") {
+      EXPECT_NEAR(row["time_s"].get<double>(), p.time_s, p.time_s * 1e-5);  // 6 significant digits
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(Sweep, SizeIsCapped) {
+  SweepSpec s = small_spec();
+  s.batches.assign(10'000, 1);
+  s.seq_lens.assign(10'000, 1);
+  EXPECT_THROW((void)sweep_rows(s), InvalidArgument);
+  s.batches.clear();
+  EXPECT_THROW((void)sweep_rows(s), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace roofline
