@@ -18,13 +18,11 @@ build: configure
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
 
 run: build
-	@echo "== Devices =="
-	@$(BIN) hardware list
+	@echo "== Recommendation: Llama-3-8B decode at 4K context on GB10 (DGX Spark) =="
+	@$(BIN) recommend --model llama-3-8b --hardware gb10 --phase decode --seq-len 4096
 	@echo
-	@echo "== Llama-3-8B-sized decode GEMV (4096 x 4096, batch 1) on GB10, fp16 vs nvfp4 weights =="
-	@$(BIN) gemv --hardware gb10 --n 4096 --k 4096
-	@echo
-	@$(BIN) gemv --hardware gb10 --n 4096 --k 4096 --weights nvfp4 --act nvfp4
+	@echo "== The same decode step, operator by operator (bf16) =="
+	@$(BIN) predict --model llama-3-8b --hardware gb10 --phase decode --seq-len 4096 --per-op
 
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)

@@ -18,7 +18,9 @@
 #include "roofline/hardware.h"
 #include "roofline/predict.h"
 #include "roofline/report.h"
+#include "roofline/recommend.h"
 #include "roofline/roofline.h"
+#include "roofline/strategy.h"
 #include "roofline/sweep.h"
 #include "roofline/validate.h"
 #include "roofline/workload.h"
@@ -417,7 +419,8 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
   cmd->add_option("--experts", a->experts, "Routed-expert weight format (default: --weights or native)")->type_name("FMT");
   cmd->add_option("--act", a->act, "Activation format")->capture_default_str()->type_name("FMT");
   cmd->add_option("--kv", a->kv, "KV-cache format (default: --act)")->type_name("FMT");
-  cmd->add_option("--strategy", a->strategy, "Named precision plan: fp16_baseline, bf16_baseline")->type_name("NAME");
+  cmd->add_option("--strategy", a->strategy, "Named precision plan (roofline strategies) or a plan .json file")
+      ->type_name("NAME|FILE");
   cmd->add_option("--attention", a->attention, "naive, fa1, fa2, fa3, fa4, flash-decoding (default: the device's best)")
       ->type_name("KERNEL");
   cmd->add_option("--block-sparsity", a->block_sparsity, "Fraction of attention blocks computed, (0, 1]")
@@ -427,23 +430,28 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
   cmd->add_flag("--ideal", a->ideal, "Datasheet peaks, no overheads (pure roofline)");
 }
 
-Scenario make_scenario(const ScenarioArgs& a) {
+// Builds the scenario; a strategy is resolved against the model and device
+// (its notes say what fell back).
+Scenario make_scenario(const ScenarioArgs& a, const ModelSpec& m, const Device* d,
+                       std::vector<std::string>* notes = nullptr) {
   Scenario s;
   s.phase = parse_phase(a.phase);
   s.batch = parse_count("--batch", a.batch, 1, kMaxBatch);
   s.seq_len = parse_count("--seq-len", a.seq_len, 1, kMaxSeqLen);
   if (!a.strategy.empty()) {
-    if (!a.weights.empty() || !a.kv.empty() || a.act != "bf16") {
-      throw InvalidArgument("--strategy sets the formats; do not combine it with --weights, --act or --kv");
+    if (!a.weights.empty() || !a.experts.empty() || !a.kv.empty() || a.act != "bf16") {
+      throw InvalidArgument("--strategy sets the formats; do not combine it with --weights, --experts, --act or --kv");
     }
-    if (a.strategy == "fp16_baseline") {
-      s.precision.weights = s.precision.experts = Format::kFp16;
-      s.precision.act = s.precision.kv = Format::kFp16;
-    } else if (a.strategy == "bf16_baseline") {
-      s.precision.weights = s.precision.experts = Format::kBf16;
-      s.precision.act = s.precision.kv = Format::kBf16;
+    const Strategy st = load_strategy(a.strategy);
+    if (d != nullptr) {
+      ResolvedStrategy r = resolve(st, m, *d);
+      s.precision = r.precision;
+      if (notes) *notes = std::move(r.notes);
     } else {
-      throw NotFound("unknown strategy '" + a.strategy.substr(0, 40) + "' (fp16_baseline, bf16_baseline)");
+      s.precision.weights = st.weights;
+      s.precision.experts = st.experts ? st.experts : std::optional<Format>(st.weights);
+      s.precision.act = st.act;
+      s.precision.kv = st.kv;
     }
   } else {
     if (!a.weights.empty()) s.precision.weights = parse_format(a.weights);
@@ -498,10 +506,15 @@ void cmd_predict(const Common& c, const ScenarioArgs& a) {
   const Registry reg = load_registry(c);
   const Device& d = reg.get(a.hardware);
   const ModelSpec m = load_model(a.model);
-  const Scenario s = make_scenario(a);
+  std::vector<std::string> plan_notes;
+  const Scenario s = make_scenario(a, m, &d, &plan_notes);
   const Prediction p = predict(m, d, s, make_options(a));
   if (c.output() == Output::kJson) {
     nlohmann::json j = to_json(m, d, s, p, a.per_op);
+    if (!a.strategy.empty()) {
+      j["strategy"] = a.strategy;
+      for (const auto& n : plan_notes) j["notes"].push_back(n);
+    }
     const Capacity cap = capacity(m, d, s);
     j["capacity"] = {{"max_batch", cap.max_batch}, {"max_context", cap.max_context}};
     j.update(stamp(reg));
@@ -539,6 +552,7 @@ void cmd_predict(const Common& c, const ScenarioArgs& a) {
   t.add_row({"capacity", fmt::format("max batch {} at this context; max context {} at this batch", cap.max_batch,
                                      cap.max_context)});
   std::cout << t.text() << "\n";
+  print_notes(plan_notes);
   print_notes(explain(m, d, s, p));
 }
 
@@ -546,7 +560,7 @@ void cmd_generate(const Common& c, const ScenarioArgs& a, const std::string& pro
   const Registry reg = load_registry(c);
   const Device& d = reg.get(a.hardware);
   const ModelSpec m = load_model(a.model);
-  Scenario s = make_scenario(a);
+  Scenario s = make_scenario(a, m, &d);
   const std::int64_t prompt = parse_count("--prompt", prompt_text, 1, kMaxSeqLen);
   const std::int64_t gen = parse_count("--gen", gen_text, 1, kMaxSeqLen);
   const GenerateResult g = generate(m, d, s, prompt, gen, make_options(a));
@@ -581,7 +595,7 @@ void cmd_generate(const Common& c, const ScenarioArgs& a, const std::string& pro
 
 void cmd_kv(const Common& c, const ScenarioArgs& a) {
   const ModelSpec m = load_model(a.model);
-  const Scenario s = make_scenario(a);
+  const Scenario s = make_scenario(a, m, nullptr);
   const KvReport r = kv_report(m, s);
   if (c.output() == Output::kJson) {
     nlohmann::json j = to_json(r);
@@ -610,7 +624,7 @@ void cmd_attention(const Common& c, const ScenarioArgs& a) {
   const Registry reg = load_registry(c);
   const Device& d = reg.get(a.hardware);
   const ModelSpec m = load_model(a.model);
-  Scenario s = make_scenario(a);
+  Scenario s = make_scenario(a, m, &d);
   const ModelOptions o = make_options(a);
   nlohmann::json rows = nlohmann::json::array();
   Table t({"kernel", "attention time", "attention bytes", "step time", "speedup", "note"});
@@ -792,6 +806,96 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
   if (!out) throw InvalidArgument("writing the sweep output failed");
 }
 
+void cmd_strategies(const Common& c) {
+  const auto& all = built_in_strategies();
+  if (c.output() == Output::kJson) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& s : all) list.push_back(to_json(s));
+    print_json({{"version", std::string(version())}, {"strategies", list}});
+    return;
+  }
+  Table t({"strategy", "weights", "act", "KV", "per-op overrides", "description"});
+  for (const auto& s : all) {
+    std::string ops;
+    for (int i = 0; i < kOpKindCount; ++i) {
+      const auto& o = s.ops[static_cast<std::size_t>(i)];
+      if (!o.weights && !o.act) continue;
+      ops += (ops.empty() ? "" : "; ") + std::string(op_name(static_cast<OpKind>(i))) + " " +
+             (o.weights ? "w=" + std::string(format_id(*o.weights)) : "") + (o.weights && o.act ? "," : "") +
+             (o.act ? "a=" + std::string(format_id(*o.act)) : "");
+    }
+    t.add_row({s.name, std::string(format_id(s.weights)), std::string(format_id(s.act)), std::string(format_id(s.kv)),
+               ops.empty() ? "-" : ops, s.description});
+  }
+  std::cout << (c.output() == Output::kCsv ? t.csv() : t.text());
+}
+
+struct RecommendArgs {
+  ScenarioArgs sc;
+  std::string max_quality_loss = "3";
+  std::string memory_limit, latency_target;
+  std::vector<std::string> strategy_files;
+};
+
+double parse_positive(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < 0) {
+    throw InvalidArgument(flag + ": '" + text.substr(0, 40) + "' must be a number >= 0");
+  }
+  return v;
+}
+
+void cmd_recommend(const Common& c, const RecommendArgs& a) {
+  const Registry reg = load_registry(c);
+  const Device& d = reg.get(a.sc.hardware);
+  const ModelSpec m = load_model(a.sc.model);
+  RecommendOptions o;
+  o.phase = parse_phase(a.sc.phase);
+  o.seq_len = parse_count("--seq-len", a.sc.seq_len, 1, kMaxSeqLen);
+  o.batch = parse_count("--batch", a.sc.batch, 1, kMaxBatch);
+  o.max_quality_loss_pct = parse_positive("--max-quality-loss", a.max_quality_loss);
+  if (!a.memory_limit.empty()) {
+    o.memory_limit_bytes = parse_positive("--memory-limit", a.memory_limit);
+    if (*o.memory_limit_bytes <= 0) throw InvalidArgument("--memory-limit must be positive");
+  }
+  if (!a.latency_target.empty()) {
+    o.latency_target_s = parse_positive("--latency-target", a.latency_target);
+    if (*o.latency_target_s <= 0) throw InvalidArgument("--latency-target must be positive");
+  }
+  o.model_options = make_options(a.sc);
+  if (!a.strategy_files.empty()) {
+    o.strategies = built_in_strategies();
+    for (const auto& f : a.strategy_files) o.strategies.push_back(load_strategy(f));
+  }
+  const Recommendation r = recommend(m, d, o);
+  if (c.output() == Output::kJson) {
+    nlohmann::json j = to_json(r);
+    j["scenario"] = {{"model", m.id}, {"hardware", d.id}, {"phase", phase_name(o.phase)}, {"seq_len", o.seq_len},
+                     {"batch", o.batch}, {"max_quality_loss_pct", o.max_quality_loss_pct}};
+    j.update(stamp(reg));
+    print_json(j);
+    return;
+  }
+  Table t({"strategy", "attention", "time", "speedup", "memory", "saving", "quality loss", "verdict"});
+  for (const auto& cand : r.alternatives) {
+    t.add_row({cand.strategy, std::string(attention_kernel_id(cand.attention)), human_time(cand.time_s),
+               fmt::format("{:.2f}x", cand.predicted_speedup), human_bytes(cand.memory_bytes),
+               fmt::format("{:.0f}%", cand.memory_saving * 100),
+               fmt::format("{:.1f}%{}", cand.quality.loss_pct, cand.quality.quantified ? "" : " (?)"),
+               cand.feasible ? (&cand == &r.alternatives.front() ? "recommended" : "ok") : cand.rejected_because.front()});
+  }
+  if (c.output() == Output::kCsv) {
+    std::cout << t.csv();
+    return;
+  }
+  std::cout << fmt::format("{} {} on {} ({}): {} {}, batch {}, quality budget {:.1f}%\n\n", m.name, phase_name(o.phase),
+                           d.name, d.id, o.phase == Phase::kDecode ? "context" : "prompt", o.seq_len, o.batch,
+                           o.max_quality_loss_pct);
+  std::cout << t.text() << "\n";
+  print_notes(r.rationale);
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -872,6 +976,22 @@ int run(int argc, char** argv) {
   sweep_cmd->add_flag("--ideal", sw.ideal, "Pure roofline instead of the realistic mode");
   add_common(sweep_cmd, &common, false);
 
+  auto* strategies_cmd = app.add_subcommand("strategies", "The named mixed-precision strategies");
+  add_common(strategies_cmd, &common, true);
+
+  RecommendArgs rc;
+  auto* recommend_cmd = app.add_subcommand("recommend", "Rank precision strategies and kernels for a model and device");
+  add_scenario_options(recommend_cmd, &rc.sc, true);
+  recommend_cmd->add_option("--max-quality-loss", rc.max_quality_loss, "Largest estimated quality loss, percent")
+      ->capture_default_str()->type_name("PCT");
+  recommend_cmd->add_option("--memory-limit", rc.memory_limit, "Bytes of memory available (default: the device's)")
+      ->type_name("BYTES");
+  recommend_cmd->add_option("--latency-target", rc.latency_target, "Longest acceptable time per pass, seconds")
+      ->type_name("S");
+  recommend_cmd->add_option("--strategy-file", rc.strategy_files, "Extra candidate plan (.json); repeatable")
+      ->type_name("FILE");
+  add_common(recommend_cmd, &common, true);
+
   auto* validate_cmd = app.add_subcommand("validate", "Predictions against published measurements");
   std::string validation_file;
   bool validate_ideal = false;
@@ -909,6 +1029,8 @@ int run(int argc, char** argv) {
     else if (attention_cmd->parsed()) cmd_attention(common, sc);
     else if (validate_cmd->parsed()) cmd_validate(common, validation_file, validate_ideal);
     else if (sweep_cmd->parsed()) cmd_sweep(common, sw);
+    else if (strategies_cmd->parsed()) cmd_strategies(common);
+    else if (recommend_cmd->parsed()) cmd_recommend(common, rc);
     return kExitOk;
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

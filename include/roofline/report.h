@@ -11,6 +11,8 @@
 #include "roofline/hardware.h"
 #include "roofline/model.h"
 #include "roofline/predict.h"
+#include "roofline/recommend.h"
+#include "roofline/strategy.h"
 #include "roofline/roofline.h"
 
 namespace roofline {
@@ -43,6 +45,13 @@ namespace roofline {
 [[nodiscard]] nlohmann::json to_json(const MemoryEstimate& m);
 [[nodiscard]] nlohmann::json to_json(const GenerateResult& g);
 [[nodiscard]] nlohmann::json to_json(const KvReport& r);
+
+// A recommendation (DESIGN.md recommend fields); each candidate as
+// {strategy, attention, predicted_speedup, time_s, baseline_time_s,
+//  memory_saving, quality_loss_pct, ...}.
+[[nodiscard]] nlohmann::json to_json(const Recommendation& r);
+[[nodiscard]] nlohmann::json to_json(const Candidate& c);
+[[nodiscard]] nlohmann::json to_json(const Strategy& s);
 
 // Plain-language notes on a whole-model prediction: what bounds it and why.
 [[nodiscard]] std::vector<std::string> explain(const ModelSpec& model, const Device& device,

@@ -20,12 +20,37 @@ enum class Phase { kPrefill, kDecode };
 [[nodiscard]] std::string_view phase_name(Phase p) noexcept;
 [[nodiscard]] Phase parse_phase(std::string_view text);
 
+enum class OpKind : std::uint8_t {
+  // The 17 per-layer operator types.
+  kAttnNorm, kQProj, kKProj, kVProj, kRope, kQkMatmul, kSoftmax, kSvMatmul, kOProj,
+  kAttnResidual, kMlpNorm, kGateProj, kUpProj, kActMul, kDownProj, kMlpResidual, kKvCacheWrite,
+  // Model-level operators.
+  kEmbedding, kFinalNorm, kLmHead,
+  // Mixture of experts.
+  kRouter, kSharedGateProj, kSharedUpProj, kSharedDownProj,
+  // Multi-head latent attention (replace q/k/v projections).
+  kQAProj, kQBProj, kKvAProj, kKvBProj, kKAbsorb, kVAbsorb,
+  // Tensor and pipeline parallel communication.
+  kAllReduce, kPipelineSend,
+};
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::kPipelineSend) + 1;
+[[nodiscard]] std::string_view op_name(OpKind k) noexcept;
+
+// Formats of one operator type, overriding the plan's defaults.
+struct OpPrecision {
+  std::optional<Format> weights;
+  std::optional<Format> act;
+};
+
 // Formats per tensor role. Unset weights use the checkpoint's native formats.
 struct PrecisionPlan {
   std::optional<Format> weights;  // every linear layer except routed experts (when set separately)
   std::optional<Format> experts;  // routed experts; defaults to weights, else native experts
   Format act = Format::kBf16;     // activations and the math of weight-only layers
   Format kv = Format::kBf16;      // KV cache
+  // Per-operator overrides (mixed precision): e.g. lm_head kept in bf16.
+  std::array<OpPrecision, kOpKindCount> ops{};
+  bool has_op_overrides = false;  // any entry of `ops` set (a fast path when not)
 };
 
 // REQUIRES (checked by validate): batch, seq_len >= 1; tp, pp >= 1.
@@ -51,21 +76,7 @@ inline constexpr std::int64_t kMaxParallel = 4096;
 // pp not above the layer count, sparsity in (0, 1]).
 void validate(const Scenario& scenario, const ModelSpec& model);
 
-enum class OpKind : std::uint8_t {
-  // The 17 per-layer operator types.
-  kAttnNorm, kQProj, kKProj, kVProj, kRope, kQkMatmul, kSoftmax, kSvMatmul, kOProj,
-  kAttnResidual, kMlpNorm, kGateProj, kUpProj, kActMul, kDownProj, kMlpResidual, kKvCacheWrite,
-  // Model-level operators.
-  kEmbedding, kFinalNorm, kLmHead,
-  // Mixture of experts.
-  kRouter, kSharedGateProj, kSharedUpProj, kSharedDownProj,
-  // Multi-head latent attention (replace q/k/v projections).
-  kQAProj, kQBProj, kKvAProj, kKvBProj, kKAbsorb, kVAbsorb,
-  // Tensor and pipeline parallel communication.
-  kAllReduce, kPipelineSend,
-};
-inline constexpr int kOpKindCount = static_cast<int>(OpKind::kPipelineSend) + 1;
-[[nodiscard]] std::string_view op_name(OpKind k) noexcept;
+
 
 enum class OpClass : std::uint8_t {
   kMatmul,         // activations x weights on the tensor cores

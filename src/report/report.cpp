@@ -483,3 +483,52 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
 }
 
 }  // namespace roofline
+
+namespace roofline {
+
+nlohmann::json to_json(const Candidate& c) {
+  return {{"strategy", c.strategy},
+          {"attention", attention_kernel_id(c.attention)},
+          {"predicted_speedup", c.predicted_speedup},
+          {"time_s", c.time_s},
+          {"baseline_time_s", c.baseline_time_s},
+          {"memory_saving", c.memory_saving},
+          {"memory_bytes", c.memory_bytes},
+          {"quality_loss_pct", c.quality.loss_pct},
+          {"quality_quantified", c.quality.quantified},
+          {"quality_basis", c.quality.basis},
+          {"bound", bound_name(c.bound)},
+          {"feasible", c.feasible},
+          {"rejected_because", c.rejected_because},
+          {"notes", c.notes}};
+}
+
+nlohmann::json to_json(const Recommendation& r) {
+  nlohmann::json j = to_json(r.best);
+  nlohmann::json alts = nlohmann::json::array();
+  for (const auto& c : r.alternatives) alts.push_back(to_json(c));
+  j["alternatives"] = alts;
+  j["baseline"] = r.baseline;
+  j["rationale"] = r.rationale;
+  j["any_feasible"] = r.any_feasible;
+  return j;
+}
+
+nlohmann::json to_json(const Strategy& s) {
+  nlohmann::json ops = nlohmann::json::object();
+  for (int i = 0; i < kOpKindCount; ++i) {
+    const auto& o = s.ops[static_cast<std::size_t>(i)];
+    if (!o.weights && !o.act) continue;
+    nlohmann::json e = nlohmann::json::object();
+    if (o.weights) e["weights"] = format_id(*o.weights);
+    if (o.act) e["act"] = format_id(*o.act);
+    ops[std::string(op_name(static_cast<OpKind>(i)))] = e;
+  }
+  nlohmann::json j = {{"name", s.name},         {"description", s.description}, {"weights", format_id(s.weights)},
+                      {"act", format_id(s.act)}, {"kv", format_id(s.kv)},        {"ops", ops},
+                      {"origin", s.origin}};
+  if (s.experts) j["experts"] = format_id(*s.experts);
+  return j;
+}
+
+}  // namespace roofline

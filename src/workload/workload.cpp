@@ -65,11 +65,20 @@ struct Builder {
   // false when a fused kernel already read it.
   // `groups` independent GEMMs of this shape run as one grouped kernel (MoE experts).
   Op& linear(OpKind kind, double count, double rows, double n, double k, Format fmt,
-             const ComputePlan& plan, bool read_input, double launches, double groups = 1) {
+             ComputePlan plan, bool read_input, double launches, double groups = 1) {
+    Format act = a;
+    if (s.precision.has_op_overrides) {
+      const OpPrecision& o = s.precision.ops[static_cast<std::size_t>(kind)];
+      if (o.weights || o.act) {
+        fmt = o.weights.value_or(fmt);
+        act = o.act.value_or(a);
+        plan = plan_compute(dev, fmt, act);
+      }
+    }
     Op& op = add(kind, OpClass::kMatmul, count);
     op.flops = 2 * rows * n * k;
     op.weight_bytes = bytes_for(fmt, n * k);
-    op.act_bytes = (read_input ? bytes_for(a, rows * k) : 0) + bytes_for(a, rows * n);
+    op.act_bytes = (read_input ? bytes_for(act, rows * k) : 0) + bytes_for(act, rows * n);
     op.compute = plan.format;
     op.weight_only = plan.weight_only;
     const GemmTiling t = gemm_tiling(rows, n, opt);
@@ -109,9 +118,14 @@ struct Builder {
       v_dim = static_cast<double>(m.mla.kv_lora_rank);
       kv_heads = 1;
     }
-    const Format attn_fmt = (a == Format::kFp8 && kinfo.fp8 && dev.computes(Format::kFp8))
+    Format attn_act = a;
+    if (s.precision.has_op_overrides) {
+      attn_act = s.precision.ops[static_cast<std::size_t>(OpKind::kQkMatmul)].act.value_or(a);
+    }
+    const Format attn_fmt = (attn_act == Format::kFp8 && kinfo.fp8 && dev.computes(Format::kFp8))
                                 ? Format::kFp8
-                                : (format_info(a).block_bits >= 16 && dev.computes(a) ? a : Format::kBf16);
+                                : (format_info(attn_act).block_bits >= 16 && dev.computes(attn_act) ? attn_act
+                                                                                                    : Format::kBf16);
     // K/V come from the cache in decode, from fresh projections in prefill.
     const Format kv_read_fmt = decode ? kv : a;
     double scores = 0, k_elems = 0, v_elems = 0;  // score elements computed; K/V elements read

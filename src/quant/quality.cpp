@@ -1,0 +1,210 @@
+#include "roofline/quality.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "../common/embedded_data.h"
+#include "../common/strict_json.h"
+#include "roofline/error.h"
+
+namespace roofline {
+namespace {
+
+using detail::StrictObject;
+
+struct LinearResult {
+  std::string model, family, metric, note, source;
+  double params = 0;
+  Format weights{}, act{};
+  double loss_pct = 0;
+};
+
+struct KvResult {
+  Format kv{};
+  std::optional<double> loss_pct;
+  std::string note, source;
+};
+
+struct QualityData {
+  std::vector<LinearResult> linear;
+  std::vector<KvResult> kv;
+};
+
+Format format_of(StrictObject& o, std::string_view key) {
+  Format f{};
+  const std::string text = o.string(key);
+  if (!try_parse_format(text, &f)) o.fail(key, "unknown format '" + text + "'");
+  return f;
+}
+
+std::string short_source(const std::string& citation) { return citation.substr(0, citation.find_first_of(":(")); }
+
+const QualityData& data() {
+  static const QualityData d = [] {
+    QualityData q;
+    const std::string origin = "built-in quality/published.json";
+    std::string_view text;
+    for (const auto& f : detail::embedded_files()) {
+      if (f.name == "quality/published.json") text = f.text;
+    }
+    const auto doc_json = detail::parse_json_text(text, origin, 1 << 20);
+    StrictObject doc(doc_json, origin, "");
+    std::map<std::string, std::string> sources;
+    StrictObject src = doc.object("sources");
+    for (auto it = src.json().begin(); it != src.json().end(); ++it) sources[it.key()] = src.string(it.key());
+    src.finish();
+    const auto& lin = doc.required("linear");
+    for (std::size_t i = 0; i < lin.size(); ++i) {
+      StrictObject o(lin[i], origin, "linear[" + std::to_string(i) + "]");
+      LinearResult r;
+      r.model = o.string("model");
+      r.params = o.non_negative("params");
+      r.family = o.string("family");
+      r.weights = format_of(o, "weights");
+      r.act = format_of(o, "act");
+      r.metric = o.string("metric");
+      const double base = o.non_negative("baseline");
+      const double value = o.non_negative("value");
+      if (r.metric == "wikitext2_ppl" || r.metric == "wikitext2_word_ppl") {
+        r.loss_pct = (value / base - 1) * 100;
+      } else if (r.metric == "ppl_ratio") {
+        r.loss_pct = (value - 1) * 100;
+      } else if (r.metric == "avg_accuracy") {
+        r.loss_pct = (base - value) / base * 100;
+      } else if (r.metric == "accuracy_drop_pct") {
+        r.loss_pct = value;
+      } else {
+        o.fail("metric", "unknown metric '" + r.metric + "'");
+      }
+      const std::string key = o.string("source");
+      if (!sources.count(key)) o.fail("source", "unknown source key");
+      r.source = sources[key];
+      r.note = o.string("note");
+      o.finish();
+      q.linear.push_back(std::move(r));
+    }
+    const auto& kv = doc.required("kv");
+    for (std::size_t i = 0; i < kv.size(); ++i) {
+      StrictObject o(kv[i], origin, "kv[" + std::to_string(i) + "]");
+      KvResult r;
+      r.kv = format_of(o, "kv");
+      const auto& loss = o.required("loss_pct");
+      if (!loss.is_null()) r.loss_pct = loss.get<double>();
+      const std::string key = o.string("source");
+      if (!sources.count(key)) o.fail("source", "unknown source key");
+      r.source = sources[key];
+      r.note = o.string("note");
+      o.finish();
+      q.kv.push_back(std::move(r));
+    }
+    doc.finish();
+    return q;
+  }();
+  return d;
+}
+
+bool sixteen_bit(Format f) { return bits_per_element(f) >= 16; }
+
+// Activations in 16 or 32 bits are one class for matching published results.
+bool same_act_class(Format a, Format b) { return (sixteen_bit(a) && sixteen_bit(b)) || a == b; }
+
+std::string family_of(const ModelSpec& m) {
+  const std::string& id = m.id;
+  if (id.rfind("llama-3", 0) == 0) return "llama-3";
+  if (id.rfind("llama-2", 0) == 0) return "llama-2";
+  if (id.rfind("deepseek", 0) == 0) return "deepseek-v3";
+  return m.model_type;
+}
+
+}  // namespace
+
+QualityEstimate estimate_quality(const ModelSpec& m, const PrecisionPlan& plan) {
+  QualityEstimate q;
+  const QualityData& d = data();
+  // The checkpoint as shipped is the reference: unset weights lose nothing.
+  if (plan.weights && !sixteen_bit(*plan.weights)) {
+    const Format w = *plan.weights;
+    const Format a = plan.act;
+    std::vector<const LinearResult*> pool;
+    for (const auto& r : d.linear) {
+      if (r.weights == w && same_act_class(r.act, a)) pool.push_back(&r);
+    }
+    if (pool.empty()) {
+      q.quantified = false;
+      for (const auto& r : d.linear) {
+        if (std::fabs(bits_per_element(r.weights) - bits_per_element(w)) < 0.75 && same_act_class(r.act, a)) {
+          pool.push_back(&r);
+        }
+      }
+    }
+    if (pool.empty()) {
+      q.quantified = false;
+      q.basis.push_back(fmt::format("no published result for {} weights with {} activations", format_id(w),
+                                    format_id(a)));
+    } else {
+      const std::string family = family_of(m);
+      const double params = count_parameters(m).total;
+      auto distance = [&](const LinearResult* r) {
+        return (r->family == family ? 0.0 : 10.0) + std::fabs(std::log(r->params / params));
+      };
+      double best = 1e300;
+      for (const LinearResult* r : pool) best = std::min(best, distance(r));
+      double sum = 0;
+      int n = 0;
+      for (const LinearResult* r : pool) {
+        if (distance(r) > best + 1e-9) continue;
+        sum += r->loss_pct;
+        ++n;
+        q.basis.push_back(fmt::format("{} {}: {:+.1f}% ({}, {})", r->model, r->note, r->loss_pct, r->metric,
+                                      short_source(r->source)));
+      }
+      if (!q.quantified) q.basis.back() += " [nearest format: no result for this exact pair]";
+      // Scale by the share of linear parameters the plan quantizes.
+      const ParamCounts p = count_parameters(m);
+      const double linear = p.attention + p.dense_mlp + p.routed_experts + p.shared_experts;
+      const double H = static_cast<double>(m.hidden), L = static_cast<double>(m.layers);
+      double kept = 0;
+      auto kept_if = [&](OpKind k, double count) {
+        const auto& o = plan.ops[static_cast<std::size_t>(k)];
+        if (o.weights && sixteen_bit(*o.weights)) kept += count;
+      };
+      kept_if(OpKind::kQProj, L * H * static_cast<double>(m.heads * m.head_dim));
+      kept_if(OpKind::kOProj, L * H * static_cast<double>(m.heads * m.head_dim));
+      kept_if(OpKind::kKProj, L * H * static_cast<double>(m.kv_heads * m.head_dim));
+      kept_if(OpKind::kVProj, L * H * static_cast<double>(m.kv_heads * m.head_dim));
+      const double coverage = linear > 0 ? std::clamp((linear - kept) / linear, 0.0, 1.0) : 1.0;
+      q.linear_loss_pct = sum / n * coverage;
+      if (coverage < 0.999) {
+        q.basis.push_back(fmt::format("scaled by the {:.0f}% of linear weights quantized", coverage * 100));
+      }
+      if (plan.ops[static_cast<std::size_t>(OpKind::kLmHead)].weights.value_or(w) == w && m.vocab > 0) {
+        q.basis.push_back("the LM head is quantized too; published results keep it in 16 bits, so the loss may be higher");
+      }
+    }
+  }
+  if (!sixteen_bit(plan.kv)) {
+    bool found = false;
+    for (const auto& r : d.kv) {
+      if (r.kv != plan.kv) continue;
+      found = true;
+      if (r.loss_pct) {
+        q.kv_loss_pct = *r.loss_pct;
+        q.basis.push_back(fmt::format("{} KV cache: up to {:.1f}% ({})", format_id(plan.kv), *r.loss_pct, r.note));
+      } else {
+        q.basis.push_back(fmt::format("{} KV cache: {}", format_id(plan.kv), r.note));
+      }
+    }
+    if (!found) {
+      q.quantified = false;
+      q.basis.push_back(fmt::format("no published result for a {} KV cache", format_id(plan.kv)));
+    }
+  }
+  q.loss_pct = q.linear_loss_pct + q.kv_loss_pct;
+  if (q.basis.empty()) q.basis.push_back("16-bit weights, activations and KV cache: the reference");
+  return q;
+}
+
+}  // namespace roofline
