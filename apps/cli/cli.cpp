@@ -594,28 +594,43 @@ void cmd_generate(const Common& c, const ScenarioArgs& a, const std::string& pro
 }
 
 void cmd_kv(const Common& c, const ScenarioArgs& a) {
+  const Registry reg = load_registry(c);
+  const Device& d = reg.get(a.hardware);
   const ModelSpec m = load_model(a.model);
-  const Scenario s = make_scenario(a, m, nullptr);
+  Scenario s = make_scenario(a, m, &d);
+  s.phase = Phase::kDecode;
   const KvReport r = kv_report(m, s);
+  // The decode step at this context with each KV format (weights and activations as given).
+  std::vector<double> step;
+  for (const auto& row : r.rows) {
+    s.precision.kv = row.format;
+    step.push_back(predict(m, d, s, make_options(a)).time_s);
+  }
   if (c.output() == Output::kJson) {
     nlohmann::json j = to_json(r);
+    for (std::size_t i = 0; i < r.rows.size(); ++i) {
+      j["formats"][i]["decode_step_s"] = step[i];
+      j["formats"][i]["speedup"] = step[0] / step[i];
+    }
     j["model"] = m.id;
-    j["version"] = std::string(version());
+    j["hardware"] = d.id;
+    j.update(stamp(reg));
     print_json(j);
     return;
   }
-  Table t({"KV format", "bytes/token", "at context", "saving", "KV read > weights beyond"});
-  for (const auto& row : r.rows) {
+  Table t({"KV format", "bytes/token", "at context", "saving", "decode step", "speedup", "KV read > weights beyond"});
+  for (std::size_t i = 0; i < r.rows.size(); ++i) {
+    const auto& row = r.rows[i];
     t.add_row({std::string(format_id(row.format)), human_bytes(row.bytes_per_token), human_bytes(row.total_bytes),
-               fmt::format("{:.0f}%", 100 * row.saving),
+               fmt::format("{:.0f}%", 100 * row.saving), human_time(step[i]), fmt::format("{:.2f}x", step[0] / step[i]),
                row.crossover_context > 0 ? fmt::format("{:.0f} tokens", row.crossover_context) : "never"});
   }
   if (c.output() == Output::kCsv) {
     std::cout << t.csv();
     return;
   }
-  std::cout << fmt::format("{} KV cache at {} tokens x batch {}; weights {} ({}), read once per decode step\n\n",
-                           m.name, r.context, r.batch, human_bytes(r.weight_bytes),
+  std::cout << fmt::format("{} KV cache at {} tokens x batch {} on {}; weights {} ({}), read once per decode step\n\n",
+                           m.name, r.context, r.batch, d.id, human_bytes(r.weight_bytes),
                            a.weights.empty() ? std::string(format_id(m.native_weights)) : a.weights);
   std::cout << t.text();
 }
