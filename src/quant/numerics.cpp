@@ -4,11 +4,15 @@
 #include <array>
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <string>
+#include <type_traits>
 
 #include "roofline/error.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #ifdef __FAST_MATH__
 #error "numerics.cpp relies on IEEE float semantics (RNE additions); do not build it with -ffast-math"
@@ -100,6 +104,21 @@ inline std::uint32_t encode_mini(float x) {
   return static_cast<std::uint32_t>(mag) | sign;
 }
 
+// e2m1 by comparison with the seven midpoints 0.25, 0.75, 1.25, 1.75, 2.5,
+// 3.5 and 5: at a midpoint, > keeps the lower code and >= takes the upper
+// one, whichever is even (so this is RNE), and everything above 5 gives 6
+// (satfinite). Fewer vector operations than encode_mini<E2M1>. NaN gives 0:
+// callers handle it.
+inline std::uint32_t encode_e2m1_no_nan(float x) {
+  const std::uint32_t bits = bits_of(x);
+  const float q = float_of(bits & kAbsMask);
+  const std::uint32_t code = static_cast<std::uint32_t>(q > 0.25f) + static_cast<std::uint32_t>(q >= 0.75f) +
+                             static_cast<std::uint32_t>(q > 1.25f) + static_cast<std::uint32_t>(q >= 1.75f) +
+                             static_cast<std::uint32_t>(q > 2.5f) + static_cast<std::uint32_t>(q >= 3.5f) +
+                             static_cast<std::uint32_t>(q > 5.0f);
+  return code | ((bits >> 31) << 3);
+}
+
 template <class F>
 constexpr float decode_mini_slow(std::uint32_t code) {
   const bool negative = (code >> (F::kExpBits + F::kManBits)) & 1;
@@ -147,6 +166,58 @@ inline float decode_mini(std::uint32_t code) {
   const auto& t = table<F>();
   return t[code & (t.size() - 1)];
 }
+
+// 16 e2m1 codes of x / s (kDivide) or x * s, ANDed with mask (0 for a zero
+// NVFP4 block scale). REQUIRES: s > 0, x finite.
+#if defined(__SSE2__)
+// SSE2 (every x86-64): the seven midpoint comparisons of encode_e2m1_no_nan
+// on 4 x 4 quotients, each mask narrowed to bytes with saturating packs
+// (-1 stays -1) and subtracted, so one 16-byte store writes the block.
+template <bool kDivide>
+inline void e2m1_encode_16(const float* x, float s, std::uint8_t mask, std::uint8_t* y) {
+  const __m128 scale = _mm_set1_ps(s);
+  const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7FFF'FFFF));
+  __m128 q[4];
+  __m128i negative[4];
+  for (int k = 0; k < 4; ++k) {
+    const __m128 v = _mm_loadu_ps(x + 4 * k);
+    const __m128 d = kDivide ? _mm_div_ps(v, scale) : _mm_mul_ps(v, scale);
+    q[k] = _mm_and_ps(d, abs_mask);
+    negative[k] = _mm_srai_epi32(_mm_castps_si128(d), 31);
+  }
+  auto narrow = [](__m128i a, __m128i b, __m128i c, __m128i d) {
+    return _mm_packs_epi16(_mm_packs_epi32(a, b), _mm_packs_epi32(c, d));
+  };
+  auto greater = [&](float t) {
+    const __m128 v = _mm_set1_ps(t);
+    return narrow(_mm_castps_si128(_mm_cmpgt_ps(q[0], v)), _mm_castps_si128(_mm_cmpgt_ps(q[1], v)),
+                  _mm_castps_si128(_mm_cmpgt_ps(q[2], v)), _mm_castps_si128(_mm_cmpgt_ps(q[3], v)));
+  };
+  auto greater_equal = [&](float t) {
+    const __m128 v = _mm_set1_ps(t);
+    return narrow(_mm_castps_si128(_mm_cmpge_ps(q[0], v)), _mm_castps_si128(_mm_cmpge_ps(q[1], v)),
+                  _mm_castps_si128(_mm_cmpge_ps(q[2], v)), _mm_castps_si128(_mm_cmpge_ps(q[3], v)));
+  };
+  __m128i code = _mm_setzero_si128();
+  code = _mm_sub_epi8(code, greater(0.25f));
+  code = _mm_sub_epi8(code, greater_equal(0.75f));
+  code = _mm_sub_epi8(code, greater(1.25f));
+  code = _mm_sub_epi8(code, greater_equal(1.75f));
+  code = _mm_sub_epi8(code, greater(2.5f));
+  code = _mm_sub_epi8(code, greater_equal(3.5f));
+  code = _mm_sub_epi8(code, greater(5.0f));
+  const __m128i sign = _mm_and_si128(narrow(negative[0], negative[1], negative[2], negative[3]),
+                                     _mm_set1_epi8(8));
+  code = _mm_and_si128(_mm_or_si128(code, sign), _mm_set1_epi8(static_cast<char>(mask)));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(y), code);
+}
+#else
+template <bool kDivide>
+inline void e2m1_encode_16(const float* x, float s, std::uint8_t mask, std::uint8_t* y) {
+  for (std::size_t i = 0; i < 16; ++i)
+    y[i] = static_cast<std::uint8_t>(encode_e2m1_no_nan(kDivide ? x[i] / s : x[i] * s)) & mask;
+}
+#endif
 
 // ---------------------------------------------------------------- helpers
 
@@ -218,8 +289,12 @@ std::uint8_t mx_block(const float* in, std::uint8_t* codes) {
   require_finite_amax(amax, "quantize_mx");
   const int shared = std::clamp(floor_log2_bits(amax) - mx_emax<F>(), -127, 127);
   const float inv = pow2f(-shared);  // v / 2^shared, exactly (same real value, one rounding)
-  for (std::size_t i = 0; i < kMxBlock; ++i)
-    codes[i] = static_cast<std::uint8_t>(encode_mini<F>(in[i] * inv));
+  if constexpr (std::is_same_v<F, E2M1>) {  // one e2m1 rounding everywhere (inputs are finite)
+    e2m1_encode_16<false>(in, inv, 0xFF, codes);
+    e2m1_encode_16<false>(in + 16, inv, 0xFF, codes + 16);
+  } else {
+    for (std::size_t i = 0; i < kMxBlock; ++i) codes[i] = static_cast<std::uint8_t>(encode_mini<F>(in[i] * inv));
+  }
   return static_cast<std::uint8_t>(shared + 127);
 }
 
@@ -229,7 +304,7 @@ void mx_decode_block(const std::uint8_t* codes, std::uint8_t scale, float* out, 
   for (std::size_t i = 0; i < n; ++i) out[i] = decode_mini<F>(codes[i]) * s;
 }
 
-// Quantizes n <= any values as MX blocks (last one zero-padded).
+// Quantizes n finite values as ceil(n / 32) MX blocks (the last one zero-padded).
 template <class F>
 void mx_quantize_span(const float* in, std::size_t n, std::uint8_t* codes, std::uint8_t* scales) {
   const std::size_t full = n / kMxBlock;
@@ -274,29 +349,63 @@ float nvfp4_tensor_scale(float amax) {
   return s == 0.0f ? std::numeric_limits<float>::denorm_min() : s;
 }
 
-// One full block of 16 finite values -> 16 e2m1 codes; returns the ue4m3 code.
-std::uint8_t nvfp4_block(const float* in, float tensor_scale, std::uint8_t* codes) {
-  const float amax = float_of(static_cast<std::uint32_t>(amax_bits(in, kNvfp4Block)));
-  const std::uint8_t scale_code = encode_ue4m3(amax / 6.0f / tensor_scale);
-  const float s = decode_ue4m3(scale_code) * tensor_scale;
-  if (s == 0.0f) {
-    std::fill_n(codes, kNvfp4Block, std::uint8_t{0});
-  } else {
-    for (std::size_t i = 0; i < kNvfp4Block; ++i)
-      codes[i] = static_cast<std::uint8_t>(encode_mini<E2M1>(in[i] / s));
-  }
-  return scale_code;
+// Value of a non-negative, non-NaN e4m3 code (0x00..0x7E), branch-free so
+// that loops over blocks vectorize (the table lookup would not).
+inline float ue4m3_value(std::int32_t code) {
+  const std::int32_t e = code >> 3;
+  const std::int32_t m = code & 7;
+  const std::int32_t normal = ((e + 120) << 23) | (m << 20);
+  const auto sub = static_cast<std::int32_t>(bits_of(static_cast<float>(m) * 0x1p-9f));
+  const std::int32_t is_sub = -static_cast<std::int32_t>(e == 0);
+  return float_of(static_cast<std::uint32_t>((sub & is_sub) | (normal & ~is_sub)));
 }
 
-void nvfp4_quantize_span(const float* in, std::size_t n, float tensor_scale, std::uint8_t* codes,
-                         std::uint8_t* scales) {
+// Max |x| of each block of 16 (the last one zero-padded) of n finite values.
+void nvfp4_block_amax(const float* in, std::size_t n, float* amax) {
   const std::size_t full = n / kNvfp4Block;
-  for (std::size_t b = 0; b < full; ++b)
-    scales[b] = nvfp4_block(in + b * kNvfp4Block, tensor_scale, codes + b * kNvfp4Block);
-  if (const std::size_t rest = n - full * kNvfp4Block; rest != 0) {
-    std::array<float, kNvfp4Block> pad{};
-    std::copy_n(in + full * kNvfp4Block, rest, pad.begin());
-    scales[full] = nvfp4_block(pad.data(), tensor_scale, codes + full * kNvfp4Block);
+  for (std::size_t b = 0; b < full; ++b) {
+    const float* x = in + b * kNvfp4Block;
+    float m = 0.0f;
+    for (std::size_t i = 0; i < kNvfp4Block; ++i) {
+      const float a = std::fabs(x[i]);
+      m = a > m ? a : m;
+    }
+    amax[b] = m;
+  }
+  if (full * kNvfp4Block < n)
+    amax[full] = float_of(static_cast<std::uint32_t>(amax_bits(in + full * kNvfp4Block, n - full * kNvfp4Block)));
+}
+
+// NVFP4 for ceil(n / 16) blocks of finite values (the last one zero-padded),
+// given each block's max |x|. Works in chunks of 64 blocks: first the scales
+// of the chunk (a loop that vectorizes across blocks, so no element waits on
+// a per-block chain of divisions), then the elements.
+void nvfp4_blocks(const float* in, std::size_t n, const float* block_amax, float tensor_scale,
+                  std::uint8_t* codes, std::uint8_t* scales) {
+  constexpr std::size_t kChunk = 64;
+  std::array<float, kChunk> divisor{};
+  std::array<std::uint8_t, kChunk> keep{};
+  const std::size_t blocks = blocks_of(n, kNvfp4Block);
+  for (std::size_t b0 = 0; b0 < blocks; b0 += kChunk) {
+    const std::size_t nb = std::min(kChunk, blocks - b0);
+    for (std::size_t b = 0; b < nb; ++b) {
+      // amax >= 0, so this is encode_ue4m3 (the sign bit stays 0).
+      const auto code = static_cast<std::int32_t>(encode_mini<E4M3>(block_amax[b0 + b] / 6.0f / tensor_scale));
+      scales[b0 + b] = static_cast<std::uint8_t>(code);
+      const float s = ue4m3_value(code) * tensor_scale;
+      keep[b] = s == 0.0f ? 0x00 : 0xFF;  // a zero scale gives zero codes
+      divisor[b] = s == 0.0f ? 1.0f : s;  // and no 0 / 0
+    }
+    for (std::size_t b = 0; b < nb; ++b) {
+      const std::size_t first = (b0 + b) * kNvfp4Block;
+      if (first + kNvfp4Block <= n) {
+        e2m1_encode_16<true>(in + first, divisor[b], keep[b], codes + first);
+      } else {
+        std::array<float, kNvfp4Block> pad{};
+        std::copy(in + first, in + n, pad.begin());
+        e2m1_encode_16<true>(pad.data(), divisor[b], keep[b], codes + first);
+      }
+    }
   }
 }
 
@@ -468,13 +577,17 @@ std::uint8_t encode_e2m3(float x) noexcept { return static_cast<std::uint8_t>(en
 float decode_e2m3(std::uint8_t code) noexcept { return decode_mini<E2M3>(code); }
 std::uint8_t encode_e3m2(float x) noexcept { return static_cast<std::uint8_t>(encode_mini<E3M2>(x)); }
 float decode_e3m2(std::uint8_t code) noexcept { return decode_mini<E3M2>(code); }
-std::uint8_t encode_e2m1(float x) noexcept { return static_cast<std::uint8_t>(encode_mini<E2M1>(x)); }
+std::uint8_t encode_e2m1(float x) noexcept {
+  // The comparison form used by NVFP4 (so the exhaustive tests cover it); NaN -> +-6.
+  const std::uint32_t code = std::isnan(x) ? (E2M1::kMaxCode | ((bits_of(x) >> 31) << 3)) : encode_e2m1_no_nan(x);
+  return static_cast<std::uint8_t>(code);
+}
 float decode_e2m1(std::uint8_t code) noexcept { return decode_mini<E2M1>(code); }
 
 std::uint8_t encode_e8m0(float x) noexcept {
   const std::uint32_t bits = bits_of(x);
   if ((bits & kAbsMask) > static_cast<std::uint32_t>(kInfBits)) return 0xFF;  // NaN
-  if ((bits >> 31) != 0 || bits <= 0x0020'0000u) return 0x00;                  // <= 2^-127, 0, negative
+  if ((bits >> 31) != 0 || bits <= 0x0040'0000u) return 0x00;                  // <= 2^-127, 0, negative
   if (bits >= 0x7F00'0000u) return 0xFE;                                      // >= 2^127, +Inf
   const std::uint32_t e = bits >> 23;
   if (e == 0) return 0x01;  // subnormal in (2^-127, 2^-126): up to 2^-126
@@ -563,11 +676,27 @@ void dequantize(const MxTensor& t, std::span<float> out) {
 Nvfp4Tensor quantize_nvfp4(std::span<const float> in) {
   Nvfp4Tensor t;
   t.size = in.size();
-  t.tensor_scale = nvfp4_tensor_scale(checked_amax(in, "quantize_nvfp4"));
   const std::size_t blocks = blocks_of(in.size(), kNvfp4Block);
+  // One pass for the block maxima, which also give the tensor max and the
+  // NaN / Inf check (their bit patterns compare above every finite value).
+  std::vector<float> amax(blocks);
+  const std::size_t full = in.size() / kNvfp4Block;
+  std::int32_t tensor_amax = 0;
+  for (std::size_t b = 0; b < full; ++b) {
+    const std::int32_t m = amax_bits(in.data() + b * kNvfp4Block, kNvfp4Block);
+    amax[b] = float_of(static_cast<std::uint32_t>(m));
+    tensor_amax = std::max(tensor_amax, m);
+  }
+  if (full < blocks) {
+    const std::int32_t m = amax_bits(in.data() + full * kNvfp4Block, in.size() - full * kNvfp4Block);
+    amax[full] = float_of(static_cast<std::uint32_t>(m));
+    tensor_amax = std::max(tensor_amax, m);
+  }
+  require_finite_amax(tensor_amax, "quantize_nvfp4");
+  t.tensor_scale = nvfp4_tensor_scale(float_of(static_cast<std::uint32_t>(tensor_amax)));
   t.codes.resize(blocks * kNvfp4Block);
   t.block_scales.resize(blocks);
-  nvfp4_quantize_span(in.data(), in.size(), t.tensor_scale, t.codes.data(), t.block_scales.data());
+  nvfp4_blocks(in.data(), in.size(), amax.data(), t.tensor_scale, t.codes.data(), t.block_scales.data());
   return t;
 }
 
@@ -740,14 +869,15 @@ void round_trip(Format f, std::span<const float> in, std::size_t rows, std::size
       return;
     case Format::kNvfp4: {
       const float ts = nvfp4_tensor_scale(amax);
+      const std::size_t blocks = blocks_of(cols, kNvfp4Block);
+      std::vector<float> block_amax(blocks);
+      std::vector<std::uint8_t> codes(blocks * kNvfp4Block), scales(blocks);
       per_row([&](const float* x, float* y) {
-        std::array<std::uint8_t, kNvfp4Block> codes{};
-        for (std::size_t i = 0; i < cols; i += kNvfp4Block) {
-          const std::size_t len = std::min(kNvfp4Block, cols - i);
-          std::uint8_t scale = 0;
-          nvfp4_quantize_span(x + i, len, ts, codes.data(), &scale);
-          nvfp4_decode_block(codes.data(), scale, ts, y + i, len);
-        }
+        nvfp4_block_amax(x, cols, block_amax.data());
+        nvfp4_blocks(x, cols, block_amax.data(), ts, codes.data(), scales.data());
+        for (std::size_t b = 0; b < blocks; ++b)
+          nvfp4_decode_block(codes.data() + b * kNvfp4Block, scales[b], ts, y + b * kNvfp4Block,
+                             std::min(kNvfp4Block, cols - b * kNvfp4Block));
       });
       return;
     }
