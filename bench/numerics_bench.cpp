@@ -89,7 +89,8 @@ BENCHMARK(BM_QuantizeMxfp4);
 void BM_QuantizeInt8PerChannel(benchmark::State& state) {
   const std::vector<float>& x = input();
   for (auto _ : state) {
-    num::Int8Tensor t = num::quantize_int8(x, kElements / kCols, kCols, num::Int8Granularity::kPerChannel);
+    num::Int8Tensor t =
+        num::quantize_int8(x, kElements / kCols, kCols, num::Int8Granularity::kPerChannel);
     benchmark::DoNotOptimize(t.q.data());
   }
   set_items(state);

@@ -4,10 +4,10 @@
 
 #include <algorithm>
 #include <array>
-#include <iterator>
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <vector>
 
@@ -47,7 +47,8 @@ double sqnr_of_mx(const std::vector<float>& x, MxElement e) {
   return compare(x, back).sqnr_db;
 }
 
-double sqnr_of_round_trip(Format f, const std::vector<float>& x, std::size_t rows, std::size_t cols) {
+double sqnr_of_round_trip(Format f, const std::vector<float>& x, std::size_t rows,
+                          std::size_t cols) {
   std::vector<float> back(x.size());
   round_trip(f, x, rows, cols, back);
   return compare(x, back).sqnr_db;
@@ -58,9 +59,9 @@ struct SmallFormat {
   const char* name;
   std::uint8_t (*encode)(float);
   float (*decode)(std::uint8_t);
-  int bits;                 // code width including the sign (8 for ue4m3: sign bit unused)
-  std::uint8_t max_code;    // largest finite positive code
-  bool has_sign;            // false for ue4m3
+  int bits;               // code width including the sign (8 for ue4m3: sign bit unused)
+  std::uint8_t max_code;  // largest finite positive code
+  bool has_sign;          // false for ue4m3
 };
 
 const SmallFormat kSmallFormats[] = {
@@ -97,24 +98,24 @@ TEST(Numerics, EveryCodeOfEverySmallFormatRoundTrips) {
 
 // Values from the OCP FP8 / MX tables (formats-and-quality.md section 1a).
 TEST(Numerics, KnownElementValues) {
-  EXPECT_EQ(decode_e4m3(0x7E), 448.0f);     // S.1111.110 = 1.75 * 2^(15-7)
+  EXPECT_EQ(decode_e4m3(0x7E), 448.0f);  // S.1111.110 = 1.75 * 2^(15-7)
   EXPECT_EQ(decode_e4m3(0xFE), -448.0f);
-  EXPECT_EQ(decode_e4m3(0x08), 0x1p-6f);    // min normal: exponent field 1
-  EXPECT_EQ(decode_e4m3(0x01), 0x1p-9f);    // min subnormal: 1/8 * 2^-6
-  EXPECT_EQ(decode_e4m3(0x38), 1.0f);       // 0.0111.000
+  EXPECT_EQ(decode_e4m3(0x08), 0x1p-6f);  // min normal: exponent field 1
+  EXPECT_EQ(decode_e4m3(0x01), 0x1p-9f);  // min subnormal: 1/8 * 2^-6
+  EXPECT_EQ(decode_e4m3(0x38), 1.0f);     // 0.0111.000
   EXPECT_TRUE(std::isnan(decode_e4m3(0x7F)));
   EXPECT_TRUE(std::isnan(decode_e4m3(0xFF)));
-  EXPECT_EQ(decode_e5m2(0x7B), 57344.0f);   // 0.11110.11 = 1.75 * 2^15
+  EXPECT_EQ(decode_e5m2(0x7B), 57344.0f);  // 0.11110.11 = 1.75 * 2^15
   EXPECT_EQ(decode_e5m2(0x7C), kInf);
   EXPECT_EQ(decode_e5m2(0xFC), -kInf);
   EXPECT_EQ(decode_e5m2(0x01), 0x1p-16f);
-  EXPECT_EQ(decode_e5m2(0x3C), 1.0f);       // 0.01111.00
+  EXPECT_EQ(decode_e5m2(0x3C), 1.0f);  // 0.01111.00
   EXPECT_TRUE(std::isnan(decode_e5m2(0x7D)));
-  EXPECT_EQ(decode_e3m2(0x1F), 28.0f);      // 0.111.11 = 1.75 * 2^(7-3)
-  EXPECT_EQ(decode_e3m2(0x01), 0.0625f);    // 1/4 * 2^-2
-  EXPECT_EQ(decode_e3m2(0x04), 0.25f);      // min normal
-  EXPECT_EQ(decode_e2m3(0x1F), 7.5f);       // 0.11.111 = 1.875 * 2^2
-  EXPECT_EQ(decode_e2m3(0x01), 0.125f);     // 1/8 * 2^0
+  EXPECT_EQ(decode_e3m2(0x1F), 28.0f);    // 0.111.11 = 1.75 * 2^(7-3)
+  EXPECT_EQ(decode_e3m2(0x01), 0.0625f);  // 1/4 * 2^-2
+  EXPECT_EQ(decode_e3m2(0x04), 0.25f);    // min normal
+  EXPECT_EQ(decode_e2m3(0x1F), 7.5f);     // 0.11.111 = 1.875 * 2^2
+  EXPECT_EQ(decode_e2m3(0x01), 0.125f);   // 1/8 * 2^0
   EXPECT_EQ(decode_e2m3(0x3F), -7.5f);
   const float e2m1[8] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6};
   for (int c = 0; c < 8; ++c) {
@@ -220,7 +221,8 @@ TEST(Numerics, EncodersMatchBruteForceNearest) {
       std::uint8_t best = 0;
       double best_d = std::numeric_limits<double>::infinity();
       for (int c = 0; c <= f.max_code; ++c) {
-        const double d = std::fabs(static_cast<double>(mag) - f.decode(static_cast<std::uint8_t>(c)));
+        const double d =
+            std::fabs(static_cast<double>(mag) - f.decode(static_cast<std::uint8_t>(c)));
         if (d < best_d || (d == best_d && (c & 1) == 0)) {
           best_d = d;
           best = static_cast<std::uint8_t>(c);
@@ -255,14 +257,14 @@ TEST(Numerics, E8M0RoundsTowardPlusInfinity) {
     EXPECT_EQ(decode_e8m0(code), std::ldexp(1.0f, c - 127)) << c;
   }
   EXPECT_TRUE(std::isnan(decode_e8m0(0xFF)));
-  EXPECT_EQ(encode_e8m0(3.0f), 129);          // -> 4 = 2^2
-  EXPECT_EQ(encode_e8m0(0.75f), 127);         // -> 1
+  EXPECT_EQ(encode_e8m0(3.0f), 129);   // -> 4 = 2^2
+  EXPECT_EQ(encode_e8m0(0.75f), 127);  // -> 1
   EXPECT_EQ(encode_e8m0(std::nextafter(1.0f, 2.0f)), 128);
-  EXPECT_EQ(encode_e8m0(8e-39f), 1);          // in (2^-127, 2^-126): -> 2^-126
-  EXPECT_EQ(encode_e8m0(0x1p-130f), 0);       // below the smallest: 2^-127
+  EXPECT_EQ(encode_e8m0(8e-39f), 1);     // in (2^-127, 2^-126): -> 2^-126
+  EXPECT_EQ(encode_e8m0(0x1p-130f), 0);  // below the smallest: 2^-127
   EXPECT_EQ(encode_e8m0(0.0f), 0);
   EXPECT_EQ(encode_e8m0(-1.0f), 0);
-  EXPECT_EQ(encode_e8m0(0x1.8p127f), 0xFE);   // satfinite
+  EXPECT_EQ(encode_e8m0(0x1.8p127f), 0xFE);  // satfinite
   EXPECT_EQ(encode_e8m0(kInf), 0xFE);
   EXPECT_EQ(encode_e8m0(kNaN), 0xFF);
 }
@@ -290,10 +292,10 @@ TEST(Numerics, HalfRoundsToNearestEvenAndOverflowsToInf) {
   EXPECT_EQ(float_to_half(65520.0f), 0x7C00);  // tie: 0x7BFF is odd -> Inf
   EXPECT_EQ(float_to_half(1e6f), 0x7C00);
   EXPECT_EQ(float_to_half(-kInf), 0xFC00);
-  EXPECT_EQ(float_to_half(1.0f + 0x1p-11f), 0x3C00);        // 1 | 1+2^-10: even
-  EXPECT_EQ(float_to_half(1.0f + 3 * 0x1p-11f), 0x3C02);    // 1+2^-10 | 1+2^-9: even
-  EXPECT_EQ(float_to_half(0x1p-25f), 0x0000);               // 0 | 2^-24: even
-  EXPECT_EQ(float_to_half(3 * 0x1p-25f), 0x0002);           // 2^-24 | 2^-23: even
+  EXPECT_EQ(float_to_half(1.0f + 0x1p-11f), 0x3C00);      // 1 | 1+2^-10: even
+  EXPECT_EQ(float_to_half(1.0f + 3 * 0x1p-11f), 0x3C02);  // 1+2^-10 | 1+2^-9: even
+  EXPECT_EQ(float_to_half(0x1p-25f), 0x0000);             // 0 | 2^-24: even
+  EXPECT_EQ(float_to_half(3 * 0x1p-25f), 0x0002);         // 2^-24 | 2^-23: even
   EXPECT_EQ(float_to_half(std::nextafter(0x1p-25f, 1.0f)), 0x0001);
   EXPECT_EQ(float_to_half(-0.0f), 0x8000);
   EXPECT_EQ(float_to_half(kNaN) & 0x7E00, 0x7E00);  // quiet NaN
@@ -376,8 +378,8 @@ TEST(Numerics, MxFp8HandExample) {
 TEST(Numerics, MxAllZeroBlockDequantizesToZeros) {
   std::vector<float> x(64, 0.0f);
   for (std::size_t i = 32; i < 64; ++i) x[i] = static_cast<float>(i);
-  for (MxElement e : {MxElement::kE4M3, MxElement::kE5M2, MxElement::kE3M2, MxElement::kE2M3,
-                      MxElement::kE2M1}) {
+  for (MxElement e :
+       {MxElement::kE4M3, MxElement::kE5M2, MxElement::kE3M2, MxElement::kE2M3, MxElement::kE2M1}) {
     const MxTensor t = quantize_mx(x, e);
     EXPECT_EQ(t.scales[0], 0);  // documented choice: 2^-127
     std::vector<float> back(64, 1.0f);
@@ -391,12 +393,16 @@ TEST(Numerics, MxAllZeroBlockDequantizesToZeros) {
 TEST(Numerics, MxScaleFollowsSharedExponentRule) {
   std::vector<float> x = gaussian(32 * 64);
   for (std::size_t b = 0; b < 64; ++b)
-    for (std::size_t i = 0; i < 32; ++i) x[b * 32 + i] *= std::ldexp(1.0f, static_cast<int>(b) - 32);
+    for (std::size_t i = 0; i < 32; ++i)
+      x[b * 32 + i] *= std::ldexp(1.0f, static_cast<int>(b) - 32);
   const struct {
     MxElement e;
     int emax;
-  } kCases[] = {{MxElement::kE4M3, 8}, {MxElement::kE5M2, 15}, {MxElement::kE3M2, 4},
-                {MxElement::kE2M3, 2}, {MxElement::kE2M1, 2}};
+  } kCases[] = {{MxElement::kE4M3, 8},
+                {MxElement::kE5M2, 15},
+                {MxElement::kE3M2, 4},
+                {MxElement::kE2M3, 2},
+                {MxElement::kE2M1, 2}};
   for (const auto& c : kCases) {
     const MxTensor t = quantize_mx(x, c.e);
     ASSERT_EQ(t.scales.size(), 64u);
@@ -521,7 +527,8 @@ TEST(Numerics, Nvfp4ExactForRepresentableValues) {
 // subnormal (with more rounding) to near 448.
 TEST(Numerics, Nvfp4CodesFollowTheRecipe) {
   std::vector<float> x = gaussian(16 * 256 + 5, 4242);
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] *= std::ldexp(1.0f, static_cast<int>((i / 16) % 17) - 8);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] *= std::ldexp(1.0f, static_cast<int>((i / 16) % 17) - 8);
   for (std::size_t i = 112; i < 128; ++i) x[i] = 0.0f;  // block 7 is all zeros
   x[200] = -0.0f;
   const Nvfp4Tensor t = quantize_nvfp4(x);
@@ -531,7 +538,8 @@ TEST(Numerics, Nvfp4CodesFollowTheRecipe) {
   ASSERT_EQ(t.block_scales.size(), 257u);
   for (std::size_t b = 0; b < t.block_scales.size(); ++b) {
     float bmax = 0;
-    for (std::size_t i = b * 16; i < std::min(x.size(), b * 16 + 16); ++i) bmax = std::max(bmax, std::fabs(x[i]));
+    for (std::size_t i = b * 16; i < std::min(x.size(), b * 16 + 16); ++i)
+      bmax = std::max(bmax, std::fabs(x[i]));
     ASSERT_EQ(t.block_scales[b], encode_ue4m3(bmax / 6.0f / t.tensor_scale)) << b;
     const float s = decode_ue4m3(t.block_scales[b]) * t.tensor_scale;
     for (std::size_t i = b * 16; i < b * 16 + 16; ++i) {
@@ -636,7 +644,8 @@ TEST(Numerics, Int4GroupsFollowRowsOfAnyLength) {
   const std::size_t rows = 3, cols = 200;  // groups per row: 128 + 72
   std::vector<float> x = gaussian(rows * cols);
   // Row 0: first group amax 7 exactly, second group amax 0.7.
-  for (std::size_t c = 0; c < cols; ++c) x[c] = std::clamp(x[c], -6.0f, 6.0f) * (c < 128 ? 1.0f : 0.1f);
+  for (std::size_t c = 0; c < cols; ++c)
+    x[c] = std::clamp(x[c], -6.0f, 6.0f) * (c < 128 ? 1.0f : 0.1f);
   x[5] = 7.0f;
   x[150] = -0.7f;
   for (Int4Scheme s : {Int4Scheme::kSymmetric, Int4Scheme::kAsymmetric}) {
@@ -651,7 +660,7 @@ TEST(Numerics, Int4GroupsFollowRowsOfAnyLength) {
     // (asymmetric: 16 levels over [min, max]).
     EXPECT_GT(compare(x, back).sqnr_db, s == Int4Scheme::kSymmetric ? 14.5 : 18.0);
     if (s == Int4Scheme::kSymmetric) {
-      EXPECT_EQ(t.scales[0], 1.0f);          // 7 / 7
+      EXPECT_EQ(t.scales[0], 1.0f);         // 7 / 7
       EXPECT_EQ(t.scales[1], 0.7f / 7.0f);  // the second group sees only its own 72 values
       EXPECT_EQ(t.zeros[0], 8);
     }
@@ -738,15 +747,14 @@ TEST(Numerics, Q4_0BytesMatchGgml) {
   std::vector<float> x(32);
   for (std::size_t j = 0; j < 32; ++j) x[j] = (static_cast<float>(j) - 16.0f) * 0.5f;
   const std::vector<std::uint8_t> b = quantize_q4_0(x);
-  const std::vector<std::uint8_t> want = {0x00, 0x3C, 0x80, 0x91, 0x91, 0xA2, 0xA2, 0xB3,
-                                          0xB3, 0xC4, 0xC4, 0xD5, 0xD5, 0xE6, 0xE6, 0xF7,
-                                          0xF7, 0xF8};
+  const std::vector<std::uint8_t> want = {0x00, 0x3C, 0x80, 0x91, 0x91, 0xA2, 0xA2, 0xB3, 0xB3,
+                                          0xC4, 0xC4, 0xD5, 0xD5, 0xE6, 0xE6, 0xF7, 0xF7, 0xF8};
   EXPECT_EQ(b, want);
   std::vector<float> back(32);
   dequantize_q4_0(b, back);
-  EXPECT_EQ(back[0], -8.0f);   // (0 - 8) * 1
-  EXPECT_EQ(back[31], 7.0f);   // 7.5 clamps to 15 -> 7
-  EXPECT_EQ(back[17], 1.0f);   // 0.5 -> (int)(9.0) = 9 -> 1 (ggml rounds half up here)
+  EXPECT_EQ(back[0], -8.0f);  // (0 - 8) * 1
+  EXPECT_EQ(back[31], 7.0f);  // 7.5 clamps to 15 -> 7
+  EXPECT_EQ(back[17], 1.0f);  // 0.5 -> (int)(9.0) = 9 -> 1 (ggml rounds half up here)
   // Ties in magnitude keep the first value: max = 3, d = 3 / -8 = -0.375
   // (fp16 0xB600: -1.5 * 2^-2). 3 * (1 / -0.375) + 8.5 = 0.5 -> 0;
   // -3 -> 16.5 -> 16 -> capped 15; 0 -> 8.
@@ -789,15 +797,16 @@ TEST(Numerics, RoundTripEveryFormatMeetsItsSqnr) {
     Format f;
     double min_db;
   } kCases[] = {
-      {Format::kTf32, 72.5},    {Format::kFp16, 72.5},  {Format::kBf16, 54.5},
-      {Format::kFp8, 30.5},     {Format::kFp8E5M2, 24.5}, {Format::kMxfp8, 29.0},
-      {Format::kFp6, 24.5},     {Format::kMxfp6, 24.0}, {Format::kMxfp4, 17.5},
-      {Format::kNvfp4, 19.5},   {Format::kInt8, 42.0},  {Format::kInt4, 19.0},
-      {Format::kQ8_0, 44.0},    {Format::kQ4_0, 20.0},
+      {Format::kTf32, 72.5},  {Format::kFp16, 72.5},    {Format::kBf16, 54.5},
+      {Format::kFp8, 30.5},   {Format::kFp8E5M2, 24.5}, {Format::kMxfp8, 29.0},
+      {Format::kFp6, 24.5},   {Format::kMxfp6, 24.0},   {Format::kMxfp4, 17.5},
+      {Format::kNvfp4, 19.5}, {Format::kInt8, 42.0},    {Format::kInt4, 19.0},
+      {Format::kQ8_0, 44.0},  {Format::kQ4_0, 20.0},
   };
   for (const auto& c : kCases)
     EXPECT_GT(sqnr_of_round_trip(c.f, x, rows, cols), c.min_db) << format_id(c.f);
-  EXPECT_EQ(sqnr_of_round_trip(Format::kFp32, x, rows, cols), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(sqnr_of_round_trip(Format::kFp32, x, rows, cols),
+            std::numeric_limits<double>::infinity());
 }
 
 TEST(Numerics, RoundTripMatchesTheBlockQuantizers) {
@@ -871,7 +880,8 @@ TEST(Numerics, BlockQuantizersRejectNaNAndInf) {
 
 TEST(Numerics, BulkE4M3MatchesScalar) {
   std::vector<float> x = gaussian(1000);
-  for (std::size_t i = 0; i < x.size(); ++i) x[i] *= std::ldexp(1.0f, static_cast<int>(i % 40) - 20);
+  for (std::size_t i = 0; i < x.size(); ++i)
+    x[i] *= std::ldexp(1.0f, static_cast<int>(i % 40) - 20);
   x[3] = kNaN;
   x[4] = -kInf;
   std::vector<std::uint8_t> codes(x.size());

@@ -851,6 +851,8 @@ struct RecommendArgs {
   std::string max_quality_loss = "3";
   std::string memory_limit, latency_target;
   std::vector<std::string> strategy_files;
+  std::string checkpoint;
+  std::string budget = "25";
 };
 
 double parse_positive(const std::string& flag, const std::string& text) {
@@ -883,6 +885,12 @@ void cmd_recommend(const Common& c, const RecommendArgs& a) {
   if (!a.strategy_files.empty()) {
     o.strategies = built_in_strategies();
     for (const auto& f : a.strategy_files) o.strategies.push_back(load_strategy(f));
+  }
+  if (!a.checkpoint.empty()) {
+    QuantizeOptions q;
+    q.budget_sqnr_db = parse_positive("--budget-sqnr-db", a.budget);
+    o.checkpoint_budget_sqnr_db = q.budget_sqnr_db;
+    o.checkpoint_reports = quantize_checkpoint(a.checkpoint, q);
   }
   const Recommendation r = recommend(m, d, o);
   if (c.output() == Output::kJson) {
@@ -1093,6 +1101,10 @@ int run(int argc, char** argv) {
       ->type_name("S");
   recommend_cmd->add_option("--strategy-file", rc.strategy_files, "Extra candidate plan (.json); repeatable")
       ->type_name("FILE");
+  recommend_cmd->add_option("--checkpoint", rc.checkpoint, "A .safetensors file whose measured errors inform quality")
+      ->type_name("FILE");
+  recommend_cmd->add_option("--budget-sqnr-db", rc.budget, "SQNR budget for the checkpoint's tensors")
+      ->capture_default_str()->type_name("DB");
   add_common(recommend_cmd, &common, true);
 
   auto* quantize_cmd = app.add_subcommand("quantize", "Per-tensor statistics, outliers, error per format and a plan");

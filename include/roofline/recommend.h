@@ -3,12 +3,14 @@
 // quality and latency constraints, and say why.
 #pragma once
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "roofline/predict.h"
 #include "roofline/quality.h"
+#include "roofline/quantize.h"
 #include "roofline/strategy.h"
 
 namespace roofline {
@@ -30,6 +32,11 @@ struct RecommendOptions {
   double time_tie_fraction = 0.05;
   ModelOptions model_options;
   std::vector<Strategy> strategies;  // empty: the built-in ones
+  // Measured errors of the user's checkpoint (from quantize_checkpoint): each
+  // candidate's weight format is looked up and its SQNR reported next to the
+  // published estimate.
+  std::vector<TensorReport> checkpoint_reports;
+  double checkpoint_budget_sqnr_db = 25.0;
 };
 
 struct Candidate {
@@ -47,6 +54,11 @@ struct Candidate {
   Bound bound = Bound::kMemory;
   double weight_bytes = 0;   // streamed per pass
   double kv_bytes = 0;
+  // From checkpoint_reports, when given: the weight format's mean SQNR over
+  // the analyzed tensors and how many fall below the budget (NaN: no data).
+  double measured_sqnr_db = std::nan("");
+  int measured_tensors = 0;
+  int tensors_below_budget = 0;
 };
 
 struct Recommendation {

@@ -47,7 +47,7 @@ constexpr std::array<FormatInfo, kFormatCount> detail::kFormatTable{{
      "OCP Microscaling Formats v1.0"},
     {Format::kNvfp4, "nvfp4", "e2m1", 16, 16 * 4 + 8, 32, "ue4m3 per 16 elements + fp32 per tensor",
      6.0, 0.5, true, "NVIDIA, 'Introducing NVFP4 for Efficient and Accurate Low-Precision Inference' (2025)"},
-    {Format::kInt8, "int8", "int8", 1, 8, 32, "fp32 per tensor", 127.0, 1.0, true,
+    {Format::kInt8, "int8", "int8", 1, 8, 32, "fp32 per tensor (per-channel scales, 32 bits a row, are not counted)", 127.0, 1.0, true,
      "two's complement, symmetric"},
     {Format::kInt4, "int4", "int4", 128, 128 * 4 + 16 + 4, 0,
      "fp16 scale + 4-bit zero point per 128 elements", 7.0, 1.0, true,

@@ -15,7 +15,8 @@
 #endif
 
 #ifdef __FAST_MATH__
-#error "numerics.cpp relies on IEEE float semantics (RNE additions); do not build it with -ffast-math"
+#error \
+    "numerics.cpp relies on IEEE float semantics (RNE additions); do not build it with -ffast-math"
 #endif
 
 namespace roofline::numerics {
@@ -52,14 +53,16 @@ struct MiniFloat {
   static constexpr std::uint32_t kExpAllOnes = (1u << E) - 1;
   // Largest finite magnitude code, and the magnitude code written for NaN.
   static constexpr std::uint32_t kMaxCode = S == Special::kNone ? (1u << (E + M)) - 1
-                                            : S == Special::kFn ? (1u << (E + M)) - 2
-                                                                : ((kExpAllOnes - 1) << M) | kManMask;
+                                            : S == Special::kFn
+                                                ? (1u << (E + M)) - 2
+                                                : ((kExpAllOnes - 1) << M) | kManMask;
   static constexpr std::uint32_t kNanCode = S == Special::kNone ? kMaxCode
-                                            : S == Special::kFn ? (1u << (E + M)) - 1
-                                                                : (kExpAllOnes << M) | (1u << (M - 1));
+                                            : S == Special::kFn
+                                                ? (1u << (E + M)) - 1
+                                                : (kExpAllOnes << M) | (1u << (M - 1));
   // float32 bit patterns of the largest finite value and of the smallest normal.
-  static constexpr std::int32_t kMaxBits =
-      static_cast<std::int32_t>((((kMaxCode >> M) - B + 127) << 23) | ((kMaxCode & kManMask) << (23 - M)));
+  static constexpr std::int32_t kMaxBits = static_cast<std::int32_t>(
+      (((kMaxCode >> M) - B + 127) << 23) | ((kMaxCode & kManMask) << (23 - M)));
   static constexpr std::int32_t kMinNormalBits = (1 - B + 127) << 23;
   // Adding this to a magnitude below the smallest normal leaves a float whose
   // ulp is the format's subnormal step 2^(1-B-M): the FPU's RNE addition does
@@ -93,8 +96,8 @@ inline std::uint32_t encode_mini(float x) {
   const std::int32_t t = ac - ((127 - F::kBias) << 23);
   const std::int32_t normal = (t + ((1 << (kShift - 1)) - 1) + ((t >> kShift) & 1)) >> kShift;
   // Subnormal range (rounding up into the smallest normal gives its code).
-  const auto sub = static_cast<std::int32_t>(bits_of(float_of(static_cast<std::uint32_t>(ac)) + F::kMagic) -
-                                             bits_of(F::kMagic));
+  const auto sub = static_cast<std::int32_t>(
+      bits_of(float_of(static_cast<std::uint32_t>(ac)) + F::kMagic) - bits_of(F::kMagic));
   // Selects with masks, not ?:, so that GCC keeps the float add unconditional
   // (with -ftrapping-math it will not if-convert a conditional one).
   const std::int32_t is_sub = -static_cast<std::int32_t>(ac < F::kMinNormalBits);
@@ -112,10 +115,11 @@ inline std::uint32_t encode_mini(float x) {
 inline std::uint32_t encode_e2m1_no_nan(float x) {
   const std::uint32_t bits = bits_of(x);
   const float q = float_of(bits & kAbsMask);
-  const std::uint32_t code = static_cast<std::uint32_t>(q > 0.25f) + static_cast<std::uint32_t>(q >= 0.75f) +
-                             static_cast<std::uint32_t>(q > 1.25f) + static_cast<std::uint32_t>(q >= 1.75f) +
-                             static_cast<std::uint32_t>(q > 2.5f) + static_cast<std::uint32_t>(q >= 3.5f) +
-                             static_cast<std::uint32_t>(q > 5.0f);
+  const std::uint32_t code =
+      static_cast<std::uint32_t>(q > 0.25f) + static_cast<std::uint32_t>(q >= 0.75f) +
+      static_cast<std::uint32_t>(q > 1.25f) + static_cast<std::uint32_t>(q >= 1.75f) +
+      static_cast<std::uint32_t>(q > 2.5f) + static_cast<std::uint32_t>(q >= 3.5f) +
+      static_cast<std::uint32_t>(q > 5.0f);
   return code | ((bits >> 31) << 3);
 }
 
@@ -154,11 +158,16 @@ static_assert(kE2M1Table[7] == 6.0f && kE2M1Table[5] == 3.0f && kE2M1Table[1] ==
 
 template <class F>
 constexpr const auto& table() {
-  if constexpr (std::is_same_v<F, E4M3>) return kE4M3Table;
-  else if constexpr (std::is_same_v<F, E5M2>) return kE5M2Table;
-  else if constexpr (std::is_same_v<F, E3M2>) return kE3M2Table;
-  else if constexpr (std::is_same_v<F, E2M3>) return kE2M3Table;
-  else return kE2M1Table;
+  if constexpr (std::is_same_v<F, E4M3>)
+    return kE4M3Table;
+  else if constexpr (std::is_same_v<F, E5M2>)
+    return kE5M2Table;
+  else if constexpr (std::is_same_v<F, E3M2>)
+    return kE3M2Table;
+  else if constexpr (std::is_same_v<F, E2M3>)
+    return kE2M3Table;
+  else
+    return kE2M1Table;
 }
 
 template <class F>
@@ -206,8 +215,8 @@ inline void e2m1_encode_16(const float* x, float s, std::uint8_t mask, std::uint
   code = _mm_sub_epi8(code, greater(2.5f));
   code = _mm_sub_epi8(code, greater_equal(3.5f));
   code = _mm_sub_epi8(code, greater(5.0f));
-  const __m128i sign = _mm_and_si128(narrow(negative[0], negative[1], negative[2], negative[3]),
-                                     _mm_set1_epi8(8));
+  const __m128i sign =
+      _mm_and_si128(narrow(negative[0], negative[1], negative[2], negative[3]), _mm_set1_epi8(8));
   code = _mm_and_si128(_mm_or_si128(code, sign), _mm_set1_epi8(static_cast<char>(mask)));
   _mm_storeu_si128(reinterpret_cast<__m128i*>(y), code);
 }
@@ -254,7 +263,9 @@ std::size_t checked_product(std::size_t rows, std::size_t cols, const char* what
   return rows * cols;
 }
 
-constexpr std::size_t blocks_of(std::size_t n, std::size_t block) { return (n + block - 1) / block; }
+constexpr std::size_t blocks_of(std::size_t n, std::size_t block) {
+  return (n + block - 1) / block;
+}
 
 // RNE of |x| <= 2^22 through the FPU's rounding (adding 1.5 * 2^23 leaves an
 // ulp of 1).
@@ -269,10 +280,14 @@ inline float clampf(float x, float lo, float hi) { return x < lo ? lo : (x > hi 
 
 template <class F>
 constexpr int mx_emax() {
-  if constexpr (std::is_same_v<F, E4M3>) return 8;
-  else if constexpr (std::is_same_v<F, E5M2>) return 15;
-  else if constexpr (std::is_same_v<F, E3M2>) return 4;
-  else return 2;  // E2M3, E2M1
+  if constexpr (std::is_same_v<F, E4M3>)
+    return 8;
+  else if constexpr (std::is_same_v<F, E5M2>)
+    return 15;
+  else if constexpr (std::is_same_v<F, E3M2>)
+    return 4;
+  else
+    return 2;  // E2M3, E2M1
 }
 
 // floor(log2(x)) from the bits of a finite x > 0; very negative for 0.
@@ -288,12 +303,13 @@ std::uint8_t mx_block(const float* in, std::uint8_t* codes) {
   const std::int32_t amax = amax_bits(in, kMxBlock);
   require_finite_amax(amax, "quantize_mx");
   const int shared = std::clamp(floor_log2_bits(amax) - mx_emax<F>(), -127, 127);
-  const float inv = pow2f(-shared);  // v / 2^shared, exactly (same real value, one rounding)
+  const float inv = pow2f(-shared);         // v / 2^shared, exactly (same real value, one rounding)
   if constexpr (std::is_same_v<F, E2M1>) {  // one e2m1 rounding everywhere (inputs are finite)
     e2m1_encode_16<false>(in, inv, 0xFF, codes);
     e2m1_encode_16<false>(in + 16, inv, 0xFF, codes + 16);
   } else {
-    for (std::size_t i = 0; i < kMxBlock; ++i) codes[i] = static_cast<std::uint8_t>(encode_mini<F>(in[i] * inv));
+    for (std::size_t i = 0; i < kMxBlock; ++i)
+      codes[i] = static_cast<std::uint8_t>(encode_mini<F>(in[i] * inv));
   }
   return static_cast<std::uint8_t>(shared + 127);
 }
@@ -308,7 +324,8 @@ void mx_decode_block(const std::uint8_t* codes, std::uint8_t scale, float* out, 
 template <class F>
 void mx_quantize_span(const float* in, std::size_t n, std::uint8_t* codes, std::uint8_t* scales) {
   const std::size_t full = n / kMxBlock;
-  for (std::size_t b = 0; b < full; ++b) scales[b] = mx_block<F>(in + b * kMxBlock, codes + b * kMxBlock);
+  for (std::size_t b = 0; b < full; ++b)
+    scales[b] = mx_block<F>(in + b * kMxBlock, codes + b * kMxBlock);
   if (const std::size_t rest = n - full * kMxBlock; rest != 0) {
     std::array<float, kMxBlock> pad{};
     std::copy_n(in + full * kMxBlock, rest, pad.begin());
@@ -330,11 +347,16 @@ void mx_round_trip_row(const float* in, std::size_t n, float* out) {
 template <class Fn>
 decltype(auto) with_mx_element(MxElement e, Fn&& fn) {
   switch (e) {
-    case MxElement::kE4M3: return fn(E4M3{});
-    case MxElement::kE5M2: return fn(E5M2{});
-    case MxElement::kE3M2: return fn(E3M2{});
-    case MxElement::kE2M3: return fn(E2M3{});
-    case MxElement::kE2M1: return fn(E2M1{});
+    case MxElement::kE4M3:
+      return fn(E4M3{});
+    case MxElement::kE5M2:
+      return fn(E5M2{});
+    case MxElement::kE3M2:
+      return fn(E3M2{});
+    case MxElement::kE2M3:
+      return fn(E2M3{});
+    case MxElement::kE2M1:
+      return fn(E2M1{});
   }
   throw InvalidArgument("unknown MxElement " + std::to_string(static_cast<int>(e)));
 }
@@ -373,7 +395,8 @@ void nvfp4_block_amax(const float* in, std::size_t n, float* amax) {
     amax[b] = m;
   }
   if (full * kNvfp4Block < n)
-    amax[full] = float_of(static_cast<std::uint32_t>(amax_bits(in + full * kNvfp4Block, n - full * kNvfp4Block)));
+    amax[full] = float_of(
+        static_cast<std::uint32_t>(amax_bits(in + full * kNvfp4Block, n - full * kNvfp4Block)));
 }
 
 // NVFP4 for ceil(n / 16) blocks of finite values (the last one zero-padded),
@@ -390,7 +413,8 @@ void nvfp4_blocks(const float* in, std::size_t n, const float* block_amax, float
     const std::size_t nb = std::min(kChunk, blocks - b0);
     for (std::size_t b = 0; b < nb; ++b) {
       // amax >= 0, so this is encode_ue4m3 (the sign bit stays 0).
-      const auto code = static_cast<std::int32_t>(encode_mini<E4M3>(block_amax[b0 + b] / 6.0f / tensor_scale));
+      const auto code =
+          static_cast<std::int32_t>(encode_mini<E4M3>(block_amax[b0 + b] / 6.0f / tensor_scale));
       scales[b0 + b] = static_cast<std::uint8_t>(code);
       const float s = ue4m3_value(code) * tensor_scale;
       keep[b] = s == 0.0f ? 0x00 : 0xFF;  // a zero scale gives zero codes
@@ -548,22 +572,27 @@ void q4_0_decode(const std::uint8_t* blocks, float* out, std::size_t n) {
 template <class F>
 void scaled_round_trip(std::span<const float> in, float amax, std::span<float> out) {
   float s = amax == 0.0f ? 1.0f : amax / float_of(static_cast<std::uint32_t>(F::kMaxBits));
-  if (s == 0.0f) s = std::numeric_limits<float>::denorm_min();  // amax so small the scale underflows
-  for (std::size_t i = 0; i < in.size(); ++i) out[i] = decode_mini<F>(encode_mini<F>(in[i] / s)) * s;
+  if (s == 0.0f)
+    s = std::numeric_limits<float>::denorm_min();  // amax so small the scale underflows
+  for (std::size_t i = 0; i < in.size(); ++i)
+    out[i] = decode_mini<F>(encode_mini<F>(in[i] / s)) * s;
 }
 
 }  // namespace
 
 // ---------------------------------------------------------------- elements
 
-std::uint8_t encode_e4m3(float x) noexcept { return static_cast<std::uint8_t>(encode_mini<E4M3>(x)); }
+std::uint8_t encode_e4m3(float x) noexcept {
+  return static_cast<std::uint8_t>(encode_mini<E4M3>(x));
+}
 float decode_e4m3(std::uint8_t code) noexcept { return decode_mini<E4M3>(code); }
 
 void encode_e4m3(std::span<const float> in, std::span<std::uint8_t> out) {
   require_size(out.size(), in.size(), "encode_e4m3: output");
   const float* src = in.data();
   std::uint8_t* dst = out.data();
-  for (std::size_t i = 0; i < in.size(); ++i) dst[i] = static_cast<std::uint8_t>(encode_mini<E4M3>(src[i]));
+  for (std::size_t i = 0; i < in.size(); ++i)
+    dst[i] = static_cast<std::uint8_t>(encode_mini<E4M3>(src[i]));
 }
 
 void decode_e4m3(std::span<const std::uint8_t> in, std::span<float> out) {
@@ -571,15 +600,22 @@ void decode_e4m3(std::span<const std::uint8_t> in, std::span<float> out) {
   for (std::size_t i = 0; i < in.size(); ++i) out[i] = kE4M3Table[in[i]];
 }
 
-std::uint8_t encode_e5m2(float x) noexcept { return static_cast<std::uint8_t>(encode_mini<E5M2>(x)); }
+std::uint8_t encode_e5m2(float x) noexcept {
+  return static_cast<std::uint8_t>(encode_mini<E5M2>(x));
+}
 float decode_e5m2(std::uint8_t code) noexcept { return decode_mini<E5M2>(code); }
-std::uint8_t encode_e2m3(float x) noexcept { return static_cast<std::uint8_t>(encode_mini<E2M3>(x)); }
+std::uint8_t encode_e2m3(float x) noexcept {
+  return static_cast<std::uint8_t>(encode_mini<E2M3>(x));
+}
 float decode_e2m3(std::uint8_t code) noexcept { return decode_mini<E2M3>(code); }
-std::uint8_t encode_e3m2(float x) noexcept { return static_cast<std::uint8_t>(encode_mini<E3M2>(x)); }
+std::uint8_t encode_e3m2(float x) noexcept {
+  return static_cast<std::uint8_t>(encode_mini<E3M2>(x));
+}
 float decode_e3m2(std::uint8_t code) noexcept { return decode_mini<E3M2>(code); }
 std::uint8_t encode_e2m1(float x) noexcept {
   // The comparison form used by NVFP4 (so the exhaustive tests cover it); NaN -> +-6.
-  const std::uint32_t code = std::isnan(x) ? (E2M1::kMaxCode | ((bits_of(x) >> 31) << 3)) : encode_e2m1_no_nan(x);
+  const std::uint32_t code =
+      std::isnan(x) ? (E2M1::kMaxCode | ((bits_of(x) >> 31) << 3)) : encode_e2m1_no_nan(x);
   return static_cast<std::uint8_t>(code);
 }
 float decode_e2m1(std::uint8_t code) noexcept { return decode_mini<E2M1>(code); }
@@ -587,8 +623,8 @@ float decode_e2m1(std::uint8_t code) noexcept { return decode_mini<E2M1>(code); 
 std::uint8_t encode_e8m0(float x) noexcept {
   const std::uint32_t bits = bits_of(x);
   if ((bits & kAbsMask) > static_cast<std::uint32_t>(kInfBits)) return 0xFF;  // NaN
-  if ((bits >> 31) != 0 || bits <= 0x0040'0000u) return 0x00;                  // <= 2^-127, 0, negative
-  if (bits >= 0x7F00'0000u) return 0xFE;                                      // >= 2^127, +Inf
+  if ((bits >> 31) != 0 || bits <= 0x0040'0000u) return 0x00;  // <= 2^-127, 0, negative
+  if (bits >= 0x7F00'0000u) return 0xFE;                       // >= 2^127, +Inf
   const std::uint32_t e = bits >> 23;
   if (e == 0) return 0x01;  // subnormal in (2^-127, 2^-126): up to 2^-126
   return static_cast<std::uint8_t>(e + ((bits & 0x007F'FFFFu) != 0 ? 1 : 0));
@@ -611,7 +647,7 @@ std::uint16_t float_to_half(float x) noexcept {
   if (a > static_cast<std::uint32_t>(kInfBits))  // NaN: quiet, keep the top payload bits
     return static_cast<std::uint16_t>(sign | 0x7E00 | ((a >> 13) & 0x3FF));
   std::uint32_t h = 0;
-  if (a < 0x3880'0000u) {  // below 2^-14: subnormal (or zero), RNE by the FPU
+  if (a < 0x3880'0000u) {           // below 2^-14: subnormal (or zero), RNE by the FPU
     constexpr float kMagic = 0.5f;  // ulp 2^-24
     h = bits_of(float_of(a) + kMagic) - bits_of(kMagic);
   } else {
@@ -641,7 +677,9 @@ std::uint16_t float_to_bf16(float x) noexcept {
   return static_cast<std::uint16_t>((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16);
 }
 
-float bf16_to_float(std::uint16_t b) noexcept { return float_of(static_cast<std::uint32_t>(b) << 16); }
+float bf16_to_float(std::uint16_t b) noexcept {
+  return float_of(static_cast<std::uint32_t>(b) << 16);
+}
 
 // ---------------------------------------------------------------- MX
 
@@ -666,7 +704,8 @@ void dequantize(const MxTensor& t, std::span<float> out) {
   with_mx_element(t.element, [&]<class F>(F) {
     for (std::size_t b = 0; b < blocks; ++b) {
       const std::size_t i = b * kMxBlock;
-      mx_decode_block<F>(t.codes.data() + i, t.scales[b], out.data() + i, std::min(kMxBlock, t.size - i));
+      mx_decode_block<F>(t.codes.data() + i, t.scales[b], out.data() + i,
+                         std::min(kMxBlock, t.size - i));
     }
   });
 }
@@ -688,7 +727,8 @@ Nvfp4Tensor quantize_nvfp4(std::span<const float> in) {
     tensor_amax = std::max(tensor_amax, m);
   }
   if (full < blocks) {
-    const std::int32_t m = amax_bits(in.data() + full * kNvfp4Block, in.size() - full * kNvfp4Block);
+    const std::int32_t m =
+        amax_bits(in.data() + full * kNvfp4Block, in.size() - full * kNvfp4Block);
     amax[full] = float_of(static_cast<std::uint32_t>(m));
     tensor_amax = std::max(tensor_amax, m);
   }
@@ -696,7 +736,8 @@ Nvfp4Tensor quantize_nvfp4(std::span<const float> in) {
   t.tensor_scale = nvfp4_tensor_scale(float_of(static_cast<std::uint32_t>(tensor_amax)));
   t.codes.resize(blocks * kNvfp4Block);
   t.block_scales.resize(blocks);
-  nvfp4_blocks(in.data(), in.size(), amax.data(), t.tensor_scale, t.codes.data(), t.block_scales.data());
+  nvfp4_blocks(in.data(), in.size(), amax.data(), t.tensor_scale, t.codes.data(),
+               t.block_scales.data());
   return t;
 }
 
@@ -755,7 +796,8 @@ void dequantize(const Int8Tensor& t, std::span<float> out) {
 Int4Tensor quantize_int4(std::span<const float> in, std::size_t rows, std::size_t cols,
                          Int4Scheme scheme, int group) {
   require_size(in.size(), checked_product(rows, cols, "quantize_int4"), "quantize_int4: input");
-  if (group < 1) throw InvalidArgument("quantize_int4: group must be >= 1, got " + std::to_string(group));
+  if (group < 1)
+    throw InvalidArgument("quantize_int4: group must be >= 1, got " + std::to_string(group));
   checked_amax(in, "quantize_int4");
   Int4Tensor t;
   t.rows = rows;
@@ -770,7 +812,8 @@ Int4Tensor quantize_int4(std::span<const float> in, std::size_t rows, std::size_
   for (std::size_t r = 0; r < rows; ++r) {
     for (std::size_t k = 0; k < groups_per_row; ++k) {
       const std::size_t i = r * cols + k * g;
-      const Int4Group res = int4_group(in.data() + i, std::min(g, cols - k * g), t.symmetric, t.q.data() + i);
+      const Int4Group res =
+          int4_group(in.data() + i, std::min(g, cols - k * g), t.symmetric, t.q.data() + i);
       t.scales[r * groups_per_row + k] = res.scale;
       t.zeros[r * groups_per_row + k] = res.zero;
     }
@@ -791,7 +834,8 @@ void dequantize(const Int4Tensor& t, std::span<float> out) {
     for (std::size_t c = 0; c < t.cols; ++c) {
       const std::size_t k = r * groups_per_row + c / g;
       const std::size_t i = r * t.cols + c;
-      out[i] = static_cast<float>(static_cast<int>(t.q[i]) - static_cast<int>(t.zeros[k])) * t.scales[k];
+      out[i] =
+          static_cast<float>(static_cast<int>(t.q[i]) - static_cast<int>(t.zeros[k])) * t.scales[k];
     }
   }
 }
@@ -813,12 +857,14 @@ std::vector<std::uint8_t> quantize_q4_0(std::span<const float> in) {
 }
 
 void dequantize_q8_0(std::span<const std::uint8_t> blocks, std::span<float> out) {
-  require_size(blocks.size(), blocks_of(out.size(), kGgmlBlock) * kQ8_0BlockBytes, "dequantize_q8_0: blocks");
+  require_size(blocks.size(), blocks_of(out.size(), kGgmlBlock) * kQ8_0BlockBytes,
+               "dequantize_q8_0: blocks");
   q8_0_decode(blocks.data(), out.data(), out.size());
 }
 
 void dequantize_q4_0(std::span<const std::uint8_t> blocks, std::span<float> out) {
-  require_size(blocks.size(), blocks_of(out.size(), kGgmlBlock) * kQ4_0BlockBytes, "dequantize_q4_0: blocks");
+  require_size(blocks.size(), blocks_of(out.size(), kGgmlBlock) * kQ4_0BlockBytes,
+               "dequantize_q4_0: blocks");
   q4_0_decode(blocks.data(), out.data(), out.size());
 }
 
@@ -887,7 +933,8 @@ void round_trip(Format f, std::span<const float> in, std::size_t rows, std::size
       return;
     }
     case Format::kInt4: {
-      const Int4Tensor t = quantize_int4(in, rows, cols, Int4Scheme::kAsymmetric, kInt4DefaultGroup);
+      const Int4Tensor t =
+          quantize_int4(in, rows, cols, Int4Scheme::kAsymmetric, kInt4DefaultGroup);
       dequantize(t, out);
       return;
     }
@@ -898,8 +945,10 @@ void round_trip(Format f, std::span<const float> in, std::size_t rows, std::size
       std::vector<std::uint8_t> buf(blocks_of(cols, kGgmlBlock) * bytes);
       per_row([&](const float* x, float* y) {
         ggml_quantize_span(x, cols, bytes, q8 ? q8_0_block : q4_0_block, buf.data());
-        if (q8) q8_0_decode(buf.data(), y, cols);
-        else q4_0_decode(buf.data(), y, cols);
+        if (q8)
+          q8_0_decode(buf.data(), y, cols);
+        else
+          q4_0_decode(buf.data(), y, cols);
       });
       return;
     }
@@ -930,12 +979,18 @@ ErrorMetrics compare(std::span<const float> reference, std::span<const float> ap
   ErrorMetrics m;
   m.mse = reference.empty() ? 0.0 : err / static_cast<double>(reference.size());
   m.max_abs = max_abs;
-  if (err == 0) m.sqnr_db = std::numeric_limits<double>::infinity();
-  else if (sig == 0) m.sqnr_db = -std::numeric_limits<double>::infinity();
-  else m.sqnr_db = 10.0 * std::log10(sig / err);
-  if (sig == 0 && norm_a == 0) m.cosine = 1.0;
-  else if (sig == 0 || norm_a == 0) m.cosine = 0.0;
-  else m.cosine = dot / (std::sqrt(sig) * std::sqrt(norm_a));
+  if (err == 0)
+    m.sqnr_db = std::numeric_limits<double>::infinity();
+  else if (sig == 0)
+    m.sqnr_db = -std::numeric_limits<double>::infinity();
+  else
+    m.sqnr_db = 10.0 * std::log10(sig / err);
+  if (sig == 0 && norm_a == 0)
+    m.cosine = 1.0;
+  else if (sig == 0 || norm_a == 0)
+    m.cosine = 0.0;
+  else
+    m.cosine = dot / (std::sqrt(sig) * std::sqrt(norm_a));
   return m;
 }
 

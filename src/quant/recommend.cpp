@@ -92,6 +92,26 @@ Recommendation recommend(const ModelSpec& m, const Device& d, const RecommendOpt
       c.rejected_because.push_back(fmt::format("takes {}, over the {} target", human_time(c.time_s),
                                                human_time(*o.latency_target_s)));
     }
+    if (!o.checkpoint_reports.empty()) {
+      const Format w = plan.precision.weights.value_or(m.native_weights);
+      double sum = 0;
+      for (const auto& t : o.checkpoint_reports) {
+        for (const auto& e : t.errors) {
+          if (e.format != w || e.outliers_kept || !std::isfinite(e.error.sqnr_db)) continue;
+          sum += e.error.sqnr_db;
+          ++c.measured_tensors;
+          c.tensors_below_budget += e.error.sqnr_db < o.checkpoint_budget_sqnr_db;
+        }
+      }
+      if (c.measured_tensors > 0) {
+        c.measured_sqnr_db = sum / c.measured_tensors;
+        c.quality.basis.push_back(fmt::format(
+            "measured on the checkpoint: {} weights keep {:.1f} dB SQNR on average; {} of {} tensors fall below "
+            "{:.0f} dB",
+            format_id(w), c.measured_sqnr_db, c.tensors_below_budget, c.measured_tensors,
+            o.checkpoint_budget_sqnr_db));
+      }
+    }
     c.feasible = c.rejected_because.empty();
     all.push_back(std::move(c));
   }

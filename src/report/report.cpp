@@ -500,7 +500,9 @@ nlohmann::json to_json(const Candidate& c) {
           {"bound", bound_name(c.bound)},
           {"feasible", c.feasible},
           {"rejected_because", c.rejected_because},
-          {"notes", c.notes}};
+          {"notes", c.notes},
+          {"measured_sqnr_db", std::isnan(c.measured_sqnr_db) ? nlohmann::json() : nlohmann::json(c.measured_sqnr_db)},
+          {"tensors_below_budget", c.tensors_below_budget}};
 }
 
 nlohmann::json to_json(const Recommendation& r) {
