@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -266,6 +268,83 @@ TEST(Cli, ModelAndScenarioBadInput) {
   expect_bad_input("model show " + (dir / "bad.gguf").string(), "GGUF");
   std::ofstream(dir / "x.safetensors") << "12345678";
   expect_bad_input("model show " + (dir / "x.safetensors").string(), "config.json");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, RecommendJsonHasTheDesignFields) {
+  const CliRun r = roofline("recommend --model llama-3-8b --hardware gb10 --phase decode --seq-len 4096 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"strategy", "attention", "predicted_speedup", "time_s", "baseline_time_s", "memory_saving",
+                          "quality_loss_pct", "alternatives", "rationale"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["strategy"], "fp8_balanced");
+  EXPECT_GE(j["alternatives"].size(), 7u);
+  EXPECT_TRUE(j["alternatives"][0].contains("predicted_speedup"));
+  EXPECT_FALSE(j["rationale"].empty());
+}
+
+TEST(Cli, StrategiesAndStrategyFlag) {
+  CliRun r = roofline("strategies --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_GE(nlohmann::json::parse(r.out)["strategies"].size(), 7u);
+  r = roofline("predict --model llama-3.1-8b --hardware h100 --strategy nvfp4_blackwell --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  bool said = false;
+  for (const auto& n : j["notes"]) said = said || n.get<std::string>().find("weight-only") != std::string::npos;
+  EXPECT_TRUE(said) << j["notes"].dump();
+  const auto plan = std::filesystem::temp_directory_path() / ("rl-plan-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(plan) << R"({"name": "mine", "description": "d", "weights": "fp8", "act": "bf16", "kv": "fp8", "ops": {}})";
+  r = roofline("generate --model llama-3.1-8b --hardware h100 --strategy " + plan.string() + " --json");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  std::ofstream(plan) << R"({"name": "mine", "description": "d", "weights": "fp8", "act": "bf16", "kv": "fp8", "ops": {"warp": {}}})";
+  expect_bad_input("predict --strategy " + plan.string(), "unknown operator 'warp'");
+  std::filesystem::remove(plan);
+  expect_bad_input("predict --strategy fp8_balanced --weights int4", "--strategy sets the formats");
+  expect_bad_input("recommend --max-quality-loss -3", "--max-quality-loss");
+}
+
+std::string le64(std::uint64_t v) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
+  return s;
+}
+
+TEST(Cli, QuantizeCheckpoint) {
+  const auto dir = std::filesystem::temp_directory_path() / ("rl-q-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  // A 32 x 64 F32 tensor of small values (up to 0.05) with channel 3 at 1000x (up to 50, past 6.0).
+  std::string data;
+  for (int r = 0; r < 32; ++r) {
+    for (int c = 0; c < 64; ++c) {
+      const float v = static_cast<float>(((r * 64 + c) * 37 % 101) - 50) * 1e-3f * (c == 3 ? 1000.0f : 1.0f);
+      data.append(reinterpret_cast<const char*>(&v), 4);
+    }
+  }
+  nlohmann::json h;
+  h["w"] = {{"dtype", "F32"}, {"shape", {32, 64}}, {"data_offsets", {0, data.size()}}};
+  const std::string header = h.dump();
+  std::ofstream(dir / "m.safetensors", std::ios::binary) << le64(header.size()) << header << data;
+  CliRun r = roofline("quantize --checkpoint " + (dir / "m.safetensors").string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["tensors"].size(), 1u);
+  EXPECT_EQ(j["tensors"][0]["outlier_channels"], nlohmann::json::array({3}));
+  EXPECT_FALSE(j["tensors"][0]["errors"].empty());
+  r = roofline("recommend --model llama-3-8b --hardware gb10 --checkpoint " + (dir / "m.safetensors").string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["alternatives"][0].contains("measured_sqnr_db"));
+  // A NaN in the data, a lying header, a missing file.
+  std::string bad = data;
+  const float nan = std::nanf("");
+  std::memcpy(bad.data() + 40, &nan, 4);
+  std::ofstream(dir / "nan.safetensors", std::ios::binary) << le64(header.size()) << header << bad;
+  expect_bad_input("quantize --checkpoint " + (dir / "nan.safetensors").string(), "non-finite");
+  std::ofstream(dir / "lie.safetensors", std::ios::binary) << le64(1ULL << 40) << header;
+  expect_bad_input("quantize --checkpoint " + (dir / "lie.safetensors").string(), "header length");
+  expect_bad_input("quantize --checkpoint " + (dir / "none.safetensors").string(), "none.safetensors");
   std::filesystem::remove_all(dir);
 }
 
