@@ -302,7 +302,7 @@ TEST(Cli, StrategiesAndStrategyFlag) {
   std::ofstream(plan) << R"({"name": "mine", "description": "d", "weights": "fp8", "act": "bf16", "kv": "fp8", "ops": {"warp": {}}})";
   expect_bad_input("predict --strategy " + plan.string(), "unknown operator 'warp'");
   std::filesystem::remove(plan);
-  expect_bad_input("predict --strategy fp8_balanced --weights int4", "--strategy sets the formats");
+  expect_bad_input("predict --strategy fp8_balanced --weights int4", "a strategy sets the formats");
   expect_bad_input("recommend --max-quality-loss -3", "--max-quality-loss");
 }
 

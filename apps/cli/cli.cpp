@@ -20,6 +20,7 @@
 #include "roofline/quantize.h"
 #include "roofline/report.h"
 #include "roofline/recommend.h"
+#include "roofline/request.h"
 #include "roofline/roofline.h"
 #include "roofline/strategy.h"
 #include "roofline/sweep.h"
@@ -435,36 +436,20 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
 // (its notes say what fell back).
 Scenario make_scenario(const ScenarioArgs& a, const ModelSpec& m, const Device* d,
                        std::vector<std::string>* notes = nullptr) {
-  Scenario s;
-  s.phase = parse_phase(a.phase);
-  s.batch = parse_count("--batch", a.batch, 1, kMaxBatch);
-  s.seq_len = parse_count("--seq-len", a.seq_len, 1, kMaxSeqLen);
-  if (!a.strategy.empty()) {
-    if (!a.weights.empty() || !a.experts.empty() || !a.kv.empty() || a.act != "bf16") {
-      throw InvalidArgument("--strategy sets the formats; do not combine it with --weights, --experts, --act or --kv");
-    }
-    const Strategy st = load_strategy(a.strategy);
-    if (d != nullptr) {
-      ResolvedStrategy r = resolve(st, m, *d);
-      s.precision = r.precision;
-      if (notes) *notes = std::move(r.notes);
-    } else {
-      s.precision.weights = st.weights;
-      s.precision.experts = st.experts ? st.experts : std::optional<Format>(st.weights);
-      s.precision.act = st.act;
-      s.precision.kv = st.kv;
-    }
-  } else {
-    if (!a.weights.empty()) s.precision.weights = parse_format(a.weights);
-    if (!a.experts.empty()) s.precision.experts = parse_format(a.experts);
-    s.precision.act = parse_format(a.act);
-    s.precision.kv = a.kv.empty() ? s.precision.act : parse_format(a.kv);
-  }
-  if (!a.attention.empty()) s.attention = parse_attention_kernel(a.attention);
-  s.block_sparsity = parse_fraction("--block-sparsity", a.block_sparsity);
-  s.tp = parse_count("--tp", a.tp, 1, kMaxParallel);
-  s.pp = parse_count("--pp", a.pp, 1, kMaxParallel);
-  return s;
+  ScenarioRequest r;
+  r.phase = a.phase;
+  r.batch = parse_count("--batch", a.batch, 1, kMaxBatch);
+  r.seq_len = parse_count("--seq-len", a.seq_len, 1, kMaxSeqLen);
+  r.weights = a.weights;
+  r.experts = a.experts;
+  r.act = a.act;
+  r.kv = a.kv;
+  r.strategy = a.strategy;
+  r.attention = a.attention;
+  r.block_sparsity = parse_fraction("--block-sparsity", a.block_sparsity);
+  r.tp = parse_count("--tp", a.tp, 1, kMaxParallel);
+  r.pp = parse_count("--pp", a.pp, 1, kMaxParallel);
+  return build_scenario(r, m, d, notes);
 }
 
 ModelOptions make_options(const ScenarioArgs& a) {

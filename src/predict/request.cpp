@@ -1,0 +1,61 @@
+#include "roofline/request.h"
+
+#include <cmath>
+
+#include "../common/strict_json.h"
+#include "roofline/error.h"
+#include "roofline/strategy.h"
+
+namespace roofline {
+
+Scenario build_scenario(const ScenarioRequest& r, const ModelSpec& m, const Device* d,
+                        std::vector<std::string>* notes) {
+  Scenario s;
+  s.phase = parse_phase(r.phase);
+  s.batch = r.batch;
+  s.seq_len = r.seq_len;
+  if (!r.strategy.empty()) {
+    if (!r.weights.empty() || !r.experts.empty() || !r.kv.empty() || r.act != "bf16") {
+      throw InvalidArgument("a strategy sets the formats; do not combine it with weights, experts, act or kv");
+    }
+    const Strategy st = load_strategy(r.strategy);
+    if (d != nullptr) {
+      ResolvedStrategy resolved = resolve(st, m, *d);
+      s.precision = resolved.precision;
+      if (notes) notes->insert(notes->end(), resolved.notes.begin(), resolved.notes.end());
+    } else {
+      s.precision.weights = st.weights;
+      s.precision.experts = st.experts ? st.experts : std::optional<Format>(st.weights);
+      s.precision.act = st.act;
+      s.precision.kv = st.kv;
+    }
+  } else {
+    if (!r.weights.empty()) s.precision.weights = parse_format(r.weights);
+    if (!r.experts.empty()) s.precision.experts = parse_format(r.experts);
+    s.precision.act = parse_format(r.act);
+    s.precision.kv = r.kv.empty() ? s.precision.act : parse_format(r.kv);
+  }
+  if (!r.attention.empty()) s.attention = parse_attention_kernel(r.attention);
+  if (!(r.block_sparsity > 0 && r.block_sparsity <= 1)) {
+    throw InvalidArgument("block sparsity must be in (0, 1] (the fraction of attention blocks computed)");
+  }
+  s.block_sparsity = r.block_sparsity;
+  s.tp = r.tp;
+  s.pp = r.pp;
+  validate(s, m);
+  return s;
+}
+
+ModelSpec model_from_json(std::string_view text, const std::string& origin) {
+  const auto doc = detail::parse_json_text(text, origin, 4 << 20);
+  if (doc.is_object() && doc.contains("H") && !doc.contains("model_type")) {
+    ModelSpec m = parse_short_form(text, origin);
+    m.id = m.name = "custom";
+    return m;
+  }
+  ModelSpec m = parse_hf_config(text, origin);
+  m.id = m.name = "custom";
+  return m;
+}
+
+}  // namespace roofline
