@@ -115,8 +115,10 @@ struct PeakReport {
 };
 
 // Measures peak fp32 and fp64 FLOP/s: per precision, a short single-thread
-// calibration, one warm-up pass and three timed passes on all threads; the
-// median pass is reported. Throws InvalidArgument on bad options.
+// calibration, then on all threads one warm-up pass and five timed passes,
+// fp32 and fp64 passes alternating so that other load on the machine falls on
+// both alike; the median pass is reported. Throws InvalidArgument on bad
+// options.
 [[nodiscard]] PeakReport run_peak(const PeakOptions& options);
 
 // ---------------------------------------------------------------------------

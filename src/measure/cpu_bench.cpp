@@ -139,6 +139,9 @@ constexpr const char* kStreamKernelNames[kStreamKernelCount] = {"copy", "scale",
 constexpr double kStreamBytesPerIteration[kStreamKernelCount] = {16, 16, 24, 24};
 // Slices start on 64-byte boundaries so that no cache line is shared by threads.
 constexpr std::size_t kStreamSliceAlignElements = 8;
+// Progress fractions: measuring spans [start, verify].
+constexpr double kStreamProgressMeasureStart = 0.05;
+constexpr double kStreamProgressVerify = 0.95;
 
 void stream_copy(double* __restrict c, const double* __restrict a, std::size_t lo, std::size_t hi) {
   for (std::size_t j = lo; j < hi; ++j) c[j] = a[j];
@@ -224,7 +227,11 @@ __attribute__((target("avx512f"))) double peak_f32_avx512(std::int64_t iters) {
   }
   __m512 s = acc[0];
   for (int j = 1; j < kAccAvx512; ++j) s = _mm512_add_ps(s, acc[j]);
-  return static_cast<double>(_mm512_reduce_add_ps(s));
+  alignas(64) float lanes[16];  // not _mm512_reduce_add_ps: GCC 12 warns inside it
+  _mm512_store_ps(lanes, s);
+  double total = 0.0;
+  for (float v : lanes) total += v;
+  return total;
 }
 
 __attribute__((target("avx512f"))) double peak_f64_avx512(std::int64_t iters) {
@@ -238,7 +245,11 @@ __attribute__((target("avx512f"))) double peak_f64_avx512(std::int64_t iters) {
   }
   __m512d s = acc[0];
   for (int j = 1; j < kAccAvx512; ++j) s = _mm512_add_pd(s, acc[j]);
-  return _mm512_reduce_add_pd(s);
+  alignas(64) double lanes[8];
+  _mm512_store_pd(lanes, s);
+  double total = 0.0;
+  for (double v : lanes) total += v;
+  return total;
 }
 
 __attribute__((target("avx2,fma"))) double peak_f32_avx2(std::int64_t iters) {
@@ -367,27 +378,46 @@ PeakIsa select_peak_isa() {
 // Keeps the kernels' results observable.
 std::atomic<double> g_peak_sink{0.0};
 
-// Single-thread calibration: the kernel is run on growing counts until one run
+// Single-thread calibration: a kernel is run on growing counts until one run
 // takes at least this long, which also warms the core up.
 constexpr double kPeakCalibrationSeconds = 0.01;
-// Timed passes per precision after one warm-up pass; the median is reported.
-constexpr int kPeakTimedPasses = 3;
+// Timed passes per precision after one warm-up pass of each; the median is
+// reported. fp32 and fp64 passes alternate so that load from other processes
+// falls on both alike.
+constexpr int kPeakTimedPasses = 5;
 
-// FLOP/s of `kernel` on `threads` threads for about `seconds`.
-double measure_peak(PeakKernel kernel, double flops_per_iter, int threads, double seconds) {
+// Iterations of `kernel` per second on one thread.
+double calibrate_peak(PeakKernel kernel, double& sink) {
   std::int64_t iters = 256;
   double t = 0.0;
-  double sink = 0.0;
   for (;;) {
     t = time_call([&] { sink += kernel(iters); });
     if (t >= kPeakCalibrationSeconds || iters >= (std::int64_t{1} << 40)) break;
     iters *= 4;
   }
-  const double iters_per_s = static_cast<double>(iters) / std::max(t, 1e-9);
-  const double pass_s = seconds / (kPeakTimedPasses + 1);
-  const auto pass_iters = std::max<std::int64_t>(1, static_cast<std::int64_t>(iters_per_s * pass_s));
+  return static_cast<double>(iters) / std::max(t, 1e-9);
+}
 
-  constexpr int kPasses = kPeakTimedPasses + 1;
+struct PeakRates {
+  double fp32_flops_per_s;
+  double fp64_flops_per_s;
+};
+
+// FLOP/s of the two kernels on `threads` threads, about `seconds` each.
+PeakRates measure_peak(const PeakIsa& isa, int threads, double seconds) {
+  // 2 FLOP per FMA (or multiply-add pair) per lane, one per accumulator per iteration.
+  const double flops_per_iter[2] = {2.0 * isa.accumulators * (isa.vector_bits / 32),
+                                    2.0 * isa.accumulators * (isa.vector_bits / 64)};
+  const PeakKernel kernels[2] = {isa.f32, isa.f64};
+  double sink = 0.0;
+  std::int64_t pass_iters[2];
+  for (int prec = 0; prec < 2; ++prec) {
+    const double iters_per_s = calibrate_peak(kernels[prec], sink);
+    pass_iters[prec] = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(iters_per_s * seconds / (kPeakTimedPasses + 1)));
+  }
+
+  constexpr int kPasses = 2 * (kPeakTimedPasses + 1);  // pass p runs precision p % 2
   std::vector<Clock::time_point> stamps(2 * kPasses);
   std::size_t stamp_count = 0;
   auto on_phase = [&]() noexcept { stamps[stamp_count++] = Clock::now(); };
@@ -397,21 +427,25 @@ double measure_peak(PeakKernel kernel, double flops_per_iter, int threads, doubl
     double local = 0.0;
     for (int p = 0; p < kPasses; ++p) {
       sync.arrive_and_wait();
-      local += kernel(pass_iters);
+      local += kernels[p % 2](pass_iters[p % 2]);
       sync.arrive_and_wait();
     }
     sinks[static_cast<std::size_t>(tid)] = local;
   });
-  for (double s : sinks) sink += s;
+  for (double v : sinks) sink += v;
   g_peak_sink.store(sink, std::memory_order_relaxed);
 
-  std::vector<double> times;
-  for (int p = 1; p < kPasses; ++p) {
-    times.push_back(seconds_between(stamps[2 * static_cast<std::size_t>(p)],
-                                    stamps[2 * static_cast<std::size_t>(p) + 1]));
+  double rates[2];
+  for (int prec = 0; prec < 2; ++prec) {
+    std::vector<double> times;
+    for (int p = 2 + prec; p < kPasses; p += 2) {  // passes 0 and 1 are the warm-ups
+      const auto i = 2 * static_cast<std::size_t>(p);
+      times.push_back(seconds_between(stamps[i], stamps[i + 1]));
+    }
+    const double flops = flops_per_iter[prec] * static_cast<double>(pass_iters[prec]) * threads;
+    rates[prec] = flops / std::max(median(times), 1e-12);
   }
-  const double flops = flops_per_iter * static_cast<double>(pass_iters) * threads;
-  return flops / std::max(median(times), 1e-12);
+  return {rates[0], rates[1]};
 }
 
 // ---------------------------------------------------------------------------
@@ -474,9 +508,9 @@ class SplitMix64 {
   std::uint64_t state_;
 };
 
-void fill_uniform(std::vector<float>& v, std::uint64_t seed) {
+void fill_uniform(float* v, std::size_t count, std::uint64_t seed) {
   SplitMix64 rng(seed);
-  for (float& x : v) x = rng.next_signed_unit();
+  for (std::size_t i = 0; i < count; ++i) v[i] = rng.next_signed_unit();
 }
 
 // Sampled rows x sampled columns = kGemmVerifySamples entries; the first and
@@ -495,8 +529,7 @@ std::vector<std::int64_t> sample_indices(std::int64_t extent, int count, SplitMi
   return idx;
 }
 
-double max_sampled_error(const GemmShape& s, const std::vector<float>& a,
-                         const std::vector<float>& b, const std::vector<float>& c) {
+double max_sampled_error(const GemmShape& s, const float* a, const float* b, const float* c) {
   SplitMix64 rng(0x5EED'CAFEULL);
   const auto rows = sample_indices(s.m, kGemmVerifyRows, rng);
   const auto cols = sample_indices(s.n, kGemmVerifyCols, rng);
@@ -618,7 +651,11 @@ StreamReport run_stream(const StreamOptions& options,
       }
       if (t == 0 && progress) {
         try {
-          progress("measure", 0.05 + 0.9 * (it + 1) / iterations);
+          const double done = static_cast<double>(it + 1) / iterations;
+          progress("measure", std::min(kStreamProgressVerify,
+                                       kStreamProgressMeasureStart +
+                                           (kStreamProgressVerify - kStreamProgressMeasureStart) *
+                                               done));
         } catch (...) {
           progress_error = std::current_exception();
           stop.store(true, std::memory_order_relaxed);
@@ -653,7 +690,7 @@ StreamReport run_stream(const StreamOptions& options,
     report.kernels.push_back(std::move(r));
   }
 
-  if (progress) progress("verify", 0.95);
+  if (progress) progress("verify", kStreamProgressVerify);
   // checkSTREAMresults: replay the kernels on scalars.
   double aj = 1.0;
   double bj = 2.0;
@@ -679,15 +716,13 @@ PeakReport run_peak(const PeakOptions& options) {
                           std::to_string(options.seconds));
   }
   const PeakIsa isa = select_peak_isa();
-  // 2 FLOP per FMA (or multiply-add pair) per lane, one per accumulator per iteration.
-  const double fp32_per_iter = 2.0 * isa.accumulators * (isa.vector_bits / 32);
-  const double fp64_per_iter = 2.0 * isa.accumulators * (isa.vector_bits / 64);
+  const PeakRates rates = measure_peak(isa, threads, options.seconds);
   PeakReport report{};
   report.isa = isa.name;
   report.vector_bits = isa.vector_bits;
   report.threads = threads;
-  report.fp32_flops_per_s = measure_peak(isa.f32, fp32_per_iter, threads, options.seconds);
-  report.fp64_flops_per_s = measure_peak(isa.f64, fp64_per_iter, threads, options.seconds);
+  report.fp32_flops_per_s = rates.fp32_flops_per_s;
+  report.fp64_flops_per_s = rates.fp64_flops_per_s;
   return report;
 }
 
@@ -732,11 +767,16 @@ GemmMeasurement measure_sgemm(const GemmShape& shape, const GemmOptions& options
   const auto m = static_cast<std::size_t>(shape.m);
   const auto n = static_cast<std::size_t>(shape.n);
   const auto k = static_cast<std::size_t>(shape.k);
-  std::vector<float> a(m * k);
-  std::vector<float> b(k * n);
-  std::vector<float> c(m * n);
-  fill_uniform(a, 1);
-  fill_uniform(b, 2);
+  // A and B are filled right away; C is zeroed (OpenBLAS need not read it with
+  // beta = 0, but garbage there must never pass for a result).
+  const auto a_owner = std::make_unique_for_overwrite<float[]>(m * k);
+  const auto b_owner = std::make_unique_for_overwrite<float[]>(k * n);
+  std::vector<float> c_owner(m * n);
+  float* const a = a_owner.get();
+  float* const b = b_owner.get();
+  float* const c = c_owner.data();
+  fill_uniform(a, m * k, 1);
+  fill_uniform(b, k * n, 2);
 
   const auto bm = static_cast<blasint>(shape.m);
   const auto bn = static_cast<blasint>(shape.n);
@@ -744,18 +784,21 @@ GemmMeasurement measure_sgemm(const GemmShape& shape, const GemmOptions& options
   auto call = [&] {
     if (shape.m == 1) {
       // c[j] = sum_p a[p] * b[p][j]: y = B^T x with B row-major k x n.
-      cblas_sgemv(CblasRowMajor, CblasTrans, bk, bn, 1.0f, b.data(), bn, a.data(), 1, 0.0f,
-                  c.data(), 1);
+      cblas_sgemv(CblasRowMajor, CblasTrans, bk, bn, 1.0f, b, bn, a, 1, 0.0f, c, 1);
     } else {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bm, bn, bk, 1.0f, a.data(), bk,
-                  b.data(), bn, 0.0f, c.data(), bn);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bm, bn, bk, 1.0f, a, bk, b, bn,
+                  0.0f, c, bn);
     }
   };
 
-  (void)time_call(call);  // warm-up: page faults, OpenBLAS thread start
+  // Warm-up: page faults, OpenBLAS thread start. It overestimates a call, so
+  // a second call is timed for the estimate unless the warm-up alone shows
+  // that the minimum repetitions will do.
+  const double warm_up = time_call(call);
   int repetitions = options.repetitions;
   if (repetitions == 0) {
-    const double estimate = std::max(time_call(call), 1e-9);
+    const double estimate =
+        warm_up >= kGemmTargetSeconds ? warm_up : std::max(time_call(call), 1e-9);
     const double wanted = std::ceil(kGemmTargetSeconds / estimate);
     repetitions = static_cast<int>(std::clamp(wanted, static_cast<double>(kGemmMinRepetitions),
                                               static_cast<double>(kGemmMaxAdaptiveRepetitions)));

@@ -147,19 +147,42 @@ QualityEstimate estimate_quality(const ModelSpec& m, const PrecisionPlan& plan) 
     } else {
       const std::string family = family_of(m);
       const double params = count_parameters(m).total;
-      auto distance = [&](const LinearResult* r) {
-        return (r->family == family ? 0.0 : 10.0) + std::fabs(std::log(r->params / params));
-      };
-      double best = 1e300;
-      for (const LinearResult* r : pool) best = std::min(best, distance(r));
+      bool family_known = false;
+      for (const LinearResult* r : pool) family_known = family_known || r->family == family;
       double sum = 0;
       int n = 0;
-      for (const LinearResult* r : pool) {
-        if (distance(r) > best + 1e-9) continue;
+      auto use = [&](const LinearResult* r) {
         sum += r->loss_pct;
         ++n;
         q.basis.push_back(fmt::format("{} {}: {:+.1f}% ({}, {})", r->model, r->note, r->loss_pct, r->metric,
                                       short_source(r->source)));
+      };
+      if (family_known) {
+        // The same family, nearest in size (ties averaged: e.g. AWQ and GPTQ).
+        auto distance = [&](const LinearResult* r) { return std::fabs(std::log(r->params / params)); };
+        double best = 1e300;
+        for (const LinearResult* r : pool) {
+          if (r->family == family) best = std::min(best, distance(r));
+        }
+        for (const LinearResult* r : pool) {
+          if (r->family == family && distance(r) <= best + 1e-9) use(r);
+        }
+      } else {
+        // Unknown family: the worst published result among models within 2x in
+        // size (sensitivity differs 2x between families of one size: Llama-3
+        // against Llama-2 in llama.cpp PR 6936), else the nearest in size.
+        const LinearResult* worst = nullptr;
+        for (const LinearResult* r : pool) {
+          if (std::fabs(std::log(r->params / params)) > std::log(2.0)) continue;
+          if (!worst || r->loss_pct > worst->loss_pct) worst = r;
+        }
+        if (!worst) {
+          for (const LinearResult* r : pool) {
+            if (!worst || std::fabs(std::log(r->params / params)) < std::fabs(std::log(worst->params / params))) worst = r;
+          }
+        }
+        use(worst);
+        q.basis.back() += " [model family without published results: the most sensitive similar-size result]";
       }
       if (!q.quantified) q.basis.back() += " [nearest format: no result for this exact pair]";
       // Scale by the share of linear parameters the plan quantizes.

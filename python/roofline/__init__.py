@@ -1,0 +1,203 @@
+"""Roofline: predict, explain and measure transformer inference speed on GPUs.
+
+The C++ core does the work (``roofline._roofline``); this package offers the
+original description's API on top of it, plus Pythonic functions that return
+the same JSON documents as the ``roofline`` command.
+
+    >>> from roofline import RooflineCalculator, get_hardware
+    >>> calc = RooflineCalculator(get_hardware("b10"))
+    >>> calc.predict_gemv(N=4096, K=4096, precision="FP16")["bottleneck"]
+    'memory'
+"""
+
+from types import SimpleNamespace
+
+from . import _roofline as _core
+from ._roofline import InvalidArgument, NotFound, ParseError, RooflineError, Unsupported
+
+__version__ = _core.version()
+
+__all__ = [
+    "Hardware", "get_hardware", "hardware_ids", "RooflineCalculator", "IntegratedQuantizationEngine",
+    "Recommendation", "GEMMKernel", "predict", "generate", "recommend", "sweep", "quantize",
+    "quantize_array", "analyze_array", "formats", "models", "model",
+    "RooflineError", "InvalidArgument", "NotFound", "ParseError", "Unsupported",
+]
+
+
+class Hardware:
+    """A device of the registry: every figure with its source (``.data``)."""
+
+    def __init__(self, data):
+        self.data = data
+        self.id = data["id"]
+        self.name = data["name"]
+        self.bandwidth_Bps = data["bandwidth_Bps"]
+        self.memory_bytes = data["memory"]["capacity_bytes"]["value"]
+        self.peaks = {k: v["value"] for k, v in data["peaks"].items()}
+        self.tensor_formats = data["tensor_formats"]
+
+    def __repr__(self):
+        return f"Hardware({self.id!r}, {self.bandwidth_Bps / 1e9:.0f} GB/s)"
+
+
+def get_hardware(alias):
+    """The device with this id or alias ("b10", "h100", "4090", ...)."""
+    return Hardware(_core.hardware(alias))
+
+
+def hardware_ids():
+    return _core.hardware_ids()
+
+
+def _device_id(hardware):
+    return hardware.id if isinstance(hardware, Hardware) else str(hardware)
+
+
+# Device constants of the original description.
+BLACKWELL_B10 = get_hardware("gb10")
+GB10 = BLACKWELL_B10
+B200 = get_hardware("b200")
+GB200 = get_hardware("gb200")
+B300 = get_hardware("b300")
+H100_SXM = get_hardware("h100-sxm")
+H100_PCIE = get_hardware("h100-pcie")
+H200 = get_hardware("h200")
+H20 = get_hardware("h20")
+A100_80GB = get_hardware("a100-80gb")
+A100_40GB = get_hardware("a100-40gb")
+L40S = get_hardware("l40s")
+L4 = get_hardware("l4")
+RTX_4090 = get_hardware("rtx-4090")
+RTX_5090 = get_hardware("rtx-5090")
+RTX_PRO_6000 = get_hardware("rtx-pro-6000")
+MI300X = get_hardware("mi300x")
+MI325X = get_hardware("mi325x")
+MI355X = get_hardware("mi355x")
+
+
+class RooflineCalculator:
+    """GEMM and GEMV rooflines on one device (realistic mode unless ``ideal``)."""
+
+    def __init__(self, hardware, ideal=False):
+        self.hardware = hardware if isinstance(hardware, Hardware) else get_hardware(hardware)
+        self.ideal = ideal
+
+    def _formats(self, precision, weights, act):
+        fmt = precision.lower()
+        w = (weights or fmt).lower()
+        a = (act or fmt).lower()
+        if act is None and a not in self.hardware.peaks:
+            a = "fp16"  # a weight-only format: the math runs in fp16
+        return w, a
+
+    def predict_gemm(self, M, N, K, precision="FP16", weights=None, act=None):
+        """C[M,N] = A[M,K] B[K,N]: the gemm fields plus predicted_time_us, bottleneck."""
+        w, a = self._formats(precision, weights, act)
+        r = _core.gemm(self.hardware.id, M, N, K, w, a, self.ideal)
+        r["predicted_time_us"] = r["time_s"] * 1e6
+        r["bottleneck"] = r["bound"]
+        return r
+
+    def predict_gemv(self, N, K, precision="FP16", weights=None, act=None):
+        """A GEMV (M = 1): a decode step's linear layer at batch 1."""
+        return self.predict_gemm(1, N, K, precision, weights, act)
+
+
+class Recommendation:
+    """The recommendation: ``config.strategy_name``, ``predicted_speedup``, ``attention``, ..."""
+
+    def __init__(self, data):
+        self.data = data
+        self.strategy = data["strategy"]
+        self.attention = data["attention"]
+        self.flash_attention = data["attention"]
+        self.predicted_speedup = data["predicted_speedup"]
+        self.time_s = data["time_s"]
+        self.baseline_time_s = data["baseline_time_s"]
+        self.memory_saving = data["memory_saving"]
+        self.quality_loss_pct = data["quality_loss_pct"]
+        self.rationale = data["rationale"]
+        self.alternatives = data["alternatives"]
+        self.config = SimpleNamespace(strategy_name=self.strategy, attention=self.attention)
+
+    def to_dict(self):
+        return self.data
+
+    def __repr__(self):
+        return f"Recommendation({self.strategy!r}, {self.predicted_speedup:.2f}x, attention={self.attention!r})"
+
+
+class IntegratedQuantizationEngine:
+    """Recommends a precision strategy and attention kernel for a model on a device."""
+
+    def __init__(self, hardware, max_quality_loss=3.0):
+        self.hardware = hardware if isinstance(hardware, Hardware) else get_hardware(hardware)
+        self.max_quality_loss = max_quality_loss
+
+    def recommend(self, model_config, phase="decode", seq_len=4096, batch=1, max_quality_loss=None, **kwargs):
+        """``model_config``: a preset id, a path, the short form dict or a config.json dict."""
+        data = _core.recommend(model_config, self.hardware.id, phase=phase, seq_len=seq_len, batch=batch,
+                               max_quality_loss=self.max_quality_loss if max_quality_loss is None else max_quality_loss,
+                               **kwargs)
+        return Recommendation(data)
+
+
+class GEMMKernel:
+    """A GEMM on the local GPU: ``benchmark()`` measures it where the CUDA backend is built."""
+
+    def __init__(self, M, N, K, precision="FP16"):
+        self.M, self.N, self.K, self.precision = M, N, K, precision
+
+    def benchmark(self):
+        if not _core.cuda_available():
+            raise RuntimeError("no CUDA device: this build of roofline has no CUDA benchmark backend "
+                               "(it is built where nvcc is found and runs where a GPU is present)")
+        raise RuntimeError("unreachable")  # pragma: no cover
+
+
+def predict(model, hardware, **kwargs):
+    """One forward pass; the JSON of ``roofline predict`` as a dict."""
+    return _core.predict(model, _device_id(hardware), **kwargs)
+
+
+def generate(model, hardware, **kwargs):
+    """TTFT, TPOT and end-to-end time; the JSON of ``roofline generate``."""
+    return _core.generate(model, _device_id(hardware), **kwargs)
+
+
+def recommend(model, hardware, **kwargs):
+    """The JSON of ``roofline recommend`` as a dict."""
+    return _core.recommend(model, _device_id(hardware), **kwargs)
+
+
+def sweep(models, hardware, **kwargs):
+    """Every combination, one dict per row (the rows of ``roofline sweep --format json``)."""
+    return _core.sweep(list(models), [_device_id(h) for h in hardware], **kwargs)
+
+
+def quantize(checkpoint, budget_sqnr_db=25.0):
+    """Per-tensor statistics, outliers, error per format and plan for a .safetensors file."""
+    return _core.quantize_checkpoint(str(checkpoint), budget_sqnr_db)
+
+
+def quantize_array(array, format):
+    """Quantize and dequantize a numpy array; returns (array, error metrics)."""
+    return _core.quantize_array(array, format)
+
+
+def analyze_array(array, budget_sqnr_db=25.0):
+    """Statistics, outlier channels and the cheapest format meeting the budget."""
+    return _core.analyze_array(array, budget_sqnr_db)
+
+
+def formats():
+    return _core.formats()
+
+
+def models():
+    return _core.models()
+
+
+def model(spec):
+    return _core.model(spec)

@@ -1,0 +1,94 @@
+"""The Pythonic API: the CLI's JSON fields, errors, numpy quantizers, checkpoints."""
+
+import json
+import struct
+
+import numpy as np
+import pytest
+
+import roofline
+
+
+def test_constants_and_aliases():
+    assert roofline.BLACKWELL_B10.id == "gb10"
+    assert roofline.get_hardware("h100").id == "h100-sxm"
+    assert roofline.H100_SXM.peaks["fp16"] == pytest.approx(989.4e12)
+    assert roofline.BLACKWELL_B10.bandwidth_Bps == pytest.approx(273e9)
+    assert "nvfp4" in roofline.B200.tensor_formats
+    assert "gb10" in roofline.hardware_ids()
+
+
+def test_predict_has_the_cli_fields():
+    p = roofline.predict("llama-3.1-8b", "h100", phase="decode", batch=1, seq_len=512, per_op=True)
+    for key in ("time_s", "tokens_per_s", "bound", "flops", "bytes", "memory", "ops"):
+        assert key in p
+    assert p["bound"] == "memory"
+    assert len(p["ops"]) == 20
+    assert sum(op["time_s"] for op in p["ops"]) == pytest.approx(p["time_s"])
+
+
+def test_generate_and_recommend():
+    g = roofline.generate("llama-3.1-8b", roofline.H100_SXM, prompt=512, gen=64)
+    assert g["e2e_s"] == pytest.approx(g["ttft_s"] + 63 * g["tpot_s"])
+    r = roofline.recommend("llama-3.1-8b", "h100", phase="decode", seq_len=131072, batch=8)
+    assert r["strategy"] == "long_context_kv"
+    assert {"predicted_speedup", "memory_saving", "quality_loss_pct", "alternatives"} <= set(r)
+
+
+def test_sweep_rows():
+    rows = roofline.sweep(["llama-3.1-8b", "qwen2.5-7b"], ["h100", "gb10"], batches=[1, 8], seq_lens=[512, 4096])
+    assert len(rows) == 2 * 2 * 2 * 2
+    assert all(r["time_s"] > 0 for r in rows)
+
+
+def test_errors_are_python_exceptions_with_the_library_message():
+    with pytest.raises(roofline.NotFound, match="unknown device 'h9000'"):
+        roofline.get_hardware("h9000")
+    with pytest.raises(ValueError, match="batch"):
+        roofline.predict("llama-3.1-8b", "h100", batch=0)
+    with pytest.raises(roofline.Unsupported, match="fa3 does not run"):
+        roofline.predict("llama-3.1-8b", "a100", attention="fa3")
+    with pytest.raises(ValueError):
+        roofline.model({"H": 4096, "L": 32, "nh": 32, "nkv": 5, "dh": 128, "dff": 14336})
+
+
+def test_quantize_array_round_trip():
+    rng = np.random.default_rng(0)
+    w = rng.normal(0, 0.02, size=(64, 256)).astype(np.float32)
+    back, err = roofline.quantize_array(w, "fp8")
+    assert back.shape == w.shape and back.dtype == np.float32
+    assert err["sqnr_db"] > 28  # e4m3 keeps ~31 dB on Gaussian data
+    back4, err4 = roofline.quantize_array(w, "nvfp4")
+    assert err4["sqnr_db"] < err["sqnr_db"]
+    # e4m3 rounds to 3 mantissa bits: at most half an ulp, 2^-4 relative, on
+    # normals; below them the step is the scale (amax / 448) times 2^-9.
+    scale = np.abs(w).max() / 448
+    assert np.all(np.abs(back - w) <= np.abs(w) * 2**-4 + scale * 2**-10 * 1.001)
+    with pytest.raises(ValueError):
+        roofline.quantize_array(np.array([1.0, np.nan], dtype=np.float32), "fp8")
+
+
+def test_analyze_array_finds_planted_outliers():
+    rng = np.random.default_rng(1)
+    w = rng.normal(0, 0.02, size=(128, 256)).astype(np.float32)
+    w[:, [5, 77]] *= 60
+    r = roofline.analyze_array(w)
+    assert r["outlier_channels"] == [5, 77]
+
+
+def test_quantize_checkpoint(tmp_path):
+    w = np.random.default_rng(2).normal(0, 0.02, size=(16, 32)).astype(np.float32)
+    header = json.dumps({"w": {"dtype": "F32", "shape": [16, 32], "data_offsets": [0, w.nbytes]}}).encode()
+    path = tmp_path / "m.safetensors"
+    path.write_bytes(struct.pack("<Q", len(header)) + header + w.tobytes())
+    reports = roofline.quantize(path)
+    assert len(reports) == 1
+    assert reports[0]["shape"] == [16, 32]
+    assert reports[0]["errors"]
+
+
+def test_model_from_config_dict():
+    m = roofline.model({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+                        "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+                        "vocab_size": 128256})
+    assert m["params"] == 8_030_261_248
