@@ -69,8 +69,9 @@ TEST(Measure, StreamSmallArrayIsPlausibleAndVerified) {
     max_median = std::max(max_median, k.bandwidth_Bps);
   }
   EXPECT_EQ(r.bandwidth_Bps, max_median);
-  const auto best = std::find_if(r.kernels.begin(), r.kernels.end(),
-                                 [&](const StreamKernelResult& k) { return k.name == r.best_kernel; });
+  const auto best =
+      std::find_if(r.kernels.begin(), r.kernels.end(),
+                   [&](const StreamKernelResult& k) { return k.name == r.best_kernel; });
   ASSERT_NE(best, r.kernels.end());
   EXPECT_EQ(best->bandwidth_Bps, r.bandwidth_Bps);
 }
@@ -196,8 +197,8 @@ TEST(Measure, SgemmSmallSquareIsVerified) {
   EXPECT_TRUE(r.verified);
   EXPECT_LT(r.max_rel_error, kGemmVerifyTolerance);
   EXPECT_GE(r.max_rel_error, 0.0);
-  EXPECT_EQ(r.flops, 2.0 * 64 * 64 * 64);           // 524'288
-  EXPECT_EQ(r.bytes, 4.0 * (64 * 64 * 3));           // 49'152
+  EXPECT_EQ(r.flops, 2.0 * 64 * 64 * 64);   // 524'288
+  EXPECT_EQ(r.bytes, 4.0 * (64 * 64 * 3));  // 49'152
   EXPECT_GE(r.repetitions, kGemmMinRepetitions);
   EXPECT_LE(r.repetitions, kGemmMaxAdaptiveRepetitions);
   EXPECT_LE(r.min_time_s, r.median_time_s);
@@ -223,7 +224,7 @@ TEST(Measure, SgemvPathIsVerified) {
   o.repetitions = 3;
   const GemmMeasurement r = measure_sgemm({1, 300, 200, "gemv"}, o);
   EXPECT_TRUE(r.verified) << r.max_rel_error;
-  EXPECT_EQ(r.flops, 120'000.0);                    // 2 * 1 * 300 * 200
+  EXPECT_EQ(r.flops, 120'000.0);                      // 2 * 1 * 300 * 200
   EXPECT_EQ(r.bytes, 4.0 * (200 + 200 * 300 + 300));  // 242'000
   EXPECT_GT(r.flops_per_s, 0.0);
 }

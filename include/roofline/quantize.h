@@ -8,6 +8,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "roofline/formats.h"
@@ -74,6 +75,13 @@ struct TensorReport {
 [[nodiscard]] std::vector<TensorReport> quantize_checkpoint(
     const std::string& path, const QuantizeOptions& options = {},
     const std::function<void(std::size_t, std::size_t)>& progress = {});
+
+// The same over a safetensors file already in memory (an upload). `release`
+// (optional) is told which byte ranges have been consumed.
+[[nodiscard]] std::vector<TensorReport> quantize_bytes(
+    std::string_view bytes, const std::string& origin, const QuantizeOptions& options = {},
+    const std::function<void(std::size_t, std::size_t)>& progress = {},
+    const std::function<void(std::size_t, std::size_t)>& release = {});
 
 // SmoothQuant (arXiv 2211.10438, Eq. 4): s_j = max|X_j|^alpha / max|W_j|^(1-alpha)
 // per input channel j; returns s. Activations are divided by s and weight

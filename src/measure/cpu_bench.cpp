@@ -139,6 +139,7 @@ constexpr const char* kStreamKernelNames[kStreamKernelCount] = {"copy", "scale",
 constexpr double kStreamBytesPerIteration[kStreamKernelCount] = {16, 16, 24, 24};
 // Slices start on 64-byte boundaries so that no cache line is shared by threads.
 constexpr std::size_t kStreamSliceAlignElements = 8;
+constexpr std::size_t kStreamMinElementsPerThread = 8 * kStreamSliceAlignElements;
 // Progress fractions: measuring spans [start, verify].
 constexpr double kStreamProgressMeasureStart = 0.05;
 constexpr double kStreamProgressVerify = 0.95;
@@ -170,10 +171,9 @@ std::size_t resolve_stream_array_bytes(std::size_t requested) {
     return std::max(bytes, kStreamMinArrayBytes);
   }
   if (requested < kStreamMinArrayBytes || requested > kStreamMaxArrayBytes) {
-    throw InvalidArgument("stream: array_bytes must be 0 or in [" +
-                          std::to_string(kStreamMinArrayBytes) + ", " +
-                          std::to_string(kStreamMaxArrayBytes) + "], got " +
-                          std::to_string(requested));
+    throw InvalidArgument(
+        "stream: array_bytes must be 0 or in [" + std::to_string(kStreamMinArrayBytes) + ", " +
+        std::to_string(kStreamMaxArrayBytes) + "], got " + std::to_string(requested));
   }
   if (phys > 0 && 3 * requested > phys / 2) {
     throw InvalidArgument("stream: 3 arrays of " + std::to_string(requested) +
@@ -455,8 +455,8 @@ void validate_gemm_shape(const GemmShape& s) {
   auto in_range = [](std::int64_t d) { return d >= 1 && d <= kMaxMeasuredGemmDimension; };
   if (!in_range(s.m) || !in_range(s.n) || !in_range(s.k)) {
     throw InvalidArgument("sgemm: m, n, k must be in [1, " +
-                          std::to_string(kMaxMeasuredGemmDimension) + "], got m=" +
-                          std::to_string(s.m) + " n=" + std::to_string(s.n) +
+                          std::to_string(kMaxMeasuredGemmDimension) +
+                          "], got m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) +
                           " k=" + std::to_string(s.k));
   }
   const double bytes = 4.0 * (static_cast<double>(s.m) * static_cast<double>(s.k) +
@@ -599,8 +599,9 @@ StreamReport run_stream(const StreamOptions& options,
                           std::to_string(options.repetitions));
   }
   const std::size_t n = resolve_stream_array_bytes(options.array_bytes) / sizeof(double);
-  const int threads = static_cast<int>(
-      std::min<std::size_t>(static_cast<std::size_t>(threads_requested), n / 64));
+  // Every thread gets at least kStreamMinElementsPerThread elements.
+  const int threads = static_cast<int>(std::min<std::size_t>(
+      static_cast<std::size_t>(threads_requested), n / kStreamMinElementsPerThread));
   const int iterations = options.repetitions + 1;  // the first one is the warm-up
 
   if (progress) progress("allocate", 0.0);
@@ -642,20 +643,28 @@ StreamReport run_stream(const StreamOptions& options,
         sync.arrive_and_wait();
         if (stop.load(std::memory_order_relaxed)) return;
         switch (kernel) {
-          case 0: stream_copy(c, a, lo, hi); break;
-          case 1: stream_scale(b, c, lo, hi); break;
-          case 2: stream_add(c, a, b, lo, hi); break;
-          default: stream_triad(a, b, c, lo, hi); break;
+          case 0:
+            stream_copy(c, a, lo, hi);
+            break;
+          case 1:
+            stream_scale(b, c, lo, hi);
+            break;
+          case 2:
+            stream_add(c, a, b, lo, hi);
+            break;
+          default:
+            stream_triad(a, b, c, lo, hi);
+            break;
         }
         sync.arrive_and_wait();
       }
       if (t == 0 && progress) {
         try {
           const double done = static_cast<double>(it + 1) / iterations;
-          progress("measure", std::min(kStreamProgressVerify,
-                                       kStreamProgressMeasureStart +
-                                           (kStreamProgressVerify - kStreamProgressMeasureStart) *
-                                               done));
+          progress("measure",
+                   std::min(kStreamProgressVerify,
+                            kStreamProgressMeasureStart +
+                                (kStreamProgressVerify - kStreamProgressMeasureStart) * done));
         } catch (...) {
           progress_error = std::current_exception();
           stop.store(true, std::memory_order_relaxed);
@@ -743,10 +752,8 @@ std::vector<GemmShape> default_gemm_shapes() {
 
 std::vector<GemmShape> default_gemv_shapes() {
   return {
-      {1, 4096, 4096, "Llama-3-8B q/o proj"},
-      {1, 1024, 4096, "Llama-3-8B k/v proj"},
-      {1, 14336, 4096, "Llama-3-8B gate/up"},
-      {1, 4096, 14336, "Llama-3-8B down"},
+      {1, 4096, 4096, "Llama-3-8B q/o proj"}, {1, 1024, 4096, "Llama-3-8B k/v proj"},
+      {1, 14336, 4096, "Llama-3-8B gate/up"}, {1, 4096, 14336, "Llama-3-8B down"},
       {1, 3584, 3584, "Qwen2.5-7B q/o proj"},
   };
 }
@@ -786,8 +793,8 @@ GemmMeasurement measure_sgemm(const GemmShape& shape, const GemmOptions& options
       // c[j] = sum_p a[p] * b[p][j]: y = B^T x with B row-major k x n.
       cblas_sgemv(CblasRowMajor, CblasTrans, bk, bn, 1.0f, b, bn, a, 1, 0.0f, c, 1);
     } else {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bm, bn, bk, 1.0f, a, bk, b, bn,
-                  0.0f, c, bn);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bm, bn, bk, 1.0f, a, bk, b, bn, 0.0f,
+                  c, bn);
     }
   };
 

@@ -216,8 +216,21 @@ TensorReport analyze_tensor(std::string name, std::span<const float> data, std::
 
 std::vector<TensorReport> quantize_checkpoint(const std::string& path, const QuantizeOptions& o,
                                               const std::function<void(std::size_t, std::size_t)>& progress) {
-  if (!(o.budget_sqnr_db > -1000 && o.budget_sqnr_db < 1000)) throw InvalidArgument("SQNR budget must be a finite number of dB");
   const MappedFile file(path);
+  return quantize_bytes(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), path, o, progress,
+                        [&](std::size_t begin, std::size_t end) { file.release(begin, end); });
+}
+
+std::vector<TensorReport> quantize_bytes(std::string_view bytes, const std::string& path, const QuantizeOptions& o,
+                                         const std::function<void(std::size_t, std::size_t)>& progress,
+                                         const std::function<void(std::size_t, std::size_t)>& release) {
+  if (!(o.budget_sqnr_db > -1000 && o.budget_sqnr_db < 1000)) throw InvalidArgument("SQNR budget must be a finite number of dB");
+  struct View {
+    const unsigned char* p;
+    std::size_t n;
+    const unsigned char* data() const { return p; }
+    std::size_t size() const { return n; }
+  } file{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()};
   const std::vector<TensorInfo> tensors = parse_safetensors(
       std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), path);
   std::uint64_t header = 0;
@@ -271,8 +284,10 @@ std::vector<TensorReport> quantize_checkpoint(const std::string& path, const Qua
           sample.insert(sample.end(), chunk.begin() + (r - r0) * t.cols, chunk.begin() + (r - r0 + 1) * t.cols);
           ++sample_rows;
         }
-        file.release(begin + static_cast<std::size_t>(r0 * t.cols) * elem,
-                     begin + static_cast<std::size_t>((r0 + n) * t.cols) * elem);
+        if (release) {
+          release(begin + static_cast<std::size_t>(r0 * t.cols) * elem,
+                  begin + static_cast<std::size_t>((r0 + n) * t.cols) * elem);
+        }
       }
       finish_report(t, s, sample, sample_rows, o);
     }

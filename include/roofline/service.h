@@ -1,0 +1,40 @@
+// JSON in, JSON out: the request handling shared by the HTTP server and the
+// CLI's JSON mode. Requests use the CLI's flag names as keys (seq_len for
+// --seq-len); unknown keys, wrong types and out-of-range values are errors
+// (InvalidArgument / NotFound / Unsupported / ParseError) with the same
+// messages everywhere. Responses are the documents the CLI prints with --json.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "roofline/hardware.h"
+
+namespace roofline::service {
+
+// Limits for untrusted callers (the server); the CLI passes its own.
+struct Limits {
+  std::uint64_t max_sweep_rows = 100'000;
+  bool allow_files = false;  // model/strategy paths on the server's disk
+};
+
+// {"model", "hardware", "phase"?, "batch"?, "seq_len"?, "weights"?, "experts"?,
+//  "act"?, "kv"?, "strategy"?, "attention"?, "block_sparsity"?, "tp"?, "pp"?,
+//  "ideal"?, "per_op"?}; "model" is a preset id or an object (the short form
+// or a config.json).
+[[nodiscard]] nlohmann::json predict(const nlohmann::json& request, const Registry& registry, const Limits& limits);
+// As predict, with "prompt" and "gen" instead of phase and seq_len.
+[[nodiscard]] nlohmann::json generate(const nlohmann::json& request, const Registry& registry, const Limits& limits);
+// {"model", "hardware", "phase"?, "seq_len"?, "batch"?, "max_quality_loss"?,
+//  "memory_limit"?, "latency_target"?, "ideal"?}
+[[nodiscard]] nlohmann::json recommend(const nlohmann::json& request, const Registry& registry, const Limits& limits);
+// {"hardware", "m", "n", "k", "weights"?, "act"?, "ideal"?}
+[[nodiscard]] nlohmann::json analyze(const nlohmann::json& request, const Registry& registry, const Limits& limits);
+// Lists: {"models": [...], "hardware": [...], "phases"?, "batches"?, "seq_lens"?,
+// "weights"?, "acts"?, "ideal"?}; returns {"rows": [...], "count"}.
+[[nodiscard]] nlohmann::json sweep(const nlohmann::json& request, const Registry& registry, const Limits& limits);
+
+[[nodiscard]] nlohmann::json hardware_list(const Registry& registry);
+[[nodiscard]] nlohmann::json model_list();
+[[nodiscard]] nlohmann::json strategy_list();
+
+}  // namespace roofline::service

@@ -1,0 +1,291 @@
+#include "roofline/service.h"
+
+#include <cmath>
+
+#include "../common/strict_json.h"
+#include "roofline/error.h"
+#include "roofline/predict.h"
+#include "roofline/recommend.h"
+#include "roofline/report.h"
+#include "roofline/request.h"
+#include "roofline/strategy.h"
+#include "roofline/sweep.h"
+
+namespace roofline::service {
+namespace {
+
+using detail::StrictObject;
+using nlohmann::json;
+
+constexpr const char* kOrigin = "request";
+
+StrictObject object_of(const json& request) {
+  if (!request.is_object()) throw InvalidArgument("the request body must be a JSON object");
+  return StrictObject(request, kOrigin, "");
+}
+
+// Type errors in requests are the caller's bad input (400), not parse errors of our files.
+template <typename Fn>
+auto as_invalid(Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const ParseError& e) {
+    std::string what = e.what();
+    const std::string prefix = std::string(kOrigin) + ": ";
+    if (what.rfind(prefix, 0) == 0) what = what.substr(prefix.size());
+    throw InvalidArgument(what);
+  }
+}
+
+std::int64_t integer(StrictObject& o, std::string_view key, std::int64_t fallback, std::int64_t lo, std::int64_t hi) {
+  const json* v = o.optional(key);
+  if (v == nullptr) return fallback;
+  if (!v->is_number()) o.fail(key, "expected a whole number");
+  const double d = v->get<double>();
+  if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
+    throw InvalidArgument(std::string(key) + " must be a whole number from " + std::to_string(lo) + " to " +
+                          std::to_string(hi));
+  }
+  return static_cast<std::int64_t>(d);
+}
+
+double number(StrictObject& o, std::string_view key, double fallback) {
+  const json* v = o.optional(key);
+  if (v == nullptr) return fallback;
+  if (!v->is_number()) o.fail(key, "expected a number");
+  const double d = v->get<double>();
+  if (!std::isfinite(d)) throw InvalidArgument(std::string(key) + " must be finite");
+  return d;
+}
+
+std::string text(StrictObject& o, std::string_view key, std::string fallback) {
+  const json* v = o.optional(key);
+  if (v == nullptr || v->is_null()) return fallback;
+  if (!v->is_string()) o.fail(key, "expected a string");
+  std::string s = v->get<std::string>();
+  if (s.size() > 256) throw InvalidArgument(std::string(key) + " is too long");
+  return s;
+}
+
+bool flag(StrictObject& o, std::string_view key) {
+  const json* v = o.optional(key);
+  if (v == nullptr) return false;
+  if (!v->is_boolean()) o.fail(key, "expected true or false");
+  return v->get<bool>();
+}
+
+bool looks_like_path(const std::string& s) {
+  return s.find('/') != std::string::npos || s.find('\\') != std::string::npos || s.ends_with(".json") ||
+         s.ends_with(".gguf") || s.ends_with(".safetensors") || s.find("..") != std::string::npos;
+}
+
+ModelSpec model_of(StrictObject& o, const Limits& limits) {
+  const json& v = o.required("model");
+  if (v.is_object()) return model_from_json(v.dump(), "model");
+  if (!v.is_string()) o.fail("model", "expected a preset id or an object (short form or config.json)");
+  const std::string id = v.get<std::string>();
+  if (!limits.allow_files && looks_like_path(id)) {
+    throw InvalidArgument("model '" + id.substr(0, 64) + "': files are not read here; give a preset id or a config object");
+  }
+  return load_model(id);
+}
+
+const Device& device_of(StrictObject& o, const Registry& registry) {
+  return registry.get(text(o, "hardware", "gb10"));
+}
+
+ModelOptions options_of(StrictObject& o) {
+  ModelOptions m;
+  m.mode = flag(o, "ideal") ? Mode::kIdeal : Mode::kRealistic;
+  return m;
+}
+
+ScenarioRequest scenario_of(StrictObject& o, const Limits& limits, bool with_phase) {
+  ScenarioRequest r;
+  if (with_phase) {
+    r.phase = text(o, "phase", "decode");
+    r.seq_len = integer(o, "seq_len", 4096, 1, kMaxSeqLen);
+  }
+  r.batch = integer(o, "batch", 1, 1, kMaxBatch);
+  r.weights = text(o, "weights", "");
+  r.experts = text(o, "experts", "");
+  r.act = text(o, "act", "bf16");
+  r.kv = text(o, "kv", "");
+  r.strategy = text(o, "strategy", "");
+  if (!limits.allow_files && looks_like_path(r.strategy)) {
+    throw InvalidArgument("strategy files are not read here; give a strategy name");
+  }
+  r.attention = text(o, "attention", "");
+  r.block_sparsity = number(o, "block_sparsity", 1.0);
+  r.tp = integer(o, "tp", 1, 1, kMaxParallel);
+  r.pp = integer(o, "pp", 1, 1, kMaxParallel);
+  return r;
+}
+
+template <typename T, typename Fn>
+std::vector<T> list_of(StrictObject& o, std::string_view key, std::vector<T> fallback, Fn&& convert) {
+  const json* v = o.optional(key);
+  if (v == nullptr) return fallback;
+  if (!v->is_array() || v->empty()) o.fail(key, "expected a non-empty array");
+  if (v->size() > 10'000) throw InvalidArgument(std::string(key) + " has too many values");
+  std::vector<T> out;
+  for (const auto& item : *v) out.push_back(convert(item));
+  return out;
+}
+
+}  // namespace
+
+json predict(const json& request, const Registry& registry, const Limits& limits) {
+  return as_invalid([&] {
+    StrictObject o = object_of(request);
+    const ModelSpec m = model_of(o, limits);
+    const Device& d = device_of(o, registry);
+    const ScenarioRequest sr = scenario_of(o, limits, true);
+    const ModelOptions opt = options_of(o);
+    const bool per_op = flag(o, "per_op");
+    o.finish();
+    std::vector<std::string> notes;
+    const Scenario s = build_scenario(sr, m, &d, &notes);
+    const Prediction p = roofline::predict(m, d, s, opt);
+    json j = to_json(m, d, s, p, per_op);
+    for (const auto& n : notes) j["notes"].push_back(n);
+    if (!sr.strategy.empty()) j["strategy"] = sr.strategy;
+    const Capacity cap = capacity(m, d, s);
+    j["capacity"] = {{"max_batch", cap.max_batch}, {"max_context", cap.max_context}};
+    j.update(stamp(registry));
+    return j;
+  });
+}
+
+json generate(const json& request, const Registry& registry, const Limits& limits) {
+  return as_invalid([&] {
+    StrictObject o = object_of(request);
+    const ModelSpec m = model_of(o, limits);
+    const Device& d = device_of(o, registry);
+    ScenarioRequest sr = scenario_of(o, limits, false);
+    const std::int64_t prompt = integer(o, "prompt", 512, 1, kMaxSeqLen);
+    const std::int64_t gen = integer(o, "gen", 128, 1, kMaxSeqLen);
+    const ModelOptions opt = options_of(o);
+    o.finish();
+    const Scenario s = build_scenario(sr, m, &d);
+    const GenerateResult g = roofline::generate(m, d, s, prompt, gen, opt);
+    json j = to_json(g);
+    j["scenario"] = scenario_json(m, d, s, g.prefill.graph);
+    j["scenario"].erase("phase");
+    j["scenario"].erase("seq_len");
+    j["scenario"]["prompt"] = prompt;
+    j["scenario"]["gen"] = gen;
+    j["mode"] = mode_name(opt.mode);
+    j.update(stamp(registry));
+    return j;
+  });
+}
+
+json recommend(const json& request, const Registry& registry, const Limits& limits) {
+  return as_invalid([&] {
+    StrictObject o = object_of(request);
+    const ModelSpec m = model_of(o, limits);
+    const Device& d = device_of(o, registry);
+    RecommendOptions r;
+    r.phase = parse_phase(text(o, "phase", "decode"));
+    r.seq_len = integer(o, "seq_len", 4096, 1, kMaxSeqLen);
+    r.batch = integer(o, "batch", 1, 1, kMaxBatch);
+    r.max_quality_loss_pct = number(o, "max_quality_loss", 3.0);
+    if (o.has("memory_limit")) r.memory_limit_bytes = number(o, "memory_limit", 0);
+    if (o.has("latency_target")) r.latency_target_s = number(o, "latency_target", 0);
+    r.model_options = options_of(o);
+    o.finish();
+    json j = to_json(roofline::recommend(m, d, r));
+    j["scenario"] = {{"model", m.id}, {"hardware", d.id}, {"phase", phase_name(r.phase)}, {"seq_len", r.seq_len},
+                     {"batch", r.batch}, {"max_quality_loss_pct", r.max_quality_loss_pct}};
+    j.update(stamp(registry));
+    return j;
+  });
+}
+
+json analyze(const json& request, const Registry& registry, const Limits&) {
+  return as_invalid([&] {
+    StrictObject o = object_of(request);
+    const Device& d = device_of(o, registry);
+    GemmProblem p;
+    p.m = integer(o, "m", 1, 1, kMaxGemmDimension);
+    p.n = integer(o, "n", 4096, 1, kMaxGemmDimension);
+    p.k = integer(o, "k", 4096, 1, kMaxGemmDimension);
+    p.weights = parse_format(text(o, "weights", "fp16"));
+    p.act = parse_format(text(o, "act", "fp16"));
+    const ModelOptions opt = options_of(o);
+    o.finish();
+    json j = to_json(d, p, predict_gemm(d, p, opt));
+    j["measurement"] = nullptr;  // no GPU backend in this process
+    j.update(stamp(registry));
+    return j;
+  });
+}
+
+json sweep(const json& request, const Registry& registry, const Limits& limits) {
+  return as_invalid([&] {
+    StrictObject o = object_of(request);
+    SweepSpec spec;
+    auto str = [](const json& v) {
+      if (!v.is_string()) throw InvalidArgument("expected strings in the list");
+      return v.get<std::string>();
+    };
+    for (const auto& id : list_of<std::string>(o, "models", {"llama-3.1-8b"}, str)) {
+      if (!limits.allow_files && looks_like_path(id)) throw InvalidArgument("models: give preset ids");
+      spec.models.push_back(load_model(id));
+    }
+    for (const auto& id : list_of<std::string>(o, "hardware", {"gb10"}, str)) spec.devices.push_back(&registry.get(id));
+    spec.phases = list_of<Phase>(o, "phases", {Phase::kDecode}, [&](const json& v) { return parse_phase(str(v)); });
+    auto count = [](std::int64_t hi) {
+      return [hi](const json& v) {
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > hi) {
+          throw InvalidArgument("expected whole numbers from 1 to " + std::to_string(hi));
+        }
+        return v.get<std::int64_t>();
+      };
+    };
+    spec.batches = list_of<std::int64_t>(o, "batches", {1}, count(kMaxBatch));
+    spec.seq_lens = list_of<std::int64_t>(o, "seq_lens", {4096}, count(kMaxSeqLen));
+    spec.weights = list_of<std::optional<Format>>(o, "weights", {std::nullopt}, [&](const json& v) {
+      const std::string s = str(v);
+      return s == "native" ? std::nullopt : std::optional<Format>(parse_format(s));
+    });
+    spec.acts = list_of<Format>(o, "acts", {Format::kBf16}, [&](const json& v) { return parse_format(str(v)); });
+    spec.options.mode = flag(o, "ideal") ? Mode::kIdeal : Mode::kRealistic;
+    o.finish();
+    const std::uint64_t rows = sweep_rows(spec, limits.max_sweep_rows);
+    std::string out;
+    run_sweep(spec, SweepFormat::kJson, [&](std::string_view chunk) { out.append(chunk); }, {}, 1);
+    json j = {{"count", rows}, {"rows", json::parse(out)}};
+    j.update(stamp(registry));
+    return j;
+  });
+}
+
+json hardware_list(const Registry& registry) {
+  json list = json::array();
+  for (const auto& d : registry.devices()) list.push_back(to_json(d));
+  json j = stamp(registry);
+  j["devices"] = list;
+  return j;
+}
+
+json model_list() {
+  json list = json::array();
+  for (const auto& p : ModelCatalog::built_in().presets()) {
+    json m = to_json(preset_model(p));
+    m["aliases"] = p.aliases;
+    m["hf_repo"] = p.hf_repo;
+    m["published_params"] = p.published_params;
+    list.push_back(m);
+  }
+  return {{"version", std::string(version())}, {"models", list}};
+}
+
+json strategy_list() {
+  json list = json::array();
+  for (const auto& s : built_in_strategies()) list.push_back(to_json(s));
+  return {{"version", std::string(version())}, {"strategies", list}};
+}
+
+}  // namespace roofline::service
