@@ -348,6 +348,13 @@ TEST(Cli, QuantizeCheckpoint) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(Cli, MeasurementBadInput) {
+  expect_bad_input("bench gemm --gpu", "no CUDA device");
+  expect_bad_input("bench warp", "unknown benchmark 'warp'");
+  expect_bad_input("bench stream --array-bytes -5", "--array-bytes");
+  expect_bad_input("calibrate --out /nonexistent/dir/host.json", "/nonexistent/dir/host.json");
+}
+
 TEST(Cli, HelpAndVersionExitZero) {
   CliRun r = roofline("--help");
   EXPECT_EQ(r.exit_code, 0);

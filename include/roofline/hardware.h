@@ -87,6 +87,8 @@ struct Device {
   std::array<std::optional<Figure>, kFormatCount> matmul_fraction;  // per format, when measured
   Figure launch_overhead_s;   // fixed cost per kernel
 
+  // A CPU profile (from `roofline calibrate`): no SM waves or tensor-core tiles.
+  [[nodiscard]] bool is_cpu() const noexcept { return architecture_key == roofline::architecture_key("cpu"); }
   // True when the tensor (or vector) units compute on `f` natively.
   [[nodiscard]] bool computes(Format f) const noexcept { return peaks[format_index(f)].has_value(); }
   // Dense peak in FLOP/s for `f`; NaN when unsupported or unpublished.

@@ -459,7 +459,7 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
   }
   for (int i = 0; i < p.graph.size; ++i) {
     const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
-    if (op.weight_only) {
+    if (op.weight_only && op.kind != OpKind::kRouter) {
       notes.push_back(fmt::format("{} weights are weight-only on {}: dequantized to {} for the math",
                                   format_id(op.moe_layer && op.kind != OpKind::kRouter ? p.graph.experts : p.graph.weights),
                                   d.id, format_id(op.compute)));

@@ -132,7 +132,7 @@ RooflineResult predict_gemm(const Device& device, const GemmProblem& p, const Mo
   if (opt.mode == Mode::kRealistic) {
     r.matmul_fraction = device.matmul_fraction_for(plan.format).value;
     r.bandwidth_fraction = device.bandwidth_fraction.value;
-    r.wave_efficiency = wave_efficiency(tiling.tiles, tiling.fill, k, device.sm_count.value, opt);
+    if (!device.is_cpu()) r.wave_efficiency = wave_efficiency(tiling.tiles, tiling.fill, k, device.sm_count.value, opt);
     r.overhead_s = device.launch_overhead_s.value;
   }
   r.effective_flops_per_s = peak * r.matmul_fraction * r.wave_efficiency;

@@ -82,7 +82,7 @@ struct Builder {
     op.compute = plan.format;
     op.weight_only = plan.weight_only;
     const GemmTiling t = gemm_tiling(rows, n, opt);
-    if (opt.mode == Mode::kRealistic) {
+    if (opt.mode == Mode::kRealistic && !dev.is_cpu()) {
       op.wave_efficiency = wave_efficiency(t.tiles * groups, t.fill, k, dev.sm_count.value, opt);
     }
     if (plan.weight_only) op.vector_ops = groups * n * k * t.m_tiles * opt.dequant_ops_per_element;
