@@ -69,8 +69,9 @@ TEST(Calibrate, DecoderLayerAgainstItsPrediction) {
   const LayerReport r = run_decoder_layer(d, cfg);
   EXPECT_GT(r.measured_s, 0);
   EXPECT_GT(r.predicted_s, 0);
-  // Weights: q,o 512x512, k,v 512x128, MLP 3 x 512 x 1024, all fp32.
-  EXPECT_DOUBLE_EQ(r.weight_bytes, 4.0 * (2 * 512 * 512 + 2 * 512 * 128 + 3 * 512 * 1024));
+  // Weights: q,o 512x512, k,v 512x128, MLP 3 x 512 x 1024, all fp32; plus the
+  // attn, mlp and final norm weights, 3 x 512 in bf16.
+  EXPECT_DOUBLE_EQ(r.weight_bytes, 4.0 * (2 * 512 * 512 + 2 * 512 * 128 + 3 * 512 * 1024) + 3 * 512 * 2);
   cfg.heads = 7;  // kv_heads 2 does not divide 7
   EXPECT_THROW((void)run_decoder_layer(d, cfg), InvalidArgument);
 }
