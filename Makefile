@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 BIN := $(BUILD_DIR)/bin/roofline
 
-.PHONY: all deps configure build run test bench clean format
+.PHONY: all deps configure build run test bench serve clean format
 
 all: build
 
@@ -26,6 +26,9 @@ run: build
 
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+serve: build
+	@$(BIN) serve --host 127.0.0.1 --port $${PORT:-8000}
 
 bench: build
 	@$(BUILD_DIR)/bin/roofline_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true

@@ -18,6 +18,7 @@
 #include "roofline/error.h"
 #include "roofline/formats.h"
 #include "roofline/hardware.h"
+#include "../server/server.h"
 #include "roofline/calibrate.h"
 #include "roofline/predict.h"
 #include "roofline/quantize.h"
@@ -1170,6 +1171,20 @@ void cmd_calibrate(const Common& c, const std::string& out) {
                            100 * cal.bandwidth_fraction, human_time(cal.overhead.median_time_s), out);
 }
 
+struct ServeArgs {
+  server::Options options;
+  std::string port = "8000";
+};
+
+void cmd_serve(const Common& c, ServeArgs a) {
+  a.options.port = static_cast<int>(parse_count("--port", a.port, 0, 65535));
+  server::Server srv(a.options, load_registry(c));
+  const int port = srv.bind();
+  std::cerr << fmt::format("roofline {} serving http://{}:{}/ (API under /api, docs at /docs){}\n", version(),
+                           a.options.host, port, a.options.public_only ? ", public endpoints only" : "");
+  srv.listen();
+}
+
 }  // namespace
 
 int run(int argc, char** argv) {
@@ -1296,6 +1311,15 @@ int run(int argc, char** argv) {
   calibrate_cmd->add_option("--out", calibrate_out, "Profile file to write")->required()->type_name("FILE");
   add_common(calibrate_cmd, &common, false);
 
+  ServeArgs serve_args;
+  auto* serve_cmd = app.add_subcommand("serve", "Serve the API (and the web app when built)");
+  serve_cmd->add_option("--host", serve_args.options.host, "Address to bind")->capture_default_str();
+  serve_cmd->add_option("--port", serve_args.port, "Port (0: any free port)")->capture_default_str();
+  serve_cmd->add_flag("--public-only", serve_args.options.public_only, "Only the prediction endpoints");
+  serve_cmd->add_option("--web-dir", serve_args.options.web_dir, "The built web app (web/dist)");
+  serve_cmd->add_option("--threads", serve_args.options.threads, "Worker threads")->capture_default_str();
+  add_common(serve_cmd, &common, false);
+
   auto* validate_cmd = app.add_subcommand("validate", "Predictions against published measurements");
   std::string validation_file;
   bool validate_ideal = false;
@@ -1338,6 +1362,7 @@ int run(int argc, char** argv) {
     else if (quantize_cmd->parsed()) cmd_quantize(common, checkpoint, budget);
     else if (bench_cmd->parsed()) cmd_bench(common, bench_what, bench_args);
     else if (calibrate_cmd->parsed()) cmd_calibrate(common, calibrate_out);
+    else if (serve_cmd->parsed()) cmd_serve(common, serve_args);
     return kExitOk;
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

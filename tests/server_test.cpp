@@ -1,0 +1,174 @@
+// The HTTP API against a started server: status codes, fields, malformed,
+// oversized and hostile bodies.
+#include "../apps/server/server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+namespace roofline::server {
+namespace {
+
+class ServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    Options o;
+    o.port = 0;
+    o.max_body_bytes = 64 << 10;
+    o.max_sweep_rows = 1000;
+    o.threads = 4;
+    server_ = new Server(o, Registry::built_in());
+    port_ = server_->bind();
+    thread_ = new std::thread([] { server_->listen(); });
+    Options p = o;
+    p.public_only = true;
+    public_ = new Server(p, Registry::built_in());
+    public_port_ = public_->bind();
+    public_thread_ = new std::thread([] { public_->listen(); });
+  }
+  static void TearDownTestSuite() {
+    server_->stop();
+    public_->stop();
+    thread_->join();
+    public_thread_->join();
+    delete thread_;
+    delete public_thread_;
+    delete server_;
+    delete public_;
+  }
+  static httplib::Client client(bool pub = false) {
+    httplib::Client c("127.0.0.1", pub ? public_port_ : port_);
+    c.set_read_timeout(30, 0);
+    return c;
+  }
+  static nlohmann::json post(const std::string& path, const std::string& body, int expected) {
+    auto c = client();
+    auto res = c.Post(path.c_str(), body, "application/json");
+    EXPECT_TRUE(res) << path;
+    if (!res) return {};
+    EXPECT_EQ(res->status, expected) << path << " " << body.substr(0, 200) << " -> " << res->body.substr(0, 300);
+    return nlohmann::json::parse(res->body, nullptr, false);
+  }
+  static void expect_error(const std::string& path, const std::string& body, int status, const std::string& code) {
+    const auto j = post(path, body, status);
+    ASSERT_TRUE(j.contains("error")) << j.dump();
+    EXPECT_EQ(j["error"]["code"], code) << j.dump();
+    EXPECT_FALSE(j["error"]["message"].get<std::string>().empty());
+  }
+
+  static inline Server* server_ = nullptr;
+  static inline Server* public_ = nullptr;
+  static inline std::thread* thread_ = nullptr;
+  static inline std::thread* public_thread_ = nullptr;
+  static inline int port_ = 0;
+  static inline int public_port_ = 0;
+};
+
+TEST_F(ServerTest, HealthAndLists) {
+  auto c = client();
+  auto h = c.Get("/healthz");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  auto hw = c.Get("/api/hardware");
+  ASSERT_TRUE(hw);
+  EXPECT_GE(nlohmann::json::parse(hw->body)["devices"].size(), 18u);
+  auto models = c.Get("/api/public/models");
+  ASSERT_TRUE(models);
+  EXPECT_EQ(nlohmann::json::parse(models->body)["models"].size(), 15u);
+  auto api = c.Get("/api/openapi.json");
+  ASSERT_TRUE(api);
+  const auto doc = nlohmann::json::parse(api->body);
+  EXPECT_EQ(doc["openapi"], "3.0.3");
+  EXPECT_TRUE(doc["paths"].contains("/api/predict"));
+  auto docs = c.Get("/docs");
+  ASSERT_TRUE(docs);
+  EXPECT_NE(docs->body.find("/api/openapi.json"), std::string::npos);
+}
+
+TEST_F(ServerTest, PredictReturnsTheCliFields) {
+  const auto j = post("/api/predict",
+                      R"({"model": "llama-3.1-8b", "hardware": "gb10", "phase": "decode", "batch": 1, "seq_len": 4096, "per_op": true})",
+                      200);
+  for (const char* key : {"time_s", "tokens_per_s", "bound", "flops", "bytes", "memory", "ops", "capacity"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["ops"].size(), 20u);
+  // The short form works as a model object.
+  const auto s = post("/api/public/predict",
+                      R"({"model": {"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128, "dff": 14336}, "hardware": "h100"})", 200);
+  EXPECT_GT(s["time_s"].get<double>(), 0);
+}
+
+TEST_F(ServerTest, GenerateRecommendAnalyzeSweep) {
+  auto g = post("/api/generate", R"({"model": "llama-3.1-8b", "hardware": "h100", "prompt": 512, "gen": 64})", 200);
+  EXPECT_GT(g["ttft_s"].get<double>(), 0);
+  auto r = post("/api/recommend", R"({"model": "llama-3-8b", "hardware": "gb10", "seq_len": 4096})", 200);
+  EXPECT_EQ(r["strategy"], "fp8_balanced");
+  auto a = post("/api/analyze", R"({"hardware": "gb10", "m": 1, "n": 4096, "k": 4096, "ideal": true})", 200);
+  EXPECT_NEAR(a["time_s"].get<double>(), 33'570'816 / 273e9, 1e-9);
+  auto s = post("/api/sweep", R"({"models": ["llama-3.1-8b"], "hardware": ["h100", "gb10"], "batches": [1, 8]})", 200);
+  EXPECT_EQ(s["count"], 4);
+  EXPECT_EQ(s["rows"].size(), 4u);
+}
+
+TEST_F(ServerTest, BadRequestsAreJsonErrors) {
+  expect_error("/api/predict", "{not json", 400, "invalid_json");
+  expect_error("/api/predict", "[1, 2]", 400, "invalid_argument");
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "colour": "red"})", 400, "invalid_argument");
+  expect_error("/api/predict", R"({"model": "gpt-5"})", 404, "not_found");
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "hardware": "h9000"})", 404, "not_found");
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "batch": -1})", 400, "invalid_argument");
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "batch": 1e300})", 400, "invalid_argument");
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "seq_len": "long"})", 400, "invalid_argument");
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "hardware": "a100", "attention": "fa3"})", 422, "unsupported");
+  // No file is read on the server's behalf.
+  expect_error("/api/predict", R"({"model": "../../etc/passwd"})", 400, "invalid_argument");
+  expect_error("/api/predict", R"({"model": "/etc/hostname"})", 400, "invalid_argument");
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "strategy": "/tmp/x.json"})", 400, "invalid_argument");
+  // Deep nesting and an oversized body.
+  expect_error("/api/predict", std::string(20'000, '[') , 400, "invalid_json");
+  expect_error("/api/predict", "{\"model\": \"" + std::string(100'000, 'x') + "\"}", 413, "payload_too_large");
+  // The sweep cap.
+  expect_error("/api/sweep", R"({"batches": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32],
+      "seq_lens": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34]})",
+               400, "invalid_argument");
+  auto c = client();
+  auto missing = c.Get("/api/nothing");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(nlohmann::json::parse(missing->body)["error"]["code"], "not_found");
+}
+
+TEST_F(ServerTest, NvmlAndPublicOnly) {
+  auto c = client();
+  auto nv = c.Get("/api/nvml/status");
+  ASSERT_TRUE(nv);
+  EXPECT_EQ(nv->status, 200);
+  const auto j = nlohmann::json::parse(nv->body);
+  EXPECT_TRUE(j.contains("available"));
+  if (!j["available"].get<bool>()) {
+    EXPECT_NE(j["message"].get<std::string>().find("NVML not available"), std::string::npos);
+    auto stream = c.Get("/api/nvml/stream");  // one event, then closed
+    ASSERT_TRUE(stream);
+    EXPECT_EQ(stream->body.rfind("data: {", 0), 0u);
+  }
+  auto pub = client(true);
+  auto q = pub.Post("/api/quantize", "x", "application/octet-stream");
+  ASSERT_TRUE(q);
+  EXPECT_EQ(q->status, 404);
+  auto n = pub.Get("/api/nvml/status");
+  ASSERT_TRUE(n);
+  EXPECT_EQ(n->status, 404);
+  auto p = pub.Post("/api/public/predict", R"({"model": "llama-3.1-8b"})", "application/json");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->status, 200);
+}
+
+TEST_F(ServerTest, QuantizeUpload) {
+  expect_error("/api/quantize", "garbage", 400, "parse_error");
+}
+
+}  // namespace
+}  // namespace roofline::server
