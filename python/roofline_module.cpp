@@ -219,8 +219,9 @@ PYBIND11_MODULE(_roofline, m) {
       [](const std::vector<std::string>& models, const std::vector<std::string>& hardware,
          const std::vector<std::string>& phases, const std::vector<std::int64_t>& batches,
          const std::vector<std::int64_t>& seq_lens, const std::vector<std::string>& weights,
-         const std::vector<std::string>& acts, bool ideal) {
+         const std::vector<std::string>& acts, const std::vector<std::string>& strategies, bool ideal) {
         SweepSpec spec;
+        for (const auto& x : strategies) spec.strategies.push_back(load_strategy(x));
         for (const auto& x : models) spec.models.push_back(load_model(x));
         for (const auto& x : hardware) spec.devices.push_back(&registry().get(x));
         spec.phases.clear();
@@ -245,7 +246,7 @@ PYBIND11_MODULE(_roofline, m) {
       py::arg("models"), py::arg("hardware"), py::arg("phases") = std::vector<std::string>{"decode"},
       py::arg("batches") = std::vector<std::int64_t>{1}, py::arg("seq_lens") = std::vector<std::int64_t>{4096},
       py::arg("weights") = std::vector<std::string>{"native"}, py::arg("acts") = std::vector<std::string>{"bf16"},
-      py::arg("ideal") = false);
+      py::arg("strategies") = std::vector<std::string>{}, py::arg("ideal") = false);
 
   m.def(
       "quantize_checkpoint",

@@ -55,7 +55,7 @@ TEST(Sweep, OneRowPerCombinationInOrder) {
   EXPECT_EQ(rows, 128);
   EXPECT_EQ(errors, 32);  // A100 rows with fp8 activations: 2 models x 2 phases x 2 batches x 2 lengths x 2 weights
   // The first row is the first element of every list.
-  EXPECT_EQ(first.rfind("llama-3.1-8b,h100-sxm,decode,1,512,native,bf16,bf16,auto,1,", 0), 0u) << first;
+  EXPECT_EQ(first.rfind("llama-3.1-8b,h100-sxm,decode,1,512,native,bf16,bf16,auto,1,,", 0), 0u) << first;
 }
 
 TEST(Sweep, ThreadCountDoesNotChangeTheOutput) {
@@ -92,6 +92,20 @@ TEST(Sweep, RowsMatchSinglePredictions) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+TEST(Sweep, StrategiesReplaceTheFormatLists) {
+  SweepSpec s = small_spec();
+  s.strategies = {load_strategy("fp8_balanced"), load_strategy("nvfp4_blackwell")};
+  EXPECT_EQ(sweep_rows(s), 2u * 2 * 2 * 2 * 2 * 2);  // models, devices, phases, batches, lengths, strategies
+  const auto j = nlohmann::json::parse(run(s, SweepFormat::kJson, 2));
+  ASSERT_EQ(j.size(), 64u);
+  int fallbacks = 0;
+  for (const auto& row : j) {
+    EXPECT_FALSE(row.contains("error")) << row.dump();  // strategies fall back instead of failing
+    if (row["strategy"] == "nvfp4_blackwell" && row["hardware"] == "a100-80gb") fallbacks += row["act"] == "bf16";
+  }
+  EXPECT_EQ(fallbacks, 16);
 }
 
 TEST(Sweep, SizeIsCapped) {

@@ -744,7 +744,7 @@ std::vector<std::string> split_list(const std::string& flag, const std::string& 
 
 struct SweepArgs {
   std::string models = "llama-3.1-8b", hardware = "gb10", phases = "decode", batches = "1",
-              seq_lens = "4096", weights = "native", acts = "bf16", kvs, attentions, tps = "1";
+              seq_lens = "4096", weights = "native", acts = "bf16", kvs, attentions, tps = "1", strategies;
   std::string format = "csv", out;
   unsigned threads = 0;
   bool ideal = false;
@@ -779,6 +779,12 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
   }
   spec.tps.clear();
   for (const auto& x : split_list("--tp", a.tps)) spec.tps.push_back(parse_count("--tp", x, 1, kMaxParallel));
+  if (!a.strategies.empty()) {
+    if (a.weights != "native" || a.acts != "bf16" || !a.kvs.empty()) {
+      throw InvalidArgument("--strategy sets the formats; do not combine it with --weights, --act or --kv");
+    }
+    for (const auto& x : split_list("--strategy", a.strategies)) spec.strategies.push_back(load_strategy(x));
+  }
   spec.options.mode = a.ideal ? Mode::kIdeal : Mode::kRealistic;
   SweepFormat format = SweepFormat::kCsv;
   if (a.format == "json" || c.json) format = SweepFormat::kJson;
@@ -1259,6 +1265,7 @@ int run(int argc, char** argv) {
   sweep_cmd->add_option("--kv", sw.kvs, "KV-cache formats (default: the activation format)");
   sweep_cmd->add_option("--attention", sw.attentions, "Attention kernels ('auto' = the device's best)");
   sweep_cmd->add_option("--tp", sw.tps, "Tensor-parallel sizes")->capture_default_str();
+  sweep_cmd->add_option("--strategy", sw.strategies, "Named precision plans or plan files (replace the format lists)");
   sweep_cmd->add_option("--format", sw.format, "csv, json or jsonl")->capture_default_str();
   sweep_cmd->add_option("--out", sw.out, "Write to FILE instead of standard output")->type_name("FILE");
   sweep_cmd->add_option("--threads", sw.threads, "Worker threads (0: all cores)")->capture_default_str();

@@ -30,7 +30,7 @@ struct Limits {
 // {"hardware", "m", "n", "k", "weights"?, "act"?, "ideal"?}
 [[nodiscard]] nlohmann::json analyze(const nlohmann::json& request, const Registry& registry, const Limits& limits);
 // Lists: {"models": [...], "hardware": [...], "phases"?, "batches"?, "seq_lens"?,
-// "weights"?, "acts"?, "ideal"?}; returns {"rows": [...], "count"}.
+// "weights"?, "acts"?, "strategies"?, "ideal"?}; returns {"rows": [...], "count"}.
 [[nodiscard]] nlohmann::json sweep(const nlohmann::json& request, const Registry& registry, const Limits& limits);
 
 [[nodiscard]] nlohmann::json hardware_list(const Registry& registry);

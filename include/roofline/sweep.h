@@ -11,6 +11,7 @@
 
 #include "roofline/hardware.h"
 #include "roofline/predict.h"
+#include "roofline/strategy.h"
 
 namespace roofline {
 
@@ -25,6 +26,9 @@ struct SweepSpec {
   std::vector<std::optional<Format>> kvs = {std::nullopt};       // nullopt: the act format
   std::vector<std::optional<AttentionKernel>> attentions = {std::nullopt};
   std::vector<std::int64_t> tps = {1};
+  // Named precision plans. When given, each replaces the weights x acts x kvs
+  // lists (resolved per model and device, as predict --strategy does).
+  std::vector<Strategy> strategies;
   ModelOptions options;
 };
 

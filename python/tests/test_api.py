@@ -39,6 +39,8 @@ def test_sweep_rows():
     rows = roofline.sweep(["llama-3.1-8b", "qwen2.5-7b"], ["h100", "gb10"], batches=[1, 8], seq_lens=[512, 4096])
     assert len(rows) == 2 * 2 * 2 * 2
     assert all(r["time_s"] > 0 for r in rows)
+    plans = roofline.sweep(["llama-3.1-8b"], ["h100"], strategies=["fp8_balanced", "int4_weight_only"])
+    assert [r["strategy"] for r in plans] == ["fp8_balanced", "int4_weight_only"]
 
 
 def test_errors_are_python_exceptions_with_the_library_message():

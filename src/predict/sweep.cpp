@@ -13,10 +13,20 @@ namespace {
 constexpr std::uint64_t kRowsPerChunk = 8192;
 
 struct Index {
-  std::size_t model, device, phase, batch, seq, weights, act, kv, attention, tp;
+  std::size_t model, device, phase, batch, seq, weights, act, kv, attention, tp, strategy;
 };
 
+// Sizes of the precision dimensions: the strategies replace weights, acts and kvs.
+struct Dims {
+  std::size_t weights, acts, kvs, strategies;
+};
+Dims dims_of(const SweepSpec& s) {
+  if (!s.strategies.empty()) return {1, 1, 1, s.strategies.size()};
+  return {s.weights.size(), s.acts.size(), s.kvs.size(), 1};
+}
+
 Index decode_index(const SweepSpec& s, std::uint64_t i) {
+  const Dims dims = dims_of(s);
   Index x{};
   auto take = [&i](std::size_t n) {
     const std::size_t r = static_cast<std::size_t>(i % n);
@@ -26,9 +36,10 @@ Index decode_index(const SweepSpec& s, std::uint64_t i) {
   // The last list varies fastest.
   x.tp = take(s.tps.size());
   x.attention = take(s.attentions.size());
-  x.kv = take(s.kvs.size());
-  x.act = take(s.acts.size());
-  x.weights = take(s.weights.size());
+  x.kv = take(dims.kvs);
+  x.act = take(dims.acts);
+  x.weights = take(dims.weights);
+  x.strategy = take(dims.strategies);
   x.seq = take(s.seq_lens.size());
   x.batch = take(s.batches.size());
   x.phase = take(s.phases.size());
@@ -38,7 +49,7 @@ Index decode_index(const SweepSpec& s, std::uint64_t i) {
 }
 
 constexpr const char* kCsvHeader =
-    "model,hardware,phase,batch,seq_len,weights,act,kv,attention,tp,time_s,tokens_per_s,bound,flops,"
+    "model,hardware,phase,batch,seq_len,weights,act,kv,attention,tp,strategy,time_s,tokens_per_s,bound,flops,"
     "bytes,weight_bytes,kv_cache_bytes,memory_total_bytes,fits,error\n";
 
 void append(fmt::memory_buffer& out, std::string_view s) { out.append(s.data(), s.data() + s.size()); }
@@ -68,7 +79,13 @@ void append_json_string(fmt::memory_buffer& out, std::string_view s) {
   out.push_back('"');
 }
 
-void format_row(const SweepSpec& s, std::uint64_t i, SweepFormat f, fmt::memory_buffer& out) {
+// Strategy plans resolved once per (strategy, model, device).
+using Plans = std::vector<PrecisionPlan>;
+std::size_t plan_slot(const SweepSpec& s, std::size_t st, std::size_t m, std::size_t d) {
+  return (st * s.models.size() + m) * s.devices.size() + d;
+}
+
+void format_row(const SweepSpec& s, const Plans& plans, std::uint64_t i, SweepFormat f, fmt::memory_buffer& out) {
   const Index x = decode_index(s, i);
   const ModelSpec& m = s.models[x.model];
   const Device& d = *s.devices[x.device];
@@ -76,9 +93,15 @@ void format_row(const SweepSpec& s, std::uint64_t i, SweepFormat f, fmt::memory_
   sc.phase = s.phases[x.phase];
   sc.batch = s.batches[x.batch];
   sc.seq_len = s.seq_lens[x.seq];
-  sc.precision.weights = s.weights[x.weights];
-  sc.precision.act = s.acts[x.act];
-  sc.precision.kv = s.kvs[x.kv].value_or(sc.precision.act);
+  std::string_view strategy;
+  if (!s.strategies.empty()) {
+    sc.precision = plans[plan_slot(s, x.strategy, x.model, x.device)];
+    strategy = s.strategies[x.strategy].name;
+  } else {
+    sc.precision.weights = s.weights[x.weights];
+    sc.precision.act = s.acts[x.act];
+    sc.precision.kv = s.kvs[x.kv].value_or(sc.precision.act);
+  }
   sc.attention = s.attentions[x.attention];
   sc.tp = s.tps[x.tp];
   const std::string_view weights =
@@ -87,15 +110,16 @@ void format_row(const SweepSpec& s, std::uint64_t i, SweepFormat f, fmt::memory_
   auto out_it = fmt::appender(out);
   const bool csv = f == SweepFormat::kCsv;
   if (csv) {
-    fmt::format_to(out_it, "{},{},{},{},{},{},{},{},{},{},", m.id, d.id, phase_name(sc.phase), sc.batch,
-                   sc.seq_len, weights, format_id(sc.precision.act), format_id(sc.precision.kv), attention, sc.tp);
+    fmt::format_to(out_it, "{},{},{},{},{},{},{},{},{},{},{},", m.id, d.id, phase_name(sc.phase), sc.batch,
+                   sc.seq_len, weights, format_id(sc.precision.act), format_id(sc.precision.kv), attention, sc.tp,
+                   strategy);
   } else {
     append(out, "{\"model\":");
     append_json_string(out, m.id);
     fmt::format_to(out_it, ",\"hardware\":\"{}\",\"phase\":\"{}\",\"batch\":{},\"seq_len\":{},\"weights\":\"{}\","
-                           "\"act\":\"{}\",\"kv\":\"{}\",\"attention\":\"{}\",\"tp\":{}",
+                           "\"act\":\"{}\",\"kv\":\"{}\",\"attention\":\"{}\",\"tp\":{},\"strategy\":\"{}\"",
                    d.id, phase_name(sc.phase), sc.batch, sc.seq_len, weights, format_id(sc.precision.act),
-                   format_id(sc.precision.kv), attention, sc.tp);
+                   format_id(sc.precision.kv), attention, sc.tp, strategy);
   }
   try {
     const Prediction p = predict(m, d, sc, s.options);
@@ -126,8 +150,9 @@ void format_row(const SweepSpec& s, std::uint64_t i, SweepFormat f, fmt::memory_
 }  // namespace
 
 std::uint64_t sweep_rows(const SweepSpec& s, std::uint64_t max_rows) {
+  const Dims dims = dims_of(s);
   const std::size_t sizes[] = {s.models.size(), s.devices.size(), s.phases.size(), s.batches.size(),
-                               s.seq_lens.size(), s.weights.size(), s.acts.size(), s.kvs.size(),
+                               s.seq_lens.size(), dims.weights, dims.acts, dims.kvs, dims.strategies,
                                s.attentions.size(), s.tps.size()};
   std::uint64_t rows = 1;
   for (std::size_t n : sizes) {
@@ -143,6 +168,14 @@ std::uint64_t sweep_rows(const SweepSpec& s, std::uint64_t max_rows) {
 void run_sweep(const SweepSpec& s, SweepFormat f, const std::function<void(std::string_view)>& sink,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress, unsigned threads) {
   const std::uint64_t total = sweep_rows(s);
+  Plans plans(s.strategies.size() * s.models.size() * s.devices.size());
+  for (std::size_t st = 0; st < s.strategies.size(); ++st) {
+    for (std::size_t m = 0; m < s.models.size(); ++m) {
+      for (std::size_t d = 0; d < s.devices.size(); ++d) {
+        plans[plan_slot(s, st, m, d)] = resolve(s.strategies[st], s.models[m], *s.devices[d]).precision;
+      }
+    }
+  }
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   if (f == SweepFormat::kCsv) sink(kCsvHeader);
   if (f == SweepFormat::kJson) sink("[\n");
@@ -161,7 +194,7 @@ void run_sweep(const SweepSpec& s, SweepFormat f, const std::function<void(std::
         fmt::memory_buffer& out = buffers[t];
         out.reserve((end - begin) * 200);
         for (std::uint64_t i = begin; i < end; ++i) {
-          format_row(s, i, f, out);
+          format_row(s, plans, i, f, out);
           if (f == SweepFormat::kJson) append(out, (i + 1 < total) ? ",\n" : "\n");
           else if (f == SweepFormat::kJsonLines) out.push_back('\n');
         }

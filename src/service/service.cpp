@@ -251,6 +251,11 @@ json sweep(const json& request, const Registry& registry, const Limits& limits) 
       return s == "native" ? std::nullopt : std::optional<Format>(parse_format(s));
     });
     spec.acts = list_of<Format>(o, "acts", {Format::kBf16}, [&](const json& v) { return parse_format(str(v)); });
+    spec.strategies = list_of<Strategy>(o, "strategies", {}, [&](const json& v) {
+      const std::string name = str(v);
+      if (!limits.allow_files && looks_like_path(name)) throw InvalidArgument("strategies: give strategy names");
+      return load_strategy(name);
+    });
     spec.options.mode = flag(o, "ideal") ? Mode::kIdeal : Mode::kRealistic;
     o.finish();
     const std::uint64_t rows = sweep_rows(spec, limits.max_sweep_rows);
