@@ -193,4 +193,7 @@ struct GemmMeasurement {
 // The number of threads OpenBLAS currently uses.
 [[nodiscard]] int openblas_threads();
 
+// Sets OpenBLAS's thread count (n >= 1).
+void set_blas_threads(int n);
+
 }  // namespace roofline::measure

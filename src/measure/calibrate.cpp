@@ -1,6 +1,6 @@
 #include "roofline/calibrate.h"
 
-#include <cblas.h>
+#include "blas.h"
 #include <unistd.h>
 
 #include <algorithm>
@@ -158,17 +158,18 @@ LayerReport run_decoder_layer(const Device& d, const LayerConfig& cfg) {
     const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(in.size()) + 1e-6));
     for (std::size_t i = 0; i < in.size(); ++i) out[i] = in[i] * inv * norm[i];
   };
+  const blas::Api& blas_api = blas::api();
   auto step = [&] {
     rmsnorm(x, h);
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(nh * dh), static_cast<int>(H), 1.f, wq.data(), static_cast<int>(H), h.data(), 1, 0.f, q.data(), 1);
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(nkv * dh), static_cast<int>(H), 1.f, wk.data(), static_cast<int>(H), h.data(), 1, 0.f, k.data(), 1);
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(nkv * dh), static_cast<int>(H), 1.f, wv.data(), static_cast<int>(H), h.data(), 1, 0.f, v.data(), 1);
+    blas_api.sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(nh * dh), static_cast<int>(H), 1.f, wq.data(), static_cast<int>(H), h.data(), 1, 0.f, q.data(), 1);
+    blas_api.sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(nkv * dh), static_cast<int>(H), 1.f, wk.data(), static_cast<int>(H), h.data(), 1, 0.f, k.data(), 1);
+    blas_api.sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(nkv * dh), static_cast<int>(H), 1.f, wv.data(), static_cast<int>(H), h.data(), 1, 0.f, v.data(), 1);
     const float scale = 1.0f / std::sqrt(static_cast<float>(dh));
     for (std::size_t head = 0; head < nh; ++head) {
       const std::size_t kvh = head / (nh / nkv);
       const float* K = kc.data() + kvh * L * dh;
       const float* V = vc.data() + kvh * L * dh;
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(L), static_cast<int>(dh), scale, K, static_cast<int>(dh), q.data() + head * dh, 1, 0.f, scores.data(), 1);
+      blas_api.sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(L), static_cast<int>(dh), scale, K, static_cast<int>(dh), q.data() + head * dh, 1, 0.f, scores.data(), 1);
       const float mx = *std::max_element(scores.begin(), scores.end());
       double sum = 0;
       for (auto& s : scores) {
@@ -176,15 +177,15 @@ LayerReport run_decoder_layer(const Device& d, const LayerConfig& cfg) {
         sum += s;
       }
       for (auto& s : scores) s = static_cast<float>(s / sum);
-      cblas_sgemv(CblasRowMajor, CblasTrans, static_cast<int>(L), static_cast<int>(dh), 1.f, V, static_cast<int>(dh), scores.data(), 1, 0.f, att.data() + head * dh, 1);
+      blas_api.sgemv(CblasRowMajor, CblasTrans, static_cast<int>(L), static_cast<int>(dh), 1.f, V, static_cast<int>(dh), scores.data(), 1, 0.f, att.data() + head * dh, 1);
     }
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(H), static_cast<int>(nh * dh), 1.f, wo.data(), static_cast<int>(nh * dh), att.data(), 1, 0.f, o.data(), 1);
+    blas_api.sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(H), static_cast<int>(nh * dh), 1.f, wo.data(), static_cast<int>(nh * dh), att.data(), 1, 0.f, o.data(), 1);
     for (std::size_t i = 0; i < H; ++i) x[i] += o[i] * 1e-3f;
     rmsnorm(x, h);
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(I), static_cast<int>(H), 1.f, wg.data(), static_cast<int>(H), h.data(), 1, 0.f, g.data(), 1);
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(I), static_cast<int>(H), 1.f, wu.data(), static_cast<int>(H), h.data(), 1, 0.f, up.data(), 1);
+    blas_api.sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(I), static_cast<int>(H), 1.f, wg.data(), static_cast<int>(H), h.data(), 1, 0.f, g.data(), 1);
+    blas_api.sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(I), static_cast<int>(H), 1.f, wu.data(), static_cast<int>(H), h.data(), 1, 0.f, up.data(), 1);
     for (std::size_t i = 0; i < I; ++i) g[i] = g[i] / (1.0f + std::exp(-g[i])) * up[i];
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(H), static_cast<int>(I), 1.f, wd.data(), static_cast<int>(I), g.data(), 1, 0.f, o.data(), 1);
+    blas_api.sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(H), static_cast<int>(I), 1.f, wd.data(), static_cast<int>(I), g.data(), 1, 0.f, o.data(), 1);
     for (std::size_t i = 0; i < H; ++i) x[i] += o[i] * 1e-3f;
   };
   step();  // warm-up

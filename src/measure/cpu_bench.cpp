@@ -1,5 +1,5 @@
 // Host CPU measurements: STREAM, FMA peak, OpenBLAS sgemm/sgemv.
-#include <cblas.h>
+#include "blas.h"
 #include <unistd.h>
 
 #include <algorithm>
@@ -472,14 +472,14 @@ void validate_gemm_shape(const GemmShape& s) {
 // Sets OpenBLAS's thread count for a scope and restores it.
 class OpenblasThreadsScope {
  public:
-  explicit OpenblasThreadsScope(int threads) : previous_(openblas_get_num_threads()) {
+  explicit OpenblasThreadsScope(int threads) : previous_(blas::api().get_num_threads()) {
     if (threads > 0) {
-      openblas_set_num_threads(threads);
+      blas::api().set_num_threads(threads);
       active_ = true;
     }
   }
   ~OpenblasThreadsScope() {
-    if (active_) openblas_set_num_threads(previous_);
+    if (active_) blas::api().set_num_threads(previous_);
   }
   OpenblasThreadsScope(const OpenblasThreadsScope&) = delete;
   OpenblasThreadsScope& operator=(const OpenblasThreadsScope&) = delete;
@@ -791,9 +791,9 @@ GemmMeasurement measure_sgemm(const GemmShape& shape, const GemmOptions& options
   auto call = [&] {
     if (shape.m == 1) {
       // c[j] = sum_p a[p] * b[p][j]: y = B^T x with B row-major k x n.
-      cblas_sgemv(CblasRowMajor, CblasTrans, bk, bn, 1.0f, b, bn, a, 1, 0.0f, c, 1);
+      blas::api().sgemv(CblasRowMajor, CblasTrans, bk, bn, 1.0f, b, bn, a, 1, 0.0f, c, 1);
     } else {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bm, bn, bk, 1.0f, a, bk, b, bn, 0.0f,
+      blas::api().sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bm, bn, bk, 1.0f, a, bk, b, bn, 0.0f,
                   c, bn);
     }
   };
@@ -830,6 +830,12 @@ GemmMeasurement measure_sgemm(const GemmShape& shape, const GemmOptions& options
   return r;
 }
 
-int openblas_threads() { return openblas_get_num_threads(); }
+int openblas_threads() { return blas::api().get_num_threads(); }
+
+}  // namespace roofline::measure
+
+namespace roofline::measure {
+
+void set_blas_threads(int n) { blas::api().set_num_threads(std::max(1, n)); }  // loads OpenBLAS
 
 }  // namespace roofline::measure

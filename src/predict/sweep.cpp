@@ -1,8 +1,10 @@
 #include "roofline/sweep.h"
 
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
 #include "roofline/error.h"
@@ -53,6 +55,33 @@ constexpr const char* kCsvHeader =
     "bytes,weight_bytes,kv_cache_bytes,memory_total_bytes,fits,error\n";
 
 void append(fmt::memory_buffer& out, std::string_view s) { out.append(s.data(), s.data() + s.size()); }
+
+// A double to 6 significant digits, printed in the shortest form that reads
+// back to the rounded value: the same digits as "{:.6g}" at a fraction of the
+// cost (fmt's shortest-form printer is much faster than its precision path).
+// Rounding is exact: the integer numerator and the power of ten are exact
+// doubles, so one correctly rounded multiply or divide gives the nearest
+// double to the 6-digit decimal.
+void append_g6(fmt::memory_buffer& out, double x) {
+  if (x == 0 || !std::isfinite(x)) {
+    fmt::format_to(fmt::appender(out), "{}", x);
+    return;
+  }
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const int e = static_cast<int>(std::floor(std::log10(std::fabs(x))));
+  const int shift = 5 - e;  // digits to keep after the decimal point
+  double r;
+  if (shift >= 0 && shift <= 22) {
+    r = std::round(x * kPow10[shift]) / kPow10[shift];
+  } else if (shift < 0 && -shift <= 22) {
+    r = std::round(x / kPow10[-shift]) * kPow10[-shift];
+  } else {
+    fmt::format_to(fmt::appender(out), "{:.6g}", x);
+    return;
+  }
+  fmt::format_to(fmt::appender(out), FMT_COMPILE("{}"), r);
+}
 
 // CSV fields here are ids and numbers; only error messages need quoting.
 void append_quoted(fmt::memory_buffer& out, std::string_view s) {
@@ -110,23 +139,30 @@ void format_row(const SweepSpec& s, const Plans& plans, std::uint64_t i, SweepFo
   auto out_it = fmt::appender(out);
   const bool csv = f == SweepFormat::kCsv;
   if (csv) {
-    fmt::format_to(out_it, "{},{},{},{},{},{},{},{},{},{},{},", m.id, d.id, phase_name(sc.phase), sc.batch,
+    fmt::format_to(out_it, FMT_COMPILE("{},{},{},{},{},{},{},{},{},{},{},"), m.id, d.id, phase_name(sc.phase), sc.batch,
                    sc.seq_len, weights, format_id(sc.precision.act), format_id(sc.precision.kv), attention, sc.tp,
                    strategy);
   } else {
     append(out, "{\"model\":");
     append_json_string(out, m.id);
-    fmt::format_to(out_it, ",\"hardware\":\"{}\",\"phase\":\"{}\",\"batch\":{},\"seq_len\":{},\"weights\":\"{}\","
-                           "\"act\":\"{}\",\"kv\":\"{}\",\"attention\":\"{}\",\"tp\":{},\"strategy\":\"{}\"",
+    fmt::format_to(out_it, FMT_COMPILE(",\"hardware\":\"{}\",\"phase\":\"{}\",\"batch\":{},\"seq_len\":{},\"weights\":\"{}\","
+                           "\"act\":\"{}\",\"kv\":\"{}\",\"attention\":\"{}\",\"tp\":{},\"strategy\":\"{}\""),
                    d.id, phase_name(sc.phase), sc.batch, sc.seq_len, weights, format_id(sc.precision.act),
                    format_id(sc.precision.kv), attention, sc.tp, strategy);
   }
   try {
     const Prediction p = predict(m, d, sc, s.options);
     if (csv) {
-      fmt::format_to(out_it, "{:.6g},{:.6g},{},{:.6g},{:.6g},{:.6g},{:.6g},{:.6g},{},\n", p.time_s,
-                     p.tokens_per_s, bound_name(p.bound), p.flops, p.bytes, p.weight_bytes, p.kv_bytes,
-                     p.memory.total_bytes, p.memory.fits ? "true" : "false");
+      append_g6(out, p.time_s);
+      out.push_back(',');
+      append_g6(out, p.tokens_per_s);
+      out.push_back(',');
+      append(out, bound_name(p.bound));
+      for (double v : {p.flops, p.bytes, p.weight_bytes, p.kv_bytes, p.memory.total_bytes}) {
+        out.push_back(',');
+        append_g6(out, v);
+      }
+      append(out, p.memory.fits ? ",true,\n" : ",false,\n");
     } else {
       fmt::format_to(out_it, ",\"time_s\":{:.6g},\"tokens_per_s\":{:.6g},\"bound\":\"{}\",\"flops\":{:.6g},"
                              "\"bytes\":{:.6g},\"weight_bytes\":{:.6g},\"kv_cache_bytes\":{:.6g},"
