@@ -52,8 +52,9 @@ void BM_PredictDecodePerOp(benchmark::State& state) {
     for (int i = 0; i < p.graph.size; ++i) {
       const auto& op = p.graph.ops[static_cast<std::size_t>(i)];
       const auto& t = p.timings[static_cast<std::size_t>(i)];
-      rows.push_back({roofline::op_name(op.kind), roofline::op_class_name(op.cls), roofline::bound_name(t.bound),
-                      op.count * op.flops, op.count * op.bytes(), t.time_s, t.time_s / p.time_s});
+      rows.push_back({roofline::op_name(op.kind), roofline::op_class_name(op.cls),
+                      roofline::bound_name(t.bound), op.count * op.flops, op.count * op.bytes(),
+                      t.time_s, t.time_s / p.time_s});
     }
     benchmark::DoNotOptimize(rows.data());
   }

@@ -48,10 +48,12 @@ ModelSpec model_of(const py::object& model) {
 }
 
 ScenarioRequest request_of(const std::string& phase, std::int64_t batch, std::int64_t seq_len,
-                           const std::optional<std::string>& weights, const std::optional<std::string>& experts,
-                           const std::string& act, const std::optional<std::string>& kv,
-                           const std::optional<std::string>& strategy, const std::optional<std::string>& attention,
-                           double block_sparsity, std::int64_t tp, std::int64_t pp) {
+                           const std::optional<std::string>& weights,
+                           const std::optional<std::string>& experts, const std::string& act,
+                           const std::optional<std::string>& kv,
+                           const std::optional<std::string>& strategy,
+                           const std::optional<std::string>& attention, double block_sparsity,
+                           std::int64_t tp, std::int64_t pp) {
   ScenarioRequest r;
   r.phase = phase;
   r.batch = batch;
@@ -112,9 +114,13 @@ PYBIND11_MODULE(_roofline, m) {
   });
 
   m.def("version", [] { return std::string(version()); });
-  m.def("cuda_available", [] { return false; }, "True when this build has the CUDA benchmark backend");
+  m.def(
+      "cuda_available", [] { return false; },
+      "True when this build has the CUDA benchmark backend");
 
-  m.def("hardware", [](const std::string& id) { return to_py(to_json(registry().get(id))); }, py::arg("id"));
+  m.def(
+      "hardware", [](const std::string& id) { return to_py(to_json(registry().get(id))); },
+      py::arg("id"));
   m.def("hardware_ids", [] {
     std::vector<std::string> ids;
     for (const auto& d : registry().devices()) ids.push_back(d.id);
@@ -127,15 +133,18 @@ PYBIND11_MODULE(_roofline, m) {
   });
   m.def("models", [] {
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& p : ModelCatalog::built_in().presets()) list.push_back(to_json(preset_model(p)));
+    for (const auto& p : ModelCatalog::built_in().presets())
+      list.push_back(to_json(preset_model(p)));
     return to_py(list);
   });
-  m.def("model", [](const py::object& model) { return to_py(to_json(model_of(model))); }, py::arg("model"));
+  m.def(
+      "model", [](const py::object& model) { return to_py(to_json(model_of(model))); },
+      py::arg("model"));
 
   m.def(
       "gemm",
-      [](const std::string& hardware, std::int64_t mm, std::int64_t n, std::int64_t k, const std::string& weights,
-         const std::string& act, bool ideal) {
+      [](const std::string& hardware, std::int64_t mm, std::int64_t n, std::int64_t k,
+         const std::string& weights, const std::string& act, bool ideal) {
         const Device& d = registry().get(hardware);
         GemmProblem p{mm, n, k, parse_format(weights), parse_format(act)};
         nlohmann::json j = to_json(d, p, predict_gemm(d, p, options_of(ideal)));
@@ -147,17 +156,19 @@ PYBIND11_MODULE(_roofline, m) {
 
   m.def(
       "predict",
-      [](const py::object& model, const std::string& hardware, const std::string& phase, std::int64_t batch,
-         std::int64_t seq_len, const std::optional<std::string>& weights, const std::optional<std::string>& experts,
-         const std::string& act, const std::optional<std::string>& kv, const std::optional<std::string>& strategy,
-         const std::optional<std::string>& attention, double block_sparsity, std::int64_t tp, std::int64_t pp,
-         bool ideal, bool per_op) {
+      [](const py::object& model, const std::string& hardware, const std::string& phase,
+         std::int64_t batch, std::int64_t seq_len, const std::optional<std::string>& weights,
+         const std::optional<std::string>& experts, const std::string& act,
+         const std::optional<std::string>& kv, const std::optional<std::string>& strategy,
+         const std::optional<std::string>& attention, double block_sparsity, std::int64_t tp,
+         std::int64_t pp, bool ideal, bool per_op) {
         const ModelSpec ms = model_of(model);
         const Device& d = registry().get(hardware);
         std::vector<std::string> notes;
-        const Scenario s = build_scenario(request_of(phase, batch, seq_len, weights, experts, act, kv, strategy,
-                                                     attention, block_sparsity, tp, pp),
-                                          ms, &d, &notes);
+        const Scenario s =
+            build_scenario(request_of(phase, batch, seq_len, weights, experts, act, kv, strategy,
+                                      attention, block_sparsity, tp, pp),
+                           ms, &d, &notes);
         const Prediction p = predict(ms, d, s, options_of(ideal));
         nlohmann::json j = to_json(ms, d, s, p, per_op);
         for (const auto& n : notes) j["notes"].push_back(n);
@@ -169,33 +180,35 @@ PYBIND11_MODULE(_roofline, m) {
       py::arg("model"), py::arg("hardware"), py::arg("phase") = "decode", py::arg("batch") = 1,
       py::arg("seq_len") = 4096, py::arg("weights") = py::none(), py::arg("experts") = py::none(),
       py::arg("act") = "bf16", py::arg("kv") = py::none(), py::arg("strategy") = py::none(),
-      py::arg("attention") = py::none(), py::arg("block_sparsity") = 1.0, py::arg("tp") = 1, py::arg("pp") = 1,
-      py::arg("ideal") = false, py::arg("per_op") = false);
+      py::arg("attention") = py::none(), py::arg("block_sparsity") = 1.0, py::arg("tp") = 1,
+      py::arg("pp") = 1, py::arg("ideal") = false, py::arg("per_op") = false);
 
   m.def(
       "generate",
-      [](const py::object& model, const std::string& hardware, std::int64_t prompt, std::int64_t gen,
-         std::int64_t batch, const std::optional<std::string>& weights, const std::string& act,
-         const std::optional<std::string>& kv, const std::optional<std::string>& strategy, std::int64_t tp,
-         bool ideal) {
+      [](const py::object& model, const std::string& hardware, std::int64_t prompt,
+         std::int64_t gen, std::int64_t batch, const std::optional<std::string>& weights,
+         const std::string& act, const std::optional<std::string>& kv,
+         const std::optional<std::string>& strategy, std::int64_t tp, bool ideal) {
         const ModelSpec ms = model_of(model);
         const Device& d = registry().get(hardware);
-        const Scenario s = build_scenario(
-            request_of("decode", batch, 1, weights, std::nullopt, act, kv, strategy, std::nullopt, 1.0, tp, 1), ms, &d);
+        const Scenario s = build_scenario(request_of("decode", batch, 1, weights, std::nullopt, act,
+                                                     kv, strategy, std::nullopt, 1.0, tp, 1),
+                                          ms, &d);
         const GenerateResult g = generate(ms, d, s, prompt, gen, options_of(ideal));
         nlohmann::json j = to_json(g);
         j.update(stamp(registry()));
         return to_py(j);
       },
-      py::arg("model"), py::arg("hardware"), py::arg("prompt") = 512, py::arg("gen") = 128, py::arg("batch") = 1,
-      py::arg("weights") = py::none(), py::arg("act") = "bf16", py::arg("kv") = py::none(),
-      py::arg("strategy") = py::none(), py::arg("tp") = 1, py::arg("ideal") = false);
+      py::arg("model"), py::arg("hardware"), py::arg("prompt") = 512, py::arg("gen") = 128,
+      py::arg("batch") = 1, py::arg("weights") = py::none(), py::arg("act") = "bf16",
+      py::arg("kv") = py::none(), py::arg("strategy") = py::none(), py::arg("tp") = 1,
+      py::arg("ideal") = false);
 
   m.def(
       "recommend",
-      [](const py::object& model, const std::string& hardware, const std::string& phase, std::int64_t seq_len,
-         std::int64_t batch, double max_quality_loss, std::optional<double> memory_limit,
-         std::optional<double> latency_target, bool ideal) {
+      [](const py::object& model, const std::string& hardware, const std::string& phase,
+         std::int64_t seq_len, std::int64_t batch, double max_quality_loss,
+         std::optional<double> memory_limit, std::optional<double> latency_target, bool ideal) {
         const ModelSpec ms = model_of(model);
         const Device& d = registry().get(hardware);
         RecommendOptions o;
@@ -219,7 +232,8 @@ PYBIND11_MODULE(_roofline, m) {
       [](const std::vector<std::string>& models, const std::vector<std::string>& hardware,
          const std::vector<std::string>& phases, const std::vector<std::int64_t>& batches,
          const std::vector<std::int64_t>& seq_lens, const std::vector<std::string>& weights,
-         const std::vector<std::string>& acts, const std::vector<std::string>& strategies, bool ideal) {
+         const std::vector<std::string>& acts, const std::vector<std::string>& strategies,
+         bool ideal) {
         SweepSpec spec;
         for (const auto& x : strategies) spec.strategies.push_back(load_strategy(x));
         for (const auto& x : models) spec.models.push_back(load_model(x));
@@ -229,12 +243,16 @@ PYBIND11_MODULE(_roofline, m) {
         spec.batches = batches;
         spec.seq_lens = seq_lens;
         spec.weights.clear();
-        for (const auto& x : weights) spec.weights.push_back(x == "native" ? std::nullopt : std::optional<Format>(parse_format(x)));
+        for (const auto& x : weights)
+          spec.weights.push_back(x == "native" ? std::nullopt
+                                               : std::optional<Format>(parse_format(x)));
         spec.acts.clear();
         for (const auto& x : acts) spec.acts.push_back(parse_format(x));
         spec.options = options_of(ideal);
-        for (auto b : batches) if (b < 1 || b > kMaxBatch) throw InvalidArgument("batch out of range");
-        for (auto s : seq_lens) if (s < 1 || s > kMaxSeqLen) throw InvalidArgument("seq_len out of range");
+        for (auto b : batches)
+          if (b < 1 || b > kMaxBatch) throw InvalidArgument("batch out of range");
+        for (auto s : seq_lens)
+          if (s < 1 || s > kMaxSeqLen) throw InvalidArgument("seq_len out of range");
         if (sweep_rows(spec, 1'000'000) == 0) return py::list();
         std::string out;
         {
@@ -243,9 +261,12 @@ PYBIND11_MODULE(_roofline, m) {
         }
         return py::list(json_loads()(out));
       },
-      py::arg("models"), py::arg("hardware"), py::arg("phases") = std::vector<std::string>{"decode"},
-      py::arg("batches") = std::vector<std::int64_t>{1}, py::arg("seq_lens") = std::vector<std::int64_t>{4096},
-      py::arg("weights") = std::vector<std::string>{"native"}, py::arg("acts") = std::vector<std::string>{"bf16"},
+      py::arg("models"), py::arg("hardware"),
+      py::arg("phases") = std::vector<std::string>{"decode"},
+      py::arg("batches") = std::vector<std::int64_t>{1},
+      py::arg("seq_lens") = std::vector<std::int64_t>{4096},
+      py::arg("weights") = std::vector<std::string>{"native"},
+      py::arg("acts") = std::vector<std::string>{"bf16"},
       py::arg("strategies") = std::vector<std::string>{}, py::arg("ideal") = false);
 
   m.def(
@@ -266,15 +287,25 @@ PYBIND11_MODULE(_roofline, m) {
           } else {
             nlohmann::json errors = nlohmann::json::array();
             for (const auto& e : t.errors) {
-              errors.push_back({{"format", format_id(e.format)}, {"bits_per_element", e.bits_per_element},
-                                {"outliers_kept", e.outliers_kept}, {"sqnr_db", e.error.sqnr_db},
-                                {"mse", e.error.mse}, {"max_abs_error", e.error.max_abs}, {"cosine", e.error.cosine}});
+              errors.push_back({{"format", format_id(e.format)},
+                                {"bits_per_element", e.bits_per_element},
+                                {"outliers_kept", e.outliers_kept},
+                                {"sqnr_db", e.error.sqnr_db},
+                                {"mse", e.error.mse},
+                                {"max_abs_error", e.error.max_abs},
+                                {"cosine", e.error.cosine}});
             }
-            j.update({{"max_abs", t.max_abs}, {"rms", t.rms}, {"kurtosis", t.kurtosis},
-                      {"outlier_channels", t.outlier_channels}, {"errors", errors},
-                      {"plan", format_id(t.plan.format)}, {"plan_outliers_kept", t.plan.outliers_kept},
-                      {"plan_bits_per_element", t.plan.bits_per_element}, {"plan_sqnr_db", t.plan.error.sqnr_db},
-                      {"meets_budget", t.meets_budget}, {"needs_per_token_scales", t.needs_per_token_scales}});
+            j.update({{"max_abs", t.max_abs},
+                      {"rms", t.rms},
+                      {"kurtosis", t.kurtosis},
+                      {"outlier_channels", t.outlier_channels},
+                      {"errors", errors},
+                      {"plan", format_id(t.plan.format)},
+                      {"plan_outliers_kept", t.plan.outliers_kept},
+                      {"plan_bits_per_element", t.plan.bits_per_element},
+                      {"plan_sqnr_db", t.plan.error.sqnr_db},
+                      {"meets_budget", t.meets_budget},
+                      {"needs_per_token_scales", t.needs_per_token_scales}});
           }
           list.push_back(j);
         }
@@ -284,15 +315,17 @@ PYBIND11_MODULE(_roofline, m) {
 
   m.def(
       "quantize_array",
-      [](const py::array_t<float, py::array::c_style | py::array::forcecast>& a, const std::string& format) {
+      [](const py::array_t<float, py::array::c_style | py::array::forcecast>& a,
+         const std::string& format) {
         std::size_t rows = 0, cols = 0;
         const std::vector<float> in = floats_of(a, &rows, &cols);
         std::vector<float> out(in.size());
         numerics::round_trip(parse_format(format), in, rows, cols, out);
         const numerics::ErrorMetrics e = numerics::compare(in, out);
-        py::array_t<float> result(a.ndim() == 1 ? std::vector<py::ssize_t>{static_cast<py::ssize_t>(cols)}
-                                                : std::vector<py::ssize_t>{static_cast<py::ssize_t>(rows),
-                                                                           static_cast<py::ssize_t>(cols)});
+        py::array_t<float> result(a.ndim() == 1
+                                      ? std::vector<py::ssize_t>{static_cast<py::ssize_t>(cols)}
+                                      : std::vector<py::ssize_t>{static_cast<py::ssize_t>(rows),
+                                                                 static_cast<py::ssize_t>(cols)});
         std::copy(out.begin(), out.end(), result.mutable_data());
         py::dict metrics;
         metrics["mse"] = e.mse;
@@ -301,7 +334,8 @@ PYBIND11_MODULE(_roofline, m) {
         metrics["cosine"] = e.cosine;
         return py::make_tuple(result, metrics);
       },
-      py::arg("array"), py::arg("format"), "Quantize and dequantize an array; returns (array, error metrics)");
+      py::arg("array"), py::arg("format"),
+      "Quantize and dequantize an array; returns (array, error metrics)");
 
   m.def(
       "analyze_array",
@@ -310,7 +344,8 @@ PYBIND11_MODULE(_roofline, m) {
         const std::vector<float> in = floats_of(a, &rows, &cols);
         QuantizeOptions o;
         o.budget_sqnr_db = budget;
-        const TensorReport t = analyze_tensor("array", in, static_cast<std::int64_t>(rows), static_cast<std::int64_t>(cols), o);
+        const TensorReport t = analyze_tensor("array", in, static_cast<std::int64_t>(rows),
+                                              static_cast<std::int64_t>(cols), o);
         py::dict d;
         d["max_abs"] = t.max_abs;
         d["rms"] = t.rms;

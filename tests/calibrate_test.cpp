@@ -34,7 +34,8 @@ TEST(Calibrate, ProfileLoadsAsADevice) {
   EXPECT_DOUBLE_EQ(d.memory_bandwidth_Bps.value, c.stream.bandwidth_Bps);
   EXPECT_DOUBLE_EQ(d.peak(Format::kFp32), c.peak.fp32_flops_per_s);
   // A CPU profile has no SM waves: a GEMV is bound by the measured bandwidth.
-  const RooflineResult r = predict_gemm(d, GemmProblem{1, 1024, 1024, Format::kFp32, Format::kFp32});
+  const RooflineResult r =
+      predict_gemm(d, GemmProblem{1, 1024, 1024, Format::kFp32, Format::kFp32});
   EXPECT_DOUBLE_EQ(r.wave_efficiency, 1.0);
   EXPECT_EQ(r.bound, Bound::kMemory);
 }
@@ -71,7 +72,8 @@ TEST(Calibrate, DecoderLayerAgainstItsPrediction) {
   EXPECT_GT(r.predicted_s, 0);
   // Weights: q,o 512x512, k,v 512x128, MLP 3 x 512 x 1024, all fp32; plus the
   // attn, mlp and final norm weights, 3 x 512 in bf16.
-  EXPECT_DOUBLE_EQ(r.weight_bytes, 4.0 * (2 * 512 * 512 + 2 * 512 * 128 + 3 * 512 * 1024) + 3 * 512 * 2);
+  EXPECT_DOUBLE_EQ(r.weight_bytes,
+                   4.0 * (2 * 512 * 512 + 2 * 512 * 128 + 3 * 512 * 1024) + 3 * 512 * 2);
   cfg.heads = 7;  // kv_heads 2 does not divide 7
   EXPECT_THROW((void)run_decoder_layer(d, cfg), InvalidArgument);
 }

@@ -17,12 +17,14 @@ namespace {
 
 std::string le64(std::uint64_t v) {
   std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 8; ++i)
+    s[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
   return s;
 }
 std::string le32(std::uint32_t v) {
   std::string s(4, '\0');
-  for (int i = 0; i < 4; ++i) s[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 4; ++i)
+    s[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
   return s;
 }
 
@@ -44,7 +46,8 @@ struct TinyModel {
   void tensor(const std::string& name, std::vector<std::uint64_t> shape) {
     std::uint64_t n = 1;
     for (auto d : shape) n *= d;
-    header[name] = {{"dtype", "BF16"}, {"shape", shape}, {"data_offsets", {offset, offset + 2 * n}}};
+    header[name] = {
+        {"dtype", "BF16"}, {"shape", shape}, {"data_offsets", {offset, offset + 2 * n}}};
     offset += 2 * n;
   }
   TinyModel() {
@@ -69,7 +72,9 @@ struct TinyModel {
 
 class TempDir {
  public:
-  TempDir() : path_(std::filesystem::temp_directory_path() / ("rl-ckpt-" + std::to_string(::getpid()) + "-" + std::to_string(n_++))) {
+  TempDir()
+      : path_(std::filesystem::temp_directory_path() /
+              ("rl-ckpt-" + std::to_string(::getpid()) + "-" + std::to_string(n_++))) {
     std::filesystem::create_directories(path_);
   }
   ~TempDir() { std::filesystem::remove_all(path_); }
@@ -114,7 +119,8 @@ TEST(Safetensors, ModelDirectoryUsesExactBytes) {
   EXPECT_DOUBLE_EQ(count_parameters(m).total * 2, static_cast<double>(t.offset));
   const Registry reg = Registry::built_in();
   Scenario s;
-  EXPECT_DOUBLE_EQ(estimate_memory(m, reg.get("h100"), s).weights_bytes, static_cast<double>(t.offset));
+  EXPECT_DOUBLE_EQ(estimate_memory(m, reg.get("h100"), s).weights_bytes,
+                   static_cast<double>(t.offset));
 }
 
 TEST(Safetensors, ShardedIndexReadsEveryShard) {
@@ -125,7 +131,8 @@ TEST(Safetensors, ShardedIndexReadsEveryShard) {
   std::uint64_t oa = 0, ob = 0;
   int i = 0;
   for (const auto& [name, info] : a.header.items()) {
-    const std::uint64_t n = info["data_offsets"][1].get<std::uint64_t>() - info["data_offsets"][0].get<std::uint64_t>();
+    const std::uint64_t n =
+        info["data_offsets"][1].get<std::uint64_t>() - info["data_offsets"][0].get<std::uint64_t>();
     auto& h = (i % 2) ? hb : ha;
     auto& o = (i % 2) ? ob : oa;
     h[name] = {{"dtype", "BF16"}, {"shape", info["shape"]}, {"data_offsets", {o, o + n}}};
@@ -134,7 +141,8 @@ TEST(Safetensors, ShardedIndexReadsEveryShard) {
   }
   dir.write("model-00001-of-00002.safetensors", safetensors(ha, oa));
   dir.write("model-00002-of-00002.safetensors", safetensors(hb, ob));
-  dir.write("model.safetensors.index.json", nlohmann::json{{"metadata", {{"total_size", oa + ob}}}, {"weight_map", map}}.dump());
+  dir.write("model.safetensors.index.json",
+            nlohmann::json{{"metadata", {{"total_size", oa + ob}}}, {"weight_map", map}}.dump());
   dir.write("config.json", a.config.dump());
   const ModelSpec m = load_model(dir.str());
   ASSERT_TRUE(m.checkpoint.has_value());
@@ -158,7 +166,8 @@ TEST(Safetensors, HostileHeadersAreRejected) {
   EXPECT_THROW((void)parse_safetensors(good.substr(0, good.size() - 10), "x"), ParseError);
   // Offsets that disagree with the dtype and shape.
   TinyModel bad;
-  bad.header["lm_head.weight"]["data_offsets"][1] = bad.header["lm_head.weight"]["data_offsets"][0].get<std::uint64_t>() + 3;
+  bad.header["lm_head.weight"]["data_offsets"][1] =
+      bad.header["lm_head.weight"]["data_offsets"][0].get<std::uint64_t>() + 3;
   EXPECT_THROW((void)parse_safetensors(bad.file(), "x"), ParseError);
   // Unknown dtype, negative shapes, deep nesting.
   TinyModel dtype;
@@ -173,9 +182,8 @@ TEST(Safetensors, HostileHeadersAreRejected) {
 
 TEST(Safetensors, ShardNamesMayNotEscapeTheDirectory) {
   TempDir dir;
-  const std::string index = dir.write(
-      "model.safetensors.index.json",
-      R"({"weight_map": {"a": "../../etc/passwd"}})");
+  const std::string index =
+      dir.write("model.safetensors.index.json", R"({"weight_map": {"a": "../../etc/passwd"}})");
   EXPECT_THROW((void)read_safetensors_index(index), ParseError);
 }
 
@@ -198,7 +206,8 @@ struct Gguf {
     ++n_kv;
   }
   // ggml type ids: 0 F32, 1 F16, 8 q8_0, 12 q4_K, 14 q6_K.
-  void tensor(const std::string& name, std::vector<std::uint64_t> dims, std::uint32_t type, std::uint64_t bytes) {
+  void tensor(const std::string& name, std::vector<std::uint64_t> dims, std::uint32_t type,
+              std::uint64_t bytes) {
     infos += str(name) + le32(static_cast<std::uint32_t>(dims.size()));
     for (auto d : dims) infos += le64(d);
     infos += le32(type) + le64(data);

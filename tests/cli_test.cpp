@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -79,11 +79,13 @@ TEST(Cli, GemmTableAndCsv) {
   r = roofline("gemm --hardware h100 --m 16 --n 4096 --k 4096 --weights int4 --csv");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("device,mode,m,n,k,", 0), 0u) << r.out;
-  EXPECT_NE(r.out.find("h100-sxm,realistic,16,4096,4096,int4,fp16,fp16,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("h100-sxm,realistic,16,4096,4096,int4,fp16,fp16,"), std::string::npos)
+      << r.out;
 }
 
 TEST(Cli, WeightOnlyFallbackIsSaid) {
-  const CliRun r = roofline("gemv --hardware h100 --n 4096 --k 4096 --weights nvfp4 --act bf16 --json");
+  const CliRun r =
+      roofline("gemv --hardware h100 --n 4096 --k 4096 --weights nvfp4 --act bf16 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   EXPECT_TRUE(j["weight_only"].get<bool>());
@@ -128,11 +130,14 @@ TEST(Cli, FormatsTable) {
 }
 
 TEST(Cli, HardwareFileOverrides) {
-  const auto path = std::filesystem::temp_directory_path() / ("rl-hw-" + std::to_string(::getpid()) + ".json");
-  auto doc = nlohmann::json::parse(slurp(std::string(ROOFLINE_SOURCE_DATA_DIR) + "/hardware/gb10.json"));
+  const auto path =
+      std::filesystem::temp_directory_path() / ("rl-hw-" + std::to_string(::getpid()) + ".json");
+  auto doc =
+      nlohmann::json::parse(slurp(std::string(ROOFLINE_SOURCE_DATA_DIR) + "/hardware/gb10.json"));
   doc["memory"]["bandwidth_Bps"]["value"] = 546e9;
   std::ofstream(path) << doc.dump();
-  const CliRun r = roofline("gemv --hardware gb10 --n 4096 --k 4096 --ideal --json --hardware-file " + path.string());
+  const CliRun r = roofline(
+      "gemv --hardware gb10 --n 4096 --k 4096 --ideal --json --hardware-file " + path.string());
   std::filesystem::remove(path);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NEAR(nlohmann::json::parse(r.out)["time_s"].get<double>(), 33'570'816 / 546e9, 1e-12);
@@ -152,15 +157,18 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
   expect_bad_input("gemm --hardware a100 --m 1 --n 64 --k 64 --act fp8", "cannot compute in fp8");
   expect_bad_input("gemv --hardware gb10 --n 64 --k 64 --act q4_0", "storage-only");
   expect_bad_input("hardware show nope", "unknown device");
-  expect_bad_input("gemv --hardware gb10 --n 64 --k 64 --hardware-file /nonexistent/x.json", "/nonexistent/x.json");
+  expect_bad_input("gemv --hardware gb10 --n 64 --k 64 --hardware-file /nonexistent/x.json",
+                   "/nonexistent/x.json");
   expect_bad_input("", "subcommand");
   expect_bad_input("frobnicate", "frobnicate");
   expect_bad_input("formats --json --csv", "excludes");
 }
 
 TEST(Cli, BrokenHardwareFileNamesFileAndKey) {
-  const auto path = std::filesystem::temp_directory_path() / ("rl-bad-" + std::to_string(::getpid()) + ".json");
-  auto doc = nlohmann::json::parse(slurp(std::string(ROOFLINE_SOURCE_DATA_DIR) + "/hardware/gb10.json"));
+  const auto path =
+      std::filesystem::temp_directory_path() / ("rl-bad-" + std::to_string(::getpid()) + ".json");
+  auto doc =
+      nlohmann::json::parse(slurp(std::string(ROOFLINE_SOURCE_DATA_DIR) + "/hardware/gb10.json"));
   doc["peaks"]["fp16"]["value"] = -62.5e12;
   std::ofstream(path) << doc.dump();
   expect_bad_input("hardware list --hardware-file " + path.string(), "peaks.fp16.value");
@@ -168,13 +176,16 @@ TEST(Cli, BrokenHardwareFileNamesFileAndKey) {
 }
 
 TEST(Cli, PredictJsonHasTheDesignFields) {
-  const CliRun r = roofline("predict --model llama-3.1-8b --hardware gb10 --phase decode --batch 1 --seq-len 4096 --per-op --json");
+  const CliRun r = roofline(
+      "predict --model llama-3.1-8b --hardware gb10 --phase decode --batch 1 --seq-len 4096 "
+      "--per-op --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   for (const char* key : {"time_s", "tokens_per_s", "bound", "flops", "bytes", "memory", "ops"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
-  for (const char* key : {"weights_bytes", "kv_cache_bytes", "activation_bytes", "total_bytes", "fits"}) {
+  for (const char* key :
+       {"weights_bytes", "kv_cache_bytes", "activation_bytes", "total_bytes", "fits"}) {
     EXPECT_TRUE(j["memory"].contains(key)) << key;
   }
   ASSERT_EQ(j["ops"].size(), 20u);
@@ -192,7 +203,8 @@ TEST(Cli, PredictJsonHasTheDesignFields) {
 }
 
 TEST(Cli, ShortFormModelFile) {
-  const auto path = std::filesystem::temp_directory_path() / ("rl-short-" + std::to_string(::getpid()) + ".json");
+  const auto path =
+      std::filesystem::temp_directory_path() / ("rl-short-" + std::to_string(::getpid()) + ".json");
   std::ofstream(path) << R"({"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128, "dff": 14336})";
   const CliRun r = roofline("predict --model " + path.string() + " --hardware b10 --json");
   std::filesystem::remove(path);
@@ -201,18 +213,22 @@ TEST(Cli, ShortFormModelFile) {
 }
 
 TEST(Cli, GenerateKvAttentionModelValidate) {
-  CliRun r = roofline("generate --model llama-3.1-8b --hardware h100 --prompt 512 --gen 128 --batch 4 --json");
+  CliRun r = roofline(
+      "generate --model llama-3.1-8b --hardware h100 --prompt 512 --gen 128 --batch 4 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
-  for (const char* key : {"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s"}) EXPECT_TRUE(j.contains(key)) << key;
-  EXPECT_NEAR(j["e2e_s"].get<double>(), j["ttft_s"].get<double>() + 127 * j["tpot_s"].get<double>(), 1e-9);
+  for (const char* key : {"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_NEAR(j["e2e_s"].get<double>(), j["ttft_s"].get<double>() + 127 * j["tpot_s"].get<double>(),
+              1e-9);
 
   r = roofline("kv --model llama-3.1-8b --seq-len 32768 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   j = nlohmann::json::parse(r.out);
   EXPECT_DOUBLE_EQ(j["formats"][0]["bytes_per_token"].get<double>(), 131'072);
 
-  r = roofline("attention --model llama-3.1-8b --hardware h100 --phase prefill --seq-len 8192 --json");
+  r = roofline(
+      "attention --model llama-3.1-8b --hardware h100 --phase prefill --seq-len 8192 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["kernels"].size(), 6u);
@@ -237,8 +253,9 @@ TEST(Cli, GenerateKvAttentionModelValidate) {
 }
 
 TEST(Cli, SweepStreamsCsv) {
-  const CliRun r = roofline("sweep --model llama-3.1-8b,qwen2.5-7b --hardware h100,gb10 --phase decode,prefill "
-                            "--batch 1,8,64 --seq-len 512,4096 --weights native,fp8");
+  const CliRun r = roofline(
+      "sweep --model llama-3.1-8b,qwen2.5-7b --hardware h100,gb10 --phase decode,prefill "
+      "--batch 1,8,64 --seq-len 512,4096 --weights native,fp8");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 2 * 2 * 2 * 3 * 2 * 2);
 }
@@ -258,12 +275,14 @@ TEST(Cli, ModelAndScenarioBadInput) {
   expect_bad_input("sweep --batch 1,,2", "empty item");
   expect_bad_input("sweep --format xml", "--format");
   expect_bad_input("model show /nonexistent/config.json", "/nonexistent/config.json");
-  const auto dir = std::filesystem::temp_directory_path() / ("rl-bad-model-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("rl-bad-model-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "deep.json") << std::string(100'000, '[');
   expect_bad_input("model show " + (dir / "deep.json").string(), "invalid JSON");
   std::ofstream(dir / "falcon.json") << R"({"model_type": "falcon", "hidden_size": 4544})";
-  expect_bad_input("model show " + (dir / "falcon.json").string(), "model_type 'falcon' is not understood");
+  expect_bad_input("model show " + (dir / "falcon.json").string(),
+                   "model_type 'falcon' is not understood");
   std::ofstream(dir / "bad.gguf") << "GGUF\x03garbage";
   expect_bad_input("model show " + (dir / "bad.gguf").string(), "GGUF");
   std::ofstream(dir / "x.safetensors") << "12345678";
@@ -272,11 +291,12 @@ TEST(Cli, ModelAndScenarioBadInput) {
 }
 
 TEST(Cli, RecommendJsonHasTheDesignFields) {
-  const CliRun r = roofline("recommend --model llama-3-8b --hardware gb10 --phase decode --seq-len 4096 --json");
+  const CliRun r =
+      roofline("recommend --model llama-3-8b --hardware gb10 --phase decode --seq-len 4096 --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  for (const char* key : {"strategy", "attention", "predicted_speedup", "time_s", "baseline_time_s", "memory_saving",
-                          "quality_loss_pct", "alternatives", "rationale"}) {
+  for (const char* key : {"strategy", "attention", "predicted_speedup", "time_s", "baseline_time_s",
+                          "memory_saving", "quality_loss_pct", "alternatives", "rationale"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["strategy"], "fp8_balanced");
@@ -293,13 +313,18 @@ TEST(Cli, StrategiesAndStrategyFlag) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   bool said = false;
-  for (const auto& n : j["notes"]) said = said || n.get<std::string>().find("weight-only") != std::string::npos;
+  for (const auto& n : j["notes"])
+    said = said || n.get<std::string>().find("weight-only") != std::string::npos;
   EXPECT_TRUE(said) << j["notes"].dump();
-  const auto plan = std::filesystem::temp_directory_path() / ("rl-plan-" + std::to_string(::getpid()) + ".json");
-  std::ofstream(plan) << R"({"name": "mine", "description": "d", "weights": "fp8", "act": "bf16", "kv": "fp8", "ops": {}})";
-  r = roofline("generate --model llama-3.1-8b --hardware h100 --strategy " + plan.string() + " --json");
+  const auto plan =
+      std::filesystem::temp_directory_path() / ("rl-plan-" + std::to_string(::getpid()) + ".json");
+  std::ofstream(plan)
+      << R"({"name": "mine", "description": "d", "weights": "fp8", "act": "bf16", "kv": "fp8", "ops": {}})";
+  r = roofline("generate --model llama-3.1-8b --hardware h100 --strategy " + plan.string() +
+               " --json");
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  std::ofstream(plan) << R"({"name": "mine", "description": "d", "weights": "fp8", "act": "bf16", "kv": "fp8", "ops": {"warp": {}}})";
+  std::ofstream(plan)
+      << R"({"name": "mine", "description": "d", "weights": "fp8", "act": "bf16", "kv": "fp8", "ops": {"warp": {}}})";
   expect_bad_input("predict --strategy " + plan.string(), "unknown operator 'warp'");
   std::filesystem::remove(plan);
   expect_bad_input("predict --strategy fp8_balanced --weights int4", "a strategy sets the formats");
@@ -308,7 +333,8 @@ TEST(Cli, StrategiesAndStrategyFlag) {
 
 std::string le64(std::uint64_t v) {
   std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 8; ++i)
+    s[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
   return s;
 }
 
@@ -319,7 +345,8 @@ TEST(Cli, QuantizeCheckpoint) {
   std::string data;
   for (int r = 0; r < 32; ++r) {
     for (int c = 0; c < 64; ++c) {
-      const float v = static_cast<float>(((r * 64 + c) * 37 % 101) - 50) * 1e-3f * (c == 3 ? 1000.0f : 1.0f);
+      const float v =
+          static_cast<float>(((r * 64 + c) * 37 % 101) - 50) * 1e-3f * (c == 3 ? 1000.0f : 1.0f);
       data.append(reinterpret_cast<const char*>(&v), 4);
     }
   }
@@ -333,7 +360,8 @@ TEST(Cli, QuantizeCheckpoint) {
   ASSERT_EQ(j["tensors"].size(), 1u);
   EXPECT_EQ(j["tensors"][0]["outlier_channels"], nlohmann::json::array({3}));
   EXPECT_FALSE(j["tensors"][0]["errors"].empty());
-  r = roofline("recommend --model llama-3-8b --hardware gb10 --checkpoint " + (dir / "m.safetensors").string() + " --json");
+  r = roofline("recommend --model llama-3-8b --hardware gb10 --checkpoint " +
+               (dir / "m.safetensors").string() + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_TRUE(nlohmann::json::parse(r.out)["alternatives"][0].contains("measured_sqnr_db"));
   // A NaN in the data, a lying header, a missing file.
@@ -344,7 +372,8 @@ TEST(Cli, QuantizeCheckpoint) {
   expect_bad_input("quantize --checkpoint " + (dir / "nan.safetensors").string(), "non-finite");
   std::ofstream(dir / "lie.safetensors", std::ios::binary) << le64(1ULL << 40) << header;
   expect_bad_input("quantize --checkpoint " + (dir / "lie.safetensors").string(), "header length");
-  expect_bad_input("quantize --checkpoint " + (dir / "none.safetensors").string(), "none.safetensors");
+  expect_bad_input("quantize --checkpoint " + (dir / "none.safetensors").string(),
+                   "none.safetensors");
   std::filesystem::remove_all(dir);
 }
 

@@ -22,9 +22,9 @@ TEST(Formats, TableIsInEnumOrderWithUniqueLowerCaseIds) {
   }
   EXPECT_EQ(i, kFormatCount);
   // DESIGN.md lists these 18 ids.
-  for (const char* id : {"fp32", "tf32", "bf16", "fp16", "fp8", "fp8-e5m2", "mxfp8", "fp6",
-                         "mxfp6", "mxfp4", "nvfp4", "int8", "int4", "q8_0", "q6_k", "q5_k_m",
-                         "q4_k_m", "q4_0"}) {
+  for (const char* id :
+       {"fp32", "tf32", "bf16", "fp16", "fp8", "fp8-e5m2", "mxfp8", "fp6", "mxfp6", "mxfp4",
+        "nvfp4", "int8", "int4", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "q4_0"}) {
     EXPECT_TRUE(ids.count(id)) << id;
   }
 }

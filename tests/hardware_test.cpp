@@ -28,7 +28,8 @@ std::string read_text(const std::string& path) {
 
 // A valid device document to break one key at a time.
 nlohmann::json base_device() {
-  return nlohmann::json::parse(read_text(std::string(ROOFLINE_SOURCE_DATA_DIR) + "/hardware/h100-sxm.json"));
+  return nlohmann::json::parse(
+      read_text(std::string(ROOFLINE_SOURCE_DATA_DIR) + "/hardware/h100-sxm.json"));
 }
 
 // Expects parse_device to fail with a message containing every fragment.
@@ -74,12 +75,20 @@ TEST(Registry, UnknownDeviceIsNotFoundListingIds) {
 
 TEST(Registry, EveryFigureHasACitedSource) {
   for (const Device& d : registry().devices()) {
-    std::vector<const Figure*> figures = {&d.memory_capacity_bytes, &d.memory_bandwidth_Bps,
-                                          &d.sm_count, &d.l2_bytes, &d.boost_clock_hz, &d.tdp_w,
-                                          &d.interconnect_bandwidth_Bps, &d.bandwidth_fraction,
-                                          &d.matmul_fraction_default, &d.launch_overhead_s};
-    for (const auto& p : d.peaks) if (p) figures.push_back(&*p);
-    for (const auto& m : d.matmul_fraction) if (m) figures.push_back(&*m);
+    std::vector<const Figure*> figures = {&d.memory_capacity_bytes,
+                                          &d.memory_bandwidth_Bps,
+                                          &d.sm_count,
+                                          &d.l2_bytes,
+                                          &d.boost_clock_hz,
+                                          &d.tdp_w,
+                                          &d.interconnect_bandwidth_Bps,
+                                          &d.bandwidth_fraction,
+                                          &d.matmul_fraction_default,
+                                          &d.launch_overhead_s};
+    for (const auto& p : d.peaks)
+      if (p) figures.push_back(&*p);
+    for (const auto& m : d.matmul_fraction)
+      if (m) figures.push_back(&*m);
     for (const Figure* f : figures) {
       EXPECT_FALSE(d.citation(*f).empty()) << d.id << " source " << f->source;
       EXPECT_EQ(f->known(), f->confidence != Confidence::kUnknown) << d.id;
@@ -96,13 +105,13 @@ TEST(Registry, OriginalSheetErrorsAreCorrected) {
   EXPECT_DOUBLE_EQ(gb10.peak(Format::kNvfp4), 500e12);       // 1 PFLOP is the sparse figure
   EXPECT_FALSE(gb10.computes(Format::kInt4));                // no INT4 tensor rate on sm_12x
   const Device& h100 = registry().get("h100-sxm");
-  EXPECT_DOUBLE_EQ(h100.peak(Format::kFp16), 989.4e12);      // 133.8 is the vector rate
-  EXPECT_DOUBLE_EQ(h100.peak(Format::kInt8), 1978.9e12);     // 3,958 is sparse
+  EXPECT_DOUBLE_EQ(h100.peak(Format::kFp16), 989.4e12);   // 133.8 is the vector rate
+  EXPECT_DOUBLE_EQ(h100.peak(Format::kInt8), 1978.9e12);  // 3,958 is sparse
   const Device& b200 = registry().get("b200");
-  EXPECT_DOUBLE_EQ(b200.peak(Format::kFp16), 2250e12);       // not 180
+  EXPECT_DOUBLE_EQ(b200.peak(Format::kFp16), 2250e12);  // not 180
   EXPECT_DOUBLE_EQ(b200.peak(Format::kNvfp4), 9000e12);
   const Device& a100 = registry().get("a100-80gb");
-  EXPECT_DOUBLE_EQ(a100.peak(Format::kInt8), 624e12);        // 624 is INT8, not INT4
+  EXPECT_DOUBLE_EQ(a100.peak(Format::kInt8), 624e12);  // 624 is INT8, not INT4
   EXPECT_DOUBLE_EQ(a100.peak(Format::kInt4), 1248e12);
   EXPECT_FALSE(a100.computes(Format::kFp8));
 }
@@ -230,7 +239,7 @@ TEST(DeviceFile, MalformedDocumentsAreOneLineErrors) {
   EXPECT_THROW((void)parse_device("", "x.json"), ParseError);
   EXPECT_THROW((void)parse_device("{", "x.json"), ParseError);
   EXPECT_THROW((void)parse_device("[1, 2]", "x.json"), ParseError);
-  EXPECT_THROW((void)parse_device(std::string(200'000, '[') , "x.json"), ParseError);
+  EXPECT_THROW((void)parse_device(std::string(200'000, '['), "x.json"), ParseError);
   EXPECT_THROW((void)parse_device(std::string(2 << 20, ' '), "x.json"), ParseError);
   auto doc = base_device();
   doc["id"] = "H100 SXM";

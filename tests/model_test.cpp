@@ -83,17 +83,24 @@ TEST(Models, ShortFormFromTheOriginalDescription) {
   EXPECT_EQ(m.vocab, 0);
   EXPECT_FALSE(m.notes.empty());
   const ModelSpec v = parse_short_form(
-      R"({"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128, "dff": 14336, "vocab": 128256})", "short");
+      R"({"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128, "dff": 14336, "vocab": 128256})",
+      "short");
   EXPECT_DOUBLE_EQ(count_parameters(v).total, 8'030'261'248);
-  EXPECT_THROW((void)parse_short_form(R"({"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128, "dff": 14336, "x": 1})", "s"),
-               ParseError);
-  EXPECT_THROW((void)parse_short_form(R"({"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128})", "s"), ParseError);
-  EXPECT_THROW((void)parse_short_form(R"({"H": 4096, "L": 32, "nh": 32, "nkv": 5, "dh": 128, "dff": 1})", "s"),
+  EXPECT_THROW(
+      (void)parse_short_form(
+          R"({"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128, "dff": 14336, "x": 1})", "s"),
+      ParseError);
+  EXPECT_THROW(
+      (void)parse_short_form(R"({"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128})", "s"),
+      ParseError);
+  EXPECT_THROW((void)parse_short_form(
+                   R"({"H": 4096, "L": 32, "nh": 32, "nkv": 5, "dh": 128, "dff": 1})", "s"),
                InvalidArgument);  // 5 kv heads do not divide 32
 }
 
 nlohmann::json llama_config() {
-  return nlohmann::json::parse(R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+  return nlohmann::json::parse(
+      R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
     "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
     "vocab_size": 128256, "torch_dtype": "bfloat16"})");
 }
@@ -123,7 +130,7 @@ TEST(Models, BadConfigsAreClearErrors) {
     EXPECT_NE(std::string(e.what()).find("falcon"), std::string::npos);
   }
   EXPECT_THROW((void)parse_hf_config("{\"model_type\": \"llama\"", "c.json"), ParseError);
-  EXPECT_THROW((void)parse_hf_config(std::string(100'000, '[') , "c.json"), ParseError);
+  EXPECT_THROW((void)parse_hf_config(std::string(100'000, '['), "c.json"), ParseError);
   EXPECT_THROW((void)parse_hf_config("[]", "c.json"), ParseError);
 }
 

@@ -123,7 +123,8 @@ TEST(Ops, MoeStreamsOnlyTheExpertsTouched) {
   double expert_bytes = 0;
   for (int i = 0; i < one.size; ++i) {
     const Op& op = one.ops[static_cast<std::size_t>(i)];
-    if (op.moe_layer && (op.kind == OpKind::kGateProj || op.kind == OpKind::kUpProj || op.kind == OpKind::kDownProj)) {
+    if (op.moe_layer && (op.kind == OpKind::kGateProj || op.kind == OpKind::kUpProj ||
+                         op.kind == OpKind::kDownProj)) {
       expert_bytes += op.count * op.weight_bytes;
     }
   }
@@ -184,7 +185,8 @@ TEST(Predict, WeightOnlyFormatsAreSaid) {
   s.precision.weights = Format::kNvfp4;
   const Prediction p = predict(m, registry().get("h100"), s);
   bool any = false;
-  for (int i = 0; i < p.graph.size; ++i) any = any || p.graph.ops[static_cast<std::size_t>(i)].weight_only;
+  for (int i = 0; i < p.graph.size; ++i)
+    any = any || p.graph.ops[static_cast<std::size_t>(i)].weight_only;
   EXPECT_TRUE(any);
   s.precision.act = Format::kFp8;
   EXPECT_THROW((void)predict(m, registry().get("a100"), s), Unsupported);
@@ -293,7 +295,8 @@ TEST(Attention, DefaultKernelFollowsTheArchitecture) {
   EXPECT_EQ(default_attention_kernel(registry().get("a100"), false), AttentionKernel::kFa2);
   EXPECT_EQ(default_attention_kernel(registry().get("gb10"), false), AttentionKernel::kFa2);
   EXPECT_EQ(default_attention_kernel(registry().get("mi300x"), false), AttentionKernel::kFa2);
-  EXPECT_EQ(default_attention_kernel(registry().get("h100"), true), AttentionKernel::kFlashDecoding);
+  EXPECT_EQ(default_attention_kernel(registry().get("h100"), true),
+            AttentionKernel::kFlashDecoding);
   EXPECT_EQ(parse_attention_kernel("flash-decoding"), AttentionKernel::kFlashDecoding);
   EXPECT_THROW((void)parse_attention_kernel("fa5"), NotFound);
 }
@@ -323,7 +326,8 @@ TEST(Attention, FlashAttentionIoModel) {
   s.attention = AttentionKernel::kFa1;
   const OpGraph fa1 = build_ops(m, registry().get("a100"), s, ideal());
   const double q_bytes = 4096.0 * 32 * 128 * 2;
-  EXPECT_DOUBLE_EQ(find_op(fa1, OpKind::kQkMatmul).act_bytes, q_bytes * 16.5 + 8.0 * 4096 * 128 * 2);
+  EXPECT_DOUBLE_EQ(find_op(fa1, OpKind::kQkMatmul).act_bytes,
+                   q_bytes * 16.5 + 8.0 * 4096 * 128 * 2);
   // Unfused attention writes and reads the 32 x 4096^2 score matrix.
   s.attention = AttentionKernel::kNaive;
   const OpGraph naive = build_ops(m, registry().get("h100"), s, ideal());
@@ -340,8 +344,10 @@ TEST(Attention, BlockSparsityScalesAttention) {
   const OpGraph dense = build_ops(m, registry().get("h100"), s, ideal());
   s.block_sparsity = 0.25;
   const OpGraph sparse = build_ops(m, registry().get("h100"), s, ideal());
-  EXPECT_DOUBLE_EQ(find_op(sparse, OpKind::kQkMatmul).flops, find_op(dense, OpKind::kQkMatmul).flops * 0.25);
-  EXPECT_LT(find_op(sparse, OpKind::kSvMatmul).act_bytes, find_op(dense, OpKind::kSvMatmul).act_bytes);
+  EXPECT_DOUBLE_EQ(find_op(sparse, OpKind::kQkMatmul).flops,
+                   find_op(dense, OpKind::kQkMatmul).flops * 0.25);
+  EXPECT_LT(find_op(sparse, OpKind::kSvMatmul).act_bytes,
+            find_op(dense, OpKind::kSvMatmul).act_bytes);
 }
 
 // gpt-oss alternates 128-token sliding windows: at 32k context those layers

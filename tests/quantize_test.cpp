@@ -117,13 +117,15 @@ TEST(Quantize, RejectsNonFiniteTensors) {
 
 std::string le64(std::uint64_t v) {
   std::string s(8, '\0');
-  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
+  for (int i = 0; i < 8; ++i)
+    s[static_cast<std::size_t>(i)] = static_cast<char>((v >> (8 * i)) & 0xFF);
   return s;
 }
 
 // A real file through the memory-mapped path: BF16 and F32 tensors, a 1-D norm.
 TEST(Quantize, StreamsASafetensorsFile) {
-  const auto path = std::filesystem::temp_directory_path() / ("rl-quant-" + std::to_string(::getpid()) + ".safetensors");
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("rl-quant-" + std::to_string(::getpid()) + ".safetensors");
   const std::int64_t rows = 64, cols = 128;
   auto w = gaussian(rows, cols, 9);
   for (std::int64_t r = 0; r < rows; ++r) w[static_cast<std::size_t>(r * cols + 5)] *= 60;
@@ -140,14 +142,17 @@ TEST(Quantize, StreamsASafetensorsFile) {
     data.append(reinterpret_cast<const char*>(&f), 4);
   }
   nlohmann::json h;
-  h["model.layers.0.mlp.down_proj.weight"] = {{"dtype", "BF16"}, {"shape", {rows, cols}}, {"data_offsets", {0, bf16_bytes}}};
-  h["model.norm.weight"] = {{"dtype", "F32"}, {"shape", {16}}, {"data_offsets", {bf16_bytes, bf16_bytes + 64}}};
+  h["model.layers.0.mlp.down_proj.weight"] = {
+      {"dtype", "BF16"}, {"shape", {rows, cols}}, {"data_offsets", {0, bf16_bytes}}};
+  h["model.norm.weight"] = {
+      {"dtype", "F32"}, {"shape", {16}}, {"data_offsets", {bf16_bytes, bf16_bytes + 64}}};
   const std::string header = h.dump();
   std::ofstream(path, std::ios::binary) << le64(header.size()) << header << data;
   QuantizeOptions o;
   o.chunk_elements = 1000;  // many chunks
   std::size_t calls = 0;
-  const auto reports = quantize_checkpoint(path.string(), o, [&](std::size_t, std::size_t) { ++calls; });
+  const auto reports =
+      quantize_checkpoint(path.string(), o, [&](std::size_t, std::size_t) { ++calls; });
   std::filesystem::remove(path);
   ASSERT_EQ(reports.size(), 2u);
   EXPECT_EQ(calls, 2u);

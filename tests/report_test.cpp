@@ -15,8 +15,8 @@ TEST(Report, GemmJsonHasTheDesignFields) {
   const GemmProblem p{1, 4096, 4096, Format::kFp16, Format::kFp16};
   const auto j = to_json(d, p, predict_gemm(d, p));
   // DESIGN.md: gemm fields other tools depend on.
-  for (const char* key : {"time_s", "flops", "bytes", "ai", "ridge_ai", "bound", "memory_time_s",
-                          "compute_time_s"}) {
+  for (const char* key :
+       {"time_s", "flops", "bytes", "ai", "ridge_ai", "bound", "memory_time_s", "compute_time_s"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["bound"], "memory");

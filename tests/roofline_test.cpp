@@ -71,7 +71,8 @@ TEST(Roofline, RealisticModeAppliesFractionsWavesAndLaunch) {
   EXPECT_EQ(r.mode, Mode::kRealistic);
   EXPECT_NEAR(r.wave_efficiency, 1024.0 / (8 * 132), 1e-12);
   EXPECT_DOUBLE_EQ(r.matmul_fraction, h100.matmul_fraction_for(Format::kBf16).value);
-  const double expected_compute = 137'438'953'472.0 / (989.4e12 * r.matmul_fraction * 1024.0 / 1056);
+  const double expected_compute =
+      137'438'953'472.0 / (989.4e12 * r.matmul_fraction * 1024.0 / 1056);
   EXPECT_NEAR(r.compute_time_s, expected_compute, expected_compute * kGoldenRelTol);
   EXPECT_DOUBLE_EQ(r.overhead_s, h100.launch_overhead_s.value);
   EXPECT_NEAR(r.time_s, expected_compute + r.overhead_s, 1e-12);
@@ -113,7 +114,8 @@ TEST(Roofline, WeightOnlyFormatShrinksBytesAndCountsDequant) {
   const auto fp16 = predict_gemm(h100, gemm(1, 4096, 4096), ideal());
   EXPECT_LT(r.time_s, fp16.time_s / 3.5);  // ~3.85x fewer bytes, still memory-bound
   // Many m-tiles: each 128-row block re-dequantizes the weights it loads.
-  const auto big = predict_gemm(h100, gemm(4096, 4096, 4096, Format::kInt4, Format::kFp16), ideal());
+  const auto big =
+      predict_gemm(h100, gemm(4096, 4096, 4096, Format::kInt4, Format::kFp16), ideal());
   EXPECT_DOUBLE_EQ(big.dequant_ops, 4096.0 * 4096 * 32 * 4);
 }
 
@@ -139,8 +141,8 @@ TEST(Roofline, MixedFp4Fp8RunsNativelyAtTheSlowerRate) {
 }
 
 TEST(Roofline, StorageOnlyWeightsAreAlwaysDequantized) {
-  const auto r = predict_gemm(registry().get("rtx-4090"),
-                              gemm(1, 4096, 4096, Format::kQ4_K_M, Format::kFp16));
+  const auto r =
+      predict_gemm(registry().get("rtx-4090"), gemm(1, 4096, 4096, Format::kQ4_K_M, Format::kFp16));
   EXPECT_TRUE(r.weight_only);
   EXPECT_DOUBLE_EQ(r.bytes_read, 4096.0 * 4096 * 4.5 / 8 + 8'192);
 }
@@ -158,10 +160,12 @@ TEST(Roofline, LowerPrecisionWeightsShortenMemoryBoundGemv) {
 }
 
 TEST(Roofline, UnsupportedActivationFormatsAreErrors) {
-  EXPECT_THROW((void)predict_gemm(registry().get("a100"), gemm(1, 64, 64, Format::kFp8, Format::kFp8)),
-               Unsupported);
-  EXPECT_THROW((void)predict_gemm(registry().get("h100"), gemm(1, 64, 64, Format::kQ4_0, Format::kQ4_0)),
-               InvalidArgument);
+  EXPECT_THROW(
+      (void)predict_gemm(registry().get("a100"), gemm(1, 64, 64, Format::kFp8, Format::kFp8)),
+      Unsupported);
+  EXPECT_THROW(
+      (void)predict_gemm(registry().get("h100"), gemm(1, 64, 64, Format::kQ4_0, Format::kQ4_0)),
+      InvalidArgument);
   // GB10 computes tf32 but its rate is unpublished: refuse rather than guess.
   try {
     (void)predict_gemm(registry().get("gb10"), gemm(1, 64, 64, Format::kTf32, Format::kTf32));

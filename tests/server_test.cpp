@@ -48,10 +48,12 @@ class ServerTest : public ::testing::Test {
     auto res = c.Post(path.c_str(), body, "application/json");
     EXPECT_TRUE(res) << path;
     if (!res) return {};
-    EXPECT_EQ(res->status, expected) << path << " " << body.substr(0, 200) << " -> " << res->body.substr(0, 300);
+    EXPECT_EQ(res->status, expected)
+        << path << " " << body.substr(0, 200) << " -> " << res->body.substr(0, 300);
     return nlohmann::json::parse(res->body, nullptr, false);
   }
-  static void expect_error(const std::string& path, const std::string& body, int status, const std::string& code) {
+  static void expect_error(const std::string& path, const std::string& body, int status,
+                           const std::string& code) {
     const auto j = post(path, body, status);
     ASSERT_TRUE(j.contains("error")) << j.dump();
     EXPECT_EQ(j["error"]["code"], code) << j.dump();
@@ -88,27 +90,36 @@ TEST_F(ServerTest, HealthAndLists) {
 }
 
 TEST_F(ServerTest, PredictReturnsTheCliFields) {
-  const auto j = post("/api/predict",
-                      R"({"model": "llama-3.1-8b", "hardware": "gb10", "phase": "decode", "batch": 1, "seq_len": 4096, "per_op": true})",
-                      200);
-  for (const char* key : {"time_s", "tokens_per_s", "bound", "flops", "bytes", "memory", "ops", "capacity"}) {
+  const auto j = post(
+      "/api/predict",
+      R"({"model": "llama-3.1-8b", "hardware": "gb10", "phase": "decode", "batch": 1, "seq_len": 4096, "per_op": true})",
+      200);
+  for (const char* key :
+       {"time_s", "tokens_per_s", "bound", "flops", "bytes", "memory", "ops", "capacity"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["ops"].size(), 20u);
   // The short form works as a model object.
-  const auto s = post("/api/public/predict",
-                      R"({"model": {"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128, "dff": 14336}, "hardware": "h100"})", 200);
+  const auto s = post(
+      "/api/public/predict",
+      R"({"model": {"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128, "dff": 14336}, "hardware": "h100"})",
+      200);
   EXPECT_GT(s["time_s"].get<double>(), 0);
 }
 
 TEST_F(ServerTest, GenerateRecommendAnalyzeSweep) {
-  auto g = post("/api/generate", R"({"model": "llama-3.1-8b", "hardware": "h100", "prompt": 512, "gen": 64})", 200);
+  auto g = post("/api/generate",
+                R"({"model": "llama-3.1-8b", "hardware": "h100", "prompt": 512, "gen": 64})", 200);
   EXPECT_GT(g["ttft_s"].get<double>(), 0);
-  auto r = post("/api/recommend", R"({"model": "llama-3-8b", "hardware": "gb10", "seq_len": 4096})", 200);
+  auto r = post("/api/recommend", R"({"model": "llama-3-8b", "hardware": "gb10", "seq_len": 4096})",
+                200);
   EXPECT_EQ(r["strategy"], "fp8_balanced");
-  auto a = post("/api/analyze", R"({"hardware": "gb10", "m": 1, "n": 4096, "k": 4096, "ideal": true})", 200);
+  auto a = post("/api/analyze",
+                R"({"hardware": "gb10", "m": 1, "n": 4096, "k": 4096, "ideal": true})", 200);
   EXPECT_NEAR(a["time_s"].get<double>(), 33'570'816 / 273e9, 1e-9);
-  auto s = post("/api/sweep", R"({"models": ["llama-3.1-8b"], "hardware": ["h100", "gb10"], "batches": [1, 8]})", 200);
+  auto s =
+      post("/api/sweep",
+           R"({"models": ["llama-3.1-8b"], "hardware": ["h100", "gb10"], "batches": [1, 8]})", 200);
   EXPECT_EQ(s["count"], 4);
   EXPECT_EQ(s["rows"].size(), 4u);
 }
@@ -116,24 +127,35 @@ TEST_F(ServerTest, GenerateRecommendAnalyzeSweep) {
 TEST_F(ServerTest, BadRequestsAreJsonErrors) {
   expect_error("/api/predict", "{not json", 400, "invalid_json");
   expect_error("/api/predict", "[1, 2]", 400, "invalid_argument");
-  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "colour": "red"})", 400, "invalid_argument");
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "colour": "red"})", 400,
+               "invalid_argument");
   expect_error("/api/predict", R"({"model": "gpt-5"})", 404, "not_found");
-  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "hardware": "h9000"})", 404, "not_found");
-  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "batch": -1})", 400, "invalid_argument");
-  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "batch": 1e300})", 400, "invalid_argument");
-  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "seq_len": "long"})", 400, "invalid_argument");
-  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "hardware": "a100", "attention": "fa3"})", 422, "unsupported");
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "hardware": "h9000"})", 404,
+               "not_found");
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "batch": -1})", 400,
+               "invalid_argument");
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "batch": 1e300})", 400,
+               "invalid_argument");
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "seq_len": "long"})", 400,
+               "invalid_argument");
+  expect_error("/api/predict",
+               R"({"model": "llama-3.1-8b", "hardware": "a100", "attention": "fa3"})", 422,
+               "unsupported");
   // No file is read on the server's behalf.
   expect_error("/api/predict", R"({"model": "../../etc/passwd"})", 400, "invalid_argument");
   expect_error("/api/predict", R"({"model": "/etc/hostname"})", 400, "invalid_argument");
-  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "strategy": "/tmp/x.json"})", 400, "invalid_argument");
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "strategy": "/tmp/x.json"})", 400,
+               "invalid_argument");
   // Deep nesting and an oversized body.
-  expect_error("/api/predict", std::string(20'000, '[') , 400, "invalid_json");
-  expect_error("/api/predict", "{\"model\": \"" + std::string(100'000, 'x') + "\"}", 413, "payload_too_large");
+  expect_error("/api/predict", std::string(20'000, '['), 400, "invalid_json");
+  expect_error("/api/predict", "{\"model\": \"" + std::string(100'000, 'x') + "\"}", 413,
+               "payload_too_large");
   // The sweep cap.
-  expect_error("/api/sweep", R"({"batches": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32],
+  expect_error(
+      "/api/sweep",
+      R"({"batches": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32],
       "seq_lens": [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34]})",
-               400, "invalid_argument");
+      400, "invalid_argument");
   auto c = client();
   auto missing = c.Get("/api/nothing");
   ASSERT_TRUE(missing);
@@ -166,9 +188,7 @@ TEST_F(ServerTest, NvmlAndPublicOnly) {
   EXPECT_EQ(p->status, 200);
 }
 
-TEST_F(ServerTest, QuantizeUpload) {
-  expect_error("/api/quantize", "garbage", 400, "parse_error");
-}
+TEST_F(ServerTest, QuantizeUpload) { expect_error("/api/quantize", "garbage", 400, "parse_error"); }
 
 }  // namespace
 }  // namespace roofline::server

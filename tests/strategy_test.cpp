@@ -1,4 +1,4 @@
-#include "roofline/recommend.h"
+#include "roofline/strategy.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 
 #include "roofline/error.h"
 #include "roofline/quality.h"
-#include "roofline/strategy.h"
+#include "roofline/recommend.h"
 
 namespace roofline {
 namespace {
@@ -19,8 +19,8 @@ const Registry& registry() {
 TEST(Strategies, SixNamedStrategiesAndTheBaselines) {
   std::vector<std::string> names;
   for (const auto& s : built_in_strategies()) names.push_back(s.name);
-  for (const char* n : {"fp16_baseline", "fp8_balanced", "int8_smoothquant", "int4_weight_only", "nvfp4_blackwell",
-                        "long_context_kv", "bf16_baseline"}) {
+  for (const char* n : {"fp16_baseline", "fp8_balanced", "int8_smoothquant", "int4_weight_only",
+                        "nvfp4_blackwell", "long_context_kv", "bf16_baseline"}) {
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   }
   const Strategy fp8 = load_strategy("fp8_balanced");
@@ -29,7 +29,8 @@ TEST(Strategies, SixNamedStrategiesAndTheBaselines) {
 }
 
 nlohmann::json custom() {
-  return nlohmann::json::parse(R"({"name": "mine", "description": "test", "weights": "fp8", "act": "bf16",
+  return nlohmann::json::parse(
+      R"({"name": "mine", "description": "test", "weights": "fp8", "act": "bf16",
       "kv": "fp8", "ops": {"down_proj": {"weights": "bf16"}}})");
 }
 
@@ -133,7 +134,8 @@ TEST(Recommend, OriginalExampleOnGb10) {
   loose.max_quality_loss_pct = 10;
   const Recommendation l = recommend(m, registry().get("b10"), loose);
   EXPECT_GT(l.best.predicted_speedup, 2.5);
-  EXPECT_TRUE(l.best.strategy == "nvfp4_blackwell" || l.best.strategy == "int4_weight_only") << l.best.strategy;
+  EXPECT_TRUE(l.best.strategy == "nvfp4_blackwell" || l.best.strategy == "int4_weight_only")
+      << l.best.strategy;
   EXPECT_GE(r.rationale.size(), 4u);
 }
 
@@ -148,7 +150,8 @@ TEST(Recommend, ContextAware) {
   prefill.seq_len = 8192;
   prefill.max_quality_loss_pct = 10;
   const Recommendation pre = recommend(m, registry().get("b200"), prefill);
-  EXPECT_EQ(pre.best.strategy, "nvfp4_blackwell");  // native FP4 tensor cores in a compute-bound pass
+  EXPECT_EQ(pre.best.strategy,
+            "nvfp4_blackwell");  // native FP4 tensor cores in a compute-bound pass
   for (const auto& c : pre.alternatives) {
     if (c.strategy == "int4_weight_only") {
       EXPECT_LT(c.predicted_speedup, 1.0);  // dequantization in compute-bound prefill

@@ -29,7 +29,8 @@ SweepSpec small_spec() {
 
 std::string run(const SweepSpec& s, SweepFormat f, unsigned threads) {
   std::string out;
-  run_sweep(s, f, [&](std::string_view chunk) { out.append(chunk); }, {}, threads);
+  run_sweep(
+      s, f, [&](std::string_view chunk) { out.append(chunk); }, {}, threads);
   return out;
 }
 
@@ -47,15 +48,18 @@ TEST(Sweep, OneRowPerCombinationInOrder) {
     if (rows == 0) first = line;
     ++rows;
     // fp8 activations on the A100 (no fp8 tensor cores) are error rows, not failures.
-    if (line.find("a100-80gb") != std::string::npos && line.find(",fp8,fp8,") != std::string::npos) {
+    if (line.find("a100-80gb") != std::string::npos &&
+        line.find(",fp8,fp8,") != std::string::npos) {
       EXPECT_NE(line.find("cannot compute in fp8"), std::string::npos) << line;
       ++errors;
     }
   }
   EXPECT_EQ(rows, 128);
-  EXPECT_EQ(errors, 32);  // A100 rows with fp8 activations: 2 models x 2 phases x 2 batches x 2 lengths x 2 weights
+  EXPECT_EQ(errors, 32);  // A100 rows with fp8 activations: 2 models x 2 phases x 2 batches x 2
+                          // lengths x 2 weights
   // The first row is the first element of every list.
-  EXPECT_EQ(first.rfind("llama-3.1-8b,h100-sxm,decode,1,512,native,bf16,bf16,auto,1,,", 0), 0u) << first;
+  EXPECT_EQ(first.rfind("llama-3.1-8b,h100-sxm,decode,1,512,native,bf16,bf16,auto,1,,", 0), 0u)
+      << first;
 }
 
 TEST(Sweep, ThreadCountDoesNotChangeTheOutput) {
@@ -85,8 +89,9 @@ TEST(Sweep, RowsMatchSinglePredictions) {
   const Prediction p = predict(s.models[1], registry().get("h100"), sc);
   bool found = false;
   for (const auto& row : j) {
-    if (row["model"] == "mixtral-8x7b" && row["hardware"] == "h100-sxm" && row["phase"] == "prefill" &&
-        row["batch"] == 8 && row["seq_len"] == 4096 && row["weights"] == "native" && row["act"] == "bf16") {
+    if (row["model"] == "mixtral-8x7b" && row["hardware"] == "h100-sxm" &&
+        row["phase"] == "prefill" && row["batch"] == 8 && row["seq_len"] == 4096 &&
+        row["weights"] == "native" && row["act"] == "bf16") {
       EXPECT_NEAR(row["time_s"].get<double>(), p.time_s, p.time_s * 1e-5);  // 6 significant digits
       found = true;
     }
@@ -97,13 +102,15 @@ TEST(Sweep, RowsMatchSinglePredictions) {
 TEST(Sweep, StrategiesReplaceTheFormatLists) {
   SweepSpec s = small_spec();
   s.strategies = {load_strategy("fp8_balanced"), load_strategy("nvfp4_blackwell")};
-  EXPECT_EQ(sweep_rows(s), 2u * 2 * 2 * 2 * 2 * 2);  // models, devices, phases, batches, lengths, strategies
+  EXPECT_EQ(sweep_rows(s),
+            2u * 2 * 2 * 2 * 2 * 2);  // models, devices, phases, batches, lengths, strategies
   const auto j = nlohmann::json::parse(run(s, SweepFormat::kJson, 2));
   ASSERT_EQ(j.size(), 64u);
   int fallbacks = 0;
   for (const auto& row : j) {
     EXPECT_FALSE(row.contains("error")) << row.dump();  // strategies fall back instead of failing
-    if (row["strategy"] == "nvfp4_blackwell" && row["hardware"] == "a100-80gb") fallbacks += row["act"] == "bf16";
+    if (row["strategy"] == "nvfp4_blackwell" && row["hardware"] == "a100-80gb")
+      fallbacks += row["act"] == "bf16";
   }
   EXPECT_EQ(fallbacks, 16);
 }

@@ -31,11 +31,13 @@ TEST(Validate, RealisticModeBeatsThePureRoofline) {
   const Registry reg = Registry::built_in();
   ModelOptions ideal;
   ideal.mode = Mode::kIdeal;
-  EXPECT_LT(validate_cases(cases, reg).median_abs_error_pct, validate_cases(cases, reg, ideal).median_abs_error_pct);
+  EXPECT_LT(validate_cases(cases, reg).median_abs_error_pct,
+            validate_cases(cases, reg, ideal).median_abs_error_pct);
 }
 
 nlohmann::json one_case() {
-  return nlohmann::json::parse(R"({"sources": {"s": "a paper"}, "cases": [{"id": "X", "hardware": "h100",
+  return nlohmann::json::parse(
+      R"({"sources": {"s": "a paper"}, "cases": [{"id": "X", "hardware": "h100",
       "model": "llama-3.1-8b", "framework": "f", "weights": "bf16", "act": "bf16", "kv": "bf16", "batch": 1,
       "prompt": 1, "gen": 128, "metric": "decode_tokens_per_s", "value": 150, "source": "s"}]})");
 }

@@ -4,26 +4,26 @@
 
 #include <CLI/CLI.hpp>
 #include <chrono>
-#include <ctime>
-#include <memory>
 #include <cmath>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <functional>
-#include <sstream>
 #include <iostream>
+#include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "../server/server.h"
+#include "roofline/calibrate.h"
 #include "roofline/error.h"
 #include "roofline/formats.h"
 #include "roofline/hardware.h"
-#include "../server/server.h"
-#include "roofline/calibrate.h"
 #include "roofline/predict.h"
 #include "roofline/quantize.h"
-#include "roofline/report.h"
 #include "roofline/recommend.h"
+#include "roofline/report.h"
 #include "roofline/request.h"
 #include "roofline/roofline.h"
 #include "roofline/strategy.h"
@@ -80,14 +80,17 @@ std::int64_t parse_dimension(const std::string& flag, const std::string& text) {
 }
 
 // A whole number in [lo, hi] given as text ("4096", "4.096e3", "32k" not accepted).
-std::int64_t parse_count(const std::string& flag, const std::string& text, std::int64_t lo, std::int64_t hi) {
+std::int64_t parse_count(const std::string& flag, const std::string& text, std::int64_t lo,
+                         std::int64_t hi) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end == text.c_str() || *end != '\0') {
     throw InvalidArgument(flag + ": '" + text.substr(0, 40) + "' is not a number");
   }
-  if (!std::isfinite(v) || v != std::floor(v) || v < static_cast<double>(lo) || v > static_cast<double>(hi)) {
-    throw InvalidArgument(fmt::format("{}: '{}' must be a whole number from {} to {}", flag, text.substr(0, 40), lo, hi));
+  if (!std::isfinite(v) || v != std::floor(v) || v < static_cast<double>(lo) ||
+      v > static_cast<double>(hi)) {
+    throw InvalidArgument(fmt::format("{}: '{}' must be a whole number from {} to {}", flag,
+                                      text.substr(0, 40), lo, hi));
   }
   return static_cast<std::int64_t>(v);
 }
@@ -133,7 +136,8 @@ void cmd_hardware_list(const Common& c) {
       nlohmann::json peaks = nlohmann::json::object();
       for (const auto& info : all_formats()) {
         const auto& p = d.peaks[format_index(info.format)];
-        if (p) peaks[std::string(info.id)] = p->known() ? nlohmann::json(p->value) : nlohmann::json();
+        if (p)
+          peaks[std::string(info.id)] = p->known() ? nlohmann::json(p->value) : nlohmann::json();
       }
       list.push_back({{"id", d.id},
                       {"name", d.name},
@@ -151,18 +155,19 @@ void cmd_hardware_list(const Common& c) {
   const bool wide = c.output() == Output::kCsv;
   std::vector<std::string> header = {"id"};
   if (wide) header.push_back("name");
-  for (const char* h : {"memory", "bandwidth", "fp16", "fp8", "nvfp4", "int8", "int4"}) header.push_back(h);
+  for (const char* h : {"memory", "bandwidth", "fp16", "fp8", "nvfp4", "int8", "int4"})
+    header.push_back(h);
   if (wide) header.push_back("tensor formats");
   header.push_back("aliases");
   Table t(header);
   for (const auto& d : reg.devices()) {
     std::vector<std::string> row = {d.id};
     if (wide) row.push_back(d.name);
-    for (std::string cell : {human_bytes(d.memory_capacity_bytes.value),
-                             human_rate(d.memory_bandwidth_Bps.value, "B/s"),
-                             peak_text(d, Format::kFp16), peak_text(d, Format::kFp8),
-                             peak_text(d, Format::kNvfp4), peak_text(d, Format::kInt8),
-                             peak_text(d, Format::kInt4)}) {
+    for (std::string cell :
+         {human_bytes(d.memory_capacity_bytes.value),
+          human_rate(d.memory_bandwidth_Bps.value, "B/s"), peak_text(d, Format::kFp16),
+          peak_text(d, Format::kFp8), peak_text(d, Format::kNvfp4), peak_text(d, Format::kInt8),
+          peak_text(d, Format::kInt4)}) {
       row.push_back(std::move(cell));
     }
     if (wide) row.push_back(tensor_formats(d));
@@ -189,17 +194,20 @@ void cmd_hardware_show(const Common& c, const std::string& id) {
     return;
   }
   auto row = [&](Table& t, const std::string& name, const Figure& f, const std::string& shown) {
-    t.add_row({name, f.known() ? shown : "not published", std::string(confidence_name(f.confidence)),
+    t.add_row({name, f.known() ? shown : "not published",
+               std::string(confidence_name(f.confidence)),
                d.citation(f) + (f.note.empty() ? "" : " [" + f.note + "]")});
   };
   std::cout << d.name << " (" << d.id << "), " << d.architecture << " " << d.compute_capability
             << "\naliases: " << join(d.aliases, ", ") << "\norigin: " << d.origin << "\n\n";
   Table t({"figure", "value", "confidence", "source"});
-  row(t, "memory", d.memory_capacity_bytes, human_bytes(d.memory_capacity_bytes.value) + " " + d.memory_type);
+  row(t, "memory", d.memory_capacity_bytes,
+      human_bytes(d.memory_capacity_bytes.value) + " " + d.memory_type);
   row(t, "bandwidth", d.memory_bandwidth_Bps, human_rate(d.memory_bandwidth_Bps.value, "B/s"));
   row(t, "SMs / CUs", d.sm_count, fmt::format("{}", d.sm_count.value));
   row(t, "L2 cache", d.l2_bytes, human_bytes(d.l2_bytes.value));
-  row(t, "shared memory / SM", d.shared_memory_per_sm_bytes, human_bytes(d.shared_memory_per_sm_bytes.value));
+  row(t, "shared memory / SM", d.shared_memory_per_sm_bytes,
+      human_bytes(d.shared_memory_per_sm_bytes.value));
   row(t, "boost clock", d.boost_clock_hz, human_rate(d.boost_clock_hz.value, "Hz"));
   row(t, "TDP", d.tdp_w, fmt::format("{} W", d.tdp_w.value));
   row(t, "interconnect", d.interconnect_bandwidth_Bps,
@@ -207,15 +215,19 @@ void cmd_hardware_show(const Common& c, const std::string& id) {
   for (const auto& info : all_formats()) {
     const auto& p = d.peaks[format_index(info.format)];
     if (!p) continue;
-    row(t, fmt::format("peak {} ({}, {} acc)", info.id, engine_name(p->engine), accumulate_name(p->accumulate)),
+    row(t,
+        fmt::format("peak {} ({}, {} acc)", info.id, engine_name(p->engine),
+                    accumulate_name(p->accumulate)),
         *p, human_rate(p->value, "FLOP/s"));
   }
-  row(t, "achievable bandwidth", d.bandwidth_fraction, fmt::format("{:.1f}%", 100 * d.bandwidth_fraction.value));
+  row(t, "achievable bandwidth", d.bandwidth_fraction,
+      fmt::format("{:.1f}%", 100 * d.bandwidth_fraction.value));
   row(t, "matmul fraction (default)", d.matmul_fraction_default,
       fmt::format("{:.1f}%", 100 * d.matmul_fraction_default.value));
   for (const auto& info : all_formats()) {
     if (const auto& m = d.matmul_fraction[format_index(info.format)]) {
-      row(t, fmt::format("matmul fraction {}", info.id), *m, fmt::format("{:.1f}%", 100 * m->value));
+      row(t, fmt::format("matmul fraction {}", info.id), *m,
+          fmt::format("{:.1f}%", 100 * m->value));
     }
   }
   row(t, "launch overhead", d.launch_overhead_s, human_time(d.launch_overhead_s.value));
@@ -277,12 +289,13 @@ void cmd_gemm(const Common& c, const GemmArgs& a) {
              "memory_time_s", "compute_time_s", "overhead_s", "flops", "bytes", "ai", "ridge_ai",
              "bound"});
     t.add_row({d.id, std::string(mode_name(r.mode)), std::to_string(p.m), std::to_string(p.n),
-               std::to_string(p.k), std::string(format_id(p.weights)), std::string(format_id(p.act)),
-               std::string(format_id(r.compute_format)), fmt::format("{:.6g}", r.time_s),
-               fmt::format("{:.6g}", r.memory_time_s), fmt::format("{:.6g}", r.compute_time_s),
-               fmt::format("{:.6g}", r.overhead_s), fmt::format("{:.6g}", r.flops),
-               fmt::format("{:.6g}", r.bytes), fmt::format("{:.6g}", r.ai),
-               fmt::format("{:.6g}", r.ridge_ai), std::string(bound_name(r.bound))});
+               std::to_string(p.k), std::string(format_id(p.weights)),
+               std::string(format_id(p.act)), std::string(format_id(r.compute_format)),
+               fmt::format("{:.6g}", r.time_s), fmt::format("{:.6g}", r.memory_time_s),
+               fmt::format("{:.6g}", r.compute_time_s), fmt::format("{:.6g}", r.overhead_s),
+               fmt::format("{:.6g}", r.flops), fmt::format("{:.6g}", r.bytes),
+               fmt::format("{:.6g}", r.ai), fmt::format("{:.6g}", r.ridge_ai),
+               std::string(bound_name(r.bound))});
     std::cout << t.csv();
     return;
   }
@@ -296,8 +309,9 @@ void cmd_gemm(const Common& c, const GemmArgs& a) {
   if (r.overhead_s > 0) t.add_row({"  launch overhead", human_time(r.overhead_s)});
   t.add_row({"bound", std::string(bound_name(r.bound))});
   t.add_row({"FLOPs", human_count(r.flops)});
-  t.add_row({"bytes (read + written)", human_bytes(r.bytes) + fmt::format(" ({} + {})",
-             human_bytes(r.bytes_read), human_bytes(r.bytes_written))});
+  t.add_row({"bytes (read + written)",
+             human_bytes(r.bytes) + fmt::format(" ({} + {})", human_bytes(r.bytes_read),
+                                                human_bytes(r.bytes_written))});
   t.add_row({"arithmetic intensity", fmt::format("{:.4g} FLOP/B", r.ai)});
   t.add_row({"ridge intensity", fmt::format("{:.4g} FLOP/B", r.ridge_ai)});
   t.add_row({"attained", human_rate(r.attained_flops_per_s, "FLOP/s") + ", " +
@@ -312,7 +326,6 @@ void cmd_gemm(const Common& c, const GemmArgs& a) {
   for (const auto& note : explain(d, p, r)) std::cout << "- " << note << "\n";
 }
 
-
 // ---------------------------------------------------------------- models
 
 void cmd_model_list(const Common& c) {
@@ -322,8 +335,12 @@ void cmd_model_list(const Common& c) {
     for (const auto& p : catalog.presets()) {
       const ModelSpec m = preset_model(p);
       const ParamCounts pc = count_parameters(m);
-      list.push_back({{"id", p.id}, {"name", p.name}, {"hf_repo", p.hf_repo}, {"aliases", p.aliases},
-                      {"model_type", m.model_type}, {"params", pc.total},
+      list.push_back({{"id", p.id},
+                      {"name", p.name},
+                      {"hf_repo", p.hf_repo},
+                      {"aliases", p.aliases},
+                      {"model_type", m.model_type},
+                      {"params", pc.total},
                       {"active_params_per_token", pc.active_per_token},
                       {"published_params", p.published_params},
                       {"native_weights", format_id(m.native_weights)},
@@ -332,7 +349,8 @@ void cmd_model_list(const Common& c) {
     print_json({{"version", std::string(version())}, {"models", list}});
     return;
   }
-  Table t({"id", "type", "params", "active", "layers", "hidden", "heads/kv", "experts", "weights", "aliases"});
+  Table t({"id", "type", "params", "active", "layers", "hidden", "heads/kv", "experts", "weights",
+           "aliases"});
   for (const auto& p : catalog.presets()) {
     const ModelSpec m = preset_model(p);
     const ParamCounts pc = count_parameters(m);
@@ -342,7 +360,8 @@ void cmd_model_list(const Common& c) {
                m.moe ? fmt::format("{} top-{}", m.moe->num_experts, m.moe->top_k) : "-",
                m.native_experts == m.native_weights
                    ? std::string(format_id(m.native_weights))
-                   : fmt::format("{} + {} experts", format_id(m.native_weights), format_id(m.native_experts)),
+                   : fmt::format("{} + {} experts", format_id(m.native_weights),
+                                 format_id(m.native_experts)),
                join(p.aliases, " ")});
   }
   std::cout << (c.output() == Output::kCsv ? t.csv() : t.text());
@@ -362,16 +381,20 @@ void cmd_model_show(const Common& c, const std::string& arg) {
     return;
   }
   const ParamCounts pc = count_parameters(m);
-  std::cout << fmt::format("{} ({}), model type {}, from {}\n", m.name, m.id, m.model_type, m.origin);
-  std::cout << fmt::format("{} layers, hidden {}, {} heads / {} KV heads of {}, vocab {}, {}\n", m.layers,
-                           m.hidden, m.heads, m.kv_heads, m.head_dim, m.vocab,
-                           m.attention == AttentionKind::kMla ? "multi-head latent attention" : "grouped-query attention");
+  std::cout << fmt::format("{} ({}), model type {}, from {}\n", m.name, m.id, m.model_type,
+                           m.origin);
+  std::cout << fmt::format("{} layers, hidden {}, {} heads / {} KV heads of {}, vocab {}, {}\n",
+                           m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim, m.vocab,
+                           m.attention == AttentionKind::kMla ? "multi-head latent attention"
+                                                              : "grouped-query attention");
   if (m.moe) {
-    std::cout << fmt::format("MoE: {} routed experts, top-{}, expert intermediate {}, {} shared, {} of {} layers\n",
-                             m.moe->num_experts, m.moe->top_k, m.moe->expert_intermediate,
-                             m.moe->num_shared_experts, m.moe_layer_count(), m.layers);
+    std::cout << fmt::format(
+        "MoE: {} routed experts, top-{}, expert intermediate {}, {} shared, {} of {} layers\n",
+        m.moe->num_experts, m.moe->top_k, m.moe->expert_intermediate, m.moe->num_shared_experts,
+        m.moe_layer_count(), m.layers);
   } else {
-    std::cout << fmt::format("MLP: {} intermediate{}\n", m.intermediate, m.gated_mlp ? ", gated" : "");
+    std::cout << fmt::format("MLP: {} intermediate{}\n", m.intermediate,
+                             m.gated_mlp ? ", gated" : "");
   }
   std::cout << fmt::format("parameters: {:.3f} B total, {:.3f} B active per token", pc.total / 1e9,
                            pc.active_per_token / 1e9);
@@ -387,8 +410,9 @@ void cmd_model_show(const Common& c, const std::string& arg) {
   }
   std::cout << t.text();
   if (m.checkpoint) {
-    std::cout << fmt::format("\ncheckpoint: {} tensors, {} exact ({} mostly)\n", m.checkpoint->tensors,
-                             human_bytes(m.checkpoint->total), m.checkpoint->dominant_type);
+    std::cout << fmt::format("\ncheckpoint: {} tensors, {} exact ({} mostly)\n",
+                             m.checkpoint->tensors, human_bytes(m.checkpoint->total),
+                             m.checkpoint->dominant_type);
   }
   for (const auto& n : m.notes) std::cout << "- " << n << "\n";
 }
@@ -412,25 +436,38 @@ struct ScenarioArgs {
 
 void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
   cmd->add_option("--model", a->model, "Preset id or alias, config.json, model directory or .gguf")
-      ->capture_default_str()->type_name("MODEL");
-  cmd->add_option("--hardware", a->hardware, "Device id or alias")->capture_default_str()->type_name("ID");
+      ->capture_default_str()
+      ->type_name("MODEL");
+  cmd->add_option("--hardware", a->hardware, "Device id or alias")
+      ->capture_default_str()
+      ->type_name("ID");
   if (with_phase) {
     cmd->add_option("--phase", a->phase, "prefill or decode")->capture_default_str();
     cmd->add_option("--seq-len", a->seq_len,
                     "Prefill: prompt tokens per sequence; decode: tokens already cached")
-        ->capture_default_str()->type_name("INT");
+        ->capture_default_str()
+        ->type_name("INT");
   }
-  cmd->add_option("--batch", a->batch, "Sequences in the batch")->capture_default_str()->type_name("INT");
-  cmd->add_option("--weights", a->weights, "Weight format (default: the checkpoint's native)")->type_name("FMT");
-  cmd->add_option("--experts", a->experts, "Routed-expert weight format (default: --weights or native)")->type_name("FMT");
+  cmd->add_option("--batch", a->batch, "Sequences in the batch")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--weights", a->weights, "Weight format (default: the checkpoint's native)")
+      ->type_name("FMT");
+  cmd->add_option("--experts", a->experts,
+                  "Routed-expert weight format (default: --weights or native)")
+      ->type_name("FMT");
   cmd->add_option("--act", a->act, "Activation format")->capture_default_str()->type_name("FMT");
   cmd->add_option("--kv", a->kv, "KV-cache format (default: --act)")->type_name("FMT");
-  cmd->add_option("--strategy", a->strategy, "Named precision plan (roofline strategies) or a plan .json file")
+  cmd->add_option("--strategy", a->strategy,
+                  "Named precision plan (roofline strategies) or a plan .json file")
       ->type_name("NAME|FILE");
-  cmd->add_option("--attention", a->attention, "naive, fa1, fa2, fa3, fa4, flash-decoding (default: the device's best)")
+  cmd->add_option("--attention", a->attention,
+                  "naive, fa1, fa2, fa3, fa4, flash-decoding (default: the device's best)")
       ->type_name("KERNEL");
-  cmd->add_option("--block-sparsity", a->block_sparsity, "Fraction of attention blocks computed, (0, 1]")
-      ->capture_default_str()->type_name("F");
+  cmd->add_option("--block-sparsity", a->block_sparsity,
+                  "Fraction of attention blocks computed, (0, 1]")
+      ->capture_default_str()
+      ->type_name("F");
   cmd->add_option("--tp", a->tp, "Tensor-parallel ranks")->capture_default_str()->type_name("INT");
   cmd->add_option("--pp", a->pp, "Pipeline stages")->capture_default_str()->type_name("INT");
   cmd->add_flag("--ideal", a->ideal, "Datasheet peaks, no overheads (pure roofline)");
@@ -467,7 +504,8 @@ void print_notes(const std::vector<std::string>& notes) {
 }
 
 void print_op_table(const Prediction& p, Output out) {
-  Table t({"op", "kind", "count", "FLOPs", "weights", "activations", "KV cache", "AI", "bound", "time", "share"});
+  Table t({"op", "kind", "count", "FLOPs", "weights", "activations", "KV cache", "AI", "bound",
+           "time", "share"});
   for (int i = 0; i < p.graph.size; ++i) {
     const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
     const OpTiming& tm = p.timings[static_cast<std::size_t>(i)];
@@ -477,16 +515,18 @@ void print_op_table(const Prediction& p, Output out) {
     if (op.launches == 0) name = "+" + name;
     if (out == Output::kCsv) {
       t.add_row({name, std::string(op_class_name(op.cls)), fmt::format("{}", op.count),
-                 fmt::format("{:.6g}", op.count * op.flops), fmt::format("{:.6g}", op.count * op.weight_bytes),
-                 fmt::format("{:.6g}", op.count * op.act_bytes), fmt::format("{:.6g}", op.count * op.kv_bytes),
-                 fmt::format("{:.4g}", tm.ai), std::string(bound_name(tm.bound)), fmt::format("{:.6g}", tm.time_s),
+                 fmt::format("{:.6g}", op.count * op.flops),
+                 fmt::format("{:.6g}", op.count * op.weight_bytes),
+                 fmt::format("{:.6g}", op.count * op.act_bytes),
+                 fmt::format("{:.6g}", op.count * op.kv_bytes), fmt::format("{:.4g}", tm.ai),
+                 std::string(bound_name(tm.bound)), fmt::format("{:.6g}", tm.time_s),
                  fmt::format("{:.4f}", tm.time_s / p.time_s)});
     } else {
       t.add_row({name, std::string(op_class_name(op.cls)), fmt::format("{}", op.count),
                  human_count(op.count * op.flops), human_bytes(op.count * op.weight_bytes),
                  human_bytes(op.count * op.act_bytes), human_bytes(op.count * op.kv_bytes),
-                 fmt::format("{:.3g}", tm.ai), std::string(bound_name(tm.bound)), human_time(tm.time_s),
-                 fmt::format("{:.1f}%", 100 * tm.time_s / p.time_s)});
+                 fmt::format("{:.3g}", tm.ai), std::string(bound_name(tm.bound)),
+                 human_time(tm.time_s), fmt::format("{:.1f}%", 100 * tm.time_s / p.time_s)});
     }
   }
   std::cout << (out == Output::kCsv ? t.csv() : t.text());
@@ -515,38 +555,45 @@ void cmd_predict(const Common& c, const ScenarioArgs& a) {
     print_op_table(p, Output::kCsv);
     return;
   }
-  std::cout << fmt::format("{} {} on {} ({}): batch {}, {} {}, weights {}, act {}, KV {}, attention {}{}, {} mode\n\n",
-                           m.name, phase_name(s.phase), d.name, d.id, s.batch,
-                           s.phase == Phase::kDecode ? "context" : "prompt", s.seq_len, format_id(p.graph.weights),
-                           format_id(s.precision.act), format_id(s.precision.kv), attention_kernel_id(p.graph.attention),
-                           s.tp > 1 || s.pp > 1 ? fmt::format(", tp {} pp {}", s.tp, s.pp) : "", mode_name(p.mode));
+  std::cout << fmt::format(
+      "{} {} on {} ({}): batch {}, {} {}, weights {}, act {}, KV {}, attention {}{}, {} mode\n\n",
+      m.name, phase_name(s.phase), d.name, d.id, s.batch,
+      s.phase == Phase::kDecode ? "context" : "prompt", s.seq_len, format_id(p.graph.weights),
+      format_id(s.precision.act), format_id(s.precision.kv), attention_kernel_id(p.graph.attention),
+      s.tp > 1 || s.pp > 1 ? fmt::format(", tp {} pp {}", s.tp, s.pp) : "", mode_name(p.mode));
   if (a.per_op) {
     print_op_table(p, Output::kTable);
     std::cout << "\n";
   }
   Table t({"quantity", "value"});
   t.add_row({"time", human_time(p.time_s) + (s.phase == Phase::kDecode ? " per step" : "")});
-  t.add_row({s.phase == Phase::kDecode ? "tokens/s (batch)" : "prompt tokens/s", fmt::format("{:.1f}", p.tokens_per_s)});
+  t.add_row({s.phase == Phase::kDecode ? "tokens/s (batch)" : "prompt tokens/s",
+             fmt::format("{:.1f}", p.tokens_per_s)});
   t.add_row({"bound", std::string(bound_name(p.bound))});
   t.add_row({"FLOPs", human_count(p.flops)});
-  t.add_row({"bytes moved", fmt::format("{} (weights {}, activations {}, KV cache {})", human_bytes(p.bytes),
-                                        human_bytes(p.weight_bytes), human_bytes(p.act_bytes), human_bytes(p.kv_bytes))});
-  t.add_row({"memory / compute / overhead", fmt::format("{} / {} / {}", human_time(p.memory_time_s),
-                                                        human_time(p.compute_time_s), human_time(p.overhead_s))});
+  t.add_row({"bytes moved", fmt::format("{} (weights {}, activations {}, KV cache {})",
+                                        human_bytes(p.bytes), human_bytes(p.weight_bytes),
+                                        human_bytes(p.act_bytes), human_bytes(p.kv_bytes))});
+  t.add_row({"memory / compute / overhead",
+             fmt::format("{} / {} / {}", human_time(p.memory_time_s), human_time(p.compute_time_s),
+                         human_time(p.overhead_s))});
   if (p.communication_s > 0) t.add_row({"communication", human_time(p.communication_s)});
-  t.add_row({"memory needed", fmt::format("{} (weights {}, KV cache {}, activations {}) of {}: {}",
-                                          human_bytes(p.memory.total_bytes), human_bytes(p.memory.weights_bytes),
-                                          human_bytes(p.memory.kv_cache_bytes), human_bytes(p.memory.activation_bytes),
-                                          human_bytes(p.memory.capacity_bytes), p.memory.fits ? "fits" : "DOES NOT FIT")});
+  t.add_row(
+      {"memory needed",
+       fmt::format("{} (weights {}, KV cache {}, activations {}) of {}: {}",
+                   human_bytes(p.memory.total_bytes), human_bytes(p.memory.weights_bytes),
+                   human_bytes(p.memory.kv_cache_bytes), human_bytes(p.memory.activation_bytes),
+                   human_bytes(p.memory.capacity_bytes), p.memory.fits ? "fits" : "DOES NOT FIT")});
   const Capacity cap = capacity(m, d, s);
-  t.add_row({"capacity", fmt::format("max batch {} at this context; max context {} at this batch", cap.max_batch,
-                                     cap.max_context)});
+  t.add_row({"capacity", fmt::format("max batch {} at this context; max context {} at this batch",
+                                     cap.max_batch, cap.max_context)});
   std::cout << t.text() << "\n";
   print_notes(plan_notes);
   print_notes(explain(m, d, s, p));
 }
 
-void cmd_generate(const Common& c, const ScenarioArgs& a, const std::string& prompt_text, const std::string& gen_text) {
+void cmd_generate(const Common& c, const ScenarioArgs& a, const std::string& prompt_text,
+                  const std::string& gen_text) {
   const Registry reg = load_registry(c);
   const Device& d = reg.get(a.hardware);
   const ModelSpec m = load_model(a.model);
@@ -570,16 +617,19 @@ void cmd_generate(const Common& c, const ScenarioArgs& a, const std::string& pro
   t.add_row({"time to first token", human_time(g.ttft_s)});
   t.add_row({"time per output token", human_time(g.tpot_s)});
   t.add_row({"end to end", human_time(g.e2e_s)});
-  t.add_row({"output tokens/s", fmt::format("{:.1f} (decode alone {:.1f})", g.output_tokens_per_s, g.decode_tokens_per_s)});
-  t.add_row({"first / last decode step", human_time(g.first_decode.time_s) + " / " + human_time(g.last_decode.time_s)});
+  t.add_row({"output tokens/s", fmt::format("{:.1f} (decode alone {:.1f})", g.output_tokens_per_s,
+                                            g.decode_tokens_per_s)});
+  t.add_row({"first / last decode step",
+             human_time(g.first_decode.time_s) + " / " + human_time(g.last_decode.time_s)});
   t.add_row({"peak memory", fmt::format("{} of {}: {}", human_bytes(g.peak_memory.total_bytes),
-                                        human_bytes(g.peak_memory.capacity_bytes), g.peak_memory.fits ? "fits" : "DOES NOT FIT")});
+                                        human_bytes(g.peak_memory.capacity_bytes),
+                                        g.peak_memory.fits ? "fits" : "DOES NOT FIT")});
   if (c.output() == Output::kCsv) {
     std::cout << t.csv();
     return;
   }
-  std::cout << fmt::format("{} on {} ({}): batch {}, prompt {}, generate {}, {} mode\n\n", m.name, d.name, d.id,
-                           s.batch, prompt, gen, a.ideal ? "ideal" : "realistic");
+  std::cout << fmt::format("{} on {} ({}): batch {}, prompt {}, generate {}, {} mode\n\n", m.name,
+                           d.name, d.id, s.batch, prompt, gen, a.ideal ? "ideal" : "realistic");
   std::cout << t.text();
 }
 
@@ -608,20 +658,24 @@ void cmd_kv(const Common& c, const ScenarioArgs& a) {
     print_json(j);
     return;
   }
-  Table t({"KV format", "bytes/token", "at context", "saving", "decode step", "speedup", "KV read > weights beyond"});
+  Table t({"KV format", "bytes/token", "at context", "saving", "decode step", "speedup",
+           "KV read > weights beyond"});
   for (std::size_t i = 0; i < r.rows.size(); ++i) {
     const auto& row = r.rows[i];
-    t.add_row({std::string(format_id(row.format)), human_bytes(row.bytes_per_token), human_bytes(row.total_bytes),
-               fmt::format("{:.0f}%", 100 * row.saving), human_time(step[i]), fmt::format("{:.2f}x", step[0] / step[i]),
-               row.crossover_context > 0 ? fmt::format("{:.0f} tokens", row.crossover_context) : "never"});
+    t.add_row({std::string(format_id(row.format)), human_bytes(row.bytes_per_token),
+               human_bytes(row.total_bytes), fmt::format("{:.0f}%", 100 * row.saving),
+               human_time(step[i]), fmt::format("{:.2f}x", step[0] / step[i]),
+               row.crossover_context > 0 ? fmt::format("{:.0f} tokens", row.crossover_context)
+                                         : "never"});
   }
   if (c.output() == Output::kCsv) {
     std::cout << t.csv();
     return;
   }
-  std::cout << fmt::format("{} KV cache at {} tokens x batch {} on {}; weights {} ({}), read once per decode step\n\n",
-                           m.name, r.context, r.batch, d.id, human_bytes(r.weight_bytes),
-                           a.weights.empty() ? std::string(format_id(m.native_weights)) : a.weights);
+  std::cout << fmt::format(
+      "{} KV cache at {} tokens x batch {} on {}; weights {} ({}), read once per decode step\n\n",
+      m.name, r.context, r.batch, d.id, human_bytes(r.weight_bytes),
+      a.weights.empty() ? std::string(format_id(m.native_weights)) : a.weights);
   std::cout << t.text();
 }
 
@@ -645,19 +699,27 @@ void cmd_attention(const Common& c, const ScenarioArgs& a) {
     double attn = 0, bytes = 0;
     for (int i = 0; i < p.graph.size; ++i) {
       const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
-      if (op.kind == OpKind::kQkMatmul || op.kind == OpKind::kSoftmax || op.kind == OpKind::kSvMatmul) {
+      if (op.kind == OpKind::kQkMatmul || op.kind == OpKind::kSoftmax ||
+          op.kind == OpKind::kSvMatmul) {
         attn += p.timings[static_cast<std::size_t>(i)].time_s;
         bytes += op.count * op.bytes();
       }
     }
     if (baseline == 0) baseline = p.time_s;
-    t.add_row({k.id, human_time(attn), human_bytes(bytes), human_time(p.time_s), fmt::format("{:.2f}x", baseline / p.time_s),
-               k.name});
-    rows.push_back({{"kernel", k.id}, {"supported", true}, {"attention_time_s", attn}, {"attention_bytes", bytes},
-                    {"time_s", p.time_s}, {"speedup_vs_first", baseline / p.time_s}, {"efficiency", k.efficiency_on(d).known() ? nlohmann::json(k.efficiency_on(d).value) : nlohmann::json()}});
+    t.add_row({k.id, human_time(attn), human_bytes(bytes), human_time(p.time_s),
+               fmt::format("{:.2f}x", baseline / p.time_s), k.name});
+    rows.push_back(
+        {{"kernel", k.id},
+         {"supported", true},
+         {"attention_time_s", attn},
+         {"attention_bytes", bytes},
+         {"time_s", p.time_s},
+         {"speedup_vs_first", baseline / p.time_s},
+         {"efficiency", k.efficiency_on(d).known() ? nlohmann::json(k.efficiency_on(d).value)
+                                                   : nlohmann::json()}});
   }
   if (c.output() == Output::kJson) {
-    nlohmann::json j = {{"model", m.id}, {"hardware", d.id}, {"phase", phase_name(s.phase)},
+    nlohmann::json j = {{"model", m.id},        {"hardware", d.id}, {"phase", phase_name(s.phase)},
                         {"seq_len", s.seq_len}, {"batch", s.batch}, {"kernels", rows}};
     j.update(stamp(reg));
     print_json(j);
@@ -667,8 +729,8 @@ void cmd_attention(const Common& c, const ScenarioArgs& a) {
     std::cout << t.csv();
     return;
   }
-  std::cout << fmt::format("{} {} on {}: batch {}, {} {}\n\n", m.name, phase_name(s.phase), d.id, s.batch,
-                           s.phase == Phase::kDecode ? "context" : "prompt", s.seq_len);
+  std::cout << fmt::format("{} {} on {}: batch {}, {} {}\n\n", m.name, phase_name(s.phase), d.id,
+                           s.batch, s.phase == Phase::kDecode ? "context" : "prompt", s.seq_len);
   std::cout << t.text();
 }
 
@@ -690,10 +752,12 @@ void cmd_validate(const Common& c, const std::string& file, bool ideal) {
   if (c.output() == Output::kJson) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& row : r.rows) {
-      nlohmann::json j = {{"id", row.c.id}, {"hardware", row.c.hardware}, {"model", row.c.model},
-                          {"framework", row.c.framework}, {"weights", row.c.weights}, {"batch", row.c.batch},
-                          {"prompt", row.c.prompt}, {"gen", row.c.gen}, {"metric", row.c.metric},
-                          {"measured", row.c.value}, {"source", row.c.source}};
+      nlohmann::json j = {{"id", row.c.id},           {"hardware", row.c.hardware},
+                          {"model", row.c.model},     {"framework", row.c.framework},
+                          {"weights", row.c.weights}, {"batch", row.c.batch},
+                          {"prompt", row.c.prompt},   {"gen", row.c.gen},
+                          {"metric", row.c.metric},   {"measured", row.c.value},
+                          {"source", row.c.source}};
       if (row.error.empty()) {
         j["predicted"] = row.predicted;
         j["error_pct"] = row.error_pct;
@@ -702,7 +766,9 @@ void cmd_validate(const Common& c, const std::string& file, bool ideal) {
       }
       rows.push_back(j);
     }
-    nlohmann::json out = {{"mode", mode_name(o.mode)}, {"cases", rows}, {"evaluated", r.evaluated},
+    nlohmann::json out = {{"mode", mode_name(o.mode)},
+                          {"cases", rows},
+                          {"evaluated", r.evaluated},
                           {"median_abs_error_pct", r.median_abs_error_pct},
                           {"mean_abs_error_pct", r.mean_abs_error_pct},
                           {"max_abs_error_pct", r.max_abs_error_pct},
@@ -711,11 +777,12 @@ void cmd_validate(const Common& c, const std::string& file, bool ideal) {
     print_json(out);
     return;
   }
-  Table t({"case", "hardware", "model", "framework", "weights", "batch", "prompt/gen", "metric", "measured",
-           "predicted", "error"});
+  Table t({"case", "hardware", "model", "framework", "weights", "batch", "prompt/gen", "metric",
+           "measured", "predicted", "error"});
   for (const auto& row : r.rows) {
-    t.add_row({row.c.id, row.c.hardware, row.c.model, row.c.framework, row.c.weights, std::to_string(row.c.batch),
-               fmt::format("{}/{}", row.c.prompt, row.c.gen), row.c.metric, fmt::format("{:.4g}", row.c.value),
+    t.add_row({row.c.id, row.c.hardware, row.c.model, row.c.framework, row.c.weights,
+               std::to_string(row.c.batch), fmt::format("{}/{}", row.c.prompt, row.c.gen),
+               row.c.metric, fmt::format("{:.4g}", row.c.value),
                row.error.empty() ? fmt::format("{:.4g}", row.predicted) : "-",
                row.error.empty() ? fmt::format("{:+.1f}%", row.error_pct) : row.error});
   }
@@ -724,10 +791,11 @@ void cmd_validate(const Common& c, const std::string& file, bool ideal) {
     return;
   }
   std::cout << t.text()
-            << fmt::format("\n{} mode, {} of {} cases: median |error| {:.1f}%, mean {:.1f}%, max {:.1f}%, "
-                           "median signed {:+.1f}% (positive: predicted higher)\n",
-                           mode_name(o.mode), r.evaluated, r.rows.size(), r.median_abs_error_pct,
-                           r.mean_abs_error_pct, r.max_abs_error_pct, r.median_signed_error_pct);
+            << fmt::format(
+                   "\n{} mode, {} of {} cases: median |error| {:.1f}%, mean {:.1f}%, max {:.1f}%, "
+                   "median signed {:+.1f}% (positive: predicted higher)\n",
+                   mode_name(o.mode), r.evaluated, r.rows.size(), r.median_abs_error_pct,
+                   r.mean_abs_error_pct, r.max_abs_error_pct, r.median_signed_error_pct);
 }
 
 std::vector<std::string> split_list(const std::string& flag, const std::string& text) {
@@ -744,7 +812,8 @@ std::vector<std::string> split_list(const std::string& flag, const std::string& 
 
 struct SweepArgs {
   std::string models = "llama-3.1-8b", hardware = "gb10", phases = "decode", batches = "1",
-              seq_lens = "4096", weights = "native", acts = "bf16", kvs, attentions, tps = "1", strategies;
+              seq_lens = "4096", weights = "native", acts = "bf16", kvs, attentions, tps = "1",
+              strategies;
   std::string format = "csv", out;
   unsigned threads = 0;
   bool ideal = false;
@@ -758,9 +827,11 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
   spec.phases.clear();
   for (const auto& p : split_list("--phase", a.phases)) spec.phases.push_back(parse_phase(p));
   spec.batches.clear();
-  for (const auto& b : split_list("--batch", a.batches)) spec.batches.push_back(parse_count("--batch", b, 1, kMaxBatch));
+  for (const auto& b : split_list("--batch", a.batches))
+    spec.batches.push_back(parse_count("--batch", b, 1, kMaxBatch));
   spec.seq_lens.clear();
-  for (const auto& x : split_list("--seq-len", a.seq_lens)) spec.seq_lens.push_back(parse_count("--seq-len", x, 1, kMaxSeqLen));
+  for (const auto& x : split_list("--seq-len", a.seq_lens))
+    spec.seq_lens.push_back(parse_count("--seq-len", x, 1, kMaxSeqLen));
   spec.weights.clear();
   for (const auto& w : split_list("--weights", a.weights)) {
     spec.weights.push_back(w == "native" ? std::nullopt : std::optional<Format>(parse_format(w)));
@@ -774,22 +845,29 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
   if (!a.attentions.empty()) {
     spec.attentions.clear();
     for (const auto& x : split_list("--attention", a.attentions)) {
-      spec.attentions.push_back(x == "auto" ? std::nullopt : std::optional<AttentionKernel>(parse_attention_kernel(x)));
+      spec.attentions.push_back(
+          x == "auto" ? std::nullopt : std::optional<AttentionKernel>(parse_attention_kernel(x)));
     }
   }
   spec.tps.clear();
-  for (const auto& x : split_list("--tp", a.tps)) spec.tps.push_back(parse_count("--tp", x, 1, kMaxParallel));
+  for (const auto& x : split_list("--tp", a.tps))
+    spec.tps.push_back(parse_count("--tp", x, 1, kMaxParallel));
   if (!a.strategies.empty()) {
     if (a.weights != "native" || a.acts != "bf16" || !a.kvs.empty()) {
-      throw InvalidArgument("--strategy sets the formats; do not combine it with --weights, --act or --kv");
+      throw InvalidArgument(
+          "--strategy sets the formats; do not combine it with --weights, --act or --kv");
     }
-    for (const auto& x : split_list("--strategy", a.strategies)) spec.strategies.push_back(load_strategy(x));
+    for (const auto& x : split_list("--strategy", a.strategies))
+      spec.strategies.push_back(load_strategy(x));
   }
   spec.options.mode = a.ideal ? Mode::kIdeal : Mode::kRealistic;
   SweepFormat format = SweepFormat::kCsv;
-  if (a.format == "json" || c.json) format = SweepFormat::kJson;
-  else if (a.format == "jsonl") format = SweepFormat::kJsonLines;
-  else if (a.format != "csv") throw InvalidArgument("--format: '" + a.format.substr(0, 20) + "' is not csv, json or jsonl");
+  if (a.format == "json" || c.json)
+    format = SweepFormat::kJson;
+  else if (a.format == "jsonl")
+    format = SweepFormat::kJsonLines;
+  else if (a.format != "csv")
+    throw InvalidArgument("--format: '" + a.format.substr(0, 20) + "' is not csv, json or jsonl");
   const std::uint64_t rows = sweep_rows(spec);
 
   std::ofstream file;
@@ -802,17 +880,21 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
   const bool show_progress = rows >= 200'000;
   const auto start = std::chrono::steady_clock::now();
   auto last = start;
-  run_sweep(spec, format, [&](std::string_view chunk) { out.write(chunk.data(), static_cast<std::streamsize>(chunk.size())); },
-            [&](std::uint64_t done, std::uint64_t total) {
-              const auto now = std::chrono::steady_clock::now();
-              if (!show_progress || (now - last < std::chrono::milliseconds(500) && done < total)) return;
-              last = now;
-              const double secs = std::chrono::duration<double>(now - start).count();
-              std::cerr << fmt::format("sweep: {} / {} rows ({:.0f}%), {:.2f} M rows/s\n", done, total,
-                                       100.0 * static_cast<double>(done) / static_cast<double>(total),
-                                       static_cast<double>(done) / secs / 1e6);
-            },
-            a.threads);
+  run_sweep(
+      spec, format,
+      [&](std::string_view chunk) {
+        out.write(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      },
+      [&](std::uint64_t done, std::uint64_t total) {
+        const auto now = std::chrono::steady_clock::now();
+        if (!show_progress || (now - last < std::chrono::milliseconds(500) && done < total)) return;
+        last = now;
+        const double secs = std::chrono::duration<double>(now - start).count();
+        std::cerr << fmt::format("sweep: {} / {} rows ({:.0f}%), {:.2f} M rows/s\n", done, total,
+                                 100.0 * static_cast<double>(done) / static_cast<double>(total),
+                                 static_cast<double>(done) / secs / 1e6);
+      },
+      a.threads);
   out.flush();
   if (!out) throw InvalidArgument("writing the sweep output failed");
 }
@@ -832,11 +914,11 @@ void cmd_strategies(const Common& c) {
       const auto& o = s.ops[static_cast<std::size_t>(i)];
       if (!o.weights && !o.act) continue;
       ops += (ops.empty() ? "" : "; ") + std::string(op_name(static_cast<OpKind>(i))) + " " +
-             (o.weights ? "w=" + std::string(format_id(*o.weights)) : "") + (o.weights && o.act ? "," : "") +
-             (o.act ? "a=" + std::string(format_id(*o.act)) : "");
+             (o.weights ? "w=" + std::string(format_id(*o.weights)) : "") +
+             (o.weights && o.act ? "," : "") + (o.act ? "a=" + std::string(format_id(*o.act)) : "");
     }
-    t.add_row({s.name, std::string(format_id(s.weights)), std::string(format_id(s.act)), std::string(format_id(s.kv)),
-               ops.empty() ? "-" : ops, s.description});
+    t.add_row({s.name, std::string(format_id(s.weights)), std::string(format_id(s.act)),
+               std::string(format_id(s.kv)), ops.empty() ? "-" : ops, s.description});
   }
   std::cout << (c.output() == Output::kCsv ? t.csv() : t.text());
 }
@@ -890,26 +972,34 @@ void cmd_recommend(const Common& c, const RecommendArgs& a) {
   const Recommendation r = recommend(m, d, o);
   if (c.output() == Output::kJson) {
     nlohmann::json j = to_json(r);
-    j["scenario"] = {{"model", m.id}, {"hardware", d.id}, {"phase", phase_name(o.phase)}, {"seq_len", o.seq_len},
-                     {"batch", o.batch}, {"max_quality_loss_pct", o.max_quality_loss_pct}};
+    j["scenario"] = {{"model", m.id},
+                     {"hardware", d.id},
+                     {"phase", phase_name(o.phase)},
+                     {"seq_len", o.seq_len},
+                     {"batch", o.batch},
+                     {"max_quality_loss_pct", o.max_quality_loss_pct}};
     j.update(stamp(reg));
     print_json(j);
     return;
   }
-  Table t({"strategy", "attention", "time", "speedup", "memory", "saving", "quality loss", "verdict"});
+  Table t(
+      {"strategy", "attention", "time", "speedup", "memory", "saving", "quality loss", "verdict"});
   for (const auto& cand : r.alternatives) {
-    t.add_row({cand.strategy, std::string(attention_kernel_id(cand.attention)), human_time(cand.time_s),
-               fmt::format("{:.2f}x", cand.predicted_speedup), human_bytes(cand.memory_bytes),
-               fmt::format("{:.0f}%", cand.memory_saving * 100),
-               fmt::format("{:.1f}%{}", cand.quality.loss_pct, cand.quality.quantified ? "" : " (?)"),
-               cand.feasible ? (&cand == &r.alternatives.front() ? "recommended" : "ok") : cand.rejected_because.front()});
+    t.add_row(
+        {cand.strategy, std::string(attention_kernel_id(cand.attention)), human_time(cand.time_s),
+         fmt::format("{:.2f}x", cand.predicted_speedup), human_bytes(cand.memory_bytes),
+         fmt::format("{:.0f}%", cand.memory_saving * 100),
+         fmt::format("{:.1f}%{}", cand.quality.loss_pct, cand.quality.quantified ? "" : " (?)"),
+         cand.feasible ? (&cand == &r.alternatives.front() ? "recommended" : "ok")
+                       : cand.rejected_because.front()});
   }
   if (c.output() == Output::kCsv) {
     std::cout << t.csv();
     return;
   }
-  std::cout << fmt::format("{} {} on {} ({}): {} {}, batch {}, quality budget {:.1f}%\n\n", m.name, phase_name(o.phase),
-                           d.name, d.id, o.phase == Phase::kDecode ? "context" : "prompt", o.seq_len, o.batch,
+  std::cout << fmt::format("{} {} on {} ({}): {} {}, batch {}, quality budget {:.1f}%\n\n", m.name,
+                           phase_name(o.phase), d.name, d.id,
+                           o.phase == Phase::kDecode ? "context" : "prompt", o.seq_len, o.batch,
                            o.max_quality_loss_pct);
   std::cout << t.text() << "\n";
   print_notes(r.rationale);
@@ -923,9 +1013,12 @@ nlohmann::json tensor_json(const TensorReport& t) {
   }
   nlohmann::json errors = nlohmann::json::array();
   auto err = [](const FormatError& e) {
-    return nlohmann::json{{"format", format_id(e.format)},       {"bits_per_element", e.bits_per_element},
-                          {"outliers_kept", e.outliers_kept},    {"sqnr_db", e.error.sqnr_db},
-                          {"mse", e.error.mse},                  {"max_abs_error", e.error.max_abs},
+    return nlohmann::json{{"format", format_id(e.format)},
+                          {"bits_per_element", e.bits_per_element},
+                          {"outliers_kept", e.outliers_kept},
+                          {"sqnr_db", e.error.sqnr_db},
+                          {"mse", e.error.mse},
+                          {"max_abs_error", e.error.max_abs},
                           {"cosine", e.error.cosine}};
   };
   for (const auto& e : t.errors) errors.push_back(err(e));
@@ -952,12 +1045,14 @@ void cmd_quantize(const Common& c, const std::string& checkpoint, const std::str
   o.budget_sqnr_db = parse_positive("--budget-sqnr-db", budget);
   const auto start = std::chrono::steady_clock::now();
   auto last = start;
-  const std::vector<TensorReport> reports = quantize_checkpoint(checkpoint, o, [&](std::size_t done, std::size_t total) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last < std::chrono::seconds(1) && done < total) return;
-    last = now;
-    if (now - start > std::chrono::seconds(1)) std::cerr << fmt::format("quantize: {} / {} tensors\n", done, total);
-  });
+  const std::vector<TensorReport> reports =
+      quantize_checkpoint(checkpoint, o, [&](std::size_t done, std::size_t total) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now - last < std::chrono::seconds(1) && done < total) return;
+        last = now;
+        if (now - start > std::chrono::seconds(1))
+          std::cerr << fmt::format("quantize: {} / {} tensors\n", done, total);
+      });
   double bits = 0, elements = 0, bits_plain = 0;
   for (const auto& t : reports) {
     if (!t.skipped.empty()) continue;
@@ -977,7 +1072,8 @@ void cmd_quantize(const Common& c, const std::string& checkpoint, const std::str
                 {"size_vs_16bit", bits_plain > 0 ? bits / bits_plain : 0}});
     return;
   }
-  Table t({"tensor", "shape", "max|x|", "kurtosis", "outlier ch.", "plan", "bits", "SQNR", "int8 static/per-token"});
+  Table t({"tensor", "shape", "max|x|", "kurtosis", "outlier ch.", "plan", "bits", "SQNR",
+           "int8 static/per-token"});
   for (const auto& r : reports) {
     std::string shape;
     for (auto d : r.shape) shape += (shape.empty() ? "" : "x") + std::to_string(d);
@@ -987,9 +1083,11 @@ void cmd_quantize(const Common& c, const std::string& checkpoint, const std::str
     }
     t.add_row({r.name, shape, fmt::format("{:.3g}", r.max_abs), fmt::format("{:.2f}", r.kurtosis),
                std::to_string(r.outlier_channels.size()),
-               std::string(format_id(r.plan.format)) + (r.plan.outliers_kept ? " + bf16 outliers" : "") +
+               std::string(format_id(r.plan.format)) +
+                   (r.plan.outliers_kept ? " + bf16 outliers" : "") +
                    (r.meets_budget ? "" : " (budget not met)"),
-               fmt::format("{:.2f}", r.plan.bits_per_element), fmt::format("{:.1f} dB", r.plan.error.sqnr_db),
+               fmt::format("{:.2f}", r.plan.bits_per_element),
+               fmt::format("{:.1f} dB", r.plan.error.sqnr_db),
                fmt::format("{:.1f} / {:.1f} dB", r.sqnr_static_db, r.sqnr_per_token_db)});
   }
   if (c.output() == Output::kCsv) {
@@ -997,9 +1095,11 @@ void cmd_quantize(const Common& c, const std::string& checkpoint, const std::str
     return;
   }
   std::cout << t.text()
-            << fmt::format("\nbudget {:.1f} dB SQNR: {:.2f} bits per element on average, {:.0f}% of the 16-bit size\n",
-                           o.budget_sqnr_db, elements > 0 ? bits / elements : 0,
-                           bits_plain > 0 ? 100 * bits / bits_plain : 0);
+            << fmt::format(
+                   "\nbudget {:.1f} dB SQNR: {:.2f} bits per element on average, {:.0f}% of the "
+                   "16-bit size\n",
+                   o.budget_sqnr_db, elements > 0 ? bits / elements : 0,
+                   bits_plain > 0 ? 100 * bits / bits_plain : 0);
 }
 
 // ---------------------------------------------------------------- measurement
@@ -1030,7 +1130,8 @@ Device host_profile(const Common& c, const BenchArgs& a, bool* calibrated_now) {
     return load_registry(c).get(a.hardware);
   }
   *calibrated_now = true;
-  std::cerr << "no --hardware-file: calibrating this machine first (roofline calibrate --out FILE saves it)\n";
+  std::cerr << "no --hardware-file: calibrating this machine first (roofline calibrate --out FILE "
+               "saves it)\n";
   const measure::Calibration cal = measure::calibrate({}, stderr_progress());
   std::cerr << "\n";
   return parse_device(measure::host_device_json(cal, "now").dump(), "calibration");
@@ -1038,24 +1139,35 @@ Device host_profile(const Common& c, const BenchArgs& a, bool* calibrated_now) {
 
 void cmd_bench(const Common& c, const std::string& what, const BenchArgs& a) {
   if (a.gpu) {
-    throw Unsupported("no CUDA device: this binary has no CUDA benchmark backend (it is built where nvcc is found "
-                      "and runs where a GPU is present); the CPU benchmarks run without --gpu");
+    throw Unsupported(
+        "no CUDA device: this binary has no CUDA benchmark backend (it is built where nvcc is "
+        "found "
+        "and runs where a GPU is present); the CPU benchmarks run without --gpu");
   }
-  const int threads = static_cast<int>(parse_count("--threads", a.threads, 0, measure::kMaxThreads));
+  const int threads =
+      static_cast<int>(parse_count("--threads", a.threads, 0, measure::kMaxThreads));
   if (what == "stream") {
     measure::StreamOptions o;
-    o.array_bytes = static_cast<std::size_t>(parse_count("--array-bytes", a.array_bytes, 0, std::int64_t{64} << 30));
+    o.array_bytes = static_cast<std::size_t>(
+        parse_count("--array-bytes", a.array_bytes, 0, std::int64_t{64} << 30));
     o.threads = threads;
     const measure::StreamReport r = measure::run_stream(o, stderr_progress());
     std::cerr << "\n";
     if (c.output() == Output::kJson) {
       nlohmann::json k = nlohmann::json::array();
       for (const auto& x : r.kernels) {
-        k.push_back({{"name", x.name}, {"bandwidth_Bps", x.bandwidth_Bps}, {"best_Bps", x.best_Bps},
-                     {"median_time_s", x.median_time_s}, {"bytes_per_iteration", x.bytes_per_iteration}});
+        k.push_back({{"name", x.name},
+                     {"bandwidth_Bps", x.bandwidth_Bps},
+                     {"best_Bps", x.best_Bps},
+                     {"median_time_s", x.median_time_s},
+                     {"bytes_per_iteration", x.bytes_per_iteration}});
       }
-      print_json({{"bandwidth_Bps", r.bandwidth_Bps}, {"best_kernel", r.best_kernel}, {"kernels", k},
-                  {"array_bytes", r.array_bytes}, {"threads", r.threads}, {"verified", r.verified}});
+      print_json({{"bandwidth_Bps", r.bandwidth_Bps},
+                  {"best_kernel", r.best_kernel},
+                  {"kernels", k},
+                  {"array_bytes", r.array_bytes},
+                  {"threads", r.threads},
+                  {"verified", r.verified}});
       return;
     }
     Table t({"kernel", "bandwidth (median)", "best", "bytes/element"});
@@ -1065,7 +1177,8 @@ void cmd_bench(const Common& c, const std::string& what, const BenchArgs& a) {
     }
     std::cout << t.text()
               << fmt::format("\nbest sustained: {} ({}), {} threads, arrays of {} each, {}\n",
-                             human_rate(r.bandwidth_Bps, "B/s"), r.best_kernel, r.threads, human_bytes(static_cast<double>(r.array_bytes)),
+                             human_rate(r.bandwidth_Bps, "B/s"), r.best_kernel, r.threads,
+                             human_bytes(static_cast<double>(r.array_bytes)),
                              r.verified ? "verified" : "NOT VERIFIED");
     return;
   }
@@ -1074,17 +1187,22 @@ void cmd_bench(const Common& c, const std::string& what, const BenchArgs& a) {
     o.threads = threads;
     const measure::PeakReport r = measure::run_peak(o);
     if (c.output() == Output::kJson) {
-      print_json({{"fp32_flops_per_s", r.fp32_flops_per_s}, {"fp64_flops_per_s", r.fp64_flops_per_s},
-                  {"isa", r.isa}, {"threads", r.threads}, {"vector_bits", r.vector_bits}});
+      print_json({{"fp32_flops_per_s", r.fp32_flops_per_s},
+                  {"fp64_flops_per_s", r.fp64_flops_per_s},
+                  {"isa", r.isa},
+                  {"threads", r.threads},
+                  {"vector_bits", r.vector_bits}});
       return;
     }
     std::cout << fmt::format("fp32 {}, fp64 {} ({}, {}-bit vectors, {} threads)\n",
-                             human_rate(r.fp32_flops_per_s, "FLOP/s"), human_rate(r.fp64_flops_per_s, "FLOP/s"), r.isa,
-                             r.vector_bits, r.threads);
+                             human_rate(r.fp32_flops_per_s, "FLOP/s"),
+                             human_rate(r.fp64_flops_per_s, "FLOP/s"), r.isa, r.vector_bits,
+                             r.threads);
     return;
   }
   if (what == "gemm" || what == "gemv") {
-    const auto shapes = what == "gemm" ? measure::default_gemm_shapes() : measure::default_gemv_shapes();
+    const auto shapes =
+        what == "gemm" ? measure::default_gemm_shapes() : measure::default_gemv_shapes();
     measure::GemmOptions o;
     o.threads = threads;
     if (a.compare) {
@@ -1095,21 +1213,31 @@ void cmd_bench(const Common& c, const std::string& what, const BenchArgs& a) {
       if (c.output() == Output::kJson) {
         nlohmann::json cases = nlohmann::json::array();
         for (const auto& x : r.cases) {
-          cases.push_back({{"m", x.shape.m}, {"n", x.shape.n}, {"k", x.shape.k}, {"label", x.shape.label},
-                           {"predicted_s", x.predicted_s}, {"measured_s", x.measured_s}, {"error_pct", x.error_pct}});
+          cases.push_back({{"m", x.shape.m},
+                           {"n", x.shape.n},
+                           {"k", x.shape.k},
+                           {"label", x.shape.label},
+                           {"predicted_s", x.predicted_s},
+                           {"measured_s", x.measured_s},
+                           {"error_pct", x.error_pct}});
         }
-        print_json({{"device", host.id}, {"calibrated_now", calibrated_now}, {"cases", cases},
-                    {"median_abs_error_pct", r.median_abs_error_pct}, {"max_abs_error_pct", r.max_abs_error_pct}});
+        print_json({{"device", host.id},
+                    {"calibrated_now", calibrated_now},
+                    {"cases", cases},
+                    {"median_abs_error_pct", r.median_abs_error_pct},
+                    {"max_abs_error_pct", r.max_abs_error_pct}});
         return;
       }
       Table t({"shape", "label", "predicted", "measured", "error"});
       for (const auto& x : r.cases) {
-        t.add_row({fmt::format("{}x{}x{}", x.shape.m, x.shape.n, x.shape.k), x.shape.label, human_time(x.predicted_s),
-                   human_time(x.measured_s), fmt::format("{:+.1f}%", x.error_pct)});
+        t.add_row({fmt::format("{}x{}x{}", x.shape.m, x.shape.n, x.shape.k), x.shape.label,
+                   human_time(x.predicted_s), human_time(x.measured_s),
+                   fmt::format("{:+.1f}%", x.error_pct)});
       }
       std::cout << t.text()
-                << fmt::format("\nmedian |error| {:.1f}%, max {:.1f}% ({} profile)\n", r.median_abs_error_pct,
-                               r.max_abs_error_pct, calibrated_now ? "freshly calibrated" : "given");
+                << fmt::format("\nmedian |error| {:.1f}%, max {:.1f}% ({} profile)\n",
+                               r.median_abs_error_pct, r.max_abs_error_pct,
+                               calibrated_now ? "freshly calibrated" : "given");
       return;
     }
     nlohmann::json rows = nlohmann::json::array();
@@ -1117,12 +1245,18 @@ void cmd_bench(const Common& c, const std::string& what, const BenchArgs& a) {
     for (std::size_t i = 0; i < shapes.size(); ++i) {
       stderr_progress()(what, static_cast<double>(i) / static_cast<double>(shapes.size()));
       const measure::GemmMeasurement m = measure::measure_sgemm(shapes[i], o);
-      rows.push_back({{"m", m.shape.m}, {"n", m.shape.n}, {"k", m.shape.k}, {"label", m.shape.label},
-                      {"median_time_s", m.median_time_s}, {"flops_per_s", m.flops_per_s},
-                      {"bandwidth_Bps", m.bandwidth_Bps}, {"max_rel_error", m.max_rel_error}, {"verified", m.verified}});
-      t.add_row({fmt::format("{}x{}x{}", m.shape.m, m.shape.n, m.shape.k), m.shape.label, human_time(m.median_time_s),
-                 fmt::format("{:.1f}", m.flops_per_s / 1e9), fmt::format("{:.1f}", m.bandwidth_Bps / 1e9),
-                 m.verified ? "yes" : "NO"});
+      rows.push_back({{"m", m.shape.m},
+                      {"n", m.shape.n},
+                      {"k", m.shape.k},
+                      {"label", m.shape.label},
+                      {"median_time_s", m.median_time_s},
+                      {"flops_per_s", m.flops_per_s},
+                      {"bandwidth_Bps", m.bandwidth_Bps},
+                      {"max_rel_error", m.max_rel_error},
+                      {"verified", m.verified}});
+      t.add_row({fmt::format("{}x{}x{}", m.shape.m, m.shape.n, m.shape.k), m.shape.label,
+                 human_time(m.median_time_s), fmt::format("{:.1f}", m.flops_per_s / 1e9),
+                 fmt::format("{:.1f}", m.bandwidth_Bps / 1e9), m.verified ? "yes" : "NO"});
     }
     std::cerr << "\n";
     if (c.output() == Output::kJson) {
@@ -1138,19 +1272,31 @@ void cmd_bench(const Common& c, const std::string& what, const BenchArgs& a) {
     const measure::LayerReport r = measure::run_decoder_layer(host, {});
     const auto& g = r.config;
     if (c.output() == Output::kJson) {
-      print_json({{"config", {{"hidden", g.hidden}, {"heads", g.heads}, {"kv_heads", g.kv_heads},
-                              {"head_dim", g.head_dim}, {"intermediate", g.intermediate}, {"context", g.context}}},
-                  {"measured_s", r.measured_s}, {"predicted_s", r.predicted_s}, {"error_pct", r.error_pct},
-                  {"weight_bytes", r.weight_bytes}, {"kv_bytes", r.kv_bytes}});
+      print_json({{"config",
+                   {{"hidden", g.hidden},
+                    {"heads", g.heads},
+                    {"kv_heads", g.kv_heads},
+                    {"head_dim", g.head_dim},
+                    {"intermediate", g.intermediate},
+                    {"context", g.context}}},
+                  {"measured_s", r.measured_s},
+                  {"predicted_s", r.predicted_s},
+                  {"error_pct", r.error_pct},
+                  {"weight_bytes", r.weight_bytes},
+                  {"kv_bytes", r.kv_bytes}});
       return;
     }
-    std::cout << fmt::format("decoder layer decode step (hidden {}, {} heads / {} KV, intermediate {}, context {}, fp32):\n"
-                             "measured {}, predicted {} ({:+.1f}%); weights {}, KV cache {}\n",
-                             g.hidden, g.heads, g.kv_heads, g.intermediate, g.context, human_time(r.measured_s),
-                             human_time(r.predicted_s), r.error_pct, human_bytes(r.weight_bytes), human_bytes(r.kv_bytes));
+    std::cout << fmt::format(
+        "decoder layer decode step (hidden {}, {} heads / {} KV, intermediate {}, context {}, "
+        "fp32):\n"
+        "measured {}, predicted {} ({:+.1f}%); weights {}, KV cache {}\n",
+        g.hidden, g.heads, g.kv_heads, g.intermediate, g.context, human_time(r.measured_s),
+        human_time(r.predicted_s), r.error_pct, human_bytes(r.weight_bytes),
+        human_bytes(r.kv_bytes));
     return;
   }
-  throw InvalidArgument("unknown benchmark '" + what.substr(0, 20) + "' (stream, peak, gemm, gemv, layer)");
+  throw InvalidArgument("unknown benchmark '" + what.substr(0, 20) +
+                        "' (stream, peak, gemm, gemv, layer)");
 }
 
 void cmd_calibrate(const Common& c, const std::string& out) {
@@ -1170,11 +1316,12 @@ void cmd_calibrate(const Common& c, const std::string& out) {
     print_json(doc);
     return;
   }
-  std::cout << fmt::format("wrote {}: bandwidth {} (STREAM {}), fp32 peak {} ({}), SGEMM at {:.0f}% of peak, "
-                           "SGEMV at {:.0f}% of STREAM, {} per call\nuse it with --hardware-file {} --hardware host\n",
-                           out, human_rate(cal.stream.bandwidth_Bps, "B/s"), cal.stream.best_kernel,
-                           human_rate(cal.peak.fp32_flops_per_s, "FLOP/s"), cal.peak.isa, 100 * cal.matmul_fraction,
-                           100 * cal.bandwidth_fraction, human_time(cal.overhead.median_time_s), out);
+  std::cout << fmt::format(
+      "wrote {}: bandwidth {} (STREAM {}), fp32 peak {} ({}), SGEMM at {:.0f}% of peak, "
+      "SGEMV at {:.0f}% of STREAM, {} per call\nuse it with --hardware-file {} --hardware host\n",
+      out, human_rate(cal.stream.bandwidth_Bps, "B/s"), cal.stream.best_kernel,
+      human_rate(cal.peak.fp32_flops_per_s, "FLOP/s"), cal.peak.isa, 100 * cal.matmul_fraction,
+      100 * cal.bandwidth_fraction, human_time(cal.overhead.median_time_s), out);
 }
 
 struct ServeArgs {
@@ -1186,8 +1333,9 @@ void cmd_serve(const Common& c, ServeArgs a) {
   a.options.port = static_cast<int>(parse_count("--port", a.port, 0, 65535));
   server::Server srv(a.options, load_registry(c));
   const int port = srv.bind();
-  std::cerr << fmt::format("roofline {} serving http://{}:{}/ (API under /api, docs at /docs){}\n", version(),
-                           a.options.host, port, a.options.public_only ? ", public endpoints only" : "");
+  std::cerr << fmt::format("roofline {} serving http://{}:{}/ (API under /api, docs at /docs){}\n",
+                           version(), a.options.host, port,
+                           a.options.public_only ? ", public endpoints only" : "");
   srv.listen();
 }
 
@@ -1213,12 +1361,23 @@ int run(int argc, char** argv) {
 
   GemmArgs gemm_args;
   auto add_gemm_options = [&](CLI::App* cmd, bool with_m) {
-    cmd->add_option("--hardware", gemm_args.hardware, "Device id or alias")->required()->type_name("ID");
-    if (with_m) cmd->add_option("--m", gemm_args.m, "Rows of A and C (tokens)")->required()->type_name("INT");
-    cmd->add_option("--n", gemm_args.n, "Columns of B and C (output features)")->required()->type_name("INT");
-    cmd->add_option("--k", gemm_args.k, "Reduction dimension (input features)")->required()->type_name("INT");
-    cmd->add_option("--weights", gemm_args.weights, "Weight (B) format")->capture_default_str()->type_name("FMT");
-    cmd->add_option("--act", gemm_args.act, "Activation (A, C) format")->capture_default_str()->type_name("FMT");
+    cmd->add_option("--hardware", gemm_args.hardware, "Device id or alias")
+        ->required()
+        ->type_name("ID");
+    if (with_m)
+      cmd->add_option("--m", gemm_args.m, "Rows of A and C (tokens)")->required()->type_name("INT");
+    cmd->add_option("--n", gemm_args.n, "Columns of B and C (output features)")
+        ->required()
+        ->type_name("INT");
+    cmd->add_option("--k", gemm_args.k, "Reduction dimension (input features)")
+        ->required()
+        ->type_name("INT");
+    cmd->add_option("--weights", gemm_args.weights, "Weight (B) format")
+        ->capture_default_str()
+        ->type_name("FMT");
+    cmd->add_option("--act", gemm_args.act, "Activation (A, C) format")
+        ->capture_default_str()
+        ->type_name("FMT");
     cmd->add_flag("--ideal", gemm_args.ideal, "Datasheet peaks, no overheads (pure roofline)");
     add_common(cmd, &common, true);
   };
@@ -1233,42 +1392,57 @@ int run(int argc, char** argv) {
   add_common(model_list, &common, true);
   auto* model_show = model->add_subcommand("show", "Architecture, parameters and bytes of a model");
   std::string model_arg;
-  model_show->add_option("model", model_arg, "Preset id, config.json, model directory or .gguf")->required();
+  model_show->add_option("model", model_arg, "Preset id, config.json, model directory or .gguf")
+      ->required();
   add_common(model_show, &common, false);
 
   ScenarioArgs sc;
-  auto* predict_cmd = app.add_subcommand("predict", "Predict one forward pass (prefill or a decode step)");
+  auto* predict_cmd =
+      app.add_subcommand("predict", "Predict one forward pass (prefill or a decode step)");
   add_scenario_options(predict_cmd, &sc, true);
   predict_cmd->add_flag("--per-op", sc.per_op, "Show every operator");
   add_common(predict_cmd, &common, true);
 
-  auto* generate_cmd = app.add_subcommand("generate", "TTFT, TPOT and end-to-end time of a generation");
+  auto* generate_cmd =
+      app.add_subcommand("generate", "TTFT, TPOT and end-to-end time of a generation");
   add_scenario_options(generate_cmd, &sc, false);
   std::string prompt_text = "512", gen_text = "128";
-  generate_cmd->add_option("--prompt", prompt_text, "Prompt tokens")->capture_default_str()->type_name("INT");
-  generate_cmd->add_option("--gen", gen_text, "Generated tokens")->capture_default_str()->type_name("INT");
+  generate_cmd->add_option("--prompt", prompt_text, "Prompt tokens")
+      ->capture_default_str()
+      ->type_name("INT");
+  generate_cmd->add_option("--gen", gen_text, "Generated tokens")
+      ->capture_default_str()
+      ->type_name("INT");
   add_common(generate_cmd, &common, true);
 
-  auto* kv_cmd = app.add_subcommand("kv", "KV-cache size per format and where it outweighs the weights");
+  auto* kv_cmd =
+      app.add_subcommand("kv", "KV-cache size per format and where it outweighs the weights");
   add_scenario_options(kv_cmd, &sc, true);
   add_common(kv_cmd, &common, true);
 
   SweepArgs sw;
-  auto* sweep_cmd = app.add_subcommand("sweep", "Every combination of the given lists, one row each");
+  auto* sweep_cmd =
+      app.add_subcommand("sweep", "Every combination of the given lists, one row each");
   sweep_cmd->add_option("--model", sw.models, "Models, comma-separated")->capture_default_str();
-  sweep_cmd->add_option("--hardware", sw.hardware, "Devices, comma-separated")->capture_default_str();
+  sweep_cmd->add_option("--hardware", sw.hardware, "Devices, comma-separated")
+      ->capture_default_str();
   sweep_cmd->add_option("--phase", sw.phases, "prefill,decode")->capture_default_str();
   sweep_cmd->add_option("--batch", sw.batches, "Batch sizes")->capture_default_str();
   sweep_cmd->add_option("--seq-len", sw.seq_lens, "Sequence lengths")->capture_default_str();
-  sweep_cmd->add_option("--weights", sw.weights, "Weight formats ('native' = the checkpoint's)")->capture_default_str();
+  sweep_cmd->add_option("--weights", sw.weights, "Weight formats ('native' = the checkpoint's)")
+      ->capture_default_str();
   sweep_cmd->add_option("--act", sw.acts, "Activation formats")->capture_default_str();
   sweep_cmd->add_option("--kv", sw.kvs, "KV-cache formats (default: the activation format)");
-  sweep_cmd->add_option("--attention", sw.attentions, "Attention kernels ('auto' = the device's best)");
+  sweep_cmd->add_option("--attention", sw.attentions,
+                        "Attention kernels ('auto' = the device's best)");
   sweep_cmd->add_option("--tp", sw.tps, "Tensor-parallel sizes")->capture_default_str();
-  sweep_cmd->add_option("--strategy", sw.strategies, "Named precision plans or plan files (replace the format lists)");
+  sweep_cmd->add_option("--strategy", sw.strategies,
+                        "Named precision plans or plan files (replace the format lists)");
   sweep_cmd->add_option("--format", sw.format, "csv, json or jsonl")->capture_default_str();
-  sweep_cmd->add_option("--out", sw.out, "Write to FILE instead of standard output")->type_name("FILE");
-  sweep_cmd->add_option("--threads", sw.threads, "Worker threads (0: all cores)")->capture_default_str();
+  sweep_cmd->add_option("--out", sw.out, "Write to FILE instead of standard output")
+      ->type_name("FILE");
+  sweep_cmd->add_option("--threads", sw.threads, "Worker threads (0: all cores)")
+      ->capture_default_str();
   sweep_cmd->add_flag("--ideal", sw.ideal, "Pure roofline instead of the realistic mode");
   add_common(sweep_cmd, &common, false);
 
@@ -1276,61 +1450,94 @@ int run(int argc, char** argv) {
   add_common(strategies_cmd, &common, true);
 
   RecommendArgs rc;
-  auto* recommend_cmd = app.add_subcommand("recommend", "Rank precision strategies and kernels for a model and device");
+  auto* recommend_cmd = app.add_subcommand(
+      "recommend", "Rank precision strategies and kernels for a model and device");
   add_scenario_options(recommend_cmd, &rc.sc, true);
-  recommend_cmd->add_option("--max-quality-loss", rc.max_quality_loss, "Largest estimated quality loss, percent")
-      ->capture_default_str()->type_name("PCT");
-  recommend_cmd->add_option("--memory-limit", rc.memory_limit, "Bytes of memory available (default: the device's)")
+  recommend_cmd
+      ->add_option("--max-quality-loss", rc.max_quality_loss,
+                   "Largest estimated quality loss, percent")
+      ->capture_default_str()
+      ->type_name("PCT");
+  recommend_cmd
+      ->add_option("--memory-limit", rc.memory_limit,
+                   "Bytes of memory available (default: the device's)")
       ->type_name("BYTES");
-  recommend_cmd->add_option("--latency-target", rc.latency_target, "Longest acceptable time per pass, seconds")
+  recommend_cmd
+      ->add_option("--latency-target", rc.latency_target,
+                   "Longest acceptable time per pass, seconds")
       ->type_name("S");
-  recommend_cmd->add_option("--strategy-file", rc.strategy_files, "Extra candidate plan (.json); repeatable")
+  recommend_cmd
+      ->add_option("--strategy-file", rc.strategy_files, "Extra candidate plan (.json); repeatable")
       ->type_name("FILE");
-  recommend_cmd->add_option("--checkpoint", rc.checkpoint, "A .safetensors file whose measured errors inform quality")
+  recommend_cmd
+      ->add_option("--checkpoint", rc.checkpoint,
+                   "A .safetensors file whose measured errors inform quality")
       ->type_name("FILE");
-  recommend_cmd->add_option("--budget-sqnr-db", rc.budget, "SQNR budget for the checkpoint's tensors")
-      ->capture_default_str()->type_name("DB");
+  recommend_cmd
+      ->add_option("--budget-sqnr-db", rc.budget, "SQNR budget for the checkpoint's tensors")
+      ->capture_default_str()
+      ->type_name("DB");
   add_common(recommend_cmd, &common, true);
 
-  auto* quantize_cmd = app.add_subcommand("quantize", "Per-tensor statistics, outliers, error per format and a plan");
+  auto* quantize_cmd = app.add_subcommand(
+      "quantize", "Per-tensor statistics, outliers, error per format and a plan");
   std::string checkpoint, budget = "25";
-  quantize_cmd->add_option("--checkpoint", checkpoint, "A .safetensors file (F32, F16 or BF16 tensors)")
-      ->required()->type_name("FILE");
+  quantize_cmd
+      ->add_option("--checkpoint", checkpoint, "A .safetensors file (F32, F16 or BF16 tensors)")
+      ->required()
+      ->type_name("FILE");
   quantize_cmd->add_option("--budget-sqnr-db", budget, "Smallest acceptable SQNR per tensor")
-      ->capture_default_str()->type_name("DB");
+      ->capture_default_str()
+      ->type_name("DB");
   add_common(quantize_cmd, &common, true);
 
   BenchArgs bench_args;
   std::string bench_what;
-  auto* bench_cmd = app.add_subcommand("bench", "Measure this machine: stream, peak, gemm, gemv, layer");
+  auto* bench_cmd =
+      app.add_subcommand("bench", "Measure this machine: stream, peak, gemm, gemv, layer");
   bench_cmd->add_option("what", bench_what, "stream, peak, gemm, gemv or layer")->required();
-  bench_cmd->add_option("--array-bytes", bench_args.array_bytes, "STREAM: bytes per array (0: 4x the last-level cache)")
+  bench_cmd
+      ->add_option("--array-bytes", bench_args.array_bytes,
+                   "STREAM: bytes per array (0: 4x the last-level cache)")
       ->capture_default_str();
-  bench_cmd->add_option("--threads", bench_args.threads, "Threads (0: all cores)")->capture_default_str();
-  bench_cmd->add_flag("--compare", bench_args.compare, "gemm/gemv: predict each shape with the host profile and compare");
+  bench_cmd->add_option("--threads", bench_args.threads, "Threads (0: all cores)")
+      ->capture_default_str();
+  bench_cmd->add_flag("--compare", bench_args.compare,
+                      "gemm/gemv: predict each shape with the host profile and compare");
   bench_cmd->add_flag("--gpu", bench_args.gpu, "Run on the GPU through the CUDA backend");
-  bench_cmd->add_option("--hardware", bench_args.hardware, "Profile id for --compare (with --hardware-file)")
+  bench_cmd
+      ->add_option("--hardware", bench_args.hardware,
+                   "Profile id for --compare (with --hardware-file)")
       ->capture_default_str();
   add_common(bench_cmd, &common, false);
 
-  auto* calibrate_cmd = app.add_subcommand("calibrate", "Measure this machine and write a device profile (id host)");
+  auto* calibrate_cmd =
+      app.add_subcommand("calibrate", "Measure this machine and write a device profile (id host)");
   std::string calibrate_out;
-  calibrate_cmd->add_option("--out", calibrate_out, "Profile file to write")->required()->type_name("FILE");
+  calibrate_cmd->add_option("--out", calibrate_out, "Profile file to write")
+      ->required()
+      ->type_name("FILE");
   add_common(calibrate_cmd, &common, false);
 
   ServeArgs serve_args;
   auto* serve_cmd = app.add_subcommand("serve", "Serve the API (and the web app when built)");
-  serve_cmd->add_option("--host", serve_args.options.host, "Address to bind")->capture_default_str();
-  serve_cmd->add_option("--port", serve_args.port, "Port (0: any free port)")->capture_default_str();
-  serve_cmd->add_flag("--public-only", serve_args.options.public_only, "Only the prediction endpoints");
+  serve_cmd->add_option("--host", serve_args.options.host, "Address to bind")
+      ->capture_default_str();
+  serve_cmd->add_option("--port", serve_args.port, "Port (0: any free port)")
+      ->capture_default_str();
+  serve_cmd->add_flag("--public-only", serve_args.options.public_only,
+                      "Only the prediction endpoints");
   serve_cmd->add_option("--web-dir", serve_args.options.web_dir, "The built web app (web/dist)");
-  serve_cmd->add_option("--threads", serve_args.options.threads, "Worker threads")->capture_default_str();
+  serve_cmd->add_option("--threads", serve_args.options.threads, "Worker threads")
+      ->capture_default_str();
   add_common(serve_cmd, &common, false);
 
   auto* validate_cmd = app.add_subcommand("validate", "Predictions against published measurements");
   std::string validation_file;
   bool validate_ideal = false;
-  validate_cmd->add_option("--validation-file", validation_file, "Measurement file (default: the built-in set)")
+  validate_cmd
+      ->add_option("--validation-file", validation_file,
+                   "Measurement file (default: the built-in set)")
       ->type_name("FILE");
   validate_cmd->add_flag("--ideal", validate_ideal, "Pure roofline instead of the realistic mode");
   add_common(validate_cmd, &common, true);
@@ -1348,28 +1555,46 @@ int run(int argc, char** argv) {
         known = known || sub->get_name() == argv[1];
       }
       if (!known)
-      throw InvalidArgument("unknown command '" + std::string(argv[1]).substr(0, 40) +
-                            "' (commands: " + names + ")");
+        throw InvalidArgument("unknown command '" + std::string(argv[1]).substr(0, 40) +
+                              "' (commands: " + names + ")");
     }
     app.parse(argc, argv);
-    if (hw_list->parsed()) cmd_hardware_list(common);
-    else if (hw_show->parsed()) cmd_hardware_show(common, show_id);
-    else if (formats->parsed()) cmd_formats(common);
-    else if (gemm->parsed() || gemv->parsed()) cmd_gemm(common, gemm_args);
-    else if (model_list->parsed()) cmd_model_list(common);
-    else if (model_show->parsed()) cmd_model_show(common, model_arg);
-    else if (predict_cmd->parsed()) cmd_predict(common, sc);
-    else if (generate_cmd->parsed()) cmd_generate(common, sc, prompt_text, gen_text);
-    else if (kv_cmd->parsed()) cmd_kv(common, sc);
-    else if (attention_cmd->parsed()) cmd_attention(common, sc);
-    else if (validate_cmd->parsed()) cmd_validate(common, validation_file, validate_ideal);
-    else if (sweep_cmd->parsed()) cmd_sweep(common, sw);
-    else if (strategies_cmd->parsed()) cmd_strategies(common);
-    else if (recommend_cmd->parsed()) cmd_recommend(common, rc);
-    else if (quantize_cmd->parsed()) cmd_quantize(common, checkpoint, budget);
-    else if (bench_cmd->parsed()) cmd_bench(common, bench_what, bench_args);
-    else if (calibrate_cmd->parsed()) cmd_calibrate(common, calibrate_out);
-    else if (serve_cmd->parsed()) cmd_serve(common, serve_args);
+    if (hw_list->parsed())
+      cmd_hardware_list(common);
+    else if (hw_show->parsed())
+      cmd_hardware_show(common, show_id);
+    else if (formats->parsed())
+      cmd_formats(common);
+    else if (gemm->parsed() || gemv->parsed())
+      cmd_gemm(common, gemm_args);
+    else if (model_list->parsed())
+      cmd_model_list(common);
+    else if (model_show->parsed())
+      cmd_model_show(common, model_arg);
+    else if (predict_cmd->parsed())
+      cmd_predict(common, sc);
+    else if (generate_cmd->parsed())
+      cmd_generate(common, sc, prompt_text, gen_text);
+    else if (kv_cmd->parsed())
+      cmd_kv(common, sc);
+    else if (attention_cmd->parsed())
+      cmd_attention(common, sc);
+    else if (validate_cmd->parsed())
+      cmd_validate(common, validation_file, validate_ideal);
+    else if (sweep_cmd->parsed())
+      cmd_sweep(common, sw);
+    else if (strategies_cmd->parsed())
+      cmd_strategies(common);
+    else if (recommend_cmd->parsed())
+      cmd_recommend(common, rc);
+    else if (quantize_cmd->parsed())
+      cmd_quantize(common, checkpoint, budget);
+    else if (bench_cmd->parsed())
+      cmd_bench(common, bench_what, bench_args);
+    else if (calibrate_cmd->parsed())
+      cmd_calibrate(common, calibrate_out);
+    else if (serve_cmd->parsed())
+      cmd_serve(common, serve_args);
     return kExitOk;
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);

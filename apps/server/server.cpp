@@ -29,17 +29,23 @@ void send_json(httplib::Response& res, const json& j, int status = 200) {
   res.set_content(j.dump(), "application/json");
 }
 
-void send_error(httplib::Response& res, int status, std::string_view code, std::string_view message) {
+void send_error(httplib::Response& res, int status, std::string_view code,
+                std::string_view message) {
   send_json(res, {{"error", {{"code", code}, {"message", message}}}}, status);
 }
 
 json nvml_json(const nvml::Status& s) {
   json gpus = json::array();
   for (const auto& g : s.gpus) {
-    gpus.push_back({{"index", g.index}, {"name", g.name}, {"utilization_pct", g.utilization_pct},
-                    {"memory_utilization_pct", g.memory_utilization_pct}, {"memory_used_bytes", g.memory_used_bytes},
-                    {"memory_total_bytes", g.memory_total_bytes}, {"power_w", g.power_w},
-                    {"sm_clock_mhz", g.sm_clock_mhz}, {"memory_clock_mhz", g.memory_clock_mhz},
+    gpus.push_back({{"index", g.index},
+                    {"name", g.name},
+                    {"utilization_pct", g.utilization_pct},
+                    {"memory_utilization_pct", g.memory_utilization_pct},
+                    {"memory_used_bytes", g.memory_used_bytes},
+                    {"memory_total_bytes", g.memory_total_bytes},
+                    {"power_w", g.power_w},
+                    {"sm_clock_mhz", g.sm_clock_mhz},
+                    {"memory_clock_mhz", g.memory_clock_mhz},
                     {"temperature_c", g.temperature_c}});
   }
   json j = {{"available", s.available}, {"gpus", gpus}};
@@ -50,28 +56,34 @@ json nvml_json(const nvml::Status& s) {
 // The OpenAPI 3 document of the endpoints below.
 json openapi(bool public_only) {
   auto post = [](const char* summary) {
-    return json{{"post",
-                 {{"summary", summary},
-                  {"requestBody", {{"required", true}, {"content", {{"application/json", {{"schema", {{"type", "object"}}}}}}}}},
-                  {"responses",
-                   {{"200", {{"description", "the same JSON as the CLI's --json output"}}},
-                    {"400", {{"description", "invalid request: {\"error\": {\"code\", \"message\"}}"}}},
-                    {"404", {{"description", "unknown model, device, format or kernel"}}},
-                    {"413", {{"description", "body too large"}}},
-                    {"422", {{"description", "the device cannot do it (format, kernel)"}}}}}}}};
+    return json{
+        {"post",
+         {{"summary", summary},
+          {"requestBody",
+           {{"required", true},
+            {"content", {{"application/json", {{"schema", {{"type", "object"}}}}}}}}},
+          {"responses",
+           {{"200", {{"description", "the same JSON as the CLI's --json output"}}},
+            {"400", {{"description", "invalid request: {\"error\": {\"code\", \"message\"}}"}}},
+            {"404", {{"description", "unknown model, device, format or kernel"}}},
+            {"413", {{"description", "body too large"}}},
+            {"422", {{"description", "the device cannot do it (format, kernel)"}}}}}}}};
   };
   auto get = [](const char* summary) {
-    return json{{"get", {{"summary", summary}, {"responses", {{"200", {{"description", "JSON"}}}}}}}};
+    return json{
+        {"get", {{"summary", summary}, {"responses", {{"200", {{"description", "JSON"}}}}}}}};
   };
-  json paths = {{"/healthz", get("liveness")},
-                {"/api/hardware", get("the device registry with sources")},
-                {"/api/models", get("the model presets")},
-                {"/api/strategies", get("the named precision strategies")},
-                {"/api/predict", post("predict one forward pass (model, hardware, phase, batch, seq_len, formats)")},
-                {"/api/generate", post("TTFT, TPOT and end-to-end time (prompt, gen)")},
-                {"/api/recommend", post("ranked precision strategies with a rationale")},
-                {"/api/analyze", post("one GEMM: theory (and measurement where a GPU backend is present)")},
-                {"/api/sweep", post("every combination of lists, up to the row cap")}};
+  json paths = {
+      {"/healthz", get("liveness")},
+      {"/api/hardware", get("the device registry with sources")},
+      {"/api/models", get("the model presets")},
+      {"/api/strategies", get("the named precision strategies")},
+      {"/api/predict",
+       post("predict one forward pass (model, hardware, phase, batch, seq_len, formats)")},
+      {"/api/generate", post("TTFT, TPOT and end-to-end time (prompt, gen)")},
+      {"/api/recommend", post("ranked precision strategies with a rationale")},
+      {"/api/analyze", post("one GEMM: theory (and measurement where a GPU backend is present)")},
+      {"/api/sweep", post("every combination of lists, up to the row cap")}};
   for (const char* p : {"/api/public/predict", "/api/public/generate", "/api/public/recommend",
                         "/api/public/analyze", "/api/public/sweep"}) {
     paths[p] = paths[std::string(p).replace(0, 11, "/api")];
@@ -80,21 +92,27 @@ json openapi(bool public_only) {
     paths[p] = paths[std::string(p).replace(0, 11, "/api")];
   }
   if (!public_only) {
-    paths["/api/quantize"] = {{"post",
-                               {{"summary", "per-tensor statistics, outliers and plan for an uploaded .safetensors body"},
-                                {"requestBody", {{"content", {{"application/octet-stream", json::object()}}}}},
-                                {"responses", {{"200", {{"description", "JSON"}}}, {"413", {{"description", "too large"}}}}}}}};
+    paths["/api/quantize"] = {
+        {"post",
+         {{"summary", "per-tensor statistics, outliers and plan for an uploaded .safetensors body"},
+          {"requestBody", {{"content", {{"application/octet-stream", json::object()}}}}},
+          {"responses",
+           {{"200", {{"description", "JSON"}}}, {"413", {{"description", "too large"}}}}}}}};
     paths["/api/nvml/status"] = get("GPU utilization, memory, power, clocks, temperature (NVML)");
     paths["/api/nvml/stream"] = get("the same as Server-Sent Events, one sample a second");
   }
   return {{"openapi", "3.0.3"},
-          {"info", {{"title", "Roofline API"}, {"version", std::string(version())},
-                    {"description", "Predict, explain and measure transformer inference on GPUs. Errors are "
-                                    "{\"error\": {\"code\", \"message\"}}."}}},
+          {"info",
+           {{"title", "Roofline API"},
+            {"version", std::string(version())},
+            {"description",
+             "Predict, explain and measure transformer inference on GPUs. Errors are "
+             "{\"error\": {\"code\", \"message\"}}."}}},
           {"paths", paths}};
 }
 
-const char* kDocsPage = R"(<!doctype html><html><head><meta charset="utf-8"><title>Roofline API</title>
+const char* kDocsPage =
+    R"(<!doctype html><html><head><meta charset="utf-8"><title>Roofline API</title>
 <style>body{font:15px system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#222}
 code{background:#f3f3f3;padding:.1rem .3rem;border-radius:3px}li{margin:.3rem 0}</style></head><body>
 <h1>Roofline API</h1><p>The machine-readable description is <a href="/api/openapi.json">/api/openapi.json</a>.
@@ -117,7 +135,8 @@ struct Server::Impl {
   void post(const std::string& path, const Handler& handler) {
     http.Post(path, [this, handler](const httplib::Request& req, httplib::Response& res) {
       if (req.body.size() > options.max_body_bytes) {
-        send_error(res, 413, "payload_too_large", "the body is larger than " + std::to_string(options.max_body_bytes) + " bytes");
+        send_error(res, 413, "payload_too_large",
+                   "the body is larger than " + std::to_string(options.max_body_bytes) + " bytes");
         return;
       }
       json body;
@@ -145,19 +164,29 @@ struct Server::Impl {
       http.Get(prefix + "/hardware", [this](const httplib::Request&, httplib::Response& res) {
         send_json(res, service::hardware_list(registry));
       });
-      http.Get(prefix + "/models", [](const httplib::Request&, httplib::Response& res) { send_json(res, service::model_list()); });
-      http.Get(prefix + "/strategies",
-               [](const httplib::Request&, httplib::Response& res) { send_json(res, service::strategy_list()); });
-      post(prefix + "/predict", [this](const json& b) { return service::predict(b, registry, limits); });
-      post(prefix + "/generate", [this](const json& b) { return service::generate(b, registry, limits); });
-      post(prefix + "/recommend", [this](const json& b) { return service::recommend(b, registry, limits); });
-      post(prefix + "/analyze", [this](const json& b) { return service::analyze(b, registry, limits); });
-      post(prefix + "/sweep", [this](const json& b) { return service::sweep(b, registry, limits); });
+      http.Get(prefix + "/models", [](const httplib::Request&, httplib::Response& res) {
+        send_json(res, service::model_list());
+      });
+      http.Get(prefix + "/strategies", [](const httplib::Request&, httplib::Response& res) {
+        send_json(res, service::strategy_list());
+      });
+      post(prefix + "/predict",
+           [this](const json& b) { return service::predict(b, registry, limits); });
+      post(prefix + "/generate",
+           [this](const json& b) { return service::generate(b, registry, limits); });
+      post(prefix + "/recommend",
+           [this](const json& b) { return service::recommend(b, registry, limits); });
+      post(prefix + "/analyze",
+           [this](const json& b) { return service::analyze(b, registry, limits); });
+      post(prefix + "/sweep",
+           [this](const json& b) { return service::sweep(b, registry, limits); });
     }
     http.Get("/api/openapi.json", [this](const httplib::Request&, httplib::Response& res) {
       send_json(res, openapi(options.public_only));
     });
-    http.Get("/docs", [](const httplib::Request&, httplib::Response& res) { res.set_content(kDocsPage, "text/html"); });
+    http.Get("/docs", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(kDocsPage, "text/html");
+    });
     if (!options.public_only) {
       http.Post("/api/quantize", [this](const httplib::Request& req, httplib::Response& res) {
         try {
@@ -168,9 +197,13 @@ struct Server::Impl {
             if (!t.skipped.empty()) {
               j["skipped"] = t.skipped;
             } else {
-              j.update({{"max_abs", t.max_abs}, {"rms", t.rms}, {"kurtosis", t.kurtosis},
-                        {"outlier_channels", t.outlier_channels}, {"plan", format_id(t.plan.format)},
-                        {"plan_bits_per_element", t.plan.bits_per_element}, {"plan_sqnr_db", t.plan.error.sqnr_db},
+              j.update({{"max_abs", t.max_abs},
+                        {"rms", t.rms},
+                        {"kurtosis", t.kurtosis},
+                        {"outlier_channels", t.outlier_channels},
+                        {"plan", format_id(t.plan.format)},
+                        {"plan_bits_per_element", t.plan.bits_per_element},
+                        {"plan_sqnr_db", t.plan.error.sqnr_db},
                         {"meets_budget", t.meets_budget}});
             }
             list.push_back(j);
@@ -187,48 +220,55 @@ struct Server::Impl {
         const auto start = std::chrono::steady_clock::now();
         const int limit = options.stream_seconds;
         res.set_header("Cache-Control", "no-cache");
-        res.set_chunked_content_provider("text/event-stream", [start, limit](size_t, httplib::DataSink& sink) {
-          const nvml::Status s = nvml::sample();
-          const std::string event = "data: " + nvml_json(s).dump() + "\n\n";
-          if (!sink.write(event.data(), event.size())) return false;
-          // Without NVML there is nothing to stream: one event, then close.
-          if (!s.available || std::chrono::steady_clock::now() - start > std::chrono::seconds(limit)) {
-            sink.done();
-            return true;
-          }
-          std::this_thread::sleep_for(std::chrono::seconds(1));
-          return true;
-        });
+        res.set_chunked_content_provider(
+            "text/event-stream", [start, limit](size_t, httplib::DataSink& sink) {
+              const nvml::Status s = nvml::sample();
+              const std::string event = "data: " + nvml_json(s).dump() + "\n\n";
+              if (!sink.write(event.data(), event.size())) return false;
+              // Without NVML there is nothing to stream: one event, then close.
+              if (!s.available ||
+                  std::chrono::steady_clock::now() - start > std::chrono::seconds(limit)) {
+                sink.done();
+                return true;
+              }
+              std::this_thread::sleep_for(std::chrono::seconds(1));
+              return true;
+            });
       });
     }
     if (!options.web_dir.empty()) {
       std::error_code ec;
       if (!std::filesystem::is_directory(options.web_dir, ec)) {
-        throw InvalidArgument("web app directory '" + options.web_dir + "' does not exist (build it with make serve)");
+        throw InvalidArgument("web app directory '" + options.web_dir +
+                              "' does not exist (build it with make serve)");
       }
       http.set_mount_point("/", options.web_dir);
     } else {
       http.Get("/", [](const httplib::Request&, httplib::Response& res) {
-        res.set_content("<!doctype html><title>Roofline</title><p>The web app is not built into this server. "
-                        "The API is under <a href=\"/docs\">/docs</a>.</p>",
-                        "text/html");
+        res.set_content(
+            "<!doctype html><title>Roofline</title><p>The web app is not built into this server. "
+            "The API is under <a href=\"/docs\">/docs</a>.</p>",
+            "text/html");
       });
     }
     http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
       if (!res.body.empty()) return;
-      const char* code = res.status == 404 ? "not_found" : res.status == 413 ? "payload_too_large"
-                         : res.status == 405 ? "method_not_allowed" : "error";
+      const char* code = res.status == 404   ? "not_found"
+                         : res.status == 413 ? "payload_too_large"
+                         : res.status == 405 ? "method_not_allowed"
+                                             : "error";
       send_error(res, res.status, code, res.status == 404 ? "no such endpoint" : "request refused");
     });
-    http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
-      std::string what = "internal error";
-      try {
-        if (ep) std::rethrow_exception(ep);
-      } catch (const std::exception& e) {
-        what = e.what();
-      }
-      send_error(res, 500, "internal", what);
-    });
+    http.set_exception_handler(
+        [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+          std::string what = "internal error";
+          try {
+            if (ep) std::rethrow_exception(ep);
+          } catch (const std::exception& e) {
+            what = e.what();
+          }
+          send_error(res, 500, "internal", what);
+        });
   }
 };
 
@@ -236,9 +276,12 @@ Server::Server(Options options, Registry registry) : impl_(std::make_unique<Impl
   impl_->options = std::move(options);
   impl_->registry = std::move(registry);
   const int threads = std::max(1, impl_->options.threads);
-  impl_->http.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
+  impl_->http.new_task_queue = [threads] {
+    return new httplib::ThreadPool(static_cast<size_t>(threads));
+  };
   // The larger of the two limits; JSON endpoints check their own.
-  impl_->http.set_payload_max_length(std::max(impl_->options.max_body_bytes, impl_->options.max_upload_bytes));
+  impl_->http.set_payload_max_length(
+      std::max(impl_->options.max_body_bytes, impl_->options.max_upload_bytes));
   impl_->http.set_read_timeout(impl_->options.timeout_s, 0);
   impl_->http.set_write_timeout(impl_->options.timeout_s, 0);
   impl_->routes();
@@ -253,7 +296,8 @@ int Server::bind() {
   } else {
     impl_->port = impl_->http.bind_to_port(o.host, o.port) ? o.port : -1;
   }
-  if (impl_->port < 0) throw InvalidArgument("cannot listen on " + o.host + ":" + std::to_string(o.port));
+  if (impl_->port < 0)
+    throw InvalidArgument("cannot listen on " + o.host + ":" + std::to_string(o.port));
   return impl_->port;
 }
 

@@ -23,7 +23,7 @@ struct AttentionKernelInfo {
   AttentionKernel kernel;
   std::string id;
   std::string name;
-  std::vector<std::string> architectures;  // device architecture names it runs on
+  std::vector<std::string> architectures;        // device architecture names it runs on
   std::vector<std::uint64_t> architecture_keys;  // architecture_key() of each
   AttentionLoop loop = AttentionLoop::kQOuter;
   bool split_kv = false;  // decode splits the KV sequence across blocks

@@ -24,7 +24,8 @@ struct CalibrationOptions {
   // comparison tests the model, not a lookup: square GEMMs for the matmul
   // fraction, one large GEMV for the achievable bandwidth, a tiny GEMV for the
   // per-call overhead.
-  std::vector<GemmShape> gemm_shapes = {{1024, 1024, 1024, "square 1024"}, {2048, 2048, 2048, "square 2048"}};
+  std::vector<GemmShape> gemm_shapes = {{1024, 1024, 1024, "square 1024"},
+                                        {2048, 2048, 2048, "square 2048"}};
   GemmShape gemv_shape{1, 8192, 8192, "gemv 8192"};
   GemmShape overhead_shape{1, 64, 64, "gemv 64"};
 };
@@ -39,7 +40,8 @@ struct Calibration {
   double bandwidth_fraction = 0;  // large GEMV bandwidth / STREAM bandwidth
 };
 
-[[nodiscard]] Calibration calibrate(const CalibrationOptions& options, const Progress& progress = {});
+[[nodiscard]] Calibration calibrate(const CalibrationOptions& options,
+                                    const Progress& progress = {});
 
 // The profile as a device document (parse_device() accepts it).
 [[nodiscard]] nlohmann::json host_device_json(const Calibration& c, const std::string& date);
@@ -58,13 +60,16 @@ struct CompareReport {
 };
 
 // Predicts each shape (fp32) on `device` and measures it with OpenBLAS.
-[[nodiscard]] CompareReport compare_gemms(const Device& device, const std::vector<GemmShape>& shapes,
-                                          const GemmOptions& options = {}, const Progress& progress = {});
+[[nodiscard]] CompareReport compare_gemms(const Device& device,
+                                          const std::vector<GemmShape>& shapes,
+                                          const GemmOptions& options = {},
+                                          const Progress& progress = {});
 
 // One decoder layer's decode step on the CPU: fp32 GEMVs through OpenBLAS and
 // attention over a KV cache of `context` tokens, against its prediction.
 struct LayerConfig {
-  std::int64_t hidden = 2048, heads = 16, kv_heads = 4, head_dim = 128, intermediate = 5632, context = 2048;
+  std::int64_t hidden = 2048, heads = 16, kv_heads = 4, head_dim = 128, intermediate = 5632,
+               context = 2048;
   int repetitions = 20;
 };
 struct LayerReport {

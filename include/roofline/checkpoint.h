@@ -13,9 +13,9 @@ namespace roofline {
 
 struct TensorInfo {
   std::string name;
-  std::string dtype;               // "BF16", "F8_E4M3", or the ggml type name ("q4_K")
+  std::string dtype;  // "BF16", "F8_E4M3", or the ggml type name ("q4_K")
   std::vector<std::int64_t> shape;
-  double bytes = 0;                // exact storage bytes
+  double bytes = 0;  // exact storage bytes
 };
 
 // Limits that keep hostile headers from allocating without bound.

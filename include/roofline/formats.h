@@ -78,7 +78,8 @@ extern const std::array<FormatInfo, kFormatCount> kFormatTable;
 // REQUIRES: elements >= 0 and finite.
 [[nodiscard]] inline Bytes bytes_for(Format f, double elements) noexcept {
   const FormatInfo& info = format_info(f);
-  const double blocks = info.block_elements == 1 ? elements : std::ceil(elements / info.block_elements);
+  const double blocks =
+      info.block_elements == 1 ? elements : std::ceil(elements / info.block_elements);
   return (blocks * info.block_bits + (elements > 0 ? info.tensor_scale_bits : 0)) * 0.125;
 }
 
@@ -89,6 +90,5 @@ extern const std::array<FormatInfo, kFormatCount> kFormatTable;
 
 // Parses without throwing; false if unknown.
 [[nodiscard]] bool try_parse_format(std::string_view text, Format* out) noexcept;
-
 
 }  // namespace roofline

@@ -4,8 +4,8 @@
 #pragma once
 
 #include <array>
-#include <cstdint>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -56,20 +56,20 @@ struct PeakFigure : Figure {
 };
 
 struct Device {
-  std::string id;                    // canonical id, e.g. "h100-sxm"
-  std::string name;                  // marketing name
-  std::string vendor;                // "nvidia", "amd"
-  std::string architecture;          // "hopper", "blackwell-consumer", ...
-  std::uint64_t architecture_key = 0;  // architecture_key(architecture), set on load
-  std::string compute_capability;    // "sm_90", "gfx942"
-  std::vector<std::string> aliases;  // other ids that resolve to this device
+  std::string id;                              // canonical id, e.g. "h100-sxm"
+  std::string name;                            // marketing name
+  std::string vendor;                          // "nvidia", "amd"
+  std::string architecture;                    // "hopper", "blackwell-consumer", ...
+  std::uint64_t architecture_key = 0;          // architecture_key(architecture), set on load
+  std::string compute_capability;              // "sm_90", "gfx942"
+  std::vector<std::string> aliases;            // other ids that resolve to this device
   std::map<std::string, std::string> sources;  // key -> citation
-  std::string origin;                // "built-in" or the file it came from
+  std::string origin;                          // "built-in" or the file it came from
 
   std::string memory_type;
   Figure memory_capacity_bytes;
   Figure memory_bandwidth_Bps;
-  Figure sm_count;        // SMs (NVIDIA) or CUs (AMD)
+  Figure sm_count;  // SMs (NVIDIA) or CUs (AMD)
   Figure l2_bytes;
   Figure shared_memory_per_sm_bytes;  // on-chip SRAM a kernel tiles into (FlashAttention's M)
   Figure boost_clock_hz;
@@ -85,12 +85,16 @@ struct Device {
   Figure bandwidth_fraction;  // achievable / datasheet bandwidth
   Figure matmul_fraction_default;
   std::array<std::optional<Figure>, kFormatCount> matmul_fraction;  // per format, when measured
-  Figure launch_overhead_s;   // fixed cost per kernel
+  Figure launch_overhead_s;                                         // fixed cost per kernel
 
   // A CPU profile (from `roofline calibrate`): no SM waves or tensor-core tiles.
-  [[nodiscard]] bool is_cpu() const noexcept { return architecture_key == roofline::architecture_key("cpu"); }
+  [[nodiscard]] bool is_cpu() const noexcept {
+    return architecture_key == roofline::architecture_key("cpu");
+  }
   // True when the tensor (or vector) units compute on `f` natively.
-  [[nodiscard]] bool computes(Format f) const noexcept { return peaks[format_index(f)].has_value(); }
+  [[nodiscard]] bool computes(Format f) const noexcept {
+    return peaks[format_index(f)].has_value();
+  }
   // Dense peak in FLOP/s for `f`; NaN when unsupported or unpublished.
   [[nodiscard]] FlopsPerSecond peak(Format f) const noexcept {
     const auto& p = peaks[format_index(f)];

@@ -45,8 +45,8 @@ struct MoeSpec {
 
 // Exact weight bytes read from a checkpoint's tensor headers, by component.
 struct CheckpointBytes {
-  std::string path;           // the file or directory read
-  std::int64_t tensors = 0;   // tensor count
+  std::string path;          // the file or directory read
+  std::int64_t tensors = 0;  // tensor count
   double embedding = 0;
   double attention = 0;
   double dense_mlp = 0;
@@ -55,7 +55,7 @@ struct CheckpointBytes {
   double router = 0;
   double norms = 0;
   double lm_head = 0;
-  double other = 0;           // tensors whose role is not recognized
+  double other = 0;  // tensors whose role is not recognized
   double total = 0;
   std::string dominant_type;  // the storage type holding most bytes, e.g. "q4_K", "BF16"
 };
@@ -71,16 +71,16 @@ struct ModelSpec {
   std::int64_t vocab = 0;  // 0: unknown (short form without vocab): no embedding or lm_head
   std::int64_t heads = 0;
   std::int64_t kv_heads = 0;
-  std::int64_t head_dim = 0;       // q/k head dimension (GQA)
-  std::int64_t intermediate = 0;   // dense MLP intermediate size (0: every layer is MoE)
-  bool gated_mlp = true;           // gate_proj * act(up_proj): three matrices
+  std::int64_t head_dim = 0;      // q/k head dimension (GQA)
+  std::int64_t intermediate = 0;  // dense MLP intermediate size (0: every layer is MoE)
+  bool gated_mlp = true;          // gate_proj * act(up_proj): three matrices
   bool qkv_bias = false;
   bool o_bias = false;
   bool mlp_bias = false;
-  bool qk_norm = false;            // Qwen3: RMSNorm on q and k per head
-  bool attention_sinks = false;    // gpt-oss: one learned logit per head
+  bool qk_norm = false;          // Qwen3: RMSNorm on q and k per head
+  bool attention_sinks = false;  // gpt-oss: one learned logit per head
   bool tie_embeddings = false;
-  std::int64_t max_position = 0;   // 0: not stated
+  std::int64_t max_position = 0;  // 0: not stated
 
   AttentionKind attention = AttentionKind::kGqa;
   MlaSpec mla;
@@ -111,13 +111,13 @@ struct ModelSpec {
 // Parameter counts by component (elements, not bytes).
 struct ParamCounts {
   double embedding = 0;
-  double attention = 0;     // q/k/v/o (or MLA projections), biases, qk norms, sinks
-  double dense_mlp = 0;     // MLPs of dense layers
+  double attention = 0;  // q/k/v/o (or MLA projections), biases, qk norms, sinks
+  double dense_mlp = 0;  // MLPs of dense layers
   double routed_experts = 0;
   double shared_experts = 0;
   double router = 0;
-  double norms = 0;         // per-layer norms and the final norm
-  double lm_head = 0;       // 0 when tied to the embedding
+  double norms = 0;    // per-layer norms and the final norm
+  double lm_head = 0;  // 0 when tied to the embedding
   double total = 0;
   double active_per_token = 0;  // with top_k routed experts instead of all
 };

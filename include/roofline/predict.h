@@ -47,7 +47,7 @@ struct Prediction {
   Bytes act_bytes = 0;
   Bytes kv_bytes = 0;
   Bytes bytes = 0;
-  double tokens_per_s = 0;  // prefill: prompt tokens/s; decode: generated tokens/s
+  double tokens_per_s = 0;       // prefill: prompt tokens/s; decode: generated tokens/s
   Bound bound = Bound::kMemory;  // which side most of the time is spent on
   MemoryEstimate memory;
 };
@@ -65,14 +65,14 @@ struct Prediction {
 [[nodiscard]] Bytes weight_memory(const ModelSpec& model, const Scenario& s);
 
 struct GenerateResult {
-  Seconds ttft_s = 0;   // prefill of the prompt (first token)
-  Seconds tpot_s = 0;   // mean time per output token after the first
-  Seconds e2e_s = 0;    // ttft + all decode steps
+  Seconds ttft_s = 0;              // prefill of the prompt (first token)
+  Seconds tpot_s = 0;              // mean time per output token after the first
+  Seconds e2e_s = 0;               // ttft + all decode steps
   double output_tokens_per_s = 0;  // batch * gen / e2e
   double decode_tokens_per_s = 0;  // batch / tpot
   Prediction prefill;
-  Prediction first_decode;  // at context = prompt
-  Prediction last_decode;   // at context = prompt + gen - 1
+  Prediction first_decode;     // at context = prompt
+  Prediction last_decode;      // at context = prompt + gen - 1
   MemoryEstimate peak_memory;  // at the final context
 };
 
@@ -84,9 +84,9 @@ struct GenerateResult {
 
 struct KvFormatRow {
   Format format;
-  Bytes bytes_per_token = 0;  // all layers, whole model (not per rank)
-  Bytes total_bytes = 0;      // at the context and batch
-  double saving = 0;          // vs the 16-bit baseline, 0..1
+  Bytes bytes_per_token = 0;     // all layers, whole model (not per rank)
+  Bytes total_bytes = 0;         // at the context and batch
+  double saving = 0;             // vs the 16-bit baseline, 0..1
   double crossover_context = 0;  // context where a decode step reads more KV than weights
 };
 

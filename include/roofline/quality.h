@@ -11,10 +11,10 @@
 namespace roofline {
 
 struct QualityEstimate {
-  double loss_pct = 0;         // estimated relative quality loss, percent
-  double linear_loss_pct = 0;  // from the linear layers' formats
-  double kv_loss_pct = 0;      // from the KV-cache format
-  bool quantified = true;      // false when a part has no published number
+  double loss_pct = 0;             // estimated relative quality loss, percent
+  double linear_loss_pct = 0;      // from the linear layers' formats
+  double kv_loss_pct = 0;          // from the KV-cache format
+  bool quantified = true;          // false when a part has no published number
   std::vector<std::string> basis;  // the published results used, in words
 };
 

@@ -48,11 +48,11 @@ struct TensorReport {
   std::int64_t rows = 0, cols = 0;  // 2-D view: [rows x cols], channels are columns
   double max_abs = 0;
   double rms = 0;
-  double kurtosis = 0;                          // Pearson (3 for a Gaussian)
-  std::vector<std::int64_t> outlier_channels;   // columns flagged
-  std::vector<std::int64_t> outlier_tokens;     // rows flagged (activation dumps)
-  double max_channel_ratio = 0;                 // largest channel max |x| / tensor RMS
-  std::vector<FormatError> errors;              // per candidate format
+  double kurtosis = 0;                         // Pearson (3 for a Gaussian)
+  std::vector<std::int64_t> outlier_channels;  // columns flagged
+  std::vector<std::int64_t> outlier_tokens;    // rows flagged (activation dumps)
+  double max_channel_ratio = 0;                // largest channel max |x| / tensor RMS
+  std::vector<FormatError> errors;             // per candidate format
   std::int64_t sampled_rows = 0;
   // The plan: the cheapest candidate meeting the budget (bf16 when none does).
   FormatError plan{Format::kBf16, 16, false, {}};
@@ -66,8 +66,9 @@ struct TensorReport {
 
 // Analyzes one tensor given as rows x cols floats. Throws InvalidArgument on
 // NaN/Inf or a size mismatch.
-[[nodiscard]] TensorReport analyze_tensor(std::string name, std::span<const float> data, std::int64_t rows,
-                                          std::int64_t cols, const QuantizeOptions& options = {});
+[[nodiscard]] TensorReport analyze_tensor(std::string name, std::span<const float> data,
+                                          std::int64_t rows, std::int64_t cols,
+                                          const QuantizeOptions& options = {});
 
 // Streams every tensor of a .safetensors file (memory-mapped; memory bounded
 // by the chunk and sample sizes, not the file). `progress` gets (tensors done,
@@ -87,7 +88,8 @@ struct TensorReport {
 // per input channel j; returns s. Activations are divided by s and weight
 // columns multiplied by it. Channels with zero maxima get s = 1.
 [[nodiscard]] std::vector<float> smoothquant_scales(std::span<const float> act_channel_max,
-                                                    std::span<const float> weight_channel_max, double alpha);
+                                                    std::span<const float> weight_channel_max,
+                                                    double alpha);
 
 // The candidate formats, cheapest first.
 [[nodiscard]] std::span<const Format> quantize_candidates() noexcept;

@@ -46,13 +46,13 @@ struct Candidate {
   double baseline_time_s = 0;
   double predicted_speedup = 0;  // baseline time / time
   double memory_bytes = 0;
-  double memory_saving = 0;      // 1 - memory / baseline memory
+  double memory_saving = 0;  // 1 - memory / baseline memory
   QualityEstimate quality;
   bool feasible = true;
   std::vector<std::string> rejected_because;  // constraints it misses
   std::vector<std::string> notes;             // device fallbacks
   Bound bound = Bound::kMemory;
-  double weight_bytes = 0;   // streamed per pass
+  double weight_bytes = 0;  // streamed per pass
   double kv_bytes = 0;
   // From checkpoint_reports, when given: the weight format's mean SQNR over
   // the analyzed tensors and how many fall below the budget (NaN: no data).
@@ -62,10 +62,10 @@ struct Candidate {
 };
 
 struct Recommendation {
-  Candidate best;                      // the fastest feasible candidate
-  std::vector<Candidate> alternatives; // every candidate, fastest feasible first
-  std::string baseline;                // the 16-bit strategy speedups are against
-  std::vector<std::string> rationale;  // plain-language reasons
+  Candidate best;                       // the fastest feasible candidate
+  std::vector<Candidate> alternatives;  // every candidate, fastest feasible first
+  std::string baseline;                 // the 16-bit strategy speedups are against
+  std::vector<std::string> rationale;   // plain-language reasons
   bool any_feasible = true;
 };
 

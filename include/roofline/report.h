@@ -12,8 +12,8 @@
 #include "roofline/model.h"
 #include "roofline/predict.h"
 #include "roofline/recommend.h"
-#include "roofline/strategy.h"
 #include "roofline/roofline.h"
+#include "roofline/strategy.h"
 
 namespace roofline {
 

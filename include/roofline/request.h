@@ -16,12 +16,12 @@ struct ScenarioRequest {
   std::string phase = "decode";
   std::int64_t batch = 1;
   std::int64_t seq_len = 4096;
-  std::string weights;   // empty: the checkpoint's native formats
-  std::string experts;   // empty: weights, else native
+  std::string weights;  // empty: the checkpoint's native formats
+  std::string experts;  // empty: weights, else native
   std::string act = "bf16";
-  std::string kv;        // empty: the activation format
-  std::string strategy;  // a built-in name or a plan file; exclusive with the formats above
-  std::string attention; // empty: the device's best kernel
+  std::string kv;         // empty: the activation format
+  std::string strategy;   // a built-in name or a plan file; exclusive with the formats above
+  std::string attention;  // empty: the device's best kernel
   double block_sparsity = 1.0;
   std::int64_t tp = 1;
   std::int64_t pp = 1;
@@ -31,7 +31,8 @@ struct ScenarioRequest {
 // (when given) and its fallback notes appended to `notes`. Throws
 // InvalidArgument / NotFound / ParseError with the message front ends show.
 [[nodiscard]] Scenario build_scenario(const ScenarioRequest& request, const ModelSpec& model,
-                                      const Device* device, std::vector<std::string>* notes = nullptr);
+                                      const Device* device,
+                                      std::vector<std::string>* notes = nullptr);
 
 // A model given as JSON: the original short form {"H", "L", ...} or a Hugging
 // Face config.json document. `origin` names it in errors.

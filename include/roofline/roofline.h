@@ -66,16 +66,16 @@ struct RooflineResult {
   Flops dequant_ops = 0;       // vector ops spent dequantizing weights
   Bytes bytes_read = 0;
   Bytes bytes_written = 0;
-  Bytes bytes = 0;             // read + written
-  FlopsPerByte ai = 0;         // flops / bytes
-  FlopsPerByte ridge_ai = 0;   // peak x matmul fraction / effective bandwidth (device-wide)
+  Bytes bytes = 0;            // read + written
+  FlopsPerByte ai = 0;        // flops / bytes
+  FlopsPerByte ridge_ai = 0;  // peak x matmul fraction / effective bandwidth (device-wide)
   Bound bound = Bound::kMemory;
   FlopsPerSecond attained_flops_per_s = 0;  // flops / time_s
   BytesPerSecond attained_bandwidth_Bps = 0;
   // Figures used.
   Format compute_format = Format::kFp16;  // the format the math runs in
   Format output_format = Format::kFp16;
-  bool weight_only = false;  // weights converted to compute_format before the math
+  bool weight_only = false;                  // weights converted to compute_format before the math
   FlopsPerSecond peak_flops_per_s = 0;       // datasheet dense peak of compute_format
   BytesPerSecond peak_bandwidth_Bps = 0;     // datasheet bandwidth
   double matmul_fraction = 1;                // 1 in ideal mode

@@ -21,17 +21,22 @@ struct Limits {
 //  "act"?, "kv"?, "strategy"?, "attention"?, "block_sparsity"?, "tp"?, "pp"?,
 //  "ideal"?, "per_op"?}; "model" is a preset id or an object (the short form
 // or a config.json).
-[[nodiscard]] nlohmann::json predict(const nlohmann::json& request, const Registry& registry, const Limits& limits);
+[[nodiscard]] nlohmann::json predict(const nlohmann::json& request, const Registry& registry,
+                                     const Limits& limits);
 // As predict, with "prompt" and "gen" instead of phase and seq_len.
-[[nodiscard]] nlohmann::json generate(const nlohmann::json& request, const Registry& registry, const Limits& limits);
+[[nodiscard]] nlohmann::json generate(const nlohmann::json& request, const Registry& registry,
+                                      const Limits& limits);
 // {"model", "hardware", "phase"?, "seq_len"?, "batch"?, "max_quality_loss"?,
 //  "memory_limit"?, "latency_target"?, "ideal"?}
-[[nodiscard]] nlohmann::json recommend(const nlohmann::json& request, const Registry& registry, const Limits& limits);
+[[nodiscard]] nlohmann::json recommend(const nlohmann::json& request, const Registry& registry,
+                                       const Limits& limits);
 // {"hardware", "m", "n", "k", "weights"?, "act"?, "ideal"?}
-[[nodiscard]] nlohmann::json analyze(const nlohmann::json& request, const Registry& registry, const Limits& limits);
+[[nodiscard]] nlohmann::json analyze(const nlohmann::json& request, const Registry& registry,
+                                     const Limits& limits);
 // Lists: {"models": [...], "hardware": [...], "phases"?, "batches"?, "seq_lens"?,
 // "weights"?, "acts"?, "strategies"?, "ideal"?}; returns {"rows": [...], "count"}.
-[[nodiscard]] nlohmann::json sweep(const nlohmann::json& request, const Registry& registry, const Limits& limits);
+[[nodiscard]] nlohmann::json sweep(const nlohmann::json& request, const Registry& registry,
+                                   const Limits& limits);
 
 [[nodiscard]] nlohmann::json hardware_list(const Registry& registry);
 [[nodiscard]] nlohmann::json model_list();

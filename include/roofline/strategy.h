@@ -21,7 +21,7 @@ struct Strategy {
   Format act = Format::kBf16;
   Format kv = Format::kBf16;
   std::array<OpPrecision, kOpKindCount> ops{};  // per-operator overrides
-  std::string origin;  // "built-in" or the file
+  std::string origin;                           // "built-in" or the file
 };
 
 // Parses a strategy document: {"name", "description", "weights", "act", "kv",
@@ -46,8 +46,8 @@ struct ResolvedStrategy {
   std::string name;
   PrecisionPlan precision;
   std::vector<std::string> notes;
-  bool weight_only = false;    // some weights are dequantized before the math
-  bool act_fallback = false;   // an activation format was replaced
+  bool weight_only = false;   // some weights are dequantized before the math
+  bool act_fallback = false;  // an activation format was replaced
 };
 [[nodiscard]] ResolvedStrategy resolve(const Strategy& strategy, const ModelSpec& model,
                                        const Device& device);

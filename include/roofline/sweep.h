@@ -23,7 +23,7 @@ struct SweepSpec {
   std::vector<std::int64_t> seq_lens = {4096};
   std::vector<std::optional<Format>> weights = {std::nullopt};  // nullopt: native
   std::vector<Format> acts = {Format::kBf16};
-  std::vector<std::optional<Format>> kvs = {std::nullopt};       // nullopt: the act format
+  std::vector<std::optional<Format>> kvs = {std::nullopt};  // nullopt: the act format
   std::vector<std::optional<AttentionKernel>> attentions = {std::nullopt};
   std::vector<std::int64_t> tps = {1};
   // Named precision plans. When given, each replaces the weights x acts x kvs
@@ -39,14 +39,17 @@ inline constexpr std::uint64_t kMaxSweepRows = 50'000'000;
 
 // Number of rows (the product of the list sizes). Throws InvalidArgument when
 // a list is empty or the product exceeds `max_rows`.
-[[nodiscard]] std::uint64_t sweep_rows(const SweepSpec& spec, std::uint64_t max_rows = kMaxSweepRows);
+[[nodiscard]] std::uint64_t sweep_rows(const SweepSpec& spec,
+                                       std::uint64_t max_rows = kMaxSweepRows);
 
 // Runs the sweep on `threads` threads (0: all cores). `sink` receives the
 // output in row order, in chunks; `progress` (optional) is called after each
 // batch with rows done and total. A combination that cannot be predicted
 // (format the device lacks, model that does not divide by tp) becomes a row
 // with an error message, not a failure.
-void run_sweep(const SweepSpec& spec, SweepFormat format, const std::function<void(std::string_view)>& sink,
-               const std::function<void(std::uint64_t, std::uint64_t)>& progress = {}, unsigned threads = 0);
+void run_sweep(const SweepSpec& spec, SweepFormat format,
+               const std::function<void(std::string_view)>& sink,
+               const std::function<void(std::uint64_t, std::uint64_t)>& progress = {},
+               unsigned threads = 0);
 
 }  // namespace roofline

@@ -24,7 +24,7 @@ struct ValidationCase {
   std::string metric;       // decode_tokens_per_s, decode_total_tokens_per_s,
                             // prefill_tokens_per_s, ttft_s, e2e_s, output_tokens_per_s
   double value = 0;
-  std::string source;       // citation text
+  std::string source;  // citation text
   std::string note;
 };
 

@@ -22,16 +22,42 @@ enum class Phase { kPrefill, kDecode };
 
 enum class OpKind : std::uint8_t {
   // The 17 per-layer operator types.
-  kAttnNorm, kQProj, kKProj, kVProj, kRope, kQkMatmul, kSoftmax, kSvMatmul, kOProj,
-  kAttnResidual, kMlpNorm, kGateProj, kUpProj, kActMul, kDownProj, kMlpResidual, kKvCacheWrite,
+  kAttnNorm,
+  kQProj,
+  kKProj,
+  kVProj,
+  kRope,
+  kQkMatmul,
+  kSoftmax,
+  kSvMatmul,
+  kOProj,
+  kAttnResidual,
+  kMlpNorm,
+  kGateProj,
+  kUpProj,
+  kActMul,
+  kDownProj,
+  kMlpResidual,
+  kKvCacheWrite,
   // Model-level operators.
-  kEmbedding, kFinalNorm, kLmHead,
+  kEmbedding,
+  kFinalNorm,
+  kLmHead,
   // Mixture of experts.
-  kRouter, kSharedGateProj, kSharedUpProj, kSharedDownProj,
+  kRouter,
+  kSharedGateProj,
+  kSharedUpProj,
+  kSharedDownProj,
   // Multi-head latent attention (replace q/k/v projections).
-  kQAProj, kQBProj, kKvAProj, kKvBProj, kKAbsorb, kVAbsorb,
+  kQAProj,
+  kQBProj,
+  kKvAProj,
+  kKvBProj,
+  kKAbsorb,
+  kVAbsorb,
   // Tensor and pipeline parallel communication.
-  kAllReduce, kPipelineSend,
+  kAllReduce,
+  kPipelineSend,
 };
 inline constexpr int kOpKindCount = static_cast<int>(OpKind::kPipelineSend) + 1;
 [[nodiscard]] std::string_view op_name(OpKind k) noexcept;
@@ -76,8 +102,6 @@ inline constexpr std::int64_t kMaxParallel = 4096;
 // pp not above the layer count, sparsity in (0, 1]).
 void validate(const Scenario& scenario, const ModelSpec& model);
 
-
-
 enum class OpClass : std::uint8_t {
   kMatmul,         // activations x weights on the tensor cores
   kAttention,      // activations x activations / KV cache (tensor cores)
@@ -99,9 +123,9 @@ struct Op {
   double count;
   double flops;
   double weight_bytes;
-  double act_bytes;  // activations read + written
-  double kv_bytes;   // KV cache read + written
-  double vector_ops; // dequantization work on the vector units
+  double act_bytes;   // activations read + written
+  double kv_bytes;    // KV cache read + written
+  double vector_ops;  // dequantization work on the vector units
   Format compute;
   bool weight_only;
   // Matmul ops: the fraction of the SMs doing useful work after wave
@@ -125,8 +149,8 @@ struct OpGraph {
   AttentionKernel attention = AttentionKernel::kFa2;
   Format weights = Format::kBf16;  // resolved formats
   Format experts = Format::kBf16;
-  double tokens = 0;               // tokens processed by this forward pass (per pipeline)
-  double distinct_experts = 0;     // per MoE layer, D(B) (0 when not MoE)
+  double tokens = 0;            // tokens processed by this forward pass (per pipeline)
+  double distinct_experts = 0;  // per MoE layer, D(B) (0 when not MoE)
 };
 
 // Builds the operators of one forward pass on one tensor-parallel rank.

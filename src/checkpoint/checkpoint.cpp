@@ -22,8 +22,8 @@ using nlohmann::json;
 // Bytes per element of the safetensors dtypes (safetensors format spec).
 std::optional<double> safetensors_dtype_bytes(const std::string& dtype) {
   static const std::map<std::string, double> kSizes = {
-      {"F64", 8}, {"F32", 4},  {"F16", 2},     {"BF16", 2},    {"I64", 8},     {"I32", 4},
-      {"I16", 2}, {"I8", 1},   {"U64", 8},     {"U32", 4},     {"U16", 2},     {"U8", 1},
+      {"F64", 8},  {"F32", 4},     {"F16", 2},     {"BF16", 2},    {"I64", 8}, {"I32", 4},
+      {"I16", 2},  {"I8", 1},      {"U64", 8},     {"U32", 4},     {"U16", 2}, {"U8", 1},
       {"BOOL", 1}, {"F8_E4M3", 1}, {"F8_E5M2", 1}, {"F8_E8M0", 1}, {"F4", 0.5}};
   auto it = kSizes.find(dtype);
   if (it == kSizes.end()) return std::nullopt;
@@ -32,8 +32,8 @@ std::optional<double> safetensors_dtype_bytes(const std::string& dtype) {
 
 std::vector<TensorInfo> parse_safetensors_header(std::string_view header, std::uint64_t data_size,
                                                  const std::string& origin) {
-  const json doc = detail::parse_json_text(header, origin + " (safetensors header)",
-                                           kMaxSafetensorsHeaderBytes);
+  const json doc =
+      detail::parse_json_text(header, origin + " (safetensors header)", kMaxSafetensorsHeaderBytes);
   if (!doc.is_object()) throw ParseError(origin + ": safetensors header is not a JSON object");
   std::vector<TensorInfo> tensors;
   for (auto it = doc.begin(); it != doc.end(); ++it) {
@@ -49,11 +49,14 @@ std::vector<TensorInfo> parse_safetensors_header(std::string_view header, std::u
     if (!t["dtype"].is_string()) throw ParseError(where + ": dtype must be a string");
     info.dtype = t["dtype"].get<std::string>();
     const auto& shape = t["shape"];
-    if (!shape.is_array() || shape.size() > 8) throw ParseError(where + ": shape must be an array of at most 8 sizes");
+    if (!shape.is_array() || shape.size() > 8)
+      throw ParseError(where + ": shape must be an array of at most 8 sizes");
     double elements = 1;
     for (const auto& d : shape) {
-      if (!d.is_number_unsigned()) throw ParseError(where + ": shape entries must be non-negative integers");
-      info.shape.push_back(static_cast<std::int64_t>(std::min<std::uint64_t>(d.get<std::uint64_t>(), INT64_MAX)));
+      if (!d.is_number_unsigned())
+        throw ParseError(where + ": shape entries must be non-negative integers");
+      info.shape.push_back(
+          static_cast<std::int64_t>(std::min<std::uint64_t>(d.get<std::uint64_t>(), INT64_MAX)));
       elements *= static_cast<double>(d.get<std::uint64_t>());
     }
     const auto& off = t["data_offsets"];
@@ -75,7 +78,8 @@ std::vector<TensorInfo> parse_safetensors_header(std::string_view header, std::u
                          info.dtype + " and its shape");
       }
     } else {
-      throw ParseError(where + ": dtype '" + info.dtype.substr(0, 16) + "' is not a safetensors dtype");
+      throw ParseError(where + ": dtype '" + info.dtype.substr(0, 16) +
+                       "' is not a safetensors dtype");
     }
     tensors.push_back(std::move(info));
   }
@@ -90,7 +94,8 @@ std::uint64_t read_le64(const unsigned char* p) {
 
 std::uint64_t file_size_of(const std::string& path) {
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) throw ParseError(path + ": cannot read: not a regular file");
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw ParseError(path + ": cannot read: not a regular file");
   const auto size = std::filesystem::file_size(path, ec);
   if (ec) throw ParseError(path + ": cannot read: " + ec.message());
   return size;
@@ -108,22 +113,22 @@ struct GgmlType {
   std::optional<Format> format;
 };
 constexpr GgmlType kGgmlTypes[] = {
-    {0, "F32", 1, 4, Format::kFp32},        {1, "F16", 1, 2, Format::kFp16},
-    {2, "q4_0", 32, 18, Format::kQ4_0},     {3, "q4_1", 32, 20, std::nullopt},
-    {6, "q5_0", 32, 22, std::nullopt},      {7, "q5_1", 32, 24, std::nullopt},
-    {8, "q8_0", 32, 34, Format::kQ8_0},     {9, "q8_1", 32, 36, std::nullopt},
-    {10, "q2_K", 256, 84, std::nullopt},    {11, "q3_K", 256, 110, std::nullopt},
+    {0, "F32", 1, 4, Format::kFp32},         {1, "F16", 1, 2, Format::kFp16},
+    {2, "q4_0", 32, 18, Format::kQ4_0},      {3, "q4_1", 32, 20, std::nullopt},
+    {6, "q5_0", 32, 22, std::nullopt},       {7, "q5_1", 32, 24, std::nullopt},
+    {8, "q8_0", 32, 34, Format::kQ8_0},      {9, "q8_1", 32, 36, std::nullopt},
+    {10, "q2_K", 256, 84, std::nullopt},     {11, "q3_K", 256, 110, std::nullopt},
     {12, "q4_K", 256, 144, Format::kQ4_K_M}, {13, "q5_K", 256, 176, Format::kQ5_K_M},
-    {14, "q6_K", 256, 210, Format::kQ6_K},  {15, "q8_K", 256, 292, std::nullopt},
-    {16, "iq2_xxs", 256, 66, std::nullopt}, {17, "iq2_xs", 256, 74, std::nullopt},
-    {18, "iq3_xxs", 256, 98, std::nullopt}, {19, "iq1_s", 256, 50, std::nullopt},
-    {20, "iq4_nl", 32, 18, std::nullopt},   {21, "iq3_s", 256, 110, std::nullopt},
-    {22, "iq2_s", 256, 82, std::nullopt},   {23, "iq4_xs", 256, 136, std::nullopt},
-    {24, "I8", 1, 1, std::nullopt},         {25, "I16", 1, 2, std::nullopt},
-    {26, "I32", 1, 4, std::nullopt},        {27, "I64", 1, 8, std::nullopt},
-    {28, "F64", 1, 8, std::nullopt},        {29, "iq1_m", 256, 56, std::nullopt},
-    {30, "BF16", 1, 2, Format::kBf16},      {34, "tq1_0", 256, 54, std::nullopt},
-    {35, "tq2_0", 256, 66, std::nullopt},   {39, "mxfp4", 32, 17, Format::kMxfp4},
+    {14, "q6_K", 256, 210, Format::kQ6_K},   {15, "q8_K", 256, 292, std::nullopt},
+    {16, "iq2_xxs", 256, 66, std::nullopt},  {17, "iq2_xs", 256, 74, std::nullopt},
+    {18, "iq3_xxs", 256, 98, std::nullopt},  {19, "iq1_s", 256, 50, std::nullopt},
+    {20, "iq4_nl", 32, 18, std::nullopt},    {21, "iq3_s", 256, 110, std::nullopt},
+    {22, "iq2_s", 256, 82, std::nullopt},    {23, "iq4_xs", 256, 136, std::nullopt},
+    {24, "I8", 1, 1, std::nullopt},          {25, "I16", 1, 2, std::nullopt},
+    {26, "I32", 1, 4, std::nullopt},         {27, "I64", 1, 8, std::nullopt},
+    {28, "F64", 1, 8, std::nullopt},         {29, "iq1_m", 256, 56, std::nullopt},
+    {30, "BF16", 1, 2, Format::kBf16},       {34, "tq1_0", 256, 54, std::nullopt},
+    {35, "tq2_0", 256, 66, std::nullopt},    {39, "mxfp4", 32, 17, Format::kMxfp4},
 };
 
 const GgmlType* ggml_type(std::uint32_t id) {
@@ -153,9 +158,9 @@ class Reader {
   std::uint64_t remaining() const { return bytes_.size() - pos_; }
   void need(std::uint64_t n) const {
     if (n > remaining()) {
-      fail(prefix_only_ ? "header is larger than the " + std::to_string(kMaxGgufHeaderBytes) +
-                              "-byte limit"
-                        : std::string("is truncated"));
+      fail(prefix_only_
+               ? "header is larger than the " + std::to_string(kMaxGgufHeaderBytes) + "-byte limit"
+               : std::string("is truncated"));
     }
   }
   template <typename T>
@@ -197,28 +202,52 @@ struct GgufValue {
 
 std::uint64_t gguf_scalar_size(std::uint32_t type) {
   switch (type) {
-    case 0: case 1: case 7: return 1;
-    case 2: case 3: return 2;
-    case 4: case 5: case 6: return 4;
-    case 10: case 11: case 12: return 8;
-    default: return 0;
+    case 0:
+    case 1:
+    case 7:
+      return 1;
+    case 2:
+    case 3:
+      return 2;
+    case 4:
+    case 5:
+    case 6:
+      return 4;
+    case 10:
+    case 11:
+    case 12:
+      return 8;
+    default:
+      return 0;
   }
 }
 
 double read_gguf_number(Reader& r, std::uint32_t type) {
   switch (type) {
-    case 0: return r.scalar<std::uint8_t>();
-    case 1: return r.scalar<std::int8_t>();
-    case 2: return r.scalar<std::uint16_t>();
-    case 3: return r.scalar<std::int16_t>();
-    case 4: return r.scalar<std::uint32_t>();
-    case 5: return r.scalar<std::int32_t>();
-    case 6: return r.scalar<float>();
-    case 7: return r.scalar<std::uint8_t>() != 0;
-    case 10: return static_cast<double>(r.scalar<std::uint64_t>());
-    case 11: return static_cast<double>(r.scalar<std::int64_t>());
-    case 12: return r.scalar<double>();
-    default: r.fail("metadata type " + std::to_string(type) + " is unknown");
+    case 0:
+      return r.scalar<std::uint8_t>();
+    case 1:
+      return r.scalar<std::int8_t>();
+    case 2:
+      return r.scalar<std::uint16_t>();
+    case 3:
+      return r.scalar<std::int16_t>();
+    case 4:
+      return r.scalar<std::uint32_t>();
+    case 5:
+      return r.scalar<std::int32_t>();
+    case 6:
+      return r.scalar<float>();
+    case 7:
+      return r.scalar<std::uint8_t>() != 0;
+    case 10:
+      return static_cast<double>(r.scalar<std::uint64_t>());
+    case 11:
+      return static_cast<double>(r.scalar<std::int64_t>());
+    case 12:
+      return r.scalar<double>();
+    default:
+      r.fail("metadata type " + std::to_string(type) + " is unknown");
   }
 }
 
@@ -236,10 +265,12 @@ GgufValue read_gguf_value(Reader& r, std::uint32_t type) {
     v.array_length = count;
     if (item_type == 8) {
       // Each string needs at least its 8-byte length.
-      if (count > r.remaining() / 8) r.fail("array of " + std::to_string(count) + " strings is longer than the file");
+      if (count > r.remaining() / 8)
+        r.fail("array of " + std::to_string(count) + " strings is longer than the file");
       for (std::uint64_t i = 0; i < count; ++i) (void)r.string();
     } else if (const auto size = gguf_scalar_size(item_type); size > 0) {
-      if (count > r.remaining() / size) r.fail("array of " + std::to_string(count) + " items is longer than the file");
+      if (count > r.remaining() / size)
+        r.fail("array of " + std::to_string(count) + " items is longer than the file");
       r.skip(count * size);
     } else {
       r.fail("array item type " + std::to_string(item_type) + " is not supported");
@@ -256,11 +287,13 @@ GgufValue read_gguf_value(Reader& r, std::uint32_t type) {
 // ---------------------------------------------------------------- public
 
 std::vector<TensorInfo> parse_safetensors(std::string_view bytes, const std::string& origin) {
-  if (bytes.size() < 8) throw ParseError(origin + ": safetensors file is truncated (no header length)");
+  if (bytes.size() < 8)
+    throw ParseError(origin + ": safetensors file is truncated (no header length)");
   const std::uint64_t n = read_le64(reinterpret_cast<const unsigned char*>(bytes.data()));
   if (n > kMaxSafetensorsHeaderBytes) {
     throw ParseError(origin + ": safetensors header length " + std::to_string(n) +
-                     " is more than the " + std::to_string(kMaxSafetensorsHeaderBytes) + "-byte limit");
+                     " is more than the " + std::to_string(kMaxSafetensorsHeaderBytes) +
+                     "-byte limit");
   }
   if (n > bytes.size() - 8) {
     throw ParseError(origin + ": safetensors header length " + std::to_string(n) +
@@ -280,14 +313,16 @@ std::vector<TensorInfo> read_safetensors_header(const std::string& path) {
   const std::uint64_t n = read_le64(len_bytes);
   if (n > kMaxSafetensorsHeaderBytes) {
     throw ParseError(path + ": safetensors header length " + std::to_string(n) +
-                     " is more than the " + std::to_string(kMaxSafetensorsHeaderBytes) + "-byte limit");
+                     " is more than the " + std::to_string(kMaxSafetensorsHeaderBytes) +
+                     "-byte limit");
   }
   if (n > size - 8) {
     throw ParseError(path + ": safetensors header length " + std::to_string(n) +
                      " runs past the end of the " + std::to_string(size) + "-byte file");
   }
   std::string header(n, '\0');
-  if (!in.read(header.data(), static_cast<std::streamsize>(n))) throw ParseError(path + ": truncated header");
+  if (!in.read(header.data(), static_cast<std::streamsize>(n)))
+    throw ParseError(path + ": truncated header");
   return parse_safetensors_header(header, size - 8 - n, path);
 }
 
@@ -315,7 +350,8 @@ std::vector<TensorInfo> read_safetensors_index(const std::string& path) {
   std::vector<TensorInfo> all;
   for (const auto& shard : shards) {
     auto part = read_safetensors_header((dir / shard).string());
-    all.insert(all.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+    all.insert(all.end(), std::make_move_iterator(part.begin()),
+               std::make_move_iterator(part.end()));
   }
   return all;
 }
@@ -324,7 +360,9 @@ CheckpointBytes classify_tensors(const std::vector<TensorInfo>& tensors, const s
   CheckpointBytes c;
   c.path = path;
   std::map<std::string, double> by_type;
-  auto has = [](const std::string& s, const char* part) { return s.find(part) != std::string::npos; };
+  auto has = [](const std::string& s, const char* part) {
+    return s.find(part) != std::string::npos;
+  };
   for (const auto& t : tensors) {
     const std::string& n = t.name;
     double* slot = &c.other;
@@ -375,7 +413,8 @@ ModelSpec load_model_directory(const std::string& dir) {
   } else if (std::filesystem::is_regular_file(root / "model.safetensors", ec)) {
     tensors = read_safetensors_header((root / "model.safetensors").string());
   }
-  m.id = root.filename().empty() ? root.parent_path().filename().string() : root.filename().string();
+  m.id =
+      root.filename().empty() ? root.parent_path().filename().string() : root.filename().string();
   m.name = m.id;
   m.origin = dir;
   if (!tensors.empty()) {
@@ -393,15 +432,18 @@ ModelSpec parse_gguf(std::string_view bytes, const std::string& origin) {
   return parse_gguf_prefix(bytes, bytes.size(), origin);
 }
 
-ModelSpec parse_gguf_prefix(std::string_view bytes, std::uint64_t file_size, const std::string& origin) {
+ModelSpec parse_gguf_prefix(std::string_view bytes, std::uint64_t file_size,
+                            const std::string& origin) {
   Reader r(bytes, origin, file_size > bytes.size());
   const auto magic = r.scalar<std::uint32_t>();
   if (magic != 0x46554747) r.fail("magic number is wrong: not a GGUF file");
   const auto version = r.scalar<std::uint32_t>();
-  if (version < 2 || version > 3) r.fail("version " + std::to_string(version) + " is not supported (2, 3)");
+  if (version < 2 || version > 3)
+    r.fail("version " + std::to_string(version) + " is not supported (2, 3)");
   const auto n_tensors = r.scalar<std::uint64_t>();
   const auto n_kv = r.scalar<std::uint64_t>();
-  if (n_tensors > kMaxGgufTensors) r.fail("tensor count " + std::to_string(n_tensors) + " is too large");
+  if (n_tensors > kMaxGgufTensors)
+    r.fail("tensor count " + std::to_string(n_tensors) + " is too large");
   if (n_kv > kMaxGgufMetadata) r.fail("metadata count " + std::to_string(n_kv) + " is too large");
 
   std::map<std::string, GgufValue> meta;
@@ -430,13 +472,15 @@ ModelSpec parse_gguf_prefix(std::string_view bytes, std::uint64_t file_size, con
     double elements = 1;
     for (std::uint32_t d = 0; d < n_dims; ++d) {
       const auto dim = r.scalar<std::uint64_t>();
-      if (dim > (1ULL << 40)) r.fail("tensor '" + t.name + "' dimension " + std::to_string(dim) + " is absurd");
+      if (dim > (1ULL << 40))
+        r.fail("tensor '" + t.name + "' dimension " + std::to_string(dim) + " is absurd");
       t.shape.push_back(static_cast<std::int64_t>(dim));
       elements *= static_cast<double>(dim);
     }
     const auto type_id = r.scalar<std::uint32_t>();
     const GgmlType* type = ggml_type(type_id);
-    if (type == nullptr) r.fail("tensor '" + t.name + "' has unknown ggml type " + std::to_string(type_id));
+    if (type == nullptr)
+      r.fail("tensor '" + t.name + "' has unknown ggml type " + std::to_string(type_id));
     t.dtype = type->name;
     t.bytes = ggml_bytes(*type, elements);
     offsets.push_back(r.scalar<std::uint64_t>());
@@ -460,7 +504,9 @@ ModelSpec parse_gguf_prefix(std::string_view bytes, std::uint64_t file_size, con
   auto number = [&](const std::string& key, bool required) -> double {
     auto it = meta.find(arch + "." + key);
     if (it == meta.end() || it->second.kind != GgufValue::kNumber) {
-      if (required) throw ParseError(origin + ": GGUF metadata " + arch + "." + key + " is missing or not a number");
+      if (required)
+        throw ParseError(origin + ": GGUF metadata " + arch + "." + key +
+                         " is missing or not a number");
       return 0;
     }
     return it->second.number;
@@ -469,8 +515,8 @@ ModelSpec parse_gguf_prefix(std::string_view bytes, std::uint64_t file_size, con
   // Translate to a config.json and reuse its validation.
   json cfg;
   static const std::map<std::string, std::string> kArch = {
-      {"llama", "llama"}, {"qwen2", "qwen2"}, {"qwen3", "qwen3"}, {"qwen3moe", "qwen3_moe"},
-      {"deepseek2", "deepseek_v3"}, {"gpt-oss", "gpt_oss"}};
+      {"llama", "llama"},        {"qwen2", "qwen2"},           {"qwen3", "qwen3"},
+      {"qwen3moe", "qwen3_moe"}, {"deepseek2", "deepseek_v3"}, {"gpt-oss", "gpt_oss"}};
   auto arch_it = kArch.find(arch);
   if (arch_it == kArch.end()) {
     throw Unsupported(origin + ": GGUF architecture '" + arch.substr(0, 40) +
@@ -486,15 +532,19 @@ ModelSpec parse_gguf_prefix(std::string_view bytes, std::uint64_t file_size, con
   cfg["num_key_value_heads"] = meta.count(arch + ".attention.head_count_kv")
                                    ? number("attention.head_count_kv", true)
                                    : number("attention.head_count", true);
-  if (const double kl = number("attention.key_length", false); kl > 0 && model_type != "deepseek_v3") {
+  if (const double kl = number("attention.key_length", false);
+      kl > 0 && model_type != "deepseek_v3") {
     cfg["head_dim"] = kl;
   }
   double vocab = number("vocab_size", false);
   if (vocab == 0) {
     auto it = meta.find("tokenizer.ggml.tokens");
-    if (it != meta.end() && it->second.kind == GgufValue::kArray) vocab = static_cast<double>(it->second.array_length);
+    if (it != meta.end() && it->second.kind == GgufValue::kArray)
+      vocab = static_cast<double>(it->second.array_length);
   }
-  if (vocab == 0) throw ParseError(origin + ": GGUF has neither " + arch + ".vocab_size nor tokenizer.ggml.tokens");
+  if (vocab == 0)
+    throw ParseError(origin + ": GGUF has neither " + arch +
+                     ".vocab_size nor tokenizer.ggml.tokens");
   cfg["vocab_size"] = vocab;
   cfg["max_position_embeddings"] = number("context_length", false);
   const double ffn = number("feed_forward_length", false);
@@ -541,7 +591,8 @@ ModelSpec parse_gguf_prefix(std::string_view bytes, std::uint64_t file_size, con
                                [](const std::string& n) { return n.rfind("config keys", 0) == 0; }),
                 m.notes.end());
   m.notes.push_back("from GGUF metadata (" + arch + "); exact bytes from " +
-                    std::to_string(tensors.size()) + " tensor headers, mostly " + m.checkpoint->dominant_type);
+                    std::to_string(tensors.size()) + " tensor headers, mostly " +
+                    m.checkpoint->dominant_type);
   const std::string name = text("general.name");
   m.name = name.empty() ? std::filesystem::path(origin).stem().string() : name;
   return m;
@@ -556,7 +607,8 @@ ModelSpec load_gguf(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ParseError(path + ": cannot open for reading");
   std::string head(want, '\0');
-  if (!in.read(head.data(), static_cast<std::streamsize>(want))) throw ParseError(path + ": read failed");
+  if (!in.read(head.data(), static_cast<std::streamsize>(want)))
+    throw ParseError(path + ": read failed");
   return parse_gguf_prefix(head, size, path);
 }
 

@@ -11,9 +11,9 @@
 namespace roofline {
 namespace {
 
-constexpr double kFp32Max = 3.4028234663852886e38;   // (2 - 2^-23) * 2^127
-constexpr double kTf32Max = 3.4011621342146535e38;   // (2 - 2^-10) * 2^127
-constexpr double kBf16Max = 3.3895313892515355e38;   // (2 - 2^-7) * 2^127
+constexpr double kFp32Max = 3.4028234663852886e38;  // (2 - 2^-23) * 2^127
+constexpr double kTf32Max = 3.4011621342146535e38;  // (2 - 2^-10) * 2^127
+constexpr double kBf16Max = 3.3895313892515355e38;  // (2 - 2^-7) * 2^127
 
 // Block sizes and bits follow the definitions cited in `source`. The llama.cpp
 // block sizes are the sizeof() of ggml's block structs:
@@ -31,8 +31,7 @@ constexpr std::array<FormatInfo, kFormatCount> detail::kFormatTable{{
     {Format::kTf32, "tf32", "e8m10", 1, 32, 0, "none (stored as fp32)", kTf32Max, 0x1p-126, true,
      "CUDA __nv_tf32: 1 sign, 8 exponent, 10 mantissa bits in a 32-bit container"},
     {Format::kBf16, "bf16", "e8m7", 1, 16, 0, "none", kBf16Max, 0x1p-133, true, "bfloat16"},
-    {Format::kFp16, "fp16", "e5m10", 1, 16, 0, "none", 65504.0, 0x1p-24, true,
-     "IEEE 754 binary16"},
+    {Format::kFp16, "fp16", "e5m10", 1, 16, 0, "none", 65504.0, 0x1p-24, true, "IEEE 754 binary16"},
     {Format::kFp8, "fp8", "e4m3", 1, 8, 32, "fp32 per tensor", 448.0, 0x1p-9, true,
      "OCP OFP8 / arXiv 2209.05433 Table 1 (e4m3fn: no infinity, NaN = S.1111.111)"},
     {Format::kFp8E5M2, "fp8-e5m2", "e5m2", 1, 8, 32, "fp32 per tensor", 57344.0, 0x1p-16, true,
@@ -41,13 +40,15 @@ constexpr std::array<FormatInfo, kFormatCount> detail::kFormatTable{{
      true, "OCP Microscaling Formats v1.0"},
     {Format::kFp6, "fp6", "e3m2", 1, 6, 32, "fp32 per tensor", 28.0, 0.0625, true,
      "OCP Microscaling Formats v1.0 (FP6 E3M2 element)"},
-    {Format::kMxfp6, "mxfp6", "e3m2", 32, 32 * 6 + 8, 0, "e8m0 per 32 elements", 28.0, 0.0625,
-     true, "OCP Microscaling Formats v1.0"},
+    {Format::kMxfp6, "mxfp6", "e3m2", 32, 32 * 6 + 8, 0, "e8m0 per 32 elements", 28.0, 0.0625, true,
+     "OCP Microscaling Formats v1.0"},
     {Format::kMxfp4, "mxfp4", "e2m1", 32, 32 * 4 + 8, 0, "e8m0 per 32 elements", 6.0, 0.5, true,
      "OCP Microscaling Formats v1.0"},
     {Format::kNvfp4, "nvfp4", "e2m1", 16, 16 * 4 + 8, 32, "ue4m3 per 16 elements + fp32 per tensor",
-     6.0, 0.5, true, "NVIDIA, 'Introducing NVFP4 for Efficient and Accurate Low-Precision Inference' (2025)"},
-    {Format::kInt8, "int8", "int8", 1, 8, 32, "fp32 per tensor (per-channel scales, 32 bits a row, are not counted)", 127.0, 1.0, true,
+     6.0, 0.5, true,
+     "NVIDIA, 'Introducing NVFP4 for Efficient and Accurate Low-Precision Inference' (2025)"},
+    {Format::kInt8, "int8", "int8", 1, 8, 32,
+     "fp32 per tensor (per-channel scales, 32 bits a row, are not counted)", 127.0, 1.0, true,
      "two's complement, symmetric"},
     {Format::kInt4, "int4", "int4", 128, 128 * 4 + 16 + 4, 0,
      "fp16 scale + 4-bit zero point per 128 elements", 7.0, 1.0, true,
@@ -55,7 +56,8 @@ constexpr std::array<FormatInfo, kFormatCount> detail::kFormatTable{{
     {Format::kQ8_0, "q8_0", "int8", 32, 34 * 8, 0, "fp16 scale per 32 elements", 127.0, 1.0, false,
      "ggml-common.h block_q8_0"},
     {Format::kQ6_K, "q6_k", "int6", 256, 210 * 8, 0,
-     "int8 scale per 16 + fp16 scale per 256 elements", 31.0, 1.0, false, "ggml-common.h block_q6_K"},
+     "int8 scale per 16 + fp16 scale per 256 elements", 31.0, 1.0, false,
+     "ggml-common.h block_q6_K"},
     {Format::kQ5_K_M, "q5_k_m", "uint5", 256, 176 * 8, 0,
      "6-bit scale and min per 32 + fp16 pair per 256 elements", 31.0, 1.0, false,
      "ggml-common.h block_q5_K (the _M file mix keeps some tensors in q6_k)"},
@@ -84,7 +86,7 @@ struct Alias {
   Format format;
 };
 constexpr Alias kAliases[] = {
-    {"fp8-e4m3", Format::kFp8},  {"e4m3", Format::kFp8},    {"e5m2", Format::kFp8E5M2},
+    {"fp8-e4m3", Format::kFp8},   {"e4m3", Format::kFp8},    {"e5m2", Format::kFp8E5M2},
     {"int4-g128", Format::kInt4}, {"q4_k", Format::kQ4_K_M}, {"q5_k", Format::kQ5_K_M},
 };
 
@@ -92,12 +94,10 @@ constexpr Alias kAliases[] = {
 
 std::span<const FormatInfo> all_formats() noexcept { return kFormats; }
 
-
 double bits_per_element(Format f) noexcept {
   const FormatInfo& info = format_info(f);
   return static_cast<double>(info.block_bits) / info.block_elements;
 }
-
 
 bool try_parse_format(std::string_view text, Format* out) noexcept {
   if (text.size() > 32) return false;

@@ -122,8 +122,8 @@ std::string device_id_text(StrictObject& doc, std::string_view key) {
   std::string id = doc.string(key);
   if (id.empty() || id.size() > 64) doc.fail(key, "must be 1 to 64 characters");
   for (char c : id) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
-                    c == '.';
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.';
     if (!ok) doc.fail(key, "'" + id + "' may use only a-z, 0-9, '-', '_' and '.'");
   }
   return id;
@@ -150,21 +150,30 @@ std::string read_file(const std::string& path) {
 
 std::string_view confidence_name(Confidence c) noexcept {
   switch (c) {
-    case Confidence::kVendor: return "vendor";
-    case Confidence::kDerived: return "derived";
-    case Confidence::kMeasured: return "measured";
-    case Confidence::kUnknown: return "unknown";
+    case Confidence::kVendor:
+      return "vendor";
+    case Confidence::kDerived:
+      return "derived";
+    case Confidence::kMeasured:
+      return "measured";
+    case Confidence::kUnknown:
+      return "unknown";
   }
   return "unknown";
 }
 
-std::string_view engine_name(Engine e) noexcept { return e == Engine::kTensor ? "tensor" : "vector"; }
+std::string_view engine_name(Engine e) noexcept {
+  return e == Engine::kTensor ? "tensor" : "vector";
+}
 
 std::string_view accumulate_name(Accumulate a) noexcept {
   switch (a) {
-    case Accumulate::kFp32: return "fp32";
-    case Accumulate::kFp16: return "fp16";
-    case Accumulate::kInt32: return "int32";
+    case Accumulate::kFp32:
+      return "fp32";
+    case Accumulate::kFp16:
+      return "fp16";
+    case Accumulate::kInt32:
+      return "int32";
   }
   return "fp32";
 }
@@ -215,7 +224,8 @@ Device parse_device(std::string_view json_text, const std::string& origin) {
   StrictObject compute = doc.object("compute");
   d.sm_count = read_positive_figure(compute, "sm_count", d.sources);
   d.l2_bytes = read_figure(compute, "l2_bytes", d.sources);
-  d.shared_memory_per_sm_bytes = read_positive_figure(compute, "shared_memory_per_sm_bytes", d.sources);
+  d.shared_memory_per_sm_bytes =
+      read_positive_figure(compute, "shared_memory_per_sm_bytes", d.sources);
   d.boost_clock_hz = read_figure(compute, "boost_clock_hz", d.sources);
   d.tdp_w = read_figure(compute, "tdp_w", d.sources);
   compute.finish();
@@ -262,7 +272,8 @@ Device parse_device(std::string_view json_text, const std::string& origin) {
 Registry Registry::built_in() {
   Registry r;
   for (const auto& file : detail::embedded_files()) {
-    if (file.name.rfind("hardware/", 0) == 0) r.add_text(file.text, "built-in " + std::string(file.name));
+    if (file.name.rfind("hardware/", 0) == 0)
+      r.add_text(file.text, "built-in " + std::string(file.name));
   }
   return r;
 }

@@ -20,13 +20,16 @@ const Api& api() {
       if (h) break;
     }
     if (!h) {
-      error = "OpenBLAS not available: libopenblas.so.0 could not be loaded (install libopenblas-dev)";
+      error =
+          "OpenBLAS not available: libopenblas.so.0 could not be loaded (install libopenblas-dev)";
       return;
     }
     a.sgemm = reinterpret_cast<decltype(a.sgemm)>(dlsym(h, "cblas_sgemm"));
     a.sgemv = reinterpret_cast<decltype(a.sgemv)>(dlsym(h, "cblas_sgemv"));
-    a.set_num_threads = reinterpret_cast<decltype(a.set_num_threads)>(dlsym(h, "openblas_set_num_threads"));
-    a.get_num_threads = reinterpret_cast<decltype(a.get_num_threads)>(dlsym(h, "openblas_get_num_threads"));
+    a.set_num_threads =
+        reinterpret_cast<decltype(a.set_num_threads)>(dlsym(h, "openblas_set_num_threads"));
+    a.get_num_threads =
+        reinterpret_cast<decltype(a.get_num_threads)>(dlsym(h, "openblas_get_num_threads"));
     if (!a.sgemm || !a.sgemv || !a.set_num_threads || !a.get_num_threads) {
       error = "OpenBLAS not available: the loaded library lacks cblas_sgemm/cblas_sgemv";
       a = Api{};

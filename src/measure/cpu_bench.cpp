@@ -1,5 +1,4 @@
 // Host CPU measurements: STREAM, FMA peak, OpenBLAS sgemm/sgemv.
-#include "blas.h"
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "blas.h"
 #include "roofline/error.h"
 #include "roofline/measure.h"
 
@@ -793,8 +793,8 @@ GemmMeasurement measure_sgemm(const GemmShape& shape, const GemmOptions& options
       // c[j] = sum_p a[p] * b[p][j]: y = B^T x with B row-major k x n.
       blas::api().sgemv(CblasRowMajor, CblasTrans, bk, bn, 1.0f, b, bn, a, 1, 0.0f, c, 1);
     } else {
-      blas::api().sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bm, bn, bk, 1.0f, a, bk, b, bn, 0.0f,
-                  c, bn);
+      blas::api().sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bm, bn, bk, 1.0f, a, bk, b, bn,
+                        0.0f, c, bn);
     }
   };
 

@@ -53,10 +53,13 @@ const Api& api() {
       if (a.handle) break;
     }
     if (!a.handle) {
-      a.error = "NVML not available: libnvidia-ml.so.1 could not be loaded (no NVIDIA driver on this machine)";
+      a.error =
+          "NVML not available: libnvidia-ml.so.1 could not be loaded (no NVIDIA driver on this "
+          "machine)";
       return;
     }
-    const bool ok = bind(a.handle, "nvmlInit_v2", &a.init) && bind(a.handle, "nvmlDeviceGetCount_v2", &a.count) &&
+    const bool ok = bind(a.handle, "nvmlInit_v2", &a.init) &&
+                    bind(a.handle, "nvmlDeviceGetCount_v2", &a.count) &&
                     bind(a.handle, "nvmlDeviceGetHandleByIndex_v2", &a.by_index) &&
                     bind(a.handle, "nvmlDeviceGetName", &a.name) &&
                     bind(a.handle, "nvmlDeviceGetUtilizationRates", &a.utilization) &&

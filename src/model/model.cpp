@@ -30,25 +30,89 @@ constexpr std::size_t kMaxConfigBytes = 4 << 20;
 
 // config.json keys that do not change the cost of inference (tokenizer ids,
 // training settings, numerics of norms and RoPE, framework bookkeeping).
-const std::set<std::string, std::less<>> kIgnoredKeys = {
-    "_name_or_path", "architectures", "attention_dropout", "auto_map", "bos_token_id",
-    "eos_token_id", "pad_token_id", "hidden_act", "initializer_range", "rms_norm_eps",
-    "rope_theta", "rope_scaling", "transformers_version", "use_cache", "pretraining_tp",
-    "output_router_logits", "router_aux_loss_coef", "router_jitter_noise", "aux_loss_alpha",
-    "seq_aux", "ep_size", "routed_scaling_factor", "scoring_func", "topk_method", "n_group",
-    "topk_group", "norm_topk_prob", "rope_interleave", "model_type", "torch_dtype", "dtype",
-    "max_window_layers", "use_sliding_window", "sliding_window", "layer_types",
-    "num_nextn_predict_layers", "bias", "swiglu_limit", "initial_context_length",
-    "quantization_config", "mlp_bias", "attention_bias", "head_dim", "tie_word_embeddings",
-    "max_position_embeddings", "vocab_size", "hidden_size", "intermediate_size",
-    "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "use_qk_norm",
-    "experts_per_token", "num_experts_per_tok", "num_local_experts", "num_experts",
-    "moe_intermediate_size", "decoder_sparse_step", "mlp_only_layers", "n_routed_experts",
-    "n_shared_experts", "first_k_dense_replace", "moe_layer_freq", "q_lora_rank", "kv_lora_rank",
-    "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "tie_encoder_decoder",
-    "is_decoder", "return_dict", "output_hidden_states", "output_attentions", "eos_token",
-    "bos_token", "chunk_size_feed_forward", "num_attention_heads_per_partition", "rope_type",
-    "qkv_bias", "embd_pdrop", "resid_pdrop", "use_return_dict", "use_mrope"};
+const std::set<std::string, std::less<>> kIgnoredKeys = {"_name_or_path",
+                                                         "architectures",
+                                                         "attention_dropout",
+                                                         "auto_map",
+                                                         "bos_token_id",
+                                                         "eos_token_id",
+                                                         "pad_token_id",
+                                                         "hidden_act",
+                                                         "initializer_range",
+                                                         "rms_norm_eps",
+                                                         "rope_theta",
+                                                         "rope_scaling",
+                                                         "transformers_version",
+                                                         "use_cache",
+                                                         "pretraining_tp",
+                                                         "output_router_logits",
+                                                         "router_aux_loss_coef",
+                                                         "router_jitter_noise",
+                                                         "aux_loss_alpha",
+                                                         "seq_aux",
+                                                         "ep_size",
+                                                         "routed_scaling_factor",
+                                                         "scoring_func",
+                                                         "topk_method",
+                                                         "n_group",
+                                                         "topk_group",
+                                                         "norm_topk_prob",
+                                                         "rope_interleave",
+                                                         "model_type",
+                                                         "torch_dtype",
+                                                         "dtype",
+                                                         "max_window_layers",
+                                                         "use_sliding_window",
+                                                         "sliding_window",
+                                                         "layer_types",
+                                                         "num_nextn_predict_layers",
+                                                         "bias",
+                                                         "swiglu_limit",
+                                                         "initial_context_length",
+                                                         "quantization_config",
+                                                         "mlp_bias",
+                                                         "attention_bias",
+                                                         "head_dim",
+                                                         "tie_word_embeddings",
+                                                         "max_position_embeddings",
+                                                         "vocab_size",
+                                                         "hidden_size",
+                                                         "intermediate_size",
+                                                         "num_hidden_layers",
+                                                         "num_attention_heads",
+                                                         "num_key_value_heads",
+                                                         "use_qk_norm",
+                                                         "experts_per_token",
+                                                         "num_experts_per_tok",
+                                                         "num_local_experts",
+                                                         "num_experts",
+                                                         "moe_intermediate_size",
+                                                         "decoder_sparse_step",
+                                                         "mlp_only_layers",
+                                                         "n_routed_experts",
+                                                         "n_shared_experts",
+                                                         "first_k_dense_replace",
+                                                         "moe_layer_freq",
+                                                         "q_lora_rank",
+                                                         "kv_lora_rank",
+                                                         "qk_nope_head_dim",
+                                                         "qk_rope_head_dim",
+                                                         "v_head_dim",
+                                                         "tie_encoder_decoder",
+                                                         "is_decoder",
+                                                         "return_dict",
+                                                         "output_hidden_states",
+                                                         "output_attentions",
+                                                         "eos_token",
+                                                         "bos_token",
+                                                         "chunk_size_feed_forward",
+                                                         "num_attention_heads_per_partition",
+                                                         "rope_type",
+                                                         "qkv_bias",
+                                                         "embd_pdrop",
+                                                         "resid_pdrop",
+                                                         "use_return_dict",
+                                                         "use_mrope"};
 
 class ConfigReader {
  public:
@@ -311,7 +375,8 @@ ParamCounts count_parameters(const ModelSpec& m) {
     p.shared_experts = mats * h * static_cast<double>(e.shared_intermediate) *
                        static_cast<double>(e.num_shared_experts) * moe_layers;
     p.router = (h * static_cast<double>(e.num_experts) +
-                (e.router_bias ? static_cast<double>(e.num_experts) : 0)) * moe_layers;
+                (e.router_bias ? static_cast<double>(e.num_experts) : 0)) *
+               moe_layers;
     active_experts = one_expert * static_cast<double>(e.top_k) * moe_layers;
   }
   p.norms = 2 * h * static_cast<double>(m.layers) + h;
@@ -374,8 +439,10 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
   static const char* kSupported =
       "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gpt_oss";
   if (t.empty()) {
-    throw Unsupported(origin + ": no model_type; this does not look like a Hugging Face "
-                      "config.json (supported model types: " + kSupported + ")");
+    throw Unsupported(origin +
+                      ": no model_type; this does not look like a Hugging Face "
+                      "config.json (supported model types: " +
+                      kSupported + ")");
   }
   m.native_weights = dtype_format(r);
   m.native_experts = m.native_weights;
@@ -385,7 +452,8 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
     read_gqa(r, &m);
     if (t == "mixtral" || t == "qwen3_moe") {
       MoeSpec e;
-      e.num_experts = r.integer(t == "mixtral" ? "num_local_experts" : "num_experts", 1, kMaxExperts);
+      e.num_experts =
+          r.integer(t == "mixtral" ? "num_local_experts" : "num_experts", 1, kMaxExperts);
       e.top_k = r.integer("num_experts_per_tok", 1, e.num_experts);
       if (t == "mixtral") {
         e.expert_intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
@@ -394,7 +462,8 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
         e.layer_step = r.integer_or("decoder_sparse_step", 1, 1, m.layers);
         if (const json* dense = r.get("mlp_only_layers")) {
           if (!dense->is_array()) r.fail("mlp_only_layers", "expected an array of layer indices");
-          for (const auto& l : *dense) e.dense_layers.push_back(r.check_integer("mlp_only_layers", l, 0, m.layers - 1));
+          for (const auto& l : *dense)
+            e.dense_layers.push_back(r.check_integer("mlp_only_layers", l, 0, m.layers - 1));
         }
         m.intermediate = r.integer_or("intermediate_size", 0, 0, kMaxIntermediate);
       }
@@ -497,7 +566,8 @@ const ModelCatalog& ModelCatalog::built_in() {
     for (const auto& f : detail::embedded_files()) {
       if (f.name == "models/index.json") index_text = f.text;
     }
-    const json index = detail::parse_json_text(index_text, "built-in models/index.json", kMaxConfigBytes);
+    const json index =
+        detail::parse_json_text(index_text, "built-in models/index.json", kMaxConfigBytes);
     if (!index.is_array()) throw ParseError("built-in models/index.json: expected an array");
     for (std::size_t i = 0; i < index.size(); ++i) {
       StrictObject e(index[i], "built-in models/index.json", "[" + std::to_string(i) + "]");
@@ -545,19 +615,21 @@ ModelSpec load_model(std::string_view arg) {
   if (const ModelPreset* p = ModelCatalog::built_in().find(arg)) return preset_model(*p);
   const std::filesystem::path path{std::string(arg)};
   std::error_code ec;
-  const bool looks_like_path = arg.find('/') != std::string_view::npos ||
-                               ends_with(arg, ".json") || ends_with(arg, ".safetensors") ||
-                               ends_with(arg, ".gguf") || std::filesystem::exists(path, ec);
+  const bool looks_like_path = arg.find('/') != std::string_view::npos || ends_with(arg, ".json") ||
+                               ends_with(arg, ".safetensors") || ends_with(arg, ".gguf") ||
+                               std::filesystem::exists(path, ec);
   if (!looks_like_path) {
     std::string ids;
-    for (const auto& p : ModelCatalog::built_in().presets()) ids += (ids.empty() ? "" : ", ") + p.id;
+    for (const auto& p : ModelCatalog::built_in().presets())
+      ids += (ids.empty() ? "" : ", ") + p.id;
     throw NotFound("unknown model '" + std::string(arg.substr(0, 64)) + "' (presets: " + ids +
                    "; or give a config.json, model directory, .safetensors or .gguf path)");
   }
   if (std::filesystem::is_directory(path, ec)) return load_model_directory(path.string());
   if (ends_with(arg, ".gguf")) return load_gguf(path.string());
   if (ends_with(arg, ".safetensors") || ends_with(arg, ".safetensors.index.json")) {
-    throw InvalidArgument(path.string() + ": a safetensors checkpoint needs its config.json: "
+    throw InvalidArgument(path.string() +
+                          ": a safetensors checkpoint needs its config.json: "
                           "give the model directory instead");
   }
   const std::string text = read_text_file(path, kMaxConfigBytes);
@@ -568,7 +640,8 @@ ModelSpec load_model(std::string_view arg) {
   } else {
     m = parse_hf_config(text, path.string());
   }
-  m.id = path.stem().string() == "config" ? path.parent_path().filename().string() : path.stem().string();
+  m.id = path.stem().string() == "config" ? path.parent_path().filename().string()
+                                          : path.stem().string();
   m.name = m.id;
   return m;
 }

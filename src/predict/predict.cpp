@@ -51,7 +51,8 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt) {
       break;
     case OpClass::kCommunication: {
       // The interconnect figure is bidirectional; a ring uses one direction.
-      const double link = d.interconnect_bandwidth_Bps.known() ? d.interconnect_bandwidth_Bps.value / 2 : 0;
+      const double link =
+          d.interconnect_bandwidth_Bps.known() ? d.interconnect_bandwidth_Bps.value / 2 : 0;
       if (link <= 0) throw Unsupported(d.id + ": interconnect bandwidth is not published");
       t.memory_time_s = op.count * (op.bytes() / link + (realistic ? opt.collective_latency_s : 0));
       t.time_s = t.memory_time_s;
@@ -67,7 +68,8 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt) {
 }
 
 double max_ctx(const Scenario& s) {
-  return s.phase == Phase::kDecode ? static_cast<double>(s.seq_len) + 1 : static_cast<double>(s.seq_len);
+  return s.phase == Phase::kDecode ? static_cast<double>(s.seq_len) + 1
+                                   : static_cast<double>(s.seq_len);
 }
 
 }  // namespace
@@ -99,11 +101,13 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
   // KV cache: per layer, the attended tokens (capped by a sliding window).
   double per_token_layer = static_cast<double>(m.kv_elements_per_token_per_layer());
   if (m.attention == AttentionKind::kGqa) {
-    per_token_layer = 2 * std::max(1.0, static_cast<double>(m.kv_heads) / tp) * static_cast<double>(m.head_dim);
+    per_token_layer =
+        2 * std::max(1.0, static_cast<double>(m.kv_heads) / tp) * static_cast<double>(m.head_dim);
   }
   const double sliding = static_cast<double>(m.sliding_layer_count());
   const double full = static_cast<double>(m.layers) - sliding;
-  const double window_ctx = m.sliding_window > 0 ? std::min(ctx, static_cast<double>(m.sliding_window)) : ctx;
+  const double window_ctx =
+      m.sliding_window > 0 ? std::min(ctx, static_cast<double>(m.sliding_window)) : ctx;
   const double kv_elems = B * per_token_layer * (full * ctx + sliding * window_ctx) / pp;
   mem.kv_cache_bytes = bytes_for(s.precision.kv, kv_elems);
 
@@ -115,10 +119,12 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
                            (static_cast<double>(m.heads) + 2 * static_cast<double>(m.kv_heads)) *
                                static_cast<double>(m.head_dim) / tp);
   if (m.moe) {
-    widest = std::max(widest, 2 * static_cast<double>(m.moe->top_k * m.moe->expert_intermediate) / tp);
+    widest =
+        std::max(widest, 2 * static_cast<double>(m.moe->top_k * m.moe->expert_intermediate) / tp);
   }
   double act = bytes_for(s.precision.act, N * (2 * H + widest));
-  const AttentionKernel kernel = s.attention ? *s.attention : default_attention_kernel(d, s.phase == Phase::kDecode);
+  const AttentionKernel kernel =
+      s.attention ? *s.attention : default_attention_kernel(d, s.phase == Phase::kDecode);
   if (kernel == AttentionKernel::kNaive) {
     act += bytes_for(s.precision.act, B * static_cast<double>(m.heads) / tp * T * ctx);
   }
@@ -130,7 +136,8 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
   return mem;
 }
 
-Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s, const ModelOptions& opt) {
+Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
+                   const ModelOptions& opt) {
   Prediction p;
   p.mode = opt.mode;
   p.graph = build_ops(m, d, s, opt);
@@ -171,7 +178,8 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s, const
       p.weight_bytes += op.count * op.weight_bytes;
       p.act_bytes += op.count * op.act_bytes;
       p.kv_bytes += op.count * op.kv_bytes;
-      (t.bound == Bound::kMemory ? memory_bound_time : compute_bound_time) += t.time_s - t.overhead_s;
+      (t.bound == Bound::kMemory ? memory_bound_time : compute_bound_time) +=
+          t.time_s - t.overhead_s;
     }
     i = j;
   }
@@ -185,8 +193,10 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s, const
 
 GenerateResult generate(const ModelSpec& m, const Device& d, Scenario s, std::int64_t prompt,
                         std::int64_t gen, const ModelOptions& opt) {
-  if (prompt < 1 || prompt > kMaxSeqLen) throw InvalidArgument("prompt must be 1 to " + std::to_string(kMaxSeqLen) + " tokens");
-  if (gen < 1 || gen > kMaxSeqLen - prompt) throw InvalidArgument("gen must be 1 to " + std::to_string(kMaxSeqLen - prompt) + " tokens");
+  if (prompt < 1 || prompt > kMaxSeqLen)
+    throw InvalidArgument("prompt must be 1 to " + std::to_string(kMaxSeqLen) + " tokens");
+  if (gen < 1 || gen > kMaxSeqLen - prompt)
+    throw InvalidArgument("gen must be 1 to " + std::to_string(kMaxSeqLen - prompt) + " tokens");
   GenerateResult g;
   s.phase = Phase::kPrefill;
   s.seq_len = prompt;
@@ -250,7 +260,8 @@ KvReport kv_report(const ModelSpec& m, const Scenario& s) {
   const double layers = static_cast<double>(m.layers);
   const double sliding = static_cast<double>(m.sliding_layer_count());
   const double ctx = static_cast<double>(s.seq_len);
-  const double window_ctx = m.sliding_window > 0 ? std::min(ctx, static_cast<double>(m.sliding_window)) : ctx;
+  const double window_ctx =
+      m.sliding_window > 0 ? std::min(ctx, static_cast<double>(m.sliding_window)) : ctx;
   const double elems_at_ctx = per_token_layer * ((layers - sliding) * ctx + sliding * window_ctx);
   const double base = bytes_for(Format::kBf16, elems_at_ctx);
   for (Format f : {Format::kBf16, Format::kFp8, Format::kInt8, Format::kQ8_0, Format::kNvfp4,
@@ -262,8 +273,8 @@ KvReport kv_report(const ModelSpec& m, const Scenario& s) {
     row.saving = 1 - bytes_for(f, elems_at_ctx) / base;
     // Reading B contexts of c tokens (full-attention layers grow; sliding ones stop at the window).
     const double full_per_token = bits_per_element(f) / 8 * per_token_layer * (layers - sliding);
-    const double fixed = bits_per_element(f) / 8 * per_token_layer * sliding *
-                         static_cast<double>(m.sliding_window);
+    const double fixed =
+        bits_per_element(f) / 8 * per_token_layer * sliding * static_cast<double>(m.sliding_window);
     const double per_seq = r.weight_bytes / static_cast<double>(s.batch) - fixed;
     row.crossover_context = full_per_token > 0 && per_seq > 0 ? per_seq / full_per_token : 0;
     r.rows.push_back(row);
@@ -284,7 +295,10 @@ Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base) {
     std::int64_t lo = 0;  // ok(lo) holds (or lo is 0)
     while (lo < hi) {
       const std::int64_t mid = lo + (hi - lo + 1) / 2;
-      if (ok(mid)) lo = mid; else hi = mid - 1;
+      if (ok(mid))
+        lo = mid;
+      else
+        hi = mid - 1;
     }
     return lo;
   };

@@ -16,7 +16,8 @@ Scenario build_scenario(const ScenarioRequest& r, const ModelSpec& m, const Devi
   s.seq_len = r.seq_len;
   if (!r.strategy.empty()) {
     if (!r.weights.empty() || !r.experts.empty() || !r.kv.empty() || r.act != "bf16") {
-      throw InvalidArgument("a strategy sets the formats; do not combine it with weights, experts, act or kv");
+      throw InvalidArgument(
+          "a strategy sets the formats; do not combine it with weights, experts, act or kv");
     }
     const Strategy st = load_strategy(r.strategy);
     if (d != nullptr) {
@@ -37,7 +38,8 @@ Scenario build_scenario(const ScenarioRequest& r, const ModelSpec& m, const Devi
   }
   if (!r.attention.empty()) s.attention = parse_attention_kernel(r.attention);
   if (!(r.block_sparsity > 0 && r.block_sparsity <= 1)) {
-    throw InvalidArgument("block sparsity must be in (0, 1] (the fraction of attention blocks computed)");
+    throw InvalidArgument(
+        "block sparsity must be in (0, 1] (the fraction of attention blocks computed)");
   }
   s.block_sparsity = r.block_sparsity;
   s.tp = r.tp;

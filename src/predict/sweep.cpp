@@ -51,10 +51,13 @@ Index decode_index(const SweepSpec& s, std::uint64_t i) {
 }
 
 constexpr const char* kCsvHeader =
-    "model,hardware,phase,batch,seq_len,weights,act,kv,attention,tp,strategy,time_s,tokens_per_s,bound,flops,"
+    "model,hardware,phase,batch,seq_len,weights,act,kv,attention,tp,strategy,time_s,tokens_per_s,"
+    "bound,flops,"
     "bytes,weight_bytes,kv_cache_bytes,memory_total_bytes,fits,error\n";
 
-void append(fmt::memory_buffer& out, std::string_view s) { out.append(s.data(), s.data() + s.size()); }
+void append(fmt::memory_buffer& out, std::string_view s) {
+  out.append(s.data(), s.data() + s.size());
+}
 
 // A double to 6 significant digits, printed in the shortest form that reads
 // back to the rounded value: the same digits as "{:.6g}" at a fraction of the
@@ -67,8 +70,9 @@ void append_g6(fmt::memory_buffer& out, double x) {
     fmt::format_to(fmt::appender(out), "{}", x);
     return;
   }
-  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                                      1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
   const int e = static_cast<int>(std::floor(std::log10(std::fabs(x))));
   const int shift = 5 - e;  // digits to keep after the decimal point
   double r;
@@ -114,7 +118,8 @@ std::size_t plan_slot(const SweepSpec& s, std::size_t st, std::size_t m, std::si
   return (st * s.models.size() + m) * s.devices.size() + d;
 }
 
-void format_row(const SweepSpec& s, const Plans& plans, std::uint64_t i, SweepFormat f, fmt::memory_buffer& out) {
+void format_row(const SweepSpec& s, const Plans& plans, std::uint64_t i, SweepFormat f,
+                fmt::memory_buffer& out) {
   const Index x = decode_index(s, i);
   const ModelSpec& m = s.models[x.model];
   const Device& d = *s.devices[x.device];
@@ -135,20 +140,24 @@ void format_row(const SweepSpec& s, const Plans& plans, std::uint64_t i, SweepFo
   sc.tp = s.tps[x.tp];
   const std::string_view weights =
       sc.precision.weights ? format_id(*sc.precision.weights) : std::string_view("native");
-  const std::string_view attention = sc.attention ? attention_kernel_id(*sc.attention) : std::string_view("auto");
+  const std::string_view attention =
+      sc.attention ? attention_kernel_id(*sc.attention) : std::string_view("auto");
   auto out_it = fmt::appender(out);
   const bool csv = f == SweepFormat::kCsv;
   if (csv) {
-    fmt::format_to(out_it, FMT_COMPILE("{},{},{},{},{},{},{},{},{},{},{},"), m.id, d.id, phase_name(sc.phase), sc.batch,
-                   sc.seq_len, weights, format_id(sc.precision.act), format_id(sc.precision.kv), attention, sc.tp,
-                   strategy);
+    fmt::format_to(out_it, FMT_COMPILE("{},{},{},{},{},{},{},{},{},{},{},"), m.id, d.id,
+                   phase_name(sc.phase), sc.batch, sc.seq_len, weights, format_id(sc.precision.act),
+                   format_id(sc.precision.kv), attention, sc.tp, strategy);
   } else {
     append(out, "{\"model\":");
     append_json_string(out, m.id);
-    fmt::format_to(out_it, FMT_COMPILE(",\"hardware\":\"{}\",\"phase\":\"{}\",\"batch\":{},\"seq_len\":{},\"weights\":\"{}\","
-                           "\"act\":\"{}\",\"kv\":\"{}\",\"attention\":\"{}\",\"tp\":{},\"strategy\":\"{}\""),
-                   d.id, phase_name(sc.phase), sc.batch, sc.seq_len, weights, format_id(sc.precision.act),
-                   format_id(sc.precision.kv), attention, sc.tp, strategy);
+    fmt::format_to(
+        out_it,
+        FMT_COMPILE(
+            ",\"hardware\":\"{}\",\"phase\":\"{}\",\"batch\":{},\"seq_len\":{},\"weights\":\"{}\","
+            "\"act\":\"{}\",\"kv\":\"{}\",\"attention\":\"{}\",\"tp\":{},\"strategy\":\"{}\""),
+        d.id, phase_name(sc.phase), sc.batch, sc.seq_len, weights, format_id(sc.precision.act),
+        format_id(sc.precision.kv), attention, sc.tp, strategy);
   }
   try {
     const Prediction p = predict(m, d, sc, s.options);
@@ -164,11 +173,13 @@ void format_row(const SweepSpec& s, const Plans& plans, std::uint64_t i, SweepFo
       }
       append(out, p.memory.fits ? ",true,\n" : ",false,\n");
     } else {
-      fmt::format_to(out_it, ",\"time_s\":{:.6g},\"tokens_per_s\":{:.6g},\"bound\":\"{}\",\"flops\":{:.6g},"
-                             "\"bytes\":{:.6g},\"weight_bytes\":{:.6g},\"kv_cache_bytes\":{:.6g},"
-                             "\"memory_total_bytes\":{:.6g},\"fits\":{}}}",
-                     p.time_s, p.tokens_per_s, bound_name(p.bound), p.flops, p.bytes, p.weight_bytes, p.kv_bytes,
-                     p.memory.total_bytes, p.memory.fits ? "true" : "false");
+      fmt::format_to(out_it,
+                     ",\"time_s\":{:.6g},\"tokens_per_s\":{:.6g},\"bound\":\"{}\",\"flops\":{:.6g},"
+                     "\"bytes\":{:.6g},\"weight_bytes\":{:.6g},\"kv_cache_bytes\":{:.6g},"
+                     "\"memory_total_bytes\":{:.6g},\"fits\":{}}}",
+                     p.time_s, p.tokens_per_s, bound_name(p.bound), p.flops, p.bytes,
+                     p.weight_bytes, p.kv_bytes, p.memory.total_bytes,
+                     p.memory.fits ? "true" : "false");
     }
   } catch (const Error& e) {
     if (csv) {
@@ -187,14 +198,16 @@ void format_row(const SweepSpec& s, const Plans& plans, std::uint64_t i, SweepFo
 
 std::uint64_t sweep_rows(const SweepSpec& s, std::uint64_t max_rows) {
   const Dims dims = dims_of(s);
-  const std::size_t sizes[] = {s.models.size(), s.devices.size(), s.phases.size(), s.batches.size(),
-                               s.seq_lens.size(), dims.weights, dims.acts, dims.kvs, dims.strategies,
+  const std::size_t sizes[] = {s.models.size(),     s.devices.size(),  s.phases.size(),
+                               s.batches.size(),    s.seq_lens.size(), dims.weights,
+                               dims.acts,           dims.kvs,          dims.strategies,
                                s.attentions.size(), s.tps.size()};
   std::uint64_t rows = 1;
   for (std::size_t n : sizes) {
     if (n == 0) throw InvalidArgument("every sweep list needs at least one value");
     if (rows > max_rows / n) {
-      throw InvalidArgument("the sweep has more than " + std::to_string(max_rows) + " combinations");
+      throw InvalidArgument("the sweep has more than " + std::to_string(max_rows) +
+                            " combinations");
     }
     rows *= n;
   }
@@ -202,13 +215,15 @@ std::uint64_t sweep_rows(const SweepSpec& s, std::uint64_t max_rows) {
 }
 
 void run_sweep(const SweepSpec& s, SweepFormat f, const std::function<void(std::string_view)>& sink,
-               const std::function<void(std::uint64_t, std::uint64_t)>& progress, unsigned threads) {
+               const std::function<void(std::uint64_t, std::uint64_t)>& progress,
+               unsigned threads) {
   const std::uint64_t total = sweep_rows(s);
   Plans plans(s.strategies.size() * s.models.size() * s.devices.size());
   for (std::size_t st = 0; st < s.strategies.size(); ++st) {
     for (std::size_t m = 0; m < s.models.size(); ++m) {
       for (std::size_t d = 0; d < s.devices.size(); ++d) {
-        plans[plan_slot(s, st, m, d)] = resolve(s.strategies[st], s.models[m], *s.devices[d]).precision;
+        plans[plan_slot(s, st, m, d)] =
+            resolve(s.strategies[st], s.models[m], *s.devices[d]).precision;
       }
     }
   }
@@ -231,8 +246,10 @@ void run_sweep(const SweepSpec& s, SweepFormat f, const std::function<void(std::
         out.reserve((end - begin) * 200);
         for (std::uint64_t i = begin; i < end; ++i) {
           format_row(s, plans, i, f, out);
-          if (f == SweepFormat::kJson) append(out, (i + 1 < total) ? ",\n" : "\n");
-          else if (f == SweepFormat::kJsonLines) out.push_back('\n');
+          if (f == SweepFormat::kJson)
+            append(out, (i + 1 < total) ? ",\n" : "\n");
+          else if (f == SweepFormat::kJsonLines)
+            out.push_back('\n');
         }
       });
     }

@@ -40,7 +40,9 @@ Format format_of(StrictObject& o, std::string_view key) {
   return f;
 }
 
-std::string short_source(const std::string& citation) { return citation.substr(0, citation.find_first_of(":(")); }
+std::string short_source(const std::string& citation) {
+  return citation.substr(0, citation.find_first_of(":("));
+}
 
 const QualityData& data() {
   static const QualityData d = [] {
@@ -54,7 +56,8 @@ const QualityData& data() {
     StrictObject doc(doc_json, origin, "");
     std::map<std::string, std::string> sources;
     StrictObject src = doc.object("sources");
-    for (auto it = src.json().begin(); it != src.json().end(); ++it) sources[it.key()] = src.string(it.key());
+    for (auto it = src.json().begin(); it != src.json().end(); ++it)
+      sources[it.key()] = src.string(it.key());
     src.finish();
     const auto& lin = doc.required("linear");
     for (std::size_t i = 0; i < lin.size(); ++i) {
@@ -135,15 +138,16 @@ QualityEstimate estimate_quality(const ModelSpec& m, const PrecisionPlan& plan) 
     if (pool.empty()) {
       q.quantified = false;
       for (const auto& r : d.linear) {
-        if (std::fabs(bits_per_element(r.weights) - bits_per_element(w)) < 0.75 && same_act_class(r.act, a)) {
+        if (std::fabs(bits_per_element(r.weights) - bits_per_element(w)) < 0.75 &&
+            same_act_class(r.act, a)) {
           pool.push_back(&r);
         }
       }
     }
     if (pool.empty()) {
       q.quantified = false;
-      q.basis.push_back(fmt::format("no published result for {} weights with {} activations", format_id(w),
-                                    format_id(a)));
+      q.basis.push_back(fmt::format("no published result for {} weights with {} activations",
+                                    format_id(w), format_id(a)));
     } else {
       const std::string family = family_of(m);
       const double params = count_parameters(m).total;
@@ -154,12 +158,14 @@ QualityEstimate estimate_quality(const ModelSpec& m, const PrecisionPlan& plan) 
       auto use = [&](const LinearResult* r) {
         sum += r->loss_pct;
         ++n;
-        q.basis.push_back(fmt::format("{} {}: {:+.1f}% ({}, {})", r->model, r->note, r->loss_pct, r->metric,
-                                      short_source(r->source)));
+        q.basis.push_back(fmt::format("{} {}: {:+.1f}% ({}, {})", r->model, r->note, r->loss_pct,
+                                      r->metric, short_source(r->source)));
       };
       if (family_known) {
         // The same family, nearest in size (ties averaged: e.g. AWQ and GPTQ).
-        auto distance = [&](const LinearResult* r) { return std::fabs(std::log(r->params / params)); };
+        auto distance = [&](const LinearResult* r) {
+          return std::fabs(std::log(r->params / params));
+        };
         double best = 1e300;
         for (const LinearResult* r : pool) {
           if (r->family == family) best = std::min(best, distance(r));
@@ -178,11 +184,14 @@ QualityEstimate estimate_quality(const ModelSpec& m, const PrecisionPlan& plan) 
         }
         if (!worst) {
           for (const LinearResult* r : pool) {
-            if (!worst || std::fabs(std::log(r->params / params)) < std::fabs(std::log(worst->params / params))) worst = r;
+            if (!worst || std::fabs(std::log(r->params / params)) <
+                              std::fabs(std::log(worst->params / params)))
+              worst = r;
           }
         }
         use(worst);
-        q.basis.back() += " [model family without published results: the most sensitive similar-size result]";
+        q.basis.back() +=
+            " [model family without published results: the most sensitive similar-size result]";
       }
       if (!q.quantified) q.basis.back() += " [nearest format: no result for this exact pair]";
       // Scale by the share of linear parameters the plan quantizes.
@@ -201,10 +210,14 @@ QualityEstimate estimate_quality(const ModelSpec& m, const PrecisionPlan& plan) 
       const double coverage = linear > 0 ? std::clamp((linear - kept) / linear, 0.0, 1.0) : 1.0;
       q.linear_loss_pct = sum / n * coverage;
       if (coverage < 0.999) {
-        q.basis.push_back(fmt::format("scaled by the {:.0f}% of linear weights quantized", coverage * 100));
+        q.basis.push_back(
+            fmt::format("scaled by the {:.0f}% of linear weights quantized", coverage * 100));
       }
-      if (plan.ops[static_cast<std::size_t>(OpKind::kLmHead)].weights.value_or(w) == w && m.vocab > 0) {
-        q.basis.push_back("the LM head is quantized too; published results keep it in 16 bits, so the loss may be higher");
+      if (plan.ops[static_cast<std::size_t>(OpKind::kLmHead)].weights.value_or(w) == w &&
+          m.vocab > 0) {
+        q.basis.push_back(
+            "the LM head is quantized too; published results keep it in 16 bits, so the loss may "
+            "be higher");
       }
     }
   }
@@ -215,7 +228,8 @@ QualityEstimate estimate_quality(const ModelSpec& m, const PrecisionPlan& plan) 
       found = true;
       if (r.loss_pct) {
         q.kv_loss_pct = *r.loss_pct;
-        q.basis.push_back(fmt::format("{} KV cache: up to {:.1f}% ({})", format_id(plan.kv), *r.loss_pct, r.note));
+        q.basis.push_back(fmt::format("{} KV cache: up to {:.1f}% ({})", format_id(plan.kv),
+                                      *r.loss_pct, r.note));
       } else {
         q.basis.push_back(fmt::format("{} KV cache: {}", format_id(plan.kv), r.note));
       }

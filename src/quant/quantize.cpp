@@ -55,7 +55,8 @@ struct Stats {
       double rmax = 0;
       for (std::int64_t c = 0; c < cols; ++c) {
         const double x = data[r * cols + c];
-        if (!std::isfinite(x)) throw InvalidArgument("tensor holds a non-finite value (NaN or Inf)");
+        if (!std::isfinite(x))
+          throw InvalidArgument("tensor holds a non-finite value (NaN or Inf)");
         all.add(x);
         columns[static_cast<std::size_t>(c)].add(x);
         rmax = std::max(rmax, std::fabs(x));
@@ -67,8 +68,8 @@ struct Stats {
 
 double sqnr_of(const numerics::ErrorMetrics& e) { return e.sqnr_db; }
 
-void finish_report(TensorReport& t, const Stats& s, const std::vector<float>& sample, std::int64_t sample_rows,
-                   const QuantizeOptions& o) {
+void finish_report(TensorReport& t, const Stats& s, const std::vector<float>& sample,
+                   std::int64_t sample_rows, const QuantizeOptions& o) {
   t.max_abs = s.all.max_abs;
   t.rms = s.all.rms();
   t.kurtosis = s.all.kurtosis();
@@ -77,16 +78,20 @@ void finish_report(TensorReport& t, const Stats& s, const std::vector<float>& sa
     const double m = s.columns[c].max_abs;
     const double ratio = t.rms > 0 ? m / t.rms : 0;
     t.max_channel_ratio = std::max(t.max_channel_ratio, ratio);
-    if (m >= o.magnitude_threshold || ratio > o.ratio_threshold) t.outlier_channels.push_back(static_cast<std::int64_t>(c));
+    if (m >= o.magnitude_threshold || ratio > o.ratio_threshold)
+      t.outlier_channels.push_back(static_cast<std::int64_t>(c));
   }
   for (std::size_t r = 0; r < s.row_max.size(); ++r) {
     const double ratio = t.rms > 0 ? s.row_max[r] / t.rms : 0;
-    if (s.row_max[r] >= o.magnitude_threshold || ratio > o.ratio_threshold) t.outlier_tokens.push_back(static_cast<std::int64_t>(r));
+    if (s.row_max[r] >= o.magnitude_threshold || ratio > o.ratio_threshold)
+      t.outlier_tokens.push_back(static_cast<std::int64_t>(r));
   }
   // Error per candidate on the sample, plainly and with outlier channels kept in bf16.
-  const std::size_t rows = static_cast<std::size_t>(sample_rows), cols = static_cast<std::size_t>(t.cols);
+  const std::size_t rows = static_cast<std::size_t>(sample_rows),
+                    cols = static_cast<std::size_t>(t.cols);
   std::vector<float> back(sample.size()), inliers(sample);
-  const double outlier_fraction = static_cast<double>(t.outlier_channels.size()) / static_cast<double>(t.cols);
+  const double outlier_fraction =
+      static_cast<double>(t.outlier_channels.size()) / static_cast<double>(t.cols);
   for (std::int64_t c : t.outlier_channels) {
     for (std::size_t r = 0; r < rows; ++r) inliers[r * cols + static_cast<std::size_t>(c)] = 0;
   }
@@ -96,7 +101,8 @@ void finish_report(TensorReport& t, const Stats& s, const std::vector<float>& sa
     plain.error = numerics::compare(sample, back);
     t.errors.push_back(plain);
     if (!t.outlier_channels.empty() && f != Format::kBf16) {
-      FormatError kept{f, bits_per_element(f) * (1 - outlier_fraction) + 16 * outlier_fraction, true, {}};
+      FormatError kept{
+          f, bits_per_element(f) * (1 - outlier_fraction) + 16 * outlier_fraction, true, {}};
       numerics::round_trip(f, inliers, rows, cols, back);
       for (std::int64_t c : t.outlier_channels) {  // outliers restored from bf16
         for (std::size_t r = 0; r < rows; ++r) {
@@ -113,17 +119,20 @@ void finish_report(TensorReport& t, const Stats& s, const std::vector<float>& sa
   for (const auto& e : t.errors) {
     if (sqnr_of(e.error) < o.budget_sqnr_db) continue;
     if (!best || e.bits_per_element < best->bits_per_element - 1e-9 ||
-        (std::fabs(e.bits_per_element - best->bits_per_element) < 1e-9 && e.error.sqnr_db > best->error.sqnr_db)) {
+        (std::fabs(e.bits_per_element - best->bits_per_element) < 1e-9 &&
+         e.error.sqnr_db > best->error.sqnr_db)) {
       best = &e;
     }
   }
   t.meets_budget = best != nullptr;
   t.plan = best ? *best : t.errors.back();
   // Static per-tensor against per-token int8 scales (activations).
-  numerics::Int8Tensor st = numerics::quantize_int8(sample, rows, cols, numerics::Int8Granularity::kPerTensor);
+  numerics::Int8Tensor st =
+      numerics::quantize_int8(sample, rows, cols, numerics::Int8Granularity::kPerTensor);
   numerics::dequantize(st, back);
   t.sqnr_static_db = numerics::compare(sample, back).sqnr_db;
-  numerics::Int8Tensor pt = numerics::quantize_int8(sample, rows, cols, numerics::Int8Granularity::kPerToken);
+  numerics::Int8Tensor pt =
+      numerics::quantize_int8(sample, rows, cols, numerics::Int8Granularity::kPerToken);
   numerics::dequantize(pt, back);
   t.sqnr_per_token_db = numerics::compare(sample, back).sqnr_db;
   t.needs_per_token_scales = t.sqnr_per_token_db - t.sqnr_static_db > 3.0;
@@ -131,7 +140,8 @@ void finish_report(TensorReport& t, const Stats& s, const std::vector<float>& sa
 
 // Every `stride`-th row goes into the error sample.
 std::int64_t sample_stride(std::int64_t rows, std::int64_t cols, std::size_t max_elements) {
-  const std::int64_t max_rows = std::max<std::int64_t>(1, static_cast<std::int64_t>(max_elements) / std::max<std::int64_t>(cols, 1));
+  const std::int64_t max_rows = std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(max_elements) / std::max<std::int64_t>(cols, 1));
   return std::max<std::int64_t>(1, (rows + max_rows - 1) / max_rows);
 }
 
@@ -167,7 +177,9 @@ class MappedFile {
   void release(std::size_t begin, std::size_t end) const {
     const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     begin = begin / page * page;
-    if (end > begin) ::madvise(data_ != nullptr ? static_cast<char*>(data_) + begin : nullptr, end - begin, MADV_DONTNEED);
+    if (end > begin)
+      ::madvise(data_ != nullptr ? static_cast<char*>(data_) + begin : nullptr, end - begin,
+                MADV_DONTNEED);
   }
 
  private:
@@ -191,9 +203,10 @@ float load_element(const unsigned char* p, const std::string& dtype) {
 
 std::span<const Format> quantize_candidates() noexcept { return kCandidates; }
 
-TensorReport analyze_tensor(std::string name, std::span<const float> data, std::int64_t rows, std::int64_t cols,
-                            const QuantizeOptions& o) {
-  if (rows < 1 || cols < 1 || static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) != data.size()) {
+TensorReport analyze_tensor(std::string name, std::span<const float> data, std::int64_t rows,
+                            std::int64_t cols, const QuantizeOptions& o) {
+  if (rows < 1 || cols < 1 ||
+      static_cast<std::uint64_t>(rows) * static_cast<std::uint64_t>(cols) != data.size()) {
     throw InvalidArgument("tensor '" + name + "': shape does not match its data");
   }
   TensorReport t;
@@ -214,17 +227,21 @@ TensorReport analyze_tensor(std::string name, std::span<const float> data, std::
   return t;
 }
 
-std::vector<TensorReport> quantize_checkpoint(const std::string& path, const QuantizeOptions& o,
-                                              const std::function<void(std::size_t, std::size_t)>& progress) {
+std::vector<TensorReport> quantize_checkpoint(
+    const std::string& path, const QuantizeOptions& o,
+    const std::function<void(std::size_t, std::size_t)>& progress) {
   const MappedFile file(path);
-  return quantize_bytes(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), path, o, progress,
+  return quantize_bytes(std::string_view(reinterpret_cast<const char*>(file.data()), file.size()),
+                        path, o, progress,
                         [&](std::size_t begin, std::size_t end) { file.release(begin, end); });
 }
 
-std::vector<TensorReport> quantize_bytes(std::string_view bytes, const std::string& path, const QuantizeOptions& o,
-                                         const std::function<void(std::size_t, std::size_t)>& progress,
-                                         const std::function<void(std::size_t, std::size_t)>& release) {
-  if (!(o.budget_sqnr_db > -1000 && o.budget_sqnr_db < 1000)) throw InvalidArgument("SQNR budget must be a finite number of dB");
+std::vector<TensorReport> quantize_bytes(
+    std::string_view bytes, const std::string& path, const QuantizeOptions& o,
+    const std::function<void(std::size_t, std::size_t)>& progress,
+    const std::function<void(std::size_t, std::size_t)>& release) {
+  if (!(o.budget_sqnr_db > -1000 && o.budget_sqnr_db < 1000))
+    throw InvalidArgument("SQNR budget must be a finite number of dB");
   struct View {
     const unsigned char* p;
     std::size_t n;
@@ -238,7 +255,8 @@ std::vector<TensorReport> quantize_bytes(std::string_view bytes, const std::stri
   const std::size_t data_start = 8 + static_cast<std::size_t>(header);
 
   // Offsets again, in file order (parse_safetensors validated them).
-  const auto doc = nlohmann::json::parse(std::string_view(reinterpret_cast<const char*>(file.data()) + 8, header));
+  const auto doc = nlohmann::json::parse(
+      std::string_view(reinterpret_cast<const char*>(file.data()) + 8, header));
   std::vector<TensorReport> reports;
   std::size_t done = 0;
   for (const TensorInfo& info : tensors) {
@@ -273,7 +291,8 @@ std::vector<TensorReport> quantize_bytes(std::string_view bytes, const std::stri
         const std::int64_t n = std::min(rows_per_chunk, t.rows - r0);
         chunk.resize(static_cast<std::size_t>(n * t.cols));
         const unsigned char* p = base + static_cast<std::size_t>(r0 * t.cols) * elem;
-        for (std::size_t i = 0; i < chunk.size(); ++i) chunk[i] = load_element(p + i * elem, info.dtype);
+        for (std::size_t i = 0; i < chunk.size(); ++i)
+          chunk[i] = load_element(p + i * elem, info.dtype);
         try {
           s.add_rows(chunk.data(), n, t.cols);
         } catch (const InvalidArgument& e) {
@@ -281,7 +300,8 @@ std::vector<TensorReport> quantize_bytes(std::string_view bytes, const std::stri
         }
         for (std::int64_t r = r0; r < r0 + n; ++r) {
           if (r % stride != 0) continue;
-          sample.insert(sample.end(), chunk.begin() + (r - r0) * t.cols, chunk.begin() + (r - r0 + 1) * t.cols);
+          sample.insert(sample.end(), chunk.begin() + (r - r0) * t.cols,
+                        chunk.begin() + (r - r0 + 1) * t.cols);
           ++sample_rows;
         }
         if (release) {
@@ -297,14 +317,18 @@ std::vector<TensorReport> quantize_bytes(std::string_view bytes, const std::stri
   return reports;
 }
 
-std::vector<float> smoothquant_scales(std::span<const float> act_max, std::span<const float> weight_max, double alpha) {
-  if (act_max.size() != weight_max.size()) throw InvalidArgument("SmoothQuant: activation and weight channel counts differ");
+std::vector<float> smoothquant_scales(std::span<const float> act_max,
+                                      std::span<const float> weight_max, double alpha) {
+  if (act_max.size() != weight_max.size())
+    throw InvalidArgument("SmoothQuant: activation and weight channel counts differ");
   if (!(alpha >= 0 && alpha <= 1)) throw InvalidArgument("SmoothQuant alpha must be in [0, 1]");
   std::vector<float> s(act_max.size());
   for (std::size_t j = 0; j < s.size(); ++j) {
     const double a = std::fabs(act_max[j]), w = std::fabs(weight_max[j]);
-    if (!std::isfinite(a) || !std::isfinite(w)) throw InvalidArgument("SmoothQuant: non-finite channel maximum");
-    s[j] = (a > 0 && w > 0) ? static_cast<float>(std::pow(a, alpha) / std::pow(w, 1 - alpha)) : 1.0f;
+    if (!std::isfinite(a) || !std::isfinite(w))
+      throw InvalidArgument("SmoothQuant: non-finite channel maximum");
+    s[j] =
+        (a > 0 && w > 0) ? static_cast<float>(std::pow(a, alpha) / std::pow(w, 1 - alpha)) : 1.0f;
   }
   return s;
 }

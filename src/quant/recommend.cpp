@@ -37,7 +37,8 @@ double attention_share(const Prediction& p) {
   double t = 0;
   for (int i = 0; i < p.graph.size; ++i) {
     const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
-    if (op.cls == OpClass::kAttention || op.kind == OpKind::kSoftmax) t += p.timings[static_cast<std::size_t>(i)].time_s;
+    if (op.cls == OpClass::kAttention || op.kind == OpKind::kSoftmax)
+      t += p.timings[static_cast<std::size_t>(i)].time_s;
   }
   return t / p.time_s;
 }
@@ -48,13 +49,15 @@ Recommendation recommend(const ModelSpec& m, const Device& d, const RecommendOpt
   if (!(o.max_quality_loss_pct >= 0) || !std::isfinite(o.max_quality_loss_pct)) {
     throw InvalidArgument("max quality loss must be a percentage >= 0");
   }
-  if (o.memory_limit_bytes && !(*o.memory_limit_bytes > 0 && std::isfinite(*o.memory_limit_bytes))) {
+  if (o.memory_limit_bytes &&
+      !(*o.memory_limit_bytes > 0 && std::isfinite(*o.memory_limit_bytes))) {
     throw InvalidArgument("memory limit must be a positive number of bytes");
   }
   if (o.latency_target_s && !(*o.latency_target_s > 0 && std::isfinite(*o.latency_target_s))) {
     throw InvalidArgument("latency target must be a positive number of seconds");
   }
-  const std::vector<Strategy>& strategies = o.strategies.empty() ? built_in_strategies() : o.strategies;
+  const std::vector<Strategy>& strategies =
+      o.strategies.empty() ? built_in_strategies() : o.strategies;
   Recommendation rec;
   // The 16-bit reference: the checkpoint's own 16-bit type, else bf16.
   rec.baseline = m.native_weights == Format::kFp16 ? "fp16_baseline" : "bf16_baseline";
@@ -81,12 +84,13 @@ Recommendation recommend(const ModelSpec& m, const Device& d, const RecommendOpt
     c.weight_bytes = p.weight_bytes;
     c.kv_bytes = p.kv_bytes;
     if (c.quality.loss_pct > o.max_quality_loss_pct + 1e-9) {
-      c.rejected_because.push_back(fmt::format("estimated quality loss {:.1f}% exceeds the {:.1f}% allowed",
-                                               c.quality.loss_pct, o.max_quality_loss_pct));
+      c.rejected_because.push_back(
+          fmt::format("estimated quality loss {:.1f}% exceeds the {:.1f}% allowed",
+                      c.quality.loss_pct, o.max_quality_loss_pct));
     }
     if (c.memory_bytes > limit) {
-      c.rejected_because.push_back(fmt::format("needs {} of memory, more than the {} available", human_bytes(c.memory_bytes),
-                                               human_bytes(limit)));
+      c.rejected_because.push_back(fmt::format("needs {} of memory, more than the {} available",
+                                               human_bytes(c.memory_bytes), human_bytes(limit)));
     }
     if (o.latency_target_s && c.time_s > *o.latency_target_s) {
       c.rejected_because.push_back(fmt::format("takes {}, over the {} target", human_time(c.time_s),
@@ -105,11 +109,12 @@ Recommendation recommend(const ModelSpec& m, const Device& d, const RecommendOpt
       }
       if (c.measured_tensors > 0) {
         c.measured_sqnr_db = sum / c.measured_tensors;
-        c.quality.basis.push_back(fmt::format(
-            "measured on the checkpoint: {} weights keep {:.1f} dB SQNR on average; {} of {} tensors fall below "
-            "{:.0f} dB",
-            format_id(w), c.measured_sqnr_db, c.tensors_below_budget, c.measured_tensors,
-            o.checkpoint_budget_sqnr_db));
+        c.quality.basis.push_back(
+            fmt::format("measured on the checkpoint: {} weights keep {:.1f} dB SQNR on average; {} "
+                        "of {} tensors fall below "
+                        "{:.0f} dB",
+                        format_id(w), c.measured_sqnr_db, c.tensors_below_budget,
+                        c.measured_tensors, o.checkpoint_budget_sqnr_db));
       }
     }
     c.feasible = c.rejected_because.empty();
@@ -138,52 +143,64 @@ Recommendation recommend(const ModelSpec& m, const Device& d, const RecommendOpt
   auto& why = rec.rationale;
   const double ai = base.flops / base.bytes;
   if (o.phase == Phase::kDecode) {
-    why.push_back(fmt::format(
-        "Decode at {} tokens of context, batch {}, on {} is {}-bound: each step reads {} of weights and {} of KV "
-        "cache (16-bit), at {:.2g} FLOP per byte; so bytes, not FLOPs, set the time, and fewer bits per weight "
-        "pay off almost one for one.",
-        o.seq_len, o.batch, d.name, bound_name(base.bound), human_bytes(base.weight_bytes), human_bytes(base.kv_bytes),
-        ai));
+    why.push_back(
+        fmt::format("Decode at {} tokens of context, batch {}, on {} is {}-bound: each step reads "
+                    "{} of weights and {} of KV "
+                    "cache (16-bit), at {:.2g} FLOP per byte; so bytes, not FLOPs, set the time, "
+                    "and fewer bits per weight "
+                    "pay off almost one for one.",
+                    o.seq_len, o.batch, d.name, bound_name(base.bound),
+                    human_bytes(base.weight_bytes), human_bytes(base.kv_bytes), ai));
   } else {
     why.push_back(fmt::format(
-        "Prefill of {} tokens, batch {}, on {} is {}-bound ({:.3g} FLOP per byte): lower-precision formats help "
+        "Prefill of {} tokens, batch {}, on {} is {}-bound ({:.3g} FLOP per byte): lower-precision "
+        "formats help "
         "when the tensor cores compute them natively, which doubles or quadruples the peak.",
         o.seq_len, o.batch, d.name, bound_name(base.bound), ai));
   }
   const double kv_share = base.kv_bytes / std::max(base.bytes, 1.0);
   if (o.phase == Phase::kDecode) {
     if (kv_share > 0.5) {
-      why.push_back(fmt::format("At this context the KV cache is {:.0f}% of the bytes a step reads: its format matters "
-                                "as much as the weights'.", kv_share * 100));
+      why.push_back(fmt::format(
+          "At this context the KV cache is {:.0f}% of the bytes a step reads: its format matters "
+          "as much as the weights'.",
+          kv_share * 100));
     } else {
-      why.push_back(fmt::format("The KV cache is {:.0f}% of the bytes a step reads at this context; the weight format "
-                                "matters more.", kv_share * 100));
+      why.push_back(fmt::format(
+          "The KV cache is {:.0f}% of the bytes a step reads at this context; the weight format "
+          "matters more.",
+          kv_share * 100));
     }
   }
   const Candidate& b = rec.best;
   if (b.feasible) {
-    why.push_back(fmt::format("Recommended: {} with {} attention: {} per {} vs {} for {} ({:.2f}x), {:.0f}% less memory, "
-                              "estimated quality loss {:.1f}%.",
-                              b.strategy, attention_kernel_id(b.attention), human_time(b.time_s),
-                              o.phase == Phase::kDecode ? "step" : "prefill", human_time(b.baseline_time_s), rec.baseline,
-                              b.predicted_speedup, b.memory_saving * 100, b.quality.loss_pct));
+    why.push_back(fmt::format(
+        "Recommended: {} with {} attention: {} per {} vs {} for {} ({:.2f}x), {:.0f}% less memory, "
+        "estimated quality loss {:.1f}%.",
+        b.strategy, attention_kernel_id(b.attention), human_time(b.time_s),
+        o.phase == Phase::kDecode ? "step" : "prefill", human_time(b.baseline_time_s), rec.baseline,
+        b.predicted_speedup, b.memory_saving * 100, b.quality.loss_pct));
     std::string basis;
     for (const auto& line : b.quality.basis) basis += (basis.empty() ? "" : "; ") + line;
     why.push_back("Quality basis: " + basis + ".");
   } else {
-    why.push_back("No strategy meets every constraint; the list is ordered by time, each with what it misses.");
+    why.push_back(
+        "No strategy meets every constraint; the list is ordered by time, each with what it "
+        "misses.");
   }
   for (const std::string& n : b.notes) why.push_back(n + ".");
   for (const Candidate& c : all) {
     if (!c.feasible && c.time_s < b.time_s) {
-      why.push_back(fmt::format("{} would be faster ({:.2f}x) but {}.", c.strategy, c.predicted_speedup,
-                                c.rejected_because.front()));
+      why.push_back(fmt::format("{} would be faster ({:.2f}x) but {}.", c.strategy,
+                                c.predicted_speedup, c.rejected_because.front()));
     }
   }
   const double attn = attention_share(base);
   const auto& kinfo = attention_kernel_info(b.attention);
-  why.push_back(fmt::format("Attention is {:.0f}% of the 16-bit time; {} is the fastest attention kernel that runs on "
-                            "{} ({}).", attn * 100, kinfo.id, d.id, d.architecture));
+  why.push_back(fmt::format(
+      "Attention is {:.0f}% of the 16-bit time; {} is the fastest attention kernel that runs on "
+      "{} ({}).",
+      attn * 100, kinfo.id, d.id, d.architecture));
   return rec;
 }
 

@@ -18,12 +18,15 @@ Format read_format(StrictObject& obj, std::string_view key, bool compute) {
   Format f{};
   if (!try_parse_format(text, &f)) obj.fail(key, "unknown format '" + text.substr(0, 40) + "'");
   if (compute && !format_info(f).compute_format) {
-    obj.fail(key, std::string(format_id(f)) + " is storage-only; activations need a compute format");
+    obj.fail(key,
+             std::string(format_id(f)) + " is storage-only; activations need a compute format");
   }
   return f;
 }
 
-Format fallback_act(const Device& d) { return d.computes(Format::kBf16) ? Format::kBf16 : Format::kFp16; }
+Format fallback_act(const Device& d) {
+  return d.computes(Format::kBf16) ? Format::kBf16 : Format::kFp16;
+}
 
 bool act_computable(const Device& d, Format f) { return d.computes(f) && !std::isnan(d.peak(f)); }
 
@@ -36,7 +39,8 @@ OpKind parse_op_kind(std::string_view name) {
     if (op_name(kind) == name) return kind;
     names += (names.empty() ? "" : ", ") + std::string(op_name(kind));
   }
-  throw NotFound("unknown operator '" + std::string(name.substr(0, 40)) + "' (operators: " + names + ")");
+  throw NotFound("unknown operator '" + std::string(name.substr(0, 40)) + "' (operators: " + names +
+                 ")");
 }
 
 Strategy parse_strategy(std::string_view text, const std::string& origin) {
@@ -73,8 +77,9 @@ Strategy parse_strategy(std::string_view text, const std::string& origin) {
 const std::vector<Strategy>& built_in_strategies() {
   static const std::vector<Strategy> strategies = [] {
     // Listed in the order people read them: baselines, then lighter to heavier quantization.
-    const char* order[] = {"fp16_baseline", "bf16_baseline", "fp8_balanced", "int8_smoothquant",
-                           "int4_weight_only", "nvfp4_blackwell", "long_context_kv"};
+    const char* order[] = {"fp16_baseline",    "bf16_baseline",    "fp8_balanced",
+                           "int8_smoothquant", "int4_weight_only", "nvfp4_blackwell",
+                           "long_context_kv"};
     std::vector<Strategy> out;
     for (const char* name : order) {
       const std::string file = std::string("strategies/") + name + ".json";
@@ -95,8 +100,10 @@ Strategy load_strategy(std::string_view name_or_path) {
   std::error_code ec;
   if (name_or_path.find('/') != std::string_view::npos || path.ends_with(".json") ||
       std::filesystem::exists(path, ec)) {
-    if (!std::filesystem::is_regular_file(path, ec)) throw ParseError(path + ": cannot read: not a regular file");
-    if (std::filesystem::file_size(path, ec) > (1 << 20)) throw ParseError(path + ": too large for a strategy file");
+    if (!std::filesystem::is_regular_file(path, ec))
+      throw ParseError(path + ": cannot read: not a regular file");
+    if (std::filesystem::file_size(path, ec) > (1 << 20))
+      throw ParseError(path + ": too large for a strategy file");
     std::ifstream in(path, std::ios::binary);
     std::ostringstream buf;
     buf << in.rdbuf();
@@ -104,7 +111,8 @@ Strategy load_strategy(std::string_view name_or_path) {
   }
   std::string names;
   for (const auto& s : built_in_strategies()) names += (names.empty() ? "" : ", ") + s.name;
-  throw NotFound("unknown strategy '" + path.substr(0, 40) + "' (" + names + ", or a strategy .json file)");
+  throw NotFound("unknown strategy '" + path.substr(0, 40) + "' (" + names +
+                 ", or a strategy .json file)");
 }
 
 ResolvedStrategy resolve(const Strategy& st, const ModelSpec& model, const Device& d) {
@@ -118,8 +126,9 @@ ResolvedStrategy resolve(const Strategy& st, const ModelSpec& model, const Devic
   if (!act_computable(d, st.act)) {
     p.act = fallback_act(d);
     r.act_fallback = true;
-    r.notes.push_back(d.id + " has no " + std::string(format_id(st.act)) + " tensor cores: activations run in " +
-                      std::string(format_id(p.act)) + " instead");
+    r.notes.push_back(d.id + " has no " + std::string(format_id(st.act)) +
+                      " tensor cores: activations run in " + std::string(format_id(p.act)) +
+                      " instead");
   }
   for (int i = 0; i < kOpKindCount; ++i) {
     OpPrecision o = st.ops[static_cast<std::size_t>(i)];
@@ -133,10 +142,10 @@ ResolvedStrategy resolve(const Strategy& st, const ModelSpec& model, const Devic
     const ComputePlan plan = plan_compute(d, w, a);
     if (plan.weight_only) {
       r.weight_only = true;
-      r.notes.push_back(std::string(what) + " in " + std::string(format_id(w)) + " are weight-only on " + d.id +
-                        ": dequantized to " + std::string(format_id(plan.format)) +
-                        " before the math, at the " + std::string(format_id(plan.format)) +
-                        " rate (the dequantization work is counted)");
+      r.notes.push_back(
+          std::string(what) + " in " + std::string(format_id(w)) + " are weight-only on " + d.id +
+          ": dequantized to " + std::string(format_id(plan.format)) + " before the math, at the " +
+          std::string(format_id(plan.format)) + " rate (the dequantization work is counted)");
     }
   };
   check_weights(*p.weights, p.act, "weights");

@@ -174,8 +174,8 @@ std::vector<std::string> explain(const Device& d, const GemmProblem& p, const Ro
         "for the math at the {} rate; {} dequantization ops counted on the fp32 vector units",
         w, d.id, w, bits_per_element(p.weights), c, c, human_count(r.dequant_ops)));
   } else if (p.weights != p.act) {
-    notes.push_back(fmt::format("mixed {} x {} operands run natively at the {} rate", w,
-                                format_id(p.act), c));
+    notes.push_back(
+        fmt::format("mixed {} x {} operands run natively at the {} rate", w, format_id(p.act), c));
   }
   const auto& peak = *d.peaks[format_index(r.compute_format)];
   if (peak.accumulate == Accumulate::kFp32 && r.compute_format != Format::kFp32 &&
@@ -200,8 +200,9 @@ std::vector<std::string> explain(const Device& d, const GemmProblem& p, const Ro
   }
   const bool below = r.ai < r.ridge_ai;
   if (below == (r.bound == Bound::kMemory)) {
-    notes.push_back(fmt::format("arithmetic intensity {:.3g} FLOP/B is {} the ridge at {:.3g} FLOP/B: {}-bound",
-                                r.ai, below ? "below" : "above", r.ridge_ai, bound_name(r.bound)));
+    notes.push_back(
+        fmt::format("arithmetic intensity {:.3g} FLOP/B is {} the ridge at {:.3g} FLOP/B: {}-bound",
+                    r.ai, below ? "below" : "above", r.ridge_ai, bound_name(r.bound)));
   } else {
     notes.push_back(fmt::format(
         "arithmetic intensity {:.3g} FLOP/B is {} the ridge at {:.3g} FLOP/B, but this shape is "
@@ -299,17 +300,17 @@ nlohmann::json to_json(const ModelSpec& m) {
                    {"moe_layers", m.moe_layer_count()}};
   }
   auto component = [&](double params, Format f) {
-    return nlohmann::json{{"params", params}, {"bytes", bytes_for(f, params)}, {"format", format_id(f)}};
+    return nlohmann::json{
+        {"params", params}, {"bytes", bytes_for(f, params)}, {"format", format_id(f)}};
   };
-  nlohmann::json components = {
-      {"embedding", component(p.embedding, m.native_weights)},
-      {"attention", component(p.attention, m.native_weights)},
-      {"dense_mlp", component(p.dense_mlp, m.native_weights)},
-      {"routed_experts", component(p.routed_experts, m.native_experts)},
-      {"shared_experts", component(p.shared_experts, m.native_weights)},
-      {"router", component(p.router, Format::kBf16)},
-      {"norms", component(p.norms, Format::kBf16)},
-      {"lm_head", component(p.lm_head, m.native_weights)}};
+  nlohmann::json components = {{"embedding", component(p.embedding, m.native_weights)},
+                               {"attention", component(p.attention, m.native_weights)},
+                               {"dense_mlp", component(p.dense_mlp, m.native_weights)},
+                               {"routed_experts", component(p.routed_experts, m.native_experts)},
+                               {"shared_experts", component(p.shared_experts, m.native_weights)},
+                               {"router", component(p.router, Format::kBf16)},
+                               {"norms", component(p.norms, Format::kBf16)},
+                               {"lm_head", component(p.lm_head, m.native_weights)}};
   nlohmann::json j = {{"id", m.id},
                       {"name", m.name},
                       {"model_type", m.model_type},
@@ -323,18 +324,25 @@ nlohmann::json to_json(const ModelSpec& m) {
                       {"notes", m.notes}};
   if (m.checkpoint) {
     const auto& c = *m.checkpoint;
-    j["checkpoint"] = {{"path", c.path},           {"tensors", c.tensors},
-                       {"total_bytes", c.total},   {"dominant_type", c.dominant_type},
-                       {"embedding", c.embedding}, {"attention", c.attention},
-                       {"dense_mlp", c.dense_mlp}, {"routed_experts", c.routed_experts},
-                       {"shared_experts", c.shared_experts}, {"router", c.router},
-                       {"norms", c.norms},         {"lm_head", c.lm_head},
+    j["checkpoint"] = {{"path", c.path},
+                       {"tensors", c.tensors},
+                       {"total_bytes", c.total},
+                       {"dominant_type", c.dominant_type},
+                       {"embedding", c.embedding},
+                       {"attention", c.attention},
+                       {"dense_mlp", c.dense_mlp},
+                       {"routed_experts", c.routed_experts},
+                       {"shared_experts", c.shared_experts},
+                       {"router", c.router},
+                       {"norms", c.norms},
+                       {"lm_head", c.lm_head},
                        {"other", c.other}};
   }
   return j;
 }
 
-nlohmann::json scenario_json(const ModelSpec& m, const Device& d, const Scenario& s, const OpGraph& g) {
+nlohmann::json scenario_json(const ModelSpec& m, const Device& d, const Scenario& s,
+                             const OpGraph& g) {
   return {{"model", m.id},
           {"hardware", d.id},
           {"phase", phase_name(s.phase)},
@@ -351,12 +359,9 @@ nlohmann::json scenario_json(const ModelSpec& m, const Device& d, const Scenario
 }
 
 nlohmann::json to_json(const MemoryEstimate& m) {
-  return {{"weights_bytes", m.weights_bytes},
-          {"kv_cache_bytes", m.kv_cache_bytes},
-          {"activation_bytes", m.activation_bytes},
-          {"total_bytes", m.total_bytes},
-          {"capacity_bytes", m.capacity_bytes},
-          {"fits", m.fits}};
+  return {{"weights_bytes", m.weights_bytes},       {"kv_cache_bytes", m.kv_cache_bytes},
+          {"activation_bytes", m.activation_bytes}, {"total_bytes", m.total_bytes},
+          {"capacity_bytes", m.capacity_bytes},     {"fits", m.fits}};
 }
 
 nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, const Prediction& p,
@@ -414,10 +419,14 @@ nlohmann::json to_json(const GenerateResult& g) {
           {"e2e_s", g.e2e_s},
           {"output_tokens_per_s", g.output_tokens_per_s},
           {"decode_tokens_per_s", g.decode_tokens_per_s},
-          {"prefill", {{"time_s", g.prefill.time_s}, {"bound", bound_name(g.prefill.bound)},
-                       {"tokens_per_s", g.prefill.tokens_per_s}}},
-          {"first_decode", {{"time_s", g.first_decode.time_s}, {"bound", bound_name(g.first_decode.bound)}}},
-          {"last_decode", {{"time_s", g.last_decode.time_s}, {"bound", bound_name(g.last_decode.bound)}}},
+          {"prefill",
+           {{"time_s", g.prefill.time_s},
+            {"bound", bound_name(g.prefill.bound)},
+            {"tokens_per_s", g.prefill.tokens_per_s}}},
+          {"first_decode",
+           {{"time_s", g.first_decode.time_s}, {"bound", bound_name(g.first_decode.bound)}}},
+          {"last_decode",
+           {{"time_s", g.last_decode.time_s}, {"bound", bound_name(g.last_decode.bound)}}},
           {"peak_memory", to_json(g.peak_memory)}};
 }
 
@@ -430,7 +439,10 @@ nlohmann::json to_json(const KvReport& r) {
                     {"saving", row.saving},
                     {"crossover_context", row.crossover_context}});
   }
-  return {{"context", r.context}, {"batch", r.batch}, {"weight_bytes", r.weight_bytes}, {"formats", rows}};
+  return {{"context", r.context},
+          {"batch", r.batch},
+          {"weight_bytes", r.weight_bytes},
+          {"formats", rows}};
 }
 
 std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scenario& s,
@@ -445,36 +457,42 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
     if (op.cls == OpClass::kAttention || op.kind == OpKind::kSoftmax) attention += t;
     if (op.cls == OpClass::kMatmul) weights_time += t;
   }
-  notes.push_back(fmt::format("{}-bound: {:.0f}% of the time in weight matmuls, {:.0f}% in attention, "
-                              "{:.0f}% in launch overhead",
-                              bound_name(p.bound), 100 * weights_time / p.time_s,
-                              100 * attention / p.time_s, 100 * p.overhead_s / p.time_s));
+  notes.push_back(
+      fmt::format("{}-bound: {:.0f}% of the time in weight matmuls, {:.0f}% in attention, "
+                  "{:.0f}% in launch overhead",
+                  bound_name(p.bound), 100 * weights_time / p.time_s, 100 * attention / p.time_s,
+                  100 * p.overhead_s / p.time_s));
   if (s.phase == Phase::kDecode) {
-    notes.push_back(fmt::format("a decode step streams {} of weights and {} of KV cache", human_bytes(p.weight_bytes),
-                                human_bytes(p.kv_bytes)));
+    notes.push_back(fmt::format("a decode step streams {} of weights and {} of KV cache",
+                                human_bytes(p.weight_bytes), human_bytes(p.kv_bytes)));
   }
   if (p.graph.distinct_experts > 0) {
-    notes.push_back(fmt::format("MoE: {:.1f} of {} experts touched per layer by {} tokens (uniform routing, an upper bound)",
-                                p.graph.distinct_experts, m.moe->num_experts, p.graph.tokens));
+    notes.push_back(
+        fmt::format("MoE: {:.1f} of {} experts touched per layer by {} tokens (uniform routing, an "
+                    "upper bound)",
+                    p.graph.distinct_experts, m.moe->num_experts, p.graph.tokens));
   }
   for (int i = 0; i < p.graph.size; ++i) {
     const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
     if (op.weight_only && op.kind != OpKind::kRouter) {
-      notes.push_back(fmt::format("{} weights are weight-only on {}: dequantized to {} for the math",
-                                  format_id(op.moe_layer && op.kind != OpKind::kRouter ? p.graph.experts : p.graph.weights),
-                                  d.id, format_id(op.compute)));
+      notes.push_back(fmt::format(
+          "{} weights are weight-only on {}: dequantized to {} for the math",
+          format_id(op.moe_layer && op.kind != OpKind::kRouter ? p.graph.experts : p.graph.weights),
+          d.id, format_id(op.compute)));
       break;
     }
   }
   if (!p.memory.fits) {
-    notes.push_back(fmt::format("does not fit: needs {} of {} on one device", human_bytes(p.memory.total_bytes),
+    notes.push_back(fmt::format("does not fit: needs {} of {} on one device",
+                                human_bytes(p.memory.total_bytes),
                                 human_bytes(p.memory.capacity_bytes)));
   }
   if (p.mode == Mode::kRealistic) {
-    notes.push_back(fmt::format("realistic mode: bandwidth x {:.3f} ({}), matmul fractions per format, "
-                                "{} per kernel launch", d.bandwidth_fraction.value,
-                                confidence_name(d.bandwidth_fraction.confidence),
-                                human_time(d.launch_overhead_s.value)));
+    notes.push_back(
+        fmt::format("realistic mode: bandwidth x {:.3f} ({}), matmul fractions per format, "
+                    "{} per kernel launch",
+                    d.bandwidth_fraction.value, confidence_name(d.bandwidth_fraction.confidence),
+                    human_time(d.launch_overhead_s.value)));
   } else {
     notes.push_back("ideal mode: datasheet peaks and bandwidth, no overheads");
   }
@@ -501,7 +519,8 @@ nlohmann::json to_json(const Candidate& c) {
           {"feasible", c.feasible},
           {"rejected_because", c.rejected_because},
           {"notes", c.notes},
-          {"measured_sqnr_db", std::isnan(c.measured_sqnr_db) ? nlohmann::json() : nlohmann::json(c.measured_sqnr_db)},
+          {"measured_sqnr_db",
+           std::isnan(c.measured_sqnr_db) ? nlohmann::json() : nlohmann::json(c.measured_sqnr_db)},
           {"tensors_below_budget", c.tensors_below_budget}};
 }
 
@@ -526,9 +545,10 @@ nlohmann::json to_json(const Strategy& s) {
     if (o.act) e["act"] = format_id(*o.act);
     ops[std::string(op_name(static_cast<OpKind>(i)))] = e;
   }
-  nlohmann::json j = {{"name", s.name},         {"description", s.description}, {"weights", format_id(s.weights)},
-                      {"act", format_id(s.act)}, {"kv", format_id(s.kv)},        {"ops", ops},
-                      {"origin", s.origin}};
+  nlohmann::json j = {
+      {"name", s.name},          {"description", s.description}, {"weights", format_id(s.weights)},
+      {"act", format_id(s.act)}, {"kv", format_id(s.kv)},        {"ops", ops},
+      {"origin", s.origin}};
   if (s.experts) j["experts"] = format_id(*s.experts);
   return j;
 }

@@ -45,8 +45,10 @@ void check_dimension(std::string_view name, std::int64_t v) {
 
 GemmTiling gemm_tiling(double m, double n, const ModelOptions& opt) noexcept {
   // The smallest power of two >= m, clamped to [min_tile_m, tile_m].
-  const double m_pow2 = m >= opt.tile_m ? opt.tile_m
-                                        : static_cast<double>(std::bit_ceil(static_cast<std::uint64_t>(std::ceil(m))));
+  const double m_pow2 =
+      m >= opt.tile_m
+          ? opt.tile_m
+          : static_cast<double>(std::bit_ceil(static_cast<std::uint64_t>(std::ceil(m))));
   const double tile_m = std::clamp(m_pow2, static_cast<double>(std::max(opt.min_tile_m, 1)),
                                    static_cast<double>(opt.tile_m));
   const double m_tiles = ceil_div(m, tile_m);
@@ -83,13 +85,15 @@ ComputePlan plan_compute(const Device& device, Format weights, Format act) {
   }
   if (!device.computes(act)) {
     throw Unsupported(device.id + " cannot compute in " + std::string(format_id(act)) +
-                      " (its tensor cores take: " + [&] {
+                      " (its tensor cores take: " +
+                      [&] {
                         std::string s;
                         for (const auto& info : all_formats())
                           if (device.computes(info.format))
                             s += (s.empty() ? "" : ", ") + std::string(info.id);
                         return s;
-                      }() + ")");
+                      }() +
+                      ")");
   }
   ComputePlan plan{act, false};
   if (weights == act) return plan;
@@ -132,7 +136,8 @@ RooflineResult predict_gemm(const Device& device, const GemmProblem& p, const Mo
   if (opt.mode == Mode::kRealistic) {
     r.matmul_fraction = device.matmul_fraction_for(plan.format).value;
     r.bandwidth_fraction = device.bandwidth_fraction.value;
-    if (!device.is_cpu()) r.wave_efficiency = wave_efficiency(tiling.tiles, tiling.fill, k, device.sm_count.value, opt);
+    if (!device.is_cpu())
+      r.wave_efficiency = wave_efficiency(tiling.tiles, tiling.fill, k, device.sm_count.value, opt);
     r.overhead_s = device.launch_overhead_s.value;
   }
   r.effective_flops_per_s = peak * r.matmul_fraction * r.wave_efficiency;

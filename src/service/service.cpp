@@ -37,14 +37,16 @@ auto as_invalid(Fn&& fn) -> decltype(fn()) {
   }
 }
 
-std::int64_t integer(StrictObject& o, std::string_view key, std::int64_t fallback, std::int64_t lo, std::int64_t hi) {
+std::int64_t integer(StrictObject& o, std::string_view key, std::int64_t fallback, std::int64_t lo,
+                     std::int64_t hi) {
   const json* v = o.optional(key);
   if (v == nullptr) return fallback;
   if (!v->is_number()) o.fail(key, "expected a whole number");
   const double d = v->get<double>();
-  if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(lo) || d > static_cast<double>(hi)) {
-    throw InvalidArgument(std::string(key) + " must be a whole number from " + std::to_string(lo) + " to " +
-                          std::to_string(hi));
+  if (!std::isfinite(d) || d != std::floor(d) || d < static_cast<double>(lo) ||
+      d > static_cast<double>(hi)) {
+    throw InvalidArgument(std::string(key) + " must be a whole number from " + std::to_string(lo) +
+                          " to " + std::to_string(hi));
   }
   return static_cast<std::int64_t>(d);
 }
@@ -75,17 +77,20 @@ bool flag(StrictObject& o, std::string_view key) {
 }
 
 bool looks_like_path(const std::string& s) {
-  return s.find('/') != std::string::npos || s.find('\\') != std::string::npos || s.ends_with(".json") ||
-         s.ends_with(".gguf") || s.ends_with(".safetensors") || s.find("..") != std::string::npos;
+  return s.find('/') != std::string::npos || s.find('\\') != std::string::npos ||
+         s.ends_with(".json") || s.ends_with(".gguf") || s.ends_with(".safetensors") ||
+         s.find("..") != std::string::npos;
 }
 
 ModelSpec model_of(StrictObject& o, const Limits& limits) {
   const json& v = o.required("model");
   if (v.is_object()) return model_from_json(v.dump(), "model");
-  if (!v.is_string()) o.fail("model", "expected a preset id or an object (short form or config.json)");
+  if (!v.is_string())
+    o.fail("model", "expected a preset id or an object (short form or config.json)");
   const std::string id = v.get<std::string>();
   if (!limits.allow_files && looks_like_path(id)) {
-    throw InvalidArgument("model '" + id.substr(0, 64) + "': files are not read here; give a preset id or a config object");
+    throw InvalidArgument("model '" + id.substr(0, 64) +
+                          "': files are not read here; give a preset id or a config object");
   }
   return load_model(id);
 }
@@ -123,7 +128,8 @@ ScenarioRequest scenario_of(StrictObject& o, const Limits& limits, bool with_pha
 }
 
 template <typename T, typename Fn>
-std::vector<T> list_of(StrictObject& o, std::string_view key, std::vector<T> fallback, Fn&& convert) {
+std::vector<T> list_of(StrictObject& o, std::string_view key, std::vector<T> fallback,
+                       Fn&& convert) {
   const json* v = o.optional(key);
   if (v == nullptr) return fallback;
   if (!v->is_array() || v->empty()) o.fail(key, "expected a non-empty array");
@@ -196,8 +202,12 @@ json recommend(const json& request, const Registry& registry, const Limits& limi
     r.model_options = options_of(o);
     o.finish();
     json j = to_json(roofline::recommend(m, d, r));
-    j["scenario"] = {{"model", m.id}, {"hardware", d.id}, {"phase", phase_name(r.phase)}, {"seq_len", r.seq_len},
-                     {"batch", r.batch}, {"max_quality_loss_pct", r.max_quality_loss_pct}};
+    j["scenario"] = {{"model", m.id},
+                     {"hardware", d.id},
+                     {"phase", phase_name(r.phase)},
+                     {"seq_len", r.seq_len},
+                     {"batch", r.batch},
+                     {"max_quality_loss_pct", r.max_quality_loss_pct}};
     j.update(stamp(registry));
     return j;
   });
@@ -231,11 +241,14 @@ json sweep(const json& request, const Registry& registry, const Limits& limits) 
       return v.get<std::string>();
     };
     for (const auto& id : list_of<std::string>(o, "models", {"llama-3.1-8b"}, str)) {
-      if (!limits.allow_files && looks_like_path(id)) throw InvalidArgument("models: give preset ids");
+      if (!limits.allow_files && looks_like_path(id))
+        throw InvalidArgument("models: give preset ids");
       spec.models.push_back(load_model(id));
     }
-    for (const auto& id : list_of<std::string>(o, "hardware", {"gb10"}, str)) spec.devices.push_back(&registry.get(id));
-    spec.phases = list_of<Phase>(o, "phases", {Phase::kDecode}, [&](const json& v) { return parse_phase(str(v)); });
+    for (const auto& id : list_of<std::string>(o, "hardware", {"gb10"}, str))
+      spec.devices.push_back(&registry.get(id));
+    spec.phases = list_of<Phase>(o, "phases", {Phase::kDecode},
+                                 [&](const json& v) { return parse_phase(str(v)); });
     auto count = [](std::int64_t hi) {
       return [hi](const json& v) {
         if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > hi) {
@@ -250,17 +263,20 @@ json sweep(const json& request, const Registry& registry, const Limits& limits) 
       const std::string s = str(v);
       return s == "native" ? std::nullopt : std::optional<Format>(parse_format(s));
     });
-    spec.acts = list_of<Format>(o, "acts", {Format::kBf16}, [&](const json& v) { return parse_format(str(v)); });
+    spec.acts = list_of<Format>(o, "acts", {Format::kBf16},
+                                [&](const json& v) { return parse_format(str(v)); });
     spec.strategies = list_of<Strategy>(o, "strategies", {}, [&](const json& v) {
       const std::string name = str(v);
-      if (!limits.allow_files && looks_like_path(name)) throw InvalidArgument("strategies: give strategy names");
+      if (!limits.allow_files && looks_like_path(name))
+        throw InvalidArgument("strategies: give strategy names");
       return load_strategy(name);
     });
     spec.options.mode = flag(o, "ideal") ? Mode::kIdeal : Mode::kRealistic;
     o.finish();
     const std::uint64_t rows = sweep_rows(spec, limits.max_sweep_rows);
     std::string out;
-    run_sweep(spec, SweepFormat::kJson, [&](std::string_view chunk) { out.append(chunk); }, {}, 1);
+    run_sweep(
+        spec, SweepFormat::kJson, [&](std::string_view chunk) { out.append(chunk); }, {}, 1);
     json j = {{"count", rows}, {"rows", json::parse(out)}};
     j.update(stamp(registry));
     return j;

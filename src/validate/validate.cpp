@@ -13,13 +13,15 @@ namespace {
 
 using detail::StrictObject;
 
-const char* const kMetrics[] = {"decode_tokens_per_s", "decode_total_tokens_per_s", "prefill_tokens_per_s",
-                                "ttft_s", "e2e_s", "output_tokens_per_s"};
+const char* const kMetrics[] = {
+    "decode_tokens_per_s", "decode_total_tokens_per_s", "prefill_tokens_per_s", "ttft_s", "e2e_s",
+    "output_tokens_per_s"};
 
 std::int64_t optional_count(StrictObject& obj, std::string_view key) {
   const auto& v = obj.required(key);
   if (v.is_null()) return 0;
-  if (!v.is_number_integer() || v.get<std::int64_t>() < 0) obj.fail(key, "expected a whole number >= 0 or null");
+  if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
+    obj.fail(key, "expected a whole number >= 0 or null");
   return v.get<std::int64_t>();
 }
 
@@ -65,7 +67,8 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
   StrictObject doc(doc_json, origin, "");
   std::map<std::string, std::string> sources;
   StrictObject src = doc.object("sources");
-  for (auto it = src.json().begin(); it != src.json().end(); ++it) sources[it.key()] = src.string(it.key());
+  for (auto it = src.json().begin(); it != src.json().end(); ++it)
+    sources[it.key()] = src.string(it.key());
   src.finish();
   const auto& list = doc.required("cases");
   if (!list.is_array()) doc.fail("cases", "expected an array");
@@ -81,7 +84,8 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
     c.act = o.string("act");
     c.kv = o.string("kv");
     const auto& batch = o.required("batch");
-    if (!batch.is_number_integer() || batch.get<std::int64_t>() < 1) o.fail("batch", "expected a whole number >= 1");
+    if (!batch.is_number_integer() || batch.get<std::int64_t>() < 1)
+      o.fail("batch", "expected a whole number >= 1");
     c.batch = batch.get<std::int64_t>();
     c.prompt = optional_count(o, "prompt");
     c.gen = optional_count(o, "gen");
@@ -104,7 +108,8 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
 
 std::vector<ValidationCase> built_in_validation() {
   for (const auto& f : detail::embedded_files()) {
-    if (f.name == "validation/published.json") return parse_validation(f.text, "built-in validation/published.json");
+    if (f.name == "validation/published.json")
+      return parse_validation(f.text, "built-in validation/published.json");
   }
   return {};
 }

@@ -17,11 +17,16 @@ Figure read_kernel_figure(StrictObject& parent, std::string_view key,
   Figure f;
   const auto& v = obj.required("value");
   const std::string conf = obj.string("confidence");
-  if (conf == "measured") f.confidence = Confidence::kMeasured;
-  else if (conf == "derived") f.confidence = Confidence::kDerived;
-  else if (conf == "vendor") f.confidence = Confidence::kVendor;
-  else if (conf == "unknown") f.confidence = Confidence::kUnknown;
-  else obj.fail("confidence", "must be vendor, derived, measured or unknown");
+  if (conf == "measured")
+    f.confidence = Confidence::kMeasured;
+  else if (conf == "derived")
+    f.confidence = Confidence::kDerived;
+  else if (conf == "vendor")
+    f.confidence = Confidence::kVendor;
+  else if (conf == "unknown")
+    f.confidence = Confidence::kUnknown;
+  else
+    obj.fail("confidence", "must be vendor, derived, measured or unknown");
   if (v.is_null()) {
     f.value = std::nan("");
   } else {
@@ -29,7 +34,8 @@ Figure read_kernel_figure(StrictObject& parent, std::string_view key,
     if (f.value <= 0 || f.value > 1) obj.fail("value", "an efficiency must be in (0, 1]");
   }
   f.source = obj.string("source");
-  if (!sources.count(f.source)) obj.fail("source", "'" + f.source + "' is not a key of \"sources\"");
+  if (!sources.count(f.source))
+    obj.fail("source", "'" + f.source + "' is not a key of \"sources\"");
   f.note = obj.optional_string("note", "");
   obj.finish();
   return f;
@@ -67,17 +73,19 @@ std::vector<AttentionKernelInfo> load_kernels() {
       info.architecture_keys.push_back(architecture_key(info.architectures.back()));
     }
     const std::string loop = k.string("loop");
-    info.loop = loop == "unfused" ? AttentionLoop::kUnfused
+    info.loop = loop == "unfused"    ? AttentionLoop::kUnfused
                 : loop == "kv_outer" ? AttentionLoop::kKvOuter
                                      : AttentionLoop::kQOuter;
-    if (loop != "unfused" && loop != "kv_outer" && loop != "q_outer") k.fail("loop", "unknown loop order");
+    if (loop != "unfused" && loop != "kv_outer" && loop != "q_outer")
+      k.fail("loop", "unknown loop order");
     info.split_kv = k.required("split_kv").get<bool>();
     info.fp8 = k.required("fp8").get<bool>();
     info.efficiency = read_kernel_figure(k, "efficiency", sources);
     if (k.has("architecture_efficiency")) {
       StrictObject overrides = k.object("architecture_efficiency");
       for (auto it = overrides.json().begin(); it != overrides.json().end(); ++it) {
-        info.architecture_efficiency.emplace_back(it.key(), read_kernel_figure(overrides, it.key(), sources));
+        info.architecture_efficiency.emplace_back(it.key(),
+                                                  read_kernel_figure(overrides, it.key(), sources));
       }
       overrides.finish();
     }
@@ -96,7 +104,8 @@ std::vector<AttentionKernelInfo> load_kernels() {
 bool AttentionKernelInfo::runs_on(const Device& device) const {
   const std::uint64_t key = device.architecture_key != 0 ? device.architecture_key
                                                          : architecture_key(device.architecture);
-  return std::find(architecture_keys.begin(), architecture_keys.end(), key) != architecture_keys.end();
+  return std::find(architecture_keys.begin(), architecture_keys.end(), key) !=
+         architecture_keys.end();
 }
 
 const Figure& AttentionKernelInfo::efficiency_on(const Device& device) const {
@@ -124,7 +133,8 @@ AttentionKernel parse_attention_kernel(std::string_view id) {
     if (k.id == id) return k.kernel;
     ids += (ids.empty() ? "" : ", ") + k.id;
   }
-  throw NotFound("unknown attention kernel '" + std::string(id.substr(0, 40)) + "' (known: " + ids + ")");
+  throw NotFound("unknown attention kernel '" + std::string(id.substr(0, 40)) + "' (known: " + ids +
+                 ")");
 }
 
 AttentionKernel default_attention_kernel(const Device& device, bool decode) {

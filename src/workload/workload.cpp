@@ -11,11 +11,13 @@ namespace roofline {
 namespace {
 
 constexpr const char* kOpNames[kOpKindCount] = {
-    "attn_norm", "q_proj", "k_proj", "v_proj", "rope", "qk_matmul", "softmax", "sv_matmul",
-    "o_proj", "attn_residual", "mlp_norm", "gate_proj", "up_proj", "act_mul", "down_proj",
-    "mlp_residual", "kv_cache_write", "embedding", "final_norm", "lm_head", "router",
-    "shared_gate_proj", "shared_up_proj", "shared_down_proj", "q_a_proj", "q_b_proj",
-    "kv_a_proj", "kv_b_proj", "k_absorb", "v_absorb", "all_reduce", "pipeline_send"};
+    "attn_norm",    "q_proj",           "k_proj",         "v_proj",           "rope",
+    "qk_matmul",    "softmax",          "sv_matmul",      "o_proj",           "attn_residual",
+    "mlp_norm",     "gate_proj",        "up_proj",        "act_mul",          "down_proj",
+    "mlp_residual", "kv_cache_write",   "embedding",      "final_norm",       "lm_head",
+    "router",       "shared_gate_proj", "shared_up_proj", "shared_down_proj", "q_a_proj",
+    "q_b_proj",     "kv_a_proj",        "kv_b_proj",      "k_absorb",         "v_absorb",
+    "all_reduce",   "pipeline_send"};
 
 // Vector operations per element, counted the same way everywhere:
 //   RMSNorm: square, sum, scale by rsqrt, multiply by the weight      = 4
@@ -90,8 +92,8 @@ struct Builder {
     return op;
   }
 
-  Op& elementwise(OpKind kind, double count, double elements, double ops_per_element,
-                  double reads, double writes, double launches) {
+  Op& elementwise(OpKind kind, double count, double elements, double ops_per_element, double reads,
+                  double writes, double launches) {
     Op& op = add(kind, OpClass::kElementwise, count);
     op.flops = elements * ops_per_element;
     op.act_bytes = bytes_for(a, elements * reads) + bytes_for(a, elements * writes);
@@ -122,10 +124,11 @@ struct Builder {
     if (s.precision.has_op_overrides) {
       attn_act = s.precision.ops[static_cast<std::size_t>(OpKind::kQkMatmul)].act.value_or(a);
     }
-    const Format attn_fmt = (attn_act == Format::kFp8 && kinfo.fp8 && dev.computes(Format::kFp8))
-                                ? Format::kFp8
-                                : (format_info(attn_act).block_bits >= 16 && dev.computes(attn_act) ? attn_act
-                                                                                                    : Format::kBf16);
+    const Format attn_fmt =
+        (attn_act == Format::kFp8 && kinfo.fp8 && dev.computes(Format::kFp8))
+            ? Format::kFp8
+            : (format_info(attn_act).block_bits >= 16 && dev.computes(attn_act) ? attn_act
+                                                                                : Format::kBf16);
     // K/V come from the cache in decode, from fresh projections in prefill.
     const Format kv_read_fmt = decode ? kv : a;
     double scores = 0, k_elems = 0, v_elems = 0;  // score elements computed; K/V elements read
@@ -140,18 +143,20 @@ struct Builder {
       parallel = B * nh * (kinfo.split_kv ? ceil_div(L, 128) : 1);
     } else {
       // Causal prefill: the pairs (i, j <= i), or the band of the window.
-      const double pairs = window > 0 && window < S ? S * window - window * (window - 1) / 2
-                                                     : S * (S + 1) / 2;
+      const double pairs =
+          window > 0 && window < S ? S * window - window * (window - 1) / 2 : S * (S + 1) / 2;
       const bool unfused = kinfo.loop == AttentionLoop::kUnfused;
       scores = B * nh * (unfused ? S * S : pairs) * sparsity;
       // FlashAttention Theorem 2: tiles of M/(4d) rows fit in the on-chip
       // SRAM of M elements; K/V (FA2+) or Q/O (FA1) are re-read once per
       // tile. Causally, tile i pairs with tiles 0..i: (T + 1) / 2 passes.
-      const double sram_elems = dev.shared_memory_per_sm_bytes.value * 8 / bits_per_element(attn_fmt);
+      const double sram_elems =
+          dev.shared_memory_per_sm_bytes.value * 8 / bits_per_element(attn_fmt);
       const double block = std::clamp(std::floor(sram_elems / (4 * q_dim)), 16.0, 128.0);
       const double passes = ceil_div(S, block);
       double causal_passes = (passes + 1) / 2;
-      if (window > 0 && window < S) causal_passes = std::min(causal_passes, ceil_div(window, block) + 1);
+      if (window > 0 && window < S)
+        causal_passes = std::min(causal_passes, ceil_div(window, block) + 1);
       double kv_passes = 1;
       if (kinfo.loop == AttentionLoop::kQOuter) {
         kv_passes = causal_passes;
@@ -247,7 +252,8 @@ struct Builder {
              static_cast<double>(x.qk_nope_head_dim), w, wplan, true, 1)
           .weight_bytes = bytes_for(w, nh * x.qk_nope_head_dim * x.kv_lora_rank);
     } else {
-      linear(OpKind::kKvBProj, count, N, nh * static_cast<double>(x.qk_nope_head_dim + x.v_head_dim),
+      linear(OpKind::kKvBProj, count, N,
+             nh * static_cast<double>(x.qk_nope_head_dim + x.v_head_dim),
              static_cast<double>(x.kv_lora_rank), w, wplan, true, 1);
     }
   }
@@ -352,32 +358,51 @@ struct Builder {
 void scale_to_checkpoint(const ModelSpec& m, OpGraph* g) {
   const auto& c = *m.checkpoint;
   const ParamCounts p = count_parameters(m);
-  auto ratio = [](double exact, double modeled) { return modeled > 0 && exact > 0 ? exact / modeled : 1.0; };
+  auto ratio = [](double exact, double modeled) {
+    return modeled > 0 && exact > 0 ? exact / modeled : 1.0;
+  };
   const double r_attn = ratio(c.attention, bytes_for(m.native_weights, p.attention));
   const double r_mlp = ratio(c.dense_mlp, bytes_for(m.native_weights, p.dense_mlp));
   const double r_exp = ratio(c.routed_experts, bytes_for(m.native_experts, p.routed_experts));
   const double r_shared = ratio(c.shared_experts, bytes_for(m.native_weights, p.shared_experts));
-  const double r_lm = m.tie_embeddings ? ratio(c.embedding, bytes_for(m.native_weights, p.embedding))
-                                       : ratio(c.lm_head, bytes_for(m.native_weights, p.lm_head));
+  const double r_lm = m.tie_embeddings
+                          ? ratio(c.embedding, bytes_for(m.native_weights, p.embedding))
+                          : ratio(c.lm_head, bytes_for(m.native_weights, p.lm_head));
   const double r_emb = ratio(c.embedding, bytes_for(m.native_weights, p.embedding));
   for (int i = 0; i < g->size; ++i) {
     Op& op = g->ops[static_cast<std::size_t>(i)];
     double r = 1;
     switch (op.kind) {
-      case OpKind::kQProj: case OpKind::kKProj: case OpKind::kVProj: case OpKind::kOProj:
-      case OpKind::kQAProj: case OpKind::kQBProj: case OpKind::kKvAProj: case OpKind::kKvBProj:
-      case OpKind::kKAbsorb: case OpKind::kVAbsorb:
+      case OpKind::kQProj:
+      case OpKind::kKProj:
+      case OpKind::kVProj:
+      case OpKind::kOProj:
+      case OpKind::kQAProj:
+      case OpKind::kQBProj:
+      case OpKind::kKvAProj:
+      case OpKind::kKvBProj:
+      case OpKind::kKAbsorb:
+      case OpKind::kVAbsorb:
         r = r_attn;
         break;
-      case OpKind::kGateProj: case OpKind::kUpProj: case OpKind::kDownProj:
+      case OpKind::kGateProj:
+      case OpKind::kUpProj:
+      case OpKind::kDownProj:
         r = op.moe_layer ? r_exp : r_mlp;
         break;
-      case OpKind::kSharedGateProj: case OpKind::kSharedUpProj: case OpKind::kSharedDownProj:
+      case OpKind::kSharedGateProj:
+      case OpKind::kSharedUpProj:
+      case OpKind::kSharedDownProj:
         r = r_shared;
         break;
-      case OpKind::kLmHead: r = r_lm; break;
-      case OpKind::kEmbedding: r = r_emb; break;
-      default: break;
+      case OpKind::kLmHead:
+        r = r_lm;
+        break;
+      case OpKind::kEmbedding:
+        r = r_emb;
+        break;
+      default:
+        break;
     }
     op.weight_bytes *= r;
   }
@@ -389,21 +414,29 @@ std::string_view op_name(OpKind k) noexcept { return kOpNames[static_cast<int>(k
 
 std::string_view op_class_name(OpClass c) noexcept {
   switch (c) {
-    case OpClass::kMatmul: return "matmul";
-    case OpClass::kAttention: return "attention";
-    case OpClass::kElementwise: return "elementwise";
-    case OpClass::kMemory: return "memory";
-    case OpClass::kCommunication: return "communication";
+    case OpClass::kMatmul:
+      return "matmul";
+    case OpClass::kAttention:
+      return "attention";
+    case OpClass::kElementwise:
+      return "elementwise";
+    case OpClass::kMemory:
+      return "memory";
+    case OpClass::kCommunication:
+      return "communication";
   }
   return "matmul";
 }
 
-std::string_view phase_name(Phase p) noexcept { return p == Phase::kPrefill ? "prefill" : "decode"; }
+std::string_view phase_name(Phase p) noexcept {
+  return p == Phase::kPrefill ? "prefill" : "decode";
+}
 
 Phase parse_phase(std::string_view text) {
   if (text == "prefill") return Phase::kPrefill;
   if (text == "decode") return Phase::kDecode;
-  throw InvalidArgument("unknown phase '" + std::string(text.substr(0, 40)) + "' (prefill, decode)");
+  throw InvalidArgument("unknown phase '" + std::string(text.substr(0, 40)) +
+                        "' (prefill, decode)");
 }
 
 double distinct_experts(double num_experts, double top_k, double tokens) noexcept {
@@ -423,14 +456,16 @@ void validate(const Scenario& s, const ModelSpec& m) {
   check("tp", s.tp, 1, kMaxParallel);
   check("pp", s.pp, 1, m.layers);
   if (!(s.block_sparsity > 0 && s.block_sparsity <= 1)) {
-    throw InvalidArgument("block sparsity must be in (0, 1] (the fraction of attention blocks computed)");
+    throw InvalidArgument(
+        "block sparsity must be in (0, 1] (the fraction of attention blocks computed)");
   }
   if (m.heads % s.tp != 0) {
     throw InvalidArgument("tp " + std::to_string(s.tp) + " does not divide the " +
                           std::to_string(m.heads) + " attention heads");
   }
   if (m.intermediate % s.tp != 0 || (m.moe && m.moe->expert_intermediate % s.tp != 0)) {
-    throw InvalidArgument("tp " + std::to_string(s.tp) + " does not divide the MLP intermediate size");
+    throw InvalidArgument("tp " + std::to_string(s.tp) +
+                          " does not divide the MLP intermediate size");
   }
   if (!format_info(s.precision.kv).compute_format && s.precision.kv != Format::kQ8_0 &&
       s.precision.kv != Format::kQ4_0) {
@@ -439,7 +474,8 @@ void validate(const Scenario& s, const ModelSpec& m) {
   }
 }
 
-OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const ModelOptions& opt) {
+OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s,
+                  const ModelOptions& opt) {
   validate(s, m);
   OpGraph g;
   Builder b{m, dev, s, opt, g};
@@ -479,7 +515,8 @@ OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, cons
   if (!m.moe && m.sliding_window == 0) {
     counts[0][0] = static_cast<double>(m.layers);
   } else {
-    for (std::int64_t l = 0; l < m.layers; ++l) counts[m.is_moe_layer(l)][m.is_sliding_layer(l)] += 1;
+    for (std::int64_t l = 0; l < m.layers; ++l)
+      counts[m.is_moe_layer(l)][m.is_sliding_layer(l)] += 1;
   }
   for (int moe = 0; moe < 2; ++moe) {
     for (int sliding = 0; sliding < 2; ++sliding) {

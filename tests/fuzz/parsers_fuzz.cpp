@@ -18,11 +18,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
     switch (data[0] % 5) {
-      case 0: (void)roofline::parse_hf_config(input, "fuzz"); break;
-      case 1: (void)roofline::parse_short_form(input, "fuzz"); break;
-      case 2: (void)roofline::parse_safetensors(input, "fuzz"); break;
-      case 3: (void)roofline::parse_gguf(input, "fuzz"); break;
-      case 4: (void)roofline::parse_device(input, "fuzz"); break;
+      case 0:
+        (void)roofline::parse_hf_config(input, "fuzz");
+        break;
+      case 1:
+        (void)roofline::parse_short_form(input, "fuzz");
+        break;
+      case 2:
+        (void)roofline::parse_safetensors(input, "fuzz");
+        break;
+      case 3:
+        (void)roofline::parse_gguf(input, "fuzz");
+        break;
+      case 4:
+        (void)roofline::parse_device(input, "fuzz");
+        break;
     }
   } catch (const roofline::Error&) {
     // Bad input, reported as such.
