@@ -437,7 +437,7 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
   m.model_type = r.string_or("model_type", "");
   const std::string& t = m.model_type;
   static const char* kSupported =
-      "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gpt_oss";
+      "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss";
   if (t.empty()) {
     throw Unsupported(origin +
                       ": no model_type; this does not look like a Hugging Face "
