@@ -1,7 +1,7 @@
 // Number formats bit by bit: element codecs (fp8, fp6, fp4, e8m0, ue4m3,
 // fp16, bf16), block quantizers (OCP MX, NVFP4, INT8, group-wise INT4,
 // llama.cpp q8_0 / q4_0), a round trip for every Format of the table, and
-// error metrics. The definitions follow docs/reference formats-and-quality.md
+// error metrics. The definitions follow shared/reference/formats-and-quality.md
 // sections 1a-1c.
 //
 // Conventions, for everything below:
