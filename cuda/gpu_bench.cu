@@ -1,0 +1,308 @@
+#include "gpu_bench.h"
+
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "roofline/error.h"
+
+namespace roofline::cuda {
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw Unsupported(std::string(what) + ": " + cudaGetErrorString(e));
+}
+void check(cublasStatus_t s, const char* what) {
+  if (s != CUBLAS_STATUS_SUCCESS) throw Unsupported(std::string(what) + ": cuBLASLt status " + std::to_string(s));
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+template <typename T>
+struct DeviceBuffer {
+  T* p = nullptr;
+  explicit DeviceBuffer(std::size_t n) { check(cudaMalloc(&p, n * sizeof(T)), "cudaMalloc"); }
+  ~DeviceBuffer() { cudaFree(p); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+};
+
+struct Events {
+  cudaEvent_t start{}, stop{};
+  Events() {
+    check(cudaEventCreate(&start), "cudaEventCreate");
+    check(cudaEventCreate(&stop), "cudaEventCreate");
+  }
+  ~Events() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  template <typename F>
+  std::vector<double> time(F&& f, int repetitions) {
+    f();  // warm-up
+    check(cudaDeviceSynchronize(), "warm-up");
+    std::vector<double> t;
+    for (int i = 0; i < repetitions; ++i) {
+      check(cudaEventRecord(start), "cudaEventRecord");
+      f();
+      check(cudaEventRecord(stop), "cudaEventRecord");
+      check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+      float ms = 0;
+      check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+      t.push_back(ms * 1e-3);
+    }
+    return t;
+  }
+};
+
+// y[n] = W[n,k] x[k]: one warp per output row, 16-byte loads, fp32 accumulate.
+template <typename T>
+__global__ void gemv_kernel(const T* __restrict__ w, const T* __restrict__ x, T* __restrict__ y, int n, int k) {
+  const int row = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
+  const int lane = threadIdx.x % 32;
+  if (row >= n) return;
+  constexpr int kVec = 16 / sizeof(T);
+  const T* wr = w + static_cast<std::size_t>(row) * k;
+  float acc = 0.f;
+  for (int c = lane * kVec; c + kVec <= k; c += 32 * kVec) {
+    const uint4 wv = *reinterpret_cast<const uint4*>(wr + c);
+    const uint4 xv = *reinterpret_cast<const uint4*>(x + c);
+    const T* wa = reinterpret_cast<const T*>(&wv);
+    const T* xa = reinterpret_cast<const T*>(&xv);
+#pragma unroll
+    for (int i = 0; i < kVec; ++i) acc += static_cast<float>(wa[i]) * static_cast<float>(xa[i]);
+  }
+  for (int off = 16; off > 0; off /= 2) acc += __shfl_down_sync(0xffffffff, acc, off);
+  if (lane == 0) y[row] = static_cast<T>(acc);
+}
+
+__global__ void copy_kernel(const float4* __restrict__ in, float4* __restrict__ out, std::size_t n) {
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    out[i] = in[i];
+  }
+}
+
+__global__ void read_kernel(const float4* __restrict__ in, float* __restrict__ sink, std::size_t n) {
+  float acc = 0;
+  for (std::size_t i = blockIdx.x * static_cast<std::size_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float4 v = in[i];
+    acc += v.x + v.y + v.z + v.w;
+  }
+  if (acc == 1234.5f) sink[0] = acc;  // keeps the loads alive
+}
+
+template <typename T>
+T from_float(float f);
+template <>
+__half from_float<__half>(float f) { return __float2half(f); }
+template <>
+__nv_bfloat16 from_float<__nv_bfloat16>(float f) { return __float2bfloat16(f); }
+template <>
+__nv_fp8_e4m3 from_float<__nv_fp8_e4m3>(float f) { return __nv_fp8_e4m3(f); }
+
+template <typename T>
+float to_float(T v) { return static_cast<float>(v); }
+
+template <typename T>
+std::vector<T> random_matrix(std::size_t n, unsigned seed, std::vector<float>* host) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  std::vector<T> out(n);
+  host->resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    out[i] = from_float<T>(u(rng));
+    (*host)[i] = to_float(out[i]);
+  }
+  return out;
+}
+
+// Row-major C[m,n] = A[m,k] B[k,n] through cuBLASLt's column-major API:
+// C^T[n,m] = B^T[n,k] A^T[k,m], i.e. the column-major product of B and A.
+template <typename TIn, typename TOut>
+GemmResult lt_gemm(std::int64_t m, std::int64_t n, std::int64_t k, cudaDataType_t in_type, cudaDataType_t out_type,
+                   const char* name, int repetitions) {
+  std::vector<float> ha, hb;
+  const auto a = random_matrix<TIn>(static_cast<std::size_t>(m * k), 1, &ha);
+  const auto b = random_matrix<TIn>(static_cast<std::size_t>(k * n), 2, &hb);
+  DeviceBuffer<TIn> da(a.size()), db(b.size());
+  DeviceBuffer<TOut> dc(static_cast<std::size_t>(m * n));
+  check(cudaMemcpy(da.p, a.data(), a.size() * sizeof(TIn), cudaMemcpyHostToDevice), "copy A");
+  check(cudaMemcpy(db.p, b.data(), b.size() * sizeof(TIn), cudaMemcpyHostToDevice), "copy B");
+  cublasLtHandle_t lt{};
+  check(cublasLtCreate(&lt), "cublasLtCreate");
+  cublasLtMatmulDesc_t op{};
+  check(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate");
+  // fp8 needs the first operand transposed (TN layout): use B^T stored row-major = B column-major.
+  cublasOperation_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_N;
+  const bool fp8 = in_type == CUDA_R_8F_E4M3;
+  if (fp8) ta = CUBLAS_OP_T;
+  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
+  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
+  cublasLtMatrixLayout_t la{}, lb{}, lc{};
+  // Column-major views: first operand B^T as [n x k] (or its transpose for fp8), second A^T [k x m].
+  if (fp8) {
+    check(cublasLtMatrixLayoutCreate(&la, in_type, k, n, k), "layout B");  // B as [k x n] col-major = B^T row-major
+  } else {
+    check(cublasLtMatrixLayoutCreate(&la, in_type, n, k, n), "layout B");
+  }
+  check(cublasLtMatrixLayoutCreate(&lb, in_type, k, m, k), "layout A");
+  check(cublasLtMatrixLayoutCreate(&lc, out_type, n, m, n), "layout C");
+  const float alpha = 1.f, beta = 0.f;
+  std::size_t workspace_bytes = 32 << 20;
+  DeviceBuffer<char> workspace(workspace_bytes);
+  cublasLtMatmulPreference_t pref{};
+  check(cublasLtMatmulPreferenceCreate(&pref), "PreferenceCreate");
+  check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                             sizeof workspace_bytes),
+        "workspace");
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  check(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heuristic, &found), "AlgoGetHeuristic");
+  if (found == 0) throw Unsupported(std::string("cuBLASLt has no algorithm for ") + name + " on this device");
+  Events ev;
+  const auto times = ev.time(
+      [&] {
+        check(cublasLtMatmul(lt, op, &alpha, db.p, la, da.p, lb, &beta, dc.p, lc, dc.p, lc, &heuristic.algo,
+                             workspace.p, workspace_bytes, nullptr),
+              "cublasLtMatmul");
+      },
+      repetitions);
+  std::vector<TOut> c(static_cast<std::size_t>(m * n));
+  check(cudaMemcpy(c.data(), dc.p, c.size() * sizeof(TOut), cudaMemcpyDeviceToHost), "copy C");
+  // Verify sampled entries against a double-precision reference (of the rounded inputs).
+  double worst = 0;
+  for (int s = 0; s < 64; ++s) {
+    const std::int64_t i = (s * 7919) % m, j = (s * 104729) % n;
+    double ref = 0, mag = 0;
+    for (std::int64_t p = 0; p < k; ++p) {
+      const double prod = static_cast<double>(ha[i * k + p]) * hb[fp8 ? j * k + p : p * n + j];
+      ref += prod;
+      mag += std::fabs(prod);
+    }
+    const double got = to_float(c[static_cast<std::size_t>(i * n + j)]);
+    worst = std::max(worst, std::fabs(got - ref) / std::max(mag, 1e-30));
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(lc);
+  cublasLtMatmulDescDestroy(op);
+  cublasLtDestroy(lt);
+  GemmResult r;
+  r.m = m;
+  r.n = n;
+  r.k = k;
+  r.precision = name;
+  r.median_time_s = median(times);
+  r.repetitions = repetitions;
+  r.flops_per_s = 2.0 * m * n * k / r.median_time_s;
+  r.bandwidth_Bps = (sizeof(TIn) * (m * k + k * n) + sizeof(TOut) * m * n) / r.median_time_s;
+  r.max_rel_error = worst;
+  r.verified = worst < 1e-2;  // 16-bit outputs of fp32 accumulations: ~2^-8 relative
+  return r;
+}
+
+template <typename T>
+GemmResult gemv(std::int64_t n, std::int64_t k, const char* name, int repetitions) {
+  if (k % (16 / sizeof(T)) != 0) throw InvalidArgument("the GEMV kernel needs k to be a multiple of 8");
+  std::vector<float> hw, hx;
+  const auto w = random_matrix<T>(static_cast<std::size_t>(n * k), 3, &hw);
+  const auto x = random_matrix<T>(static_cast<std::size_t>(k), 4, &hx);
+  DeviceBuffer<T> dw(w.size()), dx(x.size()), dy(static_cast<std::size_t>(n));
+  check(cudaMemcpy(dw.p, w.data(), w.size() * sizeof(T), cudaMemcpyHostToDevice), "copy W");
+  check(cudaMemcpy(dx.p, x.data(), x.size() * sizeof(T), cudaMemcpyHostToDevice), "copy x");
+  constexpr int kThreads = 256;
+  const int rows_per_block = kThreads / 32;
+  const int blocks = static_cast<int>((n + rows_per_block - 1) / rows_per_block);
+  Events ev;
+  const auto times = ev.time(
+      [&] {
+        gemv_kernel<T><<<blocks, kThreads>>>(dw.p, dx.p, dy.p, static_cast<int>(n), static_cast<int>(k));
+        check(cudaGetLastError(), "gemv kernel");
+      },
+      repetitions);
+  std::vector<T> y(static_cast<std::size_t>(n));
+  check(cudaMemcpy(y.data(), dy.p, y.size() * sizeof(T), cudaMemcpyDeviceToHost), "copy y");
+  double worst = 0;
+  for (int s = 0; s < 64; ++s) {
+    const std::int64_t i = (s * 7919) % n;
+    double ref = 0, mag = 0;
+    for (std::int64_t p = 0; p < k; ++p) {
+      ref += static_cast<double>(hw[i * k + p]) * hx[p];
+      mag += std::fabs(static_cast<double>(hw[i * k + p]) * hx[p]);
+    }
+    worst = std::max(worst, std::fabs(to_float(y[static_cast<std::size_t>(i)]) - ref) / std::max(mag, 1e-30));
+  }
+  GemmResult r;
+  r.m = 1;
+  r.n = n;
+  r.k = k;
+  r.precision = name;
+  r.median_time_s = median(times);
+  r.repetitions = repetitions;
+  r.flops_per_s = 2.0 * n * k / r.median_time_s;
+  r.bandwidth_Bps = sizeof(T) * (n * k + k + n) / r.median_time_s;
+  r.max_rel_error = worst;
+  r.verified = worst < 1e-2;
+  return r;
+}
+
+}  // namespace
+
+DeviceInfo device_info() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    throw Unsupported(std::string("no CUDA device: ") + (e != cudaSuccess ? cudaGetErrorString(e) : "none found"));
+  }
+  cudaDeviceProp p{};
+  check(cudaGetDeviceProperties(&p, 0), "cudaGetDeviceProperties");
+  return {p.name, p.multiProcessorCount, p.major, p.minor, static_cast<double>(p.totalGlobalMem)};
+}
+
+GemmResult gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& precision, int repetitions) {
+  (void)device_info();
+  if (m < 1 || n < 1 || k < 1 || m > 65536 || n > 65536 || k > 65536 || repetitions < 1 || repetitions > 10000) {
+    throw InvalidArgument("GPU GEMM: m, n, k must be 1 to 65536");
+  }
+  if (m == 1 && precision == "fp16") return gemv<__half>(n, k, "fp16", repetitions);
+  if (m == 1 && precision == "bf16") return gemv<__nv_bfloat16>(n, k, "bf16", repetitions);
+  if (precision == "fp16") return lt_gemm<__half, __half>(m, n, k, CUDA_R_16F, CUDA_R_16F, "fp16", repetitions);
+  if (precision == "bf16") return lt_gemm<__nv_bfloat16, __nv_bfloat16>(m, n, k, CUDA_R_16BF, CUDA_R_16BF, "bf16", repetitions);
+  if (precision == "fp8") return lt_gemm<__nv_fp8_e4m3, __nv_bfloat16>(m, n, k, CUDA_R_8F_E4M3, CUDA_R_16BF, "fp8", repetitions);
+  throw InvalidArgument("GPU GEMM precision '" + precision + "' is not one of fp16, bf16, fp8");
+}
+
+BandwidthResult bandwidth(double bytes, int repetitions) {
+  (void)device_info();
+  if (!(bytes >= 1e6 && bytes <= 64e9)) throw InvalidArgument("bandwidth test size must be 1 MB to 64 GB");
+  const std::size_t n = static_cast<std::size_t>(bytes) / sizeof(float4);
+  DeviceBuffer<float4> a(n), b(n);
+  DeviceBuffer<float> sink(1);
+  check(cudaMemset(a.p, 0, n * sizeof(float4)), "cudaMemset");
+  Events ev;
+  const double moved = 2.0 * static_cast<double>(n * sizeof(float4));
+  BandwidthResult r;
+  r.bytes = static_cast<double>(n * sizeof(float4));
+  r.copy_Bps = moved / median(ev.time([&] { check(cudaMemcpy(b.p, a.p, n * sizeof(float4), cudaMemcpyDeviceToDevice), "memcpy"); }, repetitions));
+  const int blocks = device_info().sm_count * 8;
+  r.kernel_Bps = moved / median(ev.time([&] { copy_kernel<<<blocks, 512>>>(a.p, b.p, n); }, repetitions));
+  r.read_Bps = r.bytes / median(ev.time([&] { read_kernel<<<blocks, 512>>>(a.p, sink.p, n); }, repetitions));
+  return r;
+}
+
+}  // namespace roofline::cuda
