@@ -31,13 +31,14 @@ struct GemmResult {
 };
 
 // C[m,n] = A[m,k] B[k,n] with cuBLASLt; m = 1 uses the GEMV kernel for fp16/bf16.
-GemmResult gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& precision, int repetitions = 20);
+GemmResult gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& precision,
+                int repetitions = 20);
 
 struct BandwidthResult {
   double bytes = 0;
-  double copy_Bps = 0;   // cudaMemcpyDeviceToDevice, read + write counted
-  double kernel_Bps = 0; // a vectorized copy kernel, read + write counted
-  double read_Bps = 0;   // a reduction that only reads
+  double copy_Bps = 0;    // cudaMemcpyDeviceToDevice, read + write counted
+  double kernel_Bps = 0;  // a vectorized copy kernel, read + write counted
+  double read_Bps = 0;    // a reduction that only reads
 };
 BandwidthResult bandwidth(double bytes = 2e9, int repetitions = 20);
 

@@ -17,6 +17,9 @@
 #include "roofline/report.h"
 #include "roofline/request.h"
 #include "roofline/sweep.h"
+#if defined(ROOFLINE_HAVE_CUDA)
+#include "gpu_bench.h"
+#endif
 
 namespace py = pybind11;
 using namespace roofline;
@@ -115,8 +118,48 @@ PYBIND11_MODULE(_roofline, m) {
 
   m.def("version", [] { return std::string(version()); });
   m.def(
-      "cuda_available", [] { return false; },
-      "True when this build has the CUDA benchmark backend");
+      "cuda_available",
+      [] {
+#if defined(ROOFLINE_HAVE_CUDA)
+        try {
+          (void)cuda::device_info();
+          return true;
+        } catch (const Error&) {
+          return false;
+        }
+#else
+        return false;
+#endif
+      },
+      "True when this build has the CUDA backend and a GPU is present");
+  m.def("cuda_status", []() -> std::string {
+#if defined(ROOFLINE_HAVE_CUDA)
+    try {
+      return "CUDA device: " + cuda::device_info().name;
+    } catch (const Error& e) {
+      return e.what();
+    }
+#else
+    return "no CUDA device: this build of roofline has no CUDA benchmark backend (it is built where nvcc "
+           "is found and runs where a GPU is present)";
+#endif
+  });
+#if defined(ROOFLINE_HAVE_CUDA)
+  m.def(
+      "gpu_gemm",
+      [](std::int64_t mm, std::int64_t n, std::int64_t k, const std::string& precision) {
+        const cuda::GemmResult r = cuda::gemm(mm, n, k, precision);
+        py::dict d;
+        d["measured_time_us"] = r.median_time_s * 1e6;
+        d["measured_bandwidth_gb_s"] = r.bandwidth_Bps / 1e9;
+        d["measured_tflops"] = r.flops_per_s / 1e12;
+        d["max_rel_error"] = r.max_rel_error;
+        d["verified"] = r.verified;
+        d["repetitions"] = r.repetitions;
+        return d;
+      },
+      py::arg("m"), py::arg("n"), py::arg("k"), py::arg("precision"));
+#endif
 
   m.def(
       "hardware", [](const std::string& id) { return to_py(to_json(registry().get(id))); },

@@ -1163,7 +1163,8 @@ void cmd_bench_gpu(const Common& c, const std::string& what, const BenchArgs& a)
     std::vector<measure::GemmShape> shapes =
         what == "gemm" ? measure::default_gemm_shapes() : measure::default_gemv_shapes();
     if (what == "gemm") {
-      for (std::int64_t m : {2048, 8192}) shapes.push_back({m, 8192, 8192, "square-ish " + std::to_string(m)});
+      for (std::int64_t m : {2048, 8192})
+        shapes.push_back({m, 8192, 8192, "square-ish " + std::to_string(m)});
     }
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& s : shapes) {
@@ -1192,7 +1193,8 @@ void cmd_bench_gpu(const Common& c, const std::string& what, const BenchArgs& a)
     }
     out["cases"] = rows;
   } else {
-    throw InvalidArgument("unknown GPU benchmark '" + what.substr(0, 20) + "' (gemm, gemv, bandwidth)");
+    throw InvalidArgument("unknown GPU benchmark '" + what.substr(0, 20) +
+                          "' (gemm, gemv, bandwidth)");
   }
   if (device) out["compared_with"] = device->id;
   print_json(out);

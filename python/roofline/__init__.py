@@ -150,10 +150,15 @@ class GEMMKernel:
         self.M, self.N, self.K, self.precision = M, N, K, precision
 
     def benchmark(self):
+        """Measures the GEMM on the GPU: measured_time_us, measured_bandwidth_gb_s, measured_tflops."""
         if not _core.cuda_available():
-            raise RuntimeError("no CUDA device: this build of roofline has no CUDA benchmark backend "
-                               "(it is built where nvcc is found and runs where a GPU is present)")
-        raise RuntimeError("unreachable")  # pragma: no cover
+            raise RuntimeError(_core.cuda_status())
+        fmt = self.precision.lower()
+        if fmt not in ("fp16", "bf16", "fp8"):
+            raise ValueError(f"GPU benchmarks run fp16, bf16 and fp8, not {self.precision}")
+        result = _core.gpu_gemm(self.M, self.N, self.K, fmt)
+        result.update(M=self.M, N=self.N, K=self.K, precision=self.precision)
+        return result
 
 
 def predict(model, hardware, **kwargs):
