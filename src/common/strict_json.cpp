@@ -87,4 +87,16 @@ void StrictObject::finish() const {
   }
 }
 
+std::map<std::string, std::string> read_sources(StrictObject& doc) {
+  std::map<std::string, std::string> sources;
+  StrictObject src = doc.object("sources");
+  for (auto it = src.json().begin(); it != src.json().end(); ++it) {
+    std::string citation = src.string(it.key());
+    if (citation.empty()) src.fail(it.key(), "a source must be a non-empty citation string");
+    sources[it.key()] = std::move(citation);
+  }
+  src.finish();
+  return sources;
+}
+
 }  // namespace roofline::detail

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -49,5 +50,9 @@ class StrictObject {
   std::string path_;
   std::set<std::string, std::less<>> read_;
 };
+
+// Reads doc["sources"]: an object of key -> citation string, every value a
+// non-empty string. Data files cite their figures by these keys.
+std::map<std::string, std::string> read_sources(StrictObject& doc);
 
 }  // namespace roofline::detail

@@ -204,15 +204,7 @@ Device parse_device(std::string_view json_text, const std::string& origin) {
     d.aliases.push_back(lower(a.get<std::string>()));
   }
 
-  StrictObject sources = doc.object("sources");
-  for (auto it = sources.json().begin(); it != sources.json().end(); ++it) {
-    if (!it.value().is_string() || it.value().get<std::string>().empty()) {
-      sources.fail(it.key(), "a source must be a non-empty citation string");
-    }
-    d.sources[it.key()] = it.value().get<std::string>();
-    (void)sources.required(it.key());
-  }
-  sources.finish();
+  d.sources = detail::read_sources(doc);
   if (d.sources.empty()) doc.fail("sources", "at least one source is required");
 
   StrictObject memory = doc.object("memory");

@@ -54,11 +54,7 @@ const QualityData& data() {
     }
     const auto doc_json = detail::parse_json_text(text, origin, 1 << 20);
     StrictObject doc(doc_json, origin, "");
-    std::map<std::string, std::string> sources;
-    StrictObject src = doc.object("sources");
-    for (auto it = src.json().begin(); it != src.json().end(); ++it)
-      sources[it.key()] = src.string(it.key());
-    src.finish();
+    std::map<std::string, std::string> sources = detail::read_sources(doc);
     const auto& lin = doc.required("linear");
     for (std::size_t i = 0; i < lin.size(); ++i) {
       StrictObject o(lin[i], origin, "linear[" + std::to_string(i) + "]");

@@ -65,11 +65,7 @@ double predict_case(const ValidationCase& c, const Registry& registry, const Mod
 std::vector<ValidationCase> parse_validation(std::string_view text, const std::string& origin) {
   const auto doc_json = detail::parse_json_text(text, origin, 16 << 20);
   StrictObject doc(doc_json, origin, "");
-  std::map<std::string, std::string> sources;
-  StrictObject src = doc.object("sources");
-  for (auto it = src.json().begin(); it != src.json().end(); ++it)
-    sources[it.key()] = src.string(it.key());
-  src.finish();
+  std::map<std::string, std::string> sources = detail::read_sources(doc);
   const auto& list = doc.required("cases");
   if (!list.is_array()) doc.fail("cases", "expected an array");
   std::vector<ValidationCase> cases;

@@ -49,12 +49,7 @@ std::vector<AttentionKernelInfo> load_kernels() {
   }
   const auto doc_json = detail::parse_json_text(text, origin, 1 << 20);
   StrictObject doc(doc_json, origin, "");
-  std::map<std::string, std::string> sources;
-  StrictObject src = doc.object("sources");
-  for (auto it = src.json().begin(); it != src.json().end(); ++it) {
-    sources[it.key()] = src.string(it.key());
-  }
-  src.finish();
+  std::map<std::string, std::string> sources = detail::read_sources(doc);
   std::vector<AttentionKernelInfo> kernels;
   const auto& list = doc.required("kernels");
   static const char* kOrder[] = {"naive", "fa1", "fa2", "fa3", "fa4", "flash-decoding"};
