@@ -329,6 +329,15 @@ TEST(Cli, StrategiesAndStrategyFlag) {
   std::filesystem::remove(plan);
   expect_bad_input("predict --strategy fp8_balanced --weights int4", "a strategy sets the formats");
   expect_bad_input("recommend --max-quality-loss -3", "--max-quality-loss");
+  expect_bad_input("recommend --weights fp8", "recommend chooses the formats");
+  const CliRun tp = roofline("recommend --model llama-3.1-70b --hardware h100 --tp 4 --json");
+  ASSERT_EQ(tp.exit_code, 0) << tp.err;
+  // 70B in bf16 needs 141 GB; on 4 ranks each holds a quarter: the baseline fits.
+  for (const auto& c : nlohmann::json::parse(tp.out)["alternatives"]) {
+    if (c["strategy"] == "bf16_baseline") {
+      EXPECT_TRUE(c["feasible"].get<bool>()) << c.dump();
+    }
+  }
 }
 
 std::string le64(std::uint64_t v) {

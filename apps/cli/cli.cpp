@@ -1,12 +1,16 @@
 #include "cli.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -16,9 +20,6 @@
 #include <vector>
 
 #include "../server/server.h"
-#if defined(ROOFLINE_HAVE_CUDA)
-#include "gpu_bench.h"
-#endif
 #include "roofline/calibrate.h"
 #include "roofline/error.h"
 #include "roofline/formats.h"
@@ -952,6 +953,15 @@ void cmd_recommend(const Common& c, const RecommendArgs& a) {
   o.phase = parse_phase(a.sc.phase);
   o.seq_len = parse_count("--seq-len", a.sc.seq_len, 1, kMaxSeqLen);
   o.batch = parse_count("--batch", a.sc.batch, 1, kMaxBatch);
+  o.tp = parse_count("--tp", a.sc.tp, 1, kMaxParallel);
+  o.pp = parse_count("--pp", a.sc.pp, 1, kMaxParallel);
+  if (!a.sc.weights.empty() || !a.sc.experts.empty() || !a.sc.kv.empty() || a.sc.act != "bf16" ||
+      !a.sc.strategy.empty() || !a.sc.attention.empty()) {
+    throw InvalidArgument(
+        "recommend chooses the formats and the attention kernel itself; --weights, --experts, "
+        "--act, "
+        "--kv, --strategy and --attention do not apply (add candidates with --strategy-file)");
+  }
   o.max_quality_loss_pct = parse_positive("--max-quality-loss", a.max_quality_loss);
   if (!a.memory_limit.empty()) {
     o.memory_limit_bytes = parse_positive("--memory-limit", a.memory_limit);
@@ -1140,72 +1150,29 @@ Device host_profile(const Common& c, const BenchArgs& a, bool* calibrated_now) {
   return parse_device(measure::host_device_json(cal, "now").dump(), "calibration");
 }
 
-// GPU benchmarks through the CUDA backend: gemm and gemv over the model shapes
-// in fp16, bf16 and fp8, and bandwidth; --compare predicts each with --hardware.
-void cmd_bench_gpu(const Common& c, const std::string& what, const BenchArgs& a) {
-#if defined(ROOFLINE_HAVE_CUDA)
-  const cuda::DeviceInfo info = cuda::device_info();
-  const Registry reg = load_registry(c);
-  const Device* device = a.compare ? &reg.get(a.hardware == "host" ? "h200" : a.hardware) : nullptr;
-  nlohmann::json out = {{"gpu",
-                         {{"name", info.name},
-                          {"sm_count", info.sm_count},
-                          {"compute_capability", fmt::format("{}.{}", info.major, info.minor)},
-                          {"memory_bytes", info.memory_bytes}}}};
-  if (what == "bandwidth") {
-    const cuda::BandwidthResult b = cuda::bandwidth();
-    out["bandwidth"] = {{"bytes", b.bytes},
-                        {"copy_Bps", b.copy_Bps},
-                        {"kernel_Bps", b.kernel_Bps},
-                        {"read_Bps", b.read_Bps}};
-    if (device) out["bandwidth"]["datasheet_Bps"] = device->memory_bandwidth_Bps.value;
-  } else if (what == "gemm" || what == "gemv") {
-    std::vector<measure::GemmShape> shapes =
-        what == "gemm" ? measure::default_gemm_shapes() : measure::default_gemv_shapes();
-    if (what == "gemm") {
-      for (std::int64_t m : {2048, 8192})
-        shapes.push_back({m, 8192, 8192, "square-ish " + std::to_string(m)});
-    }
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& s : shapes) {
-      for (const char* prec : {"fp16", "bf16", "fp8"}) {
-        if (s.m == 1 && std::string(prec) == "fp8") continue;  // the GEMV kernel is 16-bit
-        nlohmann::json row = {
-            {"m", s.m}, {"n", s.n}, {"k", s.k}, {"label", s.label}, {"precision", prec}};
-        try {
-          const cuda::GemmResult r = cuda::gemm(s.m, s.n, s.k, prec);
-          row.update({{"measured_s", r.median_time_s},
-                      {"flops_per_s", r.flops_per_s},
-                      {"bandwidth_Bps", r.bandwidth_Bps},
-                      {"max_rel_error", r.max_rel_error},
-                      {"verified", r.verified}});
-          if (device) {
-            const Format f = parse_format(prec);
-            const RooflineResult p = predict_gemm(*device, GemmProblem{s.m, s.n, s.k, f, f});
-            row["predicted_s"] = p.time_s;
-            row["error_pct"] = (p.time_s - r.median_time_s) / r.median_time_s * 100;
-          }
-        } catch (const Error& e) {
-          row["error"] = e.what();
-        }
-        rows.push_back(row);
-      }
-    }
-    out["cases"] = rows;
-  } else {
-    throw InvalidArgument("unknown GPU benchmark '" + what.substr(0, 20) +
-                          "' (gemm, gemv, bandwidth)");
+// GPU benchmarks run in `roofline-gpu`, built beside this binary where nvcc is
+// found: linking CUDA here would load cuBLASLt (half a gigabyte) at every start.
+[[noreturn]] void cmd_bench_gpu(const Common& c, const std::string& what, const BenchArgs& a) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  const auto tool = self.parent_path() / "roofline-gpu";
+  if (ec || !std::filesystem::exists(tool, ec)) {
+    throw Unsupported(
+        "no CUDA device: this build has no CUDA benchmark backend (roofline-gpu is built where "
+        "nvcc "
+        "is found and runs where a GPU is present); the CPU benchmarks run without --gpu");
   }
-  if (device) out["compared_with"] = device->id;
-  print_json(out);
-#else
-  (void)c;
-  (void)what;
-  (void)a;
-  throw Unsupported(
-      "no CUDA device: this binary has no CUDA benchmark backend (it is built where nvcc is "
-      "found and runs where a GPU is present); the CPU benchmarks run without --gpu");
-#endif
+  std::vector<std::string> args = {tool.string(), what};
+  if (a.compare)
+    args.insert(args.end(),
+                {"--compare", "--hardware", a.hardware == "host" ? "h200" : a.hardware});
+  for (const auto& f : c.hardware_files) args.insert(args.end(), {"--hardware-file", f});
+  std::vector<char*> argv;
+  for (auto& x : args) argv.push_back(x.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  ::execv(argv[0], argv.data());
+  throw Unsupported("cannot run " + tool.string() + ": " + std::strerror(errno));
 }
 
 void cmd_bench(const Common& c, const std::string& what, const BenchArgs& a) {

@@ -19,6 +19,8 @@ struct RecommendOptions {
   Phase phase = Phase::kDecode;
   std::int64_t seq_len = 4096;
   std::int64_t batch = 1;
+  std::int64_t tp = 1;  // tensor-parallel ranks
+  std::int64_t pp = 1;  // pipeline stages
   // Largest acceptable estimated quality loss. 3% admits the published
   // lossless-to-light schemes (FP8 and INT8 W8A8 at ~1-2%) and rejects those
   // that measurably hurt small models (INT4 W4A16 ~6.5% and NVFP4 W4A4 RTN ~6%

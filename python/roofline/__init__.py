@@ -143,6 +143,43 @@ class IntegratedQuantizationEngine:
         return Recommendation(data)
 
 
+def _gpu_tool():
+    """The roofline-gpu program (built where nvcc is found): on PATH, beside the build's
+    bin/ (build/python/roofline -> build/bin) or the install prefix's bin/."""
+    import os
+    import shutil
+    here = os.path.dirname(os.path.abspath(__file__))
+    for candidate in (shutil.which("roofline-gpu"),
+                      os.path.join(here, "..", "..", "bin", "roofline-gpu"),
+                      os.path.join(here, "..", "..", "..", "..", "bin", "roofline-gpu")):
+        if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return os.path.normpath(candidate)
+    return None
+
+
+def _run_gpu_tool(*args):
+    import json
+    import subprocess
+    tool = _gpu_tool()
+    if tool is None:
+        raise RuntimeError("no CUDA device: this build of roofline has no CUDA benchmark backend "
+                           "(roofline-gpu is built where nvcc is found and runs where a GPU is present)")
+    done = subprocess.run([tool, *map(str, args)], capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        message = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "roofline-gpu failed"
+        raise RuntimeError(message.removeprefix("error: "))
+    return json.loads(done.stdout)
+
+
+def cuda_available():
+    """True when the CUDA backend is built and a GPU answers."""
+    try:
+        _run_gpu_tool("probe")
+        return True
+    except RuntimeError:
+        return False
+
+
 class GEMMKernel:
     """A GEMM on the local GPU: ``benchmark()`` measures it where the CUDA backend is built."""
 
@@ -151,12 +188,11 @@ class GEMMKernel:
 
     def benchmark(self):
         """Measures the GEMM on the GPU: measured_time_us, measured_bandwidth_gb_s, measured_tflops."""
-        if not _core.cuda_available():
-            raise RuntimeError(_core.cuda_status())
+        _run_gpu_tool("probe")  # raises "no CUDA device: ..." with the reason
         fmt = self.precision.lower()
         if fmt not in ("fp16", "bf16", "fp8"):
             raise ValueError(f"GPU benchmarks run fp16, bf16 and fp8, not {self.precision}")
-        result = _core.gpu_gemm(self.M, self.N, self.K, fmt)
+        result = _run_gpu_tool("one", self.M, self.N, self.K, fmt)
         result.update(M=self.M, N=self.N, K=self.K, precision=self.precision)
         return result
 

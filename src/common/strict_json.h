@@ -3,8 +3,8 @@
 // numbers must be finite. Errors name the origin and the key path.
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <string_view>

@@ -84,8 +84,11 @@ Bytes weight_memory(const ModelSpec& m, const Scenario& s) {
     return ((c.total - c.norms) / tp + c.norms) / pp;
   }
   const ParamCounts p = count_parameters(m);
-  const double split = bytes_for(w, p.attention + p.dense_mlp + p.shared_experts + p.lm_head) +
-                       bytes_for(e, p.routed_experts) + bytes_for(m.native_weights, p.embedding);
+  // A plan may keep the LM head in another format (strategies keep it in bf16).
+  const Format lm = s.precision.ops[static_cast<std::size_t>(OpKind::kLmHead)].weights.value_or(w);
+  const double split = bytes_for(w, p.attention + p.dense_mlp + p.shared_experts) +
+                       bytes_for(lm, p.lm_head) + bytes_for(e, p.routed_experts) +
+                       bytes_for(m.native_weights, p.embedding);
   const double replicated = bytes_for(Format::kBf16, p.norms + p.router);
   return (split / tp + replicated) / pp;
 }

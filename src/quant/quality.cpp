@@ -203,6 +203,11 @@ QualityEstimate estimate_quality(const ModelSpec& m, const PrecisionPlan& plan) 
       kept_if(OpKind::kOProj, L * H * static_cast<double>(m.heads * m.head_dim));
       kept_if(OpKind::kKProj, L * H * static_cast<double>(m.kv_heads * m.head_dim));
       kept_if(OpKind::kVProj, L * H * static_cast<double>(m.kv_heads * m.head_dim));
+      // Dense MLP matrices (one third each of the dense MLP parameters when gated).
+      const double mlp_share = m.gated_mlp ? p.dense_mlp / 3 : p.dense_mlp / 2;
+      kept_if(OpKind::kGateProj, m.gated_mlp ? mlp_share : 0);
+      kept_if(OpKind::kUpProj, mlp_share);
+      kept_if(OpKind::kDownProj, mlp_share);
       const double coverage = linear > 0 ? std::clamp((linear - kept) / linear, 0.0, 1.0) : 1.0;
       q.linear_loss_pct = sum / n * coverage;
       if (coverage < 0.999) {

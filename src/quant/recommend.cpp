@@ -16,6 +16,8 @@ Scenario scenario_for(const RecommendOptions& o, const PrecisionPlan& plan) {
   s.phase = o.phase;
   s.seq_len = o.seq_len;
   s.batch = o.batch;
+  s.tp = o.tp;
+  s.pp = o.pp;
   s.precision = plan;
   return s;
 }

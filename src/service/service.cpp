@@ -196,6 +196,8 @@ json recommend(const json& request, const Registry& registry, const Limits& limi
     r.phase = parse_phase(text(o, "phase", "decode"));
     r.seq_len = integer(o, "seq_len", 4096, 1, kMaxSeqLen);
     r.batch = integer(o, "batch", 1, 1, kMaxBatch);
+    r.tp = integer(o, "tp", 1, 1, kMaxParallel);
+    r.pp = integer(o, "pp", 1, 1, kMaxParallel);
     r.max_quality_loss_pct = number(o, "max_quality_loss", 3.0);
     if (o.has("memory_limit")) r.memory_limit_bytes = number(o, "memory_limit", 0);
     if (o.has("latency_target")) r.latency_target_s = number(o, "latency_target", 0);
