@@ -18,7 +18,8 @@ using namespace roofline;
 
 int main(int argc, char** argv) {
   try {
-    if (argc < 2) throw InvalidArgument("usage: roofline-gpu gemm|gemv|bandwidth [--compare --hardware ID]");
+    if (argc < 2)
+      throw InvalidArgument("usage: roofline-gpu gemm|gemv|bandwidth [--compare --hardware ID]");
     const std::string what = argv[1];
     // `probe`: exit 0 when a GPU is usable, else the reason. `one M N K PRECISION`: one GEMM.
     if (what == "probe") {
@@ -28,7 +29,8 @@ int main(int argc, char** argv) {
     }
     if (what == "one") {
       if (argc != 6) throw InvalidArgument("usage: roofline-gpu one M N K fp16|bf16|fp8");
-      const cuda::GemmResult r = cuda::gemm(std::stoll(argv[2]), std::stoll(argv[3]), std::stoll(argv[4]), argv[5]);
+      const cuda::GemmResult r =
+          cuda::gemm(std::stoll(argv[2]), std::stoll(argv[3]), std::stoll(argv[4]), argv[5]);
       std::cout << nlohmann::json{{"measured_time_us", r.median_time_s * 1e6},
                                   {"measured_bandwidth_gb_s", r.bandwidth_Bps / 1e9},
                                   {"measured_tflops", r.flops_per_s / 1e12},
@@ -55,60 +57,60 @@ int main(int argc, char** argv) {
       }
     }
 
-  const cuda::DeviceInfo info = cuda::device_info();
-  const roofline::Registry reg = roofline::Registry::load(hardware_files);
-  const roofline::Device* device = compare ? &reg.get(hardware) : nullptr;
-  nlohmann::json out = {{"gpu",
-                         {{"name", info.name},
-                          {"sm_count", info.sm_count},
-                          {"compute_capability", fmt::format("{}.{}", info.major, info.minor)},
-                          {"memory_bytes", info.memory_bytes}}}};
-  if (what == "bandwidth") {
-    const cuda::BandwidthResult b = cuda::bandwidth();
-    out["bandwidth"] = {{"bytes", b.bytes},
-                        {"copy_Bps", b.copy_Bps},
-                        {"kernel_Bps", b.kernel_Bps},
-                        {"read_Bps", b.read_Bps}};
-    if (device) out["bandwidth"]["datasheet_Bps"] = device->memory_bandwidth_Bps.value;
-  } else if (what == "gemm" || what == "gemv") {
-    std::vector<measure::GemmShape> shapes =
-        what == "gemm" ? measure::default_gemm_shapes() : measure::default_gemv_shapes();
-    if (what == "gemm") {
-      for (std::int64_t m : {2048, 8192})
-        shapes.push_back({m, 8192, 8192, "square-ish " + std::to_string(m)});
-    }
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& s : shapes) {
-      for (const char* prec : {"fp16", "bf16", "fp8"}) {
-        if (s.m == 1 && std::string(prec) == "fp8") continue;  // the GEMV kernel is 16-bit
-        nlohmann::json row = {
-            {"m", s.m}, {"n", s.n}, {"k", s.k}, {"label", s.label}, {"precision", prec}};
-        try {
-          const cuda::GemmResult r = cuda::gemm(s.m, s.n, s.k, prec);
-          row.update({{"measured_s", r.median_time_s},
-                      {"flops_per_s", r.flops_per_s},
-                      {"bandwidth_Bps", r.bandwidth_Bps},
-                      {"max_rel_error", r.max_rel_error},
-                      {"verified", r.verified}});
-          if (device) {
-            const Format f = parse_format(prec);
-            const RooflineResult p = predict_gemm(*device, GemmProblem{s.m, s.n, s.k, f, f});
-            row["predicted_s"] = p.time_s;
-            row["error_pct"] = (p.time_s - r.median_time_s) / r.median_time_s * 100;
-          }
-        } catch (const Error& e) {
-          row["error"] = e.what();
-        }
-        rows.push_back(row);
+    const cuda::DeviceInfo info = cuda::device_info();
+    const roofline::Registry reg = roofline::Registry::load(hardware_files);
+    const roofline::Device* device = compare ? &reg.get(hardware) : nullptr;
+    nlohmann::json out = {{"gpu",
+                           {{"name", info.name},
+                            {"sm_count", info.sm_count},
+                            {"compute_capability", fmt::format("{}.{}", info.major, info.minor)},
+                            {"memory_bytes", info.memory_bytes}}}};
+    if (what == "bandwidth") {
+      const cuda::BandwidthResult b = cuda::bandwidth();
+      out["bandwidth"] = {{"bytes", b.bytes},
+                          {"copy_Bps", b.copy_Bps},
+                          {"kernel_Bps", b.kernel_Bps},
+                          {"read_Bps", b.read_Bps}};
+      if (device) out["bandwidth"]["datasheet_Bps"] = device->memory_bandwidth_Bps.value;
+    } else if (what == "gemm" || what == "gemv") {
+      std::vector<measure::GemmShape> shapes =
+          what == "gemm" ? measure::default_gemm_shapes() : measure::default_gemv_shapes();
+      if (what == "gemm") {
+        for (std::int64_t m : {2048, 8192})
+          shapes.push_back({m, 8192, 8192, "square-ish " + std::to_string(m)});
       }
+      nlohmann::json rows = nlohmann::json::array();
+      for (const auto& s : shapes) {
+        for (const char* prec : {"fp16", "bf16", "fp8"}) {
+          if (s.m == 1 && std::string(prec) == "fp8") continue;  // the GEMV kernel is 16-bit
+          nlohmann::json row = {
+              {"m", s.m}, {"n", s.n}, {"k", s.k}, {"label", s.label}, {"precision", prec}};
+          try {
+            const cuda::GemmResult r = cuda::gemm(s.m, s.n, s.k, prec);
+            row.update({{"measured_s", r.median_time_s},
+                        {"flops_per_s", r.flops_per_s},
+                        {"bandwidth_Bps", r.bandwidth_Bps},
+                        {"max_rel_error", r.max_rel_error},
+                        {"verified", r.verified}});
+            if (device) {
+              const Format f = parse_format(prec);
+              const RooflineResult p = predict_gemm(*device, GemmProblem{s.m, s.n, s.k, f, f});
+              row["predicted_s"] = p.time_s;
+              row["error_pct"] = (p.time_s - r.median_time_s) / r.median_time_s * 100;
+            }
+          } catch (const Error& e) {
+            row["error"] = e.what();
+          }
+          rows.push_back(row);
+        }
+      }
+      out["cases"] = rows;
+    } else {
+      throw InvalidArgument("unknown GPU benchmark '" + what.substr(0, 20) +
+                            "' (gemm, gemv, bandwidth)");
     }
-    out["cases"] = rows;
-  } else {
-    throw InvalidArgument("unknown GPU benchmark '" + what.substr(0, 20) +
-                          "' (gemm, gemv, bandwidth)");
-  }
-  if (device) out["compared_with"] = device->id;
-  std::cout << out.dump(2) << "\n";
+    if (device) out["compared_with"] = device->id;
+    std::cout << out.dump(2) << "\n";
     return 0;
   } catch (const Error& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -213,12 +213,8 @@ PYBIND11_MODULE(_roofline, m) {
                                       attention, block_sparsity, tp, pp),
                            ms, &d, &notes);
         const Prediction p = predict(ms, d, s, options_of(ideal));
-        nlohmann::json j = to_json(ms, d, s, p, per_op);
-        for (const auto& n : notes) j["notes"].push_back(n);
-        const Capacity cap = capacity(ms, d, s);
-        j["capacity"] = {{"max_batch", cap.max_batch}, {"max_context", cap.max_context}};
-        j.update(stamp(registry()));
-        return to_py(j);
+        return to_py(
+            predict_document(ms, d, s, p, per_op, notes, strategy.value_or(""), registry()));
       },
       py::arg("model"), py::arg("hardware"), py::arg("phase") = "decode", py::arg("batch") = 1,
       py::arg("seq_len") = 4096, py::arg("weights") = py::none(), py::arg("experts") = py::none(),
@@ -238,9 +234,8 @@ PYBIND11_MODULE(_roofline, m) {
                                                      kv, strategy, std::nullopt, 1.0, tp, 1),
                                           ms, &d);
         const GenerateResult g = generate(ms, d, s, prompt, gen, options_of(ideal));
-        nlohmann::json j = to_json(g);
-        j.update(stamp(registry()));
-        return to_py(j);
+        return to_py(
+            generate_document(ms, d, s, g, prompt, gen, options_of(ideal).mode, registry()));
       },
       py::arg("model"), py::arg("hardware"), py::arg("prompt") = 512, py::arg("gen") = 128,
       py::arg("batch") = 1, py::arg("weights") = py::none(), py::arg("act") = "bf16",

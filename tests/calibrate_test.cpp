@@ -36,7 +36,8 @@ TEST(Calibrate, ProfileLoadsAsADevice) {
   // A CPU profile has no SM waves, and its memory time is the bytes over the
   // measured STREAM bandwidth times the measured GEMV fraction. (Which side
   // bounds it depends on the measurement, so it is not asserted.)
-  const RooflineResult r = predict_gemm(d, GemmProblem{1, 1024, 1024, Format::kFp32, Format::kFp32});
+  const RooflineResult r =
+      predict_gemm(d, GemmProblem{1, 1024, 1024, Format::kFp32, Format::kFp32});
   EXPECT_DOUBLE_EQ(r.wave_efficiency, 1.0);
   EXPECT_NEAR(r.memory_time_s, r.bytes / (c.stream.bandwidth_Bps * c.bandwidth_fraction), 1e-15);
 }

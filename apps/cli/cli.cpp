@@ -544,15 +544,7 @@ void cmd_predict(const Common& c, const ScenarioArgs& a) {
   const Scenario s = make_scenario(a, m, &d, &plan_notes);
   const Prediction p = predict(m, d, s, make_options(a));
   if (c.output() == Output::kJson) {
-    nlohmann::json j = to_json(m, d, s, p, a.per_op);
-    if (!a.strategy.empty()) {
-      j["strategy"] = a.strategy;
-      for (const auto& n : plan_notes) j["notes"].push_back(n);
-    }
-    const Capacity cap = capacity(m, d, s);
-    j["capacity"] = {{"max_batch", cap.max_batch}, {"max_context", cap.max_context}};
-    j.update(stamp(reg));
-    print_json(j);
+    print_json(predict_document(m, d, s, p, a.per_op, plan_notes, a.strategy, reg));
     return;
   }
   if (c.output() == Output::kCsv) {
@@ -606,15 +598,7 @@ void cmd_generate(const Common& c, const ScenarioArgs& a, const std::string& pro
   const std::int64_t gen = parse_count("--gen", gen_text, 1, kMaxSeqLen);
   const GenerateResult g = generate(m, d, s, prompt, gen, make_options(a));
   if (c.output() == Output::kJson) {
-    nlohmann::json j = to_json(g);
-    j["scenario"] = scenario_json(m, d, s, g.prefill.graph);
-    j["scenario"].erase("phase");
-    j["scenario"].erase("seq_len");
-    j["scenario"]["prompt"] = prompt;
-    j["scenario"]["gen"] = gen;
-    j["mode"] = mode_name(a.ideal ? Mode::kIdeal : Mode::kRealistic);
-    j.update(stamp(reg));
-    print_json(j);
+    print_json(generate_document(m, d, s, g, prompt, gen, make_options(a).mode, reg));
     return;
   }
   Table t({"quantity", "value"});

@@ -42,6 +42,19 @@ namespace roofline {
 // A whole-model prediction (DESIGN.md predict fields); `per_op` adds "ops".
 [[nodiscard]] nlohmann::json to_json(const ModelSpec& model, const Device& device,
                                      const Scenario& s, const Prediction& p, bool per_op);
+// The whole predict response every front end returns: to_json(prediction)
+// plus the strategy's fallback notes, the capacity and the stamp.
+[[nodiscard]] nlohmann::json predict_document(const ModelSpec& model, const Device& device,
+                                              const Scenario& s, const Prediction& p, bool per_op,
+                                              const std::vector<std::string>& plan_notes,
+                                              const std::string& strategy,
+                                              const Registry& registry);
+// The whole generate response: to_json(result), the scenario with prompt and
+// gen, the mode and the stamp.
+[[nodiscard]] nlohmann::json generate_document(const ModelSpec& model, const Device& device,
+                                               const Scenario& s, const GenerateResult& g,
+                                               std::int64_t prompt, std::int64_t gen, Mode mode,
+                                               const Registry& registry);
 [[nodiscard]] nlohmann::json to_json(const MemoryEstimate& m);
 [[nodiscard]] nlohmann::json to_json(const GenerateResult& g);
 [[nodiscard]] nlohmann::json to_json(const KvReport& r);

@@ -553,4 +553,31 @@ nlohmann::json to_json(const Strategy& s) {
   return j;
 }
 
+nlohmann::json predict_document(const ModelSpec& m, const Device& d, const Scenario& s,
+                                const Prediction& p, bool per_op,
+                                const std::vector<std::string>& plan_notes,
+                                const std::string& strategy, const Registry& registry) {
+  nlohmann::json j = to_json(m, d, s, p, per_op);
+  for (const auto& n : plan_notes) j["notes"].push_back(n);
+  if (!strategy.empty()) j["strategy"] = strategy;
+  const Capacity cap = capacity(m, d, s);
+  j["capacity"] = {{"max_batch", cap.max_batch}, {"max_context", cap.max_context}};
+  j.update(stamp(registry));
+  return j;
+}
+
+nlohmann::json generate_document(const ModelSpec& m, const Device& d, const Scenario& s,
+                                 const GenerateResult& g, std::int64_t prompt, std::int64_t gen,
+                                 Mode mode, const Registry& registry) {
+  nlohmann::json j = to_json(g);
+  j["scenario"] = scenario_json(m, d, s, g.prefill.graph);
+  j["scenario"].erase("phase");
+  j["scenario"].erase("seq_len");
+  j["scenario"]["prompt"] = prompt;
+  j["scenario"]["gen"] = gen;
+  j["mode"] = mode_name(mode);
+  j.update(stamp(registry));
+  return j;
+}
+
 }  // namespace roofline

@@ -153,13 +153,7 @@ json predict(const json& request, const Registry& registry, const Limits& limits
     std::vector<std::string> notes;
     const Scenario s = build_scenario(sr, m, &d, &notes);
     const Prediction p = roofline::predict(m, d, s, opt);
-    json j = to_json(m, d, s, p, per_op);
-    for (const auto& n : notes) j["notes"].push_back(n);
-    if (!sr.strategy.empty()) j["strategy"] = sr.strategy;
-    const Capacity cap = capacity(m, d, s);
-    j["capacity"] = {{"max_batch", cap.max_batch}, {"max_context", cap.max_context}};
-    j.update(stamp(registry));
-    return j;
+    return predict_document(m, d, s, p, per_op, notes, sr.strategy, registry);
   });
 }
 
@@ -175,15 +169,7 @@ json generate(const json& request, const Registry& registry, const Limits& limit
     o.finish();
     const Scenario s = build_scenario(sr, m, &d);
     const GenerateResult g = roofline::generate(m, d, s, prompt, gen, opt);
-    json j = to_json(g);
-    j["scenario"] = scenario_json(m, d, s, g.prefill.graph);
-    j["scenario"].erase("phase");
-    j["scenario"].erase("seq_len");
-    j["scenario"]["prompt"] = prompt;
-    j["scenario"]["gen"] = gen;
-    j["mode"] = mode_name(opt.mode);
-    j.update(stamp(registry));
-    return j;
+    return generate_document(m, d, s, g, prompt, gen, opt.mode, registry);
   });
 }
 
