@@ -164,19 +164,21 @@ TEST(Measure, PeakUsesAllCoresAndStaysBelowPhysicalBound) {
   EXPECT_LT(r.fp64_flops_per_s, kMaxPlausibleFp32FlopsPerCore * r.threads);
 }
 
-TEST(Measure, PeakFp32BeatsFp64OnOneThread) {
-  // One thread, so that a busy core elsewhere on a small machine does not
-  // stall it at a barrier; fp32 and fp64 passes alternate, so load falls on
-  // both. Same instruction count per vector with twice the lanes: fp32 is
-  // ~2x fp64 on every SIMD ISA, which leaves a wide margin for noise.
+TEST(Measure, PeakOnOneThreadIsPlausible) {
+  // One thread, so that a busy core elsewhere on a small machine does not stall
+  // it at a barrier. Which precision is faster is a timing and is not asserted
+  // (fp32 is ~2x fp64 on every SIMD ISA, but a loaded CI machine flipped it);
+  // the report's shape and the physical bound are.
   PeakOptions o;
   o.threads = 1;
   o.seconds = 0.1;
   const PeakReport r = run_peak(o);
   EXPECT_EQ(r.threads, 1);
+  EXPECT_GT(r.fp32_flops_per_s, 0.0);
   EXPECT_GT(r.fp64_flops_per_s, 0.0);
-  EXPECT_GT(r.fp32_flops_per_s, r.fp64_flops_per_s);
   EXPECT_LT(r.fp32_flops_per_s, kMaxPlausibleFp32FlopsPerCore);
+  EXPECT_LT(r.fp64_flops_per_s, kMaxPlausibleFp32FlopsPerCore);
+  EXPECT_GE(r.vector_bits, 128);
 }
 
 TEST(Measure, PeakRejectsBadOptions) {

@@ -40,6 +40,7 @@ class ServerTest : public ::testing::Test {
   }
   static httplib::Client client(bool pub = false) {
     httplib::Client c("127.0.0.1", pub ? public_port_ : port_);
+    c.set_connection_timeout(10, 0);
     c.set_read_timeout(30, 0);
     return c;
   }

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <mutex>
 #include <thread>
 
 #include "roofline/error.h"
@@ -129,6 +130,11 @@ struct Server::Impl {
   httplib::Server http;
   service::Limits limits;
   int port = 0;
+
+  enum class ListenState { kIdle, kEntering, kReturned };
+  std::mutex state_mutex;
+  ListenState listen_state = ListenState::kIdle;
+  bool stop_requested = false;
 
   using Handler = std::function<json(const json&)>;
 
@@ -301,10 +307,40 @@ int Server::bind() {
   return impl_->port;
 }
 
-void Server::listen() { impl_->http.listen_after_bind(); }
+// httplib 0.11's stop() does nothing until listen has marked itself running, so a stop
+// that arrives while another thread is on its way into listen() would be lost and that
+// thread would serve forever. The listen state below closes that window.
+void Server::listen() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->state_mutex);
+    if (impl_->stop_requested) return;
+    impl_->listen_state = Impl::ListenState::kEntering;
+  }
+  impl_->http.listen_after_bind();
+  std::lock_guard<std::mutex> lock(impl_->state_mutex);
+  impl_->listen_state = Impl::ListenState::kReturned;
+}
 
 void Server::stop() {
-  if (impl_->http.is_running()) impl_->http.stop();
+  Impl::ListenState state;
+  {
+    std::lock_guard<std::mutex> lock(impl_->state_mutex);
+    impl_->stop_requested = true;
+    state = impl_->listen_state;
+  }
+  if (state != Impl::ListenState::kEntering) return;
+  // listen_after_bind sets its running flag first thing; wait for it (or for its return).
+  for (;;) {
+    if (impl_->http.is_running()) {
+      impl_->http.stop();
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(impl_->state_mutex);
+      if (impl_->listen_state == Impl::ListenState::kReturned) return;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 }  // namespace roofline::server

@@ -3,18 +3,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
 #include <fstream>
 #include <functional>
-#include <latch>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -70,29 +70,77 @@ int resolve_threads(int requested, const char* what) {
   return hw == 0 ? 1 : static_cast<int>(std::min<unsigned>(hw, kMaxThreads));
 }
 
+// A reusable barrier for a team of `count` threads: the last to arrive runs
+// on_phase() (which timestamps the phase) and then releases the others.
+// A mutex and condition variable rather than std::barrier and std::latch: in
+// libstdc++ 12 those sit on its atomic-wait implementation, which had
+// lost-wakeup bugs fixed only in later releases (GCC PR 104928), and a CI run
+// hung in this suite with them. The wake-up latency (tens of microseconds)
+// falls outside the timed kernels' phases only for the waiting threads, and
+// every timed phase here lasts milliseconds.
+template <class OnPhase>
+class PhaseBarrier {
+ public:
+  PhaseBarrier(int count, OnPhase on_phase) : count_(count), on_phase_(std::move(on_phase)) {}
+
+  void arrive_and_wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const std::uint64_t phase = phase_;
+    if (++arrived_ == count_) {
+      on_phase_();
+      arrived_ = 0;
+      ++phase_;
+      lock.unlock();
+      released_.notify_all();
+      return;
+    }
+    released_.wait(lock, [&] { return phase_ != phase; });
+  }
+
+ private:
+  const int count_;
+  OnPhase on_phase_;
+  std::mutex mutex_;
+  std::condition_variable released_;
+  int arrived_ = 0;
+  std::uint64_t phase_ = 0;
+};
+
 // Runs body(t) for t in [0, threads): t = 0 on the calling thread, the others on
 // new threads. body must not throw (the teams synchronize on barriers, and a
-// missing participant would hang the rest).
+// missing participant would hang the rest). If a thread cannot be started, the
+// ones already started are released without running body.
 template <class Body>
 void run_team(int threads, Body&& body) {
-  std::atomic<bool> cancelled{false};
-  std::latch go(1);
+  std::mutex mutex;
+  std::condition_variable opened;
+  enum class Gate { kClosed, kGo, kCancelled } gate = Gate::kClosed;
+  auto open = [&](Gate to) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      gate = to;
+    }
+    opened.notify_all();
+  };
   std::vector<std::thread> workers;
   workers.reserve(static_cast<std::size_t>(threads - 1));
   try {
     for (int t = 1; t < threads; ++t) {
       workers.emplace_back([&, t] {
-        go.wait();
-        if (!cancelled.load()) body(t);
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          opened.wait(lock, [&] { return gate != Gate::kClosed; });
+          if (gate == Gate::kCancelled) return;
+        }
+        body(t);
       });
     }
   } catch (const std::system_error& e) {
-    cancelled.store(true);
-    go.count_down();
+    open(Gate::kCancelled);
     for (auto& w : workers) w.join();
     throw Unsupported("cannot start " + std::to_string(threads) + " threads: " + e.what());
   }
-  go.count_down();
+  open(Gate::kGo);
   body(0);
   for (auto& w : workers) w.join();
 }
@@ -421,7 +469,7 @@ PeakRates measure_peak(const PeakIsa& isa, int threads, double seconds) {
   std::vector<Clock::time_point> stamps(2 * kPasses);
   std::size_t stamp_count = 0;
   auto on_phase = [&]() noexcept { stamps[stamp_count++] = Clock::now(); };
-  std::barrier sync(threads, on_phase);
+  PhaseBarrier sync(threads, on_phase);
   std::vector<double> sinks(static_cast<std::size_t>(threads), 0.0);
   run_team(threads, [&](int tid) noexcept {
     double local = 0.0;
@@ -624,7 +672,7 @@ StreamReport run_stream(const StreamOptions& options,
                                                 static_cast<std::size_t>(iterations));
   std::size_t stamp_count = 0;
   auto on_phase = [&]() noexcept { stamps[stamp_count++] = Clock::now(); };
-  std::barrier sync(threads, on_phase);
+  PhaseBarrier sync(threads, on_phase);
   std::atomic<bool> stop{false};
   std::exception_ptr progress_error;
 
