@@ -4,7 +4,11 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 BIN := $(BUILD_DIR)/bin/roofline
 
-.PHONY: all deps configure build run test bench serve clean format
+.PHONY: all deps configure build web run test bench serve clean format
+
+# The web app: npm packages pinned by web/package-lock.json, built to web/dist.
+WEB_SOURCES := web/index.html web/vite.config.ts web/tsconfig.json web/scripts/copy-docs.mjs \
+               $(wildcard web/src/*.ts web/src/*.css)
 
 all: build
 
@@ -14,8 +18,16 @@ deps:
 configure: deps
 	@cmake -S . -B $(BUILD_DIR) $(CMAKE_FLAGS) >/dev/null
 
-build: configure
+build: configure web
 	@cmake --build $(BUILD_DIR) -j $(JOBS)
+
+web: web/dist/index.html
+
+web/node_modules/.package-lock.json: web/package-lock.json | deps
+	@cd web && npm ci --no-audit --no-fund --loglevel=error
+
+web/dist/index.html: web/node_modules/.package-lock.json $(WEB_SOURCES)
+	@cd web && npm run --silent build >/dev/null
 
 run: build
 	@echo "== Recommendation: Llama-3-8B decode at 4K context on GB10 (DGX Spark) =="
@@ -28,7 +40,7 @@ test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 serve: build
-	@$(BIN) serve --host 127.0.0.1 --port $${PORT:-8000}
+	@$(BIN) serve --host 127.0.0.1 --port $${PORT:-8000} --web-dir web/dist
 
 bench: build
 	@$(BUILD_DIR)/bin/roofline_bench --benchmark_repetitions=10 --benchmark_report_aggregates_only=true
@@ -37,4 +49,4 @@ format:
 	@clang-format -i $$(git ls-files '*.cpp' '*.h')
 
 clean:
-	@rm -rf $(BUILD_DIR)
+	@rm -rf $(BUILD_DIR) web/dist

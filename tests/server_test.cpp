@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -190,6 +192,107 @@ TEST_F(ServerTest, NvmlAndPublicOnly) {
 }
 
 TEST_F(ServerTest, QuantizeUpload) { expect_error("/api/quantize", "garbage", 400, "parse_error"); }
+
+TEST_F(ServerTest, SweepTakesAConfigObjectAsAModel) {
+  // The short form of Llama-3.1-8B (the original description's keys), with its
+  // vocabulary: the same weights as the preset, so the same bytes per row.
+  const std::string short_form =
+      R"({"H": 4096, "L": 32, "nh": 32, "nkv": 8, "dh": 128, "dff": 14336, "vocab": 128256})";
+  auto s = post("/api/sweep",
+                R"({"models": [)" + short_form +
+                    R"(, "llama-3.1-8b"], "hardware": ["h100"], "seq_lens": [1024, 4096]})",
+                200);
+  ASSERT_EQ(s["rows"].size(), 4u);
+  EXPECT_EQ(s["rows"][0]["weight_bytes"], s["rows"][2]["weight_bytes"]);
+  expect_error("/api/sweep", R"({"models": [{"H": -1}]})", 400, "invalid_argument");
+  expect_error("/api/sweep", R"({"models": []})", 400, "invalid_argument");
+}
+
+// A server started on its own, with options the shared fixture does not use.
+struct OwnServer {
+  explicit OwnServer(Options o) : server(o, Registry::built_in()) {
+    port = server.bind();
+    thread = std::thread([this] { server.listen(); });
+  }
+  ~OwnServer() {
+    server.stop();
+    thread.join();
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port);
+    c.set_connection_timeout(10, 0);
+    c.set_read_timeout(30, 0);
+    return c;
+  }
+  Server server;
+  int port = 0;
+  std::thread thread;
+};
+
+TEST(ServerLifecycle, StopRightAfterStartingIsNotLost) {
+  // httplib ignores a stop() that arrives before its listen loop runs; the
+  // server must not (a join here would hang).
+  for (int i = 0; i < 20; ++i) {
+    Options o;
+    o.port = 0;
+    o.threads = 1;
+    OwnServer s(o);
+  }
+}
+
+TEST(ServerLimits, LongSweepsStopAtTheTimeLimit) {
+  Options o;
+  o.port = 0;
+  o.request_time_limit_s = 0.0;  // any sweep past its first chunk of rows is too long
+  o.max_sweep_rows = 1'000'000;
+  OwnServer s(o);
+  nlohmann::json seq_lens = nlohmann::json::array();
+  for (int i = 1; i <= 200; ++i) seq_lens.push_back(i * 64);
+  const nlohmann::json body = {{"batches", {1, 2, 4, 8, 16, 32, 64, 128, 256, 512}},
+                               {"seq_lens", seq_lens},
+                               {"hardware", {"h100", "gb10", "b200", "a100"}}};  // 8,000 rows
+  auto c = s.client();
+  auto small = c.Post("/api/sweep", R"({"batches": [1, 2]})", "application/json");
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->status, 200);  // one chunk: finished before the limit is looked at
+  nlohmann::json big = body;
+  big["models"] = {"llama-3.1-8b", "qwen3-8b"};  // 16,000 rows, two chunks
+  auto r = c.Post("/api/sweep", big.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 503);
+  EXPECT_EQ(nlohmann::json::parse(r->body)["error"]["code"], "time_limit");
+}
+
+TEST(ServerWebApp, ServesTheAppAndLocalSwaggerDocs) {
+  const auto dir =
+      std::filesystem::temp_directory_path() /
+      ("roofline-web-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()));
+  std::filesystem::create_directories(dir / "docs");
+  std::ofstream(dir / "index.html") << "<!doctype html><title>app</title>";
+  std::ofstream(dir / "docs" / "index.html") << "<!doctype html><title>swagger</title>";
+  {
+    Options o;
+    o.port = 0;
+    o.web_dir = dir.string();
+    OwnServer s(o);
+    auto c = s.client();
+    auto app = c.Get("/");
+    ASSERT_TRUE(app);
+    EXPECT_EQ(app->status, 200);
+    EXPECT_NE(app->body.find("<title>app</title>"), std::string::npos);
+    auto docs = c.Get("/docs");
+    ASSERT_TRUE(docs);
+    EXPECT_EQ(docs->status, 302);
+    EXPECT_EQ(docs->get_header_value("Location"), "/docs/");
+    auto swagger = c.Get("/docs/");
+    ASSERT_TRUE(swagger);
+    EXPECT_NE(swagger->body.find("swagger"), std::string::npos);
+    auto escape = c.Get("/../CMakeLists.txt");
+    ASSERT_TRUE(escape);
+    EXPECT_NE(escape->status, 200);
+  }
+  std::filesystem::remove_all(dir);
+}
 
 }  // namespace
 }  // namespace roofline::server

@@ -22,6 +22,7 @@ int status_of(const Error& e) {
   const std::string_view code = e.code();
   if (code == "not_found") return 404;
   if (code == "unsupported") return 422;
+  if (code == "time_limit") return 503;
   return 400;
 }
 
@@ -162,6 +163,7 @@ struct Server::Impl {
 
   void routes() {
     limits.max_sweep_rows = options.max_sweep_rows;
+    limits.time_limit_s = options.request_time_limit_s;
     limits.allow_files = false;
     http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
       send_json(res, {{"status", "ok"}, {"version", std::string(version())}});
@@ -190,8 +192,18 @@ struct Server::Impl {
     http.Get("/api/openapi.json", [this](const httplib::Request&, httplib::Response& res) {
       send_json(res, openapi(options.public_only));
     });
-    http.Get("/docs", [](const httplib::Request&, httplib::Response& res) {
-      res.set_content(kDocsPage, "text/html");
+    // Interactive docs (swagger-ui, copied into the built web app) where the app is
+    // served; otherwise a plain page listing the endpoints.
+    std::error_code ec;
+    const bool swagger = !options.web_dir.empty() &&
+                         std::filesystem::is_regular_file(
+                             std::filesystem::path(options.web_dir) / "docs" / "index.html", ec);
+    http.Get("/docs", [swagger](const httplib::Request&, httplib::Response& res) {
+      if (swagger) {
+        res.set_redirect("/docs/");
+      } else {
+        res.set_content(kDocsPage, "text/html");
+      }
     });
     if (!options.public_only) {
       http.Post("/api/quantize", [this](const httplib::Request& req, httplib::Response& res) {
@@ -243,7 +255,6 @@ struct Server::Impl {
       });
     }
     if (!options.web_dir.empty()) {
-      std::error_code ec;
       if (!std::filesystem::is_directory(options.web_dir, ec)) {
         throw InvalidArgument("web app directory '" + options.web_dir +
                               "' does not exist (build it with make serve)");
@@ -289,6 +300,13 @@ Server::Server(Options options, Registry registry) : impl_(std::make_unique<Impl
   impl_->http.set_payload_max_length(
       std::max(impl_->options.max_body_bytes, impl_->options.max_upload_bytes));
   impl_->http.set_read_timeout(impl_->options.timeout_s, 0);
+  // Keep-alive connections each hold a worker while open: many requests per
+  // connection, but a short idle time so that a quiet client frees its worker.
+  impl_->http.set_keep_alive_max_count(100);
+  impl_->http.set_keep_alive_timeout(2);
+  // Headers and body go out in separate writes; without TCP_NODELAY, Nagle's
+  // algorithm holds the body until the client's delayed ACK (~40 ms a request).
+  impl_->http.set_tcp_nodelay(true);
   impl_->http.set_write_timeout(impl_->options.timeout_s, 0);
   impl_->routes();
 }

@@ -18,9 +18,12 @@ struct Options {
   std::size_t max_body_bytes = 1 << 20;     // JSON requests: 413 beyond
   std::size_t max_upload_bytes = 64 << 20;  // /api/quantize bodies
   std::size_t max_sweep_rows = 100'000;
-  int threads = 8;           // bounded worker pool
-  int timeout_s = 10;        // read and write timeouts per request
-  int stream_seconds = 300;  // longest /api/nvml/stream
+  // Bounded worker pool. A keep-alive connection holds its worker while open,
+  // so the pool is sized for connections, not cores (idle workers cost nothing).
+  int threads = 32;
+  int timeout_s = 10;                 // read and write timeouts per request
+  double request_time_limit_s = 5.0;  // computation per request (sweeps); 503 beyond
+  int stream_seconds = 300;           // longest /api/nvml/stream
 };
 
 class Server {

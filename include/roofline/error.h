@@ -43,4 +43,11 @@ class ParseError : public Error {
   [[nodiscard]] const char* code() const noexcept override { return "parse_error"; }
 };
 
+// A request ran past the time it is allowed (the server's per-request limit).
+class TimeLimit : public Error {
+ public:
+  using Error::Error;
+  [[nodiscard]] const char* code() const noexcept override { return "time_limit"; }
+};
+
 }  // namespace roofline

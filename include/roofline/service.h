@@ -14,7 +14,8 @@ namespace roofline::service {
 // Limits for untrusted callers (the server); the CLI passes its own.
 struct Limits {
   std::uint64_t max_sweep_rows = 100'000;
-  bool allow_files = false;  // model/strategy paths on the server's disk
+  bool allow_files = false;   // model/strategy paths on the server's disk
+  double time_limit_s = 5.0;  // work past this is abandoned with TimeLimit
 };
 
 // {"model", "hardware", "phase"?, "batch"?, "seq_len"?, "weights"?, "experts"?,

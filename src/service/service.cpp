@@ -1,5 +1,6 @@
 #include "roofline/service.h"
 
+#include <chrono>
 #include <cmath>
 
 #include "../common/strict_json.h"
@@ -228,10 +229,23 @@ json sweep(const json& request, const Registry& registry, const Limits& limits) 
       if (!v.is_string()) throw InvalidArgument("expected strings in the list");
       return v.get<std::string>();
     };
-    for (const auto& id : list_of<std::string>(o, "models", {"llama-3.1-8b"}, str)) {
-      if (!limits.allow_files && looks_like_path(id))
-        throw InvalidArgument("models: give preset ids");
-      spec.models.push_back(load_model(id));
+    // Each model is a preset id or an object (the short form or a config.json).
+    const json* models = o.optional("models");
+    if (models == nullptr) {
+      spec.models.push_back(load_model("llama-3.1-8b"));
+    } else {
+      if (!models->is_array() || models->empty()) o.fail("models", "expected a non-empty array");
+      if (models->size() > 64) throw InvalidArgument("models has too many values");
+      for (const json& v : *models) {
+        if (v.is_object()) {
+          spec.models.push_back(model_from_json(v.dump(), "models"));
+          continue;
+        }
+        const std::string id = str(v);
+        if (!limits.allow_files && looks_like_path(id))
+          throw InvalidArgument("models: give preset ids or config objects");
+        spec.models.push_back(load_model(id));
+      }
     }
     for (const auto& id : list_of<std::string>(o, "hardware", {"gb10"}, str))
       spec.devices.push_back(&registry.get(id));
@@ -263,8 +277,18 @@ json sweep(const json& request, const Registry& registry, const Limits& limits) 
     o.finish();
     const std::uint64_t rows = sweep_rows(spec, limits.max_sweep_rows);
     std::string out;
+    const auto start = std::chrono::steady_clock::now();
     run_sweep(
-        spec, SweepFormat::kJson, [&](std::string_view chunk) { out.append(chunk); }, {}, 1);
+        spec, SweepFormat::kJson, [&](std::string_view chunk) { out.append(chunk); },
+        [&](std::uint64_t done, std::uint64_t total) {
+          const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
+          if (done < total && spent.count() > limits.time_limit_s) {
+            throw TimeLimit("the sweep ran past the " + std::to_string(limits.time_limit_s) +
+                            " s limit after " + std::to_string(done) + " of " +
+                            std::to_string(total) + " rows; ask for fewer");
+          }
+        },
+        1);
     json j = {{"count", rows}, {"rows", json::parse(out)}};
     j.update(stamp(registry));
     return j;

@@ -1,0 +1,169 @@
+// Typed calls to the roofline server. Field names are those of the CLI's --json
+// output (see DESIGN.md); only the fields the app reads are typed here.
+
+export interface Sourced { value: number | null; confidence: string; source: string }
+
+/** A registry device as the server sends it: every figure with its source. */
+interface DeviceDocument {
+  id: string;
+  name: string;
+  vendor: string;
+  architecture: string;
+  bandwidth_Bps: number;
+  peaks: Record<string, Sourced>;
+  memory: { capacity_bytes: Sourced; type: string };
+  efficiency: { bandwidth_fraction: Sourced; matmul_fraction: Record<string, Sourced> };
+}
+
+/** The figures the app draws, flattened; unknown figures (null) are left out. */
+export interface Device {
+  id: string;
+  name: string;
+  architecture: string;
+  bandwidth_Bps: number;
+  peaks: Record<string, number>;
+  peakSources: Record<string, string>;
+  capacity_bytes: number;
+  memory_type: string;
+  bandwidth_fraction: number;
+  matmul_fraction: Record<string, number>;
+}
+
+function known(figures: Record<string, Sourced>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [k, f] of Object.entries(figures)) if (f.value !== null) out[k] = f.value;
+  return out;
+}
+
+function flatten(d: DeviceDocument): Device {
+  return {
+    id: d.id,
+    name: d.name,
+    architecture: d.architecture,
+    bandwidth_Bps: d.bandwidth_Bps,
+    peaks: known(d.peaks),
+    peakSources: Object.fromEntries(Object.entries(d.peaks).map(([k, f]) => [k, `${f.confidence}: ${f.source}`])),
+    capacity_bytes: d.memory.capacity_bytes.value ?? NaN,
+    memory_type: d.memory.type,
+    bandwidth_fraction: d.efficiency.bandwidth_fraction.value ?? 1,
+    matmul_fraction: known(d.efficiency.matmul_fraction),
+  };
+}
+
+export interface ModelPreset { id: string; name: string; params: number; model_type: string }
+
+export interface Strategy { name: string; description: string; weights: string; act: string; kv: string }
+
+export interface Op {
+  name: string;
+  kind: string;
+  count: number;
+  flops: number;
+  bytes: number;
+  weight_bytes: number;
+  kv_cache_bytes: number;
+  ai: number;
+  time_s: number;
+  compute_time_s: number;
+  memory_time_s: number;
+  bound: string;
+  compute_format: string;
+  weight_only: boolean;
+  fused: boolean;
+}
+
+export interface Prediction {
+  time_s: number;
+  tokens_per_s: number;
+  flops: number;
+  bytes: number;
+  bound: string;
+  compute_time_s: number;
+  memory_time_s: number;
+  overhead_s: number;
+  memory: { weights_bytes: number; kv_cache_bytes: number; total_bytes: number; capacity_bytes: number; fits: boolean };
+  capacity: { max_batch: number; max_context: number };
+  scenario: { model: string; hardware: string; phase: string; batch: number; seq_len: number;
+              weights: string; act: string; kv: string; attention: string };
+  notes: string[];
+  ops?: Op[];
+}
+
+export interface Candidate {
+  strategy: string;
+  time_s: number;
+  predicted_speedup: number;
+  memory_bytes: number;
+  memory_saving: number;
+  quality_loss_pct: number;
+  quality_quantified: boolean;
+  feasible: boolean;
+  rejected_because: string[];
+  quality_basis: string[];
+  notes: string[];
+}
+
+export interface Recommendation extends Candidate {
+  any_feasible: boolean;
+  baseline: string;
+  baseline_time_s: number;
+  rationale: string[];
+  alternatives: Candidate[];
+}
+
+export interface SweepRow {
+  model: string; hardware: string; phase: string; strategy: string;
+  batch: number; seq_len: number; time_s: number; tokens_per_s: number;
+  memory_total_bytes: number; kv_cache_bytes: number; weight_bytes: number; fits: boolean; bound: string;
+}
+
+export interface NvmlGpu {
+  index: number; name: string; utilization_pct: number; memory_utilization_pct: number;
+  memory_used_bytes: number; memory_total_bytes: number; power_w: number;
+  sm_clock_mhz: number; memory_clock_mhz: number; temperature_c: number;
+}
+export interface NvmlStatus { available: boolean; message?: string; gpus: NvmlGpu[] }
+
+/** An error the server explained: {"error": {"code", "message"}} with its HTTP status. */
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly code: string, message: string) {
+    super(message);
+  }
+}
+
+async function parse<T>(res: Response): Promise<T> {
+  const text = await res.text();
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    throw new ApiError(res.status, 'bad_response', `the server answered ${res.status} with something that is not JSON`);
+  }
+  if (!res.ok) {
+    const e = (body as { error?: { code?: string; message?: string } }).error;
+    throw new ApiError(res.status, e?.code ?? 'error', e?.message ?? `HTTP ${res.status}`);
+  }
+  return body as T;
+}
+
+export async function get<T>(path: string): Promise<T> {
+  return parse<T>(await fetch(path));
+}
+
+export async function post<T>(path: string, body: unknown): Promise<T> {
+  return parse<T>(await fetch(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  }));
+}
+
+export const api = {
+  hardware: () => get<{ devices: DeviceDocument[] }>('/api/hardware').then((r) => r.devices.map(flatten)),
+  models: () => get<{ models: ModelPreset[] }>('/api/models').then((r) => r.models),
+  strategies: () => get<{ strategies: Strategy[] }>('/api/strategies').then((r) => r.strategies),
+  predict: (req: object) => post<Prediction>('/api/predict', req),
+  recommend: (req: object) => post<Recommendation>('/api/recommend', req),
+  sweep: (req: object) => post<{ count: number; rows: SweepRow[] }>('/api/sweep', req).then((r) => r.rows),
+  nvml: () => get<NvmlStatus>('/api/nvml/status'),
+};

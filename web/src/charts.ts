@@ -1,0 +1,253 @@
+// The app's charts: the roofline itself (log-log), strategy bars, memory against
+// context, and the batch x context heatmap. Chart.js draws all but the heatmap.
+import { Chart, registerables, type ChartConfiguration, type ChartDataset, type TooltipItem } from 'chart.js';
+import type { Candidate, Device, Op, SweepRow } from './api';
+import { bytes, esc, flopsPerS, pct, seconds, si, tokens } from './units';
+
+Chart.register(...registerables);
+Chart.defaults.font.family = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
+Chart.defaults.color = '#3b4252';
+Chart.defaults.animation = false;
+
+const COLORS = ['#2563eb', '#d97706', '#059669', '#7c3aed', '#db2777', '#0891b2', '#65a30d', '#dc2626'];
+const BOUND_COLOR: Record<string, string> = { memory: '#2563eb', compute: '#ea580c', overhead: '#6b7280',
+  communication: '#7c3aed' };
+
+// Chart.js types each chart by its kind; this module keeps charts of every kind in one map.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type AnyChart = Chart<any, any, any>;
+const charts = new Map<string, AnyChart>();
+// Reachable from the console and the browser test: window.rooflineCharts.get('roofline-chart').
+(window as unknown as { rooflineCharts: Map<string, AnyChart> }).rooflineCharts = charts;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function draw(canvasId: string, config: ChartConfiguration<any, any, any>): AnyChart {
+  charts.get(canvasId)?.destroy();
+  const canvas = document.getElementById(canvasId) as HTMLCanvasElement;
+  const chart = new Chart(canvas, config);
+  charts.set(canvasId, chart);
+  return chart;
+}
+
+type Point = { x: number; y: number; op?: Op; share?: number };
+
+/** The formats whose roofs are drawn: those the operators compute in, 16-bit, and the device's fastest. */
+function roofFormats(device: Device, ops: Op[]): string[] {
+  const peaks = Object.entries(device.peaks).filter(([, v]) => v > 0);
+  const wanted = new Set(ops.map((o) => o.compute_format));
+  wanted.add(device.peaks['bf16'] ? 'bf16' : 'fp16');
+  const fastest = peaks.reduce((a, b) => (b[1] > a[1] ? b : a), peaks[0]);
+  if (fastest) wanted.add(fastest[0]);
+  return peaks.filter(([f]) => wanted.has(f)).sort((a, b) => a[1] - b[1]).map(([f]) => f).slice(-4);
+}
+
+export function drawRoofline(canvasId: string, device: Device, ops: Op[], realistic: boolean): void {
+  const bw = device.bandwidth_Bps;
+  const formats = roofFormats(device, ops);
+  // An operator with no bytes of its own (fused into its neighbour) has no intensity to plot.
+  const computing = ops.filter((o) => o.flops > 0 && o.time_s > 0 && o.ai > 0);
+  const ais = computing.map((o) => o.ai).filter((x) => x > 0);
+  const ridges = formats.map((f) => device.peaks[f] / bw);
+  const xMin = Math.min(0.1, ...ais.map((x) => x / 3));
+  const xMax = Math.max(...ridges.map((r) => r * 8), ...ais.map((x) => x * 3), 10);
+  const total = ops.reduce((s, o) => s + o.time_s, 0);
+  const datasets: ChartDataset<'scatter', Point[]>[] = [];
+
+  formats.forEach((f, i) => {
+    const peak = device.peaks[f];
+    const ridge = peak / bw;
+    const color = COLORS[(i + 3) % COLORS.length];
+    datasets.push({
+      label: `${f} roof ${flopsPerS(peak)}`,
+      data: [{ x: xMin, y: bw * xMin }, { x: ridge, y: peak }, { x: xMax, y: peak }],
+      showLine: true, pointRadius: 0, borderColor: color, borderWidth: 2, backgroundColor: color,
+    });
+    if (realistic) {
+      const frac = device.matmul_fraction[f] ?? device.matmul_fraction['default'] ?? 1;
+      const bwr = bw * device.bandwidth_fraction;
+      datasets.push({
+        label: `${f} achievable (${pct(frac * 100, 0)} of peak, ${pct(device.bandwidth_fraction * 100, 0)} of bandwidth)`,
+        data: [{ x: xMin, y: bwr * xMin }, { x: (peak * frac) / bwr, y: peak * frac }, { x: xMax, y: peak * frac }],
+        showLine: true, pointRadius: 0, borderColor: color, borderDash: [6, 4], borderWidth: 1.5,
+        backgroundColor: color,
+      });
+    }
+  });
+
+  for (const bound of ['memory', 'compute']) {
+    const pts: Point[] = computing.filter((o) => o.bound === bound).map((o) => ({
+      x: Math.max(o.ai, xMin), y: o.flops / o.time_s, op: o, share: o.time_s / total,
+    }));
+    if (pts.length === 0) continue;
+    datasets.push({
+      label: `operators, ${bound}-bound`,
+      data: pts,
+      pointRadius: pts.map((p) => 4 + 14 * Math.sqrt(p.share ?? 0)),
+      pointHoverRadius: pts.map((p) => 6 + 14 * Math.sqrt(p.share ?? 0)),
+      backgroundColor: BOUND_COLOR[bound] + 'b0',
+      borderColor: '#ffffff',
+      borderWidth: 1,
+    });
+  }
+
+  const tick = (unit: string) => (v: number | string) => {
+    const n = Number(v);
+    const exp = Math.log10(n);
+    return Math.abs(exp - Math.round(exp)) < 1e-6 ? si(n, unit, 1) : '';
+  };
+
+  draw(canvasId, {
+    type: 'scatter',
+    data: { datasets },
+    options: {
+      maintainAspectRatio: false,
+      interaction: { mode: 'nearest', intersect: true },
+      scales: {
+        x: { type: 'logarithmic', min: xMin, max: xMax,
+             title: { display: true, text: 'arithmetic intensity (FLOP / byte)' }, ticks: { callback: tick('') } },
+        y: { type: 'logarithmic',
+             title: { display: true, text: 'attained FLOP/s' }, ticks: { callback: tick('FLOP/s') } },
+      },
+      plugins: {
+        legend: { position: 'bottom', labels: { boxWidth: 12, usePointStyle: true } },
+        tooltip: {
+          filter: (item: TooltipItem<'scatter'>) => Boolean((item.raw as Point).op),
+          callbacks: {
+            title: (items: TooltipItem<'scatter'>[]) => (items[0].raw as Point).op?.name ?? '',
+            label: (item: TooltipItem<'scatter'>) => {
+              const p = item.raw as Point;
+              const o = p.op!;
+              return [
+                `${o.bound}-bound, ${o.compute_format}${o.weight_only ? ' (weight-only)' : ''}`,
+                `time ${seconds(o.time_s)} (${pct((p.share ?? 0) * 100)} of the step)`,
+                `${si(o.flops, 'FLOP')} over ${bytes(o.bytes)}`,
+                `intensity ${o.ai.toPrecision(3)} FLOP/B, attains ${flopsPerS(p.y)}`,
+                `× ${o.count} ${o.count === 1 ? 'instance' : 'instances'}`,
+              ];
+            },
+          },
+        },
+      },
+    },
+  });
+}
+
+/** Three bar charts over the same strategies: speedup, memory, quality loss. */
+export function drawStrategies(candidates: Candidate[], capacityBytes: number): void {
+  const sorted = [...candidates].sort((a, b) => b.predicted_speedup - a.predicted_speedup);
+  const labels = sorted.map((c) => c.strategy);
+  const color = sorted.map((c) => (c.feasible ? '#059669' : '#9ca3af'));
+  const common = (title: string) => ({
+    indexAxis: 'y' as const,
+    maintainAspectRatio: false,
+    plugins: {
+      legend: { display: false },
+      title: { display: true, text: title },
+      tooltip: {
+        callbacks: {
+          afterLabel: (item: TooltipItem<'bar'>) => {
+            const c = sorted[item.dataIndex];
+            return c.feasible ? `time ${seconds(c.time_s)}` : `rejected: ${c.rejected_because.join('; ')}`;
+          },
+        },
+      },
+    },
+  });
+  draw('speedup-chart', {
+    type: 'bar',
+    data: { labels, datasets: [{ label: 'speedup', data: sorted.map((c) => c.predicted_speedup), backgroundColor: color }] },
+    options: { ...common('Speedup over 16-bit (×)'), scales: { x: { beginAtZero: true } } },
+  });
+  draw('memory-chart', {
+    type: 'bar',
+    data: { labels, datasets: [{ label: 'memory (GB)', data: sorted.map((c) => c.memory_bytes / 1e9), backgroundColor: color }] },
+    options: { ...common(`Memory (GB; the device has ${bytes(capacityBytes)})`), scales: { x: { beginAtZero: true } } },
+  });
+  draw('quality-chart', {
+    type: 'bar',
+    data: { labels, datasets: [{ label: 'quality loss (%)', data: sorted.map((c) => c.quality_loss_pct), backgroundColor: color }] },
+    options: { ...common('Estimated quality loss (%)'), scales: { x: { beginAtZero: true } } },
+  });
+}
+
+/** Memory (weights + KV cache) against context, one line per strategy, with the device's capacity. */
+export function drawMemoryByContext(rows: SweepRow[], capacityBytes: number): void {
+  const strategies = [...new Set(rows.map((r) => r.strategy || 'as chosen'))];
+  const contexts = [...new Set(rows.map((r) => r.seq_len))].sort((a, b) => a - b);
+  const datasets: ChartDataset<'line', number[]>[] = strategies.map((s, i) => ({
+    label: s,
+    data: contexts.map((c) => (rows.find((r) => (r.strategy || 'as chosen') === s && r.seq_len === c)?.memory_total_bytes ?? NaN) / 1e9),
+    borderColor: COLORS[i % COLORS.length], backgroundColor: COLORS[i % COLORS.length], tension: 0.15, pointRadius: 2,
+  }));
+  datasets.push({
+    label: 'device memory', data: contexts.map(() => capacityBytes / 1e9),
+    borderColor: '#dc2626', borderDash: [6, 4], pointRadius: 0, borderWidth: 1.5,
+  });
+  draw('kv-chart', {
+    type: 'line',
+    data: { labels: contexts.map(tokens), datasets },
+    options: {
+      maintainAspectRatio: false,
+      scales: {
+        x: { title: { display: true, text: 'context (tokens)' } },
+        y: { beginAtZero: true, title: { display: true, text: 'memory (GB)' } },
+      },
+      plugins: {
+        legend: { position: 'bottom', labels: { boxWidth: 12 } },
+        tooltip: { callbacks: { label: (i: TooltipItem<'line'>) => `${i.dataset.label}: ${Number(i.raw).toPrecision(3)} GB` } },
+      },
+    },
+  });
+}
+
+/** A batch x context grid of tokens per second; cells that do not fit in memory are marked. */
+export function drawHeatmap(el: HTMLElement, rows: SweepRow[], phase: string): void {
+  const batches = [...new Set(rows.map((r) => r.batch))].sort((a, b) => a - b);
+  const contexts = [...new Set(rows.map((r) => r.seq_len))].sort((a, b) => a - b);
+  const rate = (r: SweepRow) => r.tokens_per_s;
+  const fitting = rows.filter((r) => r.fits).map(rate);
+  const lo = Math.log(Math.min(...fitting, 1));
+  const hi = Math.log(Math.max(...fitting, 1));
+  const shade = (v: number) => {
+    const t = hi > lo ? (Math.log(v) - lo) / (hi - lo) : 1;
+    // light blue to deep blue
+    const l = 94 - 58 * t;
+    return `hsl(217 85% ${l}%)`;
+  };
+  let html = `<table class="heat"><thead><tr><th class="corner">batch \\ context</th>${contexts.map((c) => `<th>${tokens(c)}</th>`).join('')}</tr></thead><tbody>`;
+  for (const b of batches) {
+    html += `<tr><th>${b}</th>`;
+    for (const c of contexts) {
+      const r = rows.find((x) => x.batch === b && x.seq_len === c);
+      if (!r) { html += '<td></td>'; continue; }
+      const v = rate(r);
+      const title = `batch ${b}, context ${c}: ${si(v, 'tok/s')} (${seconds(r.time_s)} per ${phase === 'decode' ? 'step' : 'prefill'}), ${bytes(r.memory_total_bytes)} of memory, ${r.bound}-bound${r.fits ? '' : ' — does not fit'}`;
+      if (!r.fits) {
+        html += `<td class="oom" title="${esc(title)}">OOM</td>`;
+      } else {
+        const dark = hi > lo && (Math.log(v) - lo) / (hi - lo) > 0.55;
+        html += `<td style="background:${shade(v)};color:${dark ? '#fff' : '#0f172a'}" title="${esc(title)}">${si(v, '', 2)}</td>`;
+      }
+    }
+    html += '</tr>';
+  }
+  html += '</tbody></table><div class="legend-note">tokens per second (all sequences together); OOM: weights and KV cache exceed the device memory</div>';
+  el.innerHTML = html;
+}
+
+/** A rolling line of the last samples of one GPU metric. */
+export function drawSparkline(canvasId: string, label: string, values: number[], max?: number): void {
+  const existing = charts.get(canvasId);
+  if (existing) {
+    existing.data.labels = values.map((_, i) => i);
+    existing.data.datasets[0].data = values;
+    existing.update('none');
+    return;
+  }
+  draw(canvasId, {
+    type: 'line',
+    data: { labels: values.map((_, i) => i), datasets: [{ label, data: values, borderColor: '#2563eb', pointRadius: 0, fill: true, backgroundColor: '#2563eb22' }] },
+    options: { maintainAspectRatio: false, plugins: { legend: { display: false }, title: { display: true, text: label } },
+               scales: { x: { display: false }, y: { beginAtZero: true, max } } },
+  });
+}

@@ -1,0 +1,283 @@
+// The Roofline app: one scenario form, then every view of it from the server's API.
+import './style.css';
+import { api, ApiError, type Device, type ModelPreset, type NvmlStatus, type Op, type Prediction,
+  type Recommendation, type Strategy, type SweepRow } from './api';
+import { drawHeatmap, drawMemoryByContext, drawRoofline, drawSparkline, drawStrategies } from './charts';
+import { bytes, count, esc, flops, pct, seconds, si, tokens } from './units';
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+
+const state = {
+  devices: [] as Device[],
+  models: [] as ModelPreset[],
+  strategies: [] as Strategy[],
+  ops: [] as Op[],
+  opsSort: { key: 'time_s' as keyof Op, descending: true },
+  opsTotal: 0,
+};
+
+function setStatus(text: string, kind: 'busy' | 'ok' | 'error' = 'ok'): void {
+  const s = $('status');
+  s.textContent = text;
+  s.className = `status ${kind}`;
+}
+
+function message(e: unknown): string {
+  if (e instanceof ApiError) return `${e.message} (${e.code}, HTTP ${e.status})`;
+  return e instanceof Error ? e.message : String(e);
+}
+
+function showError(containerId: string, e: unknown): void {
+  $(containerId).innerHTML = `<div class="error">${esc(message(e))}</div>`;
+}
+
+/** The model as the API takes it: a preset id, or the pasted config.json as an object. */
+function modelField(): string | object {
+  const pasted = ($('model-config') as HTMLTextAreaElement).value.trim();
+  if (!pasted) return ($('model') as HTMLSelectElement).value;
+  try {
+    return JSON.parse(pasted) as object;
+  } catch (e) {
+    throw new Error(`the pasted config.json is not valid JSON: ${message(e)}`);
+  }
+}
+
+function intField(id: string, name: string, lo: number, hi: number): number {
+  const v = Number(($(id) as HTMLInputElement).value);
+  if (!Number.isInteger(v) || v < lo || v > hi) throw new Error(`${name} must be a whole number from ${lo} to ${hi}`);
+  return v;
+}
+
+function scenario() {
+  const phase = ($('phase') as HTMLSelectElement).value;
+  const budget = Number(($('budget') as HTMLInputElement).value);
+  if (!Number.isFinite(budget) || budget < 0) throw new Error('the quality budget must be a number of percent, 0 or more');
+  return {
+    model: modelField(),
+    hardware: ($('hardware') as HTMLSelectElement).value,
+    phase,
+    batch: intField('batch', 'batch', 1, 65536),
+    seq_len: intField('seq-len', 'context', 1, 4194304),
+    strategy: ($('strategy') as HTMLSelectElement).value,
+    ideal: ($('mode') as HTMLSelectElement).value === 'ideal',
+    budget,
+  };
+}
+
+function renderSummary(p: Prediction, device: Device): void {
+  const step = p.scenario.phase === 'decode' ? 'per decode step' : 'for the prefill';
+  const memShare = (p.memory.total_bytes / p.memory.capacity_bytes) * 100;
+  const cards: Array<[string, string, string]> = [
+    ['Time', seconds(p.time_s), step],
+    ['Throughput', `${si(p.tokens_per_s, 'tok/s')}`, `batch ${p.scenario.batch}`],
+    ['Bound', p.bound, `compute ${seconds(p.compute_time_s)} · memory ${seconds(p.memory_time_s)}`],
+    ['Work', flops(p.flops), `${bytes(p.bytes)} moved · ${(p.flops / p.bytes).toPrecision(3)} FLOP/B`],
+    ['Memory', bytes(p.memory.total_bytes), `${pct(memShare, 0)} of ${bytes(p.memory.capacity_bytes)}${p.memory.fits ? '' : ' — does not fit'}`],
+    ['Capacity', `batch ≤ ${p.capacity.max_batch}`, `context ≤ ${tokens(p.capacity.max_context)} tokens`],
+  ];
+  $('summary').innerHTML = cards.map(([k, v, sub]) =>
+    `<div class="stat${k === 'Memory' && !p.memory.fits ? ' bad' : ''}"><div class="k">${k}</div><div class="v" data-field="${k.toLowerCase()}">${esc(v)}</div><div class="s">${esc(sub)}</div></div>`).join('');
+  $('roofline-sub').textContent = `${device.name} · ${p.scenario.model} · ${p.scenario.phase} · weights ${p.scenario.weights}, act ${p.scenario.act}, KV ${p.scenario.kv}`;
+  if (p.notes.length > 0) {
+    $('summary').insertAdjacentHTML('beforeend', `<div class="notes">${p.notes.map((n) => `<div>${esc(n)}</div>`).join('')}</div>`);
+  }
+}
+
+const OP_COLUMNS: Array<[keyof Op, string, (o: Op) => string]> = [
+  ['name', 'operator', (o) => esc(o.name) + (o.fused ? ' <span class="pill">fused</span>' : '')],
+  ['count', '×', (o) => count(o.count)],
+  ['flops', 'FLOPs', (o) => si(o.flops, '')],
+  ['bytes', 'bytes', (o) => bytes(o.bytes)],
+  ['ai', 'FLOP/B', (o) => (o.ai > 0 ? o.ai.toPrecision(3) : '–')],
+  ['time_s', 'time', (o) => seconds(o.time_s)],
+  ['bound', 'bound', (o) => `<span class="bound ${o.bound}">${o.bound}</span>`],
+  ['compute_format', 'format', (o) => esc(o.compute_format) + (o.weight_only ? ' <span class="pill">weight-only</span>' : '')],
+];
+
+function renderOps(): void {
+  const { key, descending } = state.opsSort;
+  const ops = [...state.ops].sort((a, b) => {
+    const x = a[key];
+    const y = b[key];
+    const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
+    return descending ? -c : c;
+  });
+  const head = OP_COLUMNS.map(([k, label]) =>
+    `<th data-key="${k}" class="${k === key ? (descending ? 'sorted desc' : 'sorted asc') : ''}">${label}</th>`).join('');
+  const body = ops.map((o) => {
+    const share = state.opsTotal > 0 ? (o.time_s / state.opsTotal) * 100 : 0;
+    const cells = OP_COLUMNS.map(([k, , f]) => `<td class="${k}">${f(o)}</td>`).join('');
+    return `<tr>${cells}<td class="share"><div class="bar" style="width:${Math.min(100, share).toFixed(1)}%"></div><span>${pct(share)}</span></td></tr>`;
+  }).join('');
+  const table = $('ops-table');
+  table.innerHTML = `<thead><tr>${head}<th>share of time</th></tr></thead><tbody>${body}</tbody>`;
+  table.querySelectorAll<HTMLElement>('th[data-key]').forEach((th) => th.addEventListener('click', () => {
+    const k = th.dataset.key as keyof Op;
+    state.opsSort = { key: k, descending: state.opsSort.key === k ? !state.opsSort.descending : true };
+    renderOps();
+  }));
+}
+
+function renderRecommendation(r: Recommendation): void {
+  const head = r.any_feasible
+    ? `<div class="verdict ok"><div class="big">${esc(r.strategy)}</div>
+         <div>${r.predicted_speedup.toFixed(2)}× faster than ${esc(r.baseline)} · ${pct(r.memory_saving * 100, 0)} less memory ·
+         quality loss ${r.quality_quantified ? pct(r.quality_loss_pct) : 'not quantified'}</div></div>`
+    : `<div class="verdict bad"><div class="big">No strategy meets the constraints</div></div>`;
+  const rationale = r.rationale.map((x) => `<li>${esc(x)}</li>`).join('');
+  $('recommendation').innerHTML = `${head}<ol class="rationale">${rationale}</ol>`;
+}
+
+async function renderGpuPanel(): Promise<void> {
+  const el = $('gpu');
+  let status: NvmlStatus;
+  try {
+    status = await api.nvml();
+  } catch (e) {
+    el.innerHTML = e instanceof ApiError && e.status === 404
+      ? '<div class="muted">This server runs with --public-only: no measurement endpoints.</div>'
+      : `<div class="error">${esc(message(e))}</div>`;
+    return;
+  }
+  if (!status.available) {
+    el.innerHTML = `<div class="muted">${esc(status.message ?? 'NVML not available')}. The panel fills in when the server runs on a machine with an NVIDIA driver.</div>`;
+    return;
+  }
+  const history = new Map<number, { util: number[]; power: number[] }>();
+  const render = (s: NvmlStatus) => {
+    if (!el.querySelector('.gpus')) {
+      el.innerHTML = `<div class="gpus">${s.gpus.map((g) => `
+        <div class="gpu" id="gpu-${g.index}"><div class="gpu-name">${esc(g.name)} <span class="muted">#${g.index}</span></div>
+        <div class="gpu-figures"></div>
+        <div class="spark"><canvas id="spark-util-${g.index}"></canvas></div>
+        <div class="spark"><canvas id="spark-power-${g.index}"></canvas></div></div>`).join('')}</div>`;
+    }
+    for (const g of s.gpus) {
+      const h = history.get(g.index) ?? { util: [], power: [] };
+      h.util.push(g.utilization_pct);
+      h.power.push(g.power_w);
+      if (h.util.length > 60) { h.util.shift(); h.power.shift(); }
+      history.set(g.index, h);
+      const fig = el.querySelector(`#gpu-${g.index} .gpu-figures`);
+      if (fig) {
+        fig.innerHTML = `utilization ${pct(g.utilization_pct, 0)} · memory ${bytes(g.memory_used_bytes)} / ${bytes(g.memory_total_bytes)} ·
+          ${g.power_w.toFixed(0)} W · SM ${g.sm_clock_mhz} MHz · ${g.temperature_c} °C`;
+      }
+      drawSparkline(`spark-util-${g.index}`, 'utilization (%)', h.util, 100);
+      drawSparkline(`spark-power-${g.index}`, 'power (W)', h.power);
+    }
+  };
+  render(status);
+  const stream = new EventSource('/api/nvml/stream');
+  stream.onmessage = (ev) => render(JSON.parse(ev.data) as NvmlStatus);
+  stream.onerror = () => stream.close();
+}
+
+/** Powers of two from lo up to hi, inclusive where hi is one. */
+function doublings(lo: number, hi: number): number[] {
+  const out: number[] = [];
+  for (let v = lo; v <= hi; v *= 2) out.push(v);
+  return out;
+}
+
+async function run(): Promise<void> {
+  let s: ReturnType<typeof scenario>;
+  try {
+    s = scenario();
+  } catch (e) {
+    setStatus(message(e), 'error');
+    return;
+  }
+  const device = state.devices.find((d) => d.id === s.hardware)!;
+  const button = $('run') as HTMLButtonElement;
+  button.disabled = true;
+  setStatus('Predicting…', 'busy');
+  const base = { model: s.model, hardware: s.hardware, phase: s.phase, batch: s.batch, seq_len: s.seq_len };
+  const t0 = performance.now();
+
+  const predict = api.predict({ ...base, strategy: s.strategy, per_op: true, ideal: s.ideal });
+  const recommend = api.recommend({ ...base, max_quality_loss: s.budget, ideal: s.ideal });
+  const contexts = doublings(512, 131072);
+  const memorySweep = api.sweep({
+    models: [s.model], hardware: [s.hardware], phases: [s.phase], batches: [s.batch], seq_lens: contexts,
+    strategies: [...new Set(['bf16_baseline', 'fp8_balanced', 'long_context_kv', s.strategy])]
+      .filter((n) => state.strategies.some((x) => x.name === n)),
+    ideal: s.ideal,
+  });
+  const heatSweep = api.sweep({
+    models: [s.model], hardware: [s.hardware], phases: [s.phase], batches: doublings(1, 256),
+    seq_lens: doublings(1024, 131072), strategies: [s.strategy], ideal: s.ideal,
+  });
+
+  const results = await Promise.allSettled([predict, recommend, memorySweep, heatSweep]);
+  const [p, r, mem, heat] = results;
+  let failures = 0;
+  if (p.status === 'fulfilled') {
+    const pred = p.value;
+    renderSummary(pred, device);
+    state.ops = pred.ops ?? [];
+    state.opsTotal = state.ops.reduce((a, o) => a + o.time_s, 0);
+    renderOps();
+    drawRoofline('roofline-chart', device, state.ops, !s.ideal);
+  } else {
+    failures++;
+    $('summary').innerHTML = `<div class="error wide">${esc(message(p.reason))}</div>`;
+  }
+  if (r.status === 'fulfilled') {
+    renderRecommendation(r.value);
+    drawStrategies([r.value, ...r.value.alternatives.filter((a) => a.strategy !== r.value.strategy)], device.capacity_bytes);
+  } else {
+    failures++;
+    showError('recommendation', r.reason);
+  }
+  if (mem.status === 'fulfilled') drawMemoryByContext(mem.value as SweepRow[], device.capacity_bytes);
+  else failures++;
+  if (heat.status === 'fulfilled') {
+    drawHeatmap($('heatmap'), heat.value, s.phase);
+    $('sweep-sub').textContent = `${s.strategy}, ${s.phase}`;
+  } else {
+    failures++;
+    showError('heatmap', heat.reason);
+  }
+  const ms = (performance.now() - t0).toFixed(0);
+  if (failures === 0) setStatus(`Done in ${ms} ms.`, 'ok');
+  else setStatus(p.status === 'rejected' ? message(p.reason) : `${failures} of 4 requests failed; see the panels.`, 'error');
+  button.disabled = false;
+}
+
+function fillSelect(id: string, items: Array<[string, string]>, selected: string): void {
+  const el = $(id) as HTMLSelectElement;
+  el.innerHTML = items.map(([v, label]) => `<option value="${esc(v)}">${esc(label)}</option>`).join('');
+  el.value = items.some(([v]) => v === selected) ? selected : items[0]?.[0] ?? '';
+}
+
+function describeStrategy(): void {
+  const name = ($('strategy') as HTMLSelectElement).value;
+  const st = state.strategies.find((x) => x.name === name);
+  $('strategy-note').textContent = st ? `${st.description} (weights ${st.weights}, act ${st.act}, KV ${st.kv})` : '';
+}
+
+async function init(): Promise<void> {
+  setStatus('Loading the registry…', 'busy');
+  try {
+    [state.devices, state.models, state.strategies] = await Promise.all([api.hardware(), api.models(), api.strategies()]);
+  } catch (e) {
+    setStatus(`Cannot reach the roofline server: ${message(e)}`, 'error');
+    return;
+  }
+  const params = new URLSearchParams(location.search);
+  fillSelect('model', state.models.map((m) => [m.id, `${m.name} (${si(m.params, '', 2)} params)`]), params.get('model') ?? 'llama-3.1-8b');
+  fillSelect('hardware', state.devices.map((d) => [d.id, d.name]), params.get('hardware') ?? 'gb10');
+  fillSelect('strategy', state.strategies.map((x) => [x.name, x.name]), params.get('strategy') ?? 'bf16_baseline');
+  describeStrategy();
+  ($('strategy') as HTMLSelectElement).addEventListener('change', describeStrategy);
+  $('scenario').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    void run();
+  });
+  setStatus('');
+  void renderGpuPanel();
+  await run();
+}
+
+void init();
