@@ -193,6 +193,31 @@ TEST_F(ServerTest, NvmlAndPublicOnly) {
 
 TEST_F(ServerTest, QuantizeUpload) { expect_error("/api/quantize", "garbage", 400, "parse_error"); }
 
+TEST_F(ServerTest, OpenApiExamplesAreAcceptedAndItsKeysAreTheServicesKeys) {
+  auto c = client();
+  auto doc = c.Get("/api/openapi.json");
+  ASSERT_TRUE(doc);
+  const auto j = nlohmann::json::parse(doc->body);
+  const auto& schemas = j["components"]["schemas"];
+  for (const char* name : {"predict", "generate", "recommend", "analyze", "sweep"}) {
+    SCOPED_TRACE(name);
+    const auto& schema = schemas.at(name);
+    // The documented example works as it stands.
+    auto r = post(std::string("/api/") + name, schema["example"].dump(), 200);
+    EXPECT_FALSE(r.contains("error"));
+    // Every documented key is one the service knows: with an invalid value it is
+    // refused for that value, never as an unknown key.
+    for (const auto& [key, property] : schema["properties"].items()) {
+      nlohmann::json body = schema["example"];
+      body[key] = nlohmann::json::array();  // an empty list is wrong for every key
+      auto bad = post(std::string("/api/") + name, body.dump(), 400);
+      ASSERT_TRUE(bad.contains("error")) << key;
+      EXPECT_EQ(bad["error"]["message"].get<std::string>().find("unknown key"), std::string::npos)
+          << key << ": " << bad["error"]["message"];
+    }
+  }
+}
+
 TEST_F(ServerTest, SweepTakesAConfigObjectAsAModel) {
   // The short form of Llama-3.1-8B (the original description's keys), with its
   // vocabulary: the same weights as the preset, so the same bytes per row.

@@ -11,7 +11,9 @@
 #include "roofline/nvml.h"
 #include "roofline/quantize.h"
 #include "roofline/report.h"
+#include "roofline/roofline.h"
 #include "roofline/service.h"
+#include "roofline/workload.h"
 
 namespace roofline::server {
 namespace {
@@ -55,21 +57,133 @@ json nvml_json(const nvml::Status& s) {
   return j;
 }
 
+// Request schemas for the OpenAPI document: the keys the service accepts (it
+// rejects any other), their types, ranges and defaults, and an example.
+json integer_schema(std::int64_t lo, std::int64_t hi, std::int64_t fallback, const char* what) {
+  return {{"type", "integer"},
+          {"minimum", lo},
+          {"maximum", hi},
+          {"default", fallback},
+          {"description", what}};
+}
+
+json string_schema(const char* what, const char* fallback = nullptr) {
+  json j = {{"type", "string"}, {"description", what}};
+  if (fallback != nullptr) j["default"] = fallback;
+  return j;
+}
+
+json model_schema() {
+  return {{"oneOf",
+           {{{"type", "string"}, {"description", "a preset id or alias (GET /api/models)"}},
+            {{"type", "object"},
+             {"description", "a Hugging Face config.json, or the short form {H, L, nh, nkv, dh, "
+                             "dff, vocab?}"}}}}};
+}
+
+json request_schemas() {
+  const json formats = string_schema("a format id (GET /api/hardware lists each device's)");
+  json scenario = {
+      {"model", model_schema()},
+      {"hardware", string_schema("a device id or alias (GET /api/hardware)", "gb10")},
+      {"batch", integer_schema(1, kMaxBatch, 1, "sequences in flight")},
+      {"weights", formats},
+      {"experts", formats},
+      {"act", string_schema("activation format", "bf16")},
+      {"kv", formats},
+      {"strategy", string_schema("a named precision plan (GET /api/strategies)")},
+      {"attention", string_schema("attention kernel: naive, fa1, fa2, fa3, fa4, flash-decoding")},
+      {"block_sparsity", {{"type", "number"}, {"default", 1.0}}},
+      {"tp", integer_schema(1, kMaxParallel, 1, "tensor-parallel ways")},
+      {"pp", integer_schema(1, kMaxParallel, 1, "pipeline stages")},
+      {"ideal", {{"type", "boolean"}, {"default", false}, {"description", "datasheet peaks only"}}}};
+  const json phase = {{"type", "string"}, {"enum", {"prefill", "decode"}}, {"default", "decode"}};
+  const json seq_len = integer_schema(1, kMaxSeqLen, 4096, "context length in tokens");
+
+  json predict = scenario;
+  predict["phase"] = phase;
+  predict["seq_len"] = seq_len;
+  predict["per_op"] = {{"type", "boolean"}, {"default", false}};
+  json generate = scenario;
+  generate["prompt"] = integer_schema(1, kMaxSeqLen, 512, "prompt tokens");
+  generate["gen"] = integer_schema(1, kMaxSeqLen, 128, "generated tokens");
+  json recommend = {{"model", model_schema()},
+                    {"hardware", scenario["hardware"]},
+                    {"phase", phase},
+                    {"seq_len", seq_len},
+                    {"batch", scenario["batch"]},
+                    {"tp", scenario["tp"]},
+                    {"pp", scenario["pp"]},
+                    {"max_quality_loss", {{"type", "number"}, {"default", 3.0}}},
+                    {"memory_limit", {{"type", "number"}, {"description", "bytes"}}},
+                    {"latency_target", {{"type", "number"}, {"description", "seconds"}}},
+                    {"ideal", scenario["ideal"]}};
+  json analyze = {{"hardware", scenario["hardware"]},
+                  {"m", integer_schema(1, kMaxGemmDimension, 1, "rows (tokens)")},
+                  {"n", integer_schema(1, kMaxGemmDimension, 4096, "output features")},
+                  {"k", integer_schema(1, kMaxGemmDimension, 4096, "input features")},
+                  {"weights", string_schema("weight format", "fp16")},
+                  {"act", string_schema("activation format", "fp16")},
+                  {"ideal", scenario["ideal"]}};
+  auto list = [](json item) { return json{{"type", "array"}, {"minItems", 1}, {"items", item}}; };
+  json sweep = {{"models", list(model_schema())},
+                {"hardware", list({{"type", "string"}})},
+                {"phases", list(phase)},
+                {"batches", list({{"type", "integer"}, {"minimum", 1}})},
+                {"seq_lens", list({{"type", "integer"}, {"minimum", 1}})},
+                {"weights", list({{"type", "string"}})},
+                {"acts", list({{"type", "string"}})},
+                {"strategies", list({{"type", "string"}})},
+                {"ideal", scenario["ideal"]}};
+  auto object = [](json properties, json example, bool model_required) {
+    json j = {{"type", "object"},
+              {"additionalProperties", false},
+              {"properties", std::move(properties)},
+              {"example", std::move(example)}};
+    if (model_required) j["required"] = {"model"};
+    return j;
+  };
+  return {
+      {"predict", object(predict,
+                         {{"model", "llama-3.1-8b"},
+                          {"hardware", "gb10"},
+                          {"phase", "decode"},
+                          {"seq_len", 4096},
+                          {"strategy", "fp8_balanced"}},
+                         true)},
+      {"generate",
+       object(generate, {{"model", "llama-3.1-8b"}, {"hardware", "h100"}, {"prompt", 512}, {"gen", 128}},
+              true)},
+      {"recommend",
+       object(recommend, {{"model", "llama-3-8b"}, {"hardware", "gb10"}, {"seq_len", 4096}}, true)},
+      {"analyze", object(analyze, {{"hardware", "h100"}, {"m", 16}, {"n", 4096}, {"k", 4096}}, false)},
+      {"sweep", object(sweep,
+                       {{"models", {"llama-3.1-8b"}},
+                        {"hardware", {"h100", "gb10"}},
+                        {"batches", {1, 8, 64}},
+                        {"seq_lens", {1024, 8192}}},
+                       false)}};
+}
+
 // The OpenAPI 3 document of the endpoints below.
 json openapi(bool public_only) {
-  auto post = [](const char* summary) {
+  const json schemas = request_schemas();
+  auto post = [&](const char* summary, const char* schema) {
     return json{
         {"post",
          {{"summary", summary},
           {"requestBody",
            {{"required", true},
-            {"content", {{"application/json", {{"schema", {{"type", "object"}}}}}}}}},
+            {"content",
+             {{"application/json",
+               {{"schema", {{"$ref", std::string("#/components/schemas/") + schema}}}}}}}}},
           {"responses",
            {{"200", {{"description", "the same JSON as the CLI's --json output"}}},
             {"400", {{"description", "invalid request: {\"error\": {\"code\", \"message\"}}"}}},
             {"404", {{"description", "unknown model, device, format or kernel"}}},
             {"413", {{"description", "body too large"}}},
-            {"422", {{"description", "the device cannot do it (format, kernel)"}}}}}}}};
+            {"422", {{"description", "the device cannot do it (format, kernel)"}}},
+            {"503", {{"description", "the request ran past its time limit"}}}}}}}};
   };
   auto get = [](const char* summary) {
     return json{
@@ -80,12 +194,14 @@ json openapi(bool public_only) {
       {"/api/hardware", get("the device registry with sources")},
       {"/api/models", get("the model presets")},
       {"/api/strategies", get("the named precision strategies")},
-      {"/api/predict",
-       post("predict one forward pass (model, hardware, phase, batch, seq_len, formats)")},
-      {"/api/generate", post("TTFT, TPOT and end-to-end time (prompt, gen)")},
-      {"/api/recommend", post("ranked precision strategies with a rationale")},
-      {"/api/analyze", post("one GEMM: theory (and measurement where a GPU backend is present)")},
-      {"/api/sweep", post("every combination of lists, up to the row cap")}};
+      {"/api/predict", post("predict one forward pass (model, hardware, phase, batch, seq_len, "
+                            "formats)",
+                            "predict")},
+      {"/api/generate", post("TTFT, TPOT and end-to-end time (prompt, gen)", "generate")},
+      {"/api/recommend", post("ranked precision strategies with a rationale", "recommend")},
+      {"/api/analyze",
+       post("one GEMM: theory (and measurement where a GPU backend is present)", "analyze")},
+      {"/api/sweep", post("every combination of lists, up to the row cap", "sweep")}};
   for (const char* p : {"/api/public/predict", "/api/public/generate", "/api/public/recommend",
                         "/api/public/analyze", "/api/public/sweep"}) {
     paths[p] = paths[std::string(p).replace(0, 11, "/api")];
@@ -110,7 +226,8 @@ json openapi(bool public_only) {
             {"description",
              "Predict, explain and measure transformer inference on GPUs. Errors are "
              "{\"error\": {\"code\", \"message\"}}."}}},
-          {"paths", paths}};
+          {"paths", paths},
+          {"components", {{"schemas", schemas}}}};
 }
 
 const char* kDocsPage =
