@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -218,6 +219,20 @@ TEST_F(ServerTest, OpenApiExamplesAreAcceptedAndItsKeysAreTheServicesKeys) {
   }
 }
 
+TEST_F(ServerTest, AnalyzeMeasuresOnlyWhereAGpuBackendIs) {
+  // This fixture's server has no roofline-gpu: the measurement says why not.
+  auto a = post("/api/analyze", R"({"hardware": "h100", "m": 16, "measure": true})", 200);
+  EXPECT_FALSE(a["measurement"]["available"].get<bool>());
+  EXPECT_NE(a["measurement"]["reason"].get<std::string>().find("no CUDA device"),
+            std::string::npos);
+  EXPECT_GT(a["time_s"].get<double>(), 0);  // the prediction is there regardless
+  expect_error("/api/analyze", R"({"measure": 1})", 400, "invalid_argument");
+  auto c = client(true);
+  auto pub = c.Post("/api/public/analyze", R"({"measure": true})", "application/json");
+  ASSERT_TRUE(pub);
+  EXPECT_EQ(pub->status, 400);
+}
+
 TEST_F(ServerTest, SweepTakesAConfigObjectAsAModel) {
   // The short form of Llama-3.1-8B (the original description's keys), with its
   // vocabulary: the same weights as the preset, so the same bytes per row.
@@ -253,6 +268,52 @@ struct OwnServer {
   int port = 0;
   std::thread thread;
 };
+
+TEST(ServerGpu, AnalyzeReadsTheBackendsAnswer) {
+  // A stand-in for roofline-gpu that answers as `roofline-gpu one M N K fp16`
+  // does, with a measured 100 us: the error is (predicted - 100 us) / 100 us.
+  const auto tool =
+      std::filesystem::temp_directory_path() / ("roofline-fake-gpu-" + std::to_string(::getpid()));
+  std::ofstream(tool)
+      << "#!/bin/sh\n"
+         "[ \"$1 $5\" = \"one fp16\" ] || { echo \"error: bad args $*\" >&2; exit 2; }\n"
+         "echo '{\"measured_time_us\": 100, \"measured_bandwidth_gb_s\": 1000, "
+         "\"measured_tflops\": 10, \"max_rel_error\": 0.001, \"verified\": true, "
+         "\"repetitions\": 20}'\n";
+  std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
+  Options o;
+  o.port = 0;
+  o.gpu_tool = tool.string();
+  {
+    OwnServer s(o);
+    auto c = s.client();
+    auto r = c.Post("/api/analyze", R"({"hardware": "h100", "m": 16, "measure": true})",
+                    "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    const auto j = nlohmann::json::parse(r->body);
+    const auto& m = j["measurement"];
+    ASSERT_TRUE(m["available"].get<bool>()) << m.dump();
+    EXPECT_DOUBLE_EQ(m["time_s"].get<double>(), 100e-6);
+    EXPECT_DOUBLE_EQ(m["flops_per_s"].get<double>(), 10e12);
+    EXPECT_NEAR(m["error_pct"].get<double>(), (j["time_s"].get<double>() - 100e-6) / 100e-6 * 100,
+                1e-9);
+    // Formats the backend does not measure are said, not run.
+    auto int4 = c.Post("/api/analyze", R"({"m": 16, "weights": "int4", "measure": true})",
+                       "application/json");
+    ASSERT_TRUE(int4);
+    EXPECT_FALSE(nlohmann::json::parse(int4->body)["measurement"]["available"].get<bool>());
+    // A failing backend's first stderr line is the reason.
+    auto bf16 =
+        c.Post("/api/analyze", R"({"m": 16, "weights": "bf16", "act": "bf16", "measure": true})",
+               "application/json");
+    ASSERT_TRUE(bf16);
+    EXPECT_EQ(nlohmann::json::parse(bf16->body)["measurement"]["reason"].get<std::string>().rfind(
+                  "bad args one", 0),
+              0u);
+  }
+  std::filesystem::remove(tool);
+}
 
 TEST(ServerLifecycle, StopRightAfterStartingIsNotLost) {
   // httplib ignores a stop() that arrives before its listen loop runs; the

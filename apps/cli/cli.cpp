@@ -1351,6 +1351,10 @@ struct ServeArgs {
 
 void cmd_serve(const Common& c, ServeArgs a) {
   a.options.port = static_cast<int>(parse_count("--port", a.port, 0, 65535));
+  std::error_code ec;
+  const auto tool =
+      std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "roofline-gpu";
+  if (!ec && std::filesystem::exists(tool, ec)) a.options.gpu_tool = tool.string();
   server::Server srv(a.options, load_registry(c));
   const int port = srv.bind();
   std::cerr << fmt::format("roofline {} serving http://{}:{}/ (API under /api, docs at /docs){}\n",

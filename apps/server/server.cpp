@@ -14,11 +14,14 @@
 #include "roofline/roofline.h"
 #include "roofline/service.h"
 #include "roofline/workload.h"
+#include "subprocess.h"
 
 namespace roofline::server {
 namespace {
 
 using nlohmann::json;
+
+constexpr double kGpuMeasureTimeoutS = 60.0;
 
 int status_of(const Error& e) {
   const std::string_view code = e.code();
@@ -77,8 +80,9 @@ json model_schema() {
   return {{"oneOf",
            {{{"type", "string"}, {"description", "a preset id or alias (GET /api/models)"}},
             {{"type", "object"},
-             {"description", "a Hugging Face config.json, or the short form {H, L, nh, nkv, dh, "
-                             "dff, vocab?}"}}}}};
+             {"description",
+              "a Hugging Face config.json, or the short form {H, L, nh, nkv, dh, "
+              "dff, vocab?}"}}}}};
 }
 
 json request_schemas() {
@@ -96,7 +100,8 @@ json request_schemas() {
       {"block_sparsity", {{"type", "number"}, {"default", 1.0}}},
       {"tp", integer_schema(1, kMaxParallel, 1, "tensor-parallel ways")},
       {"pp", integer_schema(1, kMaxParallel, 1, "pipeline stages")},
-      {"ideal", {{"type", "boolean"}, {"default", false}, {"description", "datasheet peaks only"}}}};
+      {"ideal",
+       {{"type", "boolean"}, {"default", false}, {"description", "datasheet peaks only"}}}};
   const json phase = {{"type", "string"}, {"enum", {"prefill", "decode"}}, {"default", "decode"}};
   const json seq_len = integer_schema(1, kMaxSeqLen, 4096, "context length in tokens");
 
@@ -124,7 +129,13 @@ json request_schemas() {
                   {"k", integer_schema(1, kMaxGemmDimension, 4096, "input features")},
                   {"weights", string_schema("weight format", "fp16")},
                   {"act", string_schema("activation format", "fp16")},
-                  {"ideal", scenario["ideal"]}};
+                  {"ideal", scenario["ideal"]},
+                  {"measure",
+                   {{"type", "boolean"},
+                    {"default", false},
+                    {"description",
+                     "also run it on the GPU (POST /api/analyze, where the CUDA backend "
+                     "roofline-gpu and a GPU are present; fp16, bf16, fp8)"}}}};
   auto list = [](json item) { return json{{"type", "array"}, {"minItems", 1}, {"items", item}}; };
   json sweep = {{"models", list(model_schema())},
                 {"hardware", list({{"type", "string"}})},
@@ -152,11 +163,13 @@ json request_schemas() {
                           {"strategy", "fp8_balanced"}},
                          true)},
       {"generate",
-       object(generate, {{"model", "llama-3.1-8b"}, {"hardware", "h100"}, {"prompt", 512}, {"gen", 128}},
+       object(generate,
+              {{"model", "llama-3.1-8b"}, {"hardware", "h100"}, {"prompt", 512}, {"gen", 128}},
               true)},
       {"recommend",
        object(recommend, {{"model", "llama-3-8b"}, {"hardware", "gb10"}, {"seq_len", 4096}}, true)},
-      {"analyze", object(analyze, {{"hardware", "h100"}, {"m", 16}, {"n", 4096}, {"k", 4096}}, false)},
+      {"analyze",
+       object(analyze, {{"hardware", "h100"}, {"m", 16}, {"n", 4096}, {"k", 4096}}, false)},
       {"sweep", object(sweep,
                        {{"models", {"llama-3.1-8b"}},
                         {"hardware", {"h100", "gb10"}},
@@ -249,6 +262,8 @@ struct Server::Impl {
   service::Limits limits;
   int port = 0;
 
+  std::mutex gpu_mutex;  // one GPU measurement at a time
+
   enum class ListenState { kIdle, kEntering, kReturned };
   std::mutex state_mutex;
   ListenState listen_state = ListenState::kIdle;
@@ -278,6 +293,50 @@ struct Server::Impl {
     });
   }
 
+  // One GEMM on the GPU through roofline-gpu, one at a time; a reason instead where it cannot.
+  json measure_gemm(const json& request, const json& prediction) {
+    auto unavailable = [](std::string reason) {
+      return json{{"available", false}, {"reason", std::move(reason)}};
+    };
+    if (options.gpu_tool.empty()) {
+      return unavailable(
+          "no CUDA device: this server has no CUDA backend (roofline-gpu is built where nvcc is "
+          "found and runs where a GPU is present)");
+    }
+    const std::string weights = request.value("weights", std::string("fp16"));
+    const std::string act = request.value("act", std::string("fp16"));
+    if (weights != act || (weights != "fp16" && weights != "bf16" && weights != "fp8")) {
+      return unavailable("the CUDA backend measures fp16, bf16 and fp8 GEMMs (weights = act)");
+    }
+    const std::int64_t m = prediction["m"].get<std::int64_t>();
+    const std::int64_t n = prediction["n"].get<std::int64_t>();
+    const std::int64_t k = prediction["k"].get<std::int64_t>();
+    const std::lock_guard<std::mutex> lock(gpu_mutex);
+    const ProcessResult r = run_process(
+        {options.gpu_tool, "one", std::to_string(m), std::to_string(n), std::to_string(k), weights},
+        kGpuMeasureTimeoutS);
+    if (r.timed_out) return unavailable("the GPU measurement ran past its time limit");
+    if (r.exit_code != 0) {
+      std::string why = r.err.substr(0, r.err.find('\n'));
+      if (why.rfind("error: ", 0) == 0) why = why.substr(7);
+      return unavailable(why.empty() ? "roofline-gpu failed" : why);
+    }
+    const json out = json::parse(r.out, nullptr, false);
+    if (out.is_discarded() || !out.contains("measured_time_us"))
+      return unavailable("roofline-gpu answered something that is not its JSON");
+    const double measured_s = out["measured_time_us"].get<double>() * 1e-6;
+    const double predicted_s = prediction["time_s"].get<double>();
+    return {{"available", true},
+            {"backend", "cuda"},
+            {"time_s", measured_s},
+            {"flops_per_s", out["measured_tflops"].get<double>() * 1e12},
+            {"bandwidth_Bps", out["measured_bandwidth_gb_s"].get<double>() * 1e9},
+            {"verified", out["verified"]},
+            {"max_rel_error", out["max_rel_error"]},
+            {"repetitions", out["repetitions"]},
+            {"error_pct", (predicted_s - measured_s) / measured_s * 100}};
+  }
+
   void routes() {
     limits.max_sweep_rows = options.max_sweep_rows;
     limits.time_limit_s = options.request_time_limit_s;
@@ -301,8 +360,24 @@ struct Server::Impl {
            [this](const json& b) { return service::generate(b, registry, limits); });
       post(prefix + "/recommend",
            [this](const json& b) { return service::recommend(b, registry, limits); });
-      post(prefix + "/analyze",
-           [this](const json& b) { return service::analyze(b, registry, limits); });
+      const bool may_measure = prefix == "/api" && !options.public_only;
+      post(prefix + "/analyze", [this, may_measure](const json& b) {
+        // "measure": true adds a measurement by the CUDA backend; the rest is the service's.
+        json request = b;
+        bool measure = false;
+        if (request.is_object() && request.contains("measure")) {
+          if (!request["measure"].is_boolean())
+            throw InvalidArgument("measure: expected true or false");
+          measure = request["measure"].get<bool>();
+          request.erase("measure");
+          if (measure && !may_measure)
+            throw InvalidArgument(
+                "measure: this endpoint predicts only; POST /api/analyze measures");
+        }
+        json j = service::analyze(request, registry, limits);
+        if (measure) j["measurement"] = measure_gemm(request, j);
+        return j;
+      });
       post(prefix + "/sweep",
            [this](const json& b) { return service::sweep(b, registry, limits); });
     }

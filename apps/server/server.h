@@ -11,10 +11,11 @@
 namespace roofline::server {
 
 struct Options {
-  std::string host = "127.0.0.1";           // loopback unless told otherwise
-  int port = 8000;                          // 0: any free port
-  bool public_only = false;                 // no measurement or upload endpoints
-  std::string web_dir;                      // the built web app (web/dist); empty: none
+  std::string host = "127.0.0.1";  // loopback unless told otherwise
+  int port = 8000;                 // 0: any free port
+  bool public_only = false;        // no measurement or upload endpoints
+  std::string web_dir;             // the built web app (web/dist); empty: none
+  std::string gpu_tool;  // roofline-gpu, for /api/analyze's "measure"; empty: no GPU backend
   std::size_t max_body_bytes = 1 << 20;     // JSON requests: 413 beyond
   std::size_t max_upload_bytes = 64 << 20;  // /api/quantize bodies
   std::size_t max_sweep_rows = 100'000;
