@@ -76,6 +76,7 @@ TEST(Roofline, RealisticModeAppliesFractionsWavesAndLaunch) {
   EXPECT_NEAR(r.compute_time_s, expected_compute, expected_compute * kGoldenRelTol);
   EXPECT_DOUBLE_EQ(r.overhead_s, h100.launch_overhead_s.value);
   EXPECT_NEAR(r.time_s, expected_compute + r.overhead_s, 1e-12);
+  EXPECT_EQ(r.packing_time_s, 0.0);  // GPUs do not pack (CPU BLAS does)
 }
 
 // Realistic GEMV on GB10: memory time = 33,570,816 / (273e9 * bandwidth fraction).

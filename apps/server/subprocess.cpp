@@ -21,7 +21,8 @@ namespace {
 struct Pipe {
   int fd[2] = {-1, -1};
   Pipe() {
-    if (::pipe2(fd, O_CLOEXEC) != 0) throw Unsupported(std::string("pipe: ") + std::strerror(errno));
+    if (::pipe2(fd, O_CLOEXEC) != 0)
+      throw Unsupported(std::string("pipe: ") + std::strerror(errno));
   }
   ~Pipe() {
     for (int f : fd)

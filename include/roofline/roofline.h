@@ -58,12 +58,16 @@ inline constexpr std::int64_t kMaxGemmDimension = 2147483647;
 
 struct RooflineResult {
   Mode mode = Mode::kRealistic;
-  Seconds time_s = 0;          // max(memory, compute) + overhead
+  Seconds time_s = 0;          // max(memory, compute) + packing + overhead
   Seconds memory_time_s = 0;   // bytes / effective bandwidth
   Seconds compute_time_s = 0;  // flops / effective peak (+ dequantization)
   Seconds overhead_s = 0;      // launch overhead (realistic mode only)
-  Flops flops = 0;             // 2 per multiply-add of the math itself
-  Flops dequant_ops = 0;       // vector ops spent dequantizing weights
+  // CPU BLAS only (realistic mode, m > 1): GotoBLAS-style GEMMs copy the weight
+  // operand into a packed buffer before the math, one more read and one write of
+  // its bytes that the math does not overlap. GEMVs (m = 1) do not pack.
+  Seconds packing_time_s = 0;
+  Flops flops = 0;        // 2 per multiply-add of the math itself
+  Flops dequant_ops = 0;  // vector ops spent dequantizing weights
   Bytes bytes_read = 0;
   Bytes bytes_written = 0;
   Bytes bytes = 0;            // read + written

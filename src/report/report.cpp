@@ -143,6 +143,7 @@ nlohmann::json to_json(const Device& d, const GemmProblem& p, const RooflineResu
           {"memory_time_s", r.memory_time_s},
           {"compute_time_s", r.compute_time_s},
           {"overhead_s", r.overhead_s},
+          {"packing_time_s", r.packing_time_s},
           {"flops", r.flops},
           {"dequant_ops", r.dequant_ops},
           {"bytes", r.bytes},
@@ -197,6 +198,13 @@ std::vector<std::string> explain(const Device& d, const GemmProblem& p, const Ro
         r.matmul_fraction, confidence_name(d.matmul_fraction_for(r.compute_format).confidence),
         r.wave_efficiency, d.sm_count.value, human_time(r.overhead_s),
         confidence_name(d.launch_overhead_s.confidence)));
+  }
+  if (r.packing_time_s > 0) {
+    notes.push_back(fmt::format(
+        "CPU BLAS packs the {} weights into a contiguous buffer first (read and written once "
+        "more): {} before the math",
+        human_bytes(bytes_for(p.weights, static_cast<double>(p.k) * static_cast<double>(p.n))),
+        human_time(r.packing_time_s)));
   }
   const bool below = r.ai < r.ridge_ai;
   if (below == (r.bound == Bound::kMemory)) {
