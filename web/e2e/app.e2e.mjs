@@ -53,6 +53,8 @@ try {
   check(sub.includes('H100') && sub.includes('qwen3-8b'), `the chart is of the chosen model and device (${sub})`);
   const time = await page.textContent('[data-field="time"]');
   check(/^[\d.]+ (ms|µs|s)$/.test(time ?? ''), `a step time is shown (${time})`);
+  const generation = await page.textContent('[data-field="generation"]');
+  check(/^[\d.]+ (ms|µs|s) · [\d.]+ (ms|µs|s)$/.test(generation ?? ''), `TTFT and TPOT are shown (${generation})`);
 
   // 3. The roofline chart: roofs and operator points, and a tooltip on hover.
   const chart = await page.evaluate(() => {

@@ -8,8 +8,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const from = join(here, '..', 'node_modules', 'swagger-ui-dist');
 const to = join(here, '..', 'dist', 'docs');
 mkdirSync(to, { recursive: true });
-for (const f of ['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js',
-                 'favicon-32x32.png', 'LICENSE']) {
+for (const f of ['swagger-ui.css', 'swagger-ui-bundle.js', 'favicon-32x32.png', 'LICENSE']) {
   copyFileSync(join(from, f), join(to, f));
 }
 writeFileSync(join(to, 'index.html'), `<!doctype html>
@@ -24,14 +23,13 @@ writeFileSync(join(to, 'index.html'), `<!doctype html>
 <body>
   <div id="swagger-ui"></div>
   <script src="swagger-ui-bundle.js"></script>
-  <script src="swagger-ui-standalone-preset.js"></script>
   <script>
     window.ui = SwaggerUIBundle({
       url: '/api/openapi.json',
       dom_id: '#swagger-ui',
       deepLinking: true,
-      presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset],
-      layout: 'StandaloneLayout',
+      presets: [SwaggerUIBundle.presets.apis],
+      layout: 'BaseLayout',
     });
   </script>
 </body>

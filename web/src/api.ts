@@ -89,6 +89,13 @@ export interface Prediction {
   ops?: Op[];
 }
 
+export interface Generation {
+  ttft_s: number;
+  tpot_s: number;
+  e2e_s: number;
+  output_tokens_per_s: number;
+}
+
 export interface Candidate {
   strategy: string;
   time_s: number;
@@ -164,6 +171,7 @@ export const api = {
   strategies: () => get<{ strategies: Strategy[] }>('/api/strategies').then((r) => r.strategies),
   predict: (req: object) => post<Prediction>('/api/predict', req),
   recommend: (req: object) => post<Recommendation>('/api/recommend', req),
+  generate: (req: object) => post<Generation>('/api/generate', req),
   sweep: (req: object) => post<{ count: number; rows: SweepRow[] }>('/api/sweep', req).then((r) => r.rows),
   nvml: () => get<NvmlStatus>('/api/nvml/status'),
 };

@@ -1,6 +1,6 @@
 // The Roofline app: one scenario form, then every view of it from the server's API.
 import './style.css';
-import { api, ApiError, type Device, type ModelPreset, type NvmlStatus, type Op, type Prediction,
+import { api, ApiError, type Device, type Generation, type ModelPreset, type NvmlStatus, type Op, type Prediction,
   type Recommendation, type Strategy, type SweepRow } from './api';
 import { drawHeatmap, drawMemoryByContext, drawRoofline, drawSparkline, drawStrategies } from './charts';
 import { bytes, count, esc, flops, pct, seconds, si, tokens } from './units';
@@ -64,19 +64,27 @@ function scenario() {
   };
 }
 
-function renderSummary(p: Prediction, device: Device): void {
+/** Tokens generated after the prompt in the summary's TTFT/TPOT card. */
+const GENERATED_TOKENS = 256;
+
+function renderSummary(p: Prediction, device: Device, g: Generation | null): void {
   const step = p.scenario.phase === 'decode' ? 'per decode step' : 'for the prefill';
   const memShare = (p.memory.total_bytes / p.memory.capacity_bytes) * 100;
+  const capacity: [string, string, string] = p.capacity.max_batch > 0
+    ? ['Capacity', `batch ≤ ${p.capacity.max_batch}`, `context ≤ ${tokens(p.capacity.max_context)} tokens at batch ${p.scenario.batch}`]
+    : ['Capacity', 'none', 'the weights alone exceed the device memory'];
   const cards: Array<[string, string, string]> = [
     ['Time', seconds(p.time_s), step],
     ['Throughput', `${si(p.tokens_per_s, 'tok/s')}`, `batch ${p.scenario.batch}`],
-    ['Bound', p.bound, `compute ${seconds(p.compute_time_s)} · memory ${seconds(p.memory_time_s)}`],
-    ['Work', flops(p.flops), `${bytes(p.bytes)} moved · ${(p.flops / p.bytes).toPrecision(3)} FLOP/B`],
+    ['Bound', p.bound, `compute ${seconds(p.compute_time_s)} · memory ${seconds(p.memory_time_s)} · ${flops(p.flops)} over ${bytes(p.bytes)}`],
     ['Memory', bytes(p.memory.total_bytes), `${pct(memShare, 0)} of ${bytes(p.memory.capacity_bytes)}${p.memory.fits ? '' : ' — does not fit'}`],
-    ['Capacity', `batch ≤ ${p.capacity.max_batch}`, `context ≤ ${tokens(p.capacity.max_context)} tokens`],
+    capacity,
+    g ? ['Generation', `${seconds(g.ttft_s)} · ${seconds(g.tpot_s)}`,
+         `TTFT and TPOT for a ${tokens(p.scenario.seq_len)}-token prompt, ${GENERATED_TOKENS} new tokens: ${seconds(g.e2e_s)} in all`]
+      : ['Generation', '–', 'not available for this scenario'],
   ];
   $('summary').innerHTML = cards.map(([k, v, sub]) =>
-    `<div class="stat${k === 'Memory' && !p.memory.fits ? ' bad' : ''}"><div class="k">${k}</div><div class="v" data-field="${k.toLowerCase()}">${esc(v)}</div><div class="s">${esc(sub)}</div></div>`).join('');
+    `<div class="stat${(k === 'Memory' && !p.memory.fits) || (k === 'Capacity' && p.capacity.max_batch === 0) ? ' bad' : ''}"><div class="k">${k}</div><div class="v" data-field="${k.toLowerCase()}">${esc(v)}</div><div class="s">${esc(sub)}</div></div>`).join('');
   $('roofline-sub').textContent = `${device.name} · ${p.scenario.model} · ${p.scenario.phase} · weights ${p.scenario.weights}, act ${p.scenario.act}, KV ${p.scenario.kv}`;
   if (p.notes.length > 0) {
     $('summary').insertAdjacentHTML('beforeend', `<div class="notes">${p.notes.map((n) => `<div>${esc(n)}</div>`).join('')}</div>`);
@@ -197,6 +205,8 @@ async function run(): Promise<void> {
 
   const predict = api.predict({ ...base, strategy: s.strategy, per_op: true, ideal: s.ideal });
   const recommend = api.recommend({ ...base, max_quality_loss: s.budget, ideal: s.ideal });
+  const generate = api.generate({ model: s.model, hardware: s.hardware, batch: s.batch, prompt: s.seq_len,
+    gen: GENERATED_TOKENS, strategy: s.strategy, ideal: s.ideal }).catch(() => null);
   const contexts = doublings(512, 131072);
   const memorySweep = api.sweep({
     models: [s.model], hardware: [s.hardware], phases: [s.phase], batches: [s.batch], seq_lens: contexts,
@@ -209,12 +219,12 @@ async function run(): Promise<void> {
     seq_lens: doublings(1024, 131072), strategies: [s.strategy], ideal: s.ideal,
   });
 
-  const results = await Promise.allSettled([predict, recommend, memorySweep, heatSweep]);
-  const [p, r, mem, heat] = results;
+  const results = await Promise.allSettled([predict, recommend, memorySweep, heatSweep, generate]);
+  const [p, r, mem, heat, gen] = results;
   let failures = 0;
   if (p.status === 'fulfilled') {
     const pred = p.value;
-    renderSummary(pred, device);
+    renderSummary(pred, device, gen.status === 'fulfilled' ? gen.value : null);
     state.ops = pred.ops ?? [];
     state.opsTotal = state.ops.reduce((a, o) => a + o.time_s, 0);
     renderOps();
