@@ -73,9 +73,9 @@ int resolve_threads(int requested, const char* what) {
 // A reusable barrier for a team of `count` threads: the last to arrive runs
 // on_phase() (which timestamps the phase) and then releases the others.
 // A mutex and condition variable rather than std::barrier and std::latch: in
-// libstdc++ 12 those sit on its atomic-wait implementation, which had
-// lost-wakeup bugs fixed only in later releases (GCC PR 104928), and a CI run
-// hung in this suite with them. The wake-up latency (tens of microseconds)
+// libstdc++ 12 those sit on its header-only atomic-wait implementation, whose
+// waiters can miss a notification (races fixed when later GCC releases moved it
+// into the library), and a CI run hung in this suite with them. The wake-up latency (tens of microseconds)
 // falls outside the timed kernels' phases only for the waiting threads, and
 // every timed phase here lasts milliseconds.
 template <class OnPhase>
