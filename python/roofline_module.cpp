@@ -97,11 +97,16 @@ std::vector<float> floats_of(const py::array_t<float, py::array::c_style | py::a
 
 PYBIND11_MODULE(_roofline, m) {
   m.doc() = "C++ core of the roofline toolkit";
+  // Every error is a RooflineError, and also the built-in exception Python code
+  // would catch for it (ValueError for bad input, LookupError for unknown ids).
   static py::exception<Error> base(m, "RooflineError", PyExc_RuntimeError);
-  static py::exception<InvalidArgument> invalid(m, "InvalidArgument", PyExc_ValueError);
-  static py::exception<NotFound> not_found(m, "NotFound", PyExc_LookupError);
+  auto also = [](PyObject* builtin) {
+    return py::make_tuple(py::handle(base.ptr()), py::handle(builtin));
+  };
+  static py::exception<InvalidArgument> invalid(m, "InvalidArgument", also(PyExc_ValueError));
+  static py::exception<NotFound> not_found(m, "NotFound", also(PyExc_LookupError));
   static py::exception<Unsupported> unsupported(m, "Unsupported", base.ptr());
-  static py::exception<ParseError> parse(m, "ParseError", PyExc_ValueError);
+  static py::exception<ParseError> parse(m, "ParseError", also(PyExc_ValueError));
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -113,6 +118,8 @@ PYBIND11_MODULE(_roofline, m) {
       unsupported(e.what());
     } catch (const ParseError& e) {
       parse(e.what());
+    } catch (const Error& e) {
+      base(e.what());
     }
   });
 

@@ -54,6 +54,19 @@ def test_errors_are_python_exceptions_with_the_library_message():
         roofline.model({"H": 4096, "L": 32, "nh": 32, "nkv": 5, "dh": 128, "dff": 14336})
 
 
+def test_every_library_error_is_a_roofline_error_and_its_builtin_kind():
+    # One except clause catches them all; the built-in kinds still work.
+    for call, builtin in [(lambda: roofline.get_hardware("h9000"), LookupError),
+                          (lambda: roofline.predict("llama-3.1-8b", "h100", batch=0), ValueError),
+                          (lambda: roofline.predict("llama-3.1-8b", "a100", attention="fa3"), RuntimeError)]:
+        with pytest.raises(roofline.RooflineError) as caught:
+            call()
+        assert isinstance(caught.value, builtin)
+    assert issubclass(roofline.InvalidArgument, roofline.RooflineError)
+    assert issubclass(roofline.NotFound, LookupError)
+    assert issubclass(roofline.ParseError, ValueError)
+
+
 def test_quantize_array_round_trip():
     rng = np.random.default_rng(0)
     w = rng.normal(0, 0.02, size=(64, 256)).astype(np.float32)

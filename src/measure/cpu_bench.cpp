@@ -75,9 +75,9 @@ int resolve_threads(int requested, const char* what) {
 // A mutex and condition variable rather than std::barrier and std::latch: in
 // libstdc++ 12 those sit on its header-only atomic-wait implementation, whose
 // waiters can miss a notification (races fixed when later GCC releases moved it
-// into the library), and a CI run hung in this suite with them. The wake-up latency (tens of microseconds)
-// falls outside the timed kernels' phases only for the waiting threads, and
-// every timed phase here lasts milliseconds.
+// into the library), and a CI run hung in this suite with them. The wake-up latency (tens of
+// microseconds) falls outside the timed kernels' phases only for the waiting threads, and every
+// timed phase here lasts milliseconds.
 template <class OnPhase>
 class PhaseBarrier {
  public:
