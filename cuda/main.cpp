@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
       if (argc != 6) throw InvalidArgument("usage: roofline-gpu one M N K fp16|bf16|fp8");
       const cuda::GemmResult r =
           cuda::gemm(std::stoll(argv[2]), std::stoll(argv[3]), std::stoll(argv[4]), argv[5]);
-      std::cout << nlohmann::json{{"measured_time_us", r.median_time_s * 1e6},
+      std::cout << nlohmann::json{{"gpu", cuda::device_info().name},
+                                  {"measured_time_us", r.median_time_s * 1e6},
                                   {"measured_bandwidth_gb_s", r.bandwidth_Bps / 1e9},
                                   {"measured_tflops", r.flops_per_s / 1e12},
                                   {"max_rel_error", r.max_rel_error},

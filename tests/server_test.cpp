@@ -233,6 +233,30 @@ TEST_F(ServerTest, AnalyzeMeasuresOnlyWhereAGpuBackendIs) {
   EXPECT_EQ(pub->status, 400);
 }
 
+TEST_F(ServerTest, OtherSitesAndForeignHostNamesAreRefused) {
+  auto c = client();
+  // A page on another site (browsers always send Origin on cross-site POSTs).
+  auto cross = c.Post("/api/predict", {{"Origin", "http://evil.example"}},
+                      R"({"model": "llama-3.1-8b"})", "text/plain");
+  ASSERT_TRUE(cross);
+  EXPECT_EQ(cross->status, 403);
+  EXPECT_EQ(nlohmann::json::parse(cross->body)["error"]["code"], "cross_origin");
+  // DNS rebinding: a foreign name resolved to this loopback server.
+  auto rebound = c.Get("/api/nvml/status", {{"Host", "evil.example"}});
+  ASSERT_TRUE(rebound);
+  EXPECT_EQ(rebound->status, 403);
+  EXPECT_EQ(nlohmann::json::parse(rebound->body)["error"]["code"], "forbidden_host");
+  // The app's own page: Origin names this server.
+  const std::string self = "http://127.0.0.1:" + std::to_string(port_);
+  auto same = c.Post("/api/predict", {{"Origin", self}}, R"({"model": "llama-3.1-8b"})",
+                     "application/json");
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 200);
+  auto local = c.Get("/healthz", {{"Host", "localhost:" + std::to_string(port_)}});
+  ASSERT_TRUE(local);
+  EXPECT_EQ(local->status, 200);
+}
+
 TEST_F(ServerTest, SweepTakesAConfigObjectAsAModel) {
   // The short form of Llama-3.1-8B (the original description's keys), with its
   // vocabulary: the same weights as the preset, so the same bytes per row.
@@ -277,7 +301,8 @@ TEST(ServerGpu, AnalyzeReadsTheBackendsAnswer) {
   std::ofstream(tool)
       << "#!/bin/sh\n"
          "[ \"$1 $5\" = \"one fp16\" ] || { echo \"error: bad args $*\" >&2; exit 2; }\n"
-         "echo '{\"measured_time_us\": 100, \"measured_bandwidth_gb_s\": 1000, "
+         "echo '{\"gpu\": \"Fake GPU\", \"measured_time_us\": 100, \"measured_bandwidth_gb_s\": "
+         "1000, "
          "\"measured_tflops\": 10, \"max_rel_error\": 0.001, \"verified\": true, "
          "\"repetitions\": 20}'\n";
   std::filesystem::permissions(tool, std::filesystem::perms::owner_all);
@@ -296,6 +321,8 @@ TEST(ServerGpu, AnalyzeReadsTheBackendsAnswer) {
     ASSERT_TRUE(m["available"].get<bool>()) << m.dump();
     EXPECT_DOUBLE_EQ(m["time_s"].get<double>(), 100e-6);
     EXPECT_DOUBLE_EQ(m["flops_per_s"].get<double>(), 10e12);
+    EXPECT_EQ(m["gpu"], "Fake GPU");
+    EXPECT_NE(m["note"].get<std::string>().find("predicted for NVIDIA H100"), std::string::npos);
     EXPECT_NEAR(m["error_pct"].get<double>(), (j["time_s"].get<double>() - 100e-6) / 100e-6 * 100,
                 1e-9);
     // Formats the backend does not measure are said, not run.
@@ -311,6 +338,18 @@ TEST(ServerGpu, AnalyzeReadsTheBackendsAnswer) {
     EXPECT_EQ(nlohmann::json::parse(bf16->body)["measurement"]["reason"].get<std::string>().rfind(
                   "bad args one", 0),
               0u);
+  }
+  // An answer missing its figures is not trusted (nor crashed on).
+  std::ofstream(tool) << "#!/bin/sh\necho '{\"measured_time_us\": 100}'\n";
+  {
+    OwnServer s(o);
+    auto c = s.client();
+    auto r = c.Post("/api/analyze", R"({"m": 16, "measure": true})", "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200);
+    const auto m = nlohmann::json::parse(r->body)["measurement"];
+    EXPECT_FALSE(m["available"].get<bool>());
+    EXPECT_NE(m["reason"].get<std::string>().find("not its JSON"), std::string::npos);
   }
   std::filesystem::remove(tool);
 }

@@ -2,7 +2,9 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <mutex>
 #include <thread>
@@ -22,6 +24,18 @@ namespace {
 using nlohmann::json;
 
 constexpr double kGpuMeasureTimeoutS = 60.0;
+constexpr int kMaxStreams = 4;
+
+// "name:port", "[::1]:port" or "name" -> the name.
+std::string host_name(const std::string& host) {
+  if (!host.empty() && host.front() == '[') return host.substr(0, host.find(']') + 1);
+  return host.substr(0, host.find(':'));
+}
+
+bool is_loopback(const std::string& name) {
+  return name == "127.0.0.1" || name == "localhost" || name == "::1" || name == "[::1]" ||
+         name.rfind("127.", 0) == 0;
+}
 
 int status_of(const Error& e) {
   const std::string_view code = e.code();
@@ -262,7 +276,9 @@ struct Server::Impl {
   service::Limits limits;
   int port = 0;
 
-  std::mutex gpu_mutex;  // one GPU measurement at a time
+  std::mutex gpu_mutex;               // one GPU measurement at a time
+  std::atomic<int> streams{0};        // open /api/nvml/stream responses
+  std::atomic<bool> stopping{false};  // set by stop(): streams end
 
   enum class ListenState { kIdle, kEntering, kReturned };
   std::mutex state_mutex;
@@ -294,7 +310,7 @@ struct Server::Impl {
   }
 
   // One GEMM on the GPU through roofline-gpu, one at a time; a reason instead where it cannot.
-  json measure_gemm(const json& request, const json& prediction) {
+  json measure_gemm(const json& prediction) {
     auto unavailable = [](std::string reason) {
       return json{{"available", false}, {"reason", std::move(reason)}};
     };
@@ -303,41 +319,96 @@ struct Server::Impl {
           "no CUDA device: this server has no CUDA backend (roofline-gpu is built where nvcc is "
           "found and runs where a GPU is present)");
     }
-    const std::string weights = request.value("weights", std::string("fp16"));
-    const std::string act = request.value("act", std::string("fp16"));
+    // The prediction carries the canonical format ids (aliases resolved).
+    const std::string weights = prediction.at("weights").get<std::string>();
+    const std::string act = prediction.at("act").get<std::string>();
     if (weights != act || (weights != "fp16" && weights != "bf16" && weights != "fp8")) {
       return unavailable("the CUDA backend measures fp16, bf16 and fp8 GEMMs (weights = act)");
     }
-    const std::int64_t m = prediction["m"].get<std::int64_t>();
-    const std::int64_t n = prediction["n"].get<std::int64_t>();
-    const std::int64_t k = prediction["k"].get<std::int64_t>();
-    const std::lock_guard<std::mutex> lock(gpu_mutex);
-    const ProcessResult r = run_process(
-        {options.gpu_tool, "one", std::to_string(m), std::to_string(n), std::to_string(k), weights},
-        kGpuMeasureTimeoutS);
+    // One measurement at a time, and a busy GPU is said rather than waited for:
+    // a queue of minute-long runs would hold every worker.
+    std::unique_lock<std::mutex> lock(gpu_mutex, std::try_to_lock);
+    if (!lock.owns_lock()) return unavailable("the GPU is busy with another measurement; retry");
+    ProcessResult r;
+    try {
+      r = run_process(
+          {options.gpu_tool, "one", std::to_string(prediction.at("m").get<std::int64_t>()),
+           std::to_string(prediction.at("n").get<std::int64_t>()),
+           std::to_string(prediction.at("k").get<std::int64_t>()), weights},
+          kGpuMeasureTimeoutS);
+    } catch (const Error&) {
+      return unavailable("the CUDA backend could not be started");
+    }
     if (r.timed_out) return unavailable("the GPU measurement ran past its time limit");
     if (r.exit_code != 0) {
       std::string why = r.err.substr(0, r.err.find('\n'));
       if (why.rfind("error: ", 0) == 0) why = why.substr(7);
-      return unavailable(why.empty() ? "roofline-gpu failed" : why);
+      return unavailable(why.empty() ? "roofline-gpu failed" : why.substr(0, 300));
     }
+    // Its answer is checked like any other input.
     const json out = json::parse(r.out, nullptr, false);
-    if (out.is_discarded() || !out.contains("measured_time_us"))
+    auto number = [&](const char* key) {
+      const auto it = out.find(key);
+      if (it == out.end() || !it->is_number() || !std::isfinite(it->get<double>()) ||
+          it->get<double>() < 0) {
+        throw InvalidArgument(key);
+      }
+      return it->get<double>();
+    };
+    try {
+      if (!out.is_object()) throw InvalidArgument("not an object");
+      const double measured_s = number("measured_time_us") * 1e-6;
+      if (measured_s <= 0) throw InvalidArgument("measured_time_us");
+      const double predicted_s = prediction.at("time_s").get<double>();
+      const std::string gpu = out.contains("gpu") && out["gpu"].is_string()
+                                  ? out["gpu"].get<std::string>()
+                                  : std::string("unknown GPU");
+      const std::string predicted_for = prediction.at("device").at("name").get<std::string>();
+      return {{"available", true},
+              {"backend", "cuda"},
+              {"gpu", gpu},
+              {"time_s", measured_s},
+              {"flops_per_s", number("measured_tflops") * 1e12},
+              {"bandwidth_Bps", number("measured_bandwidth_gb_s") * 1e9},
+              {"verified", out.value("verified", false)},
+              {"max_rel_error", number("max_rel_error")},
+              {"repetitions", number("repetitions")},
+              {"error_pct", (predicted_s - measured_s) / measured_s * 100},
+              {"note", "measured on " + gpu + ", predicted for " + predicted_for +
+                           ": the error means something only when they are the same device"}};
+    } catch (const std::exception&) {
       return unavailable("roofline-gpu answered something that is not its JSON");
-    const double measured_s = out["measured_time_us"].get<double>() * 1e-6;
-    const double predicted_s = prediction["time_s"].get<double>();
-    return {{"available", true},
-            {"backend", "cuda"},
-            {"time_s", measured_s},
-            {"flops_per_s", out["measured_tflops"].get<double>() * 1e12},
-            {"bandwidth_Bps", out["measured_bandwidth_gb_s"].get<double>() * 1e9},
-            {"verified", out["verified"]},
-            {"max_rel_error", out["max_rel_error"]},
-            {"repetitions", out["repetitions"]},
-            {"error_pct", (predicted_s - measured_s) / measured_s * 100}};
+    }
+  }
+
+  // Browsers name the page a request comes from (Origin) and the name they
+  // connected to (Host). A page on another site must not drive this server
+  // (it could start GPU runs or uploads), and a loopback server must not answer
+  // a foreign host name (DNS rebinding).
+  bool refuse_foreign(const httplib::Request& req, httplib::Response& res) const {
+    const std::string host = req.get_header_value("Host");
+    if (is_loopback(options.host) && !host.empty() && !is_loopback(host_name(host))) {
+      send_error(res, 403, "forbidden_host",
+                 "this server listens on loopback and answers only loopback host names");
+      return true;
+    }
+    const std::string origin = req.get_header_value("Origin");
+    if (!origin.empty()) {
+      const std::size_t scheme = origin.find("://");
+      const std::string origin_host = scheme == std::string::npos ? "" : origin.substr(scheme + 3);
+      if (origin_host != host) {
+        send_error(res, 403, "cross_origin", "requests from other sites' pages are refused");
+        return true;
+      }
+    }
+    return false;
   }
 
   void routes() {
+    http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      return refuse_foreign(req, res) ? httplib::Server::HandlerResponse::Handled
+                                      : httplib::Server::HandlerResponse::Unhandled;
+    });
     limits.max_sweep_rows = options.max_sweep_rows;
     limits.time_limit_s = options.request_time_limit_s;
     limits.allow_files = false;
@@ -375,7 +446,7 @@ struct Server::Impl {
                 "measure: this endpoint predicts only; POST /api/analyze measures");
         }
         json j = service::analyze(request, registry, limits);
-        if (measure) j["measurement"] = measure_gemm(request, j);
+        if (measure) j["measurement"] = measure_gemm(j);
         return j;
       });
       post(prefix + "/sweep",
@@ -427,23 +498,35 @@ struct Server::Impl {
         send_json(res, nvml_json(nvml::sample()));
       });
       http.Get("/api/nvml/stream", [this](const httplib::Request&, httplib::Response& res) {
+        // Each open stream holds a worker, so their number is capped.
+        if (streams.fetch_add(1) >= kMaxStreams) {
+          streams.fetch_sub(1);
+          send_error(
+              res, 503, "busy",
+              "too many open GPU streams (" + std::to_string(kMaxStreams) + "); retry later");
+          return;
+        }
         const auto start = std::chrono::steady_clock::now();
         const int limit = options.stream_seconds;
         res.set_header("Cache-Control", "no-cache");
         res.set_chunked_content_provider(
-            "text/event-stream", [start, limit](size_t, httplib::DataSink& sink) {
+            "text/event-stream",
+            [this, start, limit](size_t, httplib::DataSink& sink) {
               const nvml::Status s = nvml::sample();
               const std::string event = "data: " + nvml_json(s).dump() + "\n\n";
               if (!sink.write(event.data(), event.size())) return false;
-              // Without NVML there is nothing to stream: one event, then close.
-              if (!s.available ||
+              // Without NVML there is nothing to stream: one event, then close. A
+              // stopping server closes its streams too.
+              if (!s.available || stopping.load() ||
                   std::chrono::steady_clock::now() - start > std::chrono::seconds(limit)) {
                 sink.done();
                 return true;
               }
-              std::this_thread::sleep_for(std::chrono::seconds(1));
+              for (int tick = 0; tick < 10 && !stopping.load(); ++tick)
+                std::this_thread::sleep_for(std::chrono::milliseconds(100));
               return true;
-            });
+            },
+            [this](bool) { streams.fetch_sub(1); });
       });
     }
     if (!options.web_dir.empty()) {
@@ -532,6 +615,7 @@ void Server::listen() {
 }
 
 void Server::stop() {
+  impl_->stopping.store(true);
   Impl::ListenState state;
   {
     std::lock_guard<std::mutex> lock(impl_->state_mutex);

@@ -46,6 +46,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, double timeout_s
   posix_spawn_file_actions_adddup2(&actions, out.fd[1], STDOUT_FILENO);
   posix_spawn_file_actions_adddup2(&actions, err.fd[1], STDERR_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  // The server's sockets (httplib does not mark them close-on-exec) stay with the server.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
@@ -87,7 +89,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, double timeout_s
       sinks[i]->append(buffer, std::min<std::size_t>(room, static_cast<std::size_t>(n)));
     }
   }
-  if (result.timed_out) ::kill(pid, SIGKILL);
+  // However the loop ended, the child is not left running (nor blocked on a full pipe).
+  if (open_fds > 0) ::kill(pid, SIGKILL);
   int status = 0;
   while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

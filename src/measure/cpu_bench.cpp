@@ -75,9 +75,9 @@ int resolve_threads(int requested, const char* what) {
 // A mutex and condition variable rather than std::barrier and std::latch: in
 // libstdc++ 12 those sit on its header-only atomic-wait implementation, whose
 // waiters can miss a notification (races fixed when later GCC releases moved it
-// into the library), and a CI run hung in this suite with them. The wake-up latency (tens of
-// microseconds) falls outside the timed kernels' phases only for the waiting threads, and every
-// timed phase here lasts milliseconds.
+// into the library), and a CI run hung in this suite with them. A phase is timed from the
+// last arrival, so the waiters' wake-up (tens of microseconds) counts in it; the timed
+// phases here last milliseconds, so that costs at most a few percent.
 template <class OnPhase>
 class PhaseBarrier {
  public:
@@ -135,7 +135,7 @@ void run_team(int threads, Body&& body) {
         body(t);
       });
     }
-  } catch (const std::system_error& e) {
+  } catch (const std::exception& e) {  // system_error, or bad_alloc for a thread's state
     open(Gate::kCancelled);
     for (auto& w : workers) w.join();
     throw Unsupported("cannot start " + std::to_string(threads) + " threads: " + e.what());

@@ -30,6 +30,7 @@ writeFileSync(join(to, 'index.html'), `<!doctype html>
       deepLinking: true,
       presets: [SwaggerUIBundle.presets.apis],
       layout: 'BaseLayout',
+      validatorUrl: null,  // no badge from validator.swagger.io: nothing leaves this server
     });
   </script>
 </body>

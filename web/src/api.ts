@@ -122,6 +122,7 @@ export interface SweepRow {
   model: string; hardware: string; phase: string; strategy: string;
   batch: number; seq_len: number; time_s: number; tokens_per_s: number;
   memory_total_bytes: number; kv_cache_bytes: number; weight_bytes: number; fits: boolean; bound: string;
+  error?: string;  // the row's combination cannot run (e.g. a format the device lacks)
 }
 
 export interface NvmlGpu {

@@ -176,7 +176,10 @@ export function drawMemoryByContext(rows: SweepRow[], capacityBytes: number): vo
   const contexts = [...new Set(rows.map((r) => r.seq_len))].sort((a, b) => a - b);
   const datasets: ChartDataset<'line', number[]>[] = strategies.map((s, i) => ({
     label: s,
-    data: contexts.map((c) => (rows.find((r) => (r.strategy || 'as chosen') === s && r.seq_len === c)?.memory_total_bytes ?? NaN) / 1e9),
+    data: contexts.map((c) => {
+      const row = rows.find((r) => (r.strategy || 'as chosen') === s && r.seq_len === c);
+      return row && !row.error ? row.memory_total_bytes / 1e9 : NaN;
+    }),
     borderColor: COLORS[i % COLORS.length], backgroundColor: COLORS[i % COLORS.length], tension: 0.15, pointRadius: 2,
   }));
   datasets.push({
@@ -205,7 +208,7 @@ export function drawHeatmap(el: HTMLElement, rows: SweepRow[], phase: string): v
   const batches = [...new Set(rows.map((r) => r.batch))].sort((a, b) => a - b);
   const contexts = [...new Set(rows.map((r) => r.seq_len))].sort((a, b) => a - b);
   const rate = (r: SweepRow) => r.tokens_per_s;
-  const fitting = rows.filter((r) => r.fits).map(rate);
+  const fitting = rows.filter((r) => !r.error && r.fits).map(rate);
   const lo = Math.log(Math.min(...fitting, 1));
   const hi = Math.log(Math.max(...fitting, 1));
   const shade = (v: number) => {
@@ -220,6 +223,7 @@ export function drawHeatmap(el: HTMLElement, rows: SweepRow[], phase: string): v
     for (const c of contexts) {
       const r = rows.find((x) => x.batch === b && x.seq_len === c);
       if (!r) { html += '<td></td>'; continue; }
+      if (r.error) { html += `<td class="oom" title="${esc(r.error)}">n/a</td>`; continue; }
       const v = rate(r);
       const title = `batch ${b}, context ${c}: ${si(v, 'tok/s')} (${seconds(r.time_s)} per ${phase === 'decode' ? 'step' : 'prefill'}), ${bytes(r.memory_total_bytes)} of memory, ${r.bound}-bound${r.fits ? '' : ' — does not fit'}`;
       if (!r.fits) {

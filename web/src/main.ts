@@ -67,7 +67,7 @@ function scenario() {
 /** Tokens generated after the prompt in the summary's TTFT/TPOT card. */
 const GENERATED_TOKENS = 256;
 
-function renderSummary(p: Prediction, device: Device, g: Generation | null): void {
+function renderSummary(p: Prediction, device: Device, g: Generation | string): void {
   const step = p.scenario.phase === 'decode' ? 'per decode step' : 'for the prefill';
   const memShare = (p.memory.total_bytes / p.memory.capacity_bytes) * 100;
   const capacity: [string, string, string] = p.capacity.max_batch > 0
@@ -79,9 +79,10 @@ function renderSummary(p: Prediction, device: Device, g: Generation | null): voi
     ['Bound', p.bound, `compute ${seconds(p.compute_time_s)} · memory ${seconds(p.memory_time_s)} · ${flops(p.flops)} over ${bytes(p.bytes)}`],
     ['Memory', bytes(p.memory.total_bytes), `${pct(memShare, 0)} of ${bytes(p.memory.capacity_bytes)}${p.memory.fits ? '' : ' — does not fit'}`],
     capacity,
-    g ? ['Generation', `${seconds(g.ttft_s)} · ${seconds(g.tpot_s)}`,
+    typeof g !== 'string'
+      ? ['Generation', `${seconds(g.ttft_s)} · ${seconds(g.tpot_s)}`,
          `TTFT and TPOT for a ${tokens(p.scenario.seq_len)}-token prompt, ${GENERATED_TOKENS} new tokens: ${seconds(g.e2e_s)} in all`]
-      : ['Generation', '–', 'not available for this scenario'],
+      : ['Generation', '–', g],
   ];
   $('summary').innerHTML = cards.map(([k, v, sub]) =>
     `<div class="stat${(k === 'Memory' && !p.memory.fits) || (k === 'Capacity' && p.capacity.max_batch === 0) ? ' bad' : ''}"><div class="k">${k}</div><div class="v" data-field="${k.toLowerCase()}">${esc(v)}</div><div class="s">${esc(sub)}</div></div>`).join('');
@@ -199,6 +200,16 @@ async function run(): Promise<void> {
   const device = state.devices.find((d) => d.id === s.hardware)!;
   const button = $('run') as HTMLButtonElement;
   button.disabled = true;
+  try {
+    await analyze(s, device);
+  } catch (e) {
+    setStatus(`The page could not show this result: ${message(e)}`, 'error');
+  } finally {
+    button.disabled = false;
+  }
+}
+
+async function analyze(s: ReturnType<typeof scenario>, device: Device): Promise<void> {
   setStatus('Predicting…', 'busy');
   const base = { model: s.model, hardware: s.hardware, phase: s.phase, batch: s.batch, seq_len: s.seq_len };
   const t0 = performance.now();
@@ -206,7 +217,7 @@ async function run(): Promise<void> {
   const predict = api.predict({ ...base, strategy: s.strategy, per_op: true, ideal: s.ideal });
   const recommend = api.recommend({ ...base, max_quality_loss: s.budget, ideal: s.ideal });
   const generate = api.generate({ model: s.model, hardware: s.hardware, batch: s.batch, prompt: s.seq_len,
-    gen: GENERATED_TOKENS, strategy: s.strategy, ideal: s.ideal }).catch(() => null);
+    gen: GENERATED_TOKENS, strategy: s.strategy, ideal: s.ideal });
   const contexts = doublings(512, 131072);
   const memorySweep = api.sweep({
     models: [s.model], hardware: [s.hardware], phases: [s.phase], batches: [s.batch], seq_lens: contexts,
@@ -224,7 +235,7 @@ async function run(): Promise<void> {
   let failures = 0;
   if (p.status === 'fulfilled') {
     const pred = p.value;
-    renderSummary(pred, device, gen.status === 'fulfilled' ? gen.value : null);
+    renderSummary(pred, device, gen.status === 'fulfilled' ? gen.value : message(gen.reason));
     state.ops = pred.ops ?? [];
     state.opsTotal = state.ops.reduce((a, o) => a + o.time_s, 0);
     renderOps();
@@ -252,7 +263,6 @@ async function run(): Promise<void> {
   const ms = (performance.now() - t0).toFixed(0);
   if (failures === 0) setStatus(`Done in ${ms} ms.`, 'ok');
   else setStatus(p.status === 'rejected' ? message(p.reason) : `${failures} of 4 requests failed; see the panels.`, 'error');
-  button.disabled = false;
 }
 
 function fillSelect(id: string, items: Array<[string, string]>, selected: string): void {
