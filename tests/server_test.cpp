@@ -268,6 +268,8 @@ TEST_F(ServerTest, SweepTakesAConfigObjectAsAModel) {
                 200);
   ASSERT_EQ(s["rows"].size(), 4u);
   EXPECT_EQ(s["rows"][0]["weight_bytes"], s["rows"][2]["weight_bytes"]);
+  EXPECT_EQ(s["rows"][0]["model"], "custom-1");  // named by its place in the list
+  EXPECT_EQ(s["rows"][2]["model"], "llama-3.1-8b");
   expect_error("/api/sweep", R"({"models": [{"H": -1}]})", 400, "invalid_argument");
   expect_error("/api/sweep", R"({"models": []})", 400, "invalid_argument");
 }

@@ -239,6 +239,9 @@ json sweep(const json& request, const Registry& registry, const Limits& limits) 
       for (const json& v : *models) {
         if (v.is_object()) {
           spec.models.push_back(model_from_json(v.dump(), "models"));
+          // Rows name their model: "custom-2" is the list's second entry.
+          ModelSpec& m = spec.models.back();
+          m.id = m.name = "custom-" + std::to_string(spec.models.size());
           continue;
         }
         const std::string id = str(v);
