@@ -104,6 +104,20 @@ try {
   check(/NVML|GPU|utilization/.test(gpu ?? ''), 'the GPU panel says what NVML gives');
 
 
+  // 4b. One GEMM on the chosen device: figures, notes, its point on the roofline, and
+  // the measurement's reason on a machine without a GPU backend.
+  await page.fill('#gemm-m', '64');
+  await page.selectOption('#gemm-weights', 'int4');
+  await page.check('#gemm-measure');
+  await page.click('#gemm-run');
+  await page.waitForFunction(() => document.querySelector('#gemm-result dl dd')?.textContent?.includes('bound'));
+  const gemm = await page.textContent('#gemm-result');
+  check(/weight-only/.test(gemm) && /measured/.test(gemm), `the GEMM is analysed with its notes (${gemm.slice(0, 90)}...)`);
+  const gemmPoint = await page.evaluate(() => window.rooflineCharts.get('gemm-chart').data.datasets
+    .filter((d) => d.label.startsWith('operators')).flatMap((d) => d.data.map((p) => p.op.name)));
+  check(gemmPoint.length === 1 && gemmPoint[0] === 'GEMM 64×4096×4096', `the GEMM is one point on the roofline (${gemmPoint})`);
+  check(/132 SMs/.test(gemm), 'the GEMM is analysed on the chosen device (the H100\'s 132 SMs)');
+
   // 5. Bad input is said, not crashed on: a pasted config that is not JSON.
   // (The browser logs the 4xx answers below as console errors; they are expected.)
   consoleErrors = false;

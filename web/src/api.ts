@@ -96,6 +96,16 @@ export interface Generation {
   output_tokens_per_s: number;
 }
 
+export interface GemmAnalysis {
+  m: number; n: number; k: number;
+  weights: string; act: string; compute_format: string; weight_only: boolean;
+  time_s: number; compute_time_s: number; memory_time_s: number; overhead_s: number;
+  flops: number; bytes: number; ai: number; ridge_ai: number; bound: string;
+  attained_flops_per_s: number; wave_efficiency: number; notes: string[];
+  measurement: null | { available: boolean; reason?: string; gpu?: string; time_s?: number;
+    flops_per_s?: number; error_pct?: number; verified?: boolean; note?: string };
+}
+
 export interface Candidate {
   strategy: string;
   time_s: number;
@@ -173,6 +183,7 @@ export const api = {
   predict: (req: object) => post<Prediction>('/api/predict', req),
   recommend: (req: object) => post<Recommendation>('/api/recommend', req),
   generate: (req: object) => post<Generation>('/api/generate', req),
+  analyze: (req: object) => post<GemmAnalysis>('/api/analyze', req),
   sweep: (req: object) => post<{ count: number; rows: SweepRow[] }>('/api/sweep', req).then((r) => r.rows),
   nvml: () => get<NvmlStatus>('/api/nvml/status'),
 };

@@ -1,6 +1,6 @@
 // The Roofline app: one scenario form, then every view of it from the server's API.
 import './style.css';
-import { api, ApiError, type Device, type Generation, type ModelPreset, type NvmlStatus, type Op, type Prediction,
+import { api, ApiError, type Device, type GemmAnalysis, type Generation, type ModelPreset, type NvmlStatus, type Op, type Prediction,
   type Recommendation, type Strategy, type SweepRow } from './api';
 import { drawHeatmap, drawMemoryByContext, drawRoofline, drawSparkline, drawStrategies } from './charts';
 import { bytes, count, esc, flops, pct, seconds, si, tokens } from './units';
@@ -202,6 +202,7 @@ async function run(): Promise<void> {
   button.disabled = true;
   try {
     await analyze(s, device);
+    await runGemm();  // the GEMM card follows the chosen device
   } catch (e) {
     setStatus(`The page could not show this result: ${message(e)}`, 'error');
   } finally {
@@ -265,6 +266,58 @@ async function analyze(s: ReturnType<typeof scenario>, device: Device): Promise<
   else setStatus(p.status === 'rejected' ? message(p.reason) : `${failures} of 4 requests failed; see the panels.`, 'error');
 }
 
+const GEMM_WEIGHTS = ['fp16', 'bf16', 'fp8', 'int8', 'int4', 'nvfp4', 'mxfp4', 'q8_0', 'q4_0'];
+const GEMM_ACTS = ['fp16', 'bf16', 'fp8', 'int8', 'nvfp4'];
+
+function renderGemm(g: GemmAnalysis): void {
+  const rows: Array<[string, string]> = [
+    ['time', `${seconds(g.time_s)} (${g.bound}-bound)`],
+    ['compute · memory', `${seconds(g.compute_time_s)} · ${seconds(g.memory_time_s)} + ${seconds(g.overhead_s)} launch`],
+    ['work', `${flops(g.flops)} over ${bytes(g.bytes)}`],
+    ['intensity', `${g.ai.toPrecision(3)} FLOP/B (ridge ${g.ridge_ai.toPrecision(3)})`],
+    ['attains', si(g.attained_flops_per_s, 'FLOP/s')],
+    ['math in', `${g.compute_format}${g.weight_only ? ' (weights dequantized first)' : ''}, wave efficiency ${g.wave_efficiency.toFixed(2)}`],
+  ];
+  const m = g.measurement;
+  if (m) {
+    rows.push(['measured', m.available
+      ? `${seconds(m.time_s ?? NaN)} on ${m.gpu ?? 'the GPU'} (${(m.error_pct ?? 0) >= 0 ? '+' : ''}${(m.error_pct ?? 0).toFixed(1)}% predicted vs measured${m.verified ? ', result verified' : ''})`
+      : `not measured: ${m.reason ?? ''}`]);
+  }
+  $('gemm-result').innerHTML = `<dl>${rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>
+    <ul class="gemm-notes">${g.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>`;
+}
+
+async function runGemm(): Promise<void> {
+  const device = state.devices.find((d) => d.id === ($('hardware') as HTMLSelectElement).value)!;
+  const button = $('gemm-run') as HTMLButtonElement;
+  button.disabled = true;
+  try {
+    const g = await api.analyze({
+      hardware: device.id,
+      m: intField('gemm-m', 'm', 1, 2147483647),
+      n: intField('gemm-n', 'n', 1, 2147483647),
+      k: intField('gemm-k', 'k', 1, 2147483647),
+      weights: ($('gemm-weights') as HTMLSelectElement).value,
+      act: ($('gemm-act') as HTMLSelectElement).value,
+      ideal: ($('mode') as HTMLSelectElement).value === 'ideal',
+      ...(($('gemm-measure') as HTMLInputElement).checked ? { measure: true } : {}),
+    });
+    renderGemm(g);
+    const op: Op = {
+      name: `GEMM ${g.m}×${g.n}×${g.k}`, kind: 'gemm', count: 1, flops: g.flops, bytes: g.bytes,
+      weight_bytes: 0, kv_cache_bytes: 0, ai: g.ai, time_s: g.time_s, compute_time_s: g.compute_time_s,
+      memory_time_s: g.memory_time_s, bound: g.bound, compute_format: g.compute_format,
+      weight_only: g.weight_only, fused: false,
+    };
+    drawRoofline('gemm-chart', device, [op], !g.notes.some((n) => n.startsWith('ideal mode')));
+  } catch (e) {
+    showError('gemm-result', e);
+  } finally {
+    button.disabled = false;
+  }
+}
+
 function fillSelect(id: string, items: Array<[string, string]>, selected: string): void {
   const el = $(id) as HTMLSelectElement;
   el.innerHTML = items.map(([v, label]) => `<option value="${esc(v)}">${esc(label)}</option>`).join('');
@@ -294,6 +347,12 @@ async function init(): Promise<void> {
   $('scenario').addEventListener('submit', (ev) => {
     ev.preventDefault();
     void run();
+  });
+  fillSelect('gemm-weights', GEMM_WEIGHTS.map((f) => [f, f]), 'fp16');
+  fillSelect('gemm-act', GEMM_ACTS.map((f) => [f, f]), 'fp16');
+  $('gemm-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    void runGemm();
   });
   setStatus('');
   void renderGpuPanel();
