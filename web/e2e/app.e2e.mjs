@@ -100,6 +100,8 @@ try {
   check(kvLines >= 3, `memory against context has a line per plan and the capacity (${kvLines})`);
   const cells = await page.locator('#heatmap td').count();
   check(cells >= 40, `the sweep heatmap has cells (${cells})`);
+  // The panel fills in on its own request, apart from the analysis.
+  await page.waitForFunction(() => (document.getElementById('gpu')?.textContent ?? '').trim().length > 0);
   const gpu = await page.textContent('#gpu');
   check(/NVML|GPU|utilization/.test(gpu ?? ''), 'the GPU panel says what NVML gives');
 
