@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -216,6 +217,130 @@ GemmResult lt_gemm(std::int64_t m, std::int64_t n, std::int64_t k, cudaDataType_
   return r;
 }
 
+// e2m1 magnitudes by code (bits 2..0); bit 3 is the sign (OCP MX spec, FP4 E2M1).
+constexpr float kE2m1[8] = {0.f, 0.5f, 1.f, 1.5f, 2.f, 3.f, 4.f, 6.f};
+
+// `count` random e2m1 values packed two per byte, and their decoded values.
+// Which nibble holds the first element does not matter to the check in
+// lt_gemm_nvfp4: both operands are packed alike along k, so a swapped order
+// pairs up the same products.
+std::vector<std::uint8_t> random_e2m1(std::size_t count, unsigned seed, std::vector<float>* host) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> code(0, 15);
+  std::vector<std::uint8_t> packed(count / 2, 0);
+  host->resize(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    const int c = code(rng);
+    (*host)[i] = (c & 8 ? -1.f : 1.f) * kE2m1[c & 7];
+    packed[i / 2] = static_cast<std::uint8_t>(packed[i / 2] | (c << (4 * (i % 2))));
+  }
+  return packed;
+}
+
+std::int64_t round_up(std::int64_t v, std::int64_t to) { return (v + to - 1) / to * to; }
+
+// NVFP4: e2m1 values with a ue4m3 scale per 16 along k (cuBLASLt's VEC16_UE4M3
+// mode), on Blackwell's FP4 tensor cores, TN layout as for fp8. Every block
+// scale is 1.0 (ue4m3 code 0x38), so the result does not depend on how
+// cuBLASLt tiles the scale buffers (128 rows by 4 blocks), only their size;
+// the timing does not depend on the values.
+GemmResult lt_gemm_nvfp4(std::int64_t m, std::int64_t n, std::int64_t k, int repetitions) {
+  const DeviceInfo info = device_info();
+  if (info.major < 10) {
+    throw Unsupported("nvfp4 GEMMs run on Blackwell's FP4 tensor cores (compute capability 10.x or 12.x); " +
+                      info.name + " is " + std::to_string(info.major) + "." + std::to_string(info.minor));
+  }
+  if (k % 32 != 0 || n % 32 != 0) throw InvalidArgument("nvfp4 GEMMs need n and k to be multiples of 32");
+  std::vector<float> ha, hw;
+  const auto a = random_e2m1(static_cast<std::size_t>(m * k), 1, &ha);  // A row-major [m][k]
+  const auto w = random_e2m1(static_cast<std::size_t>(n * k), 2, &hw);  // W^T row-major [n][k]
+  const std::size_t a_scales = static_cast<std::size_t>(round_up(m, 128) * round_up(k / 16, 4));
+  const std::size_t w_scales = static_cast<std::size_t>(round_up(n, 128) * round_up(k / 16, 4));
+  const std::vector<std::uint8_t> ones_a(a_scales, 0x38), ones_w(w_scales, 0x38);
+  DeviceBuffer<std::uint8_t> da(a.size()), dw(w.size()), dsa(a_scales), dsw(w_scales);
+  DeviceBuffer<__nv_bfloat16> dc(static_cast<std::size_t>(m * n));
+  check(cudaMemcpy(da.p, a.data(), a.size(), cudaMemcpyHostToDevice), "copy A");
+  check(cudaMemcpy(dw.p, w.data(), w.size(), cudaMemcpyHostToDevice), "copy W");
+  check(cudaMemcpy(dsa.p, ones_a.data(), a_scales, cudaMemcpyHostToDevice), "copy A scales");
+  check(cudaMemcpy(dsw.p, ones_w.data(), w_scales, cudaMemcpyHostToDevice), "copy W scales");
+
+  cublasLtHandle_t lt{};
+  check(cublasLtCreate(&lt), "cublasLtCreate");
+  cublasLtMatmulDesc_t op{};
+  check(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate");
+  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
+  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
+  const std::int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3;
+  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode), "A scale mode");
+  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode), "B scale mode");
+  // cuBLASLt's A is the weights (W^T), its B the activations (A^T), as in lt_gemm.
+  const void* scale_a = dsw.p;
+  const void* scale_b = dsa.p;
+  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_a, sizeof scale_a),
+        "A scales");
+  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_b, sizeof scale_b),
+        "B scales");
+  cublasLtMatrixLayout_t la{}, lb{}, lc{};
+  check(cublasLtMatrixLayoutCreate(&la, CUDA_R_4F_E2M1, k, n, k), "layout W");
+  check(cublasLtMatrixLayoutCreate(&lb, CUDA_R_4F_E2M1, k, m, k), "layout A");
+  check(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, n, m, n), "layout C");
+  const float alpha = 1.f, beta = 0.f;
+  std::size_t workspace_bytes = 32 << 20;
+  DeviceBuffer<char> workspace(workspace_bytes);
+  cublasLtMatmulPreference_t pref{};
+  check(cublasLtMatmulPreferenceCreate(&pref), "PreferenceCreate");
+  check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                             sizeof workspace_bytes),
+        "workspace");
+  cublasLtMatmulHeuristicResult_t heuristic{};
+  int found = 0;
+  check(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heuristic, &found), "AlgoGetHeuristic");
+  if (found == 0) throw Unsupported("cuBLASLt has no nvfp4 algorithm for this shape on " + info.name);
+  Events ev;
+  const auto times = ev.time(
+      [&] {
+        check(cublasLtMatmul(lt, op, &alpha, dw.p, la, da.p, lb, &beta, dc.p, lc, dc.p, lc, &heuristic.algo,
+                             workspace.p, workspace_bytes, nullptr),
+              "cublasLtMatmul");
+      },
+      repetitions);
+  std::vector<__nv_bfloat16> c(static_cast<std::size_t>(m * n));
+  check(cudaMemcpy(c.data(), dc.p, c.size() * sizeof(__nv_bfloat16), cudaMemcpyDeviceToHost), "copy C");
+  // The inputs are exact in e2m1 and the scales are 1: the reference is exact in double.
+  double worst = 0;
+  for (int s = 0; s < 64; ++s) {
+    const std::int64_t i = (s * 7919) % m, j = (s * 104729) % n;
+    double ref = 0, mag = 0;
+    for (std::int64_t p = 0; p < k; ++p) {
+      const double prod = static_cast<double>(ha[i * k + p]) * hw[j * k + p];
+      ref += prod;
+      mag += std::fabs(prod);
+    }
+    const double got = to_float(c[static_cast<std::size_t>(i * n + j)]);
+    worst = std::max(worst, std::fabs(got - ref) / std::max(mag, 1e-30));
+  }
+  cublasLtMatmulPreferenceDestroy(pref);
+  cublasLtMatrixLayoutDestroy(la);
+  cublasLtMatrixLayoutDestroy(lb);
+  cublasLtMatrixLayoutDestroy(lc);
+  cublasLtMatmulDescDestroy(op);
+  cublasLtDestroy(lt);
+  GemmResult r;
+  r.m = m;
+  r.n = n;
+  r.k = k;
+  r.precision = "nvfp4";
+  r.median_time_s = median(times);
+  r.repetitions = repetitions;
+  r.flops_per_s = 2.0 * m * n * k / r.median_time_s;
+  // Compulsory bytes: half a byte per value, one scale byte per 16 values, bf16 out.
+  r.bandwidth_Bps = ((m * k + k * n) * (0.5 + 1.0 / 16) + 2.0 * m * n) / r.median_time_s;
+  r.max_rel_error = worst;
+  r.verified = worst < 1e-2;  // bf16 output of an exact fp32 accumulation: ~2^-8 relative
+  return r;
+}
+
 template <typename T>
 GemmResult gemv(std::int64_t n, std::int64_t k, const char* name, int repetitions) {
   if (k % (16 / sizeof(T)) != 0) throw InvalidArgument("the GEMV kernel needs k to be a multiple of 8");
@@ -284,7 +409,8 @@ GemmResult gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::strin
   if (precision == "fp16") return lt_gemm<__half, __half>(m, n, k, CUDA_R_16F, CUDA_R_16F, "fp16", repetitions);
   if (precision == "bf16") return lt_gemm<__nv_bfloat16, __nv_bfloat16>(m, n, k, CUDA_R_16BF, CUDA_R_16BF, "bf16", repetitions);
   if (precision == "fp8") return lt_gemm<__nv_fp8_e4m3, __nv_bfloat16>(m, n, k, CUDA_R_8F_E4M3, CUDA_R_16BF, "fp8", repetitions);
-  throw InvalidArgument("GPU GEMM precision '" + precision + "' is not one of fp16, bf16, fp8");
+  if (precision == "nvfp4") return lt_gemm_nvfp4(m, n, k, repetitions);
+  throw InvalidArgument("GPU GEMM precision '" + precision + "' is not one of fp16, bf16, fp8, nvfp4");
 }
 
 BandwidthResult bandwidth(double bytes, int repetitions) {

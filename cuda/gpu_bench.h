@@ -1,4 +1,5 @@
-// The CUDA benchmark backend: GEMM through cuBLASLt (fp16, bf16, fp8 e4m3),
+// The CUDA benchmark backend: GEMM through cuBLASLt (fp16, bf16, fp8 e4m3, and
+// nvfp4 on Blackwell),
 // a hand-written GEMV kernel, and a device-to-device bandwidth test, timed
 // with CUDA events after warm-up (medians). Built only where nvcc is found.
 #pragma once
@@ -21,7 +22,7 @@ DeviceInfo device_info();
 
 struct GemmResult {
   std::int64_t m = 0, n = 0, k = 0;
-  std::string precision;  // "fp16", "bf16", "fp8"
+  std::string precision;  // "fp16", "bf16", "fp8", "nvfp4"
   double median_time_s = 0;
   double flops_per_s = 0;
   double bandwidth_Bps = 0;  // compulsory bytes / time
@@ -31,6 +32,7 @@ struct GemmResult {
 };
 
 // C[m,n] = A[m,k] B[k,n] with cuBLASLt; m = 1 uses the GEMV kernel for fp16/bf16.
+// nvfp4 needs a Blackwell GPU (compute capability 10.x or 12.x) and n, k multiples of 32.
 GemmResult gemm(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& precision,
                 int repetitions = 20);
 

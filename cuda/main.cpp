@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (what == "one") {
-      if (argc != 6) throw InvalidArgument("usage: roofline-gpu one M N K fp16|bf16|fp8");
+      if (argc != 6) throw InvalidArgument("usage: roofline-gpu one M N K fp16|bf16|fp8|nvfp4");
       const cuda::GemmResult r =
           cuda::gemm(std::stoll(argv[2]), std::stoll(argv[3]), std::stoll(argv[4]), argv[5]);
       std::cout << nlohmann::json{{"gpu", cuda::device_info().name},
@@ -82,8 +82,10 @@ int main(int argc, char** argv) {
       }
       nlohmann::json rows = nlohmann::json::array();
       for (const auto& s : shapes) {
-        for (const char* prec : {"fp16", "bf16", "fp8"}) {
-          if (s.m == 1 && std::string(prec) == "fp8") continue;  // the GEMV kernel is 16-bit
+        for (const char* prec : {"fp16", "bf16", "fp8", "nvfp4"}) {
+          if (s.m == 1 && std::string(prec) != "fp16" && std::string(prec) != "bf16")
+            continue;  // the GEMV kernel is 16-bit
+          if (std::string(prec) == "nvfp4" && info.major < 10) continue;  // Blackwell only
           nlohmann::json row = {
               {"m", s.m}, {"n", s.n}, {"k", s.k}, {"label", s.label}, {"precision", prec}};
           try {

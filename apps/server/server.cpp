@@ -149,7 +149,7 @@ json request_schemas() {
                     {"default", false},
                     {"description",
                      "also run it on the GPU (POST /api/analyze, where the CUDA backend "
-                     "roofline-gpu and a GPU are present; fp16, bf16, fp8)"}}}};
+                     "roofline-gpu and a GPU are present; fp16, bf16, fp8, nvfp4 on Blackwell)"}}}};
   auto list = [](json item) { return json{{"type", "array"}, {"minItems", 1}, {"items", item}}; };
   json sweep = {{"models", list(model_schema())},
                 {"hardware", list({{"type", "string"}})},
@@ -322,8 +322,11 @@ struct Server::Impl {
     // The prediction carries the canonical format ids (aliases resolved).
     const std::string weights = prediction.at("weights").get<std::string>();
     const std::string act = prediction.at("act").get<std::string>();
-    if (weights != act || (weights != "fp16" && weights != "bf16" && weights != "fp8")) {
-      return unavailable("the CUDA backend measures fp16, bf16 and fp8 GEMMs (weights = act)");
+    if (weights != act ||
+        (weights != "fp16" && weights != "bf16" && weights != "fp8" && weights != "nvfp4")) {
+      return unavailable(
+          "the CUDA backend measures fp16, bf16, fp8 and (on Blackwell) nvfp4 GEMMs (weights = "
+          "act)");
     }
     // One measurement at a time, and a busy GPU is said rather than waited for:
     // a queue of minute-long runs would hold every worker.

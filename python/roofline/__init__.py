@@ -190,8 +190,8 @@ class GEMMKernel:
         """Measures the GEMM on the GPU: measured_time_us, measured_bandwidth_gb_s, measured_tflops."""
         _run_gpu_tool("probe")  # raises "no CUDA device: ..." with the reason
         fmt = self.precision.lower()
-        if fmt not in ("fp16", "bf16", "fp8"):
-            raise ValueError(f"GPU benchmarks run fp16, bf16 and fp8, not {self.precision}")
+        if fmt not in ("fp16", "bf16", "fp8", "nvfp4"):
+            raise ValueError(f"GPU benchmarks run fp16, bf16, fp8 and (on Blackwell) nvfp4, not {self.precision}")
         result = _run_gpu_tool("one", self.M, self.N, self.K, fmt)
         result.update(M=self.M, N=self.N, K=self.K, precision=self.precision)
         return result
