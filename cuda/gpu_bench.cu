@@ -131,90 +131,132 @@ std::vector<T> random_matrix(std::size_t n, unsigned seed, std::vector<float>* h
   return out;
 }
 
-// Row-major C[m,n] = A[m,k] B[k,n] through cuBLASLt's column-major API:
-// C^T[n,m] = B^T[n,k] A^T[k,m], i.e. the column-major product of B and A.
-template <typename TIn, typename TOut>
-GemmResult lt_gemm(std::int64_t m, std::int64_t n, std::int64_t k, cudaDataType_t in_type, cudaDataType_t out_type,
-                   const char* name, int repetitions) {
-  std::vector<float> ha, hb;
-  const auto a = random_matrix<TIn>(static_cast<std::size_t>(m * k), 1, &ha);
-  const auto b = random_matrix<TIn>(static_cast<std::size_t>(k * n), 2, &hb);
-  DeviceBuffer<TIn> da(a.size()), db(b.size());
-  DeviceBuffer<TOut> dc(static_cast<std::size_t>(m * n));
-  check(cudaMemcpy(da.p, a.data(), a.size() * sizeof(TIn), cudaMemcpyHostToDevice), "copy A");
-  check(cudaMemcpy(db.p, b.data(), b.size() * sizeof(TIn), cudaMemcpyHostToDevice), "copy B");
-  cublasLtHandle_t lt{};
-  check(cublasLtCreate(&lt), "cublasLtCreate");
-  cublasLtMatmulDesc_t op{};
-  check(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate");
-  // fp8 needs the first operand transposed (TN layout): use B^T stored row-major = B column-major.
-  cublasOperation_t ta = CUBLAS_OP_N, tb = CUBLAS_OP_N;
-  const bool fp8 = in_type == CUDA_R_8F_E4M3;
-  if (fp8) ta = CUBLAS_OP_T;
-  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
-  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
-  cublasLtMatrixLayout_t la{}, lb{}, lc{};
-  // Column-major views: first operand B^T as [n x k] (or its transpose for fp8), second A^T [k x m].
-  if (fp8) {
-    check(cublasLtMatrixLayoutCreate(&la, in_type, k, n, k), "layout B");  // B as [k x n] col-major = B^T row-major
-  } else {
-    check(cublasLtMatrixLayoutCreate(&la, in_type, n, k, n), "layout B");
-  }
-  check(cublasLtMatrixLayoutCreate(&lb, in_type, k, m, k), "layout A");
-  check(cublasLtMatrixLayoutCreate(&lc, out_type, n, m, n), "layout C");
-  const float alpha = 1.f, beta = 0.f;
-  std::size_t workspace_bytes = 32 << 20;
-  DeviceBuffer<char> workspace(workspace_bytes);
-  cublasLtMatmulPreference_t pref{};
-  check(cublasLtMatmulPreferenceCreate(&pref), "PreferenceCreate");
-  check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-                                             sizeof workspace_bytes),
-        "workspace");
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  check(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heuristic, &found), "AlgoGetHeuristic");
-  if (found == 0) throw Unsupported(std::string("cuBLASLt has no algorithm for ") + name + " on this device");
-  Events ev;
-  const auto times = ev.time(
-      [&] {
-        check(cublasLtMatmul(lt, op, &alpha, db.p, la, da.p, lb, &beta, dc.p, lc, dc.p, lc, &heuristic.algo,
-                             workspace.p, workspace_bytes, nullptr),
-              "cublasLtMatmul");
-      },
-      repetitions);
-  std::vector<TOut> c(static_cast<std::size_t>(m * n));
-  check(cudaMemcpy(c.data(), dc.p, c.size() * sizeof(TOut), cudaMemcpyDeviceToHost), "copy C");
-  // Verify sampled entries against a double-precision reference (of the rounded inputs).
+// Outputs are 16-bit roundings of fp32 accumulations: ~2^-8 relative.
+constexpr double kVerifyTolerance = 1e-2;
+
+// Largest |C - reference| / sum_p |A[i,p] W[p,j]| over 64 sampled entries of the
+// row-major result c [m x n], the reference computed in double from the decoded
+// inputs: a is row-major [m][k], w(p, j) reads the weight at (p, j).
+template <typename TOut, typename WeightAt>
+double sampled_error(std::int64_t m, std::int64_t n, std::int64_t k, const std::vector<float>& a, WeightAt w,
+                     const std::vector<TOut>& c) {
   double worst = 0;
   for (int s = 0; s < 64; ++s) {
     const std::int64_t i = (s * 7919) % m, j = (s * 104729) % n;
     double ref = 0, mag = 0;
     for (std::int64_t p = 0; p < k; ++p) {
-      const double prod = static_cast<double>(ha[i * k + p]) * hb[fp8 ? j * k + p : p * n + j];
+      const double prod = static_cast<double>(a[i * k + p]) * w(p, j);
       ref += prod;
       mag += std::fabs(prod);
     }
     const double got = to_float(c[static_cast<std::size_t>(i * n + j)]);
     worst = std::max(worst, std::fabs(got - ref) / std::max(mag, 1e-30));
   }
-  cublasLtMatmulPreferenceDestroy(pref);
-  cublasLtMatrixLayoutDestroy(la);
-  cublasLtMatrixLayoutDestroy(lb);
-  cublasLtMatrixLayoutDestroy(lc);
-  cublasLtMatmulDescDestroy(op);
-  cublasLtDestroy(lt);
+  return worst;
+}
+
+// The record of an m x n x k product timed `times`, moving `bytes` compulsory bytes.
+GemmResult gemm_result(std::int64_t m, std::int64_t n, std::int64_t k, const std::string& precision,
+                       const std::vector<double>& times, double bytes, double worst) {
   GemmResult r;
   r.m = m;
   r.n = n;
   r.k = k;
-  r.precision = name;
+  r.precision = precision;
   r.median_time_s = median(times);
-  r.repetitions = repetitions;
+  r.repetitions = static_cast<int>(times.size());
   r.flops_per_s = 2.0 * m * n * k / r.median_time_s;
-  r.bandwidth_Bps = (sizeof(TIn) * (m * k + k * n) + sizeof(TOut) * m * n) / r.median_time_s;
+  r.bandwidth_Bps = bytes / r.median_time_s;
   r.max_rel_error = worst;
-  r.verified = worst < 1e-2;  // 16-bit outputs of fp32 accumulations: ~2^-8 relative
+  r.verified = worst < kVerifyTolerance;  // false on NaN
   return r;
+}
+
+// One cuBLASLt product for a row-major C[m,n] = A[m,k] W[k,n], through the
+// column-major API as C^T[n,m] = op(W^T)[n,k] A^T[k,m]: its handle, descriptor
+// and layouts, destroyed together.
+class LtMatmul {
+ public:
+  // w_transposed: W is stored as W^T row-major [n][k] (the TN layout fp8 and
+  // nvfp4 require); otherwise W is row-major [k][n].
+  LtMatmul(std::int64_t m, std::int64_t n, std::int64_t k, cudaDataType_t in, cudaDataType_t out, bool w_transposed) {
+    check(cublasLtCreate(&lt_), "cublasLtCreate");
+    check(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate");
+    set(CUBLASLT_MATMUL_DESC_TRANSA, w_transposed ? CUBLAS_OP_T : CUBLAS_OP_N, "TRANSA");
+    set(CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N, "TRANSB");
+    if (w_transposed) {
+      check(cublasLtMatrixLayoutCreate(&w_, in, k, n, k), "layout W");
+    } else {
+      check(cublasLtMatrixLayoutCreate(&w_, in, n, k, n), "layout W");
+    }
+    check(cublasLtMatrixLayoutCreate(&a_, in, k, m, k), "layout A");
+    check(cublasLtMatrixLayoutCreate(&c_, out, n, m, n), "layout C");
+  }
+  ~LtMatmul() {
+    if (pref_) cublasLtMatmulPreferenceDestroy(pref_);
+    if (c_) cublasLtMatrixLayoutDestroy(c_);
+    if (a_) cublasLtMatrixLayoutDestroy(a_);
+    if (w_) cublasLtMatrixLayoutDestroy(w_);
+    if (op_) cublasLtMatmulDescDestroy(op_);
+    if (lt_) cublasLtDestroy(lt_);
+  }
+  LtMatmul(const LtMatmul&) = delete;
+  LtMatmul& operator=(const LtMatmul&) = delete;
+
+  template <typename T>
+  void set(cublasLtMatmulDescAttributes_t attribute, const T& value, const char* what) {
+    check(cublasLtMatmulDescSetAttribute(op_, attribute, &value, sizeof value), what);
+  }
+
+  // Times `repetitions` products after a warm-up, with cuBLASLt's first algorithm.
+  std::vector<double> time(const void* w, const void* a, void* c, int repetitions, const std::string& what) {
+    std::size_t workspace_bytes = 32 << 20;
+    DeviceBuffer<char> workspace(workspace_bytes);
+    check(cublasLtMatmulPreferenceCreate(&pref_), "PreferenceCreate");
+    check(cublasLtMatmulPreferenceSetAttribute(pref_, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                               sizeof workspace_bytes),
+          "workspace");
+    cublasLtMatmulHeuristicResult_t heuristic{};
+    int found = 0;
+    check(cublasLtMatmulAlgoGetHeuristic(lt_, op_, w_, a_, c_, c_, pref_, 1, &heuristic, &found), "AlgoGetHeuristic");
+    if (found == 0) throw Unsupported("cuBLASLt has no algorithm for " + what + " on this device");
+    const float alpha = 1.f, beta = 0.f;
+    Events ev;
+    return ev.time(
+        [&] {
+          check(cublasLtMatmul(lt_, op_, &alpha, w, w_, a, a_, &beta, c, c_, c, c_, &heuristic.algo, workspace.p,
+                               workspace_bytes, nullptr),
+                "cublasLtMatmul");
+        },
+        repetitions);
+  }
+
+ private:
+  cublasLtHandle_t lt_{};
+  cublasLtMatmulDesc_t op_{};
+  cublasLtMatrixLayout_t w_{}, a_{}, c_{};
+  cublasLtMatmulPreference_t pref_{};
+};
+
+// fp16, bf16 and fp8 (e4m3, which needs the TN layout: W stored as W^T).
+template <typename TIn, typename TOut>
+GemmResult lt_gemm(std::int64_t m, std::int64_t n, std::int64_t k, cudaDataType_t in_type, cudaDataType_t out_type,
+                   const char* name, int repetitions) {
+  const bool w_transposed = in_type == CUDA_R_8F_E4M3;
+  std::vector<float> ha, hw;
+  const auto a = random_matrix<TIn>(static_cast<std::size_t>(m * k), 1, &ha);
+  const auto w = random_matrix<TIn>(static_cast<std::size_t>(k * n), 2, &hw);
+  DeviceBuffer<TIn> da(a.size()), dw(w.size());
+  DeviceBuffer<TOut> dc(static_cast<std::size_t>(m * n));
+  check(cudaMemcpy(da.p, a.data(), a.size() * sizeof(TIn), cudaMemcpyHostToDevice), "copy A");
+  check(cudaMemcpy(dw.p, w.data(), w.size() * sizeof(TIn), cudaMemcpyHostToDevice), "copy W");
+  LtMatmul mm(m, n, k, in_type, out_type, w_transposed);
+  const auto times = mm.time(dw.p, da.p, dc.p, repetitions, name);
+  std::vector<TOut> c(static_cast<std::size_t>(m * n));
+  check(cudaMemcpy(c.data(), dc.p, c.size() * sizeof(TOut), cudaMemcpyDeviceToHost), "copy C");
+  const double worst = sampled_error(
+      m, n, k, ha, [&](std::int64_t p, std::int64_t j) { return hw[w_transposed ? j * k + p : p * n + j]; }, c);
+  return gemm_result(m, n, k, name, times, sizeof(TIn) * (m * k + k * n) + sizeof(TOut) * m * n, worst);
 }
 
 // e2m1 magnitudes by code (bits 2..0); bit 3 is the sign (OCP MX spec, FP4 E2M1).
@@ -264,81 +306,21 @@ GemmResult lt_gemm_nvfp4(std::int64_t m, std::int64_t n, std::int64_t k, int rep
   check(cudaMemcpy(dsa.p, ones_a.data(), a_scales, cudaMemcpyHostToDevice), "copy A scales");
   check(cudaMemcpy(dsw.p, ones_w.data(), w_scales, cudaMemcpyHostToDevice), "copy W scales");
 
-  cublasLtHandle_t lt{};
-  check(cublasLtCreate(&lt), "cublasLtCreate");
-  cublasLtMatmulDesc_t op{};
-  check(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "MatmulDescCreate");
-  const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "TRANSA");
-  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "TRANSB");
+  LtMatmul mm(m, n, k, CUDA_R_4F_E2M1, CUDA_R_16BF, true);
   const std::int32_t mode = CUBLASLT_MATMUL_MATRIX_SCALE_VEC16_UE4M3;
-  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_MODE, &mode, sizeof mode), "A scale mode");
-  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_MODE, &mode, sizeof mode), "B scale mode");
-  // cuBLASLt's A is the weights (W^T), its B the activations (A^T), as in lt_gemm.
-  const void* scale_a = dsw.p;
-  const void* scale_b = dsa.p;
-  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &scale_a, sizeof scale_a),
-        "A scales");
-  check(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &scale_b, sizeof scale_b),
-        "B scales");
-  cublasLtMatrixLayout_t la{}, lb{}, lc{};
-  check(cublasLtMatrixLayoutCreate(&la, CUDA_R_4F_E2M1, k, n, k), "layout W");
-  check(cublasLtMatrixLayoutCreate(&lb, CUDA_R_4F_E2M1, k, m, k), "layout A");
-  check(cublasLtMatrixLayoutCreate(&lc, CUDA_R_16BF, n, m, n), "layout C");
-  const float alpha = 1.f, beta = 0.f;
-  std::size_t workspace_bytes = 32 << 20;
-  DeviceBuffer<char> workspace(workspace_bytes);
-  cublasLtMatmulPreference_t pref{};
-  check(cublasLtMatmulPreferenceCreate(&pref), "PreferenceCreate");
-  check(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
-                                             sizeof workspace_bytes),
-        "workspace");
-  cublasLtMatmulHeuristicResult_t heuristic{};
-  int found = 0;
-  check(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heuristic, &found), "AlgoGetHeuristic");
-  if (found == 0) throw Unsupported("cuBLASLt has no nvfp4 algorithm for this shape on " + info.name);
-  Events ev;
-  const auto times = ev.time(
-      [&] {
-        check(cublasLtMatmul(lt, op, &alpha, dw.p, la, da.p, lb, &beta, dc.p, lc, dc.p, lc, &heuristic.algo,
-                             workspace.p, workspace_bytes, nullptr),
-              "cublasLtMatmul");
-      },
-      repetitions);
+  mm.set(CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode, "A scale mode");
+  mm.set(CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode, "B scale mode");
+  // cuBLASLt's A is the weights (W^T), its B the activations (A^T).
+  mm.set(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, static_cast<const void*>(dsw.p), "A scales");
+  mm.set(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, static_cast<const void*>(dsa.p), "B scales");
+  const auto times = mm.time(dw.p, da.p, dc.p, repetitions, "nvfp4 at this shape");
   std::vector<__nv_bfloat16> c(static_cast<std::size_t>(m * n));
   check(cudaMemcpy(c.data(), dc.p, c.size() * sizeof(__nv_bfloat16), cudaMemcpyDeviceToHost), "copy C");
   // The inputs are exact in e2m1 and the scales are 1: the reference is exact in double.
-  double worst = 0;
-  for (int s = 0; s < 64; ++s) {
-    const std::int64_t i = (s * 7919) % m, j = (s * 104729) % n;
-    double ref = 0, mag = 0;
-    for (std::int64_t p = 0; p < k; ++p) {
-      const double prod = static_cast<double>(ha[i * k + p]) * hw[j * k + p];
-      ref += prod;
-      mag += std::fabs(prod);
-    }
-    const double got = to_float(c[static_cast<std::size_t>(i * n + j)]);
-    worst = std::max(worst, std::fabs(got - ref) / std::max(mag, 1e-30));
-  }
-  cublasLtMatmulPreferenceDestroy(pref);
-  cublasLtMatrixLayoutDestroy(la);
-  cublasLtMatrixLayoutDestroy(lb);
-  cublasLtMatrixLayoutDestroy(lc);
-  cublasLtMatmulDescDestroy(op);
-  cublasLtDestroy(lt);
-  GemmResult r;
-  r.m = m;
-  r.n = n;
-  r.k = k;
-  r.precision = "nvfp4";
-  r.median_time_s = median(times);
-  r.repetitions = repetitions;
-  r.flops_per_s = 2.0 * m * n * k / r.median_time_s;
+  const double worst =
+      sampled_error(m, n, k, ha, [&](std::int64_t p, std::int64_t j) { return hw[j * k + p]; }, c);
   // Compulsory bytes: half a byte per value, one scale byte per 16 values, bf16 out.
-  r.bandwidth_Bps = ((m * k + k * n) * (0.5 + 1.0 / 16) + 2.0 * m * n) / r.median_time_s;
-  r.max_rel_error = worst;
-  r.verified = worst < 1e-2;  // bf16 output of an exact fp32 accumulation: ~2^-8 relative
-  return r;
+  return gemm_result(m, n, k, "nvfp4", times, (m * k + k * n) * (0.5 + 1.0 / 16) + 2.0 * m * n, worst);
 }
 
 template <typename T>
@@ -362,28 +344,10 @@ GemmResult gemv(std::int64_t n, std::int64_t k, const char* name, int repetition
       repetitions);
   std::vector<T> y(static_cast<std::size_t>(n));
   check(cudaMemcpy(y.data(), dy.p, y.size() * sizeof(T), cudaMemcpyDeviceToHost), "copy y");
-  double worst = 0;
-  for (int s = 0; s < 64; ++s) {
-    const std::int64_t i = (s * 7919) % n;
-    double ref = 0, mag = 0;
-    for (std::int64_t p = 0; p < k; ++p) {
-      ref += static_cast<double>(hw[i * k + p]) * hx[p];
-      mag += std::fabs(static_cast<double>(hw[i * k + p]) * hx[p]);
-    }
-    worst = std::max(worst, std::fabs(to_float(y[static_cast<std::size_t>(i)]) - ref) / std::max(mag, 1e-30));
-  }
-  GemmResult r;
-  r.m = 1;
-  r.n = n;
-  r.k = k;
-  r.precision = name;
-  r.median_time_s = median(times);
-  r.repetitions = repetitions;
-  r.flops_per_s = 2.0 * n * k / r.median_time_s;
-  r.bandwidth_Bps = sizeof(T) * (n * k + k + n) / r.median_time_s;
-  r.max_rel_error = worst;
-  r.verified = worst < 1e-2;
-  return r;
+  // y = W x is the 1 x n product x^T W^T.
+  const double worst =
+      sampled_error(1, n, k, hx, [&](std::int64_t p, std::int64_t j) { return hw[j * k + p]; }, y);
+  return gemm_result(1, n, k, name, times, sizeof(T) * (n * k + k + n), worst);
 }
 
 }  // namespace

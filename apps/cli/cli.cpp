@@ -1136,17 +1136,23 @@ Device host_profile(const Common& c, const BenchArgs& a, bool* calibrated_now) {
 
 // GPU benchmarks run in `roofline-gpu`, built beside this binary where nvcc is
 // found: linking CUDA here would load cuBLASLt (half a gigabyte) at every start.
-[[noreturn]] void cmd_bench_gpu(const Common& c, const std::string& what, const BenchArgs& a) {
+// Its path, or empty where this build has none.
+std::string gpu_tool_path() {
   std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  const auto tool = self.parent_path() / "roofline-gpu";
-  if (ec || !std::filesystem::exists(tool, ec)) {
+  const auto tool =
+      std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "roofline-gpu";
+  return !ec && std::filesystem::exists(tool, ec) ? tool.string() : std::string();
+}
+
+[[noreturn]] void cmd_bench_gpu(const Common& c, const std::string& what, const BenchArgs& a) {
+  const std::string tool = gpu_tool_path();
+  if (tool.empty()) {
     throw Unsupported(
         "no CUDA device: this build has no CUDA benchmark backend (roofline-gpu is built where "
         "nvcc "
         "is found and runs where a GPU is present); the CPU benchmarks run without --gpu");
   }
-  std::vector<std::string> args = {tool.string(), what};
+  std::vector<std::string> args = {tool, what};
   if (a.compare)
     args.insert(args.end(),
                 {"--compare", "--hardware", a.hardware == "host" ? "h200" : a.hardware});
@@ -1156,7 +1162,7 @@ Device host_profile(const Common& c, const BenchArgs& a, bool* calibrated_now) {
   argv.push_back(nullptr);
   std::cout.flush();
   ::execv(argv[0], argv.data());
-  throw Unsupported("cannot run " + tool.string() + ": " + std::strerror(errno));
+  throw Unsupported("cannot run " + tool + ": " + std::strerror(errno));
 }
 
 void cmd_bench(const Common& c, const std::string& what, const BenchArgs& a) {
@@ -1351,10 +1357,7 @@ struct ServeArgs {
 
 void cmd_serve(const Common& c, ServeArgs a) {
   a.options.port = static_cast<int>(parse_count("--port", a.port, 0, 65535));
-  std::error_code ec;
-  const auto tool =
-      std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "roofline-gpu";
-  if (!ec && std::filesystem::exists(tool, ec)) a.options.gpu_tool = tool.string();
+  a.options.gpu_tool = gpu_tool_path();
   server::Server srv(a.options, load_registry(c));
   const int port = srv.bind();
   std::cerr << fmt::format("roofline {} serving http://{}:{}/ (API under /api, docs at /docs){}\n",

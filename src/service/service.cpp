@@ -83,17 +83,22 @@ bool looks_like_path(const std::string& s) {
          s.find("..") != std::string::npos;
 }
 
-ModelSpec model_of(StrictObject& o, const Limits& limits) {
-  const json& v = o.required("model");
-  if (v.is_object()) return model_from_json(v.dump(), "model");
+// A model given as a preset id or an object (the short form or a config.json);
+// `key` names it in errors.
+ModelSpec model_from_value(const json& v, const std::string& key, const Limits& limits) {
+  if (v.is_object()) return model_from_json(v.dump(), key);
   if (!v.is_string())
-    o.fail("model", "expected a preset id or an object (short form or config.json)");
+    throw InvalidArgument(key + ": expected a preset id or an object (short form or config.json)");
   const std::string id = v.get<std::string>();
   if (!limits.allow_files && looks_like_path(id)) {
-    throw InvalidArgument("model '" + id.substr(0, 64) +
+    throw InvalidArgument(key + " '" + id.substr(0, 64) +
                           "': files are not read here; give a preset id or a config object");
   }
   return load_model(id);
+}
+
+ModelSpec model_of(StrictObject& o, const Limits& limits) {
+  return model_from_value(o.required("model"), "model", limits);
 }
 
 const Device& device_of(StrictObject& o, const Registry& registry) {
@@ -229,27 +234,15 @@ json sweep(const json& request, const Registry& registry, const Limits& limits) 
       if (!v.is_string()) throw InvalidArgument("expected strings in the list");
       return v.get<std::string>();
     };
-    // Each model is a preset id or an object (the short form or a config.json).
-    const json* models = o.optional("models");
-    if (models == nullptr) {
-      spec.models.push_back(load_model("llama-3.1-8b"));
-    } else {
-      if (!models->is_array() || models->empty()) o.fail("models", "expected a non-empty array");
-      if (models->size() > 64) throw InvalidArgument("models has too many values");
-      for (const json& v : *models) {
-        if (v.is_object()) {
-          spec.models.push_back(model_from_json(v.dump(), "models"));
-          // Rows name their model: "custom-2" is the list's second entry.
-          ModelSpec& m = spec.models.back();
-          m.id = m.name = "custom-" + std::to_string(spec.models.size());
-          continue;
-        }
-        const std::string id = str(v);
-        if (!limits.allow_files && looks_like_path(id))
-          throw InvalidArgument("models: give preset ids or config objects");
-        spec.models.push_back(load_model(id));
-      }
-    }
+    // Pasted configs are named by their place in the list: "custom-2" is the second entry.
+    std::size_t place = 0;
+    spec.models = list_of<ModelSpec>(o, "models", {}, [&](const json& v) {
+      ModelSpec m = model_from_value(v, "models", limits);
+      ++place;
+      if (v.is_object()) m.id = m.name = "custom-" + std::to_string(place);
+      return m;
+    });
+    if (spec.models.empty()) spec.models.push_back(load_model("llama-3.1-8b"));
     for (const auto& id : list_of<std::string>(o, "hardware", {"gb10"}, str))
       spec.devices.push_back(&registry.get(id));
     spec.phases = list_of<Phase>(o, "phases", {Phase::kDecode},
