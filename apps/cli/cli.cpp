@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "../server/server.h"
+#include "gpu.h"
 #include "roofline/calibrate.h"
 #include "roofline/error.h"
 #include "roofline/formats.h"
@@ -1107,6 +1108,10 @@ struct BenchArgs {
   bool compare = false;
   bool gpu = false;
   std::string hardware = "host";
+  // GPU only:
+  std::string results;  // a saved roofline-gpu run instead of running now
+  std::string l2 = "flushed";
+  bool quick = false;
 };
 
 measure::Progress stderr_progress() {
@@ -1134,40 +1139,24 @@ Device host_profile(const Common& c, const BenchArgs& a, bool* calibrated_now) {
   return parse_device(measure::host_device_json(cal, "now").dump(), "calibration");
 }
 
-// GPU benchmarks run in `roofline-gpu`, built beside this binary where nvcc is
-// found: linking CUDA here would load cuBLASLt (half a gigabyte) at every start.
-// Its path, or empty where this build has none.
-std::string gpu_tool_path() {
-  std::error_code ec;
-  const auto tool =
-      std::filesystem::read_symlink("/proc/self/exe", ec).parent_path() / "roofline-gpu";
-  return !ec && std::filesystem::exists(tool, ec) ? tool.string() : std::string();
-}
-
-[[noreturn]] void cmd_bench_gpu(const Common& c, const std::string& what, const BenchArgs& a) {
-  const std::string tool = gpu_tool_path();
-  if (tool.empty()) {
-    throw Unsupported(
-        "no CUDA device: this build has no CUDA benchmark backend (roofline-gpu is built where "
-        "nvcc "
-        "is found and runs where a GPU is present); the CPU benchmarks run without --gpu");
-  }
-  std::vector<std::string> args = {tool, what};
-  if (a.compare)
-    args.insert(args.end(),
-                {"--compare", "--hardware", a.hardware == "host" ? "h200" : a.hardware});
-  for (const auto& f : c.hardware_files) args.insert(args.end(), {"--hardware-file", f});
-  std::vector<char*> argv;
-  for (auto& x : args) argv.push_back(x.data());
-  argv.push_back(nullptr);
-  std::cout.flush();
-  ::execv(argv[0], argv.data());
-  throw Unsupported("cannot run " + tool + ": " + std::strerror(errno));
+// GPU benchmarks run in `roofline-gpu` (apps/cli/gpu.cpp).
+GpuCommand gpu_command(const Common& c, const BenchArgs& a) {
+  GpuCommand g;
+  g.results_file = a.results;
+  g.compare = a.compare;
+  g.hardware = a.hardware == "host" ? std::string() : a.hardware;
+  g.hardware_files = c.hardware_files;
+  g.l2 = a.l2;
+  g.quick = a.quick;
+  g.json = c.output() == Output::kJson;
+  return g;
 }
 
 void cmd_bench(const Common& c, const std::string& what, const BenchArgs& a) {
-  if (a.gpu) {
-    cmd_bench_gpu(c, what, a);
+  if (a.gpu || !a.results.empty()) {
+    GpuCommand g = gpu_command(c, a);
+    g.what = what;
+    gpu_bench(g);
     return;
   }
   const int threads =
@@ -1325,7 +1314,13 @@ void cmd_bench(const Common& c, const std::string& what, const BenchArgs& a) {
                         "' (stream, peak, gemm, gemv, layer)");
 }
 
-void cmd_calibrate(const Common& c, const std::string& out) {
+void cmd_calibrate(const Common& c, const std::string& out, const BenchArgs& a) {
+  if (a.gpu || !a.results.empty()) {
+    GpuCommand g = gpu_command(c, a);
+    g.out = out;
+    gpu_calibrate(g);
+    return;
+  }
   // Fail on an unwritable path before spending seconds measuring.
   std::ofstream file(out, std::ios::binary | std::ios::trunc);
   if (!file) throw InvalidArgument("--out: cannot write '" + out + "'");
@@ -1531,7 +1526,15 @@ int run(int argc, char** argv) {
       ->capture_default_str();
   bench_cmd->add_flag("--compare", bench_args.compare,
                       "gemm/gemv: predict each shape with the host profile and compare");
-  bench_cmd->add_flag("--gpu", bench_args.gpu, "Run on the GPU through the CUDA backend");
+  bench_cmd->add_flag("--gpu", bench_args.gpu,
+                      "Run on the GPU through the CUDA backend (what: bandwidth, gemv, gemm, all)");
+  bench_cmd
+      ->add_option("--results", bench_args.results,
+                   "GPU: read a saved `roofline-gpu suite` run instead of running now")
+      ->type_name("FILE");
+  bench_cmd->add_option("--l2", bench_args.l2, "GPU: flushed (before each repetition) or warm")
+      ->capture_default_str();
+  bench_cmd->add_flag("--quick", bench_args.quick, "GPU: a small subset of the shapes");
   bench_cmd
       ->add_option("--hardware", bench_args.hardware,
                    "Profile id for --compare (with --hardware-file)")
@@ -1544,6 +1547,21 @@ int run(int argc, char** argv) {
   calibrate_cmd->add_option("--out", calibrate_out, "Profile file to write")
       ->required()
       ->type_name("FILE");
+  BenchArgs calibrate_args;
+  calibrate_args.hardware = "";
+  calibrate_cmd->add_flag(
+      "--gpu", calibrate_args.gpu,
+      "Measure the GPU (CUDA backend) and write a kernel table (data/kernels format)");
+  calibrate_cmd
+      ->add_option("--results", calibrate_args.results,
+                   "GPU: make the table from a saved `roofline-gpu suite` run")
+      ->type_name("FILE");
+  calibrate_cmd->add_option(
+      "--hardware", calibrate_args.hardware,
+      "GPU: the registry device the efficiencies are against (default: the GPU's name)");
+  calibrate_cmd->add_option("--l2", calibrate_args.l2, "GPU: flushed or warm")
+      ->capture_default_str();
+  calibrate_cmd->add_flag("--quick", calibrate_args.quick, "GPU: a small subset of the shapes");
   add_common(calibrate_cmd, &common, false);
 
   ServeArgs serve_args;
@@ -1619,7 +1637,7 @@ int run(int argc, char** argv) {
     else if (bench_cmd->parsed())
       cmd_bench(common, bench_what, bench_args);
     else if (calibrate_cmd->parsed())
-      cmd_calibrate(common, calibrate_out);
+      cmd_calibrate(common, calibrate_out, calibrate_args);
     else if (serve_cmd->parsed())
       cmd_serve(common, serve_args);
     return kExitOk;

@@ -374,7 +374,11 @@ struct Server::Impl {
               {"flops_per_s", number("measured_tflops") * 1e12},
               {"bandwidth_Bps", number("measured_bandwidth_gb_s") * 1e9},
               {"verified", out.value("verified", false)},
-              {"max_rel_error", number("max_rel_error")},
+              // null: the output was not finite, a failed check rather than bad output.
+              {"max_rel_error", out.contains("max_rel_error") && out["max_rel_error"].is_null()
+                                    ? json(nullptr)
+                                    : json(number("max_rel_error"))},
+              {"l2", out.value("l2", "unknown")},
               {"repetitions", number("repetitions")},
               {"error_pct", (predicted_s - measured_s) / measured_s * 100},
               {"note", "measured on " + gpu + ", predicted for " + predicted_for +

@@ -7,6 +7,8 @@
 
 namespace roofline::nvml {
 
+// Each metric is 0 where the driver does not give it (its NVML call is
+// missing or fails).
 struct GpuSample {
   unsigned index = 0;
   std::string name;
