@@ -723,7 +723,7 @@ void cmd_attention(const Common& c, const ScenarioArgs& a) {
   std::cout << t.text();
 }
 
-void cmd_validate(const Common& c, const std::string& file, bool ideal) {
+void cmd_validate(const Common& c, const std::string& file, bool ideal, const std::string& engine) {
   const Registry reg = load_registry(c);
   std::vector<ValidationCase> cases;
   if (file.empty()) {
@@ -737,7 +737,7 @@ void cmd_validate(const Common& c, const std::string& file, bool ideal) {
   }
   ModelOptions o;
   o.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
-  const ValidationReport r = validate_cases(cases, reg, o);
+  const ValidationReport r = validate_cases(cases, reg, o, engine);
   if (c.output() == Output::kJson) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& row : r.rows) {
@@ -746,7 +746,7 @@ void cmd_validate(const Common& c, const std::string& file, bool ideal) {
                           {"weights", row.c.weights}, {"batch", row.c.batch},
                           {"prompt", row.c.prompt},   {"gen", row.c.gen},
                           {"metric", row.c.metric},   {"measured", row.c.value},
-                          {"source", row.c.source}};
+                          {"source", row.c.source},   {"engine", row.engine}};
       if (row.error.empty()) {
         j["predicted"] = row.predicted;
         j["error_pct"] = row.error_pct;
@@ -766,10 +766,10 @@ void cmd_validate(const Common& c, const std::string& file, bool ideal) {
     print_json(out);
     return;
   }
-  Table t({"case", "hardware", "model", "framework", "weights", "batch", "prompt/gen", "metric",
-           "measured", "predicted", "error"});
+  Table t({"case", "hardware", "model", "framework", "engine", "weights", "batch", "prompt/gen",
+           "metric", "measured", "predicted", "error"});
   for (const auto& row : r.rows) {
-    t.add_row({row.c.id, row.c.hardware, row.c.model, row.c.framework, row.c.weights,
+    t.add_row({row.c.id, row.c.hardware, row.c.model, row.c.framework, row.engine, row.c.weights,
                std::to_string(row.c.batch), fmt::format("{}/{}", row.c.prompt, row.c.gen),
                row.c.metric, fmt::format("{:.4g}", row.c.value),
                row.error.empty() ? fmt::format("{:.4g}", row.predicted) : "-",
@@ -1585,6 +1585,12 @@ int run(int argc, char** argv) {
                    "Measurement file (default: the built-in set)")
       ->type_name("FILE");
   validate_cmd->add_flag("--ideal", validate_ideal, "Pure roofline instead of the realistic mode");
+  std::string validate_engine = "case";
+  validate_cmd
+      ->add_option("--engine", validate_engine,
+                   "Engine for every case, or 'case': each case's own framework (roofline: the "
+                   "reference)")
+      ->capture_default_str();
   add_common(validate_cmd, &common, true);
 
   auto* attention_cmd = app.add_subcommand("attention", "Attention kernels side by side");
@@ -1625,7 +1631,7 @@ int run(int argc, char** argv) {
     else if (attention_cmd->parsed())
       cmd_attention(common, sc);
     else if (validate_cmd->parsed())
-      cmd_validate(common, validation_file, validate_ideal);
+      cmd_validate(common, validation_file, validate_ideal, validate_engine);
     else if (sweep_cmd->parsed())
       cmd_sweep(common, sw);
     else if (strategies_cmd->parsed())

@@ -21,6 +21,8 @@ struct OpTiming {
   Seconds overhead_s;      // launch overhead (realistic mode)
   Bound bound;
   FlopsPerByte ai;
+  EfficiencySource source;  // matmuls: where their efficiency came from
+  double efficiency;        // matmuls from a table: the fraction of the roofline used (else 0)
 };
 
 // Memory on one device (one tensor- and pipeline-parallel rank).
@@ -40,8 +42,12 @@ struct Prediction {
   Seconds time_s = 0;
   Seconds memory_time_s = 0;   // sum over ops
   Seconds compute_time_s = 0;  // sum over ops
-  Seconds overhead_s = 0;
+  Seconds overhead_s = 0;      // launches and the engine's fixed cost per step
+  Seconds engine_step_s = 0;   // the engine's fixed host cost in this pass (in overhead_s)
   Seconds communication_s = 0;
+  const EngineProfile* engine = nullptr;  // null: the reference engine
+  const GemmTable* gemm_table = nullptr;
+  EfficiencySource gemm_table_source = EfficiencySource::kDevice;
   Flops flops = 0;
   Bytes weight_bytes = 0;  // streamed in this pass (MoE: the experts touched)
   Bytes act_bytes = 0;

@@ -17,6 +17,18 @@ enum class Mode {
 };
 enum class Bound { kMemory, kCompute };
 
+// Where a matmul's efficiency came from (reported per operator).
+enum class EfficiencySource : std::uint8_t {
+  kDevice,         // the device file's achievable fractions (realistic mode)
+  kMeasuredTable,  // a GEMM table measured on this device inside the engine's stack
+  kDerivedTable,   // a table of a related device (same architecture)
+  kIdeal,          // ideal mode: datasheet peaks
+};
+[[nodiscard]] std::string_view efficiency_source_name(EfficiencySource s) noexcept;
+
+struct EngineProfile;  // roofline/engine.h
+struct GemmTable;
+
 [[nodiscard]] std::string_view mode_name(Mode m) noexcept;
 [[nodiscard]] std::string_view bound_name(Bound b) noexcept;
 
@@ -41,6 +53,12 @@ struct ModelOptions {
   // Fixed latency of one collective (all-reduce, send) in realistic mode:
   // the 5 us base term of GenZ's collective model (collective_times.py).
   double collective_latency_s = 5e-6;
+  // The serving engine (roofline/engine.h; null: the reference, today's
+  // realistic mode) and its GEMM table for the device, resolved once by
+  // with_engine(). Realistic mode only.
+  const EngineProfile* engine = nullptr;
+  const GemmTable* gemm_table = nullptr;
+  EfficiencySource gemm_table_source = EfficiencySource::kDevice;
 };
 
 // One GEMM: C[m x n] = A[m x k] * B[k x n]. A holds activations, B weights.

@@ -30,6 +30,7 @@ struct ValidationCase {
 
 struct ValidationRow {
   ValidationCase c;
+  std::string engine;  // the engine it was predicted with ("roofline": the reference)
   double predicted = 0;
   double error_pct = 0;  // (predicted - measured) / measured x 100
   std::string error;     // non-empty when the case could not be predicted
@@ -51,9 +52,16 @@ struct ValidationReport {
 // The embedded measurements.
 [[nodiscard]] std::vector<ValidationCase> built_in_validation();
 
-// Predicts every case on `registry`'s devices and compares.
+// The engine id a case's "framework" names ("tensorrt-llm" -> "trtllm"), or
+// "roofline" where no profile matches.
+[[nodiscard]] std::string engine_of_framework(std::string_view framework);
+
+// Predicts every case on `registry`'s devices and compares. `engine`: an
+// engine id for every case, "case" for each case's own framework, or empty
+// for `options` as given (the reference engine unless options.engine is set).
 [[nodiscard]] ValidationReport validate_cases(const std::vector<ValidationCase>& cases,
                                               const Registry& registry,
-                                              const ModelOptions& options = {});
+                                              const ModelOptions& options = {},
+                                              const std::string& engine = "");
 
 }  // namespace roofline

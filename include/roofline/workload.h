@@ -137,6 +137,10 @@ struct Op {
   double kernel_efficiency;
   // Kernel launches per instance (0: fused into the previous op's kernel).
   double launches;
+  // Matmul ops: the GEMM's shape per group (m tokens, n x k weights), the
+  // groups run as one kernel (MoE experts) and the stored weight format.
+  double gemm_m, gemm_n, gemm_k, gemm_groups;
+  Format weights;
 
   [[nodiscard]] double bytes() const noexcept { return weight_bytes + act_bytes + kv_bytes; }
 };

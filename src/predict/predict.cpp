@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "roofline/engine.h"
 #include "roofline/error.h"
 
 namespace roofline {
@@ -26,6 +27,27 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt) {
   switch (op.cls) {
     case OpClass::kMatmul: {
       double rate = checked_peak(d, op.compute);
+      t.source = realistic ? EfficiencySource::kDevice : EfficiencySource::kIdeal;
+      if (realistic && opt.gemm_table) {
+        if (const GemmTable::Entry* e =
+                opt.gemm_table->find(gemm_table_key(op.weights, op.compute, op.weight_only))) {
+          // The engine's measured kernel: its efficiency against the datasheet
+          // roofline at this shape, on both sides of the roofline alike (the
+          // table's latencies include dequantization and activation scaling).
+          double eff =
+              opt.gemm_table->efficiency(*e, op.gemm_m, op.gemm_n * op.gemm_k * op.gemm_groups);
+          if (opt.engine && opt.engine->gemm_table_scale.known())
+            eff *= opt.engine->gemm_table_scale.value;
+          eff = std::clamp(eff, 1e-4, 1.0);
+          t.memory_time_s = op.count * op.bytes() / d.memory_bandwidth_Bps.value / eff;
+          t.compute_time_s = op.count * op.flops / rate / eff;
+          t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
+          t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
+          t.source = opt.gemm_table_source;
+          t.efficiency = eff;
+          return t;
+        }
+      }
       if (realistic) {
         rate *= d.matmul_fraction_for(op.compute).value * op.wave_efficiency;
       }
@@ -145,7 +167,16 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   p.mode = opt.mode;
   p.graph = build_ops(m, d, s, opt);
   const bool realistic = opt.mode == Mode::kRealistic;
-  const double launch = realistic ? d.launch_overhead_s.value : 0;
+  const bool decode = s.phase == Phase::kDecode;
+  const EngineProfile* engine = realistic ? opt.engine : nullptr;
+  double launch = realistic ? d.launch_overhead_s.value : 0;
+  if (engine) {
+    const EngineFigure& l = decode ? engine->launch_decode_s : engine->launch_prefill_s;
+    if (l.known()) launch = l.value;
+  }
+  p.engine = engine;
+  p.gemm_table = engine ? opt.gemm_table : nullptr;
+  p.gemm_table_source = opt.gemm_table_source;
   double memory_bound_time = 0, compute_bound_time = 0;
 
   const int n = p.graph.size;
@@ -185,6 +216,12 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
           t.time_s - t.overhead_s;
     }
     i = j;
+  }
+  if (engine && engine->step_overhead_s.known()) {
+    // Per forward pass of a pipeline stage: scheduling, sampling, host work not hidden.
+    p.engine_step_s = engine->step_overhead_s.value;
+    p.time_s += p.engine_step_s;
+    p.overhead_s += p.engine_step_s;
   }
   p.bytes = p.weight_bytes + p.act_bytes + p.kv_bytes;
   p.bound = memory_bound_time >= compute_bound_time ? Bound::kMemory : Bound::kCompute;

@@ -6,6 +6,7 @@
 
 #include "../common/embedded_data.h"
 #include "../common/strict_json.h"
+#include "roofline/engine.h"
 #include "roofline/error.h"
 
 namespace roofline {
@@ -32,8 +33,10 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-double predict_case(const ValidationCase& c, const Registry& registry, const ModelOptions& opt) {
+double predict_case(const ValidationCase& c, const Registry& registry, ModelOptions opt,
+                    const EngineProfile* engine) {
   const Device& d = registry.get(c.hardware);
+  if (engine) opt = with_engine(opt, d, engine);
   const ModelSpec m = load_model(c.model);
   Scenario s;
   s.batch = c.batch;
@@ -110,15 +113,29 @@ std::vector<ValidationCase> built_in_validation() {
   return {};
 }
 
+std::string engine_of_framework(std::string_view framework) {
+  std::string f(framework);
+  std::transform(f.begin(), f.end(), f.begin(), [](unsigned char ch) { return std::tolower(ch); });
+  if (f == "tensorrt-llm" || f == "trt-llm") f = "trtllm";
+  if (f == "mlc-llm") f = "mlc";
+  return EngineRegistry::built_in().find(f) ? f : std::string("roofline");
+}
+
 ValidationReport validate_cases(const std::vector<ValidationCase>& cases, const Registry& registry,
-                                const ModelOptions& opt) {
+                                const ModelOptions& opt, const std::string& engine) {
   ValidationReport r;
   std::vector<double> abs_errors, signed_errors;
+  const EngineRegistry& engines = EngineRegistry::built_in();
+  const EngineProfile* fixed = engine.empty() || engine == "case" ? nullptr : &engines.get(engine);
   for (const auto& c : cases) {
     ValidationRow row;
     row.c = c;
+    const EngineProfile* profile =
+        engine == "case" ? &engines.get(engine_of_framework(c.framework)) : fixed;
+    row.engine =
+        profile ? profile->id : (opt.engine ? std::string("(given)") : std::string("roofline"));
     try {
-      row.predicted = predict_case(c, registry, opt);
+      row.predicted = predict_case(c, registry, opt, profile);
       row.error_pct = (row.predicted - c.value) / c.value * 100;
       abs_errors.push_back(std::fabs(row.error_pct));
       signed_errors.push_back(row.error_pct);

@@ -89,6 +89,11 @@ struct Builder {
     }
     if (plan.weight_only) op.vector_ops = groups * n * k * t.m_tiles * opt.dequant_ops_per_element;
     op.launches = launches;
+    op.gemm_m = rows;
+    op.gemm_n = n;
+    op.gemm_k = k;
+    op.gemm_groups = groups;
+    op.weights = fmt;
     return op;
   }
 

@@ -1,0 +1,124 @@
+// Serving engines and the measured efficiency of their kernels. An engine
+// profile (data/engines/*.json) says what the software stack adds to the
+// roofline: the cost of a kernel launch with and without CUDA graphs, a fixed
+// host cost per forward pass, which measured GEMM tables describe its kernels
+// and the formats it cannot run. A GEMM table (data/kernels/gemm/*.json,
+// distilled by scripts/distill-kernel-tables from kernels measured inside
+// vLLM, SGLang and TensorRT-LLM) gives, per format, the efficiency against the
+// datasheet roofline over log2(m) x log2(n k).
+//
+// Example:
+//   const EngineRegistry& engines = EngineRegistry::built_in();
+//   ModelOptions o;
+//   o.engine = &engines.get("vllm");
+//   Prediction p = predict(model, registry.get("h200"), scenario, o);
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roofline/formats.h"
+#include "roofline/hardware.h"
+#include "roofline/roofline.h"
+
+namespace roofline {
+
+// Efficiency per format over log2(m) x log2(n k), for one device and engine.
+struct GemmTable {
+  struct Entry {
+    std::string kernel;  // the kernel the engine ran ("torch.nn.functional.linear", ...)
+    double floor_s = 0;  // the fastest call measured: a latency floor
+    std::int64_t rows = 0;
+    std::vector<float> efficiency;  // row-major [log2 m][log2 nk]
+  };
+  std::string id;  // "<device>-<engine>"
+  std::string device, engine, engine_version, confidence, citation;
+  int log2_m0 = 0, log2_nk0 = 0, m_points = 0, nk_points = 0;
+  std::map<std::string, Entry, std::less<>>
+      formats;  // bf16, fp8, fp8_block, nvfp4, int4, int8, int8_wo
+
+  [[nodiscard]] const Entry* find(std::string_view format_key) const noexcept;
+  // Bilinear in (log2 m, log2 n k), held at the grid's edges. Never above 1.
+  [[nodiscard]] double efficiency(const Entry& e, double m, double nk) const noexcept;
+};
+
+// Strict: unknown or missing keys, a grid of the wrong size, efficiencies
+// outside (0, 1] are errors naming `origin` and the key.
+[[nodiscard]] GemmTable parse_gemm_table(std::string_view json_text, const std::string& origin);
+
+// A sourced figure of an engine (value NaN when the profile leaves it to the device).
+struct EngineFigure {
+  double value = std::nan("");
+  Confidence confidence = Confidence::kUnknown;
+  std::string source, note;
+  [[nodiscard]] bool known() const noexcept { return !std::isnan(value); }
+};
+
+struct EngineProfile {
+  std::string id, name;
+  std::string kind;      // "serving", "local" or "reference"
+  std::string versions;  // which versions the figures describe
+  std::map<std::string, std::string> sources;
+  bool decode_cuda_graphs = false;
+  std::string decode_cuda_graphs_source;
+  EngineFigure launch_decode_s;   // per kernel in a decode step (graphs replayed, when used)
+  EngineFigure launch_prefill_s;  // per kernel in a prefill (eager)
+  EngineFigure step_overhead_s;   // fixed host cost per forward pass (scheduling, sampling)
+  // GEMMs: the engine whose measured tables describe these kernels ("" none:
+  // the device's fractions), and a factor on those efficiencies for an engine
+  // that runs other kernels than the measured one (1 when it is the measured one).
+  std::string gemm_tables;
+  EngineFigure gemm_table_scale;
+  std::map<std::string, std::string> gemm_kernels;  // format -> kernel family (documentation)
+  std::string attention_kernels;
+  std::vector<std::string> fusions;
+  std::vector<Format> unsupported;  // formats the engine cannot load
+  std::string notes;
+  std::string origin;
+
+  [[nodiscard]] bool runs(Format f) const noexcept;
+  [[nodiscard]] std::string citation(const std::string& source_key) const;
+};
+
+[[nodiscard]] EngineProfile parse_engine(std::string_view json_text, const std::string& origin);
+
+// The built-in engines and GEMM tables (embedded at build time).
+class EngineRegistry {
+ public:
+  [[nodiscard]] static const EngineRegistry& built_in();
+
+  [[nodiscard]] const EngineProfile& get(std::string_view id) const;  // NotFound listing the ids
+  [[nodiscard]] const EngineProfile* find(std::string_view id) const noexcept;
+  [[nodiscard]] const std::vector<EngineProfile>& engines() const noexcept { return engines_; }
+  [[nodiscard]] const std::vector<GemmTable>& gemm_tables() const noexcept { return tables_; }
+
+  // The GEMM table for `device` and `engine`: measured on the device itself,
+  // else the table of the nearest measured device of the same architecture
+  // (kDerivedTable); nullptr where the engine has no tables or no related
+  // device was measured.
+  [[nodiscard]] const GemmTable* gemm_table(const Device& device, const EngineProfile& engine,
+                                            EfficiencySource* source) const noexcept;
+
+  // Adds a table (calibrate --gpu output, --kernel-file); replaces one of the same id.
+  void add_table(GemmTable table);
+
+ private:
+  std::vector<EngineProfile> engines_;
+  std::vector<GemmTable> tables_;
+};
+
+// `options` with `engine` and its GEMM table for `device` (null engine or the
+// reference engine: unchanged). Throws Unsupported when the engine is known
+// not to run one of `formats`.
+[[nodiscard]] ModelOptions with_engine(ModelOptions options, const Device& device,
+                                       const EngineProfile* engine);
+
+// The GEMM table key of a matmul's formats ("bf16", "fp8", "int4", ...), or
+// empty where no table measures such kernels.
+[[nodiscard]] std::string_view gemm_table_key(Format weights, Format act,
+                                              bool weight_only) noexcept;
+
+}  // namespace roofline

@@ -1,0 +1,352 @@
+#include "roofline/engine.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "../common/embedded_data.h"
+#include "roofline/error.h"
+#include "strict_json.h"
+
+namespace roofline {
+namespace {
+
+using detail::StrictObject;
+using nlohmann::json;
+
+constexpr std::string_view kGemmTableSchema = "roofline-gemm-efficiency-1";
+
+Confidence parse_confidence(StrictObject& o, std::string_view key) {
+  const std::string c = o.string(key);
+  if (c == "vendor") return Confidence::kVendor;
+  if (c == "derived") return Confidence::kDerived;
+  if (c == "measured") return Confidence::kMeasured;
+  o.fail(key, "must be vendor, derived or measured");
+}
+
+std::vector<std::string> strings(StrictObject& o, std::string_view key) {
+  const json& v = o.required(key);
+  if (!v.is_array()) o.fail(key, "expected an array of strings");
+  std::vector<std::string> out;
+  for (const auto& x : v) {
+    if (!x.is_string()) o.fail(key, "expected an array of strings");
+    out.push_back(x.get<std::string>());
+  }
+  return out;
+}
+
+// {"value": x, "confidence": ..., "source": key, "note": ...}; `lo`..`hi` bound the value.
+EngineFigure figure(StrictObject& parent, std::string_view key, double lo, double hi,
+                    const std::map<std::string, std::string>& sources) {
+  StrictObject o = parent.object(key);
+  EngineFigure f;
+  f.value = o.non_negative("value");
+  if (f.value < lo || f.value > hi) {
+    o.fail("value", "must be from " + std::to_string(lo) + " to " + std::to_string(hi));
+  }
+  f.confidence = parse_confidence(o, "confidence");
+  f.source = o.string("source");
+  if (!sources.count(f.source)) o.fail("source", "names no entry of \"sources\"");
+  f.note = o.optional_string("note", "");
+  o.finish();
+  return f;
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+}  // namespace
+
+std::string_view efficiency_source_name(EfficiencySource s) noexcept {
+  switch (s) {
+    case EfficiencySource::kDevice:
+      return "device";
+    case EfficiencySource::kMeasuredTable:
+      return "measured-table";
+    case EfficiencySource::kDerivedTable:
+      return "derived-table";
+    case EfficiencySource::kIdeal:
+      return "ideal";
+  }
+  return "?";
+}
+
+const GemmTable::Entry* GemmTable::find(std::string_view key) const noexcept {
+  const auto it = formats.find(key);
+  return it == formats.end() ? nullptr : &it->second;
+}
+
+double GemmTable::efficiency(const Entry& e, double m, double nk) const noexcept {
+  // Grid coordinates, held at the edges.
+  const double x =
+      std::clamp(std::log2(std::max(m, 1.0)) - log2_m0, 0.0, static_cast<double>(m_points - 1));
+  const double y =
+      std::clamp(std::log2(std::max(nk, 1.0)) - log2_nk0, 0.0, static_cast<double>(nk_points - 1));
+  const int x0 = std::min(static_cast<int>(x), m_points - 2 < 0 ? 0 : m_points - 2);
+  const int y0 = std::min(static_cast<int>(y), nk_points - 2 < 0 ? 0 : nk_points - 2);
+  const int x1 = std::min(x0 + 1, m_points - 1), y1 = std::min(y0 + 1, nk_points - 1);
+  const double fx = x - x0, fy = y - y0;
+  auto at = [&](int i, int j) {
+    return static_cast<double>(e.efficiency[static_cast<std::size_t>(i * nk_points + j)]);
+  };
+  const double v = (1 - fx) * ((1 - fy) * at(x0, y0) + fy * at(x0, y1)) +
+                   fx * ((1 - fy) * at(x1, y0) + fy * at(x1, y1));
+  return std::min(v, 1.0);
+}
+
+GemmTable parse_gemm_table(std::string_view text, const std::string& origin) {
+  const json doc = detail::parse_json_text(text, origin, std::size_t{8} << 20);
+  StrictObject o(doc, origin, "");
+  if (o.string("schema") != kGemmTableSchema)
+    o.fail("schema", "expected " + std::string(kGemmTableSchema));
+  GemmTable t;
+  t.device = o.string("device");
+  t.engine = o.string("engine");
+  t.id = t.device + "-" + t.engine;
+  t.engine_version = o.string("engine_version");
+  const auto sources = detail::read_sources(o);
+  t.confidence = o.string("confidence");
+  if (t.confidence != "measured" && t.confidence != "derived")
+    o.fail("confidence", "must be measured or derived");
+  const std::string source = o.string("source");
+  const auto cited = sources.find(source);
+  if (cited == sources.end()) o.fail("source", "names no entry of \"sources\"");
+  t.citation = cited->second;
+  (void)o.string("method");
+  auto axis = [&](std::string_view key, int* first, int* points) {
+    const json& a = o.required(key);
+    if (!a.is_array() || a.size() < 2 || a.size() > 64)
+      o.fail(key, "expected 2 to 64 consecutive integers");
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      if (!a[i].is_number_integer() || a[i].get<int>() != a[0].get<int>() + static_cast<int>(i) ||
+          a[i].get<int>() < 0 || a[i].get<int>() > 40) {
+        o.fail(key, "expected consecutive integers from 0 to 40");
+      }
+    }
+    *first = a[0].get<int>();
+    *points = static_cast<int>(a.size());
+  };
+  axis("log2_m", &t.log2_m0, &t.m_points);
+  axis("log2_nk", &t.log2_nk0, &t.nk_points);
+  StrictObject formats = o.object("formats");
+  for (auto it = formats.json().begin(); it != formats.json().end(); ++it) {
+    StrictObject f = formats.object(it.key());
+    GemmTable::Entry e;
+    e.kernel = f.string("kernel");
+    e.rows = static_cast<std::int64_t>(f.non_negative("rows"));
+    (void)f.non_negative("capped_rows");
+    e.floor_s = f.non_negative("floor_s");
+    const json& grid = f.required("efficiency");
+    if (!grid.is_array() || grid.size() != static_cast<std::size_t>(t.m_points)) {
+      f.fail("efficiency", "expected one row per log2_m point");
+    }
+    for (const auto& row : grid) {
+      if (!row.is_array() || row.size() != static_cast<std::size_t>(t.nk_points)) {
+        f.fail("efficiency", "expected one value per log2_nk point in every row");
+      }
+      for (const auto& v : row) {
+        if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1) {
+          f.fail("efficiency", "every value must be in (0, 1]");
+        }
+        e.efficiency.push_back(v.get<float>());
+      }
+    }
+    f.finish();
+    t.formats.emplace(it.key(), std::move(e));
+  }
+  formats.finish();
+  o.finish();
+  if (t.formats.empty()) throw ParseError(origin + ": formats: no format measured");
+  return t;
+}
+
+bool EngineProfile::runs(Format f) const noexcept {
+  return std::find(unsupported.begin(), unsupported.end(), f) == unsupported.end();
+}
+
+std::string EngineProfile::citation(const std::string& key) const {
+  const auto it = sources.find(key);
+  return it == sources.end() ? std::string() : it->second;
+}
+
+EngineProfile parse_engine(std::string_view text, const std::string& origin) {
+  const json doc = detail::parse_json_text(text, origin, std::size_t{1} << 20);
+  StrictObject o(doc, origin, "");
+  EngineProfile e;
+  e.origin = origin;
+  e.id = o.string("id");
+  if (e.id.empty() || e.id.size() > 32 || e.id != lower(e.id))
+    o.fail("id", "a lower-case id of 1 to 32 characters");
+  e.name = o.string("name");
+  e.kind = o.string("kind");
+  if (e.kind != "serving" && e.kind != "local" && e.kind != "reference") {
+    o.fail("kind", "must be serving, local or reference");
+  }
+  e.versions = o.string("versions");
+  e.sources = detail::read_sources(o);
+  {
+    StrictObject g = o.object("decode_cuda_graphs");
+    const json& v = g.required("value");
+    if (!v.is_boolean()) g.fail("value", "expected true or false");
+    e.decode_cuda_graphs = v.get<bool>();
+    e.decode_cuda_graphs_source = g.string("source");
+    if (!e.sources.count(e.decode_cuda_graphs_source))
+      g.fail("source", "names no entry of \"sources\"");
+    (void)g.optional_string("note", "");
+    g.finish();
+  }
+  // A reference engine (today's realistic mode) leaves these to the device.
+  if (o.has("launch_overhead_s")) {
+    StrictObject l = o.object("launch_overhead_s");
+    e.launch_decode_s = figure(l, "decode", 0, 1e-3, e.sources);
+    e.launch_prefill_s = figure(l, "prefill", 0, 1e-3, e.sources);
+    l.finish();
+  }
+  if (o.has("step_overhead_s")) e.step_overhead_s = figure(o, "step_overhead_s", 0, 1.0, e.sources);
+  {
+    StrictObject g = o.object("gemm");
+    e.gemm_tables = g.string("tables");
+    if (!e.gemm_tables.empty() && e.gemm_tables != "vllm" && e.gemm_tables != "sglang" &&
+        e.gemm_tables != "trtllm") {
+      g.fail("tables", "must be \"\", vllm, sglang or trtllm (the engines measured)");
+    }
+    if (g.has("table_scale")) e.gemm_table_scale = figure(g, "table_scale", 0.05, 2.0, e.sources);
+    StrictObject k = g.object("kernels");
+    for (auto it = k.json().begin(); it != k.json().end(); ++it)
+      e.gemm_kernels[it.key()] = k.string(it.key());
+    k.finish();
+    g.finish();
+  }
+  e.attention_kernels = o.string("attention_kernels");
+  e.fusions = strings(o, "fusions");
+  for (const std::string& f : strings(o, "unsupported_formats")) {
+    Format fmt{};
+    if (!try_parse_format(f, &fmt))
+      o.fail("unsupported_formats", "'" + f.substr(0, 20) + "' is not a format id");
+    e.unsupported.push_back(fmt);
+  }
+  e.notes = o.optional_string("notes", "");
+  o.finish();
+  return e;
+}
+
+const EngineRegistry& EngineRegistry::built_in() {
+  static const EngineRegistry registry = [] {
+    EngineRegistry r;
+    for (const auto& file : detail::embedded_files()) {
+      const std::string name(file.name);
+      if (name.rfind("engines/", 0) == 0) {
+        r.engines_.push_back(parse_engine(file.text, name));
+      } else if (name.rfind("kernels/gemm/", 0) == 0) {
+        r.tables_.push_back(parse_gemm_table(file.text, name));
+      }
+    }
+    // "roofline" (the reference) first, then by id.
+    std::sort(r.engines_.begin(), r.engines_.end(),
+              [](const EngineProfile& a, const EngineProfile& b) {
+                return (a.kind == "reference") != (b.kind == "reference") ? a.kind == "reference"
+                                                                          : a.id < b.id;
+              });
+    return r;
+  }();
+  return registry;
+}
+
+const EngineProfile* EngineRegistry::find(std::string_view id) const noexcept {
+  const std::string key = lower(id);
+  for (const auto& e : engines_) {
+    if (e.id == key) return &e;
+  }
+  return nullptr;
+}
+
+const EngineProfile& EngineRegistry::get(std::string_view id) const {
+  if (const EngineProfile* e = find(id)) return *e;
+  std::string ids;
+  for (const auto& e : engines_) ids += (ids.empty() ? "" : ", ") + e.id;
+  throw NotFound("unknown engine '" + std::string(id.substr(0, 40)) + "' (known: " + ids + ")");
+}
+
+void EngineRegistry::add_table(GemmTable table) {
+  for (auto& t : tables_) {
+    if (t.id == table.id) {
+      t = std::move(table);
+      return;
+    }
+  }
+  tables_.push_back(std::move(table));
+}
+
+const GemmTable* EngineRegistry::gemm_table(const Device& device, const EngineProfile& engine,
+                                            EfficiencySource* source) const noexcept {
+  if (engine.gemm_tables.empty()) return nullptr;
+  const GemmTable* related = nullptr;
+  double related_distance = 0;
+  for (const auto& t : tables_) {
+    if (t.engine != engine.gemm_tables) continue;
+    if (t.device == device.id) {
+      if (source) *source = EfficiencySource::kMeasuredTable;
+      return &t;
+    }
+    // A device of the same architecture: the one closest in bandwidth (the
+    // efficiency of small GEMMs depends on it most).
+    const Registry& reg = []() -> const Registry& {
+      static const Registry r = Registry::built_in();
+      return r;
+    }();
+    const Device* measured = reg.find(t.device);
+    if (!measured || measured->architecture_key != device.architecture_key) continue;
+    const double d = std::fabs(
+        std::log(measured->memory_bandwidth_Bps.value / device.memory_bandwidth_Bps.value));
+    if (!related || d < related_distance) {
+      related = &t;
+      related_distance = d;
+    }
+  }
+  if (related && source) *source = EfficiencySource::kDerivedTable;
+  return related;
+}
+
+}  // namespace roofline
+
+namespace roofline {
+
+std::string_view gemm_table_key(Format weights, Format act, bool weight_only) noexcept {
+  if (weight_only) {
+    if (weights == Format::kInt4) return "int4";
+    if (weights == Format::kInt8) return "int8_wo";
+    return {};
+  }
+  (void)act;
+  switch (weights) {
+    case Format::kBf16:
+    case Format::kFp16:
+      return "bf16";  // the same tensor-core rate and kernels
+    case Format::kFp8:
+      return "fp8";
+    case Format::kNvfp4:
+      return "nvfp4";
+    case Format::kInt8:
+      return "int8";
+    default:
+      return {};
+  }
+}
+
+ModelOptions with_engine(ModelOptions options, const Device& device, const EngineProfile* engine) {
+  if (engine == nullptr || engine->kind == "reference") {
+    options.engine = nullptr;
+    options.gemm_table = nullptr;
+    return options;
+  }
+  options.engine = engine;
+  options.gemm_table_source = EfficiencySource::kDevice;
+  options.gemm_table =
+      EngineRegistry::built_in().gemm_table(device, *engine, &options.gemm_table_source);
+  return options;
+}
+
+}  // namespace roofline

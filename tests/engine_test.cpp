@@ -1,0 +1,167 @@
+// Engine profiles and the measured GEMM efficiency tables: loading, lookup,
+// interpolation, and what they change in a prediction.
+#include "roofline/engine.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "roofline/error.h"
+#include "roofline/model.h"
+#include "roofline/predict.h"
+
+namespace roofline {
+namespace {
+
+const Registry& devices() {
+  static const Registry r = Registry::built_in();
+  return r;
+}
+
+TEST(Engines, BuiltInProfilesLoad) {
+  const EngineRegistry& e = EngineRegistry::built_in();
+  ASSERT_FALSE(e.engines().empty());
+  EXPECT_EQ(e.engines().front().id, "roofline");  // the reference first
+  EXPECT_EQ(e.get("roofline").kind, "reference");
+  EXPECT_EQ(e.get("VLLM").id, "vllm");  // ids are case-insensitive
+  try {
+    (void)e.get("nope");
+    FAIL();
+  } catch (const NotFound& x) {
+    EXPECT_NE(std::string(x.what()).find("known: roofline"), std::string::npos) << x.what();
+  }
+  std::set<std::string> ids;
+  for (const auto& p : e.engines()) {
+    EXPECT_TRUE(ids.insert(p.id).second) << p.id;
+    // Every figure cites a source of its own file.
+    for (const EngineFigure* f :
+         {&p.launch_decode_s, &p.launch_prefill_s, &p.step_overhead_s, &p.gemm_table_scale}) {
+      if (f->known()) {
+        EXPECT_FALSE(p.citation(f->source).empty()) << p.id;
+      }
+    }
+  }
+}
+
+TEST(GemmTables, EveryMeasuredDeviceEngineLoads) {
+  const EngineRegistry& e = EngineRegistry::built_in();
+  // 8 registry devices x 3 engines of ../shared/reference/measured-kernels.
+  EXPECT_EQ(e.gemm_tables().size(), 24u);
+  for (const auto& t : e.gemm_tables()) {
+    EXPECT_NE(devices().find(t.device), nullptr) << t.id;
+    ASSERT_NE(t.find("bf16"), nullptr) << t.id;
+    EXPECT_NE(t.citation.find("Apache-2.0"), std::string::npos);
+  }
+}
+
+TEST(GemmTables, InterpolatesInLogSpaceAndHoldsTheEdges) {
+  // A 3 x 3 grid over log2 m = 0..2 and log2 nk = 20..22.
+  const char* doc = R"({"schema":"roofline-gemm-efficiency-1","device":"h200","engine":"vllm",
+    "engine_version":"t","sources":{"s":"test"},"confidence":"measured","source":"s","method":"m",
+    "log2_m":[0,1,2],"log2_nk":[20,21,22],
+    "formats":{"bf16":{"kernel":"k","rows":9,"capped_rows":0,"floor_s":1e-6,
+      "efficiency":[[0.1,0.2,0.4],[0.2,0.4,0.8],[0.3,0.6,1.0]]}}})";
+  const GemmTable t = parse_gemm_table(doc, "t");
+  const GemmTable::Entry& e = *t.find("bf16");
+  constexpr double kFloat = 1e-7;  // the grid is stored as floats
+  EXPECT_NEAR(t.efficiency(e, 1, 1 << 20), 0.1, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 4, 1 << 22), 1.0, kFloat);
+  // Halfway in log2 m (m = sqrt 2) at the middle column: (0.2 + 0.4) / 2.
+  EXPECT_NEAR(t.efficiency(e, std::sqrt(2.0), 1 << 21), 0.3, 1e-6);
+  // Both halfway: the mean of the four corners (0.1 + 0.2 + 0.2 + 0.4) / 4.
+  EXPECT_NEAR(t.efficiency(e, std::sqrt(2.0), std::pow(2.0, 20.5)), 0.225, 1e-6);
+  // Held outside the grid, never extrapolated.
+  EXPECT_NEAR(t.efficiency(e, 1e6, 1e12), 1.0, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 0.5, 10), 0.1, kFloat);
+
+  // Strict.
+  std::string bad = doc;
+  bad.replace(bad.find("0.4],[0.2"), 3, "1.4");
+  EXPECT_THROW((void)parse_gemm_table(bad, "t"), ParseError);
+  bad = doc;
+  bad.replace(bad.find("[0.3,0.6,1.0]"), 13, "[0.3,0.6]");
+  EXPECT_THROW((void)parse_gemm_table(bad, "t"), ParseError);
+  bad = doc;
+  bad.insert(1, R"("extra":1,)");
+  EXPECT_THROW((void)parse_gemm_table(bad, "t"), ParseError);
+}
+
+TEST(GemmTables, DevicesWithoutTablesBorrowTheirArchitecturesNearest) {
+  const EngineRegistry& e = EngineRegistry::built_in();
+  const EngineProfile& vllm = e.get("vllm");
+  EfficiencySource source{};
+  const GemmTable* own = e.gemm_table(devices().get("h200"), vllm, &source);
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(own->id, "h200-vllm");
+  EXPECT_EQ(source, EfficiencySource::kMeasuredTable);
+  // H100 PCIe (Hopper, 2.0 TB/s): the Hopper table closest in bandwidth is H100 SXM's (3.35).
+  const GemmTable* pcie = e.gemm_table(devices().get("h100-pcie"), vllm, &source);
+  ASSERT_NE(pcie, nullptr);
+  EXPECT_EQ(pcie->device, "h100-sxm");
+  EXPECT_EQ(source, EfficiencySource::kDerivedTable);
+  // RTX 4090 (Ada) -> L40S; no AMD table.
+  EXPECT_EQ(e.gemm_table(devices().get("rtx-4090"), vllm, &source)->device, "l40s");
+  EXPECT_EQ(e.gemm_table(devices().get("mi300x"), vllm, &source), nullptr);
+  // The reference engine has no tables.
+  EXPECT_EQ(e.gemm_table(devices().get("h200"), e.get("roofline"), &source), nullptr);
+}
+
+TEST(GemmTables, TableKeysFollowTheKernelsFormats) {
+  EXPECT_EQ(gemm_table_key(Format::kBf16, Format::kBf16, false), "bf16");
+  EXPECT_EQ(gemm_table_key(Format::kFp16, Format::kFp16, false), "bf16");
+  EXPECT_EQ(gemm_table_key(Format::kFp8, Format::kFp8, false), "fp8");
+  EXPECT_EQ(gemm_table_key(Format::kInt4, Format::kBf16, true), "int4");
+  EXPECT_EQ(gemm_table_key(Format::kInt8, Format::kBf16, true), "int8_wo");
+  EXPECT_EQ(gemm_table_key(Format::kMxfp4, Format::kBf16, true), "");
+  EXPECT_EQ(gemm_table_key(Format::kQ4_K_M, Format::kBf16, true), "");
+}
+
+// A decode step of Llama-3.1-8B on H200 in bf16: with vLLM's tables every
+// projection takes the table's efficiency, which at one token is below the
+// device's 0.865 bandwidth fraction (small GEMMs do not reach full bandwidth),
+// so the engine's step is slower than the reference's.
+TEST(EnginePrediction, TablesSetEachMatmulsTimeAndSayWhere) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("h200");
+  Scenario s;
+  s.phase = Phase::kDecode;
+  s.batch = 1;
+  s.seq_len = 1024;
+  const Prediction reference = predict(m, d, s);
+  const ModelOptions o = with_engine({}, d, &EngineRegistry::built_in().get("vllm"));
+  ASSERT_NE(o.gemm_table, nullptr);
+  const Prediction engine = predict(m, d, s, o);
+  EXPECT_GT(engine.time_s, reference.time_s);
+  EXPECT_EQ(engine.engine->id, "vllm");
+  int from_table = 0;
+  for (int i = 0; i < engine.graph.size; ++i) {
+    const Op& op = engine.graph.ops[static_cast<std::size_t>(i)];
+    const OpTiming& t = engine.timings[static_cast<std::size_t>(i)];
+    if (op.cls != OpClass::kMatmul) continue;
+    EXPECT_EQ(t.source, EfficiencySource::kMeasuredTable) << op_name(op.kind);
+    EXPECT_GT(t.efficiency, 0);
+    EXPECT_LE(t.efficiency, 1);
+    // time = ideal / efficiency: memory-bound at one token.
+    EXPECT_NEAR(t.memory_time_s * t.efficiency * d.memory_bandwidth_Bps.value,
+                op.count * op.bytes(), 1e-6 * op.count * op.bytes());
+    ++from_table;
+  }
+  EXPECT_GE(from_table, 5);  // q, k, v (or fused qkv), o, gate, up, down, lm_head
+  for (int i = 0; i < reference.graph.size; ++i) {
+    if (reference.graph.ops[static_cast<std::size_t>(i)].cls == OpClass::kMatmul) {
+      EXPECT_EQ(reference.timings[static_cast<std::size_t>(i)].source, EfficiencySource::kDevice);
+    }
+  }
+  // Ideal mode ignores the engine.
+  ModelOptions ideal = o;
+  ideal.mode = Mode::kIdeal;
+  ModelOptions plain;
+  plain.mode = Mode::kIdeal;
+  EXPECT_DOUBLE_EQ(predict(m, d, s, ideal).time_s, predict(m, d, s, plain).time_s);
+}
+
+}  // namespace
+}  // namespace roofline
