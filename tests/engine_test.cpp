@@ -12,6 +12,7 @@
 #include "roofline/error.h"
 #include "roofline/model.h"
 #include "roofline/predict.h"
+#include "roofline/validate.h"
 
 namespace roofline {
 namespace {
@@ -161,6 +162,51 @@ TEST(EnginePrediction, TablesSetEachMatmulsTimeAndSayWhere) {
   ModelOptions plain;
   plain.mode = Mode::kIdeal;
   EXPECT_DOUBLE_EQ(predict(m, d, s, ideal).time_s, predict(m, d, s, plain).time_s);
+}
+
+}  // namespace
+}  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// The document a validation source cites: its text up to the first '@'
+// (commit), ',' or " (": "pytorch-labs/gpt-fast README.md", ...
+std::string cited_document(const std::string& citation) {
+  std::size_t end = citation.size();
+  for (const char* stop : {"@", ",", " ("}) end = std::min(end, citation.find(stop));
+  return citation.substr(0, end);
+}
+
+// Calibration and validation stay apart: no figure a prediction uses (an
+// engine's costs and table factors, a GEMM table, a device's achievable
+// fractions) cites a document that a validation case's measurement comes from.
+TEST(CalibrationIsNotValidation, NoFigureCitesAValidationSource) {
+  std::set<std::string> documents;
+  for (const ValidationCase& c : built_in_validation()) documents.insert(cited_document(c.source));
+  ASSERT_GE(documents.size(), 5u);
+  std::vector<std::pair<std::string, std::string>> used;  // (what, citation)
+  const EngineRegistry& e = EngineRegistry::built_in();
+  for (const auto& p : e.engines()) {
+    for (const EngineFigure* f : {&p.launch_decode_s, &p.launch_prefill_s, &p.step_overhead_s, &p.gemm_table_scale}) {
+      if (f->known()) used.emplace_back(p.id, p.citation(f->source));
+    }
+  }
+  for (const auto& t : e.gemm_tables()) used.emplace_back(t.id, t.citation);
+  for (const Device& d : devices().devices()) {
+    for (const Figure* f : {&d.bandwidth_fraction, &d.matmul_fraction_default, &d.launch_overhead_s}) {
+      if (f->known()) used.emplace_back(d.id, d.citation(*f));
+    }
+    for (const auto& m : d.matmul_fraction) {
+      if (m) used.emplace_back(d.id, d.citation(*m));
+    }
+  }
+  ASSERT_GT(used.size(), 50u);
+  for (const auto& [what, citation] : used) {
+    for (const std::string& doc : documents) {
+      EXPECT_EQ(citation.find(doc), std::string::npos) << what << " cites validation source '" << doc << "'";
+    }
+  }
 }
 
 }  // namespace
