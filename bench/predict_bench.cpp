@@ -3,6 +3,7 @@
 // generate P=512 G=128 < 20 us.
 #include <benchmark/benchmark.h>
 
+#include "roofline/engine.h"
 #include "roofline/predict.h"
 #include "roofline/report.h"
 
@@ -35,6 +36,32 @@ void BM_PredictDecodeTotals(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_PredictDecodeTotals);
+
+// With an engine (issue 11 target: at most 2 us): vLLM's measured GEMM table
+// for the H200 sets every matmul, plus its launch costs. The table is
+// resolved once, as front ends do, and the prediction is timed.
+void BM_PredictDecodeWithEngine(benchmark::State& state) {
+  const auto& d = registry().get("h200");
+  const auto s = decode_4k();
+  const roofline::ModelOptions o =
+      roofline::with_engine({}, d, &roofline::EngineRegistry::built_in().get("vllm"));
+  for (auto _ : state) {
+    const auto p = roofline::predict(llama(), d, s, o);
+    benchmark::DoNotOptimize(p.time_s);
+  }
+}
+BENCHMARK(BM_PredictDecodeWithEngine);
+
+// Resolving the engine and its table for a device (once per request).
+void BM_ResolveEngine(benchmark::State& state) {
+  const auto& d = registry().get("h100-pcie");  // a derived table: the longest search
+  const auto& vllm = roofline::EngineRegistry::built_in().get("vllm");
+  for (auto _ : state) {
+    const auto o = roofline::with_engine({}, d, &vllm);
+    benchmark::DoNotOptimize(o.gemm_table);
+  }
+}
+BENCHMARK(BM_ResolveEngine);
 
 // The breakdown as rows a front end prints: name, kind, bound, time per op.
 void BM_PredictDecodePerOp(benchmark::State& state) {
