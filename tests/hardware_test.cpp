@@ -228,8 +228,8 @@ TEST(DeviceFile, PeakFormatsMustBeComputeFormats) {
   doc["peaks"]["q4_0"] = doc["peaks"]["fp16"];
   expect_parse_error(doc, {"peaks.q4_0", "storage-only"});
   doc = base_device();
-  doc["peaks"]["fp16"]["engine"] = "magic";
-  expect_parse_error(doc, {"peaks.fp16.engine"});
+  doc["peaks"]["fp16"]["unit"] = "magic";
+  expect_parse_error(doc, {"peaks.fp16.unit"});
   doc = base_device();
   doc["efficiency"]["matmul_fraction"]["nvfp4"] = doc["efficiency"]["matmul_fraction"]["fp8"];
   expect_parse_error(doc, {"matmul_fraction.nvfp4", "no peak"});

@@ -120,7 +120,7 @@ std::string tensor_formats(const Device& d) {
   std::string s;
   for (const auto& info : all_formats()) {
     const auto& p = d.peaks[format_index(info.format)];
-    if (p && p->engine == Engine::kTensor) s += (s.empty() ? "" : " ") + std::string(info.id);
+    if (p && p->unit == ComputeUnit::kTensor) s += (s.empty() ? "" : " ") + std::string(info.id);
   }
   return s;
 }
@@ -221,7 +221,7 @@ void cmd_hardware_show(const Common& c, const std::string& id) {
     const auto& p = d.peaks[format_index(info.format)];
     if (!p) continue;
     row(t,
-        fmt::format("peak {} ({}, {} acc)", info.id, engine_name(p->engine),
+        fmt::format("peak {} ({}, {} acc)", info.id, compute_unit_name(p->unit),
                     accumulate_name(p->accumulate)),
         *p, human_rate(p->value, "FLOP/s"));
   }

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -109,6 +110,10 @@ class EngineRegistry {
   std::vector<EngineProfile> engines_;
   std::vector<GemmTable> tables_;
 };
+
+// An engine as JSON (`roofline engines`, GET /api/engines): its figures with
+// their sources, and the devices its GEMM tables were measured on.
+[[nodiscard]] nlohmann::json to_json(const EngineProfile& engine);
 
 // `options` with `engine` and its GEMM table for `device` (null engine or the
 // reference engine: unchanged). Throws Unsupported when the engine is known

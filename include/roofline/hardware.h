@@ -43,15 +43,16 @@ struct Figure {
   [[nodiscard]] bool known() const noexcept { return !std::isnan(value); }
 };
 
-enum class Engine { kTensor, kVector };
+// Which units compute a format: the tensor (matrix) cores or the vector (SIMT) units.
+enum class ComputeUnit { kTensor, kVector };
 enum class Accumulate { kFp32, kFp16, kInt32 };
 
-[[nodiscard]] std::string_view engine_name(Engine e) noexcept;
+[[nodiscard]] std::string_view compute_unit_name(ComputeUnit u) noexcept;
 [[nodiscard]] std::string_view accumulate_name(Accumulate a) noexcept;
 
 // Dense (no 2:4 sparsity) peak rate for one compute format.
 struct PeakFigure : Figure {
-  Engine engine = Engine::kTensor;
+  ComputeUnit unit = ComputeUnit::kTensor;
   Accumulate accumulate = Accumulate::kFp32;
 };
 

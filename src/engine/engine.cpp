@@ -350,3 +350,50 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
 }
 
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+nlohmann::json figure_json(const EngineProfile& e, const EngineFigure& f) {
+  if (!f.known()) return nullptr;
+  nlohmann::json j = {{"value", f.value},
+                      {"confidence", confidence_name(f.confidence)},
+                      {"source", e.citation(f.source)}};
+  if (!f.note.empty()) j["note"] = f.note;
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json to_json(const EngineProfile& e) {
+  nlohmann::json tables = nlohmann::json::array();
+  for (const auto& t : EngineRegistry::built_in().gemm_tables()) {
+    if (!e.gemm_tables.empty() && t.engine == e.gemm_tables) {
+      nlohmann::json formats = nlohmann::json::array();
+      for (const auto& [key, entry] : t.formats) formats.push_back(key);
+      tables.push_back(
+          {{"device", t.device}, {"engine_version", t.engine_version}, {"formats", formats}});
+    }
+  }
+  nlohmann::json unsupported = nlohmann::json::array();
+  for (Format f : e.unsupported) unsupported.push_back(format_id(f));
+  return {{"id", e.id},
+          {"name", e.name},
+          {"kind", e.kind},
+          {"versions", e.versions},
+          {"decode_cuda_graphs", e.decode_cuda_graphs},
+          {"decode_cuda_graphs_source", e.citation(e.decode_cuda_graphs_source)},
+          {"launch_overhead_decode_s", figure_json(e, e.launch_decode_s)},
+          {"launch_overhead_prefill_s", figure_json(e, e.launch_prefill_s)},
+          {"step_overhead_s", figure_json(e, e.step_overhead_s)},
+          {"gemm_tables", tables},
+          {"gemm_table_scale", figure_json(e, e.gemm_table_scale)},
+          {"gemm_kernels", e.gemm_kernels},
+          {"attention_kernels", e.attention_kernels},
+          {"fusions", e.fusions},
+          {"unsupported_formats", unsupported},
+          {"notes", e.notes},
+          {"sources", e.sources}};
+}
+
+}  // namespace roofline

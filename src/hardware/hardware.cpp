@@ -88,13 +88,13 @@ PeakFigure read_peak(StrictObject& peaks, std::string_view key,
   PeakFigure p;
   read_figure_fields(obj, sources, &p);
   if (p.known() && p.value <= 0) obj.fail("value", "a peak must be positive");
-  const std::string engine = obj.string("engine");
-  if (engine == "tensor") {
-    p.engine = Engine::kTensor;
-  } else if (engine == "vector") {
-    p.engine = Engine::kVector;
+  const std::string unit = obj.string("unit");
+  if (unit == "tensor") {
+    p.unit = ComputeUnit::kTensor;
+  } else if (unit == "vector") {
+    p.unit = ComputeUnit::kVector;
   } else {
-    obj.fail("engine", "must be \"tensor\" or \"vector\"");
+    obj.fail("unit", "must be \"tensor\" or \"vector\"");
   }
   const std::string acc = obj.string("accumulate");
   if (acc == "fp32") {
@@ -162,8 +162,8 @@ std::string_view confidence_name(Confidence c) noexcept {
   return "unknown";
 }
 
-std::string_view engine_name(Engine e) noexcept {
-  return e == Engine::kTensor ? "tensor" : "vector";
+std::string_view compute_unit_name(ComputeUnit u) noexcept {
+  return u == ComputeUnit::kTensor ? "tensor" : "vector";
 }
 
 std::string_view accumulate_name(Accumulate a) noexcept {

@@ -121,7 +121,7 @@ nlohmann::json host_device_json(const Calibration& c, const std::string& date) {
       {"peaks",
        {{"fp32",
          {{"value", c.peak.fp32_flops_per_s},
-          {"engine", "vector"},
+          {"unit", "vector"},
           {"accumulate", "fp32"},
           {"confidence", "measured"},
           {"source", "calibrate"},

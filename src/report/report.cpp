@@ -78,10 +78,10 @@ nlohmann::json to_json(const Device& d) {
     const auto& p = d.peaks[format_index(info.format)];
     if (p) {
       nlohmann::json pj = to_json(d, *p);
-      pj["engine"] = engine_name(p->engine);
+      pj["unit"] = compute_unit_name(p->unit);
       pj["accumulate"] = accumulate_name(p->accumulate);
       peaks[std::string(info.id)] = pj;
-      if (p->engine == Engine::kTensor) formats.push_back(info.id);
+      if (p->unit == ComputeUnit::kTensor) formats.push_back(info.id);
     }
     if (const auto& m = d.matmul_fraction[format_index(info.format)]) {
       matmul[std::string(info.id)] = to_json(d, *m);

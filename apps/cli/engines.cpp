@@ -1,0 +1,99 @@
+#include "engines.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <set>
+
+#include "roofline/engine.h"
+#include "roofline/report.h"
+
+namespace roofline::cli {
+namespace {
+
+std::string micros(const EngineFigure& f) {
+  return f.known() ? fmt::format("{:g} µs", f.value * 1e6) : std::string("device");
+}
+
+std::string list(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& x : v) out += (out.empty() ? "" : ", ") + x;
+  return out.empty() ? "-" : out;
+}
+
+std::vector<std::string> table_devices(const EngineProfile& e) {
+  std::vector<std::string> devices;
+  if (e.gemm_tables.empty()) return devices;
+  for (const auto& t : EngineRegistry::built_in().gemm_tables()) {
+    if (t.engine == e.gemm_tables) devices.push_back(t.device);
+  }
+  return devices;
+}
+
+}  // namespace
+
+void engines_command(const std::string& id, bool json) {
+  const EngineRegistry& engines = EngineRegistry::built_in();
+  if (!id.empty()) {
+    const EngineProfile& e = engines.get(id);
+    if (json) {
+      std::cout << to_json(e).dump(2) << "\n";
+      return;
+    }
+    auto figure = [&](const char* what, const EngineFigure& f) {
+      if (!f.known()) {
+        std::cout << fmt::format("  {:<28} the device's figure\n", what);
+        return;
+      }
+      std::cout << fmt::format("  {:<28} {:g} ({}){}\n      source: {}\n", what, f.value,
+                               confidence_name(f.confidence), f.note.empty() ? "" : "; " + f.note,
+                               e.citation(f.source));
+    };
+    std::cout << fmt::format("{} ({}), {} engine; {}\n", e.name, e.id, e.kind, e.versions);
+    std::cout << fmt::format("  {:<28} {}\n      source: {}\n", "decode CUDA graphs",
+                             e.decode_cuda_graphs ? "yes" : "no",
+                             e.citation(e.decode_cuda_graphs_source));
+    figure("launch per kernel, decode s", e.launch_decode_s);
+    figure("launch per kernel, prefill s", e.launch_prefill_s);
+    figure("fixed cost per step s", e.step_overhead_s);
+    std::cout << fmt::format("  {:<28} {}\n", "GEMM tables measured on",
+                             e.gemm_tables.empty()
+                                 ? std::string("none: the device's achievable fractions")
+                                 : list(table_devices(e)) +
+                                       " (others: the nearest device of "
+                                       "their architecture)");
+    if (e.gemm_table_scale.known()) figure("factor on the tables", e.gemm_table_scale);
+    for (const auto& [format, kernel] : e.gemm_kernels) {
+      std::cout << fmt::format("  {:<28} {}\n", "GEMM " + format, kernel);
+    }
+    std::cout << fmt::format("  {:<28} {}\n", "attention", e.attention_kernels);
+    std::cout << fmt::format("  {:<28} {}\n", "fusions", list(e.fusions));
+    std::vector<std::string> unsupported;
+    for (Format f : e.unsupported) unsupported.emplace_back(format_id(f));
+    std::cout << fmt::format("  {:<28} {}\n", "cannot run", list(unsupported));
+    if (!e.notes.empty()) std::cout << "\n" << e.notes << "\n";
+    return;
+  }
+  if (json) {
+    nlohmann::json all = nlohmann::json::array();
+    for (const auto& e : engines.engines()) all.push_back(to_json(e));
+    std::cout << all.dump(2) << "\n";
+    return;
+  }
+  Table t({"id", "name", "kind", "decode graphs", "launch decode", "launch prefill", "step cost",
+           "GEMM tables"});
+  for (const auto& e : engines.engines()) {
+    const auto devices = table_devices(e);
+    t.add_row(
+        {e.id, e.name, e.kind, e.decode_cuda_graphs ? "yes" : "no", micros(e.launch_decode_s),
+         micros(e.launch_prefill_s),
+         e.step_overhead_s.known() ? fmt::format("{:g} ms", e.step_overhead_s.value * 1e3) : "-",
+         devices.empty() ? "-" : fmt::format("{} devices", devices.size())});
+  }
+  std::cout << t.text()
+            << "\n'device': the device file's figure; `roofline engines show ID` gives every "
+               "figure with its "
+               "source; --engine ID on predict, generate, recommend, sweep and attention.\n";
+}
+
+}  // namespace roofline::cli
