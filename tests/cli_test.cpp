@@ -279,7 +279,8 @@ TEST(Cli, ModelAndScenarioBadInput) {
       std::filesystem::temp_directory_path() / ("rl-bad-model-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "deep.json") << std::string(100'000, '[');
-  expect_bad_input("model show " + (dir / "deep.json").string(), "invalid JSON");
+  expect_bad_input("model show " + (dir / "deep.json").string(),
+                   "JSON nests deeper than 64 levels");
   std::ofstream(dir / "falcon.json") << R"({"model_type": "falcon", "hidden_size": 4544})";
   expect_bad_input("model show " + (dir / "falcon.json").string(),
                    "model_type 'falcon' is not understood");

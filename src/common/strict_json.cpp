@@ -1,10 +1,59 @@
 #include "strict_json.h"
 
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "roofline/error.h"
 
 namespace roofline::detail {
+namespace {
+
+[[noreturn]] void too_deep(const std::string& origin, std::string_view where) {
+  throw ParseError(origin + ": JSON nests deeper than " + std::to_string(kMaxJsonDepth) +
+                   " levels" + std::string(where));
+}
+
+}  // namespace
+
+void check_json_depth(std::string_view text, const std::string& origin) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) too_deep(origin, " (at byte " + std::to_string(i) + ")");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+void check_json_depth(const nlohmann::json& value, const std::string& origin) {
+  std::vector<std::pair<const nlohmann::json*, int>> todo{{&value, 1}};
+  while (!todo.empty()) {
+    const auto [v, depth] = todo.back();
+    todo.pop_back();
+    if (!v->is_structured()) continue;
+    if (depth > kMaxJsonDepth) too_deep(origin, "");
+    for (const auto& child : *v) {
+      if (child.is_structured()) todo.emplace_back(&child, depth + 1);
+    }
+  }
+}
 
 nlohmann::json parse_json_text(std::string_view text, const std::string& origin,
                                std::size_t max_bytes) {
@@ -12,6 +61,7 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin,
     throw ParseError(origin + ": document is " + std::to_string(text.size()) +
                      " bytes, more than the limit of " + std::to_string(max_bytes));
   }
+  check_json_depth(text, origin);
   try {
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::exception& e) {

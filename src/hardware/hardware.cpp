@@ -337,7 +337,7 @@ const Device& Registry::get(std::string_view id_or_alias) const {
   if (const Device* d = find(id_or_alias)) return *d;
   std::string ids;
   for (const auto& d : devices_) ids += (ids.empty() ? "" : ", ") + d.id;
-  throw NotFound("unknown device '" + std::string(id_or_alias.substr(0, 64)) + "' (known: " + ids +
+  throw NotFound("unknown device '" + clip_utf8(id_or_alias, 64) + "' (known: " + ids +
                  "; aliases in 'roofline hardware list')");
 }
 
