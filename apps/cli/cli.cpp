@@ -73,12 +73,12 @@ std::int64_t parse_dimension(const std::string& flag, const std::string& text) {
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end == text.c_str() || *end != '\0') {
-    throw InvalidArgument(flag + ": '" + text.substr(0, 40) + "' is not a number");
+    throw InvalidArgument(flag + ": '" + clip_utf8(text, 40) + "' is not a number");
   }
   if (!std::isfinite(v) || v != std::floor(v) || v < 1 ||
       v > static_cast<double>(kMaxGemmDimension)) {
     throw InvalidArgument(fmt::format("{}: '{}' must be a whole number from 1 to {}", flag,
-                                      text.substr(0, 40), kMaxGemmDimension));
+                                      clip_utf8(text, 40), kMaxGemmDimension));
   }
   return static_cast<std::int64_t>(v);
 }
@@ -89,12 +89,12 @@ std::int64_t parse_count(const std::string& flag, const std::string& text, std::
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end == text.c_str() || *end != '\0') {
-    throw InvalidArgument(flag + ": '" + text.substr(0, 40) + "' is not a number");
+    throw InvalidArgument(flag + ": '" + clip_utf8(text, 40) + "' is not a number");
   }
   if (!std::isfinite(v) || v != std::floor(v) || v < static_cast<double>(lo) ||
       v > static_cast<double>(hi)) {
     throw InvalidArgument(fmt::format("{}: '{}' must be a whole number from {} to {}", flag,
-                                      text.substr(0, 40), lo, hi));
+                                      clip_utf8(text, 40), lo, hi));
   }
   return static_cast<std::int64_t>(v);
 }
@@ -103,7 +103,7 @@ double parse_fraction(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end == text.c_str() || *end != '\0' || !(v > 0 && v <= 1)) {
-    throw InvalidArgument(flag + ": '" + text.substr(0, 40) + "' must be a number in (0, 1]");
+    throw InvalidArgument(flag + ": '" + clip_utf8(text, 40) + "' must be a number in (0, 1]");
   }
   return v;
 }
@@ -791,7 +791,7 @@ std::vector<std::string> split_list(const std::string& flag, const std::string& 
   std::string item;
   std::istringstream in(text);
   while (std::getline(in, item, ',')) {
-    if (item.empty()) throw InvalidArgument(flag + ": empty item in '" + text.substr(0, 80) + "'");
+    if (item.empty()) throw InvalidArgument(flag + ": empty item in '" + clip_utf8(text, 80) + "'");
     out.push_back(item);
   }
   if (out.empty()) throw InvalidArgument(flag + ": give at least one value");
@@ -855,7 +855,7 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
   else if (a.format == "jsonl")
     format = SweepFormat::kJsonLines;
   else if (a.format != "csv")
-    throw InvalidArgument("--format: '" + a.format.substr(0, 20) + "' is not csv, json or jsonl");
+    throw InvalidArgument("--format: '" + clip_utf8(a.format, 20) + "' is not csv, json or jsonl");
   const std::uint64_t rows = sweep_rows(spec);
 
   std::ofstream file;
@@ -924,7 +924,7 @@ double parse_positive(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < 0) {
-    throw InvalidArgument(flag + ": '" + text.substr(0, 40) + "' must be a number >= 0");
+    throw InvalidArgument(flag + ": '" + clip_utf8(text, 40) + "' must be a number >= 0");
   }
   return v;
 }
@@ -1026,7 +1026,8 @@ nlohmann::json tensor_json(const TensorReport& t) {
             {"kurtosis", t.kurtosis},
             {"max_channel_ratio", t.max_channel_ratio},
             {"outlier_channels", t.outlier_channels},
-            {"outlier_tokens", t.outlier_tokens.size()},
+            {"outlier_channel_count", t.outlier_channel_count},
+            {"outlier_tokens", t.outlier_token_count},
             {"sampled_rows", t.sampled_rows},
             {"errors", errors},
             {"plan", err(t.plan)},
@@ -1079,7 +1080,7 @@ void cmd_quantize(const Common& c, const std::string& checkpoint, const std::str
       continue;
     }
     t.add_row({r.name, shape, fmt::format("{:.3g}", r.max_abs), fmt::format("{:.2f}", r.kurtosis),
-               std::to_string(r.outlier_channels.size()),
+               std::to_string(r.outlier_channel_count),
                std::string(format_id(r.plan.format)) +
                    (r.plan.outliers_kept ? " + bf16 outliers" : "") +
                    (r.meets_budget ? "" : " (budget not met)"),
@@ -1321,7 +1322,7 @@ void cmd_bench(const Common& c, const std::string& what, const BenchArgs& a) {
         human_bytes(r.kv_bytes));
     return;
   }
-  throw InvalidArgument("unknown benchmark '" + what.substr(0, 20) +
+  throw InvalidArgument("unknown benchmark '" + clip_utf8(what, 20) +
                         "' (stream, peak, gemm, gemv, layer)");
 }
 
@@ -1582,7 +1583,7 @@ int run(int argc, char** argv) {
         known = known || sub->get_name() == argv[1];
       }
       if (!known)
-        throw InvalidArgument("unknown command '" + std::string(argv[1]).substr(0, 40) +
+        throw InvalidArgument("unknown command '" + clip_utf8(std::string(argv[1]), 40) +
                               "' (commands: " + names + ")");
     }
     app.parse(argc, argv);
