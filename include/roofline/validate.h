@@ -50,6 +50,10 @@ struct ValidationReport {
                                                            const std::string& origin);
 // The embedded measurements.
 [[nodiscard]] std::vector<ValidationCase> built_in_validation();
+// A validation file: a regular file of at most 16 MB (checked before reading),
+// then parse_validation. Throws ParseError naming the file otherwise (a
+// directory, a device, an empty name).
+[[nodiscard]] std::vector<ValidationCase> load_validation(const std::string& path);
 
 // Predicts every case on `registry`'s devices and compares.
 [[nodiscard]] ValidationReport validate_cases(const std::vector<ValidationCase>& cases,

@@ -1,6 +1,9 @@
 #include "strict_json.h"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <utility>
 #include <vector>
 
@@ -53,6 +56,28 @@ void check_json_depth(const nlohmann::json& value, const std::string& origin) {
       if (child.is_structured()) todo.emplace_back(&child, depth + 1);
     }
   }
+}
+
+std::string read_text_file(const std::string& path, std::size_t max_bytes) {
+  if (path.empty()) throw ParseError("cannot read a file with an empty name");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw ParseError(path + ": cannot read: " +
+                     (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw ParseError(path + ": cannot read: " + ec.message());
+  if (size > max_bytes) {
+    throw ParseError(path + ": " + std::to_string(size) + " bytes is more than the " +
+                     std::to_string(max_bytes) + "-byte limit for this kind of file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ParseError(path + ": cannot open for reading");
+  // Read at most the limit even if the file grew since it was measured.
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
 }
 
 nlohmann::json parse_json_text(std::string_view text, const std::string& origin,

@@ -24,6 +24,11 @@ void check_json_depth(std::string_view text, const std::string& origin);
 // The same over a value already built (iteratively, without recursion).
 void check_json_depth(const nlohmann::json& value, const std::string& origin);
 
+// The contents of a regular file of at most `max_bytes`. Throws ParseError
+// "<path>: cannot read: ..." for anything else (a directory, a device such as
+// /dev/zero, a FIFO, a missing file) before reading a byte.
+std::string read_text_file(const std::string& path, std::size_t max_bytes);
+
 // Parses text into JSON, rejecting documents over `max_bytes` or nested deeper
 // than kMaxJsonDepth. Throws ParseError "<origin>: ...".
 nlohmann::json parse_json_text(std::string_view text, const std::string& origin,

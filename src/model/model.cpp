@@ -265,24 +265,6 @@ void note_ignored_keys(const ConfigReader& r, ModelSpec* m) {
   if (!unknown.empty()) m->notes.push_back("config keys not modeled: " + unknown);
 }
 
-std::string read_text_file(const std::filesystem::path& path, std::size_t max_bytes) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw ParseError(path.string() + ": cannot read: not a regular file");
-  }
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw ParseError(path.string() + ": cannot read: " + ec.message());
-  if (size > max_bytes) {
-    throw ParseError(path.string() + ": " + std::to_string(size) + " bytes is more than the " +
-                     std::to_string(max_bytes) + "-byte limit for this kind of file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ParseError(path.string() + ": cannot open for reading");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
@@ -652,7 +634,7 @@ ModelSpec load_model(std::string_view arg) {
                           ": a safetensors checkpoint needs its config.json: "
                           "give the model directory instead");
   }
-  const std::string text = read_text_file(path, kMaxConfigBytes);
+  const std::string text = detail::read_text_file(path.string(), kMaxConfigBytes);
   ModelSpec m;
   const json probe = detail::parse_json_text(text, path.string(), kMaxConfigBytes);
   if (probe.is_object() && probe.contains("H") && !probe.contains("model_type")) {
