@@ -15,6 +15,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -64,16 +65,44 @@ void add_common(CLI::App* cmd, Common* c, bool with_csv) {
 
 Registry load_registry(const Common& c) { return Registry::load(c.hardware_files); }
 
-void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << "\n"; }
+// Text that is not UTF-8 (a name from a file) is replaced, not thrown about.
+void print_json(const nlohmann::json& j) {
+  std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+// Decimal notation only: digits, an optional fraction and exponent ("4096",
+// "4.096e3"). strtod alone would also take " 5" (leading space), "0x10" (hex),
+// "inf" and "nan".
+bool decimal_syntax(const std::string& text) {
+  std::size_t i = 0;
+  auto digits = [&] {
+    const std::size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+  if (!digits()) return false;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    digits();
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+    if (!digits()) return false;
+  }
+  return i == text.size();
+}
 
 // Parses a GEMM dimension given as text: a whole number in [1, kMaxGemmDimension].
-// Accepts "4096" and "4.096e3"; rejects NaN, fractions, and absurd sizes.
+// Accepts "4096" and "4.096e3"; rejects NaN, fractions, hex, spaces and absurd sizes.
 std::int64_t parse_dimension(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end == text.c_str() || *end != '\0') {
-    throw InvalidArgument(flag + ": '" + clip_utf8(text, 40) + "' is not a number");
+  if (!decimal_syntax(text) || end == text.c_str() || *end != '\0') {
+    throw InvalidArgument(flag + ": '" + clip_utf8(text, 40) +
+                          "' is not a whole number in decimal notation");
   }
   if (!std::isfinite(v) || v != std::floor(v) || v < 1 ||
       v > static_cast<double>(kMaxGemmDimension)) {
@@ -88,8 +117,9 @@ std::int64_t parse_count(const std::string& flag, const std::string& text, std::
                          std::int64_t hi) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end == text.c_str() || *end != '\0') {
-    throw InvalidArgument(flag + ": '" + clip_utf8(text, 40) + "' is not a number");
+  if (!decimal_syntax(text) || end == text.c_str() || *end != '\0') {
+    throw InvalidArgument(flag + ": '" + clip_utf8(text, 40) +
+                          "' is not a whole number in decimal notation");
   }
   if (!std::isfinite(v) || v != std::floor(v) || v < static_cast<double>(lo) ||
       v > static_cast<double>(hi)) {
@@ -722,17 +752,14 @@ void cmd_attention(const Common& c, const ScenarioArgs& a) {
   std::cout << t.text();
 }
 
-void cmd_validate(const Common& c, const std::string& file, bool ideal) {
+void cmd_validate(const Common& c, const std::optional<std::string>& file, bool ideal) {
   const Registry reg = load_registry(c);
   std::vector<ValidationCase> cases;
-  if (file.empty()) {
+  if (!file) {
     cases = built_in_validation();
   } else {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw ParseError(file + ": cannot open for reading");
-    std::ostringstream text;
-    text << in.rdbuf();
-    cases = parse_validation(text.str(), file);
+    if (file->empty()) throw InvalidArgument("--validation-file: the file name is empty");
+    cases = load_validation(*file);
   }
   ModelOptions o;
   o.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
@@ -803,7 +830,7 @@ struct SweepArgs {
               seq_lens = "4096", weights = "native", acts = "bf16", kvs, attentions, tps = "1",
               strategies;
   std::string format = "csv", out;
-  unsigned threads = 0;
+  std::string threads = "0";
   bool ideal = false;
 };
 
@@ -857,6 +884,8 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
   else if (a.format != "csv")
     throw InvalidArgument("--format: '" + clip_utf8(a.format, 20) + "' is not csv, json or jsonl");
   const std::uint64_t rows = sweep_rows(spec);
+  const auto threads =
+      static_cast<unsigned>(parse_count("--threads", a.threads, 0, kMaxSweepThreads));
 
   std::ofstream file;
   if (!a.out.empty()) {
@@ -882,7 +911,7 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
                                  100.0 * static_cast<double>(done) / static_cast<double>(total),
                                  static_cast<double>(done) / secs / 1e6);
       },
-      a.threads);
+      threads);
   out.flush();
   if (!out) throw InvalidArgument("writing the sweep output failed");
 }
@@ -1469,7 +1498,7 @@ int run(int argc, char** argv) {
   sweep_cmd->add_option("--format", sw.format, "csv, json or jsonl")->capture_default_str();
   sweep_cmd->add_option("--out", sw.out, "Write to FILE instead of standard output")
       ->type_name("FILE");
-  sweep_cmd->add_option("--threads", sw.threads, "Worker threads (0: all cores)")
+  sweep_cmd->add_option("--threads", sw.threads, "Worker threads, 0 to 256 (0: all cores)")
       ->capture_default_str();
   sweep_cmd->add_flag("--ideal", sw.ideal, "Pure roofline instead of the realistic mode");
   add_common(sweep_cmd, &common, false);
@@ -1563,10 +1592,10 @@ int run(int argc, char** argv) {
   auto* validate_cmd = app.add_subcommand("validate", "Predictions against published measurements");
   std::string validation_file;
   bool validate_ideal = false;
-  validate_cmd
-      ->add_option("--validation-file", validation_file,
-                   "Measurement file (default: the built-in set)")
-      ->type_name("FILE");
+  auto* validation_file_opt = validate_cmd
+                                  ->add_option("--validation-file", validation_file,
+                                               "Measurement file (default: the built-in set)")
+                                  ->type_name("FILE");
   validate_cmd->add_flag("--ideal", validate_ideal, "Pure roofline instead of the realistic mode");
   add_common(validate_cmd, &common, true);
 
@@ -1608,7 +1637,10 @@ int run(int argc, char** argv) {
     else if (attention_cmd->parsed())
       cmd_attention(common, sc);
     else if (validate_cmd->parsed())
-      cmd_validate(common, validation_file, validate_ideal);
+      cmd_validate(common,
+                   validation_file_opt->count() > 0 ? std::optional<std::string>(validation_file)
+                                                    : std::nullopt,
+                   validate_ideal);
     else if (sweep_cmd->parsed())
       cmd_sweep(common, sw);
     else if (strategies_cmd->parsed())
@@ -1635,6 +1667,13 @@ int run(int argc, char** argv) {
     return kExitBadInput;
   } catch (const Error& e) {
     std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const nlohmann::json::exception& e) {
+    // A value of the wrong type deep in an input file: bad input, not a bug report.
+    std::string what = e.what();
+    const auto close = what.find("] ");
+    if (close != std::string::npos) what = what.substr(close + 2);
+    std::cerr << "error: malformed input: " << what << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "error: internal: " << e.what() << "\n";
