@@ -565,6 +565,10 @@ class GuardedServer final : public httplib::Server {
       t_trim_after = false;
       bool connection_closed = false;
       const bool ok = process_request(stream, count == 1, connection_closed, screen);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        self.busy = false;  // idle again: may give way to this client's next connection
+      }
       if (t_trim_after) ::malloc_trim(0);
       if (!ok || connection_closed || t_close_after) return;
     }

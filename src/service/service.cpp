@@ -255,6 +255,7 @@ json analyze(const json& request, const Registry& registry, const Limits& limits
     p.act = parse_format(text(o, "act", "fp16"));
     const ModelOptions opt = options_of(o);
     o.finish();
+    check_deadline("the analysis");
     json j = to_json(d, p, predict_gemm(d, p, opt));
     j["measurement"] = nullptr;  // no GPU backend in this process
     j.update(stamp(registry));
