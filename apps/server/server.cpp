@@ -641,7 +641,8 @@ struct Server::Impl {
         std::string text = handler(body);
         if (text.size() > (1 << 20)) t_trim_after = true;
         res.status = 200;
-        res.set_content(std::move(text), "application/json");
+        res.body = std::move(text);  // set_content would copy it
+        res.set_header("Content-Type", "application/json");
       } catch (const Error& e) {
         send_error(res, status_of(e), e.code(), e.what());
       } catch (const json::exception& e) {
@@ -1011,6 +1012,11 @@ Server::Server(Options options, Registry registry) : impl_(std::make_unique<Impl
                              ? impl_->options.max_connections_per_client
                              : std::max(1, threads - threads / 4);
   impl_->http = std::make_unique<GuardedServer>(impl_->options.request_read_timeout_s, per_client);
+  // Blocks of 256 KB and more (bodies, sweep text, upload statistics) are
+  // mapped and unmapped on their own, so a large request gives its memory back
+  // when it ends (glibc otherwise raises this threshold to the largest block
+  // freed, up to 32 MB, and keeps such blocks in its heaps).
+  ::mallopt(M_MMAP_THRESHOLD, 256 << 10);
   impl_->http->new_task_queue = [threads] {
     return new httplib::ThreadPool(static_cast<size_t>(threads));
   };
