@@ -256,7 +256,9 @@ json openapi(bool public_only) {
            {{"200", {{"description", "the same JSON as the CLI's --json output"}}},
             {"400", {{"description", "invalid request: {\"error\": {\"code\", \"message\"}}"}}},
             {"404", {{"description", "unknown model, device, format or kernel"}}},
-            {"413", {{"description", "body too large"}}},
+            {"405", {{"description", "not a POST (the Allow header says what is)"}}},
+            {"411", {{"description", "no Content-Length (chunked bodies are refused)"}}},
+            {"413", {{"description", "body too large (judged by Content-Length, unread)"}}},
             {"422", {{"description", "the device cannot do it (format, kernel)"}}},
             {"503", {{"description", "the request ran past its time limit"}}}}}}}};
   };

@@ -300,7 +300,10 @@ std::vector<TensorReport> quantize_bytes(
       t.skipped = "dtype " + info.dtype + " is not a floating-point tensor";
     } else if (info.shape.size() < 2) {
       t.skipped = "1-D tensors (norms, biases) stay in 16 bits";
+    } else if (info.bytes == 0) {
+      t.skipped = "empty tensor";
     } else {
+      // The elements fit the data (parse_safetensors checked), so the product does not overflow.
       t.cols = info.shape.back();
       t.rows = 1;
       for (std::size_t i = 0; i + 1 < info.shape.size(); ++i) t.rows *= info.shape[i];
