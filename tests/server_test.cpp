@@ -793,5 +793,20 @@ TEST(ServerWebApp, PathsWithNulAreRefused) {
   std::filesystem::remove_all(dir);
 }
 
+// A JSON body labelled as a form (what curl -d sends) is still JSON, at any
+// size up to the limit (httplib refused forms past 8 KB with 413).
+TEST_F(ServerTest, BodiesAreJsonWhateverTheirLabel) {
+  auto c = client();
+  const std::string body = R"({"model": "llama-3.1-8b", "hardware": "h100", "weights": ")" +
+                           std::string(200, ' ') + R"(fp8"})";
+  nlohmann::json padded = nlohmann::json::parse(body);
+  std::string big = padded.dump();
+  big.insert(1, std::string(20'000, ' '));  // whitespace: 20 KB, still the same request
+  auto r = c.Post("/api/predict", big, "application/x-www-form-urlencoded");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404) << r->body;  // parsed as JSON: the padded format name is unknown
+  EXPECT_NE(r->body.find("unknown format"), std::string::npos) << r->body;
+}
+
 }  // namespace
 }  // namespace roofline::server

@@ -702,8 +702,13 @@ struct Server::Impl {
       if (n > 0) t_close_after = true;  // a GET's body is not read
       return;
     }
-    const std::size_t limit =
-        req.path == "/api/quantize" ? options.max_upload_bytes : options.max_body_bytes;
+    const bool upload = req.path == "/api/quantize";
+    // Every POST body here is JSON or a .safetensors file, whatever it is labelled
+    // (curl -d says form-urlencoded): httplib must not parse it as a form or as
+    // multipart parts, which it would (and refuse forms past 8 KB).
+    req.headers.erase("Content-Type");
+    req.set_header("Content-Type", upload ? "application/octet-stream" : "application/json");
+    const std::size_t limit = upload ? options.max_upload_bytes : options.max_body_bytes;
     if (n > limit) {
       return refuse(413, "payload_too_large",
                     "the body is " + length + " bytes, more than the " + std::to_string(limit) +
@@ -751,7 +756,12 @@ struct Server::Impl {
       return unavailable(why.empty() ? "roofline-gpu failed" : clip_utf8(why, 300));
     }
     // Its answer is checked like any other input.
-    const json out = json::parse(r.out, nullptr, false);
+    json out;
+    try {
+      out = service::parse_request(r.out);  // bounded depth, like every JSON read here
+    } catch (const Error&) {
+      return unavailable("roofline-gpu answered something that is not its JSON");
+    }
     auto number = [&](const char* key) {
       const auto it = out.find(key);
       if (it == out.end() || !it->is_number() || !std::isfinite(it->get<double>()) ||
