@@ -344,6 +344,7 @@ PYBIND11_MODULE(_roofline, m) {
                       {"rms", t.rms},
                       {"kurtosis", t.kurtosis},
                       {"outlier_channels", t.outlier_channels},
+                      {"outlier_channel_count", t.outlier_channel_count},
                       {"errors", errors},
                       {"plan", format_id(t.plan.format)},
                       {"plan_outliers_kept", t.plan.outliers_kept},
@@ -397,6 +398,8 @@ PYBIND11_MODULE(_roofline, m) {
         d["kurtosis"] = t.kurtosis;
         d["outlier_channels"] = t.outlier_channels;
         d["outlier_tokens"] = t.outlier_tokens;
+        d["outlier_channel_count"] = t.outlier_channel_count;
+        d["outlier_token_count"] = t.outlier_token_count;
         d["plan"] = std::string(format_id(t.plan.format));
         d["plan_outliers_kept"] = t.plan.outliers_kept;
         d["plan_bits_per_element"] = t.plan.bits_per_element;

@@ -304,5 +304,23 @@ TEST(Gguf, HostileFilesAreRejected) {
   EXPECT_THROW((void)parse_gguf(arch.file(), "x"), Unsupported);
 }
 
+// Issue #10, item 4: tensors may not share bytes (safetensors forbids it; 40
+// tensors over the same bytes made an upload's analysis 7 times longer).
+TEST(Safetensors, OverlappingTensorsAreRefused) {
+  nlohmann::json h;
+  h["a"] = {{"dtype", "F16"}, {"shape", {4, 4}}, {"data_offsets", {0, 32}}};
+  h["b"] = {{"dtype", "F16"}, {"shape", {4, 4}}, {"data_offsets", {16, 48}}};
+  try {
+    (void)parse_safetensors(safetensors(h, 48), "x.safetensors");
+    FAIL();
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("overlap"), std::string::npos) << e.what();
+  }
+  h["b"]["data_offsets"] = {32, 64};  // adjacent is fine, and so are empty tensors
+  h["c"] = {{"dtype", "F16"}, {"shape", {0}}, {"data_offsets", {32, 32}}};
+  const auto tensors = parse_safetensors(safetensors(h, 64), "x.safetensors");
+  ASSERT_EQ(tensors.size(), 3u);
+}
+
 }  // namespace
 }  // namespace roofline

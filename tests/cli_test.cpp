@@ -148,7 +148,7 @@ TEST(Cli, BadInputExitsTwoWithOneLine) {
   expect_bad_input("gemv --hardware gb10 --n 4096 --k 4096 --weights fp7", "unknown format 'fp7'");
   expect_bad_input("gemv --hardware gb10 --n 0 --k 4096", "--n");
   expect_bad_input("gemv --hardware gb10 --n -5 --k 4096", "-5");
-  expect_bad_input("gemv --hardware gb10 --n abc --k 4096", "not a number");
+  expect_bad_input("gemv --hardware gb10 --n abc --k 4096", "not a whole number");
   expect_bad_input("gemv --hardware gb10 --n nan --k 4096", "whole number");
   expect_bad_input("gemv --hardware gb10 --n inf --k 4096", "whole number");
   expect_bad_input("gemv --hardware gb10 --n 1e30 --k 4096", "whole number");
@@ -279,7 +279,8 @@ TEST(Cli, ModelAndScenarioBadInput) {
       std::filesystem::temp_directory_path() / ("rl-bad-model-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::ofstream(dir / "deep.json") << std::string(100'000, '[');
-  expect_bad_input("model show " + (dir / "deep.json").string(), "invalid JSON");
+  expect_bad_input("model show " + (dir / "deep.json").string(),
+                   "JSON nests deeper than 64 levels");
   std::ofstream(dir / "falcon.json") << R"({"model_type": "falcon", "hidden_size": 4544})";
   expect_bad_input("model show " + (dir / "falcon.json").string(),
                    "model_type 'falcon' is not understood");
@@ -400,6 +401,98 @@ TEST(Cli, HelpAndVersionExitZero) {
   r = roofline("--version");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("0."), std::string::npos);
+}
+
+// ---------------------------------------------------------------- issue #10
+
+std::string temp_path(const std::string& name) {
+  return (std::filesystem::temp_directory_path() /
+          ("rl-" + std::to_string(::getpid()) + "-" + name))
+      .string();
+}
+
+// Item 7: wrong types in a config.json and names cut inside a UTF-8 character
+// are bad input (exit 2), not "error: internal" (exit 1).
+TEST(Cli, WrongTypesAndUtf8NamesAreBadInput) {
+  const std::string path = temp_path("config.json");
+  std::ofstream(path) << R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 10,
+      "quantization_config": {"quant_method": 5}})";
+  expect_bad_input("model show " + path, "quant_method");
+  std::ofstream(path) << R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+      "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 10,
+      "quantization_config": {"quant_method": "gptq", "bits": "4"}})";
+  expect_bad_input("model show " + path, "bits");
+  std::filesystem::remove(path);
+  const std::string name = std::string(63, 'a') + "\xE2\x82\xAC";
+  for (const char* flag : {"--model", "--hardware", "--strategy", "--weights"}) {
+    const CliRun r = roofline(std::string("predict ") + flag + " '" + name + "' --json");
+    EXPECT_EQ(r.exit_code, 2) << flag << ": " << r.err;
+    EXPECT_EQ(r.err.find("internal"), std::string::npos) << r.err;
+  }
+}
+
+// Item 8: absurd thread counts and per-tensor state are refused before any
+// allocation or output (they ended in std::bad_alloc, exit 1).
+TEST(Cli, ThreadsAndTensorStateAreBoundedBeforeAllocating) {
+  expect_bad_input("sweep --threads 4294967295", "--threads");
+  expect_bad_input("sweep --threads 257", "0 to 256");
+  // A [1, 1e9] F16 tensor: 2 GB of data in a sparse file (no disk is used).
+  const std::string path = temp_path("wide.safetensors");
+  const std::uint64_t bytes = 2'000'000'000;
+  const std::string header =
+      nlohmann::json{
+          {"w", {{"dtype", "F16"}, {"shape", {1, 1'000'000'000}}, {"data_offsets", {0, bytes}}}}}
+          .dump();
+  {
+    std::ofstream out(path, std::ios::binary);
+    std::string len(8, '\0');
+    for (int i = 0; i < 8; ++i)
+      len[static_cast<std::size_t>(i)] = static_cast<char>(header.size() >> (8 * i));
+    out << len << header;
+  }
+  std::filesystem::resize_file(path, 8 + header.size() + bytes);
+  expect_bad_input("quantize --checkpoint " + path, "more rows or columns than the");
+  expect_bad_input("recommend --model llama-3.1-8b --checkpoint " + path, "more rows or columns");
+  std::filesystem::remove(path);
+}
+
+// Item 9: a validation file must be a regular file of bounded size, named.
+TEST(Cli, ValidationFilesAreCheckedBeforeReading) {
+  expect_bad_input("validate --validation-file /dev/zero", "not a regular file");
+  expect_bad_input("validate --validation-file " + std::filesystem::temp_directory_path().string(),
+                   "not a regular file");
+  expect_bad_input("validate --validation-file ''", "empty");
+  expect_bad_input("validate --validation-file /nonexistent/v.json", "no such file");
+}
+
+// Item 10: hardware figures outside plausible ranges name the file, key and range.
+TEST(Cli, ImplausibleHardwareFiguresAreRefused) {
+  const std::string path = temp_path("hw.json");
+  auto doc =
+      nlohmann::json::parse(slurp(std::string(ROOFLINE_SOURCE_DATA_DIR) + "/hardware/gb10.json"));
+  doc["memory"]["bandwidth_Bps"]["value"] = 5e-324;
+  std::ofstream(path) << doc.dump();
+  expect_bad_input("gemv --hardware gb10 --n 64 --k 64 --hardware-file " + path,
+                   path +
+                       ": memory.bandwidth_Bps: value 4.94066e-324 is outside the plausible "
+                       "range 1 GB/s to 100 TB/s");
+  doc = nlohmann::json::parse(slurp(std::string(ROOFLINE_SOURCE_DATA_DIR) + "/hardware/gb10.json"));
+  doc["compute"]["sm_count"]["value"] = 1e308;
+  std::ofstream(path) << doc.dump();
+  expect_bad_input("gemv --hardware gb10 --n 64 --k 64 --hardware-file " + path,
+                   "compute.sm_count");
+  std::filesystem::remove(path);
+}
+
+// Item 12: dimensions are decimal numbers: no hex, no leading space.
+TEST(Cli, DimensionsAreDecimal) {
+  expect_bad_input("gemm --hardware gb10 --m 0x10 --n 64 --k 64", "--m: '0x10'");
+  expect_bad_input("gemm --hardware gb10 --m ' 5' --n 64 --k 64", "--m: ' 5'");
+  expect_bad_input("gemm --hardware gb10 --m inf --n 64 --k 64", "--m");
+  const CliRun ok = roofline("gemm --hardware gb10 --m 1.6e1 --n 64 --k 64 --json");
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(nlohmann::json::parse(ok.out)["m"], 16);
 }
 
 }  // namespace

@@ -319,5 +319,28 @@ TEST(RegistryFiles, DataDirEnvironmentVariableAddsDevices) {
   EXPECT_EQ(r.get("env-gpu").id, "env-gpu");
 }
 
+// Issue #10, item 10: figures outside a plausible range name the file, the key
+// and the range (5e-324 B/s made every time infinite, 1e308 SMs every time 0).
+TEST(DeviceFile, FiguresOutsidePlausibleRangesAreErrors) {
+  auto doc = base_device();
+  doc["memory"]["bandwidth_Bps"]["value"] = 5e-324;
+  expect_parse_error(doc, {"test.json", "memory.bandwidth_Bps", "1 GB/s to 100 TB/s"});
+  doc = base_device();
+  doc["memory"]["bandwidth_Bps"]["value"] = 1e15;
+  expect_parse_error(doc, {"memory.bandwidth_Bps", "1 GB/s to 100 TB/s"});
+  doc = base_device();
+  doc["compute"]["sm_count"]["value"] = 1e308;
+  expect_parse_error(doc, {"compute.sm_count", "1 to 100,000"});
+  doc = base_device();
+  doc["efficiency"]["launch_overhead_s"]["value"] = 1e308;
+  expect_parse_error(doc, {"efficiency.launch_overhead_s", "0 to 0.1 s"});
+  doc = base_device();
+  doc["peaks"]["fp32"]["value"] = 5e-324;
+  expect_parse_error(doc, {"peaks.fp32.value", "GFLOP/s"});
+  doc = base_device();
+  doc["memory"]["capacity_bytes"]["value"] = 1e30;
+  expect_parse_error(doc, {"memory.capacity_bytes"});
+}
+
 }  // namespace
 }  // namespace roofline

@@ -142,5 +142,81 @@ TEST(Models, UnmodeledKeysAreNoted) {
   EXPECT_NE(m.notes.back().find("frobnication_level"), std::string::npos);
 }
 
+// Issue #10, item 1: nesting is refused from the text, before a value is built;
+// 64 levels are the limit. The config below is 2 levels (the object and the
+// array of "x") plus the arrays inside.
+TEST(Models, NestingDeeperThan64LevelsIsRefusedWithTheDepth) {
+  auto nested = [](int arrays) {
+    auto cfg = llama_config().dump();
+    cfg.pop_back();
+    return cfg + ", \"x\": " + std::string(arrays, '[') + std::string(arrays, ']') + "}";
+  };
+  EXPECT_NO_THROW((void)parse_hf_config(nested(63), "c.json"));  // 64 levels
+  try {
+    (void)parse_hf_config(nested(64), "c.json");  // 65 levels
+    FAIL();
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("deeper than 64 levels"), std::string::npos) << e.what();
+  }
+  // Brackets inside strings are text, not nesting.
+  EXPECT_NO_THROW((void)parse_hf_config(
+      R"({"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+          "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 10,
+          "x": ")" +
+          std::string(1000, '[') + R"(\""})",
+      "c.json"));
+  EXPECT_THROW((void)parse_hf_config(nested(60'000), "c.json"), ParseError);
+}
+
+// Issue #10, item 2: a list of layers is no longer than the layer count
+// (500,000 entries for 4,096 layers cost 42 s of linear searches before).
+TEST(Models, MlpOnlyLayersAreBoundedByTheLayerCount) {
+  auto cfg = nlohmann::json::parse(R"({"model_type": "qwen3_moe", "hidden_size": 64,
+      "num_hidden_layers": 8, "num_attention_heads": 4, "num_key_value_heads": 4,
+      "vocab_size": 100, "num_experts": 4, "num_experts_per_tok": 2,
+      "moe_intermediate_size": 32, "intermediate_size": 64})");
+  cfg["mlp_only_layers"] = {6, 1, 6, 3};  // unsorted, one repeated
+  const ModelSpec m = parse_hf_config(cfg.dump(), "c.json");
+  ASSERT_TRUE(m.moe);
+  EXPECT_EQ(m.moe->dense_layers, (std::vector<std::int64_t>{1, 3, 6}));
+  EXPECT_EQ(m.moe_layer_count(), 5);  // 8 layers, 3 dense
+  EXPECT_FALSE(m.is_moe_layer(3));
+  EXPECT_TRUE(m.is_moe_layer(4));
+  cfg["mlp_only_layers"] = nlohmann::json::array();
+  for (int i = 0; i < 9; ++i) cfg["mlp_only_layers"].push_back(0);
+  try {
+    (void)parse_hf_config(cfg.dump(), "c.json");
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("9 entries for 8 layers"), std::string::npos) << e.what();
+  }
+}
+
+// Issue #10, item 7: wrong types in quantization_config are input errors (they
+// were nlohmann type errors: HTTP 500, CLI "error: internal").
+TEST(Models, QuantizationConfigOfTheWrongTypeIsAnInputError) {
+  auto cfg = llama_config();
+  cfg["quantization_config"] = {{"quant_method", 5}};
+  EXPECT_THROW((void)parse_hf_config(cfg.dump(), "c.json"), InvalidArgument);
+  cfg["quantization_config"] = {{"quant_method", "gptq"}, {"bits", "4"}};
+  EXPECT_THROW((void)parse_hf_config(cfg.dump(), "c.json"), InvalidArgument);
+  cfg["quantization_config"] = {{"quant_method", "gptq"}, {"bits", 4}};
+  EXPECT_EQ(parse_hf_config(cfg.dump(), "c.json").native_weights, Format::kInt4);
+}
+
+// Issue #10, item 7: a name cut for a message stays valid UTF-8.
+TEST(Models, MessagesCutNamesOnCharacterBoundaries) {
+  const std::string name = std::string(63, 'a') + "\xE2\x82\xAC";  // 63 ASCII + the euro sign
+  EXPECT_EQ(clip_utf8(name, 64), std::string(63, 'a'));
+  EXPECT_EQ(clip_utf8(name, 66), name);
+  EXPECT_EQ(clip_utf8("abc", 2), "ab");
+  try {
+    (void)load_model(name);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NO_THROW((void)nlohmann::json(std::string(e.what())).dump()) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace roofline

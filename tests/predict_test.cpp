@@ -365,5 +365,20 @@ TEST(Attention, SlidingWindowLayersReadOnlyTheWindow) {
   EXPECT_DOUBLE_EQ(full, 8.0 * 32769 * 64 * 2);
 }
 
+// Issue #10, item 12: a prompt of the whole context leaves no room to generate
+// (the message read "gen must be 1 to 0 tokens").
+TEST(Generate, APromptOfTheWholeContextSaysSo) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Registry r = Registry::built_in();
+  Scenario s;
+  try {
+    (void)generate(m, r.get("h100"), s, kMaxSeqLen, 1, {});
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("leaves no room"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).find("1 to 0"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace roofline

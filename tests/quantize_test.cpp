@@ -169,5 +169,41 @@ TEST(Quantize, StreamsASafetensorsFile) {
   EXPECT_THROW((void)quantize_checkpoint("/nonexistent.safetensors"), ParseError);
 }
 
+// Issue #10, items 4 and 8: per-tensor state is bounded before it is allocated
+// (a [1, 30M] tensor took 48 bytes per column), the outliers listed are capped
+// and all counted, and the tensor count is capped.
+TEST(Quantize, StateAndListsAreBounded) {
+  QuantizeOptions o;
+  o.max_rows_or_columns = 1000;
+  std::vector<float> wide(2000, 1.0f);
+  try {
+    (void)analyze_tensor("wide", wide, 1, 2000, o);
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("more rows or columns than the 1000"), std::string::npos)
+        << e.what();
+  }
+  std::vector<float> all_outliers(4 * 300, 100.0f);  // every column >= 6: an outlier
+  o.max_listed_outliers = 10;
+  const TensorReport t = analyze_tensor("w", all_outliers, 4, 300, o);
+  EXPECT_EQ(t.outlier_channel_count, 300);
+  EXPECT_EQ(t.outlier_channels.size(), 10u);
+  EXPECT_EQ(t.outlier_channels.back(), 9);
+  EXPECT_EQ(t.outlier_token_count, 4);
+
+  nlohmann::json h;
+  std::string data(3 * 8, '\0');
+  for (int i = 0; i < 3; ++i) {
+    h["t" + std::to_string(i)] = {
+        {"dtype", "F16"}, {"shape", {2, 2}}, {"data_offsets", {8 * i, 8 * i + 8}}};
+  }
+  const std::string header = h.dump();
+  const std::string file = le64(header.size()) + header + data;
+  QuantizeOptions few;
+  few.max_tensors = 2;
+  EXPECT_THROW((void)quantize_bytes(file, "x", few), InvalidArgument);
+  EXPECT_EQ(quantize_bytes(file, "x").size(), 3u);
+}
+
 }  // namespace
 }  // namespace roofline

@@ -63,5 +63,13 @@ TEST(Report, TableCsvQuotesFields) {
   EXPECT_NE(text.find("---"), std::string::npos);
 }
 
+// Issue #10, item 12: past E (1e18) come Z and Y, then scientific notation.
+TEST(Report, LargeCountsHaveValidUnits) {
+  EXPECT_EQ(human_rate(2.5e21, "FLOP"), "2.50 ZFLOP");
+  EXPECT_EQ(human_rate(3e24, "FLOP"), "3.00 YFLOP");
+  EXPECT_EQ(human_rate(4.2e30, "FLOP"), "4.2e+30 FLOP");
+  EXPECT_EQ(human_count(999e18), "999 E");
+}
+
 }  // namespace
 }  // namespace roofline

@@ -2,12 +2,17 @@
 // oversized and hostile bodies.
 #include "../apps/server/server.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -419,6 +424,388 @@ TEST(ServerWebApp, ServesTheAppAndLocalSwaggerDocs) {
     EXPECT_NE(escape->status, 200);
   }
   std::filesystem::remove_all(dir);
+}
+
+// ---------------------------------------------------------------- issue #10
+
+// A raw connection, for requests httplib's client will not send (trickled
+// headers, foreign Host names, unknown methods). Every wait is bounded.
+class RawConnection {
+ public:
+  explicit RawConnection(int port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<std::uint16_t>(port));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
+  }
+  ~RawConnection() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  RawConnection(const RawConnection&) = delete;
+  RawConnection& operator=(const RawConnection&) = delete;
+  bool connected() const { return connected_; }
+  bool send(const std::string& s) {
+    return ::send(fd_, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size());
+  }
+  // What arrives until the server closes or `seconds` pass without a byte.
+  std::string read_all(int seconds = 30) {
+    std::string out;
+    char buf[4096];
+    for (;;) {
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, seconds * 1000) <= 0) break;
+      const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) {
+        closed_ = true;
+        break;
+      }
+      out.append(buf, static_cast<std::size_t>(n));
+    }
+    return out;
+  }
+  bool closed() const { return closed_; }
+
+ private:
+  int fd_ = -1;
+  bool connected_ = false;
+  bool closed_ = false;
+};
+
+std::string deep_model_body(int depth) {
+  return R"({"model": {"model_type": "llama", "hidden_size": 64, "num_hidden_layers": 2,
+             "num_attention_heads": 4, "intermediate_size": 64, "vocab_size": 10, "x": )" +
+         std::string(depth, '[') + std::string(depth, ']') + "}}";
+}
+
+// Item 1: a 120 KB body nested 60,000 deep killed the server (recursive copy
+// and dump); now every endpoint answers 400 with the depth, and lives on.
+TEST(ServerLimits, DeeplyNestedBodiesAreRefusedAndTheServerLives) {
+  Options o;
+  o.port = 0;
+  OwnServer s(o);
+  auto c = s.client();
+  auto post = [&](const std::string& path, const std::string& body, int status) {
+    auto r = c.Post(path.c_str(), body, "application/json");
+    EXPECT_TRUE(r) << path;
+    if (!r) return nlohmann::json();
+    EXPECT_EQ(r->status, status) << path << " " << r->body.substr(0, 300);
+    return nlohmann::json::parse(r->body, nullptr, false);
+  };
+  for (const char* path : {"/api/public/predict", "/api/public/generate", "/api/public/recommend",
+                           "/api/public/sweep", "/api/public/analyze", "/api/analyze"}) {
+    const auto j = post(path, deep_model_body(60'000), 400);
+    EXPECT_EQ(j["error"]["code"], "invalid_json") << path;
+    EXPECT_NE(j.dump().find("64 levels"), std::string::npos) << j.dump();
+  }
+  // 64 levels are fine: the body, "model", then 62 arrays.
+  const auto ok = post("/api/predict", deep_model_body(62), 200);
+  EXPECT_GT(ok.value("time_s", 0.0), 0);
+  const auto deep = post("/api/predict", deep_model_body(63), 400);
+  EXPECT_NE(deep.dump().find("64 levels"), std::string::npos);
+  auto h = c.Get("/healthz");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+}
+
+// Item 2: a layer list longer than the layers is refused at once (500k entries
+// cost 42 s), and every endpoint, not only sweeps, has the time limit.
+TEST_F(ServerTest, LayerListsAreBoundedByTheLayerCount) {
+  nlohmann::json cfg = {
+      {"model_type", "qwen3_moe"}, {"hidden_size", 64},        {"num_hidden_layers", 4096},
+      {"num_attention_heads", 4},  {"num_key_value_heads", 4}, {"vocab_size", 100},
+      {"num_experts", 4},          {"num_experts_per_tok", 2}, {"moe_intermediate_size", 32},
+      {"intermediate_size", 64}};
+  cfg["mlp_only_layers"] = std::vector<int>(20'000, 7);
+  const auto j = post("/api/predict", nlohmann::json{{"model", cfg}}.dump(), 400);
+  EXPECT_NE(j.dump().find("20000 entries for 4096 layers"), std::string::npos) << j.dump();
+}
+
+TEST(ServerLimits, EveryEndpointHasTheTimeLimit) {
+  Options o;
+  o.port = 0;
+  o.request_time_limit_s = 0.0;  // past before the work starts
+  OwnServer s(o);
+  auto c = s.client();
+  for (const auto& [path, body] : std::vector<std::pair<std::string, std::string>>{
+           {"/api/predict", R"({"model": "llama-3.1-8b"})"},
+           {"/api/generate", R"({"model": "llama-3.1-8b"})"},
+           {"/api/recommend", R"({"model": "llama-3.1-8b"})"},
+           {"/api/analyze", R"({"hardware": "h100"})"}}) {
+    auto r = c.Post(path.c_str(), body, "application/json");
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 503) << path << " " << r->body;
+    EXPECT_EQ(nlohmann::json::parse(r->body, nullptr, false)["error"]["code"], "time_limit");
+  }
+}
+
+// Item 3: the Host is parsed as an address, never by prefix.
+TEST_F(ServerTest, HostNamesAreParsedAsAddresses) {
+  auto status_for = [](const std::string& host) {
+    RawConnection r(port_);
+    EXPECT_TRUE(r.connected());
+    r.send("GET /healthz HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n");
+    const std::string answer = r.read_all();
+    return answer.substr(0, answer.find("\r\n"));
+  };
+  for (const char* foreign : {"127.0.0.1.evil.com", "127.attacker.net", "localhost.evil.com",
+                              "127.0.0.1:80:x", "127.0.0.1:abc", "[::1].evil.com", "0x7f.0.0.1"}) {
+    EXPECT_EQ(status_for(foreign), "HTTP/1.1 403 Forbidden") << foreign;
+  }
+  for (const char* loopback : {"127.0.0.1", "127.0.0.1:8000", "127.1.2.3", "localhost:80",
+                               "LOCALHOST", "[::1]", "[::1]:8000"}) {
+    EXPECT_EQ(status_for(loopback), "HTTP/1.1 200 OK") << loopback;
+  }
+}
+
+std::string le64(std::uint64_t v) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<char>(v >> (8 * i));
+  return s;
+}
+
+std::string safetensors_body(const nlohmann::json& header, const std::string& data) {
+  const std::string h = header.dump();
+  return le64(h.size()) + h + data;
+}
+
+// Item 4: an upload's work and answer are bounded by its bytes: overlapping
+// tensors are refused, outliers listed are capped (and counted), tensors capped.
+TEST(ServerLimits, QuantizeUploadsCannotMultiplyWork) {
+  Options o;
+  o.port = 0;
+  o.max_upload_tensors = 3;
+  OwnServer s(o);
+  auto c = s.client();
+  nlohmann::json overlap;
+  for (int i = 0; i < 40; ++i) {
+    overlap["t" + std::to_string(i)] = {
+        {"dtype", "F16"}, {"shape", {64, 64}}, {"data_offsets", {0, 8192}}};
+  }
+  auto r = c.Post("/api/quantize", safetensors_body(overlap, std::string(8192, '\0')),
+                  "application/octet-stream");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("overlap"), std::string::npos) << r->body;
+
+  // 1,000 columns of 100.0 (F16 0x5640): every one an outlier; 64 listed.
+  std::string data;
+  for (int i = 0; i < 2 * 1000; ++i) data += std::string("\x40\x56", 2);
+  nlohmann::json wide = {
+      {"w", {{"dtype", "F16"}, {"shape", {2, 1000}}, {"data_offsets", {0, data.size()}}}}};
+  r = c.Post("/api/quantize", safetensors_body(wide, data), "application/octet-stream");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const auto t = nlohmann::json::parse(r->body)["tensors"][0];
+  EXPECT_EQ(t["outlier_channel_count"], 1000);
+  EXPECT_EQ(t["outlier_channels"].size(), 64u);
+  EXPECT_LT(r->body.size(), 2000u);
+
+  nlohmann::json many;
+  for (int i = 0; i < 4; ++i) {
+    many["t" + std::to_string(i)] = {
+        {"dtype", "F16"}, {"shape", {2, 2}}, {"data_offsets", {8 * i, 8 * i + 8}}};
+  }
+  r = c.Post("/api/quantize", safetensors_body(many, std::string(32, '\0')),
+             "application/octet-stream");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("more than the 3"), std::string::npos) << r->body;
+}
+
+// Item 5: clients trickling header lines, or announcing a body they never send,
+// are cut off by the whole-request deadline and cannot take every worker.
+TEST(ServerLimits, SlowClientsCannotHoldTheWorkers) {
+  Options o;
+  o.port = 0;
+  o.threads = 8;                   // 6 per client address
+  o.request_read_timeout_s = 2.0;  // the whole request, however it trickles
+  OwnServer s(o);
+  std::vector<std::unique_ptr<RawConnection>> slow;
+  for (int i = 0; i < 20; ++i) {
+    slow.push_back(std::make_unique<RawConnection>(s.port));
+    ASSERT_TRUE(slow.back()->connected());
+    slow.back()->send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");  // never finished
+  }
+  RawConnection silent(s.port);
+  silent.send(
+      "POST /api/predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Content-Length: 1000\r\n\r\n");  // and nothing more
+  // Trickling one header line each to the first few keeps them busy reading.
+  for (int i = 0; i < 4; ++i) slow[static_cast<std::size_t>(i)]->send("X-Slow: 1\r\n");
+  // The server still answers: a new connection takes a slow one's place.
+  auto c = s.client();
+  auto h = c.Get("/healthz");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  // The silent body ends at the deadline (not "never": the read is bounded).
+  silent.read_all(30);
+  EXPECT_TRUE(silent.closed());
+  for (auto& r : slow) {
+    r->read_all(30);
+    EXPECT_TRUE(r->closed());
+  }
+}
+
+// Item 5: a client at its connection cap loses its oldest connection that is
+// not running a request. The two below are still sending their headers; with
+// read timeouts of a minute, only the eviction can close the first in time.
+TEST(ServerLimits, ConnectionsPerClientAreCapped) {
+  Options o;
+  o.port = 0;
+  o.max_connections_per_client = 2;
+  o.timeout_s = 60;
+  o.request_read_timeout_s = 60;
+  OwnServer s(o);
+  RawConnection a(s.port), b(s.port);
+  ASSERT_TRUE(a.connected() && b.connected());
+  a.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  b.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  // The third connection of this address is answered...
+  auto c = s.client();
+  auto h = c.Get("/healthz");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  // ...and the oldest unfinished one gave way (within 30 s, not the minute).
+  a.read_all(30);
+  EXPECT_TRUE(a.closed());
+  // The other one still finishes its request.
+  b.send("\r\n");
+  b.read_all(2);
+  SUCCEED();
+}
+
+// Item 6: over HTTP a model is a preset or a config object and a strategy a
+// built-in name; names without '/' no longer reach the working directory.
+TEST(ServerLimits, NamesNeverReachTheFileSystem) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("roofline-cwd-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json")
+      << R"({"H": 64, "L": 2, "nh": 4, "nkv": 4, "dh": 16, "dff": 64})";
+  std::ofstream(dir / "secret") << "Zsecret";
+  std::ofstream(dir / "creds") << R"({"name": "creds"})";
+  const auto previous = std::filesystem::current_path();
+  std::filesystem::current_path(dir);
+  {
+    Options o;
+    o.port = 0;
+    OwnServer s(o);
+    auto c = s.client();
+    for (const char* body :
+         {R"({"model": "."})", R"({"model": "secret"})", R"({"model": "config.json"})",
+          R"({"model": "llama-3.1-8b", "strategy": "creds"})"}) {
+      auto r = c.Post("/api/predict", body, "application/json");
+      ASSERT_TRUE(r);
+      EXPECT_TRUE(r->status == 400 || r->status == 404) << body << " " << r->body;
+      EXPECT_EQ(r->body.find("Zsecret"), std::string::npos);
+      EXPECT_EQ(r->body.find("'Z'"), std::string::npos);
+      EXPECT_EQ(r->body.find("parse_error"), std::string::npos) << r->body;
+    }
+    auto sweep = c.Post("/api/sweep", R"({"strategies": ["creds"]})", "application/json");
+    ASSERT_TRUE(sweep);
+    EXPECT_EQ(sweep->status, 404) << sweep->body;
+  }
+  std::filesystem::current_path(previous);
+  std::filesystem::remove_all(dir);
+}
+
+// Item 7: a name cut inside a UTF-8 character, or a value of the wrong type,
+// is a 4xx with a JSON body, never a 500.
+TEST_F(ServerTest, BadTextAndTypesAreClientErrors) {
+  const std::string name = std::string(63, 'a') + "\xE2\x82\xAC";
+  for (const char* key : {"model", "hardware", "strategy", "weights", "attention"}) {
+    nlohmann::json body = {{"model", "llama-3.1-8b"}};
+    body[key] = name;
+    auto c = client();
+    auto r = c.Post("/api/predict", body.dump(), "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_GE(r->status, 400) << key;
+    EXPECT_LT(r->status, 500) << key << " " << r->body;
+    EXPECT_FALSE(nlohmann::json::parse(r->body, nullptr, false).is_discarded()) << r->body;
+  }
+  nlohmann::json cfg = {{"model_type", "llama"},
+                        {"hidden_size", 64},
+                        {"num_hidden_layers", 2},
+                        {"num_attention_heads", 4},
+                        {"intermediate_size", 64},
+                        {"vocab_size", 10},
+                        {"quantization_config", {{"quant_method", 5}}}};
+  expect_error("/api/predict", nlohmann::json{{"model", cfg}}.dump(), 400, "invalid_argument");
+  cfg["quantization_config"] = {{"quant_method", "gptq"}, {"bits", "4"}};
+  expect_error("/api/predict", nlohmann::json{{"model", cfg}}.dump(), 400, "invalid_argument");
+}
+
+// Item 11: the 1 MB limit of JSON endpoints is applied to the announced length,
+// before a body is read (it was read, up to 64 MB, and then refused).
+TEST_F(ServerTest, OversizedJsonBodiesAreRefusedBeforeTheyAreRead) {
+  RawConnection r(port_);
+  r.send(
+      "POST /api/predict HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+      "Content-Length: 50000000\r\n\r\n");  // no body follows
+  const std::string answer = r.read_all();
+  EXPECT_EQ(answer.rfind("HTTP/1.1 413", 0), 0u) << answer.substr(0, 200);
+  EXPECT_NE(answer.find("payload_too_large"), std::string::npos);
+}
+
+// Item 12: methods an endpoint does not take are 405 with Allow.
+TEST_F(ServerTest, OtherMethodsAre405WithAllow) {
+  auto first_lines = [](const std::string& request) {
+    RawConnection r(port_);
+    r.send(request);
+    return r.read_all();
+  };
+  std::string a = first_lines("PATCH /api/predict HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(a.rfind("HTTP/1.1 405", 0), 0u) << a;
+  EXPECT_NE(a.find("Allow: POST"), std::string::npos) << a;
+  a = first_lines("GET /api/predict HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(a.rfind("HTTP/1.1 405", 0), 0u) << a;
+  EXPECT_NE(a.find("Allow: POST"), std::string::npos) << a;
+  a = first_lines("POST /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n");
+  EXPECT_EQ(a.rfind("HTTP/1.1 405", 0), 0u) << a;
+  EXPECT_NE(a.find("Allow: GET, HEAD"), std::string::npos) << a;
+  a = first_lines("TRACE / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(a.rfind("HTTP/1.1 405", 0), 0u) << a;
+  a = first_lines("BREW /api/predict HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+  EXPECT_EQ(a.rfind("HTTP/1.1 405", 0), 0u) << a;
+  EXPECT_NE(a.find("Allow: "), std::string::npos) << a;
+  EXPECT_NE(a.find("method_not_allowed"), std::string::npos) << a;
+}
+
+// Item 12: a NUL in the path is refused, not cut to another file.
+TEST(ServerWebApp, PathsWithNulAreRefused) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("roofline-nul-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "index.html") << "<!doctype html><title>app</title>";
+  {
+    Options o;
+    o.port = 0;
+    o.web_dir = dir.string();
+    OwnServer s(o);
+    RawConnection r(s.port);
+    r.send("GET /index.html%00.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+    const std::string answer = r.read_all();
+    EXPECT_EQ(answer.rfind("HTTP/1.1 400", 0), 0u) << answer.substr(0, 200);
+    EXPECT_EQ(answer.find("<title>app</title>"), std::string::npos);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// A JSON body labelled as a form (what curl -d sends) is still JSON, at any
+// size up to the limit (httplib refused forms past 8 KB with 413).
+TEST_F(ServerTest, BodiesAreJsonWhateverTheirLabel) {
+  auto c = client();
+  const std::string body = R"({"model": "llama-3.1-8b", "hardware": "h100", "weights": ")" +
+                           std::string(200, ' ') + R"(fp8"})";
+  nlohmann::json padded = nlohmann::json::parse(body);
+  std::string big = padded.dump();
+  big.insert(1, std::string(20'000, ' '));  // whitespace: 20 KB, still the same request
+  auto r = c.Post("/api/predict", big, "application/x-www-form-urlencoded");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 404) << r->body;  // parsed as JSON: the padded format name is unknown
+  EXPECT_NE(r->body.find("unknown format"), std::string::npos) << r->body;
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -65,21 +66,49 @@ void add_common(CLI::App* cmd, Common* c, bool with_csv) {
 
 Registry load_registry(const Common& c) { return Registry::load(c.hardware_files); }
 
-void print_json(const nlohmann::json& j) { std::cout << j.dump(2) << "\n"; }
+// Text that is not UTF-8 (a name from a file) is replaced, not thrown about.
+void print_json(const nlohmann::json& j) {
+  std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
+
+// Decimal notation only: digits, an optional fraction and exponent ("4096",
+// "4.096e3"). strtod alone would also take " 5" (leading space), "0x10" (hex),
+// "inf" and "nan".
+bool decimal_syntax(const std::string& text) {
+  std::size_t i = 0;
+  auto digits = [&] {
+    const std::size_t start = i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
+    return i > start;
+  };
+  if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+  if (!digits()) return false;
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    digits();
+  }
+  if (i < text.size() && (text[i] == 'e' || text[i] == 'E')) {
+    ++i;
+    if (i < text.size() && (text[i] == '-' || text[i] == '+')) ++i;
+    if (!digits()) return false;
+  }
+  return i == text.size();
+}
 
 // Parses a GEMM dimension given as text: a whole number in [1, kMaxGemmDimension].
-// Accepts "4096" and "4.096e3"; rejects NaN, fractions, and absurd sizes.
+// Accepts "4096" and "4.096e3"; rejects NaN, fractions, hex, spaces and absurd sizes.
 std::int64_t parse_dimension(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end == text.c_str() || *end != '\0') {
-    throw InvalidArgument(flag + ": '" + text.substr(0, 40) + "' is not a number");
+  if (!decimal_syntax(text) || end == text.c_str() || *end != '\0') {
+    throw InvalidArgument(flag + ": '" + clip_utf8(text, 40) +
+                          "' is not a whole number in decimal notation");
   }
   if (!std::isfinite(v) || v != std::floor(v) || v < 1 ||
       v > static_cast<double>(kMaxGemmDimension)) {
     throw InvalidArgument(fmt::format("{}: '{}' must be a whole number from 1 to {}", flag,
-                                      text.substr(0, 40), kMaxGemmDimension));
+                                      clip_utf8(text, 40), kMaxGemmDimension));
   }
   return static_cast<std::int64_t>(v);
 }
@@ -89,13 +118,14 @@ std::int64_t parse_count(const std::string& flag, const std::string& text, std::
                          std::int64_t hi) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end == text.c_str() || *end != '\0') {
-    throw InvalidArgument(flag + ": '" + text.substr(0, 40) + "' is not a number");
+  if (!decimal_syntax(text) || end == text.c_str() || *end != '\0') {
+    throw InvalidArgument(flag + ": '" + clip_utf8(text, 40) +
+                          "' is not a whole number in decimal notation");
   }
   if (!std::isfinite(v) || v != std::floor(v) || v < static_cast<double>(lo) ||
       v > static_cast<double>(hi)) {
     throw InvalidArgument(fmt::format("{}: '{}' must be a whole number from {} to {}", flag,
-                                      text.substr(0, 40), lo, hi));
+                                      clip_utf8(text, 40), lo, hi));
   }
   return static_cast<std::int64_t>(v);
 }
@@ -104,7 +134,7 @@ double parse_fraction(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end == text.c_str() || *end != '\0' || !(v > 0 && v <= 1)) {
-    throw InvalidArgument(flag + ": '" + text.substr(0, 40) + "' must be a number in (0, 1]");
+    throw InvalidArgument(flag + ": '" + clip_utf8(text, 40) + "' must be a number in (0, 1]");
   }
   return v;
 }
@@ -723,17 +753,15 @@ void cmd_attention(const Common& c, const ScenarioArgs& a) {
   std::cout << t.text();
 }
 
-void cmd_validate(const Common& c, const std::string& file, bool ideal, const std::string& engine) {
+void cmd_validate(const Common& c, const std::optional<std::string>& file, bool ideal,
+                  const std::string& engine) {
   const Registry reg = load_registry(c);
   std::vector<ValidationCase> cases;
-  if (file.empty()) {
+  if (!file) {
     cases = built_in_validation();
   } else {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw ParseError(file + ": cannot open for reading");
-    std::ostringstream text;
-    text << in.rdbuf();
-    cases = parse_validation(text.str(), file);
+    if (file->empty()) throw InvalidArgument("--validation-file: the file name is empty");
+    cases = load_validation(*file);
   }
   ModelOptions o;
   o.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
@@ -792,7 +820,7 @@ std::vector<std::string> split_list(const std::string& flag, const std::string& 
   std::string item;
   std::istringstream in(text);
   while (std::getline(in, item, ',')) {
-    if (item.empty()) throw InvalidArgument(flag + ": empty item in '" + text.substr(0, 80) + "'");
+    if (item.empty()) throw InvalidArgument(flag + ": empty item in '" + clip_utf8(text, 80) + "'");
     out.push_back(item);
   }
   if (out.empty()) throw InvalidArgument(flag + ": give at least one value");
@@ -804,7 +832,7 @@ struct SweepArgs {
               seq_lens = "4096", weights = "native", acts = "bf16", kvs, attentions, tps = "1",
               strategies;
   std::string format = "csv", out;
-  unsigned threads = 0;
+  std::string threads = "0";
   bool ideal = false;
 };
 
@@ -856,8 +884,10 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
   else if (a.format == "jsonl")
     format = SweepFormat::kJsonLines;
   else if (a.format != "csv")
-    throw InvalidArgument("--format: '" + a.format.substr(0, 20) + "' is not csv, json or jsonl");
+    throw InvalidArgument("--format: '" + clip_utf8(a.format, 20) + "' is not csv, json or jsonl");
   const std::uint64_t rows = sweep_rows(spec);
+  const auto threads =
+      static_cast<unsigned>(parse_count("--threads", a.threads, 0, kMaxSweepThreads));
 
   std::ofstream file;
   if (!a.out.empty()) {
@@ -883,7 +913,7 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
                                  100.0 * static_cast<double>(done) / static_cast<double>(total),
                                  static_cast<double>(done) / secs / 1e6);
       },
-      a.threads);
+      threads);
   out.flush();
   if (!out) throw InvalidArgument("writing the sweep output failed");
 }
@@ -925,7 +955,7 @@ double parse_positive(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
   if (text.empty() || end == text.c_str() || *end != '\0' || !std::isfinite(v) || v < 0) {
-    throw InvalidArgument(flag + ": '" + text.substr(0, 40) + "' must be a number >= 0");
+    throw InvalidArgument(flag + ": '" + clip_utf8(text, 40) + "' must be a number >= 0");
   }
   return v;
 }
@@ -1027,7 +1057,8 @@ nlohmann::json tensor_json(const TensorReport& t) {
             {"kurtosis", t.kurtosis},
             {"max_channel_ratio", t.max_channel_ratio},
             {"outlier_channels", t.outlier_channels},
-            {"outlier_tokens", t.outlier_tokens.size()},
+            {"outlier_channel_count", t.outlier_channel_count},
+            {"outlier_tokens", t.outlier_token_count},
             {"sampled_rows", t.sampled_rows},
             {"errors", errors},
             {"plan", err(t.plan)},
@@ -1080,7 +1111,7 @@ void cmd_quantize(const Common& c, const std::string& checkpoint, const std::str
       continue;
     }
     t.add_row({r.name, shape, fmt::format("{:.3g}", r.max_abs), fmt::format("{:.2f}", r.kurtosis),
-               std::to_string(r.outlier_channels.size()),
+               std::to_string(r.outlier_channel_count),
                std::string(format_id(r.plan.format)) +
                    (r.plan.outliers_kept ? " + bf16 outliers" : "") +
                    (r.meets_budget ? "" : " (budget not met)"),
@@ -1310,7 +1341,7 @@ void cmd_bench(const Common& c, const std::string& what, const BenchArgs& a) {
         human_bytes(r.kv_bytes));
     return;
   }
-  throw InvalidArgument("unknown benchmark '" + what.substr(0, 20) +
+  throw InvalidArgument("unknown benchmark '" + clip_utf8(what, 20) +
                         "' (stream, peak, gemm, gemv, layer)");
 }
 
@@ -1463,7 +1494,7 @@ int run(int argc, char** argv) {
   sweep_cmd->add_option("--format", sw.format, "csv, json or jsonl")->capture_default_str();
   sweep_cmd->add_option("--out", sw.out, "Write to FILE instead of standard output")
       ->type_name("FILE");
-  sweep_cmd->add_option("--threads", sw.threads, "Worker threads (0: all cores)")
+  sweep_cmd->add_option("--threads", sw.threads, "Worker threads, 0 to 256 (0: all cores)")
       ->capture_default_str();
   sweep_cmd->add_flag("--ideal", sw.ideal, "Pure roofline instead of the realistic mode");
   add_common(sweep_cmd, &common, false);
@@ -1580,10 +1611,10 @@ int run(int argc, char** argv) {
   auto* validate_cmd = app.add_subcommand("validate", "Predictions against published measurements");
   std::string validation_file;
   bool validate_ideal = false;
-  validate_cmd
-      ->add_option("--validation-file", validation_file,
-                   "Measurement file (default: the built-in set)")
-      ->type_name("FILE");
+  auto* validation_file_opt = validate_cmd
+                                  ->add_option("--validation-file", validation_file,
+                                               "Measurement file (default: the built-in set)")
+                                  ->type_name("FILE");
   validate_cmd->add_flag("--ideal", validate_ideal, "Pure roofline instead of the realistic mode");
   std::string validate_engine = "case";
   validate_cmd
@@ -1606,7 +1637,7 @@ int run(int argc, char** argv) {
         known = known || sub->get_name() == argv[1];
       }
       if (!known)
-        throw InvalidArgument("unknown command '" + std::string(argv[1]).substr(0, 40) +
+        throw InvalidArgument("unknown command '" + clip_utf8(std::string(argv[1]), 40) +
                               "' (commands: " + names + ")");
     }
     app.parse(argc, argv);
@@ -1631,7 +1662,10 @@ int run(int argc, char** argv) {
     else if (attention_cmd->parsed())
       cmd_attention(common, sc);
     else if (validate_cmd->parsed())
-      cmd_validate(common, validation_file, validate_ideal, validate_engine);
+      cmd_validate(common,
+                   validation_file_opt->count() > 0 ? std::optional<std::string>(validation_file)
+                                                    : std::nullopt,
+                   validate_ideal, validate_engine);
     else if (sweep_cmd->parsed())
       cmd_sweep(common, sw);
     else if (strategies_cmd->parsed())
@@ -1658,6 +1692,13 @@ int run(int argc, char** argv) {
     return kExitBadInput;
   } catch (const Error& e) {
     std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const nlohmann::json::exception& e) {
+    // A value of the wrong type deep in an input file: bad input, not a bug report.
+    std::string what = e.what();
+    const auto close = what.find("] ");
+    if (close != std::string::npos) what = what.substr(close + 2);
+    std::cerr << "error: malformed input: " << what << "\n";
     return kExitBadInput;
   } catch (const std::exception& e) {
     std::cerr << "error: internal: " << e.what() << "\n";

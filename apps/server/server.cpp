@@ -1,14 +1,29 @@
 #include "server.h"
 
+#include <arpa/inet.h>
 #include <httplib.h>
+#include <malloc.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <list>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
+#include "roofline/deadline.h"
 #include "roofline/error.h"
 #include "roofline/nvml.h"
 #include "roofline/quantize.h"
@@ -26,15 +41,44 @@ using nlohmann::json;
 constexpr double kGpuMeasureTimeoutS = 60.0;
 constexpr int kMaxStreams = 4;
 
-// "name:port", "[::1]:port" or "name" -> the name.
-std::string host_name(const std::string& host) {
-  if (!host.empty() && host.front() == '[') return host.substr(0, host.find(']') + 1);
-  return host.substr(0, host.find(':'));
+// The host part of a Host header ("name", "name:port", "[v6]" or "[v6]:port");
+// nullopt when the rest is not a port number.
+std::optional<std::string> host_name(const std::string& host) {
+  std::string name, rest;
+  if (!host.empty() && host.front() == '[') {
+    const std::size_t close = host.find(']');
+    if (close == std::string::npos) return std::nullopt;
+    name = host.substr(1, close - 1);
+    rest = host.substr(close + 1);
+  } else {
+    const std::size_t colon = host.find(':');
+    name = host.substr(0, colon);
+    rest = colon == std::string::npos ? "" : host.substr(colon);
+  }
+  if (!rest.empty()) {
+    if (rest.size() < 2 || rest.size() > 6 || rest.front() != ':' ||
+        !std::all_of(rest.begin() + 1, rest.end(), [](unsigned char c) { return std::isdigit(c); }))
+      return std::nullopt;
+  }
+  return name;
 }
 
-bool is_loopback(const std::string& name) {
-  return name == "127.0.0.1" || name == "localhost" || name == "::1" || name == "[::1]" ||
-         name.rfind("127.", 0) == 0;
+// A loopback name, parsed as an address: 127.0.0.0/8, ::1 (and ::ffff:127.x.y.z),
+// or exactly "localhost". Never by prefix: 127.0.0.1.evil.com is a DNS name
+// anyone can point at 127.0.0.1, which is what DNS rebinding does.
+bool is_loopback(std::string name) {
+  if (name.size() >= 2 && name.front() == '[' && name.back() == ']')
+    name = name.substr(1, name.size() - 2);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (name == "localhost") return true;
+  in_addr v4{};
+  if (::inet_pton(AF_INET, name.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, name.c_str(), &v6) == 1) {
+    return IN6_IS_ADDR_LOOPBACK(&v6) || (IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127);
+  }
+  return false;
 }
 
 int status_of(const Error& e) {
@@ -45,9 +89,13 @@ int status_of(const Error& e) {
   return 400;
 }
 
+// Text that is not UTF-8 (a name from a request or a file) is replaced, never
+// thrown about: the encoder's exception would turn a 4xx into a 500.
+std::string encode(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 void send_json(httplib::Response& res, const json& j, int status = 200) {
   res.status = status;
-  res.set_content(j.dump(), "application/json");
+  res.set_content(encode(j), "application/json");
 }
 
 void send_error(httplib::Response& res, int status, std::string_view code,
@@ -208,7 +256,9 @@ json openapi(bool public_only) {
            {{"200", {{"description", "the same JSON as the CLI's --json output"}}},
             {"400", {{"description", "invalid request: {\"error\": {\"code\", \"message\"}}"}}},
             {"404", {{"description", "unknown model, device, format or kernel"}}},
-            {"413", {{"description", "body too large"}}},
+            {"405", {{"description", "not a POST (the Allow header says what is)"}}},
+            {"411", {{"description", "no Content-Length (chunked bodies are refused)"}}},
+            {"413", {{"description", "body too large (judged by Content-Length, unread)"}}},
             {"422", {{"description", "the device cannot do it (format, kernel)"}}},
             {"503", {{"description", "the request ran past its time limit"}}}}}}}};
   };
@@ -267,12 +317,291 @@ Every POST takes and returns JSON; the fields are those of the <code>roofline</c
 for(const [p,ops] of Object.entries(d.paths)){for(const [m,o] of Object.entries(ops)){const li=document.createElement('li');
 li.innerHTML='<code>'+m.toUpperCase()+' '+p+'</code> &mdash; '+o.summary;ul.appendChild(li);}}});</script></body></html>)";
 
+// ---------------------------------------------------------------- connections
+
+// What the request being handled on this worker needs refused before its body
+// is read (size, method, path), and whether its connection must close after
+// the answer (the unread body would otherwise be taken for the next request).
+struct Refusal {
+  int status = 0;
+  std::string code, message, allow;
+};
+thread_local std::optional<Refusal> t_refusal;
+thread_local bool t_close_after = false;
+thread_local bool t_trim_after = false;  // a large answer: give freed memory back
+
+// A socket stream whose reads share one deadline per request: a client that
+// trickles its header lines or body, or announces a body it never sends, is
+// cut off when the deadline passes, however often single bytes arrive.
+class DeadlineStream final : public httplib::Stream {
+ public:
+  DeadlineStream(int sock, time_t read_timeout_s, time_t write_timeout_s)
+      : sock_(sock),
+        read_timeout_ms_(read_timeout_s * 1000),
+        write_timeout_ms_(write_timeout_s * 1000) {}
+
+  void start_request(std::chrono::steady_clock::time_point deadline) { deadline_ = deadline; }
+  bool has_buffered() const { return pos_ < len_; }
+
+  bool is_readable() const override { return has_buffered() || wait(POLLIN, read_wait_ms()); }
+  bool is_writable() const override { return wait(POLLOUT, static_cast<int>(write_timeout_ms_)); }
+
+  ssize_t read(char* ptr, size_t size) override {
+    if (!has_buffered()) {
+      if (!wait(POLLIN, read_wait_ms())) return -1;
+      if (size >= sizeof(buffer_)) return receive(ptr, size);
+      const ssize_t n = receive(buffer_, sizeof(buffer_));
+      if (n <= 0) return n;
+      pos_ = 0;
+      len_ = static_cast<std::size_t>(n);
+    }
+    const std::size_t n = std::min(size, len_ - pos_);
+    std::memcpy(ptr, buffer_ + pos_, n);
+    pos_ += n;
+    return static_cast<ssize_t>(n);
+  }
+
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!is_writable()) return -1;
+    ssize_t n;
+    do {
+      n = ::send(sock_, ptr, size, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    return n;
+  }
+
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    address(::getpeername, ip, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    address(::getsockname, ip, port);
+  }
+  socket_t socket() const override { return sock_; }
+
+  // Waits until the socket is readable or the time runs out.
+  bool wait(short events, int timeout_ms) const {
+    if (timeout_ms <= 0) return false;
+    pollfd p{sock_, events, 0};
+    int r;
+    do {
+      r = ::poll(&p, 1, timeout_ms);
+    } while (r < 0 && errno == EINTR);
+    return r > 0;
+  }
+
+  static void address(int (*get)(int, sockaddr*, socklen_t*), int sock, std::string& ip,
+                      int& port) {
+    sockaddr_storage a{};
+    socklen_t len = sizeof(a);
+    ip.clear();
+    port = -1;
+    if (get(sock, reinterpret_cast<sockaddr*>(&a), &len) != 0) return;
+    char text[INET6_ADDRSTRLEN] = {};
+    if (a.ss_family == AF_INET) {
+      const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
+      ::inet_ntop(AF_INET, &v4->sin_addr, text, sizeof(text));
+      port = ntohs(v4->sin_port);
+    } else if (a.ss_family == AF_INET6) {
+      const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
+      ::inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof(text));
+      port = ntohs(v6->sin6_port);
+    }
+    ip = text;
+  }
+
+ private:
+  void address(int (*get)(int, sockaddr*, socklen_t*), std::string& ip, int& port) const {
+    address(get, sock_, ip, port);
+  }
+  int read_wait_ms() const {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline_ - std::chrono::steady_clock::now())
+                          .count();
+    return static_cast<int>(std::clamp<long long>(left, 0, read_timeout_ms_));
+  }
+  ssize_t receive(char* ptr, std::size_t size) {
+    ssize_t n;
+    do {
+      n = ::recv(sock_, ptr, size, 0);
+    } while (n < 0 && errno == EINTR);
+    return n;
+  }
+
+  int sock_;
+  long long read_timeout_ms_, write_timeout_ms_;
+  std::chrono::steady_clock::time_point deadline_{};
+  char buffer_[4096];
+  std::size_t pos_ = 0, len_ = 0;
+};
+
+// httplib's server with its connection loop replaced: each request is read
+// under a whole-request deadline, and each client address holds at most
+// `per_client` connections. A client at its cap that opens another loses its
+// oldest connection that is not running a request (an idle keep-alive or a
+// stalled upload: its own), or is answered 503 when all are busy. Workers are
+// thereby never all held by one address.
+class GuardedServer final : public httplib::Server {
+ public:
+  GuardedServer(double request_read_s, int per_client)
+      : request_read_s_(request_read_s), per_client_(std::max(1, per_client)) {}
+
+  // Called for each request once its headers are read, before its body (may
+  // mark it for refusal).
+  std::function<void(httplib::Request&)> screen;
+
+  // Marks the connection of the request being handled on this worker as busy
+  // (past its headers: not evicted for the same client's new connections).
+  void mark_busy() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (t_connection != nullptr) t_connection->busy = true;
+  }
+
+ private:
+  struct Connection {
+    int fd;
+    std::string peer;
+    bool busy = false;
+    bool evicted = false;
+  };
+  static inline thread_local Connection* t_connection = nullptr;
+
+  bool process_and_close_socket(socket_t sock) override {
+    int one = 1;
+    ::setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    std::string peer;
+    int port = 0;
+    DeadlineStream::address(::getpeername, sock, peer, port);
+    Connection self{sock, peer};
+    t_close_after = false;
+    std::list<Connection*>::iterator place;
+    if (!admit(&self, &place)) {
+      refuse_busy(sock);
+      ::shutdown(sock, SHUT_RDWR);
+      ::close(sock);
+      return true;
+    }
+    {
+      t_connection = &self;
+      serve(sock, self);
+      t_connection = nullptr;
+      std::lock_guard<std::mutex> lock(mutex_);
+      auto& list = clients_[peer];
+      list.erase(place);
+      if (list.empty()) clients_.erase(peer);
+    }
+    // Under no lock: the socket is no longer listed, so no eviction can reach it.
+    if (t_close_after) {
+      linger_close(sock);
+    } else {
+      ::shutdown(sock, SHUT_RDWR);
+      ::close(sock);
+    }
+    return true;
+  }
+
+  // Closing a socket with unread input makes the kernel reset the connection,
+  // and a client still sending a refused body then never sees the answer: stop
+  // sending, read and drop what arrives for a moment (bounded), then close.
+  static void linger_close(socket_t sock) {
+    ::shutdown(sock, SHUT_WR);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    char sink[16384];
+    std::size_t dropped = 0;
+    while (dropped < (16u << 20)) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            until - std::chrono::steady_clock::now())
+                            .count();
+      if (left <= 0) break;
+      pollfd p{sock, POLLIN, 0};
+      if (::poll(&p, 1, static_cast<int>(left)) <= 0) break;
+      const ssize_t n = ::recv(sock, sink, sizeof(sink), 0);
+      if (n <= 0) break;
+      dropped += static_cast<std::size_t>(n);
+    }
+    ::close(sock);
+  }
+
+  bool admit(Connection* self, std::list<Connection*>::iterator* place) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& list = clients_[self->peer];
+    std::size_t live = 0;
+    for (const Connection* c : list) live += !c->evicted;
+    if (live >= static_cast<std::size_t>(per_client_)) {
+      // The oldest idle or still-reading connection of this client gives way.
+      auto victim = std::find_if(list.begin(), list.end(),
+                                 [](const Connection* c) { return !c->busy && !c->evicted; });
+      if (victim == list.end()) {
+        if (list.empty()) clients_.erase(self->peer);
+        return false;
+      }
+      (*victim)->evicted = true;
+      ::shutdown((*victim)->fd, SHUT_RDWR);
+    }
+    *place = list.insert(list.end(), self);
+    return true;
+  }
+
+  void serve(socket_t sock, Connection& self) {
+    DeadlineStream stream(sock, read_timeout_sec_, write_timeout_sec_);
+    for (std::size_t count = keep_alive_max_count_; count > 0; --count) {
+      if (svr_sock_ == INVALID_SOCKET) return;
+      // Idle between requests: at most the keep-alive time, ended early by stop().
+      if (!stream.has_buffered()) {
+        bool readable = false;
+        for (time_t waited = 0; waited < keep_alive_timeout_sec_ * 10 && !readable; ++waited) {
+          if (svr_sock_ == INVALID_SOCKET) return;
+          readable = stream.wait(POLLIN, 100);
+        }
+        if (!readable) return;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (self.evicted) return;
+        self.busy = false;
+      }
+      stream.start_request(std::chrono::steady_clock::now() +
+                           std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                               std::chrono::duration<double>(request_read_s_)));
+      t_refusal.reset();
+      t_close_after = false;
+      t_trim_after = false;
+      bool connection_closed = false;
+      const bool ok = process_request(stream, count == 1, connection_closed, screen);
+      {
+        std::lock_guard<std::mutex> lock(mutex_);
+        self.busy = false;  // idle again: may give way to this client's next connection
+      }
+      if (t_trim_after) ::malloc_trim(0);
+      if (!ok || connection_closed || t_close_after) return;
+    }
+  }
+
+  static void refuse_busy(socket_t sock) {
+    const std::string body =
+        encode({{"error",
+                 {{"code", "too_many_connections"},
+                  {"message", "this address has too many connections running requests; retry"}}}});
+    const std::string head =
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+        "Retry-After: 1\r\nConnection: close\r\nContent-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n";
+    const std::string all = head + body;
+    (void)::send(sock, all.data(), all.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  }
+
+  double request_read_s_;
+  int per_client_;
+  std::mutex mutex_;
+  std::map<std::string, std::list<Connection*>> clients_;
+};
+
 }  // namespace
 
 struct Server::Impl {
   Options options;
   Registry registry;
-  httplib::Server http;
+  std::unique_ptr<GuardedServer> http;
+  std::map<std::string, std::string> allowed;  // endpoint path -> its methods (Allow)
   service::Limits limits;
   int port = 0;
 
@@ -286,27 +615,105 @@ struct Server::Impl {
   bool stop_requested = false;
 
   using Handler = std::function<json(const json&)>;
+  using TextHandler = std::function<std::string(const json&)>;
 
   void post(const std::string& path, const Handler& handler) {
-    http.Post(path, [this, handler](const httplib::Request& req, httplib::Response& res) {
+    post_text(path, [handler](const json& b) { return encode(handler(b)); });
+  }
+
+  // A JSON endpoint whose handler writes its own document text.
+  void post_text(const std::string& path, const TextHandler& handler) {
+    allowed[path] = "POST";
+    http->Post(path, [this, handler](const httplib::Request& req, httplib::Response& res) {
+      // screen() refused larger bodies from their Content-Length; this holds whatever else.
       if (req.body.size() > options.max_body_bytes) {
         send_error(res, 413, "payload_too_large",
                    "the body is larger than " + std::to_string(options.max_body_bytes) + " bytes");
         return;
       }
+      if (req.body.size() > (256 << 10)) t_trim_after = true;
       json body;
       try {
-        body = json::parse(req.body);
-      } catch (const json::exception&) {
-        send_error(res, 400, "invalid_json", "the body is not valid JSON");
+        body = service::parse_request(req.body);
+      } catch (const Error& e) {
+        send_error(res, 400, "invalid_json", e.what());
         return;
       }
       try {
-        send_json(res, handler(body));
+        std::string text = handler(body);
+        if (text.size() > (1 << 20)) t_trim_after = true;
+        res.status = 200;
+        res.body = std::move(text);  // set_content would copy it
+        res.set_header("Content-Type", "application/json");
       } catch (const Error& e) {
         send_error(res, status_of(e), e.code(), e.what());
+      } catch (const json::exception& e) {
+        send_error(res, 400, "invalid_request", e.what());
       }
     });
+  }
+
+  void get(const std::string& path, const httplib::Server::Handler& handler) {
+    allowed[path] = "GET, HEAD";
+    http->Get(path, handler);
+  }
+
+  // Before a request's body is read: its path, method and announced size.
+  // A refusal closes the connection (the unread body must not be taken for
+  // the next request).
+  void screen(httplib::Request& req) const {
+    auto refuse = [&](int status, const char* code, std::string message, std::string allow = "") {
+      t_refusal = Refusal{status, code, std::move(message), std::move(allow)};
+      t_close_after = true;
+      req.headers.erase("Connection");
+      req.set_header("Connection", "close");
+    };
+    if (std::any_of(req.path.begin(), req.path.end(),
+                    [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
+      return refuse(400, "bad_path", "the path holds a control character (%00 and the like)");
+    }
+    const auto it = allowed.find(req.path);
+    const bool known = it != allowed.end();
+    const std::string allow = known ? it->second : "GET, HEAD";
+    const bool is_post = req.method == "POST";
+    const bool is_get = req.method == "GET" || req.method == "HEAD";
+    const bool ok = known ? (allow == "POST" ? is_post : is_get) : (is_get || is_post);
+    if (!ok) {
+      return refuse(
+          405, "method_not_allowed",
+          clip_utf8(req.method, 16) + " is not allowed on this path (Allow: " + allow + ")", allow);
+    }
+    const bool has_length = req.has_header("Content-Length");
+    if (req.has_header("Transfer-Encoding")) {
+      return refuse(411, "length_required", "send the body with a Content-Length, not chunked");
+    }
+    if (!has_length) {
+      if (is_post) return refuse(411, "length_required", "a POST needs a Content-Length");
+      return;
+    }
+    const std::string length = req.get_header_value("Content-Length");
+    if (length.empty() || length.size() > 19 ||
+        !std::all_of(length.begin(), length.end(),
+                     [](unsigned char c) { return std::isdigit(c); })) {
+      return refuse(400, "bad_length", "Content-Length is not a number");
+    }
+    const std::uint64_t n = std::stoull(length);
+    if (is_get) {
+      if (n > 0) t_close_after = true;  // a GET's body is not read
+      return;
+    }
+    const bool upload = req.path == "/api/quantize";
+    // Every POST body here is JSON or a .safetensors file, whatever it is labelled
+    // (curl -d says form-urlencoded): httplib must not parse it as a form or as
+    // multipart parts, which it would (and refuse forms past 8 KB).
+    req.headers.erase("Content-Type");
+    req.set_header("Content-Type", upload ? "application/octet-stream" : "application/json");
+    const std::size_t limit = upload ? options.max_upload_bytes : options.max_body_bytes;
+    if (n > limit) {
+      return refuse(413, "payload_too_large",
+                    "the body is " + length + " bytes, more than the " + std::to_string(limit) +
+                        " this endpoint takes");
+    }
   }
 
   // One GEMM on the GPU through roofline-gpu, one at a time; a reason instead where it cannot.
@@ -346,10 +753,15 @@ struct Server::Impl {
     if (r.exit_code != 0) {
       std::string why = r.err.substr(0, r.err.find('\n'));
       if (why.rfind("error: ", 0) == 0) why = why.substr(7);
-      return unavailable(why.empty() ? "roofline-gpu failed" : why.substr(0, 300));
+      return unavailable(why.empty() ? "roofline-gpu failed" : clip_utf8(why, 300));
     }
     // Its answer is checked like any other input.
-    const json out = json::parse(r.out, nullptr, false);
+    json out;
+    try {
+      out = service::parse_request(r.out);  // bounded depth, like every JSON read here
+    } catch (const Error&) {
+      return unavailable("roofline-gpu answered something that is not its JSON");
+    }
     auto number = [&](const char* key) {
       const auto it = out.find(key);
       if (it == out.end() || !it->is_number() || !std::isfinite(it->get<double>()) ||
@@ -394,7 +806,8 @@ struct Server::Impl {
   // a foreign host name (DNS rebinding).
   bool refuse_foreign(const httplib::Request& req, httplib::Response& res) const {
     const std::string host = req.get_header_value("Host");
-    if (is_loopback(options.host) && !host.empty() && !is_loopback(host_name(host))) {
+    const std::optional<std::string> name = host_name(host);
+    if (is_loopback(options.host) && !host.empty() && (!name || !is_loopback(*name))) {
       send_error(res, 403, "forbidden_host",
                  "this server listens on loopback and answers only loopback host names");
       return true;
@@ -412,24 +825,31 @@ struct Server::Impl {
   }
 
   void routes() {
-    http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    http->screen = [this](httplib::Request& req) { screen(req); };
+    http->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      http->mark_busy();
+      if (t_refusal) {
+        if (!t_refusal->allow.empty()) res.set_header("Allow", t_refusal->allow);
+        send_error(res, t_refusal->status, t_refusal->code, t_refusal->message);
+        return httplib::Server::HandlerResponse::Handled;
+      }
       return refuse_foreign(req, res) ? httplib::Server::HandlerResponse::Handled
                                       : httplib::Server::HandlerResponse::Unhandled;
     });
     limits.max_sweep_rows = options.max_sweep_rows;
     limits.time_limit_s = options.request_time_limit_s;
     limits.allow_files = false;
-    http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    get("/healthz", [](const httplib::Request&, httplib::Response& res) {
       send_json(res, {{"status", "ok"}, {"version", std::string(version())}});
     });
     for (const std::string prefix : {"/api", "/api/public"}) {
-      http.Get(prefix + "/hardware", [this](const httplib::Request&, httplib::Response& res) {
+      get(prefix + "/hardware", [this](const httplib::Request&, httplib::Response& res) {
         send_json(res, service::hardware_list(registry));
       });
-      http.Get(prefix + "/models", [](const httplib::Request&, httplib::Response& res) {
+      get(prefix + "/models", [](const httplib::Request&, httplib::Response& res) {
         send_json(res, service::model_list());
       });
-      http.Get(prefix + "/strategies", [](const httplib::Request&, httplib::Response& res) {
+      get(prefix + "/strategies", [](const httplib::Request&, httplib::Response& res) {
         send_json(res, service::strategy_list());
       });
       post(prefix + "/predict",
@@ -456,10 +876,10 @@ struct Server::Impl {
         if (measure) j["measurement"] = measure_gemm(j);
         return j;
       });
-      post(prefix + "/sweep",
-           [this](const json& b) { return service::sweep(b, registry, limits); });
+      post_text(prefix + "/sweep",
+                [this](const json& b) { return service::sweep_text(b, registry, limits); });
     }
-    http.Get("/api/openapi.json", [this](const httplib::Request&, httplib::Response& res) {
+    get("/api/openapi.json", [this](const httplib::Request&, httplib::Response& res) {
       send_json(res, openapi(options.public_only));
     });
     // Interactive docs (swagger-ui, copied into the built web app) where the app is
@@ -468,7 +888,7 @@ struct Server::Impl {
     const bool swagger = !options.web_dir.empty() &&
                          std::filesystem::is_regular_file(
                              std::filesystem::path(options.web_dir) / "docs" / "index.html", ec);
-    http.Get("/docs", [swagger](const httplib::Request&, httplib::Response& res) {
+    get("/docs", [swagger](const httplib::Request&, httplib::Response& res) {
       if (swagger) {
         res.set_redirect("/docs/");
       } else {
@@ -476,9 +896,15 @@ struct Server::Impl {
       }
     });
     if (!options.public_only) {
-      http.Post("/api/quantize", [this](const httplib::Request& req, httplib::Response& res) {
+      allowed["/api/quantize"] = "POST";
+      http->Post("/api/quantize", [this](const httplib::Request& req, httplib::Response& res) {
+        t_trim_after = true;
         try {
-          const auto reports = quantize_bytes(req.body, "upload");
+          const DeadlineScope deadline(options.upload_time_limit_s);
+          QuantizeOptions qo;
+          qo.max_tensors = options.max_upload_tensors;
+          qo.max_listed_outliers = options.max_listed_outliers;
+          const auto reports = quantize_bytes(req.body, "upload", qo);
           json list = json::array();
           for (const auto& t : reports) {
             json j = {{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}};
@@ -489,6 +915,7 @@ struct Server::Impl {
                         {"rms", t.rms},
                         {"kurtosis", t.kurtosis},
                         {"outlier_channels", t.outlier_channels},
+                        {"outlier_channel_count", t.outlier_channel_count},
                         {"plan", format_id(t.plan.format)},
                         {"plan_bits_per_element", t.plan.bits_per_element},
                         {"plan_sqnr_db", t.plan.error.sqnr_db},
@@ -501,10 +928,10 @@ struct Server::Impl {
           send_error(res, status_of(e), e.code(), e.what());
         }
       });
-      http.Get("/api/nvml/status", [](const httplib::Request&, httplib::Response& res) {
+      get("/api/nvml/status", [](const httplib::Request&, httplib::Response& res) {
         send_json(res, nvml_json(nvml::sample()));
       });
-      http.Get("/api/nvml/stream", [this](const httplib::Request&, httplib::Response& res) {
+      get("/api/nvml/stream", [this](const httplib::Request&, httplib::Response& res) {
         // Each open stream holds a worker, so their number is capped.
         if (streams.fetch_add(1) >= kMaxStreams) {
           streams.fetch_sub(1);
@@ -541,16 +968,30 @@ struct Server::Impl {
         throw InvalidArgument("web app directory '" + options.web_dir +
                               "' does not exist (build it with make serve)");
       }
-      http.set_mount_point("/", options.web_dir);
+      http->set_mount_point("/", options.web_dir);
     } else {
-      http.Get("/", [](const httplib::Request&, httplib::Response& res) {
+      get("/", [](const httplib::Request&, httplib::Response& res) {
         res.set_content(
             "<!doctype html><title>Roofline</title><p>The web app is not built into this server. "
             "The API is under <a href=\"/docs\">/docs</a>.</p>",
             "text/html");
       });
     }
-    http.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    http->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+      // A method httplib does not know fails its request line (400): 405 with
+      // the methods there are. Its headers are unread, so the connection closes.
+      static const char* kKnown[] = {"GET",     "HEAD",    "POST",  "PUT",  "DELETE",
+                                     "CONNECT", "OPTIONS", "TRACE", "PATCH"};
+      if (res.status == 400 && res.body.empty() && !req.method.empty() &&
+          std::none_of(std::begin(kKnown), std::end(kKnown),
+                       [&](const char* m) { return req.method == m; })) {
+        t_close_after = true;
+        res.status = 405;
+        res.set_header("Allow", "GET, HEAD, POST");
+        send_error(res, 405, "method_not_allowed",
+                   "unknown method " + clip_utf8(req.method, 16) + " (Allow: GET, HEAD, POST)");
+        return;
+      }
       if (!res.body.empty()) return;
       const char* code = res.status == 404   ? "not_found"
                          : res.status == 413 ? "payload_too_large"
@@ -558,15 +999,22 @@ struct Server::Impl {
                                              : "error";
       send_error(res, res.status, code, res.status == 404 ? "no such endpoint" : "request refused");
     });
-    http.set_exception_handler(
+    http->set_exception_handler(
         [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
           std::string what = "internal error";
+          int status = 500;
+          std::string code = "internal";
           try {
             if (ep) std::rethrow_exception(ep);
+          } catch (const json::exception& e) {
+            // Malformed input that slipped past the typed checks is still bad input.
+            status = 400;
+            code = "invalid_request";
+            what = e.what();
           } catch (const std::exception& e) {
             what = e.what();
           }
-          send_error(res, 500, "internal", what);
+          send_error(res, status, code, what);
         });
   }
 };
@@ -575,21 +1023,31 @@ Server::Server(Options options, Registry registry) : impl_(std::make_unique<Impl
   impl_->options = std::move(options);
   impl_->registry = std::move(registry);
   const int threads = std::max(1, impl_->options.threads);
-  impl_->http.new_task_queue = [threads] {
+  // A quarter of the workers stay out of any one address's reach.
+  const int per_client = impl_->options.max_connections_per_client > 0
+                             ? impl_->options.max_connections_per_client
+                             : std::max(1, threads - threads / 4);
+  impl_->http = std::make_unique<GuardedServer>(impl_->options.request_read_timeout_s, per_client);
+  // Blocks of 256 KB and more (bodies, sweep text, upload statistics) are
+  // mapped and unmapped on their own, so a large request gives its memory back
+  // when it ends (glibc otherwise raises this threshold to the largest block
+  // freed, up to 32 MB, and keeps such blocks in its heaps).
+  ::mallopt(M_MMAP_THRESHOLD, 256 << 10);
+  impl_->http->new_task_queue = [threads] {
     return new httplib::ThreadPool(static_cast<size_t>(threads));
   };
   // The larger of the two limits; JSON endpoints check their own.
-  impl_->http.set_payload_max_length(
+  impl_->http->set_payload_max_length(
       std::max(impl_->options.max_body_bytes, impl_->options.max_upload_bytes));
-  impl_->http.set_read_timeout(impl_->options.timeout_s, 0);
+  impl_->http->set_read_timeout(impl_->options.timeout_s, 0);
   // Keep-alive connections each hold a worker while open: many requests per
   // connection, but a short idle time so that a quiet client frees its worker.
-  impl_->http.set_keep_alive_max_count(100);
-  impl_->http.set_keep_alive_timeout(2);
+  impl_->http->set_keep_alive_max_count(100);
+  impl_->http->set_keep_alive_timeout(2);
   // Headers and body go out in separate writes; without TCP_NODELAY, Nagle's
   // algorithm holds the body until the client's delayed ACK (~40 ms a request).
-  impl_->http.set_tcp_nodelay(true);
-  impl_->http.set_write_timeout(impl_->options.timeout_s, 0);
+  impl_->http->set_tcp_nodelay(true);
+  impl_->http->set_write_timeout(impl_->options.timeout_s, 0);
   impl_->routes();
 }
 
@@ -598,9 +1056,9 @@ Server::~Server() { stop(); }
 int Server::bind() {
   const auto& o = impl_->options;
   if (o.port == 0) {
-    impl_->port = impl_->http.bind_to_any_port(o.host);
+    impl_->port = impl_->http->bind_to_any_port(o.host);
   } else {
-    impl_->port = impl_->http.bind_to_port(o.host, o.port) ? o.port : -1;
+    impl_->port = impl_->http->bind_to_port(o.host, o.port) ? o.port : -1;
   }
   if (impl_->port < 0)
     throw InvalidArgument("cannot listen on " + o.host + ":" + std::to_string(o.port));
@@ -616,7 +1074,7 @@ void Server::listen() {
     if (impl_->stop_requested) return;
     impl_->listen_state = Impl::ListenState::kEntering;
   }
-  impl_->http.listen_after_bind();
+  impl_->http->listen_after_bind();
   std::lock_guard<std::mutex> lock(impl_->state_mutex);
   impl_->listen_state = Impl::ListenState::kReturned;
 }
@@ -632,8 +1090,8 @@ void Server::stop() {
   if (state != Impl::ListenState::kEntering) return;
   // listen_after_bind sets its running flag first thing; wait for it (or for its return).
   for (;;) {
-    if (impl_->http.is_running()) {
-      impl_->http.stop();
+    if (impl_->http->is_running()) {
+      impl_->http->stop();
       return;
     }
     {

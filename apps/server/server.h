@@ -22,9 +22,19 @@ struct Options {
   // Bounded worker pool. A keep-alive connection holds its worker while open,
   // so the pool is sized for connections, not cores (idle workers cost nothing).
   int threads = 32;
-  int timeout_s = 10;                 // read and write timeouts per request
-  double request_time_limit_s = 5.0;  // computation per request (sweeps); 503 beyond
-  int stream_seconds = 300;           // longest /api/nvml/stream
+  int timeout_s = 10;  // longest wait for one read or write on a socket
+  // Longest time to receive a whole request (line, headers and body), however
+  // its bytes trickle in; the connection is closed beyond.
+  double request_read_timeout_s = 20.0;
+  // Connections one client address may hold at once (0: three quarters of
+  // `threads`). A new one past the cap closes that client's oldest idle or
+  // still-reading connection, or is answered 503 when all are running requests.
+  int max_connections_per_client = 0;
+  double request_time_limit_s = 5.0;      // computation per JSON request; 503 time_limit beyond
+  double upload_time_limit_s = 30.0;      // computation per /api/quantize upload; 503 beyond
+  std::size_t max_upload_tensors = 4096;  // tensors per upload; 400 beyond
+  std::size_t max_listed_outliers = 64;   // outlier channels listed per tensor (all counted)
+  int stream_seconds = 300;               // longest /api/nvml/stream
 };
 
 class Server {

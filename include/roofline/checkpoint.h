@@ -16,6 +16,8 @@ struct TensorInfo {
   std::string dtype;  // "BF16", "F8_E4M3", or the ggml type name ("q4_K")
   std::vector<std::int64_t> shape;
   double bytes = 0;  // exact storage bytes
+  // safetensors: where the tensor starts in the data section (after the header).
+  std::uint64_t data_begin = 0;
 };
 
 // Limits that keep hostile headers from allocating without bound.
@@ -27,7 +29,8 @@ inline constexpr std::uint64_t kMaxGgufHeaderBytes = 256ULL << 20;
 
 // Reads a .safetensors header. Throws ParseError naming the file and the
 // problem (truncated, header length past the end, offsets outside the data,
-// sizes that disagree with dtype and shape).
+// sizes that disagree with dtype and shape, tensors whose bytes overlap: the
+// format forbids it, and an analysis would read the same bytes many times).
 [[nodiscard]] std::vector<TensorInfo> read_safetensors_header(const std::string& path);
 
 // Reads a model.safetensors.index.json and the headers of its shards (which

@@ -2,8 +2,10 @@
 // front ends map these to exit codes (CLI) or HTTP statuses (server).
 #pragma once
 
+#include <cstddef>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace roofline {
 
@@ -49,5 +51,15 @@ class TimeLimit : public Error {
   using Error::Error;
   [[nodiscard]] const char* code() const noexcept override { return "time_limit"; }
 };
+
+// At most `max_bytes` of `text`, cut on a UTF-8 character boundary. Messages quote
+// user input through this: a cut inside a multi-byte character would make the
+// message invalid UTF-8, which JSON encoders refuse.
+[[nodiscard]] inline std::string clip_utf8(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  std::size_t n = max_bytes;
+  while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+  return std::string(text.substr(0, n));
+}
 
 }  // namespace roofline

@@ -38,7 +38,7 @@ struct MoeSpec {
   std::int64_t shared_intermediate = 0;  // intermediate size of one shared expert
   std::int64_t first_dense_layers = 0;   // DeepSeek first_k_dense_replace
   std::int64_t layer_step = 1;
-  std::vector<std::int64_t> dense_layers;  // Qwen3-MoE mlp_only_layers
+  std::vector<std::int64_t> dense_layers;  // Qwen3-MoE mlp_only_layers; sorted, distinct
   bool expert_bias = false;                // gpt-oss experts carry biases
   bool router_bias = false;
 };

@@ -32,6 +32,14 @@ struct QuantizeOptions {
   std::size_t max_sample_elements = 1 << 20;
   // Tensors converted to float this many elements at a time.
   std::size_t chunk_elements = 1 << 22;
+  // Per-tensor state is one float per row and per column of the 2-D view; a
+  // tensor with more rows or columns than this is refused (InvalidArgument)
+  // before anything is allocated. 4M floats = 16 MB; real weights have under 1M.
+  std::int64_t max_rows_or_columns = std::int64_t{1} << 22;
+  // Outlier channels and tokens listed per tensor; the counts are always complete.
+  std::size_t max_listed_outliers = 256;
+  // Tensors per file; more is refused (InvalidArgument) before any is analyzed.
+  std::size_t max_tensors = 1 << 16;
 };
 
 struct FormatError {
@@ -49,8 +57,10 @@ struct TensorReport {
   double max_abs = 0;
   double rms = 0;
   double kurtosis = 0;                         // Pearson (3 for a Gaussian)
-  std::vector<std::int64_t> outlier_channels;  // columns flagged
-  std::vector<std::int64_t> outlier_tokens;    // rows flagged (activation dumps)
+  std::vector<std::int64_t> outlier_channels;  // columns flagged (the first max_listed_outliers)
+  std::vector<std::int64_t> outlier_tokens;    // rows flagged (activation dumps; the same cap)
+  std::int64_t outlier_channel_count = 0;      // every column flagged
+  std::int64_t outlier_token_count = 0;        // every row flagged
   double max_channel_ratio = 0;                // largest channel max |x| / tensor RMS
   std::vector<FormatError> errors;             // per candidate format
   std::int64_t sampled_rows = 0;

@@ -6,15 +6,21 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 #include "roofline/hardware.h"
 
 namespace roofline::service {
 
 // Limits for untrusted callers (the server); the CLI passes its own.
+// Every call runs under a DeadlineScope of time_limit_s (roofline/deadline.h).
 struct Limits {
   std::uint64_t max_sweep_rows = 100'000;
-  bool allow_files = false;   // model/strategy paths on the server's disk
+  // Model and strategy names that are not built in are read as files. Off for
+  // the server: there a model is a preset id or a config object, a strategy a
+  // built-in name, and nothing reaches its file system.
+  bool allow_files = false;
   double time_limit_s = 5.0;  // work past this is abandoned with TimeLimit
 };
 
@@ -38,6 +44,14 @@ struct Limits {
 // "weights"?, "acts"?, "strategies"?, "ideal"?}; returns {"rows": [...], "count"}.
 [[nodiscard]] nlohmann::json sweep(const nlohmann::json& request, const Registry& registry,
                                    const Limits& limits);
+// The same document as JSON text, written row by row without building a tree
+// of values (what the server sends: a large sweep costs its text, once).
+[[nodiscard]] std::string sweep_text(const nlohmann::json& request, const Registry& registry,
+                                     const Limits& limits);
+
+// Parses a request body. Throws InvalidArgument when it is not JSON or nests
+// deeper than 64 levels (checked on the text, before any value is built).
+[[nodiscard]] nlohmann::json parse_request(std::string_view body);
 
 [[nodiscard]] nlohmann::json hardware_list(const Registry& registry);
 [[nodiscard]] nlohmann::json model_list();

@@ -42,7 +42,11 @@ inline constexpr std::uint64_t kMaxSweepRows = 50'000'000;
 [[nodiscard]] std::uint64_t sweep_rows(const SweepSpec& spec,
                                        std::uint64_t max_rows = kMaxSweepRows);
 
-// Runs the sweep on `threads` threads (0: all cores). `sink` receives the
+// Most worker threads a sweep runs on (more gain nothing and cost memory).
+inline constexpr unsigned kMaxSweepThreads = 256;
+
+// Runs the sweep on `threads` threads (0: all cores; more than kMaxSweepThreads:
+// InvalidArgument, before anything is written). `sink` receives the
 // output in row order, in chunks; `progress` (optional) is called after each
 // batch with rows done and total. A combination that cannot be predicted
 // (format the device lacks, model that does not divide by tp) becomes a row

@@ -51,6 +51,10 @@ struct ValidationReport {
                                                            const std::string& origin);
 // The embedded measurements.
 [[nodiscard]] std::vector<ValidationCase> built_in_validation();
+// A validation file: a regular file of at most 16 MB (checked before reading),
+// then parse_validation. Throws ParseError naming the file otherwise (a
+// directory, a device, an empty name).
+[[nodiscard]] std::vector<ValidationCase> load_validation(const std::string& path);
 
 // The engine id a case's "framework" names ("tensorrt-llm" -> "trtllm"), or
 // "roofline" where no profile matches.

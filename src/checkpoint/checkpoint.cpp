@@ -38,7 +38,7 @@ std::vector<TensorInfo> parse_safetensors_header(std::string_view header, std::u
   std::vector<TensorInfo> tensors;
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     if (it.key() == "__metadata__") continue;
-    const std::string where = origin + ": tensor '" + it.key().substr(0, 80) + "'";
+    const std::string where = origin + ": tensor '" + clip_utf8(it.key(), 80) + "'";
     const json& t = it.value();
     if (!t.is_object() || !t.contains("dtype") || !t.contains("shape") ||
         !t.contains("data_offsets")) {
@@ -72,16 +72,35 @@ std::vector<TensorInfo> parse_safetensors_header(std::string_view header, std::u
                        "-byte data section");
     }
     info.bytes = static_cast<double>(end - begin);
+    info.data_begin = begin;
     if (auto size = safetensors_dtype_bytes(info.dtype)) {
       if (std::fabs(elements * *size - info.bytes) > 0.5) {
         throw ParseError(where + ": " + std::to_string(end - begin) + " bytes do not match dtype " +
                          info.dtype + " and its shape");
       }
     } else {
-      throw ParseError(where + ": dtype '" + info.dtype.substr(0, 16) +
+      throw ParseError(where + ": dtype '" + clip_utf8(info.dtype, 16) +
                        "' is not a safetensors dtype");
     }
     tensors.push_back(std::move(info));
+  }
+  // No two tensors may share bytes (safetensors forbids it).
+  std::vector<const TensorInfo*> by_offset;
+  for (const auto& t : tensors) {
+    if (t.bytes > 0) by_offset.push_back(&t);
+  }
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const TensorInfo* a, const TensorInfo* b) { return a->data_begin < b->data_begin; });
+  for (std::size_t i = 1; i < by_offset.size(); ++i) {
+    const TensorInfo& a = *by_offset[i - 1];
+    const TensorInfo& b = *by_offset[i];
+    const auto a_end = a.data_begin + static_cast<std::uint64_t>(a.bytes);
+    if (a_end > b.data_begin) {
+      throw ParseError(origin + ": tensors '" + clip_utf8(a.name, 80) + "' and '" +
+                       clip_utf8(b.name, 80) + "' overlap (bytes " + std::to_string(b.data_begin) +
+                       " to " + std::to_string(a_end) +
+                       " belong to both); safetensors tensors must not share bytes");
+    }
   }
   return tensors;
 }
@@ -255,7 +274,7 @@ GgufValue read_gguf_value(Reader& r, std::uint32_t type) {
   GgufValue v;
   if (type == 8) {
     v.kind = GgufValue::kString;
-    v.text = std::string(r.string().substr(0, 256));
+    v.text = clip_utf8(r.string(), 256);
     return v;
   }
   if (type == 9) {
@@ -342,7 +361,7 @@ std::vector<TensorInfo> read_safetensors_index(const std::string& path) {
     if (!file.is_string()) throw ParseError(path + ": weight_map values must be file names");
     const std::string f = file.get<std::string>();
     if (f.find('/') != std::string::npos || f.find("..") != std::string::npos) {
-      throw ParseError(path + ": shard name '" + f.substr(0, 80) + "' must be a plain file name");
+      throw ParseError(path + ": shard name '" + clip_utf8(f, 80) + "' must be a plain file name");
     }
     if (std::find(shards.begin(), shards.end(), f) == shards.end()) shards.push_back(f);
   }
@@ -449,7 +468,7 @@ ModelSpec parse_gguf_prefix(std::string_view bytes, std::uint64_t file_size,
   std::map<std::string, GgufValue> meta;
   std::uint64_t alignment = 32;
   for (std::uint64_t i = 0; i < n_kv; ++i) {
-    const std::string key(r.string().substr(0, 256));
+    const std::string key(clip_utf8(r.string(), 256));
     const auto type = r.scalar<std::uint32_t>();
     GgufValue v = read_gguf_value(r, type);
     if (key == "general.alignment" && v.kind == GgufValue::kNumber) {
@@ -466,7 +485,7 @@ ModelSpec parse_gguf_prefix(std::string_view bytes, std::uint64_t file_size,
   std::vector<std::uint64_t> offsets;
   for (std::uint64_t i = 0; i < n_tensors; ++i) {
     TensorInfo t;
-    t.name = std::string(r.string().substr(0, 256));
+    t.name = clip_utf8(r.string(), 256);
     const auto n_dims = r.scalar<std::uint32_t>();
     if (n_dims > 8) r.fail("tensor '" + t.name + "' has " + std::to_string(n_dims) + " dimensions");
     double elements = 1;
@@ -519,7 +538,7 @@ ModelSpec parse_gguf_prefix(std::string_view bytes, std::uint64_t file_size,
       {"qwen3moe", "qwen3_moe"}, {"deepseek2", "deepseek_v3"}, {"gpt-oss", "gpt_oss"}};
   auto arch_it = kArch.find(arch);
   if (arch_it == kArch.end()) {
-    throw Unsupported(origin + ": GGUF architecture '" + arch.substr(0, 40) +
+    throw Unsupported(origin + ": GGUF architecture '" + clip_utf8(arch, 40) +
                       "' is not understood (llama, qwen2, qwen3, qwen3moe, deepseek2, gpt-oss)");
   }
   std::string model_type = arch_it->second;

@@ -1,10 +1,84 @@
 #include "strict_json.h"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <utility>
+#include <vector>
 
 #include "roofline/error.h"
 
 namespace roofline::detail {
+namespace {
+
+[[noreturn]] void too_deep(const std::string& origin, std::string_view where) {
+  throw ParseError(origin + ": JSON nests deeper than " + std::to_string(kMaxJsonDepth) +
+                   " levels" + std::string(where));
+}
+
+}  // namespace
+
+void check_json_depth(std::string_view text, const std::string& origin) {
+  int depth = 0;
+  bool in_string = false;
+  bool escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) too_deep(origin, " (at byte " + std::to_string(i) + ")");
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+}
+
+void check_json_depth(const nlohmann::json& value, const std::string& origin) {
+  std::vector<std::pair<const nlohmann::json*, int>> todo{{&value, 1}};
+  while (!todo.empty()) {
+    const auto [v, depth] = todo.back();
+    todo.pop_back();
+    if (!v->is_structured()) continue;
+    if (depth > kMaxJsonDepth) too_deep(origin, "");
+    for (const auto& child : *v) {
+      if (child.is_structured()) todo.emplace_back(&child, depth + 1);
+    }
+  }
+}
+
+std::string read_text_file(const std::string& path, std::size_t max_bytes) {
+  if (path.empty()) throw ParseError("cannot read a file with an empty name");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    throw ParseError(path + ": cannot read: " +
+                     (std::filesystem::exists(path, ec) ? "not a regular file" : "no such file"));
+  }
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec) throw ParseError(path + ": cannot read: " + ec.message());
+  if (size > max_bytes) {
+    throw ParseError(path + ": " + std::to_string(size) + " bytes is more than the " +
+                     std::to_string(max_bytes) + "-byte limit for this kind of file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ParseError(path + ": cannot open for reading");
+  // Read at most the limit even if the file grew since it was measured.
+  std::string text(static_cast<std::size_t>(size), '\0');
+  in.read(text.data(), static_cast<std::streamsize>(size));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  return text;
+}
 
 nlohmann::json parse_json_text(std::string_view text, const std::string& origin,
                                std::size_t max_bytes) {
@@ -12,6 +86,7 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin,
     throw ParseError(origin + ": document is " + std::to_string(text.size()) +
                      " bytes, more than the limit of " + std::to_string(max_bytes));
   }
+  check_json_depth(text, origin);
   try {
     return nlohmann::json::parse(text.begin(), text.end());
   } catch (const nlohmann::json::exception& e) {

@@ -11,8 +11,26 @@
 
 namespace roofline::detail {
 
-// Parses text into JSON, rejecting documents over `max_bytes`.
-// Throws ParseError "<origin>: ...".
+// Deepest nesting of arrays and objects any JSON the project reads may have. Real
+// documents (config.json, device and strategy files, requests) stay under 10;
+// deeper input would make the recursive walks (copy, dump, comparison) of
+// nlohmann::json overflow the stack, so it is refused before a DOM is built.
+inline constexpr int kMaxJsonDepth = 64;
+
+// Throws ParseError "<origin>: JSON nests deeper than 64 levels (at byte N)" when
+// the text opens more than kMaxJsonDepth arrays/objects at once. A linear scan
+// that needs no valid JSON (strings and escapes are skipped).
+void check_json_depth(std::string_view text, const std::string& origin);
+// The same over a value already built (iteratively, without recursion).
+void check_json_depth(const nlohmann::json& value, const std::string& origin);
+
+// The contents of a regular file of at most `max_bytes`. Throws ParseError
+// "<path>: cannot read: ..." for anything else (a directory, a device such as
+// /dev/zero, a FIFO, a missing file) before reading a byte.
+std::string read_text_file(const std::string& path, std::size_t max_bytes);
+
+// Parses text into JSON, rejecting documents over `max_bytes` or nested deeper
+// than kMaxJsonDepth. Throws ParseError "<origin>: ...".
 nlohmann::json parse_json_text(std::string_view text, const std::string& origin,
                                std::size_t max_bytes);
 

@@ -127,7 +127,7 @@ Format parse_format(std::string_view text) {
     if (!known.empty()) known += ", ";
     known += info.id;
   }
-  std::string shown(text.substr(0, 40));
+  std::string shown(clip_utf8(text, 40));
   throw NotFound("unknown format '" + shown + "' (known: " + known + ")");
 }
 

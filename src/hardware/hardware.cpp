@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -75,6 +76,46 @@ Figure read_positive_figure(StrictObject& parent, std::string_view key,
   return f;
 }
 
+// Plausible ranges: wide enough for every CPU and GPU there is or will soon be,
+// narrow enough that a typo (or 5e-324, or 1e308) cannot make every later
+// time zero, infinite or NaN.
+struct Range {
+  double lo, hi;
+  const char* text;  // the range in words, for the message
+};
+constexpr Range kCapacityRange{1e6, 1e15, "1 MB to 1 PB"};
+constexpr Range kBandwidthRange{1e9, 1e14, "1 GB/s to 100 TB/s"};
+constexpr Range kLinkRange{0, 1e14, "0 to 100 TB/s"};
+constexpr Range kSmRange{1, 1e5, "1 to 100,000"};
+constexpr Range kL2Range{0, 1e10, "0 to 10 GB"};
+constexpr Range kSharedRange{1, 1e8, "1 B to 100 MB"};
+constexpr Range kClockRange{1e6, 1e11, "1 MHz to 100 GHz"};
+constexpr Range kPowerRange{0, 1e5, "0 to 100 kW"};
+constexpr Range kPeakRange{1e8, 1e18, "0.1 GFLOP/s to 1 EFLOP/s"};
+constexpr Range kOverheadRange{0, 0.1, "0 to 0.1 s"};
+
+void check_range(StrictObject& parent, std::string_view key, const Figure& f, Range r) {
+  if (f.known() && (f.value < r.lo || f.value > r.hi)) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%.6g", f.value);
+    parent.fail(key, std::string("value ") + value + " is outside the plausible range " + r.text);
+  }
+}
+
+Figure read_figure(StrictObject& parent, std::string_view key,
+                   const std::map<std::string, std::string>& sources, Range r) {
+  Figure f = read_figure(parent, key, sources);
+  check_range(parent, key, f, r);
+  return f;
+}
+
+Figure read_positive_figure(StrictObject& parent, std::string_view key,
+                            const std::map<std::string, std::string>& sources, Range r) {
+  Figure f = read_positive_figure(parent, key, sources);
+  check_range(parent, key, f, r);
+  return f;
+}
+
 Figure read_fraction(StrictObject& parent, std::string_view key,
                      const std::map<std::string, std::string>& sources) {
   Figure f = read_positive_figure(parent, key, sources);
@@ -88,6 +129,7 @@ PeakFigure read_peak(StrictObject& peaks, std::string_view key,
   PeakFigure p;
   read_figure_fields(obj, sources, &p);
   if (p.known() && p.value <= 0) obj.fail("value", "a peak must be positive");
+  check_range(obj, "value", p, kPeakRange);
   const std::string unit = obj.string("unit");
   if (unit == "tensor") {
     p.unit = ComputeUnit::kTensor;
@@ -209,22 +251,24 @@ Device parse_device(std::string_view json_text, const std::string& origin) {
 
   StrictObject memory = doc.object("memory");
   d.memory_type = memory.string("type");
-  d.memory_capacity_bytes = read_positive_figure(memory, "capacity_bytes", d.sources);
-  d.memory_bandwidth_Bps = read_positive_figure(memory, "bandwidth_Bps", d.sources);
+  d.memory_capacity_bytes =
+      read_positive_figure(memory, "capacity_bytes", d.sources, kCapacityRange);
+  d.memory_bandwidth_Bps =
+      read_positive_figure(memory, "bandwidth_Bps", d.sources, kBandwidthRange);
   memory.finish();
 
   StrictObject compute = doc.object("compute");
-  d.sm_count = read_positive_figure(compute, "sm_count", d.sources);
-  d.l2_bytes = read_figure(compute, "l2_bytes", d.sources);
+  d.sm_count = read_positive_figure(compute, "sm_count", d.sources, kSmRange);
+  d.l2_bytes = read_figure(compute, "l2_bytes", d.sources, kL2Range);
   d.shared_memory_per_sm_bytes =
-      read_positive_figure(compute, "shared_memory_per_sm_bytes", d.sources);
-  d.boost_clock_hz = read_figure(compute, "boost_clock_hz", d.sources);
-  d.tdp_w = read_figure(compute, "tdp_w", d.sources);
+      read_positive_figure(compute, "shared_memory_per_sm_bytes", d.sources, kSharedRange);
+  d.boost_clock_hz = read_figure(compute, "boost_clock_hz", d.sources, kClockRange);
+  d.tdp_w = read_figure(compute, "tdp_w", d.sources, kPowerRange);
   compute.finish();
 
   StrictObject link = doc.object("interconnect");
   d.interconnect_name = link.string("name");
-  d.interconnect_bandwidth_Bps = read_figure(link, "bandwidth_Bps", d.sources);
+  d.interconnect_bandwidth_Bps = read_figure(link, "bandwidth_Bps", d.sources, kLinkRange);
   link.finish();
 
   StrictObject peaks = doc.object("peaks");
@@ -251,7 +295,7 @@ Device parse_device(std::string_view json_text, const std::string& origin) {
     d.matmul_fraction[format_index(f)] = read_fraction(mm, it.key(), d.sources);
   }
   mm.finish();
-  d.launch_overhead_s = read_figure(eff, "launch_overhead_s", d.sources);
+  d.launch_overhead_s = read_figure(eff, "launch_overhead_s", d.sources, kOverheadRange);
   if (!d.launch_overhead_s.known()) eff.fail("launch_overhead_s", "value is required");
   eff.finish();
 
@@ -337,7 +381,7 @@ const Device& Registry::get(std::string_view id_or_alias) const {
   if (const Device* d = find(id_or_alias)) return *d;
   std::string ids;
   for (const auto& d : devices_) ids += (ids.empty() ? "" : ", ") + d.id;
-  throw NotFound("unknown device '" + std::string(id_or_alias.substr(0, 64)) + "' (known: " + ids +
+  throw NotFound("unknown device '" + clip_utf8(id_or_alias, 64) + "' (known: " + ids +
                  "; aliases in 'roofline hardware list')");
 }
 

@@ -193,7 +193,10 @@ void read_quantization(const ConfigReader& r, ModelSpec* m) {
   const json* q = r.get("quantization_config");
   if (q == nullptr) return;
   if (!q->is_object()) r.fail("quantization_config", "expected an object");
-  const std::string method = q->value("quant_method", std::string());
+  const auto method_it = q->find("quant_method");
+  if (method_it == q->end() || !method_it->is_string())
+    r.fail("quantization_config.quant_method", "expected a string (fp8, mxfp4, gptq, awq)");
+  const std::string method = method_it->get<std::string>();
   if (method == "fp8") {
     m->native_weights = Format::kFp8;
     m->native_experts = Format::kFp8;
@@ -203,13 +206,14 @@ void read_quantization(const ConfigReader& r, ModelSpec* m) {
     m->notes.push_back("mxfp4 checkpoint: routed experts in mxfp4, other weights in " +
                        std::string(format_id(m->native_weights)));
   } else if (method == "gptq" || method == "awq") {
-    const int bits = q->value("bits", 0);
-    if (bits != 4) r.fail("quantization_config.bits", "only 4-bit gptq/awq is understood");
+    const auto bits = q->find("bits");
+    if (bits == q->end() || !bits->is_number_integer() || bits->get<std::int64_t>() != 4)
+      r.fail("quantization_config.bits", "only 4-bit gptq/awq is understood (bits: 4)");
     m->native_weights = Format::kInt4;
     m->native_experts = Format::kInt4;
   } else {
     r.fail("quantization_config.quant_method",
-           "'" + method + "' is not understood (fp8, mxfp4, gptq, awq)");
+           "'" + clip_utf8(method, 40) + "' is not understood (fp8, mxfp4, gptq, awq)");
   }
 }
 
@@ -261,24 +265,6 @@ void note_ignored_keys(const ConfigReader& r, ModelSpec* m) {
   if (!unknown.empty()) m->notes.push_back("config keys not modeled: " + unknown);
 }
 
-std::string read_text_file(const std::filesystem::path& path, std::size_t max_bytes) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw ParseError(path.string() + ": cannot read: not a regular file");
-  }
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw ParseError(path.string() + ": cannot read: " + ec.message());
-  if (size > max_bytes) {
-    throw ParseError(path.string() + ": " + std::to_string(size) + " bytes is more than the " +
-                     std::to_string(max_bytes) + "-byte limit for this kind of file");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ParseError(path.string() + ": cannot open for reading");
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  return buf.str();
-}
-
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
@@ -298,8 +284,7 @@ bool ModelSpec::is_moe_layer(std::int64_t layer) const noexcept {
   if (!moe) return false;
   if (layer < moe->first_dense_layers) return false;
   if (moe->layer_step > 1 && (layer + 1) % moe->layer_step != 0) return false;
-  return std::find(moe->dense_layers.begin(), moe->dense_layers.end(), layer) ==
-         moe->dense_layers.end();
+  return !std::binary_search(moe->dense_layers.begin(), moe->dense_layers.end(), layer);
 }
 
 bool ModelSpec::is_sliding_layer(std::int64_t layer) const noexcept {
@@ -419,6 +404,14 @@ void validate(const ModelSpec& m) {
     check("num_shared_experts", m.moe->num_shared_experts, 0, kMaxExperts);
     check("first_dense_layers", m.moe->first_dense_layers, 0, m.layers);
     check("layer_step", m.moe->layer_step, 1, m.layers);
+    const auto& dense = m.moe->dense_layers;
+    if (static_cast<std::int64_t>(dense.size()) > m.layers ||
+        !std::is_sorted(dense.begin(), dense.end()) ||
+        std::adjacent_find(dense.begin(), dense.end()) != dense.end() ||
+        (!dense.empty() && (dense.front() < 0 || dense.back() >= m.layers))) {
+      throw InvalidArgument(m.origin +
+                            ": dense layers must be distinct layer indices in increasing order");
+    }
   }
   if (m.moe_layer_count() < m.layers && m.intermediate < 1) {
     throw InvalidArgument(m.origin + ": dense layers need intermediate_size > 0");
@@ -462,8 +455,17 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
         e.layer_step = r.integer_or("decoder_sparse_step", 1, 1, m.layers);
         if (const json* dense = r.get("mlp_only_layers")) {
           if (!dense->is_array()) r.fail("mlp_only_layers", "expected an array of layer indices");
+          // A list of layers cannot name more layers than there are.
+          if (static_cast<std::int64_t>(dense->size()) > m.layers) {
+            r.fail("mlp_only_layers", std::to_string(dense->size()) + " entries for " +
+                                          std::to_string(m.layers) + " layers");
+          }
           for (const auto& l : *dense)
             e.dense_layers.push_back(r.check_integer("mlp_only_layers", l, 0, m.layers - 1));
+          // Sorted and distinct: is_moe_layer looks layers up by binary search.
+          std::sort(e.dense_layers.begin(), e.dense_layers.end());
+          e.dense_layers.erase(std::unique(e.dense_layers.begin(), e.dense_layers.end()),
+                               e.dense_layers.end());
         }
         m.intermediate = r.integer_or("intermediate_size", 0, 0, kMaxIntermediate);
       }
@@ -524,7 +526,7 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
     m.attention_sinks = true;
     read_sliding_window(r, &m, false);
   } else {
-    throw Unsupported(origin + ": model_type '" + t.substr(0, 40) +
+    throw Unsupported(origin + ": model_type '" + clip_utf8(t, 40) +
                       "' is not understood (supported: " + kSupported + ")");
   }
   read_quantization(r, &m);
@@ -622,7 +624,7 @@ ModelSpec load_model(std::string_view arg) {
     std::string ids;
     for (const auto& p : ModelCatalog::built_in().presets())
       ids += (ids.empty() ? "" : ", ") + p.id;
-    throw NotFound("unknown model '" + std::string(arg.substr(0, 64)) + "' (presets: " + ids +
+    throw NotFound("unknown model '" + clip_utf8(arg, 64) + "' (presets: " + ids +
                    "; or give a config.json, model directory, .safetensors or .gguf path)");
   }
   if (std::filesystem::is_directory(path, ec)) return load_model_directory(path.string());
@@ -632,7 +634,7 @@ ModelSpec load_model(std::string_view arg) {
                           ": a safetensors checkpoint needs its config.json: "
                           "give the model directory instead");
   }
-  const std::string text = read_text_file(path, kMaxConfigBytes);
+  const std::string text = detail::read_text_file(path.string(), kMaxConfigBytes);
   ModelSpec m;
   const json probe = detail::parse_json_text(text, path.string(), kMaxConfigBytes);
   if (probe.is_object() && probe.contains("H") && !probe.contains("model_type")) {

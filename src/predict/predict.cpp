@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "roofline/deadline.h"
 #include "roofline/engine.h"
 #include "roofline/error.h"
 
@@ -163,6 +164,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
 
 Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
                    const ModelOptions& opt) {
+  check_deadline("prediction");
   Prediction p;
   p.mode = opt.mode;
   p.graph = build_ops(m, d, s, opt);
@@ -235,8 +237,15 @@ GenerateResult generate(const ModelSpec& m, const Device& d, Scenario s, std::in
                         std::int64_t gen, const ModelOptions& opt) {
   if (prompt < 1 || prompt > kMaxSeqLen)
     throw InvalidArgument("prompt must be 1 to " + std::to_string(kMaxSeqLen) + " tokens");
-  if (gen < 1 || gen > kMaxSeqLen - prompt)
-    throw InvalidArgument("gen must be 1 to " + std::to_string(kMaxSeqLen - prompt) + " tokens");
+  if (prompt == kMaxSeqLen) {
+    throw InvalidArgument("prompt " + std::to_string(prompt) +
+                          " leaves no room for generated tokens (prompt + gen is at most " +
+                          std::to_string(kMaxSeqLen) + ")");
+  }
+  if (gen < 1 || gen > kMaxSeqLen - prompt) {
+    throw InvalidArgument("gen must be 1 to " + std::to_string(kMaxSeqLen - prompt) +
+                          " tokens (prompt + gen is at most " + std::to_string(kMaxSeqLen) + ")");
+  }
   GenerateResult g;
   s.phase = Phase::kPrefill;
   s.seq_len = prompt;

@@ -217,6 +217,10 @@ std::uint64_t sweep_rows(const SweepSpec& s, std::uint64_t max_rows) {
 void run_sweep(const SweepSpec& s, SweepFormat f, const std::function<void(std::string_view)>& sink,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress,
                unsigned threads) {
+  if (threads > kMaxSweepThreads) {
+    throw InvalidArgument("a sweep runs on 1 to " + std::to_string(kMaxSweepThreads) +
+                          " threads (0: all cores), not " + std::to_string(threads));
+  }
   const std::uint64_t total = sweep_rows(s);
   Plans plans(s.strategies.size() * s.models.size() * s.devices.size());
   for (std::size_t st = 0; st < s.strategies.size(); ++st) {
@@ -227,7 +231,7 @@ void run_sweep(const SweepSpec& s, SweepFormat f, const std::function<void(std::
       }
     }
   }
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxSweepThreads);
   if (f == SweepFormat::kCsv) sink(kCsvHeader);
   if (f == SweepFormat::kJson) sink("[\n");
   std::vector<fmt::memory_buffer> buffers(threads);

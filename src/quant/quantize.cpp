@@ -8,9 +8,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <nlohmann/json.hpp>
 
 #include "roofline/checkpoint.h"
+#include "roofline/deadline.h"
 #include "roofline/error.h"
 
 namespace roofline {
@@ -44,27 +44,44 @@ struct Moments {
   }
 };
 
-// Streaming statistics over rows of a [rows x cols] tensor.
+// Streaming statistics over rows of a [rows x cols] tensor: moments of the
+// whole tensor and the largest magnitude of each column and each row (one
+// float each: the only per-channel figure the report uses).
 struct Stats {
   Moments all;
-  std::vector<Moments> columns;
-  std::vector<double> row_max;
-  explicit Stats(std::int64_t cols) : columns(static_cast<std::size_t>(cols)) {}
+  std::vector<float> column_max;
+  std::vector<float> row_max;
+  Stats(std::int64_t rows, std::int64_t cols) : column_max(static_cast<std::size_t>(cols), 0.0f) {
+    row_max.reserve(static_cast<std::size_t>(rows));
+  }
   void add_rows(const float* data, std::int64_t rows, std::int64_t cols) {
     for (std::int64_t r = 0; r < rows; ++r) {
-      double rmax = 0;
+      float rmax = 0;
       for (std::int64_t c = 0; c < cols; ++c) {
-        const double x = data[r * cols + c];
+        const float x = data[r * cols + c];
         if (!std::isfinite(x))
           throw InvalidArgument("tensor holds a non-finite value (NaN or Inf)");
         all.add(x);
-        columns[static_cast<std::size_t>(c)].add(x);
-        rmax = std::max(rmax, std::fabs(x));
+        const float a = std::fabs(x);
+        float& m = column_max[static_cast<std::size_t>(c)];
+        m = std::max(m, a);
+        rmax = std::max(rmax, a);
       }
       row_max.push_back(rmax);
     }
   }
 };
+
+// Refuses a 2-D view whose per-row or per-column state would pass the budget.
+void check_state(const std::string& name, std::int64_t rows, std::int64_t cols,
+                 const QuantizeOptions& o) {
+  if (rows > o.max_rows_or_columns || cols > o.max_rows_or_columns) {
+    throw InvalidArgument(
+        "tensor '" + clip_utf8(name, 80) + "': its 2-D view [" + std::to_string(rows) + " x " +
+        std::to_string(cols) + "] has more rows or columns than the " +
+        std::to_string(o.max_rows_or_columns) + " the analysis keeps statistics for");
+  }
+}
 
 double sqnr_of(const numerics::ErrorMetrics& e) { return e.sqnr_db; }
 
@@ -74,39 +91,50 @@ void finish_report(TensorReport& t, const Stats& s, const std::vector<float>& sa
   t.rms = s.all.rms();
   t.kurtosis = s.all.kurtosis();
   t.sampled_rows = sample_rows;
-  for (std::size_t c = 0; c < s.columns.size(); ++c) {
-    const double m = s.columns[c].max_abs;
-    const double ratio = t.rms > 0 ? m / t.rms : 0;
-    t.max_channel_ratio = std::max(t.max_channel_ratio, ratio);
-    if (m >= o.magnitude_threshold || ratio > o.ratio_threshold)
+  auto outlier = [&](double m) {
+    return m >= o.magnitude_threshold || (t.rms > 0 && m / t.rms > o.ratio_threshold);
+  };
+  for (std::size_t c = 0; c < s.column_max.size(); ++c) {
+    const double m = s.column_max[c];
+    t.max_channel_ratio = std::max(t.max_channel_ratio, t.rms > 0 ? m / t.rms : 0);
+    if (!outlier(m)) continue;
+    if (t.outlier_channels.size() < o.max_listed_outliers)
       t.outlier_channels.push_back(static_cast<std::int64_t>(c));
+    ++t.outlier_channel_count;
   }
   for (std::size_t r = 0; r < s.row_max.size(); ++r) {
-    const double ratio = t.rms > 0 ? s.row_max[r] / t.rms : 0;
-    if (s.row_max[r] >= o.magnitude_threshold || ratio > o.ratio_threshold)
+    if (!outlier(s.row_max[r])) continue;
+    if (t.outlier_tokens.size() < o.max_listed_outliers)
       t.outlier_tokens.push_back(static_cast<std::int64_t>(r));
+    ++t.outlier_token_count;
   }
   // Error per candidate on the sample, plainly and with outlier channels kept in bf16.
   const std::size_t rows = static_cast<std::size_t>(sample_rows),
                     cols = static_cast<std::size_t>(t.cols);
   std::vector<float> back(sample.size()), inliers(sample);
   const double outlier_fraction =
-      static_cast<double>(t.outlier_channels.size()) / static_cast<double>(t.cols);
-  for (std::int64_t c : t.outlier_channels) {
-    for (std::size_t r = 0; r < rows; ++r) inliers[r * cols + static_cast<std::size_t>(c)] = 0;
+      static_cast<double>(t.outlier_channel_count) / static_cast<double>(t.cols);
+  std::vector<std::size_t> outlier_columns;  // every flagged column (at most cols)
+  if (t.outlier_channel_count > 0) {
+    for (std::size_t c = 0; c < s.column_max.size(); ++c) {
+      if (outlier(s.column_max[c])) outlier_columns.push_back(c);
+    }
+  }
+  for (std::size_t c : outlier_columns) {
+    for (std::size_t r = 0; r < rows; ++r) inliers[r * cols + c] = 0;
   }
   for (Format f : kCandidates) {
     FormatError plain{f, bits_per_element(f), false, {}};
     numerics::round_trip(f, sample, rows, cols, back);
     plain.error = numerics::compare(sample, back);
     t.errors.push_back(plain);
-    if (!t.outlier_channels.empty() && f != Format::kBf16) {
+    if (!outlier_columns.empty() && f != Format::kBf16) {
       FormatError kept{
           f, bits_per_element(f) * (1 - outlier_fraction) + 16 * outlier_fraction, true, {}};
       numerics::round_trip(f, inliers, rows, cols, back);
-      for (std::int64_t c : t.outlier_channels) {  // outliers restored from bf16
+      for (std::size_t c : outlier_columns) {  // outliers restored from bf16
         for (std::size_t r = 0; r < rows; ++r) {
-          const std::size_t i = r * cols + static_cast<std::size_t>(c);
+          const std::size_t i = r * cols + c;
           back[i] = numerics::bf16_to_float(numerics::float_to_bf16(sample[i]));
         }
       }
@@ -215,7 +243,8 @@ TensorReport analyze_tensor(std::string name, std::span<const float> data, std::
   t.shape = {rows, cols};
   t.rows = rows;
   t.cols = cols;
-  Stats s(cols);
+  check_state(t.name, rows, cols, o);
+  Stats s(rows, cols);
   s.add_rows(data.data(), rows, cols);
   const std::int64_t stride = sample_stride(rows, cols, o.max_sample_elements);
   std::vector<float> sample;
@@ -250,13 +279,15 @@ std::vector<TensorReport> quantize_bytes(
   } file{reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()};
   const std::vector<TensorInfo> tensors = parse_safetensors(
       std::string_view(reinterpret_cast<const char*>(file.data()), file.size()), path);
+  if (tensors.size() > o.max_tensors) {
+    throw InvalidArgument(path + ": " + std::to_string(tensors.size()) +
+                          " tensors is more than the " + std::to_string(o.max_tensors) +
+                          " analyzed per file");
+  }
   std::uint64_t header = 0;
   for (int i = 7; i >= 0; --i) header = (header << 8) | file.data()[i];
   const std::size_t data_start = 8 + static_cast<std::size_t>(header);
 
-  // Offsets again, in file order (parse_safetensors validated them).
-  const auto doc = nlohmann::json::parse(
-      std::string_view(reinterpret_cast<const char*>(file.data()) + 8, header));
   std::vector<TensorReport> reports;
   std::size_t done = 0;
   for (const TensorInfo& info : tensors) {
@@ -269,18 +300,25 @@ std::vector<TensorReport> quantize_bytes(
       t.skipped = "dtype " + info.dtype + " is not a floating-point tensor";
     } else if (info.shape.size() < 2) {
       t.skipped = "1-D tensors (norms, biases) stay in 16 bits";
+    } else if (info.bytes == 0) {
+      t.skipped = "empty tensor";
     } else {
+      // The elements fit the data (parse_safetensors checked), so the product does not overflow.
       t.cols = info.shape.back();
       t.rows = 1;
       for (std::size_t i = 0; i + 1 < info.shape.size(); ++i) t.rows *= info.shape[i];
     }
     if (t.skipped.empty() && (t.rows < 1 || t.cols < 1)) t.skipped = "empty tensor";
     if (t.skipped.empty()) {
+      try {
+        check_state(info.name, t.rows, t.cols, o);
+      } catch (const InvalidArgument& e) {
+        throw InvalidArgument(path + ": " + e.what());
+      }
       const std::size_t elem = info.dtype == "F32" ? 4 : 2;
-      const auto& off = doc[info.name]["data_offsets"];
-      const std::size_t begin = data_start + off[0].get<std::size_t>();
+      const std::size_t begin = data_start + static_cast<std::size_t>(info.data_begin);
       const unsigned char* base = file.data() + begin;
-      Stats s(t.cols);
+      Stats s(t.rows, t.cols);
       const std::int64_t stride = sample_stride(t.rows, t.cols, o.max_sample_elements);
       const std::int64_t rows_per_chunk =
           std::max<std::int64_t>(1, static_cast<std::int64_t>(o.chunk_elements) / t.cols);
@@ -288,6 +326,7 @@ std::vector<TensorReport> quantize_bytes(
       std::vector<float> sample;
       std::int64_t sample_rows = 0;
       for (std::int64_t r0 = 0; r0 < t.rows; r0 += rows_per_chunk) {
+        check_deadline("the quantization analysis");
         const std::int64_t n = std::min(rows_per_chunk, t.rows - r0);
         chunk.resize(static_cast<std::size_t>(n * t.cols));
         const unsigned char* p = base + static_cast<std::size_t>(r0 * t.cols) * elem;

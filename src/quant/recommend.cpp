@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "roofline/deadline.h"
 #include "roofline/error.h"
 #include "roofline/report.h"
 
@@ -70,6 +71,7 @@ Recommendation recommend(const ModelSpec& m, const Device& d, const RecommendOpt
 
   std::vector<Candidate> all;
   for (const Strategy& st : strategies) {
+    check_deadline("the recommendation");
     const ResolvedStrategy plan = resolve(st, m, d);
     const Prediction p = best_kernel(m, d, scenario_for(o, plan.precision), o.model_options);
     Candidate c;

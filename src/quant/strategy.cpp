@@ -16,7 +16,7 @@ using detail::StrictObject;
 Format read_format(StrictObject& obj, std::string_view key, bool compute) {
   const std::string text = obj.string(key);
   Format f{};
-  if (!try_parse_format(text, &f)) obj.fail(key, "unknown format '" + text.substr(0, 40) + "'");
+  if (!try_parse_format(text, &f)) obj.fail(key, "unknown format '" + clip_utf8(text, 40) + "'");
   if (compute && !format_info(f).compute_format) {
     obj.fail(key,
              std::string(format_id(f)) + " is storage-only; activations need a compute format");
@@ -39,8 +39,7 @@ OpKind parse_op_kind(std::string_view name) {
     if (op_name(kind) == name) return kind;
     names += (names.empty() ? "" : ", ") + std::string(op_name(kind));
   }
-  throw NotFound("unknown operator '" + std::string(name.substr(0, 40)) + "' (operators: " + names +
-                 ")");
+  throw NotFound("unknown operator '" + clip_utf8(name, 40) + "' (operators: " + names + ")");
 }
 
 Strategy parse_strategy(std::string_view text, const std::string& origin) {
@@ -111,7 +110,7 @@ Strategy load_strategy(std::string_view name_or_path) {
   }
   std::string names;
   for (const auto& s : built_in_strategies()) names += (names.empty() ? "" : ", ") + s.name;
-  throw NotFound("unknown strategy '" + path.substr(0, 40) + "' (" + names +
+  throw NotFound("unknown strategy '" + clip_utf8(path, 40) + "' (" + names +
                  ", or a strategy .json file)");
 }
 

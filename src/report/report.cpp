@@ -10,12 +10,16 @@ namespace roofline {
 namespace {
 
 // Scales x by powers of 1000 and appends a prefix: (2.73e11, "B/s") -> "273 GB/s".
+// Beyond the largest prefix (Y, 1e24) the number is written in scientific notation.
 std::string si(double x, std::string_view unit) {
   if (std::isnan(x)) return "n/a";
-  static constexpr const char* kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  if (std::isinf(x)) return fmt::format("{}inf {}", x < 0 ? "-" : "", unit);
+  static constexpr const char* kPrefixes[] = {"", "k", "M", "G", "T", "P", "E", "Z", "Y"};
+  constexpr int kLargest = 8;
+  if (std::fabs(x) >= 1e27) return fmt::format("{:.3g} {}", x, unit);
   int i = 0;
   double v = x;
-  while (std::fabs(v) >= 1000.0 && i < 6) {
+  while (std::fabs(v) >= 1000.0 && i < kLargest) {
     v /= 1000.0;
     ++i;
   }

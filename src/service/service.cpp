@@ -1,9 +1,10 @@
 #include "roofline/service.h"
 
-#include <chrono>
 #include <cmath>
+#include <string>
 
 #include "../common/strict_json.h"
+#include "roofline/deadline.h"
 #include "roofline/error.h"
 #include "roofline/predict.h"
 #include "roofline/recommend.h"
@@ -22,12 +23,17 @@ constexpr const char* kOrigin = "request";
 
 StrictObject object_of(const json& request) {
   if (!request.is_object()) throw InvalidArgument("the request body must be a JSON object");
+  // Requests built in memory (not through parse_request) are held to the same depth.
+  detail::check_json_depth(request, kOrigin);
   return StrictObject(request, kOrigin, "");
 }
 
-// Type errors in requests are the caller's bad input (400), not parse errors of our files.
+// Type errors in requests are the caller's bad input (400), not parse errors of
+// our files; so is anything the JSON library refuses (a wrong type deep in a
+// config object, text that is not UTF-8). The work runs under the time limit.
 template <typename Fn>
-auto as_invalid(Fn&& fn) -> decltype(fn()) {
+auto as_invalid(const Limits& limits, Fn&& fn) -> decltype(fn()) {
+  const DeadlineScope deadline(limits.time_limit_s);
   try {
     return fn();
   } catch (const ParseError& e) {
@@ -35,6 +41,11 @@ auto as_invalid(Fn&& fn) -> decltype(fn()) {
     const std::string prefix = std::string(kOrigin) + ": ";
     if (what.rfind(prefix, 0) == 0) what = what.substr(prefix.size());
     throw InvalidArgument(what);
+  } catch (const nlohmann::json::exception& e) {
+    std::string what = e.what();
+    const auto close = what.find("] ");
+    if (close != std::string::npos) what = what.substr(close + 2);
+    throw InvalidArgument("malformed request: " + what);
   }
 }
 
@@ -83,18 +94,44 @@ bool looks_like_path(const std::string& s) {
          s.find("..") != std::string::npos;
 }
 
+std::string preset_ids() {
+  std::string ids;
+  for (const auto& p : ModelCatalog::built_in().presets()) ids += (ids.empty() ? "" : ", ") + p.id;
+  return ids;
+}
+
 // A model given as a preset id or an object (the short form or a config.json);
-// `key` names it in errors.
+// `key` names it in errors. Without allow_files a string is a preset id and
+// nothing else: no name reaches the file system.
 ModelSpec model_from_value(const json& v, const std::string& key, const Limits& limits) {
   if (v.is_object()) return model_from_json(v.dump(), key);
   if (!v.is_string())
     throw InvalidArgument(key + ": expected a preset id or an object (short form or config.json)");
   const std::string id = v.get<std::string>();
-  if (!limits.allow_files && looks_like_path(id)) {
-    throw InvalidArgument(key + " '" + id.substr(0, 64) +
+  if (limits.allow_files) return load_model(id);
+  if (const ModelPreset* p = ModelCatalog::built_in().find(id)) return preset_model(*p);
+  if (looks_like_path(id)) {
+    throw InvalidArgument(key + " '" + clip_utf8(id, 64) +
                           "': files are not read here; give a preset id or a config object");
   }
-  return load_model(id);
+  throw NotFound(key + " '" + clip_utf8(id, 64) + "' is not a preset (" + preset_ids() +
+                 "); files are not read here: give a preset id or a config object");
+}
+
+// A named strategy; without allow_files only the built-in ones.
+Strategy strategy_named(const std::string& name, const std::string& key, const Limits& limits) {
+  if (limits.allow_files) return load_strategy(name);
+  std::string names;
+  for (const auto& s : built_in_strategies()) {
+    if (s.name == name) return s;
+    names += (names.empty() ? "" : ", ") + s.name;
+  }
+  if (looks_like_path(name)) {
+    throw InvalidArgument(key + ": strategy files are not read here; give a strategy name (" +
+                          names + ")");
+  }
+  throw NotFound(key + " '" + clip_utf8(name, 64) + "' is not a named strategy (" + names +
+                 "); strategy files are not read here");
 }
 
 ModelSpec model_of(StrictObject& o, const Limits& limits) {
@@ -123,9 +160,8 @@ ScenarioRequest scenario_of(StrictObject& o, const Limits& limits, bool with_pha
   r.act = text(o, "act", "bf16");
   r.kv = text(o, "kv", "");
   r.strategy = text(o, "strategy", "");
-  if (!limits.allow_files && looks_like_path(r.strategy)) {
-    throw InvalidArgument("strategy files are not read here; give a strategy name");
-  }
+  // Checked here, so that build_scenario (which also reads files) only sees built-in names.
+  if (!r.strategy.empty()) (void)strategy_named(r.strategy, "strategy", limits);
   r.attention = text(o, "attention", "");
   r.block_sparsity = number(o, "block_sparsity", 1.0);
   r.tp = integer(o, "tp", 1, 1, kMaxParallel);
@@ -148,7 +184,7 @@ std::vector<T> list_of(StrictObject& o, std::string_view key, std::vector<T> fal
 }  // namespace
 
 json predict(const json& request, const Registry& registry, const Limits& limits) {
-  return as_invalid([&] {
+  return as_invalid(limits, [&] {
     StrictObject o = object_of(request);
     const ModelSpec m = model_of(o, limits);
     const Device& d = device_of(o, registry);
@@ -164,7 +200,7 @@ json predict(const json& request, const Registry& registry, const Limits& limits
 }
 
 json generate(const json& request, const Registry& registry, const Limits& limits) {
-  return as_invalid([&] {
+  return as_invalid(limits, [&] {
     StrictObject o = object_of(request);
     const ModelSpec m = model_of(o, limits);
     const Device& d = device_of(o, registry);
@@ -180,7 +216,7 @@ json generate(const json& request, const Registry& registry, const Limits& limit
 }
 
 json recommend(const json& request, const Registry& registry, const Limits& limits) {
-  return as_invalid([&] {
+  return as_invalid(limits, [&] {
     StrictObject o = object_of(request);
     const ModelSpec m = model_of(o, limits);
     const Device& d = device_of(o, registry);
@@ -207,8 +243,8 @@ json recommend(const json& request, const Registry& registry, const Limits& limi
   });
 }
 
-json analyze(const json& request, const Registry& registry, const Limits&) {
-  return as_invalid([&] {
+json analyze(const json& request, const Registry& registry, const Limits& limits) {
+  return as_invalid(limits, [&] {
     StrictObject o = object_of(request);
     const Device& d = device_of(o, registry);
     GemmProblem p;
@@ -219,6 +255,7 @@ json analyze(const json& request, const Registry& registry, const Limits&) {
     p.act = parse_format(text(o, "act", "fp16"));
     const ModelOptions opt = options_of(o);
     o.finish();
+    check_deadline("the analysis");
     json j = to_json(d, p, predict_gemm(d, p, opt));
     j["measurement"] = nullptr;  // no GPU backend in this process
     j.update(stamp(registry));
@@ -226,8 +263,8 @@ json analyze(const json& request, const Registry& registry, const Limits&) {
   });
 }
 
-json sweep(const json& request, const Registry& registry, const Limits& limits) {
-  return as_invalid([&] {
+std::string sweep_text(const json& request, const Registry& registry, const Limits& limits) {
+  return as_invalid(limits, [&] {
     StrictObject o = object_of(request);
     SweepSpec spec;
     auto str = [](const json& v) {
@@ -264,31 +301,48 @@ json sweep(const json& request, const Registry& registry, const Limits& limits) 
     spec.acts = list_of<Format>(o, "acts", {Format::kBf16},
                                 [&](const json& v) { return parse_format(str(v)); });
     spec.strategies = list_of<Strategy>(o, "strategies", {}, [&](const json& v) {
-      const std::string name = str(v);
-      if (!limits.allow_files && looks_like_path(name))
-        throw InvalidArgument("strategies: give strategy names");
-      return load_strategy(name);
+      return strategy_named(str(v), "strategies", limits);
     });
     spec.options.mode = flag(o, "ideal") ? Mode::kIdeal : Mode::kRealistic;
     o.finish();
     const std::uint64_t rows = sweep_rows(spec, limits.max_sweep_rows);
-    std::string out;
-    const auto start = std::chrono::steady_clock::now();
+    // The document is written as text, rows straight from the sweep: no tree of
+    // values is built for it (100,000 rows are tens of MB as text, several
+    // times that as a DOM, whose many small blocks the allocator keeps).
+    std::string stamp_text = stamp(registry).dump();
+    std::string out = "{\"count\":" + std::to_string(rows) + ",\"rows\":";
     run_sweep(
         spec, SweepFormat::kJson, [&](std::string_view chunk) { out.append(chunk); },
         [&](std::uint64_t done, std::uint64_t total) {
-          const std::chrono::duration<double> spent = std::chrono::steady_clock::now() - start;
-          if (done < total && spent.count() > limits.time_limit_s) {
-            throw TimeLimit("the sweep ran past the " + std::to_string(limits.time_limit_s) +
-                            " s limit after " + std::to_string(done) + " of " +
-                            std::to_string(total) + " rows; ask for fewer");
-          }
+          if (done < total)
+            check_deadline("the sweep, after " + std::to_string(done) + " of " +
+                           std::to_string(total) + " rows; ask for fewer");
         },
         1);
-    json j = {{"count", rows}, {"rows", json::parse(out)}};
-    j.update(stamp(registry));
-    return j;
+    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+    if (stamp_text.size() > 2) {
+      out += ',';
+      out.append(stamp_text, 1, std::string::npos);  // the stamp's members and its '}'
+    } else {
+      out += '}';
+    }
+    return out;
   });
+}
+
+json sweep(const json& request, const Registry& registry, const Limits& limits) {
+  return json::parse(sweep_text(request, registry, limits));
+}
+
+json parse_request(std::string_view body) {
+  try {
+    return detail::parse_json_text(body, kOrigin, body.size());
+  } catch (const ParseError& e) {
+    std::string what = e.what();
+    const std::string prefix = std::string(kOrigin) + ": ";
+    if (what.rfind(prefix, 0) == 0) what = what.substr(prefix.size());
+    throw InvalidArgument("the body: " + what);
+  }
 }
 
 json hardware_list(const Registry& registry) {

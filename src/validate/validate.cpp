@@ -65,8 +65,14 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
 
 }  // namespace
 
+constexpr std::size_t kMaxValidationBytes = 16 << 20;
+
+std::vector<ValidationCase> load_validation(const std::string& path) {
+  return parse_validation(detail::read_text_file(path, kMaxValidationBytes), path);
+}
+
 std::vector<ValidationCase> parse_validation(std::string_view text, const std::string& origin) {
-  const auto doc_json = detail::parse_json_text(text, origin, 16 << 20);
+  const auto doc_json = detail::parse_json_text(text, origin, kMaxValidationBytes);
   StrictObject doc(doc_json, origin, "");
   std::map<std::string, std::string> sources = detail::read_sources(doc);
   const auto& list = doc.required("cases");

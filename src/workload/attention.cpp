@@ -128,8 +128,7 @@ AttentionKernel parse_attention_kernel(std::string_view id) {
     if (k.id == id) return k.kernel;
     ids += (ids.empty() ? "" : ", ") + k.id;
   }
-  throw NotFound("unknown attention kernel '" + std::string(id.substr(0, 40)) + "' (known: " + ids +
-                 ")");
+  throw NotFound("unknown attention kernel '" + clip_utf8(id, 40) + "' (known: " + ids + ")");
 }
 
 AttentionKernel default_attention_kernel(const Device& device, bool decode) {

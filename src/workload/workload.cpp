@@ -440,8 +440,7 @@ std::string_view phase_name(Phase p) noexcept {
 Phase parse_phase(std::string_view text) {
   if (text == "prefill") return Phase::kPrefill;
   if (text == "decode") return Phase::kDecode;
-  throw InvalidArgument("unknown phase '" + std::string(text.substr(0, 40)) +
-                        "' (prefill, decode)");
+  throw InvalidArgument("unknown phase '" + clip_utf8(text, 40) + "' (prefill, decode)");
 }
 
 double distinct_experts(double num_experts, double top_k, double tokens) noexcept {

@@ -2,14 +2,19 @@
 // config.json, the short form, safetensors headers, GGUF files, device files,
 // uploaded .safetensors bodies (the quantization analysis), and the server's
 // JSON requests (predict, generate, recommend, analyze, sweep, as the HTTP
-// handlers call them). The first byte picks the parser. A typed roofline::Error is the
-// expected answer to bad input; anything else (a crash, a sanitizer report,
-// another exception, a giant allocation) is a bug.
+// handlers call them). The first byte picks the parser; selector 11 builds
+// hostile structures from a few parameter bytes (issue #10): deep nesting,
+// long layer lists, overlapping tensors, oversized shapes, names cut around
+// multi-byte UTF-8 characters, values of the wrong type. A typed roofline::Error
+// is the expected answer to bad input; anything else (a crash, a sanitizer
+// report, another exception, a giant allocation, a message that is not UTF-8)
+// is a bug.
 #include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "roofline/checkpoint.h"
 #include "roofline/error.h"
@@ -32,26 +37,157 @@ roofline::service::Limits limits() {
   return l;
 }
 
-void request(int which, std::string_view input) {
-  const nlohmann::json body = nlohmann::json::parse(input, nullptr, false);
-  if (body.is_discarded()) return;  // the server answers invalid_json before any of this
+// Error messages answer requests as JSON: they must be valid UTF-8 (the
+// strict encoder throws type_error 316 otherwise, which is not caught here).
+void check_message(const roofline::Error& e) { (void)nlohmann::json(std::string(e.what())).dump(); }
+
+void call(int which, const nlohmann::json& body) {
   namespace s = roofline::service;
-  switch (which) {
-    case 0:
-      (void)s::predict(body, registry(), limits());
+  try {
+    switch (which) {
+      case 0:
+        (void)s::predict(body, registry(), limits());
+        break;
+      case 1:
+        (void)s::generate(body, registry(), limits());
+        break;
+      case 2:
+        (void)s::recommend(body, registry(), limits());
+        break;
+      case 3:
+        (void)s::analyze(body, registry(), limits());
+        break;
+      default:
+        (void)s::sweep(body, registry(), limits());
+        break;
+    }
+  } catch (const roofline::Error& e) {
+    check_message(e);
+  }
+}
+
+void request(int which, std::string_view input) {
+  nlohmann::json body;
+  try {
+    body = roofline::service::parse_request(input);  // as the server parses bodies
+  } catch (const roofline::Error& e) {
+    // The message may quote the body's own bytes, which need not be UTF-8: the
+    // server encodes it replacing them. Once parsed, every string is UTF-8.
+    (void)nlohmann::json(std::string(e.what()))
+        .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return;
+  }
+  call(which, body);
+}
+
+std::string le64(std::uint64_t v) {
+  std::string s(8, '\0');
+  for (int i = 0; i < 8; ++i) s[static_cast<std::size_t>(i)] = static_cast<char>(v >> (8 * i));
+  return s;
+}
+
+nlohmann::json small_llama() {
+  return {{"model_type", "llama"},    {"hidden_size", 64}, {"num_hidden_layers", 2},
+          {"num_attention_heads", 4}, {"vocab_size", 10},  {"intermediate_size", 64}};
+}
+
+// Hostile structures from parameter bytes: kind, a size n, then free bytes.
+void structured(std::string_view input) {
+  if (input.size() < 4) return;
+  const auto byte = [&](std::size_t i) {
+    return static_cast<std::uint8_t>(i < input.size() ? input[i] : 0);
+  };
+  const int kind = byte(0) % 6;
+  const std::uint32_t n = byte(1) | (byte(2) << 8) | (byte(3) << 16);
+  const std::string_view rest = input.substr(4);
+  switch (kind) {
+    case 0: {  // nesting around the limit and far past it
+      const int depth = static_cast<int>(n % 100'000);
+      const std::string nest = std::string(static_cast<std::size_t>(depth), '[') +
+                               std::string(static_cast<std::size_t>(depth), ']');
+      std::string cfg = small_llama().dump();
+      cfg.pop_back();
+      cfg += ", \"x\": " + nest + "}";
+      try {
+        (void)roofline::parse_hf_config(cfg, "fuzz");
+      } catch (const roofline::Error&) {
+      }
+      request(static_cast<int>(n % 5), "{\"model\": " + cfg + "}");
+      const std::string header = "{\"t\": " + nest + "}";
+      try {
+        (void)roofline::parse_safetensors(le64(header.size()) + header, "fuzz");
+      } catch (const roofline::Error&) {
+      }
       break;
-    case 1:
-      (void)s::generate(body, registry(), limits());
+    }
+    case 1: {  // a layer list of any length against any layer count
+      nlohmann::json cfg = {
+          {"model_type", "qwen3_moe"}, {"hidden_size", 64},           {"num_attention_heads", 4},
+          {"num_key_value_heads", 4},  {"vocab_size", 100},           {"num_experts", 4},
+          {"num_experts_per_tok", 2},  {"moe_intermediate_size", 32}, {"intermediate_size", 64}};
+      cfg["num_hidden_layers"] = 1 + byte(4) * 16;
+      std::vector<int> layers(n % 200'000);
+      for (std::size_t i = 0; i < layers.size(); ++i)
+        layers[i] = byte(5 + i % 64) * static_cast<int>(1 + i % 3);
+      cfg["mlp_only_layers"] = layers;
+      call(static_cast<int>(n % 5), {{"model", cfg}});
       break;
-    case 2:
-      (void)s::recommend(body, registry(), limits());
+    }
+    case 2:    // tensors whose byte ranges overlap (or not), read by the analysis
+    case 3: {  // shapes far larger than their data, or huge but consistent
+      nlohmann::json h;
+      const std::size_t count = 1 + n % 64;
+      const std::uint64_t data = 4096;
+      for (std::size_t i = 0; i < count; ++i) {
+        const std::uint64_t begin = (byte(4 + 2 * i) * 16) % data;
+        std::uint64_t rows = 1 + byte(5 + 2 * i) % 8, cols = 1 + byte(6 + i) % 32;
+        if (kind == 3) cols = std::uint64_t{1} << (byte(7 + i) % 48);
+        const std::uint64_t bytes =
+            kind == 3 ? 2 * rows * cols : std::min(2 * rows * cols, data - begin);
+        h["t" + std::to_string(i)] = {{"dtype", "F16"},
+                                      {"shape", {rows, bytes / 2 / rows}},
+                                      {"data_offsets", {begin, begin + bytes}}};
+      }
+      const std::string header = h.dump();
+      std::string file = le64(header.size()) + header + std::string(data, '\x3c');
+      roofline::QuantizeOptions o;
+      o.max_rows_or_columns = 1 + n % 4096;
+      o.max_tensors = 1 + n % 128;
+      try {
+        (void)roofline::quantize_bytes(file, "fuzz", o);
+      } catch (const roofline::Error&) {
+      }
       break;
-    case 3:
-      (void)s::analyze(body, registry(), limits());
+    }
+    case 4: {  // names cut anywhere around multi-byte characters
+      static const char* kWide[] = {"\xC3\xA9", "\xE2\x82\xAC", "\xF0\x9D\x84\x9E"};
+      std::string name(n % 300, 'a');
+      name += kWide[byte(4) % 3];
+      for (char c : rest)
+        name += (c & 0x80) ? kWide[static_cast<unsigned char>(c) % 3] : std::string(1, c);
+      static const char* kKeys[] = {"model", "hardware", "strategy",  "weights",
+                                    "act",   "kv",       "attention", "phase"};
+      nlohmann::json body = {{"model", "llama-3.1-8b"}};
+      body[kKeys[byte(5) % 8]] = name;
+      call(static_cast<int>(n % 5), body);
       break;
-    default:
-      (void)s::sweep(body, registry(), limits());
+    }
+    default: {  // values of the wrong type where a string or number is expected
+      const nlohmann::json values[] = {
+          5, "4", nullptr, nlohmann::json::array(), -1.5, true, nlohmann::json::object()};
+      nlohmann::json cfg = small_llama();
+      cfg["quantization_config"] = {{"quant_method", values[byte(4) % 7]},
+                                    {"bits", values[byte(5) % 7]}};
+      static const char* kKeys[] = {"hidden_size",         "num_hidden_layers", "torch_dtype",
+                                    "tie_word_embeddings", "sliding_window",    "layer_types"};
+      cfg[kKeys[byte(6) % 6]] = values[byte(7) % 7];
+      try {
+        (void)roofline::parse_hf_config(cfg.dump(), "fuzz");
+      } catch (const roofline::Error&) {
+      }
+      call(static_cast<int>(n % 5), {{"model", cfg}});
       break;
+    }
   }
 }
 
@@ -61,7 +197,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    switch (data[0] % 11) {
+    switch (data[0] % 12) {
       case 0:
         (void)roofline::parse_hf_config(input, "fuzz");
         break;
@@ -80,8 +216,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 5:
         (void)roofline::quantize_bytes(input, "fuzz");
         break;
+      case 11:
+        structured(input);
+        break;
       default:
-        request(data[0] % 11 - 6, input);
+        request(data[0] % 12 - 6, input);
         break;
     }
   } catch (const roofline::Error&) {
