@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "roofline/engine.h"
 #include "roofline/error.h"
 #include "roofline/numerics.h"
 #include "roofline/predict.h"
@@ -73,9 +74,10 @@ ScenarioRequest request_of(const std::string& phase, std::int64_t batch, std::in
   return r;
 }
 
-ModelOptions options_of(bool ideal) {
+ModelOptions options_of(bool ideal, const std::string& engine = "roofline") {
   ModelOptions o;
   o.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
+  o.engine = &EngineRegistry::built_in().get(engine);  // tables resolved per device
   return o;
 }
 
@@ -211,7 +213,7 @@ PYBIND11_MODULE(_roofline, m) {
          const std::optional<std::string>& experts, const std::string& act,
          const std::optional<std::string>& kv, const std::optional<std::string>& strategy,
          const std::optional<std::string>& attention, double block_sparsity, std::int64_t tp,
-         std::int64_t pp, bool ideal, bool per_op) {
+         std::int64_t pp, bool ideal, bool per_op, const std::string& engine) {
         const ModelSpec ms = model_of(model);
         const Device& d = registry().get(hardware);
         std::vector<std::string> notes;
@@ -219,7 +221,7 @@ PYBIND11_MODULE(_roofline, m) {
             build_scenario(request_of(phase, batch, seq_len, weights, experts, act, kv, strategy,
                                       attention, block_sparsity, tp, pp),
                            ms, &d, &notes);
-        const Prediction p = predict(ms, d, s, options_of(ideal));
+        const Prediction p = predict(ms, d, s, options_of(ideal, engine));
         return to_py(
             predict_document(ms, d, s, p, per_op, notes, strategy.value_or(""), registry()));
       },
@@ -227,33 +229,36 @@ PYBIND11_MODULE(_roofline, m) {
       py::arg("seq_len") = 4096, py::arg("weights") = py::none(), py::arg("experts") = py::none(),
       py::arg("act") = "bf16", py::arg("kv") = py::none(), py::arg("strategy") = py::none(),
       py::arg("attention") = py::none(), py::arg("block_sparsity") = 1.0, py::arg("tp") = 1,
-      py::arg("pp") = 1, py::arg("ideal") = false, py::arg("per_op") = false);
+      py::arg("pp") = 1, py::arg("ideal") = false, py::arg("per_op") = false,
+      py::arg("engine") = "roofline");
 
   m.def(
       "generate",
       [](const py::object& model, const std::string& hardware, std::int64_t prompt,
          std::int64_t gen, std::int64_t batch, const std::optional<std::string>& weights,
          const std::string& act, const std::optional<std::string>& kv,
-         const std::optional<std::string>& strategy, std::int64_t tp, bool ideal) {
+         const std::optional<std::string>& strategy, std::int64_t tp, bool ideal,
+         const std::string& engine) {
         const ModelSpec ms = model_of(model);
         const Device& d = registry().get(hardware);
         const Scenario s = build_scenario(request_of("decode", batch, 1, weights, std::nullopt, act,
                                                      kv, strategy, std::nullopt, 1.0, tp, 1),
                                           ms, &d);
-        const GenerateResult g = generate(ms, d, s, prompt, gen, options_of(ideal));
+        const GenerateResult g = generate(ms, d, s, prompt, gen, options_of(ideal, engine));
         return to_py(
             generate_document(ms, d, s, g, prompt, gen, options_of(ideal).mode, registry()));
       },
       py::arg("model"), py::arg("hardware"), py::arg("prompt") = 512, py::arg("gen") = 128,
       py::arg("batch") = 1, py::arg("weights") = py::none(), py::arg("act") = "bf16",
       py::arg("kv") = py::none(), py::arg("strategy") = py::none(), py::arg("tp") = 1,
-      py::arg("ideal") = false);
+      py::arg("ideal") = false, py::arg("engine") = "roofline");
 
   m.def(
       "recommend",
       [](const py::object& model, const std::string& hardware, const std::string& phase,
          std::int64_t seq_len, std::int64_t batch, double max_quality_loss,
-         std::optional<double> memory_limit, std::optional<double> latency_target, bool ideal) {
+         std::optional<double> memory_limit, std::optional<double> latency_target, bool ideal,
+         const std::string& engine) {
         const ModelSpec ms = model_of(model);
         const Device& d = registry().get(hardware);
         RecommendOptions o;
@@ -263,14 +268,15 @@ PYBIND11_MODULE(_roofline, m) {
         o.max_quality_loss_pct = max_quality_loss;
         o.memory_limit_bytes = memory_limit;
         o.latency_target_s = latency_target;
-        o.model_options = options_of(ideal);
+        o.model_options = options_of(ideal, engine);
         nlohmann::json j = to_json(recommend(ms, d, o));
         j.update(stamp(registry()));
         return to_py(j);
       },
       py::arg("model"), py::arg("hardware"), py::arg("phase") = "decode", py::arg("seq_len") = 4096,
       py::arg("batch") = 1, py::arg("max_quality_loss") = 3.0, py::arg("memory_limit") = py::none(),
-      py::arg("latency_target") = py::none(), py::arg("ideal") = false);
+      py::arg("latency_target") = py::none(), py::arg("ideal") = false,
+      py::arg("engine") = "roofline");
 
   m.def(
       "sweep",
@@ -278,7 +284,7 @@ PYBIND11_MODULE(_roofline, m) {
          const std::vector<std::string>& phases, const std::vector<std::int64_t>& batches,
          const std::vector<std::int64_t>& seq_lens, const std::vector<std::string>& weights,
          const std::vector<std::string>& acts, const std::vector<std::string>& strategies,
-         bool ideal) {
+         bool ideal, const std::string& engine) {
         SweepSpec spec;
         for (const auto& x : strategies) spec.strategies.push_back(load_strategy(x));
         for (const auto& x : models) spec.models.push_back(load_model(x));
@@ -293,7 +299,7 @@ PYBIND11_MODULE(_roofline, m) {
                                                : std::optional<Format>(parse_format(x)));
         spec.acts.clear();
         for (const auto& x : acts) spec.acts.push_back(parse_format(x));
-        spec.options = options_of(ideal);
+        spec.options = options_of(ideal, engine);
         for (auto b : batches)
           if (b < 1 || b > kMaxBatch) throw InvalidArgument("batch out of range");
         for (auto s : seq_lens)
@@ -312,7 +318,17 @@ PYBIND11_MODULE(_roofline, m) {
       py::arg("seq_lens") = std::vector<std::int64_t>{4096},
       py::arg("weights") = std::vector<std::string>{"native"},
       py::arg("acts") = std::vector<std::string>{"bf16"},
-      py::arg("strategies") = std::vector<std::string>{}, py::arg("ideal") = false);
+      py::arg("strategies") = std::vector<std::string>{}, py::arg("ideal") = false,
+      py::arg("engine") = "roofline");
+
+  m.def(
+      "engines",
+      [] {
+        nlohmann::json all = nlohmann::json::array();
+        for (const auto& e : EngineRegistry::built_in().engines()) all.push_back(to_json(e));
+        return to_py(all);
+      },
+      "The serving engines, each with its sourced figures (roofline engines --json)");
 
   m.def(
       "quantize_checkpoint",

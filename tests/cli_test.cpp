@@ -496,3 +496,44 @@ TEST(Cli, DimensionsAreDecimal) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(CliEngines, ListShowAndPredict) {
+  const CliRun list = roofline("engines");
+  ASSERT_EQ(list.exit_code, 0) << list.err;
+  for (const char* id :
+       {"roofline", "vllm", "sglang", "trtllm", "llama.cpp", "ollama", "mlc", "gpt-fast"}) {
+    EXPECT_NE(list.out.find(std::string("\n") + id + " "), std::string::npos) << id;
+  }
+  const CliRun show = roofline("engines show vllm --json");
+  ASSERT_EQ(show.exit_code, 0) << show.err;
+  const auto j = nlohmann::json::parse(show.out);
+  EXPECT_EQ(j["id"], "vllm");
+  EXPECT_TRUE(j["decode_cuda_graphs"].get<bool>());
+  EXPECT_EQ(j["gemm_tables"].size(), 8u);  // measured on eight devices
+
+  const CliRun p =
+      roofline("predict --model llama-3.1-8b --hardware h200 --engine trtllm --json --per-op");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const auto pj = nlohmann::json::parse(p.out);
+  EXPECT_EQ(pj["engine"]["id"], "trtllm");
+  EXPECT_EQ(pj["engine"]["gemm_table"], "h200-trtllm");
+  for (const auto& op : pj["ops"]) {
+    if (op["kind"] == "matmul") {
+      EXPECT_EQ(op["efficiency_source"], "measured-table") << op["name"];
+    }
+  }
+
+  expect_bad_input("engines show nope", "unknown engine 'nope'");
+  expect_bad_input("engines list", "engines: 'show ID'");
+  expect_bad_input("predict --model llama-3.1-8b --hardware h200 --engine nope", "known: roofline");
+  // An engine that cannot load the format says so.
+  expect_bad_input("predict --model llama-3.1-8b --hardware h200 --engine trtllm --weights q4_k_m",
+                   "TensorRT-LLM cannot run q4_k_m");
+  expect_bad_input(
+      "predict --model llama-3.1-8b --hardware h200 --engine llama.cpp --weights fp8 --act fp8",
+      "cannot run fp8");
+}
+
+}  // namespace

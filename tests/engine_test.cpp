@@ -188,13 +188,15 @@ TEST(CalibrationIsNotValidation, NoFigureCitesAValidationSource) {
   std::vector<std::pair<std::string, std::string>> used;  // (what, citation)
   const EngineRegistry& e = EngineRegistry::built_in();
   for (const auto& p : e.engines()) {
-    for (const EngineFigure* f : {&p.launch_decode_s, &p.launch_prefill_s, &p.step_overhead_s, &p.gemm_table_scale}) {
+    for (const EngineFigure* f :
+         {&p.launch_decode_s, &p.launch_prefill_s, &p.step_overhead_s, &p.gemm_table_scale}) {
       if (f->known()) used.emplace_back(p.id, p.citation(f->source));
     }
   }
   for (const auto& t : e.gemm_tables()) used.emplace_back(t.id, t.citation);
   for (const Device& d : devices().devices()) {
-    for (const Figure* f : {&d.bandwidth_fraction, &d.matmul_fraction_default, &d.launch_overhead_s}) {
+    for (const Figure* f :
+         {&d.bandwidth_fraction, &d.matmul_fraction_default, &d.launch_overhead_s}) {
       if (f->known()) used.emplace_back(d.id, d.citation(*f));
     }
     for (const auto& m : d.matmul_fraction) {
@@ -204,7 +206,8 @@ TEST(CalibrationIsNotValidation, NoFigureCitesAValidationSource) {
   ASSERT_GT(used.size(), 50u);
   for (const auto& [what, citation] : used) {
     for (const std::string& doc : documents) {
-      EXPECT_EQ(citation.find(doc), std::string::npos) << what << " cites validation source '" << doc << "'";
+      EXPECT_EQ(citation.find(doc), std::string::npos)
+          << what << " cites validation source '" << doc << "'";
     }
   }
 }

@@ -808,5 +808,27 @@ TEST_F(ServerTest, BodiesAreJsonWhateverTheirLabel) {
   EXPECT_NE(r->body.find("unknown format"), std::string::npos) << r->body;
 }
 
+TEST_F(ServerTest, EnginesAreListedAndTakenByPredictions) {
+  auto c = client();
+  const auto list = c.Get("/api/engines");
+  ASSERT_TRUE(list);
+  ASSERT_EQ(list->status, 200);
+  const auto engines = nlohmann::json::parse(list->body)["engines"];
+  ASSERT_GE(engines.size(), 8u);
+  EXPECT_EQ(engines[0]["id"], "roofline");
+  const auto p = post(
+      "/api/predict",
+      R"({"model": "llama-3.1-8b", "hardware": "h200", "engine": "sglang", "per_op": true})", 200);
+  EXPECT_EQ(p["engine"]["id"], "sglang");
+  EXPECT_EQ(p["engine"]["gemm_table"], "h200-sglang");
+  const auto g = post("/api/generate",
+                      R"({"model": "llama-3.1-8b", "hardware": "h200", "engine": "vllm"})", 200);
+  EXPECT_EQ(g["engine"]["id"], "vllm");
+  const auto unknown = post("/api/predict", R"({"model": "llama-3.1-8b", "engine": "nope"})", 404);
+  EXPECT_NE(unknown.dump().find("unknown engine"), std::string::npos);
+  (void)post("/api/predict",
+             R"({"model": "llama-3.1-8b", "engine": "trtllm", "weights": "q4_k_m"})", 422);
+}
+
 }  // namespace
 }  // namespace roofline::server

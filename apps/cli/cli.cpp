@@ -21,8 +21,10 @@
 #include <vector>
 
 #include "../server/server.h"
+#include "engines.h"
 #include "gpu.h"
 #include "roofline/calibrate.h"
+#include "roofline/engine.h"
 #include "roofline/error.h"
 #include "roofline/formats.h"
 #include "roofline/hardware.h"
@@ -465,6 +467,7 @@ struct ScenarioArgs {
   std::string attention;
   std::string block_sparsity = "1";
   std::string tp = "1", pp = "1";
+  std::string engine = "roofline";
   bool ideal = false;
   bool per_op = false;
 };
@@ -505,6 +508,11 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
       ->type_name("F");
   cmd->add_option("--tp", a->tp, "Tensor-parallel ranks")->capture_default_str()->type_name("INT");
   cmd->add_option("--pp", a->pp, "Pipeline stages")->capture_default_str()->type_name("INT");
+  cmd->add_option("--engine", a->engine,
+                  "Serving engine: its launch and step costs and measured kernel efficiency "
+                  "(roofline engines; roofline: the reference)")
+      ->capture_default_str()
+      ->type_name("ID");
   cmd->add_flag("--ideal", a->ideal, "Datasheet peaks, no overheads (pure roofline)");
 }
 
@@ -531,6 +539,7 @@ Scenario make_scenario(const ScenarioArgs& a, const ModelSpec& m, const Device* 
 ModelOptions make_options(const ScenarioArgs& a) {
   ModelOptions o;
   o.mode = a.ideal ? Mode::kIdeal : Mode::kRealistic;
+  o.engine = &EngineRegistry::built_in().get(a.engine);  // its table is resolved per device
   return o;
 }
 
@@ -831,6 +840,7 @@ struct SweepArgs {
   std::string models = "llama-3.1-8b", hardware = "gb10", phases = "decode", batches = "1",
               seq_lens = "4096", weights = "native", acts = "bf16", kvs, attentions, tps = "1",
               strategies;
+  std::string engine = "roofline";
   std::string format = "csv", out;
   std::string threads = "0";
   bool ideal = false;
@@ -878,6 +888,7 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
       spec.strategies.push_back(load_strategy(x));
   }
   spec.options.mode = a.ideal ? Mode::kIdeal : Mode::kRealistic;
+  spec.options.engine = &EngineRegistry::built_in().get(a.engine);
   SweepFormat format = SweepFormat::kCsv;
   if (a.format == "json" || c.json)
     format = SweepFormat::kJson;
@@ -1497,10 +1508,19 @@ int run(int argc, char** argv) {
   sweep_cmd->add_option("--threads", sw.threads, "Worker threads, 0 to 256 (0: all cores)")
       ->capture_default_str();
   sweep_cmd->add_flag("--ideal", sw.ideal, "Pure roofline instead of the realistic mode");
+  sweep_cmd->add_option("--engine", sw.engine, "Serving engine for every row (roofline engines)")
+      ->capture_default_str();
   add_common(sweep_cmd, &common, false);
 
   auto* strategies_cmd = app.add_subcommand("strategies", "The named mixed-precision strategies");
   add_common(strategies_cmd, &common, true);
+
+  auto* engines_cmd = app.add_subcommand(
+      "engines", "Serving engines: list, or show ID with every figure and source");
+  std::string engines_what, engines_id;
+  engines_cmd->add_option("what", engines_what, "show")->type_name("show");
+  engines_cmd->add_option("id", engines_id, "Engine id")->type_name("ID");
+  add_common(engines_cmd, &common, false);
 
   RecommendArgs rc;
   auto* recommend_cmd = app.add_subcommand(
@@ -1668,7 +1688,14 @@ int run(int argc, char** argv) {
                    validate_ideal, validate_engine);
     else if (sweep_cmd->parsed())
       cmd_sweep(common, sw);
-    else if (strategies_cmd->parsed())
+    else if (engines_cmd->parsed()) {
+      if (!engines_what.empty() && engines_what != "show")
+        throw InvalidArgument("engines: 'show ID' or nothing (the list), not '" +
+                              clip_utf8(engines_what, 20) + "'");
+      if (engines_what == "show" && engines_id.empty())
+        throw InvalidArgument("engines show: give an engine id");
+      engines_command(engines_id, common.output() == Output::kJson);
+    } else if (strategies_cmd->parsed())
       cmd_strategies(common);
     else if (recommend_cmd->parsed())
       cmd_recommend(common, rc);

@@ -162,8 +162,10 @@ json request_schemas() {
       {"block_sparsity", {{"type", "number"}, {"default", 1.0}}},
       {"tp", integer_schema(1, kMaxParallel, 1, "tensor-parallel ways")},
       {"pp", integer_schema(1, kMaxParallel, 1, "pipeline stages")},
-      {"ideal",
-       {{"type", "boolean"}, {"default", false}, {"description", "datasheet peaks only"}}}};
+      {"ideal", {{"type", "boolean"}, {"default", false}, {"description", "datasheet peaks only"}}},
+      {"engine", string_schema("a serving engine (GET /api/engines): its launch and step costs and "
+                               "measured kernel efficiency",
+                               "roofline")}};
   const json phase = {{"type", "string"}, {"enum", {"prefill", "decode"}}, {"default", "decode"}};
   const json seq_len = integer_schema(1, kMaxSeqLen, 4096, "context length in tokens");
 
@@ -184,7 +186,8 @@ json request_schemas() {
                     {"max_quality_loss", {{"type", "number"}, {"default", 3.0}}},
                     {"memory_limit", {{"type", "number"}, {"description", "bytes"}}},
                     {"latency_target", {{"type", "number"}, {"description", "seconds"}}},
-                    {"ideal", scenario["ideal"]}};
+                    {"ideal", scenario["ideal"]},
+                    {"engine", scenario["engine"]}};
   json analyze = {{"hardware", scenario["hardware"]},
                   {"m", integer_schema(1, kMaxGemmDimension, 1, "rows (tokens)")},
                   {"n", integer_schema(1, kMaxGemmDimension, 4096, "output features")},
@@ -207,7 +210,8 @@ json request_schemas() {
                 {"weights", list({{"type", "string"}})},
                 {"acts", list({{"type", "string"}})},
                 {"strategies", list({{"type", "string"}})},
-                {"ideal", scenario["ideal"]}};
+                {"ideal", scenario["ideal"]},
+                {"engine", scenario["engine"]}};
   auto object = [](json properties, json example, bool model_required) {
     json j = {{"type", "object"},
               {"additionalProperties", false},
@@ -271,6 +275,7 @@ json openapi(bool public_only) {
       {"/api/hardware", get("the device registry with sources")},
       {"/api/models", get("the model presets")},
       {"/api/strategies", get("the named precision strategies")},
+      {"/api/engines", get("the serving engines with their sourced figures")},
       {"/api/predict", post("predict one forward pass (model, hardware, phase, batch, seq_len, "
                             "formats)",
                             "predict")},
@@ -283,7 +288,8 @@ json openapi(bool public_only) {
                         "/api/public/analyze", "/api/public/sweep"}) {
     paths[p] = paths[std::string(p).replace(0, 11, "/api")];
   }
-  for (const char* p : {"/api/public/hardware", "/api/public/models", "/api/public/strategies"}) {
+  for (const char* p : {"/api/public/hardware", "/api/public/models", "/api/public/strategies",
+                        "/api/public/engines"}) {
     paths[p] = paths[std::string(p).replace(0, 11, "/api")];
   }
   if (!public_only) {
@@ -851,6 +857,9 @@ struct Server::Impl {
       });
       get(prefix + "/strategies", [](const httplib::Request&, httplib::Response& res) {
         send_json(res, service::strategy_list());
+      });
+      get(prefix + "/engines", [](const httplib::Request&, httplib::Response& res) {
+        send_json(res, service::engine_list());
       });
       post(prefix + "/predict",
            [this](const json& b) { return service::predict(b, registry, limits); });

@@ -56,5 +56,7 @@ struct Limits {
 [[nodiscard]] nlohmann::json hardware_list(const Registry& registry);
 [[nodiscard]] nlohmann::json model_list();
 [[nodiscard]] nlohmann::json strategy_list();
+// GET /api/engines: every serving engine with its sourced figures.
+[[nodiscard]] nlohmann::json engine_list();
 
 }  // namespace roofline::service

@@ -212,6 +212,12 @@ def recommend(model, hardware, **kwargs):
     return _core.recommend(model, _device_id(hardware), **kwargs)
 
 
+def engines():
+    """The serving engines (``roofline engines --json``): a list of dicts with ``id`` and every figure
+    with its source. Pass ``engine=ID`` to predict, generate, recommend and sweep."""
+    return _core.engines()
+
+
 def sweep(models, hardware, **kwargs):
     """Every combination, one dict per row (the rows of ``roofline sweep --format json``)."""
     return _core.sweep(list(models), [_device_id(h) for h in hardware], **kwargs)

@@ -107,3 +107,19 @@ def test_model_from_config_dict():
                         "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
                         "vocab_size": 128256})
     assert m["params"] == 8_030_261_248
+
+
+def test_engines_are_listed_and_change_the_prediction():
+    ids = [e["id"] for e in roofline.engines()]
+    assert ids[0] == "roofline" and "vllm" in ids and "llama.cpp" in ids
+    reference = roofline.predict("llama-3.1-8b", "h200", per_op=True)
+    vllm = roofline.predict("llama-3.1-8b", "h200", engine="vllm", per_op=True)
+    assert reference["engine"]["id"] == "roofline"
+    assert vllm["engine"] == {"id": "vllm", "gemm_table": "h200-vllm", "gemm_table_source": "measured-table",
+                              "step_overhead_s": 0.0}
+    # Every matmul of the vLLM prediction takes its efficiency from the measured table.
+    sources = {op["efficiency_source"] for op in vllm["ops"] if op["kind"] == "matmul"}
+    assert sources == {"measured-table"}
+    assert vllm["time_s"] != reference["time_s"]
+    with pytest.raises(LookupError):
+        roofline.predict("llama-3.1-8b", "h200", engine="nope")

@@ -162,15 +162,62 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
   return mem;
 }
 
+namespace {
+
+// `options` with the engine's GEMM table for `d` when the caller named the
+// engine without resolving it (a sweep spans devices): memoized per thread,
+// since a sweep asks for the same pair row after row.
+const ModelOptions& resolved(const ModelOptions& options, const Device& d, ModelOptions* scratch) {
+  if (options.engine == nullptr || options.gemm_table != nullptr ||
+      options.mode != Mode::kRealistic) {
+    return options;
+  }
+  struct Memo {
+    const EngineProfile* engine = nullptr;
+    std::string device;
+    const GemmTable* table = nullptr;
+    EfficiencySource source = EfficiencySource::kDevice;
+  };
+  thread_local Memo memo;
+  if (memo.engine != options.engine || memo.device != d.id) {
+    memo.engine = options.engine;
+    memo.device = d.id;
+    memo.source = EfficiencySource::kDevice;
+    memo.table = options.engine->kind == "reference"
+                     ? nullptr
+                     : EngineRegistry::built_in().gemm_table(d, *options.engine, &memo.source);
+  }
+  *scratch = options;
+  scratch->gemm_table = memo.table;
+  scratch->gemm_table_source = memo.source;
+  return *scratch;
+}
+
+// Throws Unsupported when the engine cannot load one of the formats.
+void check_engine_formats(const EngineProfile& e, const OpGraph& g, const Scenario& s) {
+  for (const Format f : {g.weights, g.experts, s.precision.act, s.precision.kv}) {
+    if (!e.runs(f)) {
+      throw Unsupported(e.name + " cannot run " + std::string(format_id(f)) +
+                        " (`roofline engines show " + e.id + "` lists the formats it cannot run)");
+    }
+  }
+}
+
+}  // namespace
+
 Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
-                   const ModelOptions& opt) {
+                   const ModelOptions& given) {
   check_deadline("prediction");
+  ModelOptions scratch;
+  const ModelOptions& opt = resolved(given, d, &scratch);
   Prediction p;
   p.mode = opt.mode;
   p.graph = build_ops(m, d, s, opt);
   const bool realistic = opt.mode == Mode::kRealistic;
   const bool decode = s.phase == Phase::kDecode;
-  const EngineProfile* engine = realistic ? opt.engine : nullptr;
+  const EngineProfile* engine =
+      realistic && opt.engine && opt.engine->kind != "reference" ? opt.engine : nullptr;
+  if (engine) check_engine_formats(*engine, p.graph, s);
   double launch = realistic ? d.launch_overhead_s.value : 0;
   if (engine) {
     const EngineFigure& l = decode ? engine->launch_decode_s : engine->launch_prefill_s;

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "roofline/engine.h"
 #include "roofline/version.h"
 
 namespace roofline {
@@ -376,6 +377,17 @@ nlohmann::json to_json(const MemoryEstimate& m) {
           {"capacity_bytes", m.capacity_bytes},     {"fits", m.fits}};
 }
 
+// Which engine a prediction used, and where its GEMMs' efficiency came from.
+nlohmann::json engine_json(const Prediction& p) {
+  if (!p.engine) return {{"id", "roofline"}, {"gemm_table", nullptr}, {"step_overhead_s", 0}};
+  return {{"id", p.engine->id},
+          {"gemm_table", p.gemm_table ? nlohmann::json(p.gemm_table->id) : nlohmann::json(nullptr)},
+          {"gemm_table_source", p.gemm_table
+                                    ? nlohmann::json(efficiency_source_name(p.gemm_table_source))
+                                    : nlohmann::json(nullptr)},
+          {"step_overhead_s", p.engine_step_s}};
+}
+
 nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, const Prediction& p,
                        bool per_op) {
   nlohmann::json j = {{"scenario", scenario_json(m, d, s, p.graph)},
@@ -393,6 +405,7 @@ nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, c
                       {"overhead_s", p.overhead_s},
                       {"communication_s", p.communication_s},
                       {"memory", to_json(p.memory)},
+                      {"engine", engine_json(p)},
                       {"notes", explain(m, d, s, p)}};
   if (p.graph.distinct_experts > 0) j["distinct_experts_per_layer"] = p.graph.distinct_experts;
   if (per_op) {
@@ -417,6 +430,11 @@ nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, c
                      {"compute_format", format_id(op.compute)},
                      {"weight_only", op.weight_only},
                      {"fused", op.launches == 0},
+                     {"efficiency_source", op.cls == OpClass::kMatmul
+                                               ? nlohmann::json(efficiency_source_name(t.source))
+                                               : nlohmann::json(nullptr)},
+                     {"efficiency",
+                      t.efficiency > 0 ? nlohmann::json(t.efficiency) : nlohmann::json(nullptr)},
                      {"moe_layer", op.moe_layer},
                      {"sliding_layer", op.sliding_layer}});
     }
@@ -499,7 +517,35 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                                 human_bytes(p.memory.total_bytes),
                                 human_bytes(p.memory.capacity_bytes)));
   }
-  if (p.mode == Mode::kRealistic) {
+  if (p.mode == Mode::kRealistic && p.engine) {
+    const EngineProfile& e = *p.engine;
+    const bool decode = s.phase == Phase::kDecode;
+    const EngineFigure& launch = decode ? e.launch_decode_s : e.launch_prefill_s;
+    int from_table = 0, matmuls = 0;
+    for (int i = 0; i < p.graph.size; ++i) {
+      if (p.graph.ops[static_cast<std::size_t>(i)].cls != OpClass::kMatmul) continue;
+      ++matmuls;
+      const EfficiencySource src = p.timings[static_cast<std::size_t>(i)].source;
+      from_table +=
+          src == EfficiencySource::kMeasuredTable || src == EfficiencySource::kDerivedTable;
+    }
+    std::string gemms = "GEMMs at the device's fractions (no measured tables for its kernels)";
+    if (p.gemm_table) {
+      gemms = fmt::format("{} of {} matmul groups from the {} GEMM table ({}{})", from_table,
+                          matmuls, p.gemm_table->id, efficiency_source_name(p.gemm_table_source),
+                          p.gemm_table_source == EfficiencySource::kDerivedTable
+                              ? ", the nearest measured device of this architecture"
+                              : "");
+      if (from_table < matmuls) gemms += ", the rest at the device's fractions";
+    }
+    notes.push_back(
+        fmt::format("engine {}: {}; {} per kernel launch{}{}", e.name, gemms,
+                    human_time(launch.known() ? launch.value : d.launch_overhead_s.value),
+                    decode && e.decode_cuda_graphs ? " (CUDA graphs)" : "",
+                    p.engine_step_s > 0
+                        ? fmt::format("; {} fixed host cost per step", human_time(p.engine_step_s))
+                        : std::string()));
+  } else if (p.mode == Mode::kRealistic) {
     notes.push_back(
         fmt::format("realistic mode: bandwidth x {:.3f} ({}), matmul fractions per format, "
                     "{} per kernel launch",
@@ -588,6 +634,7 @@ nlohmann::json generate_document(const ModelSpec& m, const Device& d, const Scen
   j["scenario"]["prompt"] = prompt;
   j["scenario"]["gen"] = gen;
   j["mode"] = mode_name(mode);
+  j["engine"] = engine_json(g.prefill);
   j.update(stamp(registry));
   return j;
 }

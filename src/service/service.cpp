@@ -5,6 +5,7 @@
 
 #include "../common/strict_json.h"
 #include "roofline/deadline.h"
+#include "roofline/engine.h"
 #include "roofline/error.h"
 #include "roofline/predict.h"
 #include "roofline/recommend.h"
@@ -142,9 +143,16 @@ const Device& device_of(StrictObject& o, const Registry& registry) {
   return registry.get(text(o, "hardware", "gb10"));
 }
 
+// The serving engine of a request ("engine", default the reference); its
+// tables are resolved per device when predicting.
+const EngineProfile* engine_of(StrictObject& o) {
+  return &EngineRegistry::built_in().get(clip_utf8(text(o, "engine", "roofline"), 64));
+}
+
 ModelOptions options_of(StrictObject& o) {
   ModelOptions m;
   m.mode = flag(o, "ideal") ? Mode::kIdeal : Mode::kRealistic;
+  m.engine = engine_of(o);
   return m;
 }
 
@@ -253,7 +261,8 @@ json analyze(const json& request, const Registry& registry, const Limits& limits
     p.k = integer(o, "k", 4096, 1, kMaxGemmDimension);
     p.weights = parse_format(text(o, "weights", "fp16"));
     p.act = parse_format(text(o, "act", "fp16"));
-    const ModelOptions opt = options_of(o);
+    ModelOptions opt;  // one GEMM on the device's roofline: no engine
+    opt.mode = flag(o, "ideal") ? Mode::kIdeal : Mode::kRealistic;
     o.finish();
     check_deadline("the analysis");
     json j = to_json(d, p, predict_gemm(d, p, opt));
@@ -304,6 +313,7 @@ std::string sweep_text(const json& request, const Registry& registry, const Limi
       return strategy_named(str(v), "strategies", limits);
     });
     spec.options.mode = flag(o, "ideal") ? Mode::kIdeal : Mode::kRealistic;
+    spec.options.engine = engine_of(o);
     o.finish();
     const std::uint64_t rows = sweep_rows(spec, limits.max_sweep_rows);
     // The document is written as text, rows straight from the sweep: no tree of
@@ -363,6 +373,12 @@ json model_list() {
     list.push_back(m);
   }
   return {{"version", std::string(version())}, {"models", list}};
+}
+
+json engine_list() {
+  json list = json::array();
+  for (const auto& e : EngineRegistry::built_in().engines()) list.push_back(to_json(e));
+  return {{"version", std::string(version())}, {"engines", list}};
 }
 
 json strategy_list() {
