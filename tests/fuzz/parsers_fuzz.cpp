@@ -2,7 +2,9 @@
 // config.json, the short form, safetensors headers, GGUF files, device files,
 // uploaded .safetensors bodies (the quantization analysis), and the server's
 // JSON requests (predict, generate, recommend, analyze, sweep, as the HTTP
-// handlers call them). The first byte picks the parser; selector 11 builds
+// handlers call them), engine profiles, GEMM efficiency tables, roofline-gpu's
+// JSON lines and kernel tables (selectors 12-15). The first byte picks the
+// parser; selector 11 builds
 // hostile structures from a few parameter bytes (issue #10): deep nesting,
 // long layer lists, overlapping tensors, oversized shapes, names cut around
 // multi-byte UTF-8 characters, values of the wrong type. A typed roofline::Error
@@ -17,6 +19,8 @@
 #include <vector>
 
 #include "roofline/checkpoint.h"
+#include "roofline/engine.h"
+#include "roofline/gpu_run.h"
 #include "roofline/error.h"
 #include "roofline/hardware.h"
 #include "roofline/model.h"
@@ -197,7 +201,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    switch (data[0] % 12) {
+    switch (data[0] % 16) {
       case 0:
         (void)roofline::parse_hf_config(input, "fuzz");
         break;
@@ -218,6 +222,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       case 11:
         structured(input);
+        break;
+      case 12:
+        (void)roofline::parse_engine(input, "fuzz");
+        break;
+      case 13:
+        (void)roofline::parse_gemm_table(input, "fuzz");
+        break;
+      case 14:
+        (void)roofline::measure::parse_gpu_run(input, "fuzz");
+        break;
+      case 15:
+        (void)roofline::measure::parse_kernel_table(input, "fuzz");
         break;
       default:
         request(data[0] % 12 - 6, input);
