@@ -525,6 +525,12 @@ TEST(CliEngines, ListShowAndPredict) {
     }
   }
 
+  // recommend lists the strategies an engine cannot run as rejected, and still recommends.
+  const CliRun rec = roofline("recommend --model llama-3-8b --hardware gb10 --engine llama.cpp");
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  EXPECT_NE(rec.out.find("recommended"), std::string::npos);
+  EXPECT_NE(rec.out.find("cannot run fp8"), std::string::npos) << rec.out;
+
   expect_bad_input("engines show nope", "unknown engine 'nope'");
   expect_bad_input("engines list", "engines: 'show ID'");
   expect_bad_input("predict --model llama-3.1-8b --hardware h200 --engine nope", "known: roofline");

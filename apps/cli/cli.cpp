@@ -1024,10 +1024,13 @@ void cmd_recommend(const Common& c, const RecommendArgs& a) {
   Table t(
       {"strategy", "attention", "time", "speedup", "memory", "saving", "quality loss", "verdict"});
   for (const auto& cand : r.alternatives) {
+    const bool ran = std::isfinite(cand.time_s);  // not: the engine cannot run its formats
     t.add_row(
-        {cand.strategy, std::string(attention_kernel_id(cand.attention)), human_time(cand.time_s),
-         fmt::format("{:.2f}x", cand.predicted_speedup), human_bytes(cand.memory_bytes),
-         fmt::format("{:.0f}%", cand.memory_saving * 100),
+        {cand.strategy, ran ? std::string(attention_kernel_id(cand.attention)) : "-",
+         ran ? human_time(cand.time_s) : "-",
+         ran ? fmt::format("{:.2f}x", cand.predicted_speedup) : "-",
+         ran ? human_bytes(cand.memory_bytes) : "-",
+         ran ? fmt::format("{:.0f}%", cand.memory_saving * 100) : "-",
          fmt::format("{:.1f}%{}", cand.quality.loss_pct, cand.quality.quantified ? "" : " (?)"),
          cand.feasible ? (&cand == &r.alternatives.front() ? "recommended" : "ok")
                        : cand.rejected_because.front()});
@@ -1636,7 +1639,7 @@ int run(int argc, char** argv) {
                                                "Measurement file (default: the built-in set)")
                                   ->type_name("FILE");
   validate_cmd->add_flag("--ideal", validate_ideal, "Pure roofline instead of the realistic mode");
-  std::string validate_engine = "case";
+  std::string validate_engine = "roofline";
   validate_cmd
       ->add_option("--engine", validate_engine,
                    "Engine for every case, or 'case': each case's own framework (roofline: the "

@@ -100,7 +100,10 @@ std::string run_suite(const GpuCommand& c) {
   int open = 2;
   char buf[1 << 16];
   while (open > 0) {
-    if (::poll(fds, 2, -1) < 0 && errno != EINTR) break;
+    if (::poll(fds, 2, -1) < 0 && errno != EINTR) {
+      ::kill(pid, SIGKILL);  // never wait below for a child stuck on a full pipe
+      break;
+    }
     for (auto& f : fds) {
       if (f.fd < 0 || !(f.revents & (POLLIN | POLLHUP | POLLERR))) continue;
       const ssize_t n = ::read(f.fd, buf, sizeof buf);
@@ -185,13 +188,15 @@ void gpu_bench(const GpuCommand& c) {
   const measure::GpuRun run = load_run(c);
   const Registry reg = Registry::load(c.hardware_files);
   const Device* device = c.compare ? &device_for(reg, run, c.hardware) : nullptr;
+  auto wanted = [&](const measure::GpuCase& x) { return c.what == "all" || c.what == x.type; };
   std::map<const measure::GpuCase*, measure::GpuComparisonRow> predicted;
-  measure::GpuComparison comparison;
-  if (device) {
-    comparison = measure::compare_gpu_run(run, *device);
+  measure::GpuComparison comparison;  // over the cases shown
+  const bool any = std::any_of(run.cases.begin(), run.cases.end(),
+                               [&](const measure::GpuCase& x) { return x.passed() && wanted(x); });
+  if (device && any) {
+    comparison = measure::compare_gpu_run(run, *device, wanted);
     for (const auto& r : comparison.rows) predicted[r.measured] = r;
   }
-  auto wanted = [&](const measure::GpuCase& x) { return c.what == "all" || c.what == x.type; };
 
   if (c.json) {
     json cases = json::array();
@@ -230,7 +235,7 @@ void gpu_bench(const GpuCommand& c) {
                           {"copy_Bps", run.bandwidth->copy_Bps},
                           {"read_Bps", run.bandwidth->read_Bps}};
     }
-    if (device) {
+    if (device && !comparison.rows.empty()) {
       doc["compared_with"] = device->id;
       doc["median_abs_error_pct"] = comparison.median_abs_error_pct;
       doc["median_signed_error_pct"] = comparison.median_signed_error_pct;
@@ -283,7 +288,7 @@ void gpu_bench(const GpuCommand& c) {
     row.push_back(x.passed() ? "passed" : fmt::format("FAILED ({:.2g})", x.rel_error));
     t.add_row(row);
   }
-  std::cout << t.text();
+  if (std::any_of(run.cases.begin(), run.cases.end(), wanted)) std::cout << t.text();
   for (const auto& s : run.skipped) std::cout << "skipped " << s << "\n";
   if (!run.finished) {
     std::cout << (run.truncated ? "the run was cut off: its last case is missing\n"
@@ -291,22 +296,32 @@ void gpu_bench(const GpuCommand& c) {
   }
   if (run.not_started > 0)
     std::cout << run.not_started << " cases were left out by the suite's deadline\n";
-  if (device) {
+  if (device && !comparison.rows.empty()) {
     std::cout << fmt::format(
         "against {} (realistic mode): median |error| {:.1f}%, median signed {:+.1f}%, max {:.1f}% "
         "over {} cases\n",
         device->id, comparison.median_abs_error_pct, comparison.median_signed_error_pct,
         comparison.max_abs_error_pct, comparison.rows.size());
   }
-  std::cout << "p10-p90: the spread of the repetitions, relative to the median; L2 "
-            << run.cases.front().l2 << " before each\n";
+  for (const auto& x : run.cases) {
+    if (x.ran() && wanted(x)) {
+      std::cout << "p10-p90: the spread of the repetitions, relative to the median; L2 " << x.l2
+                << " before each\n";
+      break;
+    }
+  }
 }
 
 void gpu_calibrate(const GpuCommand& c) {
   if (c.out.empty()) throw InvalidArgument("calibrate --gpu needs --out FILE");
-  // Fail on an unwritable path before minutes of measuring.
-  std::ofstream file(c.out, std::ios::binary | std::ios::trunc);
-  if (!file) throw InvalidArgument("--out: cannot write '" + c.out.substr(0, 200) + "'");
+  // Fail on an unwritable place before minutes of measuring, without touching
+  // an existing file: the table is written beside it and renamed at the end.
+  const std::string tmp = c.out + ".tmp";
+  {
+    std::ofstream probe(tmp, std::ios::binary | std::ios::trunc);
+    if (!probe) throw InvalidArgument("--out: cannot write beside '" + c.out.substr(0, 200) + "'");
+  }
+  std::filesystem::remove(tmp);
   const measure::GpuRun run = load_run(c);
   const Registry reg = Registry::load(c.hardware_files);
   const Device& device = device_for(reg, run, c.hardware);
@@ -317,8 +332,15 @@ void gpu_calibrate(const GpuCommand& c) {
   const json table = measure::kernel_table_json(run, device, source);
   const measure::KernelTable back =
       measure::parse_kernel_table(table.dump(), c.out);  // it must load
-  file << table.dump(1) << "\n";
-  if (!file) throw InvalidArgument("--out: writing '" + c.out.substr(0, 200) + "' failed");
+  {
+    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+    file << table.dump(1) << "\n";
+    if (!file) throw InvalidArgument("--out: writing '" + tmp.substr(0, 200) + "' failed");
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, c.out, ec);
+  if (ec)
+    throw InvalidArgument("--out: cannot replace '" + c.out.substr(0, 200) + "': " + ec.message());
   if (c.json) {
     std::cout << table.dump(2) << "\n";
     return;

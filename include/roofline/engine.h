@@ -103,7 +103,7 @@ class EngineRegistry {
   [[nodiscard]] const GemmTable* gemm_table(const Device& device, const EngineProfile& engine,
                                             EfficiencySource* source) const noexcept;
 
-  // Adds a table (calibrate --gpu output, --kernel-file); replaces one of the same id.
+  // Adds a table; replaces one of the same id.
   void add_table(GemmTable table);
 
  private:
@@ -115,9 +115,9 @@ class EngineRegistry {
 // their sources, and the devices its GEMM tables were measured on.
 [[nodiscard]] nlohmann::json to_json(const EngineProfile& engine);
 
-// `options` with `engine` and its GEMM table for `device` (null engine or the
-// reference engine: unchanged). Throws Unsupported when the engine is known
-// not to run one of `formats`.
+// `options` with `engine` and its GEMM table for `device` resolved (null or
+// the reference engine: no engine). predict() resolves it itself when only
+// `engine` is set; it also throws Unsupported for formats the engine cannot run.
 [[nodiscard]] ModelOptions with_engine(ModelOptions options, const Device& device,
                                        const EngineProfile* engine);
 

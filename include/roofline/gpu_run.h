@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -97,8 +98,11 @@ struct GpuComparison {
   double median_abs_error_pct = 0, max_abs_error_pct = 0, median_signed_error_pct = 0;
 };
 
-// Predicts every passed case on `device`. Throws Unsupported when none passed.
-[[nodiscard]] GpuComparison compare_gpu_run(const GpuRun& run, const Device& device);
+// Predicts every passed case on `device` (those `include` accepts, when
+// given). Throws Unsupported when none passed.
+[[nodiscard]] GpuComparison compare_gpu_run(
+    const GpuRun& run, const Device& device,
+    const std::function<bool(const GpuCase&)>& include = {});
 
 // The kernel table of a run: per case the measured median and its spread and
 // the efficiency against `device`'s datasheet roofline. `run_source` says where

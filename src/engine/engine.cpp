@@ -136,8 +136,11 @@ GemmTable parse_gemm_table(std::string_view text, const std::string& origin) {
     StrictObject f = formats.object(it.key());
     GemmTable::Entry e;
     e.kernel = f.string("kernel");
-    e.rows = static_cast<std::int64_t>(f.non_negative("rows"));
-    (void)f.non_negative("capped_rows");
+    for (const char* key : {"rows", "capped_rows"}) {
+      const double v = f.non_negative(key);
+      if (v != std::floor(v) || v > 1e9) f.fail(key, "must be a whole number of at most 1e9");
+      if (std::string_view(key) == "rows") e.rows = static_cast<std::int64_t>(v);
+    }
     e.floor_s = f.non_negative("floor_s");
     const json& grid = f.required("efficiency");
     if (!grid.is_array() || grid.size() != static_cast<std::size_t>(t.m_points)) {

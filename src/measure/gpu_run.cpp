@@ -208,13 +208,14 @@ GpuRun parse_gpu_run(std::string_view text, const std::string& origin) {
   return run;
 }
 
-GpuComparison compare_gpu_run(const GpuRun& run, const Device& device) {
+GpuComparison compare_gpu_run(const GpuRun& run, const Device& device,
+                              const std::function<bool(const GpuCase&)>& include) {
   GpuComparison out;
   ModelOptions ideal;
   ideal.mode = Mode::kIdeal;
   std::vector<double> abs_errors, errors;
   for (const GpuCase& c : run.cases) {
-    if (!c.passed()) continue;
+    if (!c.passed() || (include && !include(c))) continue;
     const Format f = parse_format(c.precision);
     const GemmProblem problem{c.m, c.n, c.k, f, f};
     GpuComparisonRow row;
@@ -280,9 +281,14 @@ json kernel_table_json(const GpuRun& run, const Device& device, const std::strin
       {"sources",
        {{"run", run_source},
         {"method",
-         "roofline-gpu suite (cuda/): medians of CUDA-event times, each repetition after an "
-         "L2 flush of twice the L2 and enqueued back to back; every result checked against "
-         "a host reference. efficiency = the datasheet roofline's time / the measured median"}}},
+         std::string(
+             "roofline-gpu suite (cuda/): medians of CUDA-event times, repetitions enqueued "
+             "back to back, ") +
+             (l2.size() == 1 && *l2.begin() == "flushed"
+                  ? "each after an L2 flush of twice the L2"
+                  : "operands left in L2 in some or all cases") +
+             "; every result checked against a host reference. efficiency = the datasheet "
+             "roofline's time / the measured median"}}},
       {"measured", measured},
       {"entries", entries}};
   if (run.bandwidth) {

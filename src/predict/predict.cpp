@@ -20,7 +20,10 @@ FlopsPerSecond checked_peak(const Device& d, Format f) {
 }
 
 // One op on its own (no fusion): memory and compute time of all instances.
-OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt) {
+// One op on its own (no fusion). `kernel_n`: for a matmul in a fused kernel
+// (QKV, gate+up), the output width of the whole kernel, which sets the
+// efficiency a GEMM table gives it.
+OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double kernel_n) {
   const bool realistic = opt.mode == Mode::kRealistic;
   double bw = d.memory_bandwidth_Bps.value * (realistic ? d.bandwidth_fraction.value : 1.0);
   OpTiming t{};
@@ -36,7 +39,7 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt) {
           // roofline at this shape, on both sides of the roofline alike (the
           // table's latencies include dequantization and activation scaling).
           double eff =
-              opt.gemm_table->efficiency(*e, op.gemm_m, op.gemm_n * op.gemm_k * op.gemm_groups);
+              opt.gemm_table->efficiency(*e, op.gemm_m, kernel_n * op.gemm_k * op.gemm_groups);
           if (opt.engine && opt.engine->gemm_table_scale.known())
             eff *= opt.engine->gemm_table_scale.value;
           eff = std::clamp(eff, 1e-4, 1.0);
@@ -193,6 +196,25 @@ const ModelOptions& resolved(const ModelOptions& options, const Device& d, Model
   return *scratch;
 }
 
+// The graph fuses Q/K/V and gate/up into one GEMM each; an engine that runs
+// them as separate GEMMs (llama.cpp's GGUF tensors, gpt-fast's w1/w3) launches
+// each and reads its input again.
+void apply_engine_fusions(const EngineProfile& e, OpGraph* g) {
+  auto fuses = [&](std::string_view what) {
+    return std::find(e.fusions.begin(), e.fusions.end(), what) != e.fusions.end();
+  };
+  const bool qkv = fuses("qkv"), gate_up = fuses("gate_up");
+  for (int i = 0; i < g->size; ++i) {
+    Op& op = g->ops[static_cast<std::size_t>(i)];
+    if (op.cls != OpClass::kMatmul || op.launches != 0) continue;
+    const bool split = ((op.kind == OpKind::kKProj || op.kind == OpKind::kVProj) && !qkv) ||
+                       (op.kind == OpKind::kUpProj && !gate_up);
+    if (!split) continue;
+    op.launches = 1;
+    op.act_bytes += bytes_for(op.compute, op.gemm_m * op.gemm_k);
+  }
+}
+
 // Throws Unsupported when the engine cannot load one of the formats.
 void check_engine_formats(const EngineProfile& e, const OpGraph& g, const Scenario& s) {
   for (const Format f : {g.weights, g.experts, s.precision.act, s.precision.kv}) {
@@ -217,7 +239,10 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   const bool decode = s.phase == Phase::kDecode;
   const EngineProfile* engine =
       realistic && opt.engine && opt.engine->kind != "reference" ? opt.engine : nullptr;
-  if (engine) check_engine_formats(*engine, p.graph, s);
+  if (engine) {
+    check_engine_formats(*engine, p.graph, s);
+    apply_engine_fusions(*engine, &p.graph);
+  }
   double launch = realistic ? d.launch_overhead_s.value : 0;
   if (engine) {
     const EngineFigure& l = decode ? engine->launch_decode_s : engine->launch_prefill_s;
@@ -235,10 +260,24 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     int j = i + 1;
     while (j < n && p.graph.ops[static_cast<std::size_t>(j)].launches == 0) ++j;
     double mem = 0, comp = 0, standalone = 0;
+    // The matmuls of one kernel that share its rows and depth are one GEMM of
+    // their summed width (a fused QKV or gate+up).
+    const Op& first = p.graph.ops[static_cast<std::size_t>(i)];
+    double kernel_n = 0;
+    for (int k = i; k < j; ++k) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
+      if (op.cls == OpClass::kMatmul && first.cls == OpClass::kMatmul &&
+          op.gemm_m == first.gemm_m && op.gemm_k == first.gemm_k &&
+          op.gemm_groups == first.gemm_groups) {
+        kernel_n += op.gemm_n;
+      }
+    }
     for (int k = i; k < j; ++k) {
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
-      t = evaluate_op(d, op, opt);
+      const bool shared = op.cls == OpClass::kMatmul && first.cls == OpClass::kMatmul &&
+                          op.gemm_m == first.gemm_m && op.gemm_k == first.gemm_k;
+      t = evaluate_op(d, op, opt, shared ? kernel_n : op.gemm_n);
       if (op.cls == OpClass::kCommunication) {
         p.communication_s += t.time_s;
       }

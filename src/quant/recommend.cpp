@@ -73,7 +73,22 @@ Recommendation recommend(const ModelSpec& m, const Device& d, const RecommendOpt
   for (const Strategy& st : strategies) {
     check_deadline("the recommendation");
     const ResolvedStrategy plan = resolve(st, m, d);
-    const Prediction p = best_kernel(m, d, scenario_for(o, plan.precision), o.model_options);
+    Prediction p;
+    try {
+      p = best_kernel(m, d, scenario_for(o, plan.precision), o.model_options);
+    } catch (const Unsupported& e) {
+      // The engine cannot load this plan's formats: listed, rejected, not fatal.
+      Candidate c;
+      c.strategy = st.name;
+      c.time_s = c.predicted_speedup = c.memory_bytes = c.memory_saving = std::nan("");
+      c.baseline_time_s = base.time_s;
+      c.quality = estimate_quality(m, plan.precision);
+      c.notes = plan.notes;
+      c.rejected_because.push_back(e.what());
+      c.feasible = false;
+      all.push_back(std::move(c));
+      continue;
+    }
     Candidate c;
     c.strategy = st.name;
     c.attention = p.graph.attention;

@@ -138,8 +138,10 @@ ValidationReport validate_cases(const std::vector<ValidationCase>& cases, const 
     row.c = c;
     const EngineProfile* profile =
         engine == "case" ? &engines.get(engine_of_framework(c.framework)) : fixed;
-    row.engine =
-        profile ? profile->id : (opt.engine ? std::string("(given)") : std::string("roofline"));
+    row.engine = opt.mode == Mode::kIdeal ? std::string("none (ideal)")
+                 : profile                ? profile->id
+                 : opt.engine             ? opt.engine->id
+                                          : std::string("roofline");
     try {
       row.predicted = predict_case(c, registry, opt, profile);
       row.error_pct = (row.predicted - c.value) / c.value * 100;

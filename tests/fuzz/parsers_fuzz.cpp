@@ -20,8 +20,8 @@
 
 #include "roofline/checkpoint.h"
 #include "roofline/engine.h"
-#include "roofline/gpu_run.h"
 #include "roofline/error.h"
+#include "roofline/gpu_run.h"
 #include "roofline/hardware.h"
 #include "roofline/model.h"
 #include "roofline/quantize.h"
@@ -236,7 +236,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)roofline::measure::parse_kernel_table(input, "fuzz");
         break;
       default:
-        request(data[0] % 12 - 6, input);
+        request(data[0] % 16 - 6, input);
         break;
     }
   } catch (const roofline::Error&) {
