@@ -34,6 +34,13 @@ TEST(Engines, BuiltInProfilesLoad) {
   } catch (const NotFound& x) {
     EXPECT_NE(std::string(x.what()).find("known: roofline"), std::string::npos) << x.what();
   }
+  // A name cut for the message is cut on a character boundary.
+  try {
+    (void)e.get(std::string(39, 'x') + "\xe2\x82\xac");
+    FAIL();
+  } catch (const NotFound& x) {
+    EXPECT_EQ(std::string(x.what()).find("\xe2\x82'"), std::string::npos) << x.what();
+  }
   std::set<std::string> ids;
   for (const auto& p : e.engines()) {
     EXPECT_TRUE(ids.insert(p.id).second) << p.id;

@@ -662,6 +662,12 @@ TEST(ServerLimits, ConnectionsPerClientAreCapped) {
   ASSERT_TRUE(a.connected() && b.connected());
   a.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
   b.send("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n");
+  // Both are counted once workers take them up, which on a loaded machine
+  // can come after a third connection is made: wait for it (at most 20 s).
+  for (int i = 0; i < 2000 && s.server.connections_of("127.0.0.1") < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_EQ(s.server.connections_of("127.0.0.1"), 2u);
   // The third connection of this address is answered...
   auto c = s.client();
   auto h = c.Get("/healthz");

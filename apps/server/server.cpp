@@ -455,6 +455,15 @@ class GuardedServer final : public httplib::Server {
   // mark it for refusal).
   std::function<void(httplib::Request&)> screen;
 
+  // Connections of `peer` a worker has taken up (and not evicted).
+  std::size_t connections_of(const std::string& peer) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto it = clients_.find(peer);
+    if (it == clients_.end()) return 0;
+    return static_cast<std::size_t>(std::count_if(it->second.begin(), it->second.end(),
+                                                  [](const Connection* c) { return !c->evicted; }));
+  }
+
   // Marks the connection of the request being handled on this worker as busy
   // (past its headers: not evicted for the same client's new connections).
   void mark_busy() {
@@ -1086,6 +1095,10 @@ void Server::listen() {
   impl_->http->listen_after_bind();
   std::lock_guard<std::mutex> lock(impl_->state_mutex);
   impl_->listen_state = Impl::ListenState::kReturned;
+}
+
+std::size_t Server::connections_of(const std::string& address) const {
+  return impl_->http ? impl_->http->connections_of(address) : 0;
 }
 
 void Server::stop() {

@@ -50,6 +50,11 @@ class Server {
   void listen();
   void stop();
 
+  // Connections from `address` that workers have taken up: the ones the
+  // per-client cap counts (a connection is counted once a worker serves it,
+  // not when it is accepted).
+  [[nodiscard]] std::size_t connections_of(const std::string& address) const;
+
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;

@@ -270,7 +270,7 @@ const EngineProfile& EngineRegistry::get(std::string_view id) const {
   if (const EngineProfile* e = find(id)) return *e;
   std::string ids;
   for (const auto& e : engines_) ids += (ids.empty() ? "" : ", ") + e.id;
-  throw NotFound("unknown engine '" + std::string(id.substr(0, 40)) + "' (known: " + ids + ")");
+  throw NotFound("unknown engine '" + clip_utf8(id, 40) + "' (known: " + ids + ")");
 }
 
 void EngineRegistry::add_table(GemmTable table) {
