@@ -163,6 +163,17 @@ struct OpGraph {
 [[nodiscard]] OpGraph build_ops(const ModelSpec& model, const Device& device, const Scenario& s,
                                 const ModelOptions& options = {});
 
+// The weight parameters of each linear operator kind over the whole model
+// (every layer, every expert): what a per-operator format applies to. Routed
+// experts apart from the rest (attention, dense MLPs, shared experts, LM
+// head); the dense MLP kinds split the dense MLP parameters (biases included)
+// evenly, as the routed and shared expert kinds split theirs.
+struct LinearParameters {
+  std::array<double, kOpKindCount> dense{};
+  std::array<double, kOpKindCount> routed{};
+};
+[[nodiscard]] LinearParameters linear_parameters(const ModelSpec& model);
+
 // Expected number of distinct experts that `tokens` tokens touch when each
 // picks top_k of num_experts uniformly: E * (1 - (1 - k/E)^tokens).
 [[nodiscard]] double distinct_experts(double num_experts, double top_k, double tokens) noexcept;

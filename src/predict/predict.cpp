@@ -112,9 +112,23 @@ Bytes weight_memory(const ModelSpec& m, const Scenario& s) {
   const ParamCounts p = count_parameters(m);
   // A plan may keep the LM head in another format (strategies keep it in bf16).
   const Format lm = s.precision.ops[static_cast<std::size_t>(OpKind::kLmHead)].weights.value_or(w);
-  const double split = bytes_for(w, p.attention + p.dense_mlp + p.shared_experts) +
-                       bytes_for(lm, p.lm_head) + bytes_for(e, p.routed_experts) +
-                       bytes_for(m.native_weights, p.embedding);
+  double split = bytes_for(w, p.attention + p.dense_mlp + p.shared_experts) +
+                 bytes_for(lm, p.lm_head) + bytes_for(e, p.routed_experts) +
+                 bytes_for(m.native_weights, p.embedding);
+  if (s.precision.has_op_overrides) {
+    // Per-operator formats (a plan with the FFN in another format): the
+    // overridden kinds' parameters move from the plan's formats to theirs, as
+    // build_ops moves their bytes. The LM head is counted above.
+    const LinearParameters lp = linear_parameters(m);
+    for (int k = 0; k < kOpKindCount; ++k) {
+      const auto& o = s.precision.ops[static_cast<std::size_t>(k)];
+      if (!o.weights || k == static_cast<int>(OpKind::kLmHead)) continue;
+      const double dense = lp.dense[static_cast<std::size_t>(k)];
+      const double routed = lp.routed[static_cast<std::size_t>(k)];
+      split += bytes_for(*o.weights, dense) - bytes_for(w, dense) + bytes_for(*o.weights, routed) -
+               bytes_for(e, routed);
+    }
+  }
   const double replicated = bytes_for(Format::kBf16, p.norms + p.router);
   return (split / tp + replicated) / pp;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include "../common/embedded_data.h"
 #include "../common/strict_json.h"
@@ -120,106 +121,146 @@ std::string family_of(const ModelSpec& m) {
 
 }  // namespace
 
+namespace {
+
+// The published loss of `w` weights with `a` activations on a model like `m`
+// (basis lines added to `q`; `q.quantified` cleared for a nearest-format
+// stand-in). NaN when nothing published comes near.
+double published_linear_loss(const ModelSpec& m, Format w, Format a, QualityEstimate& q) {
+  const QualityData& d = data();
+  std::vector<const LinearResult*> pool;
+  for (const auto& r : d.linear) {
+    if (r.weights == w && same_act_class(r.act, a)) pool.push_back(&r);
+  }
+  bool exact = true;
+  if (pool.empty()) {
+    exact = false;
+    for (const auto& r : d.linear) {
+      if (std::fabs(bits_per_element(r.weights) - bits_per_element(w)) < 0.75 &&
+          same_act_class(r.act, a)) {
+        pool.push_back(&r);
+      }
+    }
+  }
+  const char* stand_in = " [nearest format: no result for this exact pair]";
+  if (pool.empty()) {
+    // The same weights with other activations (W4A4 for W4A8, say): lower
+    // activation precision loses at least as much, so it is an upper bound.
+    for (const auto& r : d.linear) {
+      if (r.weights == w) pool.push_back(&r);
+    }
+    stand_in = " [same weights, other activations: no result with these]";
+  }
+  if (pool.empty()) {
+    q.quantified = false;
+    q.basis.push_back(fmt::format("no published result for {} weights with {} activations",
+                                  format_id(w), format_id(a)));
+    return std::nan("");
+  }
+  if (!exact) q.quantified = false;
+  const std::string family = family_of(m);
+  const double params = count_parameters(m).total;
+  bool family_known = false;
+  for (const LinearResult* r : pool) family_known = family_known || r->family == family;
+  double sum = 0;
+  int n = 0;
+  auto use = [&](const LinearResult* r) {
+    sum += r->loss_pct;
+    ++n;
+    q.basis.push_back(fmt::format("{} {}: {:+.1f}% ({}, {})", r->model, r->note, r->loss_pct,
+                                  r->metric, short_source(r->source)));
+  };
+  if (family_known) {
+    // The same family, nearest in size (ties averaged: e.g. AWQ and GPTQ).
+    auto distance = [&](const LinearResult* r) { return std::fabs(std::log(r->params / params)); };
+    double best = 1e300;
+    for (const LinearResult* r : pool) {
+      if (r->family == family) best = std::min(best, distance(r));
+    }
+    for (const LinearResult* r : pool) {
+      if (r->family == family && distance(r) <= best + 1e-9) use(r);
+    }
+  } else {
+    // Unknown family: the worst published result among models within 2x in
+    // size (sensitivity differs 2x between families of one size: Llama-3
+    // against Llama-2 in llama.cpp PR 6936), else the nearest in size.
+    const LinearResult* worst = nullptr;
+    for (const LinearResult* r : pool) {
+      if (std::fabs(std::log(r->params / params)) > std::log(2.0)) continue;
+      if (!worst || r->loss_pct > worst->loss_pct) worst = r;
+    }
+    if (!worst) {
+      for (const LinearResult* r : pool) {
+        if (!worst ||
+            std::fabs(std::log(r->params / params)) < std::fabs(std::log(worst->params / params)))
+          worst = r;
+      }
+    }
+    use(worst);
+    q.basis.back() +=
+        " [model family without published results: the most sensitive similar-size result]";
+  }
+  if (!exact) q.basis.back() += stand_in;
+  return sum / n;
+}
+
+}  // namespace
+
 QualityEstimate estimate_quality(const ModelSpec& m, const PrecisionPlan& plan) {
   QualityEstimate q;
   const QualityData& d = data();
-  // The checkpoint as shipped is the reference: unset weights lose nothing.
-  if (plan.weights && !sixteen_bit(*plan.weights)) {
-    const Format w = *plan.weights;
-    const Format a = plan.act;
-    std::vector<const LinearResult*> pool;
-    for (const auto& r : d.linear) {
-      if (r.weights == w && same_act_class(r.act, a)) pool.push_back(&r);
+  // The linear parameters by the format they are stored in. The checkpoint as
+  // shipped is the reference: weights the plan leaves unset lose nothing, and
+  // so do 16-bit ones. Per-operator formats move their kind's parameters.
+  const ParamCounts p = count_parameters(m);
+  const double linear = p.attention + p.dense_mlp + p.routed_experts + p.shared_experts;
+  const std::optional<Format> w = plan.weights;
+  const std::optional<Format> e = plan.experts ? plan.experts : plan.weights;
+  std::map<Format, double> stored;  // quantized formats only
+  auto add = [&](const std::optional<Format>& f, double params) {
+    if (f && !sixteen_bit(*f) && params > 0) stored[*f] += params;
+  };
+  add(w, p.attention + p.dense_mlp + p.shared_experts);
+  add(e, p.routed_experts);
+  if (plan.has_op_overrides) {
+    const LinearParameters lp = linear_parameters(m);
+    for (int k = 0; k < kOpKindCount; ++k) {
+      const auto& o = plan.ops[static_cast<std::size_t>(k)];
+      if (!o.weights || k == static_cast<int>(OpKind::kLmHead)) continue;
+      const double dense = lp.dense[static_cast<std::size_t>(k)];
+      const double routed = lp.routed[static_cast<std::size_t>(k)];
+      if (w && !sixteen_bit(*w)) stored[*w] -= dense;  // out of the plan's formats
+
+      if (e && !sixteen_bit(*e)) stored[*e] -= routed;
+      add(o.weights, dense + routed);
     }
-    if (pool.empty()) {
-      q.quantified = false;
-      for (const auto& r : d.linear) {
-        if (std::fabs(bits_per_element(r.weights) - bits_per_element(w)) < 0.75 &&
-            same_act_class(r.act, a)) {
-          pool.push_back(&r);
-        }
+  }
+  double quantized = 0;
+  for (auto& [f, params] : stored) {
+    params = std::max(params, 0.0);
+    quantized += params;
+  }
+  if (quantized > 0 && linear > 0) {
+    for (const auto& [f, params] : stored) {
+      if (params <= 0) continue;
+      const double share = params / linear;
+      const double loss = published_linear_loss(m, f, plan.act, q);
+      if (std::isfinite(loss)) q.linear_loss_pct += loss * share;
+      if (stored.size() > 1) {
+        q.basis.push_back(
+            fmt::format("{}: {:.0f}% of the linear weights", format_id(f), share * 100));
       }
     }
-    if (pool.empty()) {
-      q.quantified = false;
-      q.basis.push_back(fmt::format("no published result for {} weights with {} activations",
-                                    format_id(w), format_id(a)));
-    } else {
-      const std::string family = family_of(m);
-      const double params = count_parameters(m).total;
-      bool family_known = false;
-      for (const LinearResult* r : pool) family_known = family_known || r->family == family;
-      double sum = 0;
-      int n = 0;
-      auto use = [&](const LinearResult* r) {
-        sum += r->loss_pct;
-        ++n;
-        q.basis.push_back(fmt::format("{} {}: {:+.1f}% ({}, {})", r->model, r->note, r->loss_pct,
-                                      r->metric, short_source(r->source)));
-      };
-      if (family_known) {
-        // The same family, nearest in size (ties averaged: e.g. AWQ and GPTQ).
-        auto distance = [&](const LinearResult* r) {
-          return std::fabs(std::log(r->params / params));
-        };
-        double best = 1e300;
-        for (const LinearResult* r : pool) {
-          if (r->family == family) best = std::min(best, distance(r));
-        }
-        for (const LinearResult* r : pool) {
-          if (r->family == family && distance(r) <= best + 1e-9) use(r);
-        }
-      } else {
-        // Unknown family: the worst published result among models within 2x in
-        // size (sensitivity differs 2x between families of one size: Llama-3
-        // against Llama-2 in llama.cpp PR 6936), else the nearest in size.
-        const LinearResult* worst = nullptr;
-        for (const LinearResult* r : pool) {
-          if (std::fabs(std::log(r->params / params)) > std::log(2.0)) continue;
-          if (!worst || r->loss_pct > worst->loss_pct) worst = r;
-        }
-        if (!worst) {
-          for (const LinearResult* r : pool) {
-            if (!worst || std::fabs(std::log(r->params / params)) <
-                              std::fabs(std::log(worst->params / params)))
-              worst = r;
-          }
-        }
-        use(worst);
-        q.basis.back() +=
-            " [model family without published results: the most sensitive similar-size result]";
-      }
-      if (!q.quantified) q.basis.back() += " [nearest format: no result for this exact pair]";
-      // Scale by the share of linear parameters the plan quantizes.
-      const ParamCounts p = count_parameters(m);
-      const double linear = p.attention + p.dense_mlp + p.routed_experts + p.shared_experts;
-      const double H = static_cast<double>(m.hidden), L = static_cast<double>(m.layers);
-      double kept = 0;
-      auto kept_if = [&](OpKind k, double count) {
-        const auto& o = plan.ops[static_cast<std::size_t>(k)];
-        if (o.weights && sixteen_bit(*o.weights)) kept += count;
-      };
-      kept_if(OpKind::kQProj, L * H * static_cast<double>(m.heads * m.head_dim));
-      kept_if(OpKind::kOProj, L * H * static_cast<double>(m.heads * m.head_dim));
-      kept_if(OpKind::kKProj, L * H * static_cast<double>(m.kv_heads * m.head_dim));
-      kept_if(OpKind::kVProj, L * H * static_cast<double>(m.kv_heads * m.head_dim));
-      // Dense MLP matrices (one third each of the dense MLP parameters when gated).
-      const double mlp_share = m.gated_mlp ? p.dense_mlp / 3 : p.dense_mlp / 2;
-      kept_if(OpKind::kGateProj, m.gated_mlp ? mlp_share : 0);
-      kept_if(OpKind::kUpProj, mlp_share);
-      kept_if(OpKind::kDownProj, mlp_share);
-      const double coverage = linear > 0 ? std::clamp((linear - kept) / linear, 0.0, 1.0) : 1.0;
-      q.linear_loss_pct = sum / n * coverage;
-      if (coverage < 0.999) {
-        q.basis.push_back(
-            fmt::format("scaled by the {:.0f}% of linear weights quantized", coverage * 100));
-      }
-      if (plan.ops[static_cast<std::size_t>(OpKind::kLmHead)].weights.value_or(w) == w &&
-          m.vocab > 0) {
-        q.basis.push_back(
-            "the LM head is quantized too; published results keep it in 16 bits, so the loss may "
-            "be higher");
-      }
+    if (stored.size() == 1 && quantized / linear < 0.999) {
+      q.basis.push_back(fmt::format("scaled by the {:.0f}% of linear weights quantized",
+                                    quantized / linear * 100));
+    }
+    const Format lm = plan.ops[static_cast<std::size_t>(OpKind::kLmHead)].weights.value_or(
+        w.value_or(Format::kBf16));
+    if (!sixteen_bit(lm) && m.vocab > 0 && p.lm_head + p.embedding > 0) {
+      q.basis.push_back(
+          "the LM head is quantized too; published results keep it in 16 bits, so the loss may "
+          "be higher");
     }
   }
   if (!sixteen_bit(plan.kv)) {

@@ -542,4 +542,48 @@ OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s,
   return g;
 }
 
+LinearParameters linear_parameters(const ModelSpec& m) {
+  LinearParameters lp;
+  auto at = [](std::array<double, kOpKindCount>& a, OpKind k) -> double& {
+    return a[static_cast<std::size_t>(k)];
+  };
+  const ParamCounts p = count_parameters(m);
+  const double h = static_cast<double>(m.hidden), L = static_cast<double>(m.layers);
+  const double nh = static_cast<double>(m.heads);
+  if (m.attention == AttentionKind::kMla) {
+    const auto& a = m.mla;
+    const double qk = static_cast<double>(a.qk_nope_head_dim + a.qk_rope_head_dim);
+    if (a.q_lora_rank > 0) {
+      at(lp.dense, OpKind::kQAProj) = L * h * static_cast<double>(a.q_lora_rank);
+      at(lp.dense, OpKind::kQBProj) = L * static_cast<double>(a.q_lora_rank) * nh * qk;
+    } else {
+      at(lp.dense, OpKind::kQProj) = L * h * nh * qk;
+    }
+    at(lp.dense, OpKind::kKvAProj) =
+        L * h * static_cast<double>(a.kv_lora_rank + a.qk_rope_head_dim);
+    at(lp.dense, OpKind::kKvBProj) = L * static_cast<double>(a.kv_lora_rank) * nh *
+                                     static_cast<double>(a.qk_nope_head_dim + a.v_head_dim);
+    at(lp.dense, OpKind::kOProj) = L * nh * static_cast<double>(a.v_head_dim) * h;
+  } else {
+    const double q = static_cast<double>(m.heads * m.head_dim);
+    const double kv = static_cast<double>(m.kv_heads * m.head_dim);
+    at(lp.dense, OpKind::kQProj) = L * h * q;
+    at(lp.dense, OpKind::kKProj) = L * h * kv;
+    at(lp.dense, OpKind::kVProj) = L * h * kv;
+    at(lp.dense, OpKind::kOProj) = L * q * h;
+  }
+  const double mats = m.gated_mlp ? 3 : 2;
+  if (m.gated_mlp) at(lp.dense, OpKind::kGateProj) = p.dense_mlp / mats;
+  at(lp.dense, OpKind::kUpProj) = p.dense_mlp / mats;
+  at(lp.dense, OpKind::kDownProj) = p.dense_mlp / mats;
+  if (m.gated_mlp) at(lp.routed, OpKind::kGateProj) = p.routed_experts / mats;
+  at(lp.routed, OpKind::kUpProj) = p.routed_experts / mats;
+  at(lp.routed, OpKind::kDownProj) = p.routed_experts / mats;
+  if (m.gated_mlp) at(lp.dense, OpKind::kSharedGateProj) = p.shared_experts / mats;
+  at(lp.dense, OpKind::kSharedUpProj) = p.shared_experts / mats;
+  at(lp.dense, OpKind::kSharedDownProj) = p.shared_experts / mats;
+  at(lp.dense, OpKind::kLmHead) = p.lm_head;
+  return lp;
+}
+
 }  // namespace roofline
