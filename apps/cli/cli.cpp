@@ -574,6 +574,8 @@ void print_op_table(const Prediction& p, Output out) {
     }
   }
   std::cout << (out == Output::kCsv ? t.csv() : t.text());
+  if (out != Output::kCsv)
+    std::cout << "+op: fused into the kernel of the op above it (no launch of its own)\n";
 }
 
 void cmd_predict(const Common& c, const ScenarioArgs& a) {
@@ -621,8 +623,12 @@ void cmd_predict(const Common& c, const ScenarioArgs& a) {
                    human_bytes(p.memory.kv_cache_bytes), human_bytes(p.memory.activation_bytes),
                    human_bytes(p.memory.capacity_bytes), p.memory.fits ? "fits" : "DOES NOT FIT")});
   const Capacity cap = capacity(m, d, s);
-  t.add_row({"capacity", fmt::format("max batch {} at this context; max context {} at this batch",
-                                     cap.max_batch, cap.max_context)});
+  t.add_row({"capacity", fmt::format("max batch {} at this context; max context {} at this batch{}",
+                                     cap.max_batch, cap.max_context,
+                                     cap.max_context < cap.max_context_by_memory
+                                         ? fmt::format(" (the model's window; memory allows {})",
+                                                       cap.max_context_by_memory)
+                                         : std::string())});
   std::cout << t.text() << "\n";
   print_notes(plan_notes);
   print_notes(explain(m, d, s, p));
@@ -1032,8 +1038,11 @@ void cmd_recommend(const Common& c, const RecommendArgs& a) {
          ran ? human_bytes(cand.memory_bytes) : "-",
          ran ? fmt::format("{:.0f}%", cand.memory_saving * 100) : "-",
          fmt::format("{:.1f}%{}", cand.quality.loss_pct, cand.quality.quantified ? "" : " (?)"),
-         cand.feasible ? (&cand == &r.alternatives.front() ? "recommended" : "ok")
-                       : cand.rejected_because.front()});
+         cand.feasible ? (&cand == &r.alternatives.front() ? "recommended" : "ok") : [&] {
+           std::string all;  // every reason it was rejected
+           for (const auto& why : cand.rejected_because) all += (all.empty() ? "" : "; ") + why;
+           return all;
+         }()});
   }
   if (c.output() == Output::kCsv) {
     std::cout << t.csv();
@@ -1043,7 +1052,13 @@ void cmd_recommend(const Common& c, const RecommendArgs& a) {
                            phase_name(o.phase), d.name, d.id,
                            o.phase == Phase::kDecode ? "context" : "prompt", o.seq_len, o.batch,
                            o.max_quality_loss_pct);
-  std::cout << t.text() << "\n";
+  std::cout << t.text();
+  if (std::any_of(r.alternatives.begin(), r.alternatives.end(),
+                  [](const Candidate& x) { return !x.quality.quantified; })) {
+    std::cout
+        << "(?): no published result for this exact format pair; a nearest result stands in\n";
+  }
+  std::cout << "\n";
   print_notes(r.rationale);
 }
 
@@ -1629,7 +1644,10 @@ int run(int argc, char** argv) {
   serve_cmd->add_option("--web-dir", serve_args.options.web_dir, "The built web app (web/dist)");
   serve_cmd->add_option("--threads", serve_args.options.threads, "Worker threads")
       ->capture_default_str();
-  add_common(serve_cmd, &common, false);
+  serve_cmd
+      ->add_option("--hardware-file", common.hardware_files,
+                   "Extra device JSON file (adds or overrides by id); repeatable")
+      ->type_name("FILE");  // serve prints no results: no --json
 
   auto* validate_cmd = app.add_subcommand("validate", "Predictions against published measurements");
   std::string validation_file;

@@ -109,7 +109,9 @@ struct KvReport {
 
 struct Capacity {
   std::int64_t max_batch = 0;    // at the scenario's context (0: not even one fits)
-  std::int64_t max_context = 0;  // at the scenario's batch
+  std::int64_t max_context = 0;  // at the scenario's batch, at most the model's context window
+  std::int64_t max_context_by_memory = 0;  // what memory alone allows
+  std::int64_t context_window = 0;         // the model's max_position_embeddings (0: not stated)
   Bytes capacity_bytes = 0;
 };
 

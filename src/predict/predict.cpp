@@ -452,7 +452,14 @@ Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base) {
     return lo;
   };
   c.max_batch = search(kMaxBatch, [&](std::int64_t b) { return fits(b, base.seq_len); });
-  c.max_context = search(kMaxSeqLen, [&](std::int64_t ctx) { return fits(base.batch, ctx); });
+  c.max_context_by_memory =
+      search(kMaxSeqLen, [&](std::int64_t ctx) { return fits(base.batch, ctx); });
+  // A context past the model's window fits in memory but is not one the model
+  // was trained for: the window caps it (a prediction at a longer context is
+  // still made when asked for).
+  c.context_window = m.max_position;
+  c.max_context = c.context_window > 0 ? std::min(c.max_context_by_memory, c.context_window)
+                                       : c.max_context_by_memory;
   return c;
 }
 

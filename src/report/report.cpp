@@ -619,7 +619,10 @@ nlohmann::json predict_document(const ModelSpec& m, const Device& d, const Scena
   for (const auto& n : plan_notes) j["notes"].push_back(n);
   if (!strategy.empty()) j["strategy"] = strategy;
   const Capacity cap = capacity(m, d, s);
-  j["capacity"] = {{"max_batch", cap.max_batch}, {"max_context", cap.max_context}};
+  j["capacity"] = {{"max_batch", cap.max_batch},
+                   {"max_context", cap.max_context},
+                   {"max_context_by_memory", cap.max_context_by_memory},
+                   {"context_window", cap.context_window}};
   j.update(stamp(registry));
   return j;
 }
