@@ -35,6 +35,8 @@ run: build
 	@echo
 	@echo "== The same decode step, operator by operator (bf16) =="
 	@$(BIN) predict --model llama-3-8b --hardware gb10 --phase decode --seq-len 4096 --per-op
+	@echo
+	@echo "The web app: make serve (or $(BIN) serve), then open http://127.0.0.1:8000/"
 
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)

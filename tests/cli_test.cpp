@@ -543,3 +543,30 @@ TEST(CliEngines, ListShowAndPredict) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 13 item 7: `serve` finds the built web app beside its build tree
+// without --web-dir (or says it found none).
+TEST(CliServe, FindsTheWebAppWithoutWebDir) {
+  const std::string err =
+      (std::filesystem::temp_directory_path() / ("rl-serve-" + std::to_string(::getpid())))
+          .string();
+  const std::string cmd = std::string("timeout 2 '") + ROOFLINE_CLI_PATH + "' serve --port 0 2>" +
+                          err + " >/dev/null </dev/null";
+  (void)std::system(cmd.c_str());  // ended by timeout: the first line is what matters
+  CliRun r;
+  r.err = slurp(err);
+  std::filesystem::remove(err);
+  const bool built =
+      std::filesystem::exists(std::string(ROOFLINE_SOURCE_DATA_DIR) + "/../web/dist/index.html");
+  if (built) {
+    EXPECT_NE(r.err.find("the web app from"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("web/dist"), std::string::npos) << r.err;
+  } else {
+    EXPECT_NE(r.err.find("no web app found"), std::string::npos) << r.err;
+  }
+  expect_bad_input("serve --json", "--json");
+}
+
+}  // namespace

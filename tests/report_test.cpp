@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace roofline {
 namespace {
 
@@ -69,6 +71,34 @@ TEST(Report, LargeCountsHaveValidUnits) {
   EXPECT_EQ(human_rate(3e24, "FLOP"), "3.00 YFLOP");
   EXPECT_EQ(human_rate(4.2e30, "FLOP"), "4.2e+30 FLOP");
   EXPECT_EQ(human_count(999e18), "999 E");
+}
+
+}  // namespace
+}  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// Issue 13 item 8: a long last column wraps at spaces to the width given,
+// continuation lines indented to the column; no width: one line a row.
+TEST(Table, WrapsTheLastColumnToTheWidth) {
+  Table t({"a", "source"});
+  t.add_row({"x", "one two three four five six seven eight nine ten eleven twelve thirteen"});
+  const std::string wrapped = t.text(40);
+  std::size_t lines = 0, longest = 0, start = 0;
+  for (std::size_t end; (end = wrapped.find('\n', start)) != std::string::npos; start = end + 1) {
+    ++lines;
+    longest = std::max(longest, end - start);
+    if (lines > 3) {
+      EXPECT_EQ(wrapped.compare(start, 3, "   "), 0) << wrapped;  // indented to the column
+    }
+  }
+  // The column starts at 3 ("a" and two spaces); 40 - 3 = 37 columns is more than the 24 minimum.
+  EXPECT_LE(longest, 40u) << wrapped;
+  EXPECT_GE(lines, 4u);  // header, rule, and the row over two or more lines
+  EXPECT_EQ(t.text(0), t.text());
+  const std::string plain = t.text();
+  EXPECT_EQ(std::count(plain.begin(), plain.end(), '\n'), 3);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "cli.h"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -67,6 +68,18 @@ void add_common(CLI::App* cmd, Common* c, bool with_csv) {
 }
 
 Registry load_registry(const Common& c) { return Registry::load(c.hardware_files); }
+
+// Columns of the terminal stdout is, else $COLUMNS, else 0 (no wrapping).
+std::size_t terminal_width() {
+  winsize ws{};
+  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+    return ws.ws_col;
+  if (const char* cols = std::getenv("COLUMNS")) {
+    const long v = std::strtol(cols, nullptr, 10);
+    if (v >= 40 && v <= 1000) return static_cast<std::size_t>(v);
+  }
+  return 0;
+}
 
 // Text that is not UTF-8 (a name from a file) is replaced, not thrown about.
 void print_json(const nlohmann::json& j) {
@@ -268,7 +281,7 @@ void cmd_hardware_show(const Common& c, const std::string& id) {
     }
   }
   row(t, "launch overhead", d.launch_overhead_s, human_time(d.launch_overhead_s.value));
-  std::cout << (c.output() == Output::kCsv ? t.csv() : t.text());
+  std::cout << (c.output() == Output::kCsv ? t.csv() : t.text(terminal_width()));
 }
 
 void cmd_formats(const Common& c) {
@@ -1410,14 +1423,32 @@ struct ServeArgs {
   std::string port = "8000";
 };
 
+// The built web app when --web-dir is not given: in the source tree the binary
+// was built in (build/bin -> web/dist), or in its install prefix
+// (bin -> share/roofline/web). Empty when neither has an index.html.
+std::string default_web_dir() {
+  std::error_code ec;
+  const auto bin = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+  if (ec) return {};
+  for (const auto& dir :
+       {bin / ".." / ".." / "web" / "dist", bin / ".." / "share" / "roofline" / "web"}) {
+    if (std::filesystem::is_regular_file(dir / "index.html", ec))
+      return std::filesystem::weakly_canonical(dir, ec).string();
+  }
+  return {};
+}
+
 void cmd_serve(const Common& c, ServeArgs a) {
   a.options.port = static_cast<int>(parse_count("--port", a.port, 0, 65535));
   a.options.gpu_tool = gpu_tool_path();
+  if (a.options.web_dir.empty()) a.options.web_dir = default_web_dir();
   server::Server srv(a.options, load_registry(c));
   const int port = srv.bind();
-  std::cerr << fmt::format("roofline {} serving http://{}:{}/ (API under /api, docs at /docs){}\n",
-                           version(), a.options.host, port,
-                           a.options.public_only ? ", public endpoints only" : "");
+  std::cerr << fmt::format(
+      "roofline {} serving http://{}:{}/ (API under /api, docs at /docs){}{}\n", version(),
+      a.options.host, port, a.options.public_only ? ", public endpoints only" : "",
+      a.options.web_dir.empty() ? "; no web app found (build it: make web, or --web-dir)"
+                                : "; the web app from " + a.options.web_dir);
   srv.listen();
 }
 

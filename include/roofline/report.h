@@ -86,6 +86,9 @@ class Table {
   explicit Table(std::vector<std::string> header) : header_(std::move(header)) {}
   void add_row(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
   [[nodiscard]] std::string text() const;
+  // The same, with the last column wrapped at spaces so that lines fit in
+  // `max_width` columns (0: no limit; the last column keeps at least 24).
+  [[nodiscard]] std::string text(std::size_t max_width) const;
   [[nodiscard]] std::string csv() const;
 
  private:

@@ -238,7 +238,9 @@ std::string human_bytes(Bytes b) { return si(b, "B"); }
 std::string human_rate(double per_second, std::string_view unit) { return si(per_second, unit); }
 std::string human_count(double x) { return si(x, ""); }
 
-std::string Table::text() const {
+std::string Table::text() const { return text(0); }
+
+std::string Table::text(std::size_t max_width) const {
   std::vector<std::size_t> width(header_.size(), 0);
   auto widen = [&](const std::vector<std::string>& row) {
     for (std::size_t i = 0; i < row.size() && i < width.size(); ++i)
@@ -247,17 +249,55 @@ std::string Table::text() const {
   widen(header_);
   for (const auto& row : rows_) widen(row);
   std::string out;
+  // Where the last column starts, and how wide it may be.
+  std::size_t indent = 0;
+  for (std::size_t i = 0; i + 1 < width.size(); ++i) indent += width[i] + 2;
+  const std::size_t last_width =
+      max_width > indent ? std::max<std::size_t>(max_width - indent, 24) : std::size_t{24};
+  auto wrap = [&](const std::string& text) {
+    std::vector<std::string> lines(1);
+    std::size_t used = 0, start = 0;
+    while (start <= text.size()) {
+      std::size_t end = text.find(' ', start);
+      if (end == std::string::npos) end = text.size();
+      const std::string word = text.substr(start, end - start);
+      const std::size_t w = display_width(word);
+      if (used > 0 && used + 1 + w > last_width) {
+        lines.emplace_back();
+        used = 0;
+      }
+      if (used > 0) {
+        lines.back() += ' ';
+        ++used;
+      }
+      lines.back() += word;
+      used += w;
+      start = end + 1;
+    }
+    return lines;
+  };
   auto line = [&](const std::vector<std::string>& row) {
     std::string l;
     for (std::size_t i = 0; i < row.size() && i < width.size(); ++i) {
+      const bool last = i + 1 == row.size();
+      if (last && max_width > 0 && indent + display_width(row[i]) > max_width) {
+        const auto parts = wrap(row[i]);
+        l += parts[0];
+        for (std::size_t k = 1; k < parts.size(); ++k)
+          l += "\n" + std::string(indent, ' ') + parts[k];
+        break;
+      }
       l += row[i];
-      if (i + 1 < row.size()) l += std::string(width[i] - display_width(row[i]) + 2, ' ');
+      if (!last) l += std::string(width[i] - display_width(row[i]) + 2, ' ');
     }
     out += l + "\n";
   };
   line(header_);
   std::vector<std::string> rule;
-  for (auto w : width) rule.emplace_back(w, '-');
+  for (std::size_t i = 0; i < width.size(); ++i) {
+    const bool last = i + 1 == width.size();
+    rule.emplace_back(last && max_width > 0 ? std::min(width[i], last_width) : width[i], '-');
+  }
   line(rule);
   for (const auto& row : rows_) line(row);
   return out;
