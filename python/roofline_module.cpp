@@ -322,6 +322,11 @@ PYBIND11_MODULE(_roofline, m) {
       py::arg("engine") = "roofline");
 
   m.def(
+      "canonical_format",
+      [](const std::string& name) { return std::string(format_id(parse_format(name))); },
+      "The format id a name means (\"FP8 E4M3\" -> \"fp8\"); raises for unknown names");
+
+  m.def(
       "engines",
       [] {
         nlohmann::json all = nlohmann::json::array();

@@ -123,3 +123,27 @@ TEST(Formats, ParseRejectsUnknownWithTheKnownList) {
 
 }  // namespace
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// Issue 13 item 4: the names people write reach the same format.
+TEST(Formats, NamesPeopleWriteParse) {
+  for (const char* name :
+       {"FP8 E4M3", "fp8_e4m3", "fp8-e4m3", "E4M3", "e4m3fn", "float8_e4m3fn", " fp8 "}) {
+    EXPECT_EQ(parse_format(name), Format::kFp8) << name;
+  }
+  EXPECT_EQ(parse_format("FP8_E5M2"), Format::kFp8E5M2);
+  EXPECT_EQ(parse_format("NVFP4"), Format::kNvfp4);
+  EXPECT_EQ(parse_format("MXFP4"), Format::kMxfp4);
+  EXPECT_EQ(parse_format("bfloat16"), Format::kBf16);
+  EXPECT_EQ(parse_format("float16"), Format::kFp16);
+  EXPECT_EQ(parse_format("Q4-K-M"), Format::kQ4_K_M);
+  EXPECT_EQ(parse_format("q8 0"), Format::kQ8_0);
+  EXPECT_THROW((void)parse_format("fp7"), NotFound);
+  EXPECT_THROW((void)parse_format("   "), NotFound);
+  EXPECT_THROW((void)parse_format("fp8--e4m3x"), NotFound);
+}
+
+}  // namespace
+}  // namespace roofline

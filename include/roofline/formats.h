@@ -83,8 +83,9 @@ extern const std::array<FormatInfo, kFormatCount> kFormatTable;
   return (blocks * info.block_bits + (elements > 0 ? info.tensor_scale_bits : 0)) * 0.125;
 }
 
-// Parses a format id, case-insensitive; accepts "fp8-e4m3" and "e4m3" for fp8,
-// "e5m2" for fp8-e5m2, "int4-g128" for int4.
+// Parses a format id, case-insensitive, with spaces, '_' and '-' alike ("FP8
+// E4M3", "fp8_e4m3", "E4M3" and "float8_e4m3fn" are fp8; "NVFP4", "Q4-K-M",
+// "bfloat16"); "e5m2" is fp8-e5m2, "int4-g128" int4.
 // Throws NotFound naming the known ids.
 [[nodiscard]] Format parse_format(std::string_view text);
 

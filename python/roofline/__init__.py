@@ -84,9 +84,10 @@ class RooflineCalculator:
         self.ideal = ideal
 
     def _formats(self, precision, weights, act):
-        fmt = precision.lower()
-        w = (weights or fmt).lower()
-        a = (act or fmt).lower()
+        # Canonical ids first, so that "fp8-e4m3", "FP8 E4M3" and "fp8" mean the same W8A8 GEMM.
+        fmt = _core.canonical_format(precision)
+        w = _core.canonical_format(weights or fmt)
+        a = _core.canonical_format(act or fmt)
         if act is None and a not in self.hardware.peaks:
             a = "fp16"  # a weight-only format: the math runs in fp16
         return w, a
@@ -189,7 +190,7 @@ class GEMMKernel:
     def benchmark(self):
         """Measures the GEMM on the GPU: measured_time_us, measured_bandwidth_gb_s, measured_tflops."""
         _run_gpu_tool("probe")  # raises "no CUDA device: ..." with the reason
-        fmt = self.precision.lower()
+        fmt = _core.canonical_format(self.precision)
         if fmt not in ("fp16", "bf16", "fp8", "nvfp4"):
             raise ValueError(f"GPU benchmarks run fp16, bf16, fp8 and (on Blackwell) nvfp4, not {self.precision}")
         result = _run_gpu_tool("one", self.M, self.N, self.K, fmt)
@@ -210,6 +211,11 @@ def generate(model, hardware, **kwargs):
 def recommend(model, hardware, **kwargs):
     """The JSON of ``roofline recommend`` as a dict."""
     return _core.recommend(model, _device_id(hardware), **kwargs)
+
+
+def canonical_format(name):
+    """The format id a name means: "FP8 E4M3", "fp8_e4m3", "E4M3" and "fp8" are all "fp8"."""
+    return _core.canonical_format(name)
 
 
 def engines():

@@ -123,3 +123,19 @@ def test_engines_are_listed_and_change_the_prediction():
     assert vllm["time_s"] != reference["time_s"]
     with pytest.raises(LookupError):
         roofline.predict("llama-3.1-8b", "h200", engine="nope")
+
+
+def test_format_names_mean_the_same_everywhere():
+    for name in ("FP8 E4M3", "fp8_e4m3", "fp8-e4m3", "E4M3", "fp8", "float8_e4m3fn"):
+        assert roofline.canonical_format(name) == "fp8", name
+    assert roofline.canonical_format("NVFP4") == "nvfp4"
+    assert roofline.canonical_format("Q4-K-M") == "q4_k_m"
+    # "fp8-e4m3" used to run weight-only (its name was not a peak's key) while "fp8" ran W8A8.
+    calc = roofline.RooflineCalculator("h100")
+    a = calc.predict_gemm(16, 4096, 4096, precision="fp8-e4m3")
+    b = calc.predict_gemm(16, 4096, 4096, precision="FP8 E4M3")
+    c = calc.predict_gemm(16, 4096, 4096, precision="fp8")
+    assert a["time_s"] == b["time_s"] == c["time_s"]
+    assert a["weight_only"] is False
+    with pytest.raises(LookupError):
+        roofline.canonical_format("fp7")

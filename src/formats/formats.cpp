@@ -86,9 +86,31 @@ struct Alias {
   Format format;
 };
 constexpr Alias kAliases[] = {
-    {"fp8-e4m3", Format::kFp8},   {"e4m3", Format::kFp8},    {"e5m2", Format::kFp8E5M2},
-    {"int4-g128", Format::kInt4}, {"q4_k", Format::kQ4_K_M}, {"q5_k", Format::kQ5_K_M},
+    {"fp8-e4m3", Format::kFp8},
+    {"e4m3", Format::kFp8},
+    {"e5m2", Format::kFp8E5M2},
+    {"int4-g128", Format::kInt4},
+    {"q4_k", Format::kQ4_K_M},
+    {"q5_k", Format::kQ5_K_M},
+    // The names frameworks print (PyTorch dtypes, OCP spellings).
+    {"bfloat16", Format::kBf16},
+    {"float16", Format::kFp16},
+    {"half", Format::kFp16},
+    {"float32", Format::kFp32},
+    {"e4m3fn", Format::kFp8},
+    {"float8-e4m3fn", Format::kFp8},
+    {"float8-e4m3", Format::kFp8},
+    {"float8-e5m2", Format::kFp8E5M2},
 };
+
+// `lower` with spaces and underscores as '-' (or with spaces and '-' as '_'
+// for llama.cpp's ids): "FP8 E4M3", "fp8_e4m3" and "Q4-K-M" reach their ids.
+std::string with_separator(std::string lower, char sep) {
+  for (char& c : lower) {
+    if (c == ' ' || c == '_' || c == '-') c = sep;
+  }
+  return lower;
+}
 
 }  // namespace
 
@@ -104,16 +126,22 @@ bool try_parse_format(std::string_view text, Format* out) noexcept {
   std::string lower(text);
   std::transform(lower.begin(), lower.end(), lower.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (const FormatInfo& info : kFormats) {
-    if (info.id == lower) {
-      *out = info.format;
-      return true;
+  // Leading and trailing spaces are not part of a name.
+  const auto first = lower.find_first_not_of(' ');
+  if (first == std::string::npos) return false;
+  lower = lower.substr(first, lower.find_last_not_of(' ') - first + 1);
+  for (const std::string& name : {lower, with_separator(lower, '-'), with_separator(lower, '_')}) {
+    for (const FormatInfo& info : kFormats) {
+      if (info.id == name) {
+        *out = info.format;
+        return true;
+      }
     }
-  }
-  for (const Alias& alias : kAliases) {
-    if (alias.text == lower) {
-      *out = alias.format;
-      return true;
+    for (const Alias& alias : kAliases) {
+      if (alias.text == name) {
+        *out = alias.format;
+        return true;
+      }
     }
   }
   return false;
