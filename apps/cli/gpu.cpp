@@ -28,22 +28,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string read_results_file(const std::string& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    throw InvalidArgument("--results: '" + path.substr(0, 200) + "' is not a readable file");
-  }
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec || size > measure::kMaxGpuRunBytes) {
-    throw InvalidArgument(fmt::format("--results: '{}' is larger than {} bytes",
-                                      path.substr(0, 200), measure::kMaxGpuRunBytes));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // One line of progress on a terminal as each case ends.
 void show_progress(const std::string& line, int* count) {
   if (!::isatty(STDERR_FILENO)) return;
@@ -145,8 +129,7 @@ std::string run_suite(const GpuCommand& c) {
 
 measure::GpuRun load_run(const GpuCommand& c) {
   if (c.l2 != "flushed" && c.l2 != "warm") throw InvalidArgument("--l2 takes flushed or warm");
-  if (!c.results_file.empty())
-    return measure::parse_gpu_run(read_results_file(c.results_file), c.results_file);
+  if (!c.results_file.empty()) return measure::load_gpu_run(c.results_file);
   return measure::parse_gpu_run(run_suite(c), "roofline-gpu");
 }
 

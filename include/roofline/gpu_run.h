@@ -83,6 +83,8 @@ struct GpuRun {
 // timeout (truncated), not as an error. Throws ParseError "<origin>: line N:
 // ...".
 [[nodiscard]] GpuRun parse_gpu_run(std::string_view text, const std::string& origin);
+// The same from a saved file (a regular file of at most kMaxGpuRunBytes).
+[[nodiscard]] GpuRun load_gpu_run(const std::string& path);
 
 struct GpuComparisonRow {
   const GpuCase* measured = nullptr;

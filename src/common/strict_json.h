@@ -11,6 +11,15 @@
 
 namespace roofline::detail {
 
+// `s` with A-Z as a-z: ids and aliases compare case-insensitively.
+inline std::string ascii_lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return out;
+}
+
 // Deepest nesting of arrays and objects any JSON the project reads may have. Real
 // documents (config.json, device and strategy files, requests) stay under 10;
 // deeper input would make the recursive walks (copy, dump, comparison) of

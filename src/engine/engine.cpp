@@ -51,13 +51,6 @@ EngineFigure figure(StrictObject& parent, std::string_view key, double lo, doubl
   return f;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
-
 }  // namespace
 
 std::string_view efficiency_source_name(EfficiencySource s) noexcept {
@@ -181,7 +174,7 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
   EngineProfile e;
   e.origin = origin;
   e.id = o.string("id");
-  if (e.id.empty() || e.id.size() > 32 || e.id != lower(e.id))
+  if (e.id.empty() || e.id.size() > 32 || e.id != detail::ascii_lower(e.id))
     o.fail("id", "a lower-case id of 1 to 32 characters");
   e.name = o.string("name");
   e.kind = o.string("kind");
@@ -259,7 +252,7 @@ const EngineRegistry& EngineRegistry::built_in() {
 }
 
 const EngineProfile* EngineRegistry::find(std::string_view id) const noexcept {
-  const std::string key = lower(id);
+  const std::string key = detail::ascii_lower(id);
   for (const auto& e : engines_) {
     if (e.id == key) return &e;
   }
@@ -286,6 +279,7 @@ void EngineRegistry::add_table(GemmTable table) {
 const GemmTable* EngineRegistry::gemm_table(const Device& device, const EngineProfile& engine,
                                             EfficiencySource* source) const noexcept {
   if (engine.gemm_tables.empty()) return nullptr;
+  static const Registry measured_devices = Registry::built_in();  // the tables' devices
   const GemmTable* related = nullptr;
   double related_distance = 0;
   for (const auto& t : tables_) {
@@ -296,11 +290,7 @@ const GemmTable* EngineRegistry::gemm_table(const Device& device, const EnginePr
     }
     // A device of the same architecture: the one closest in bandwidth (the
     // efficiency of small GEMMs depends on it most).
-    const Registry& reg = []() -> const Registry& {
-      static const Registry r = Registry::built_in();
-      return r;
-    }();
-    const Device* measured = reg.find(t.device);
+    const Device* measured = measured_devices.find(t.device);
     if (!measured || measured->architecture_key != device.architecture_key) continue;
     const double d = std::fabs(
         std::log(measured->memory_bandwidth_Bps.value / device.memory_bandwidth_Bps.value));

@@ -20,13 +20,6 @@ using detail::StrictObject;
 // A device file is a few kilobytes; anything far larger is not one.
 constexpr std::size_t kMaxDeviceFileBytes = 1 << 20;
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 Confidence parse_confidence(StrictObject& obj) {
   const std::string text = obj.string("confidence");
   if (text == "vendor") return Confidence::kVendor;
@@ -243,7 +236,7 @@ Device parse_device(std::string_view json_text, const std::string& origin) {
     if (!a.is_string() || a.get<std::string>().empty()) {
       doc.fail("aliases", "expected an array of non-empty strings");
     }
-    d.aliases.push_back(lower(a.get<std::string>()));
+    d.aliases.push_back(detail::ascii_lower(a.get<std::string>()));
   }
 
   d.sources = detail::read_sources(doc);
@@ -346,7 +339,7 @@ void Registry::add_text(std::string_view text, const std::string& origin) {
 }
 
 void Registry::add(Device device) {
-  const std::string id = lower(device.id);
+  const std::string id = detail::ascii_lower(device.id);
   std::size_t slot = devices_.size();
   if (auto it = index_.find(id); it != index_.end() && devices_[it->second].id == device.id) {
     slot = it->second;  // override: drop the old device's aliases
@@ -373,7 +366,7 @@ void Registry::add(Device device) {
 
 const Device* Registry::find(std::string_view id_or_alias) const noexcept {
   if (id_or_alias.size() > 128) return nullptr;
-  auto it = index_.find(lower(id_or_alias));
+  auto it = index_.find(detail::ascii_lower(id_or_alias));
   return it == index_.end() ? nullptr : &devices_[it->second];
 }
 

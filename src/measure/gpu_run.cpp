@@ -208,6 +208,10 @@ GpuRun parse_gpu_run(std::string_view text, const std::string& origin) {
   return run;
 }
 
+GpuRun load_gpu_run(const std::string& path) {
+  return parse_gpu_run(detail::read_text_file(path, kMaxGpuRunBytes), path);
+}
+
 GpuComparison compare_gpu_run(const GpuRun& run, const Device& device,
                               const std::function<bool(const GpuCase&)>& include) {
   GpuComparison out;

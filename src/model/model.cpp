@@ -269,13 +269,6 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- ModelSpec
@@ -578,7 +571,8 @@ const ModelCatalog& ModelCatalog::built_in() {
       p.name = e.string("name");
       p.hf_repo = e.string("hf_repo");
       const std::string file = e.string("file");
-      for (const auto& a : e.required("aliases")) p.aliases.push_back(lower(a.get<std::string>()));
+      for (const auto& a : e.required("aliases"))
+        p.aliases.push_back(detail::ascii_lower(a.get<std::string>()));
       p.config_source = e.string("config_source");
       const json& params = e.required("published_params");
       p.published_params = params.is_null() ? 0 : params.get<double>();
@@ -597,7 +591,7 @@ const ModelCatalog& ModelCatalog::built_in() {
 
 const ModelPreset* ModelCatalog::find(std::string_view id_or_alias) const noexcept {
   if (id_or_alias.size() > 128) return nullptr;
-  const std::string key = lower(id_or_alias);
+  const std::string key = detail::ascii_lower(id_or_alias);
   for (const auto& p : presets_) {
     if (p.id == key) return &p;
     if (std::find(p.aliases.begin(), p.aliases.end(), key) != p.aliases.end()) return &p;

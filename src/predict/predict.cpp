@@ -192,21 +192,18 @@ const ModelOptions& resolved(const ModelOptions& options, const Device& d, Model
   struct Memo {
     const EngineProfile* engine = nullptr;
     std::string device;
-    const GemmTable* table = nullptr;
-    EfficiencySource source = EfficiencySource::kDevice;
+    ModelOptions resolved;
   };
   thread_local Memo memo;
   if (memo.engine != options.engine || memo.device != d.id) {
     memo.engine = options.engine;
     memo.device = d.id;
-    memo.source = EfficiencySource::kDevice;
-    memo.table = options.engine->kind == "reference"
-                     ? nullptr
-                     : EngineRegistry::built_in().gemm_table(d, *options.engine, &memo.source);
+    memo.resolved = with_engine({}, d, options.engine);
   }
   *scratch = options;
-  scratch->gemm_table = memo.table;
-  scratch->gemm_table_source = memo.source;
+  scratch->engine = memo.resolved.engine;
+  scratch->gemm_table = memo.resolved.gemm_table;
+  scratch->gemm_table_source = memo.resolved.gemm_table_source;
   return *scratch;
 }
 
@@ -251,8 +248,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   p.graph = build_ops(m, d, s, opt);
   const bool realistic = opt.mode == Mode::kRealistic;
   const bool decode = s.phase == Phase::kDecode;
-  const EngineProfile* engine =
-      realistic && opt.engine && opt.engine->kind != "reference" ? opt.engine : nullptr;
+  const EngineProfile* engine = realistic ? opt.engine : nullptr;  // null for the reference
   if (engine) {
     check_engine_formats(*engine, p.graph, s);
     apply_engine_fusions(*engine, &p.graph);
@@ -277,21 +273,20 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     // The matmuls of one kernel that share its rows and depth are one GEMM of
     // their summed width (a fused QKV or gate+up).
     const Op& first = p.graph.ops[static_cast<std::size_t>(i)];
+    auto same_gemm = [&](const Op& op) {
+      return op.cls == OpClass::kMatmul && first.cls == OpClass::kMatmul &&
+             op.gemm_m == first.gemm_m && op.gemm_k == first.gemm_k &&
+             op.gemm_groups == first.gemm_groups;
+    };
     double kernel_n = 0;
     for (int k = i; k < j; ++k) {
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
-      if (op.cls == OpClass::kMatmul && first.cls == OpClass::kMatmul &&
-          op.gemm_m == first.gemm_m && op.gemm_k == first.gemm_k &&
-          op.gemm_groups == first.gemm_groups) {
-        kernel_n += op.gemm_n;
-      }
+      if (same_gemm(op)) kernel_n += op.gemm_n;
     }
     for (int k = i; k < j; ++k) {
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
-      const bool shared = op.cls == OpClass::kMatmul && first.cls == OpClass::kMatmul &&
-                          op.gemm_m == first.gemm_m && op.gemm_k == first.gemm_k;
-      t = evaluate_op(d, op, opt, shared ? kernel_n : op.gemm_n);
+      t = evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n);
       if (op.cls == OpClass::kCommunication) {
         p.communication_s += t.time_s;
       }

@@ -36,7 +36,7 @@ double median(std::vector<double> v) {
 double predict_case(const ValidationCase& c, const Registry& registry, ModelOptions opt,
                     const EngineProfile* engine) {
   const Device& d = registry.get(c.hardware);
-  if (engine) opt = with_engine(opt, d, engine);
+  if (engine) opt.engine = engine;  // predict resolves its table for the device
   const ModelSpec m = load_model(c.model);
   Scenario s;
   s.batch = c.batch;
