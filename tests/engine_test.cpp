@@ -211,6 +211,61 @@ TEST(EnginePrediction, EnginesThatDoNotFuseLaunchEachGemm) {
   EXPECT_DOUBLE_EQ(p.engine_step_s, 3.5e-4);
 }
 
+// llama.cpp's files keep parts of a Q4_K_M model in Q6_K, so a prediction
+// streams the file's bytes, and the memory estimate holds the same weights.
+TEST(EnginePrediction, FileMixesStreamTheEnginesFileBytes) {
+  // use_more_bits(i, 32): layers 0-3, 28-31 and 6, 9, ..., 27 (8): 16 of 32.
+  EXPECT_DOUBLE_EQ(FileMix::layer_share(FileMix::Layers::kUseMoreBits, 32), 0.5);
+  // n = 80: 10 + 10 + every third of the 60 between (20): 40 of 80.
+  EXPECT_DOUBLE_EQ(FileMix::layer_share(FileMix::Layers::kUseMoreBits, 80), 0.5);
+  EXPECT_DOUBLE_EQ(FileMix::layer_share(FileMix::Layers::kAll, 32), 1.0);
+
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("rtx-4090");
+  Scenario s;
+  s.seq_len = 512;
+  s.precision.weights = Format::kQ4_K_M;
+  ModelOptions o;
+  o.engine = &EngineRegistry::built_in().get("llama.cpp");
+  const Prediction file = predict(m, d, s, o);
+  const Prediction plain = predict(m, d, s);
+  // Q6_K is 210 B / 256 (6.5625 bits), Q4_K 144 B / 256 (4.5): 2.0625 bits more for
+  //   lm_head   128256 x 4096               = 525.3 M  x 1   -> 135.4 MB
+  //   down_proj 32 x 14336 x 4096           = 1879.0 M x 1/2 -> 242.2 MB
+  //   v_proj    32 x 1024 x 4096            = 134.2 M  x 1/2 ->  17.3 MB
+  constexpr double kExpectedExtraBytes =
+      (525.336576e6 + 0.5 * 1879.048192e6 + 0.5 * 134.217728e6) * 2.0625 / 8;  // 394.9 MB
+  constexpr double kByteTolerance = 1e-9;  // relative: exact arithmetic
+  EXPECT_NEAR(file.weight_bytes - plain.weight_bytes, kExpectedExtraBytes,
+              kByteTolerance * kExpectedExtraBytes);
+  EXPECT_NEAR(file.memory.weights_bytes - plain.memory.weights_bytes, kExpectedExtraBytes,
+              kByteTolerance * kExpectedExtraBytes);
+  // The real file: Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf is 4.92 GB (4.58 GiB,
+  // bartowski/Meta-Llama-3.1-8B-Instruct-GGUF); its token embeddings (Q4_K,
+  // 296 MB) are not streamed, the rest is: 4.62 GB. Within 2%.
+  constexpr double kFileStreamedBytes = 4.92e9 - 128256.0 * 4096 * 4.5 / 8;
+  constexpr double kFileTolerance = 0.02;
+  EXPECT_NEAR(file.weight_bytes, kFileStreamedBytes, kFileTolerance * kFileStreamedBytes);
+
+  // gpt-oss in llama.cpp: the non-expert weights are Q8_0 (MXFP4_MOE files).
+  const ModelSpec oss = load_model("gpt-oss-20b");
+  Scenario so;
+  const Prediction oss_file = predict(oss, devices().get("gb10"), so, o);
+  for (int i = 0; i < oss_file.graph.size; ++i) {
+    const Op& op = oss_file.graph.ops[static_cast<std::size_t>(i)];
+    if (op.cls != OpClass::kMatmul || op.kind == OpKind::kRouter) continue;
+    const bool expert =
+        op.moe_layer && (op.kind == OpKind::kGateProj || op.kind == OpKind::kUpProj ||
+                         op.kind == OpKind::kDownProj);
+    EXPECT_EQ(op.weights, expert ? Format::kMxfp4 : Format::kQ8_0) << op_name(op.kind);
+  }
+  // Engines without mixes (vLLM keeps gpt-oss's non-expert weights in BF16) change nothing.
+  ModelOptions v;
+  v.engine = &EngineRegistry::built_in().get("vllm");
+  EXPECT_DOUBLE_EQ(predict(oss, devices().get("gb10"), so, v).weight_bytes,
+                   predict(oss, devices().get("gb10"), so).weight_bytes);
+}
+
 }  // namespace
 }  // namespace roofline
 

@@ -24,6 +24,7 @@
 #include "roofline/formats.h"
 #include "roofline/hardware.h"
 #include "roofline/roofline.h"
+#include "roofline/workload.h"
 
 namespace roofline {
 
@@ -58,6 +59,29 @@ struct EngineFigure {
   [[nodiscard]] bool known() const noexcept { return !std::isnan(value); }
 };
 
+// How the engine's own files store a format a request names. llama.cpp's
+// Q4_K_M keeps the LM head, and the V and down projections of half the
+// layers, in Q6_K; its MXFP4 MoE files keep every weight but the experts in
+// Q8_0. Predictions stream these bytes unless a checkpoint file gives exact ones.
+struct FileMix {
+  enum class Layers : std::uint8_t { kAll, kUseMoreBits };
+  struct Role {
+    std::vector<OpKind> ops;  // empty with non_expert: every linear but the routed experts
+    bool non_expert = false;
+    Format format = Format::kQ8_0;
+    Layers layers = Layers::kAll;
+  };
+  Format format = Format::kQ4_K_M;  // the format requested
+  bool experts = false;             // names the routed experts' format (MoE files)
+  std::vector<Role> roles;
+  std::string source, note;
+
+  // The share of `layers` layers a role covers: 1 for kAll; for
+  // kUseMoreBits llama-quant.cpp's use_more_bits(i, n): i < n/8, i >= 7n/8
+  // or (i - n/8) % 3 == 2 (16 of 32 layers).
+  [[nodiscard]] static double layer_share(Layers rule, std::int64_t layers) noexcept;
+};
+
 struct EngineProfile {
   std::string id, name;
   std::string kind;      // "serving", "local" or "reference"
@@ -77,10 +101,13 @@ struct EngineProfile {
   std::string attention_kernels;
   std::vector<std::string> fusions;
   std::vector<Format> unsupported;  // formats the engine cannot load
+  std::vector<FileMix> file_mixes;
   std::string notes;
   std::string origin;
 
   [[nodiscard]] bool runs(Format f) const noexcept;
+  // The mix of the engine's files for a graph of these formats, or nullptr.
+  [[nodiscard]] const FileMix* file_mix(Format weights, Format experts, bool moe) const noexcept;
   [[nodiscard]] std::string citation(const std::string& source_key) const;
 };
 

@@ -51,7 +51,86 @@ EngineFigure figure(StrictObject& parent, std::string_view key, double lo, doubl
   return f;
 }
 
+Format format_key(StrictObject& o, std::string_view key) {
+  const std::string name = o.string(key);
+  Format f{};
+  if (!try_parse_format(name, &f)) o.fail(key, "'" + clip_utf8(name, 20) + "' is not a format id");
+  return f;
+}
+
+// "file_mixes": [{"format": "q4_k_m", "experts": false, "source": key,
+//   "roles": [{"ops": ["v_proj", "down_proj"], "format": "q6_k", "layers": "use_more_bits"}]}]
+std::vector<FileMix> parse_file_mixes(StrictObject& o,
+                                      const std::map<std::string, std::string>& sources) {
+  std::vector<FileMix> mixes;
+  const json& list = o.required("file_mixes");
+  if (!list.is_array() || list.size() > 16) o.fail("file_mixes", "expected a list of at most 16");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    StrictObject m(list[i], o.origin(), o.path_of("file_mixes") + "[" + std::to_string(i) + "]");
+    FileMix mix;
+    mix.format = format_key(m, "format");
+    const json& experts = m.required("experts");
+    if (!experts.is_boolean()) m.fail("experts", "expected true or false");
+    mix.experts = experts.get<bool>();
+    mix.source = m.string("source");
+    if (!sources.count(mix.source)) m.fail("source", "names no entry of \"sources\"");
+    mix.note = m.optional_string("note", "");
+    const json& roles = m.required("roles");
+    if (!roles.is_array() || roles.empty() || roles.size() > 8)
+      m.fail("roles", "expected a list of 1 to 8 roles");
+    for (std::size_t r = 0; r < roles.size(); ++r) {
+      StrictObject ro(roles[r], o.origin(), m.path_of("roles") + "[" + std::to_string(r) + "]");
+      FileMix::Role role;
+      for (const std::string& name : strings(ro, "ops")) {
+        if (name == "non_expert") {
+          role.non_expert = true;
+          continue;
+        }
+        bool found = false;
+        for (int k = 0; k < kOpKindCount && !found; ++k) {
+          if (op_name(static_cast<OpKind>(k)) == name) {
+            role.ops.push_back(static_cast<OpKind>(k));
+            found = true;
+          }
+        }
+        if (!found) ro.fail("ops", "'" + clip_utf8(name, 24) + "' is not an operator name");
+      }
+      role.format = format_key(ro, "format");
+      const std::string layers = ro.string("layers");
+      if (layers == "all") {
+        role.layers = FileMix::Layers::kAll;
+      } else if (layers == "use_more_bits") {
+        role.layers = FileMix::Layers::kUseMoreBits;
+      } else {
+        ro.fail("layers", "must be all or use_more_bits");
+      }
+      ro.finish();
+      mix.roles.push_back(std::move(role));
+    }
+    m.finish();
+    mixes.push_back(std::move(mix));
+  }
+  return mixes;
+}
+
 }  // namespace
+
+double FileMix::layer_share(Layers rule, std::int64_t layers) noexcept {
+  if (rule == Layers::kAll || layers <= 0) return 1;
+  std::int64_t more = 0;
+  for (std::int64_t i = 0; i < layers; ++i) {
+    const std::int64_t n8 = layers / 8;
+    if (i < n8 || i >= 7 * layers / 8 || (i - n8) % 3 == 2) ++more;
+  }
+  return static_cast<double>(more) / static_cast<double>(layers);
+}
+
+const FileMix* EngineProfile::file_mix(Format weights, Format experts, bool moe) const noexcept {
+  for (const FileMix& m : file_mixes) {
+    if (m.experts ? (moe && experts == m.format) : weights == m.format) return &m;
+  }
+  return nullptr;
+}
 
 std::string_view efficiency_source_name(EfficiencySource s) noexcept {
   switch (s) {
@@ -224,6 +303,7 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
       o.fail("unsupported_formats", "'" + f.substr(0, 20) + "' is not a format id");
     e.unsupported.push_back(fmt);
   }
+  if (o.has("file_mixes")) e.file_mixes = parse_file_mixes(o, e.sources);
   e.notes = o.optional_string("notes", "");
   o.finish();
   return e;
@@ -370,6 +450,24 @@ nlohmann::json to_json(const EngineProfile& e) {
   }
   nlohmann::json unsupported = nlohmann::json::array();
   for (Format f : e.unsupported) unsupported.push_back(format_id(f));
+  nlohmann::json mixes = nlohmann::json::array();
+  for (const FileMix& m : e.file_mixes) {
+    nlohmann::json roles = nlohmann::json::array();
+    for (const FileMix::Role& r : m.roles) {
+      nlohmann::json ops = nlohmann::json::array();
+      if (r.non_expert) ops.push_back("non_expert");
+      for (OpKind k : r.ops) ops.push_back(op_name(k));
+      roles.push_back({{"ops", ops},
+                       {"format", format_id(r.format)},
+                       {"layers", r.layers == FileMix::Layers::kAll ? "all" : "use_more_bits"}});
+    }
+    nlohmann::json j = {{"format", format_id(m.format)},
+                        {"experts", m.experts},
+                        {"roles", roles},
+                        {"source", e.citation(m.source)}};
+    if (!m.note.empty()) j["note"] = m.note;
+    mixes.push_back(std::move(j));
+  }
   return {{"id", e.id},
           {"name", e.name},
           {"kind", e.kind},
@@ -385,6 +483,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"attention_kernels", e.attention_kernels},
           {"fusions", e.fusions},
           {"unsupported_formats", unsupported},
+          {"file_mixes", mixes},
           {"notes", e.notes},
           {"sources", e.sources}};
 }
