@@ -211,6 +211,34 @@ TEST(EnginePrediction, EnginesThatDoNotFuseLaunchEachGemm) {
   EXPECT_DOUBLE_EQ(p.engine_step_s, 3.5e-4);
 }
 
+// MLA decode absorbs W_UK and W_UV per head: one batched GEMM of the step's
+// tokens per head, each with its own weights. Its measured efficiency is looked
+// up at that shape (m = tokens, n k over all heads), not at m = tokens x heads
+// with one head's weights, which priced 1 MB of weights as a tiny GEMM.
+TEST(EnginePrediction, MlaAbsorptionIsABatchedGemmPerHead) {
+  const ModelSpec m = load_model("deepseek-v3");
+  Scenario s;
+  s.batch = 4;
+  s.seq_len = 1024;
+  s.tp = 8;
+  s.precision.weights = Format::kFp8;
+  s.precision.act = Format::kFp8;
+  const Prediction p = predict(m, devices().get("b200"), s);
+  int seen = 0;
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    if (op.kind != OpKind::kKAbsorb && op.kind != OpKind::kVAbsorb) continue;
+    ++seen;
+    // 128 heads / TP 8 = 16 per rank; kv_lora_rank 512 x 128 (qk_nope = v_head = 128).
+    EXPECT_EQ(op.gemm_m, 4);
+    EXPECT_EQ(op.gemm_groups, 16);
+    // fp8: 1 byte a weight and one fp32 per-tensor scale.
+    EXPECT_DOUBLE_EQ(op.weight_bytes, 16.0 * 512 * 128 + 4);
+    EXPECT_DOUBLE_EQ(op.flops, 2.0 * 4 * 16 * 512 * 128);
+  }
+  EXPECT_EQ(seen, 4);  // both absorptions, dense and MoE layer groups
+}
+
 // llama.cpp's files keep parts of a Q4_K_M model in Q6_K, so a prediction
 // streams the file's bytes, and the memory estimate holds the same weights.
 TEST(EnginePrediction, FileMixesStreamTheEnginesFileBytes) {

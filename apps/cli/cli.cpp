@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "../server/server.h"
+#include "decode_steps.h"
 #include "engines.h"
 #include "gpu.h"
 #include "roofline/calibrate.h"
@@ -817,7 +818,8 @@ void cmd_validate(const Common& c, const std::optional<std::string>& file, bool 
                           {"median_abs_error_pct", r.median_abs_error_pct},
                           {"mean_abs_error_pct", r.mean_abs_error_pct},
                           {"max_abs_error_pct", r.max_abs_error_pct},
-                          {"median_signed_error_pct", r.median_signed_error_pct}};
+                          {"median_signed_error_pct", r.median_signed_error_pct},
+                          {"groups", error_groups_json(r.groups)}};
     out.update(stamp(reg));
     print_json(out);
     return;
@@ -840,7 +842,9 @@ void cmd_validate(const Common& c, const std::optional<std::string>& file, bool 
                    "\n{} mode, {} of {} cases: median |error| {:.1f}%, mean {:.1f}%, max {:.1f}%, "
                    "median signed {:+.1f}% (positive: predicted higher)\n",
                    mode_name(o.mode), r.evaluated, r.rows.size(), r.median_abs_error_pct,
-                   r.mean_abs_error_pct, r.max_abs_error_pct, r.median_signed_error_pct);
+                   r.mean_abs_error_pct, r.max_abs_error_pct, r.median_signed_error_pct)
+            << "\n"
+            << error_groups_table(r.groups);
 }
 
 std::vector<std::string> split_list(const std::string& flag, const std::string& text) {
@@ -1694,6 +1698,17 @@ int run(int argc, char** argv) {
                    "Engine for every case, or 'case': each case's own framework (roofline: the "
                    "reference)")
       ->capture_default_str();
+  bool decode_steps = false;
+  std::string serving_file;
+  validate_cmd->add_flag("--decode-steps", decode_steps,
+                         "Decode steps against measured serving TPOT (the built-in development "
+                         "set of NVIDIA AIConfigurator runs, aggregated rows; engine: each run's "
+                         "own unless --engine)");
+  auto* serving_file_opt =
+      validate_cmd
+          ->add_option("--serving-file", serving_file,
+                       "Serving runs in the development set's CSV format (with --decode-steps)")
+          ->type_name("FILE");
   add_common(validate_cmd, &common, true);
 
   auto* attention_cmd = app.add_subcommand("attention", "Attention kernels side by side");
@@ -1733,7 +1748,19 @@ int run(int argc, char** argv) {
       cmd_kv(common, sc);
     else if (attention_cmd->parsed())
       cmd_attention(common, sc);
-    else if (validate_cmd->parsed())
+    else if (validate_cmd->parsed() && (decode_steps || serving_file_opt->count() > 0)) {
+      if (!decode_steps) throw InvalidArgument("--serving-file: give it with --decode-steps");
+      if (serving_file_opt->count() > 0 && serving_file.empty())
+        throw InvalidArgument("--serving-file: the file name is empty");
+      if (validate_ideal || validation_file_opt->count() > 0)
+        throw InvalidArgument("--decode-steps: takes neither --ideal nor --validation-file");
+      const std::string engine =
+          validate_cmd->get_option("--engine")->count() > 0 ? validate_engine : "case";
+      decode_steps_command(load_registry(common), serving_file, engine,
+                           common.output() == Output::kJson  ? DecodeStepsOutput::kJson
+                           : common.output() == Output::kCsv ? DecodeStepsOutput::kCsv
+                                                             : DecodeStepsOutput::kTable);
+    } else if (validate_cmd->parsed())
       cmd_validate(common,
                    validation_file_opt->count() > 0 ? std::optional<std::string>(validation_file)
                                                     : std::nullopt,

@@ -97,6 +97,15 @@ struct Builder {
     return op;
   }
 
+  // An MLA absorption GEMM built over all heads' rows: it is one batched GEMM
+  // of N rows per head with each head's own weights (nh groups), which sets
+  // its weight bytes and the shape its measured efficiency is looked up at.
+  void per_head(Op& op) {
+    op.weight_bytes = bytes_for(op.weights, nh * op.gemm_n * op.gemm_k);
+    op.gemm_m = N;
+    op.gemm_groups = nh;
+  }
+
   Op& elementwise(OpKind kind, double count, double elements, double ops_per_element, double reads,
                   double writes, double launches) {
     Op& op = add(kind, OpClass::kElementwise, count);
@@ -253,9 +262,8 @@ struct Builder {
     if (decode) {
       // Weight absorption: q_nope x W_UK into the latent space, and the
       // latent output x W_UV back to values (DeepSeek-V2 section 2.1.3).
-      linear(OpKind::kKAbsorb, count, N * nh, static_cast<double>(x.kv_lora_rank),
-             static_cast<double>(x.qk_nope_head_dim), w, wplan, true, 1)
-          .weight_bytes = bytes_for(w, nh * x.qk_nope_head_dim * x.kv_lora_rank);
+      per_head(linear(OpKind::kKAbsorb, count, N * nh, static_cast<double>(x.kv_lora_rank),
+                      static_cast<double>(x.qk_nope_head_dim), w, wplan, true, 1));
     } else {
       linear(OpKind::kKvBProj, count, N,
              nh * static_cast<double>(x.qk_nope_head_dim + x.v_head_dim),
@@ -333,9 +341,8 @@ struct Builder {
     }
     attention(count, sliding, mla && decode);
     if (mla && decode) {
-      linear(OpKind::kVAbsorb, count, N * nh, static_cast<double>(m.mla.v_head_dim),
-             static_cast<double>(m.mla.kv_lora_rank), w, wplan, true, 1)
-          .weight_bytes = bytes_for(w, nh * m.mla.kv_lora_rank * m.mla.v_head_dim);
+      per_head(linear(OpKind::kVAbsorb, count, N * nh, static_cast<double>(m.mla.v_head_dim),
+                      static_cast<double>(m.mla.kv_lora_rank), w, wplan, true, 1));
     }
     Op& o = linear(OpKind::kOProj, count, N, H, nh * dv, w, wplan, true, 1);
     if (m.o_bias) o.weight_bytes += bytes_for(kSmallWeights, H);

@@ -26,6 +26,7 @@
 #include "roofline/model.h"
 #include "roofline/quantize.h"
 #include "roofline/service.h"
+#include "roofline/validate.h"
 
 namespace {
 
@@ -201,7 +202,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    switch (data[0] % 16) {
+    switch (data[0] % 17) {
       case 0:
         (void)roofline::parse_hf_config(input, "fuzz");
         break;
@@ -234,6 +235,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       case 15:
         (void)roofline::measure::parse_kernel_table(input, "fuzz");
+        break;
+      case 16:
+        (void)roofline::parse_serving_runs(input, "fuzz");
         break;
       default:
         request(data[0] % 16 - 6, input);
