@@ -239,6 +239,45 @@ TEST(EnginePrediction, MlaAbsorptionIsABatchedGemmPerHead) {
   EXPECT_EQ(seen, 4);  // both absorptions, dense and MoE layer groups
 }
 
+// llama.cpp's matrix-vector kernels stream at most 7.27 GB/s per SM (derived
+// from one H100 PCIe measurement): below the device's fraction on HBM parts,
+// above it on GDDR ones, and not at all for GEMMs of more than 8 rows.
+TEST(EnginePrediction, EngineMatrixVectorKernelsAreBoundPerSm) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const EngineProfile& llama = EngineRegistry::built_in().get("llama.cpp");
+  ASSERT_TRUE(llama.gemv_bandwidth_per_sm_Bps.known());
+  const double per_sm = llama.gemv_bandwidth_per_sm_Bps.value;
+  ModelOptions o;
+  o.engine = &llama;
+  auto down_proj_seconds_per_byte = [&](const Device& d, std::int64_t batch) {
+    Scenario s;
+    s.batch = batch;
+    s.seq_len = 512;
+    s.precision.weights = Format::kQ8_0;
+    s.precision.act = Format::kFp16;
+    s.precision.kv = Format::kFp16;
+    const Prediction p = predict(m, d, s, o);
+    for (int i = 0; i < p.graph.size; ++i) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+      if (op.kind == OpKind::kDownProj)
+        return p.timings[static_cast<std::size_t>(i)].memory_time_s / (op.count * op.bytes());
+    }
+    return 0.0;
+  };
+  constexpr double kRelative = 1e-9;
+  // A100 80GB: 108 SMs x 7.27 GB/s = 785 GB/s, below 2,039 GB/s x 0.834 = 1,700.
+  const Device& a100 = devices().get("a100-80gb");
+  EXPECT_NEAR(down_proj_seconds_per_byte(a100, 1), 1 / (108 * per_sm), kRelative / (108 * per_sm));
+  // At 16 rows MMQ or cuBLAS runs: the device's fraction again.
+  const double a100_bw = a100.memory_bandwidth_Bps.value * a100.bandwidth_fraction.value;
+  EXPECT_NEAR(down_proj_seconds_per_byte(a100, 16), 1 / a100_bw, kRelative / a100_bw);
+  // RTX 4090: 128 SMs x 7.27 = 931 GB/s, above its own 1,008 GB/s x fraction.
+  const Device& rtx = devices().get("rtx-4090");
+  const double rtx_bw = rtx.memory_bandwidth_Bps.value * rtx.bandwidth_fraction.value;
+  ASSERT_LT(rtx_bw, 128 * per_sm);
+  EXPECT_NEAR(down_proj_seconds_per_byte(rtx, 1), 1 / rtx_bw, kRelative / rtx_bw);
+}
+
 // llama.cpp's files keep parts of a Q4_K_M model in Q6_K, so a prediction
 // streams the file's bytes, and the memory estimate holds the same weights.
 TEST(EnginePrediction, FileMixesStreamTheEnginesFileBytes) {

@@ -97,6 +97,12 @@ struct EngineProfile {
   // that runs other kernels than the measured one (1 when it is the measured one).
   std::string gemm_tables;
   EngineFigure gemm_table_scale;
+  // The engine's own matrix-vector kernels (GEMMs of at most gemv_max_m rows
+  // without a measured table) keep a bounded number of bytes in flight per
+  // SM, so they stream at most this many bytes/s per SM: on HBM parts, with
+  // 2-3x the bandwidth per SM of GDDR ones, below the device's fraction.
+  EngineFigure gemv_bandwidth_per_sm_Bps;
+  EngineFigure gemv_max_m;
   std::map<std::string, std::string> gemm_kernels;  // format -> kernel family (documentation)
   std::string attention_kernels;
   std::vector<std::string> fusions;

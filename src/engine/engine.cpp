@@ -289,6 +289,10 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
       g.fail("tables", "must be \"\", vllm, sglang or trtllm (the engines measured)");
     }
     if (g.has("table_scale")) e.gemm_table_scale = figure(g, "table_scale", 0.05, 2.0, e.sources);
+    if (g.has("gemv_bandwidth_per_sm_Bps") || g.has("gemv_max_m")) {
+      e.gemv_bandwidth_per_sm_Bps = figure(g, "gemv_bandwidth_per_sm_Bps", 1e8, 1e12, e.sources);
+      e.gemv_max_m = figure(g, "gemv_max_m", 1, 64, e.sources);
+    }
     StrictObject k = g.object("kernels");
     for (auto it = k.json().begin(); it != k.json().end(); ++it)
       e.gemm_kernels[it.key()] = k.string(it.key());
@@ -479,6 +483,8 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"step_overhead_s", figure_json(e, e.step_overhead_s)},
           {"gemm_tables", tables},
           {"gemm_table_scale", figure_json(e, e.gemm_table_scale)},
+          {"gemv_bandwidth_per_sm_Bps", figure_json(e, e.gemv_bandwidth_per_sm_Bps)},
+          {"gemv_max_m", figure_json(e, e.gemv_max_m)},
           {"gemm_kernels", e.gemm_kernels},
           {"attention_kernels", e.attention_kernels},
           {"fusions", e.fusions},

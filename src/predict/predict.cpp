@@ -54,6 +54,12 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
       }
       if (realistic) {
         rate *= d.matmul_fraction_for(op.compute).value * op.wave_efficiency;
+        // The engine's own matrix-vector kernel: bytes in flight per SM bound it.
+        if (opt.engine && opt.engine->gemv_bandwidth_per_sm_Bps.known() &&
+            op.gemm_m <= opt.engine->gemv_max_m.value && d.sm_count.known() &&
+            d.sm_count.value > 0) {
+          bw = std::min(bw, d.sm_count.value * opt.engine->gemv_bandwidth_per_sm_Bps.value);
+        }
       }
       compute = op.flops / rate + op.vector_ops / d.peak(Format::kFp32);
       break;
