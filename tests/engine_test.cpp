@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "roofline/error.h"
+#include "roofline/gpu_run.h"
 #include "roofline/model.h"
 #include "roofline/predict.h"
 #include "roofline/validate.h"
@@ -379,6 +380,70 @@ TEST(CalibrationIsNotValidation, NoFigureCitesAValidationSource) {
           << what << " cites validation source '" << doc << "'";
     }
   }
+}
+
+}  // namespace
+}  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// Your own measurements become a table like the engines' (issue #11 item 4).
+TEST(KernelFile, MeasurementsMakeAGridOfCellMedians) {
+  // Cell (log2 m = 0, log2 nk = 20): 0.2, 0.4, 0.9 -> median 0.4; cell (2, 22): 0.6.
+  const std::vector<GemmMeasurement> rows = {
+      {"bf16", "k", 1, 1 << 20, 3e-6, 0.2}, {"bf16", "k", 1, 1 << 20, 2e-6, 0.4},
+      {"bf16", "k", 1, 1 << 20, 4e-6, 0.9}, {"bf16", "k", 4, 1 << 22, 5e-6, 0.6},
+      {"bf16", "k", 4, 1 << 22, 5e-6, 1.3},  // above the roofline: capped at 1
+      {"", "k", 1, 1, 1e-6, 0.5},            // no format: skipped
+  };
+  const GemmTable t = gemm_table_from_measurements(rows, "h200", "measured", "test");
+  EXPECT_EQ(t.log2_m0, 0);
+  EXPECT_EQ(t.m_points, 3);  // log2 m 0..2
+  EXPECT_EQ(t.log2_nk0, 20);
+  EXPECT_EQ(t.nk_points, 3);  // log2 nk 20..22
+  const GemmTable::Entry* e = t.find("bf16");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->rows, 5);
+  EXPECT_EQ(e->capped_rows, 1);
+  EXPECT_DOUBLE_EQ(e->floor_s, 2e-6);
+  constexpr double kFloat = 1e-6;  // cells are stored as float
+  EXPECT_NEAR(t.efficiency(*e, 1, 1 << 20), 0.4, kFloat);
+  EXPECT_NEAR(t.efficiency(*e, 4, 1 << 22), (0.6 + 1.0) / 2, kFloat);  // median of 0.6 and 1
+  // (0, 22) is empty: the nearest cell of its row, (0, 20).
+  EXPECT_NEAR(t.efficiency(*e, 1, 1 << 22), 0.4, kFloat);
+  // Round trip through the file format.
+  const GemmTable back = parse_gemm_table(to_json(t).dump(), "round trip");
+  EXPECT_EQ(back.m_points, t.m_points);
+  EXPECT_NEAR(back.efficiency(*back.find("bf16"), 4, 1 << 22), 0.8, kFloat);
+  EXPECT_THROW((void)gemm_table_from_measurements({}, "h200", "measured", "t"), Unsupported);
+}
+
+TEST(KernelFile, TheH200RunDrivesPredictions) {
+  const GemmTable t = measure::load_kernel_file(std::string(ROOFLINE_SOURCE_DATA_DIR) +
+                                                "/kernels/h200-cublaslt.json");
+  EXPECT_EQ(t.device, "h200");
+  ASSERT_NE(t.find("bf16"), nullptr);
+  ASSERT_NE(t.find("fp8"), nullptr);
+  const ModelSpec m = load_model("llama-3.1-8b");
+  Scenario s;
+  s.batch = 16;
+  s.seq_len = 1024;
+  ModelOptions o;
+  o.gemm_table = &t;
+  o.gemm_table_source = EfficiencySource::kMeasuredTable;
+  o.engine = &EngineRegistry::built_in().get("vllm");
+  const Prediction p = predict(m, devices().get("h200"), s, o);
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    if (op.kind != OpKind::kOProj) continue;
+    const OpTiming& timing = p.timings[static_cast<std::size_t>(i)];
+    EXPECT_EQ(timing.source, EfficiencySource::kMeasuredTable);
+    EXPECT_DOUBLE_EQ(timing.efficiency, t.efficiency(*t.find("bf16"), 16, 4096.0 * 4096));
+  }
+  // Neither format: an error naming the file.
+  EXPECT_THROW((void)measure::kernel_file_table("{\"schema\": 1}", "x"), ParseError);
+  EXPECT_THROW((void)measure::kernel_file_table("[]", "x"), ParseError);
 }
 
 }  // namespace

@@ -34,6 +34,7 @@ struct GemmTable {
     std::string kernel;  // the kernel the engine ran ("torch.nn.functional.linear", ...)
     double floor_s = 0;  // the fastest call measured: a latency floor
     std::int64_t rows = 0;
+    std::int64_t capped_rows = 0;   // measured above the roofline (operands in L2), capped at 1
     std::vector<float> efficiency;  // row-major [log2 m][log2 nk]
   };
   std::string id;  // "<device>-<engine>"
@@ -50,6 +51,24 @@ struct GemmTable {
 // Strict: unknown or missing keys, a grid of the wrong size, efficiencies
 // outside (0, 1] are errors naming `origin` and the key.
 [[nodiscard]] GemmTable parse_gemm_table(std::string_view json_text, const std::string& origin);
+
+// One measured GEMM: its table key ("bf16", "fp8", ...), shape, time and
+// efficiency against the device's datasheet roofline.
+struct GemmMeasurement {
+  std::string format_key, kernel;
+  double m = 0, nk = 0, time_s = 0, efficiency = 0;
+};
+// Measurements as a table in the format of data/kernels/gemm/ (the way
+// scripts/distill-kernel-tables makes them): per format the median efficiency
+// of each cell of round(log2 m) x round(log2 n k), capped at 1; empty cells
+// take the nearest measured cell of their row, then of their column; the
+// fastest call is the latency floor. Throws Unsupported when nothing usable is given.
+[[nodiscard]] GemmTable gemm_table_from_measurements(const std::vector<GemmMeasurement>& rows,
+                                                     const std::string& device,
+                                                     const std::string& engine,
+                                                     const std::string& citation);
+// A table as the JSON parse_gemm_table reads.
+[[nodiscard]] nlohmann::json to_json(const GemmTable& table);
 
 // A sourced figure of an engine (value NaN when the profile leaves it to the device).
 struct EngineFigure {

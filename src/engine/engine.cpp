@@ -211,7 +211,7 @@ GemmTable parse_gemm_table(std::string_view text, const std::string& origin) {
     for (const char* key : {"rows", "capped_rows"}) {
       const double v = f.non_negative(key);
       if (v != std::floor(v) || v > 1e9) f.fail(key, "must be a whole number of at most 1e9");
-      if (std::string_view(key) == "rows") e.rows = static_cast<std::int64_t>(v);
+      (std::string_view(key) == "rows" ? e.rows : e.capped_rows) = static_cast<std::int64_t>(v);
     }
     e.floor_s = f.non_negative("floor_s");
     const json& grid = f.required("efficiency");
@@ -236,6 +236,123 @@ GemmTable parse_gemm_table(std::string_view text, const std::string& origin) {
   o.finish();
   if (t.formats.empty()) throw ParseError(origin + ": formats: no format measured");
   return t;
+}
+
+GemmTable gemm_table_from_measurements(const std::vector<GemmMeasurement>& rows,
+                                       const std::string& device, const std::string& engine,
+                                       const std::string& citation) {
+  GemmTable t;
+  t.device = device;
+  t.engine = engine;
+  t.id = device + "-" + engine;
+  t.engine_version = "measured";
+  t.confidence = "measured";
+  t.citation = citation;
+  auto cell = [](double v) { return static_cast<int>(std::lround(std::log2(std::max(v, 1.0)))); };
+  int m_lo = 40, m_hi = 0, nk_lo = 40, nk_hi = 0;
+  std::vector<const GemmMeasurement*> usable;
+  for (const GemmMeasurement& r : rows) {
+    if (!(r.efficiency > 0) || !std::isfinite(r.efficiency) || !(r.m >= 1) || !(r.nk >= 1) ||
+        r.format_key.empty() || cell(r.m) > 40 || cell(r.nk) > 40)
+      continue;
+    usable.push_back(&r);
+    m_lo = std::min(m_lo, cell(r.m));
+    m_hi = std::max(m_hi, cell(r.m));
+    nk_lo = std::min(nk_lo, cell(r.nk));
+    nk_hi = std::max(nk_hi, cell(r.nk));
+  }
+  if (usable.empty()) throw Unsupported(t.id + ": no measured GEMM to make a table of");
+  // At least two points per axis (the interpolation needs a cell to either side).
+  if (m_hi == m_lo) m_hi = m_lo + 1;
+  if (nk_hi == nk_lo) nk_hi = nk_lo + 1;
+  t.log2_m0 = m_lo;
+  t.log2_nk0 = nk_lo;
+  t.m_points = m_hi - m_lo + 1;
+  t.nk_points = nk_hi - nk_lo + 1;
+  std::map<std::string, std::vector<std::vector<double>>> cells;  // key -> cell -> values
+  for (const GemmMeasurement* r : usable) {
+    auto& grid = cells[r->format_key];
+    grid.resize(static_cast<std::size_t>(t.m_points * t.nk_points));
+    grid[static_cast<std::size_t>((cell(r->m) - m_lo) * t.nk_points + cell(r->nk) - nk_lo)]
+        .push_back(std::min(r->efficiency, 1.0));
+    GemmTable::Entry& e = t.formats[r->format_key];
+    if (e.kernel.empty()) e.kernel = r->kernel;
+    e.floor_s = e.rows == 0 ? r->time_s : std::min(e.floor_s, r->time_s);
+    ++e.rows;
+    e.capped_rows += r->efficiency > 1 ? 1 : 0;
+  }
+  for (auto& [key, grid] : cells) {
+    GemmTable::Entry& e = t.formats[key];
+    std::vector<double> value(grid.size(), 0);
+    for (std::size_t i = 0; i < grid.size(); ++i) {
+      auto& v = grid[i];
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      value[i] = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    }
+    const int M = t.m_points, NK = t.nk_points;
+    auto at = [&](int i, int j) -> double& { return value[static_cast<std::size_t>(i * NK + j)]; };
+    std::vector<double> filled = value;
+    for (int i = 0; i < M; ++i) {
+      for (int j = 0; j < NK; ++j) {
+        if (at(i, j) > 0) continue;
+        double best = 0;
+        for (int d = 1; d < NK && best == 0; ++d) {  // nearest in the row
+          if (j - d >= 0 && at(i, j - d) > 0) best = at(i, j - d);
+          if (best == 0 && j + d < NK && at(i, j + d) > 0) best = at(i, j + d);
+        }
+        for (int d = 1; d < M && best == 0; ++d) {  // then in the column
+          if (i - d >= 0 && at(i - d, j) > 0) best = at(i - d, j);
+          if (best == 0 && i + d < M && at(i + d, j) > 0) best = at(i + d, j);
+        }
+        filled[static_cast<std::size_t>(i * NK + j)] = best;
+      }
+    }
+    // A cell with neither a measured row nor column: the format's median.
+    std::vector<double> measured;
+    for (double v : value) {
+      if (v > 0) measured.push_back(v);
+    }
+    std::sort(measured.begin(), measured.end());
+    const double fallback = measured[measured.size() / 2];
+    e.efficiency.clear();
+    for (double v : filled) e.efficiency.push_back(static_cast<float>(v > 0 ? v : fallback));
+  }
+  return t;
+}
+
+nlohmann::json to_json(const GemmTable& t) {
+  json axis_m = json::array(), axis_nk = json::array();
+  for (int i = 0; i < t.m_points; ++i) axis_m.push_back(t.log2_m0 + i);
+  for (int j = 0; j < t.nk_points; ++j) axis_nk.push_back(t.log2_nk0 + j);
+  json formats = json::object();
+  for (const auto& [key, e] : t.formats) {
+    json grid = json::array();
+    for (int i = 0; i < t.m_points; ++i) {
+      json row = json::array();
+      for (int j = 0; j < t.nk_points; ++j)
+        row.push_back(e.efficiency[static_cast<std::size_t>(i * t.nk_points + j)]);
+      grid.push_back(std::move(row));
+    }
+    formats[key] = {{"kernel", e.kernel},
+                    {"rows", e.rows},
+                    {"capped_rows", e.capped_rows},
+                    {"floor_s", e.floor_s},
+                    {"efficiency", std::move(grid)}};
+  }
+  return {{"schema", kGemmTableSchema},
+          {"device", t.device},
+          {"engine", t.engine},
+          {"engine_version", t.engine_version},
+          {"sources", {{"measurement", t.citation}}},
+          {"confidence", t.confidence},
+          {"source", "measurement"},
+          {"method",
+           "median of ideal/latency per cell of log2(m) x log2(n*k), capped at 1; empty cells "
+           "from the nearest measured cell"},
+          {"log2_m", axis_m},
+          {"log2_nk", axis_nk},
+          {"formats", formats}};
 }
 
 bool EngineProfile::runs(Format f) const noexcept {
