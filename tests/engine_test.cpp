@@ -448,3 +448,45 @@ TEST(KernelFile, TheH200RunDrivesPredictions) {
 
 }  // namespace
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// Leave-one-out validation predicts a device without its own tables.
+TEST(GemmTables, HoldingOutADeviceBorrowsItsArchitecturesNearest) {
+  const EngineRegistry& all = EngineRegistry::built_in();
+  const EngineProfile& vllm = all.get("vllm");
+  const Device& h200 = devices().get("h200");
+  const ModelOptions own = with_engine({}, h200, &vllm, all);
+  ASSERT_NE(own.gemm_table, nullptr);
+  EXPECT_EQ(own.gemm_table->device, "h200");
+  EXPECT_EQ(own.gemm_table_source, EfficiencySource::kMeasuredTable);
+  const EngineRegistry held_out = all.without_tables_of("h200");
+  const ModelOptions borrowed = with_engine({}, h200, &vllm, held_out);
+  ASSERT_NE(borrowed.gemm_table, nullptr);
+  EXPECT_EQ(borrowed.gemm_table->device, "h100-sxm");  // Hopper, nearest in bandwidth
+  EXPECT_EQ(borrowed.gemm_table_source, EfficiencySource::kDerivedTable);
+  // No related table left: an empty one, so predict() falls back to the
+  // device's fractions instead of resolving the built-in table again.
+  EngineRegistry none = held_out.without_tables_of("h100-sxm");
+  const ModelOptions bare = with_engine({}, h200, &vllm, none);
+  ASSERT_NE(bare.gemm_table, nullptr);
+  EXPECT_TRUE(bare.gemm_table->formats.empty());
+  Scenario s;
+  const Prediction p = predict(load_model("llama-3.1-8b"), h200, s, bare);
+  for (int i = 0; i < p.graph.size; ++i) {
+    if (p.graph.ops[static_cast<std::size_t>(i)].cls == OpClass::kMatmul)
+      EXPECT_EQ(p.timings[static_cast<std::size_t>(i)].source, EfficiencySource::kDevice);
+  }
+  // The decode-step rows of a held-out device are all predicted again.
+  const auto groups = leave_one_device_out(built_in_serving_runs(), devices());
+  ASSERT_FALSE(groups.empty());
+  for (std::size_t i = 0; i + 1 < groups.size(); i += 2) {
+    EXPECT_EQ(groups[i].group.substr(0, 9), "with-own=");
+    EXPECT_EQ(groups[i + 1].group.substr(0, 9), "held-out=");
+    EXPECT_EQ(groups[i].rows, groups[i + 1].rows);
+  }
+}
+
+}  // namespace
+}  // namespace roofline

@@ -1698,12 +1698,15 @@ int run(int argc, char** argv) {
                    "Engine for every case, or 'case': each case's own framework (roofline: the "
                    "reference)")
       ->capture_default_str();
-  bool decode_steps = false;
+  bool decode_steps = false, leave_one_out = false;
   std::string serving_file;
   validate_cmd->add_flag("--decode-steps", decode_steps,
                          "Decode steps against measured serving TPOT (the built-in development "
                          "set of NVIDIA AIConfigurator runs, aggregated rows; engine: each run's "
                          "own unless --engine)");
+  validate_cmd->add_flag("--leave-one-out", leave_one_out,
+                         "With --decode-steps: each measured device's rows also without its own "
+                         "GEMM tables");
   auto* serving_file_opt =
       validate_cmd
           ->add_option("--serving-file", serving_file,
@@ -1748,7 +1751,9 @@ int run(int argc, char** argv) {
       cmd_kv(common, sc);
     else if (attention_cmd->parsed())
       cmd_attention(common, sc);
-    else if (validate_cmd->parsed() && (decode_steps || serving_file_opt->count() > 0)) {
+    else if (validate_cmd->parsed() &&
+             (decode_steps || leave_one_out || serving_file_opt->count() > 0)) {
+      if (!decode_steps) throw InvalidArgument("--leave-one-out: give it with --decode-steps");
       if (!decode_steps) throw InvalidArgument("--serving-file: give it with --decode-steps");
       if (serving_file_opt->count() > 0 && serving_file.empty())
         throw InvalidArgument("--serving-file: the file name is empty");
@@ -1759,7 +1764,8 @@ int run(int argc, char** argv) {
       decode_steps_command(load_registry(common), serving_file, engine,
                            common.output() == Output::kJson  ? DecodeStepsOutput::kJson
                            : common.output() == Output::kCsv ? DecodeStepsOutput::kCsv
-                                                             : DecodeStepsOutput::kTable);
+                                                             : DecodeStepsOutput::kTable,
+                           leave_one_out);
     } else if (validate_cmd->parsed())
       cmd_validate(common,
                    validation_file_opt->count() > 0 ? std::optional<std::string>(validation_file)

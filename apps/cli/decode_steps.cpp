@@ -39,10 +39,16 @@ std::string error_groups_table(const std::vector<ErrorStats>& groups) {
 }
 
 void decode_steps_command(const Registry& registry, const std::string& file,
-                          const std::string& engine, DecodeStepsOutput output) {
+                          const std::string& engine, DecodeStepsOutput output, bool leave_one_out) {
   const std::vector<ServingRun> runs =
       file.empty() ? built_in_serving_runs() : load_serving_runs(file);
   const DecodeStepReport r = validate_decode_steps(runs, registry, {}, engine);
+  std::vector<ErrorStats> held_out;
+  if (leave_one_out) {
+    if (engine != "case")
+      throw InvalidArgument("--leave-one-out: predicts with each run's own engine (no --engine)");
+    held_out = leave_one_device_out(runs, registry);
+  }
   if (output == DecodeStepsOutput::kJson) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& row : r.rows) {
@@ -76,6 +82,7 @@ void decode_steps_command(const Registry& registry, const std::string& file,
                           {"skipped_disaggregated", r.skipped_disaggregated},
                           {"groups", error_groups_json(r.groups)},
                           {"refusals", refusals},
+                          {"leave_one_device_out", error_groups_json(held_out)},
                           {"rows", rows}};
     out.update(stamp(registry));
     std::cout << out.dump(2) << "\n";
@@ -104,6 +111,12 @@ void decode_steps_command(const Registry& registry, const std::string& file,
   std::cout << fmt::format("\n{} rows predicted, {} refused, {} disaggregated rows skipped\n",
                            r.predicted, r.refused, r.skipped_disaggregated);
   for (const auto& [reason, n] : r.refusals) std::cout << fmt::format("  {:4}  {}\n", n, reason);
+  if (leave_one_out) {
+    std::cout << "\nLeave one device out: each measured device's rows with its own GEMM "
+                 "tables, then without them\n(borrowing its architecture's nearest other "
+                 "device's)\n\n"
+              << error_groups_table(held_out);
+  }
 }
 
 }  // namespace roofline::cli

@@ -18,7 +18,9 @@ enum class DecodeStepsOutput { kTable, kJson, kCsv };
 [[nodiscard]] std::string error_groups_table(const std::vector<ErrorStats>& groups);
 
 // `file` empty: the built-in development set. `engine`: "case" or an engine id.
+// `leave_one_out`: also each measured device's rows without its own tables.
 void decode_steps_command(const Registry& registry, const std::string& file,
-                          const std::string& engine, DecodeStepsOutput output);
+                          const std::string& engine, DecodeStepsOutput output,
+                          bool leave_one_out = false);
 
 }  // namespace roofline::cli

@@ -157,6 +157,9 @@ class EngineRegistry {
 
   // Adds a table; replaces one of the same id.
   void add_table(GemmTable table);
+  // A copy without the tables measured on `device` (leave-one-out validation:
+  // the device then borrows its architecture's nearest other table).
+  [[nodiscard]] EngineRegistry without_tables_of(std::string_view device) const;
 
  private:
   std::vector<EngineProfile> engines_;
@@ -172,6 +175,10 @@ class EngineRegistry {
 // `engine` is set; it also throws Unsupported for formats the engine cannot run.
 [[nodiscard]] ModelOptions with_engine(ModelOptions options, const Device& device,
                                        const EngineProfile* engine);
+// The same with the tables of `tables` (where no table applies, an empty one,
+// so that predict() does not resolve a built-in table).
+[[nodiscard]] ModelOptions with_engine(ModelOptions options, const Device& device,
+                                       const EngineProfile* engine, const EngineRegistry& tables);
 
 // The GEMM table key of a matmul's formats ("bf16", "fp8", "int4", ...), or
 // empty where no table measures such kernels.

@@ -85,6 +85,8 @@ struct ValidationReport {
 
 namespace roofline {
 
+class EngineRegistry;
+
 // One measured serving run: a row of a CSV in the format of
 // data/validation/serving-dev.csv (NVIDIA AIConfigurator's silicon samples;
 // its columns are described in docs/VALIDATION.md).
@@ -127,9 +129,18 @@ struct DecodeStepReport {
 
 // `engine`: "case" (each run's own backend; the default), an engine id for
 // every row, or "roofline" for the reference.
+// `tables`: the GEMM tables to use (nullptr: the built-in ones).
 [[nodiscard]] DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
                                                      const Registry& registry,
                                                      const ModelOptions& options = {},
-                                                     const std::string& engine = "case");
+                                                     const std::string& engine = "case",
+                                                     const EngineRegistry* tables = nullptr);
+
+// Leave one device out: for each device whose rows have measured GEMM tables,
+// its rows predicted without that device's tables (borrowing its architecture's
+// nearest other device's, or the device's fractions), beside the same rows
+// with them. Groups "held-out=<device>" and "with-own=<device>".
+[[nodiscard]] std::vector<ErrorStats> leave_one_device_out(const std::vector<ServingRun>& runs,
+                                                           const Registry& registry);
 
 }  // namespace roofline

@@ -467,6 +467,14 @@ const EngineProfile& EngineRegistry::get(std::string_view id) const {
   throw NotFound("unknown engine '" + clip_utf8(id, 40) + "' (known: " + ids + ")");
 }
 
+EngineRegistry EngineRegistry::without_tables_of(std::string_view device) const {
+  EngineRegistry r = *this;
+  r.tables_.erase(std::remove_if(r.tables_.begin(), r.tables_.end(),
+                                 [&](const GemmTable& t) { return t.device == device; }),
+                  r.tables_.end());
+  return r;
+}
+
 void EngineRegistry::add_table(GemmTable table) {
   for (auto& t : tables_) {
     if (t.id == table.id) {
@@ -528,6 +536,17 @@ std::string_view gemm_table_key(Format weights, Format act, bool weight_only) no
     default:
       return {};
   }
+}
+
+ModelOptions with_engine(ModelOptions options, const Device& device, const EngineProfile* engine,
+                         const EngineRegistry& tables) {
+  static const GemmTable kNoTable{};
+  options = with_engine(std::move(options), device, engine);
+  if (options.engine == nullptr) return options;
+  options.gemm_table_source = EfficiencySource::kDevice;
+  options.gemm_table = tables.gemm_table(device, *engine, &options.gemm_table_source);
+  if (options.gemm_table == nullptr) options.gemm_table = &kNoTable;
+  return options;
 }
 
 ModelOptions with_engine(ModelOptions options, const Device& device, const EngineProfile* engine) {

@@ -297,7 +297,7 @@ ErrorStats error_stats(std::string group, const std::vector<double>& errors) {
 
 DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
                                        const Registry& registry, const ModelOptions& options,
-                                       const std::string& engine) {
+                                       const std::string& engine, const EngineRegistry* tables) {
   DecodeStepReport report;
   const EngineRegistry& engines = EngineRegistry::built_in();
   const EngineProfile* fixed = engine == "case" ? nullptr : &engines.get(engine);
@@ -334,6 +334,7 @@ DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
       const Scenario s = decode_step(r, it->second, *d, &row.formats);
       ModelOptions o = options;
       o.engine = e;
+      if (tables) o = with_engine(o, *d, e, *tables);
       const Prediction p = predict(it->second, *d, s, o);
       row.predicted_ms = p.time_s * 1e3;
       row.error_pct = (row.predicted_ms - r.tpot_ms) / r.tpot_ms * 100;
@@ -364,6 +365,35 @@ DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
   std::sort(report.refusals.begin(), report.refusals.end(),
             [](const auto& a, const auto& b) { return a.second > b.second; });
   return report;
+}
+
+std::vector<ErrorStats> leave_one_device_out(const std::vector<ServingRun>& runs,
+                                             const Registry& registry) {
+  const EngineRegistry& all = EngineRegistry::built_in();
+  const DecodeStepReport with = validate_decode_steps(runs, registry, {}, "case", &all);
+  std::map<std::string, std::vector<double>> own;
+  for (const DecodeStepRow& row : with.rows) {
+    if (row.refused.empty()) own[row.device].push_back(row.error_pct);
+  }
+  std::vector<ErrorStats> out;
+  for (const auto& [device, errors] : own) {
+    const bool measured = std::any_of(all.gemm_tables().begin(), all.gemm_tables().end(),
+                                      [&](const GemmTable& t) { return t.device == device; });
+    if (!measured) continue;
+    std::vector<ServingRun> subset;
+    for (const DecodeStepRow& row : with.rows) {
+      if (row.refused.empty() && row.device == device) subset.push_back(row.run);
+    }
+    const EngineRegistry held_out = all.without_tables_of(device);
+    const DecodeStepReport without = validate_decode_steps(subset, registry, {}, "case", &held_out);
+    std::vector<double> held;
+    for (const DecodeStepRow& row : without.rows) {
+      if (row.refused.empty()) held.push_back(row.error_pct);
+    }
+    out.push_back(error_stats("with-own=" + device, errors));
+    out.push_back(error_stats("held-out=" + device, held));
+  }
+  return out;
 }
 
 }  // namespace roofline
