@@ -490,3 +490,33 @@ TEST(GemmTables, HoldingOutADeviceBorrowsItsArchitecturesNearest) {
 
 }  // namespace
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// A measured table's fastest call is a floor on every call it prices.
+TEST(GemmTables, NoCallIsFasterThanTheMeasuredFloor) {
+  constexpr double kFloor = 1e-3;  // far above any decode GEMM of this model
+  const GemmTable t = gemm_table_from_measurements(
+      {{"bf16", "k", 1, 1 << 20, kFloor, 0.5}, {"bf16", "k", 4096, 1 << 26, 2e-3, 0.8}}, "h200",
+      "measured", "test");
+  ModelOptions o;
+  o.gemm_table = &t;
+  o.gemm_table_source = EfficiencySource::kMeasuredTable;
+  o.engine = &EngineRegistry::built_in().get("vllm");
+  Scenario s;
+  const Prediction p = predict(load_model("llama-3.1-8b"), devices().get("h200"), s, o);
+  int priced = 0;
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    const OpTiming& timing = p.timings[static_cast<std::size_t>(i)];
+    if (timing.source != EfficiencySource::kMeasuredTable) continue;
+    ++priced;
+    EXPECT_DOUBLE_EQ(std::max(timing.memory_time_s, timing.compute_time_s), op.count * kFloor)
+        << op_name(op.kind);
+  }
+  EXPECT_GT(priced, 0);
+}
+
+}  // namespace
+}  // namespace roofline

@@ -45,6 +45,12 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
           eff = std::clamp(eff, 1e-4, 1.0);
           t.memory_time_s = op.count * op.bytes() / d.memory_bandwidth_Bps.value / eff;
           t.compute_time_s = op.count * op.flops / rate / eff;
+          // No call is faster than the fastest the engine was measured at (a
+          // shape below the grid would otherwise shrink with its bytes).
+          const double floor = op.count * e->floor_s;
+          if (std::max(t.memory_time_s, t.compute_time_s) < floor) {
+            (t.memory_time_s >= t.compute_time_s ? t.memory_time_s : t.compute_time_s) = floor;
+          }
           t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
           t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
           t.source = opt.gemm_table_source;
