@@ -170,6 +170,30 @@ TEST(ServingRuns, DecodeStepsArePredictedOrRefusedWithAReason) {
   EXPECT_EQ(r.groups[0].rows, 1);
 }
 
+// With the prompts' share, a step is the plain step plus batch / osl of what
+// one whole prompt adds to a step (the run: isl 1024, osl 256, concurrency 16).
+TEST(ServingRuns, PromptShareAddsBatchOverOslOfOnePrompt) {
+  const Registry registry = Registry::built_in();
+  const std::string text = std::string(kServingHeader) + serving_row("meta-llama/Llama-3.1-70B");
+  const DecodeStepReport r =
+      validate_decode_steps(parse_serving_runs(text, "t.csv"), registry, {}, "case", nullptr, true);
+  ASSERT_EQ(r.predicted, 1);
+  Scenario s;
+  s.batch = 16;  // 16 requests of 1,280 tokens fit in two H200s beside 70B fp8 weights
+  s.seq_len = 1024 + 128;
+  s.tp = 2;
+  s.precision.weights = Format::kFp8;
+  s.precision.act = Format::kFp8;
+  ModelOptions o;
+  o.engine = &EngineRegistry::built_in().get("vllm");
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const double plain = predict(m, registry.get("h200"), s, o).time_s;
+  s.prefill_tokens = 1024;
+  s.prefill_prompt = 1024;
+  const double with_prompt = predict(m, registry.get("h200"), s, o).time_s;
+  EXPECT_NEAR(r.rows[0].predicted_ms, (plain + 16.0 / 256 * (with_prompt - plain)) * 1e3, 1e-9);
+}
+
 TEST(ServingRuns, EveryAggregatedRowOfTheDevelopmentSetIsCounted) {
   const DecodeStepReport r =
       validate_decode_steps(built_in_serving_runs(), Registry::built_in(), {}, "case");

@@ -1698,7 +1698,7 @@ int run(int argc, char** argv) {
                    "Engine for every case, or 'case': each case's own framework (roofline: the "
                    "reference)")
       ->capture_default_str();
-  bool decode_steps = false, leave_one_out = false;
+  bool decode_steps = false, leave_one_out = false, prefill_share = false;
   std::string serving_file;
   validate_cmd->add_flag("--decode-steps", decode_steps,
                          "Decode steps against measured serving TPOT (the built-in development "
@@ -1707,6 +1707,9 @@ int run(int argc, char** argv) {
   validate_cmd->add_flag("--leave-one-out", leave_one_out,
                          "With --decode-steps: each measured device's rows also without its own "
                          "GEMM tables");
+  validate_cmd->add_flag("--prefill-share", prefill_share,
+                         "With --decode-steps: each step also carries its share of the prompts "
+                         "of arriving requests (concurrency x isl / osl tokens)");
   auto* serving_file_opt =
       validate_cmd
           ->add_option("--serving-file", serving_file,
@@ -1752,8 +1755,9 @@ int run(int argc, char** argv) {
     else if (attention_cmd->parsed())
       cmd_attention(common, sc);
     else if (validate_cmd->parsed() &&
-             (decode_steps || leave_one_out || serving_file_opt->count() > 0)) {
-      if (!decode_steps) throw InvalidArgument("--leave-one-out: give it with --decode-steps");
+             (decode_steps || leave_one_out || prefill_share || serving_file_opt->count() > 0)) {
+      if (!decode_steps && (leave_one_out || prefill_share))
+        throw InvalidArgument("--leave-one-out and --prefill-share: give them with --decode-steps");
       if (!decode_steps) throw InvalidArgument("--serving-file: give it with --decode-steps");
       if (serving_file_opt->count() > 0 && serving_file.empty())
         throw InvalidArgument("--serving-file: the file name is empty");
@@ -1765,7 +1769,7 @@ int run(int argc, char** argv) {
                            common.output() == Output::kJson  ? DecodeStepsOutput::kJson
                            : common.output() == Output::kCsv ? DecodeStepsOutput::kCsv
                                                              : DecodeStepsOutput::kTable,
-                           leave_one_out);
+                           leave_one_out, prefill_share);
     } else if (validate_cmd->parsed())
       cmd_validate(common,
                    validation_file_opt->count() > 0 ? std::optional<std::string>(validation_file)

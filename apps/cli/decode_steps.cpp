@@ -39,15 +39,17 @@ std::string error_groups_table(const std::vector<ErrorStats>& groups) {
 }
 
 void decode_steps_command(const Registry& registry, const std::string& file,
-                          const std::string& engine, DecodeStepsOutput output, bool leave_one_out) {
+                          const std::string& engine, DecodeStepsOutput output, bool leave_one_out,
+                          bool prefill_share) {
   const std::vector<ServingRun> runs =
       file.empty() ? built_in_serving_runs() : load_serving_runs(file);
-  const DecodeStepReport r = validate_decode_steps(runs, registry, {}, engine);
+  const DecodeStepReport r =
+      validate_decode_steps(runs, registry, {}, engine, nullptr, prefill_share);
   std::vector<ErrorStats> held_out;
   if (leave_one_out) {
     if (engine != "case")
       throw InvalidArgument("--leave-one-out: predicts with each run's own engine (no --engine)");
-    held_out = leave_one_device_out(runs, registry);
+    held_out = leave_one_device_out(runs, registry, prefill_share);
   }
   if (output == DecodeStepsOutput::kJson) {
     nlohmann::json rows = nlohmann::json::array();
@@ -77,6 +79,7 @@ void decode_steps_command(const Registry& registry, const std::string& file,
     for (const auto& [reason, n] : r.refusals)
       refusals.push_back({{"reason", reason}, {"rows", n}});
     nlohmann::json out = {{"check", "decode_steps"},
+                          {"prefill_share", prefill_share},
                           {"predicted", r.predicted},
                           {"refused", r.refused},
                           {"skipped_disaggregated", r.skipped_disaggregated},
@@ -104,8 +107,11 @@ void decode_steps_command(const Registry& registry, const std::string& file,
     std::cout << t.csv();
     return;
   }
-  std::cout << "Decode steps at batch = concurrency over isl + osl/2 cached tokens against the "
-               "measured TPOT\n(aggregated rows; error = (predicted - measured) / measured: "
+  std::cout << "Decode steps at batch = concurrency over isl + osl/2 cached tokens"
+            << (prefill_share ? ", each with its share of prompt tokens (concurrency x isl / osl)"
+                              : "")
+            << ", against the measured TPOT\n(aggregated rows; error = (predicted - measured) / "
+               "measured: "
                "negative is predicted faster)\n\n"
             << error_groups_table(r.groups);
   std::cout << fmt::format("\n{} rows predicted, {} refused, {} disaggregated rows skipped\n",

@@ -21,6 +21,6 @@ enum class DecodeStepsOutput { kTable, kJson, kCsv };
 // `leave_one_out`: also each measured device's rows without its own tables.
 void decode_steps_command(const Registry& registry, const std::string& file,
                           const std::string& engine, DecodeStepsOutput output,
-                          bool leave_one_out = false);
+                          bool leave_one_out = false, bool prefill_share = false);
 
 }  // namespace roofline::cli

@@ -130,17 +130,22 @@ struct DecodeStepReport {
 // `engine`: "case" (each run's own backend; the default), an engine id for
 // every row, or "roofline" for the reference.
 // `tables`: the GEMM tables to use (nullptr: the built-in ones).
+// `prefill_share`: each step also carries its share of the prompts of the
+// requests that replace finished ones (steady-state continuous batching: per
+// step, concurrency x isl / osl prompt tokens; Scenario::prefill_tokens).
 [[nodiscard]] DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
                                                      const Registry& registry,
                                                      const ModelOptions& options = {},
                                                      const std::string& engine = "case",
-                                                     const EngineRegistry* tables = nullptr);
+                                                     const EngineRegistry* tables = nullptr,
+                                                     bool prefill_share = false);
 
 // Leave one device out: for each device whose rows have measured GEMM tables,
 // its rows predicted without that device's tables (borrowing its architecture's
 // nearest other device's, or the device's fractions), beside the same rows
 // with them. Groups "held-out=<device>" and "with-own=<device>".
 [[nodiscard]] std::vector<ErrorStats> leave_one_device_out(const std::vector<ServingRun>& runs,
-                                                           const Registry& registry);
+                                                           const Registry& registry,
+                                                           bool prefill_share = false);
 
 }  // namespace roofline

@@ -129,6 +129,11 @@ std::optional<Format> quant_format(std::string_view mode) {
   throw Unsupported("quant mode '" + clip_utf8(mode, 20) + "' has no format here");
 }
 
+// The share of device memory serving engines give weights and KV cache
+// (vLLM's gpu_memory_utilization and TensorRT-LLM's free_gpu_memory_fraction
+// default to 0.9; SGLang's mem_fraction_static is about 0.88).
+constexpr double kKvMemoryShare = 0.9;
+
 struct Refusal : Unsupported {
   using Unsupported::Unsupported;
 };
@@ -143,6 +148,7 @@ Scenario decode_step(const ServingRun& r, const ModelSpec& m, const Device& d,
   s.phase = Phase::kDecode;
   s.batch = r.concurrency;
   s.seq_len = r.isl + r.osl / 2;
+
   // Expert parallelism spreads the experts over the same GPUs that tensor
   // parallelism would: the same expert bytes per GPU; its all-to-all is not modeled.
   s.tp = r.tp;
@@ -168,6 +174,34 @@ Scenario decode_step(const ServingRun& r, const ModelSpec& m, const Device& d,
     *formats += "/" + std::string(format_id(s.precision.experts.value_or(
                           s.precision.weights.value_or(m.native_experts))));
   return s;
+}
+
+// A steady state of continuous batching. The requests whose KV cache fits
+// run (kKvMemoryShare of the memory holds weights and cache; the rest queue).
+// Every request in flight finishes once per osl steps and a new one's prompt
+// takes its place: batch / osl prompts per step, each processed whole in one
+// step beside the decode tokens (engines' token budgets, 8,192 by default,
+// hold the set's prompts). The mean step is the plain decode step plus that
+// share of what one prompt adds to a step; a prompt's tokens are not spread
+// over the steps, since what they cost (an MoE layer touching every expert)
+// does not grow linearly with the tokens.
+double mean_step_seconds(const ServingRun& r, const ModelSpec& m, const Device& d,
+                         const ModelOptions& o, Scenario s) {
+  Scenario one = s;
+  one.batch = 1;
+  one.seq_len = r.isl + r.osl;
+  const MemoryEstimate mem = estimate_memory(m, d, one);
+  const double room =
+      kKvMemoryShare * mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes;
+  const double fit = mem.kv_cache_bytes > 0 ? std::floor(room / mem.kv_cache_bytes) : 0;
+  if (fit < 1) throw Refusal("one request's KV cache does not fit beside the weights");
+  s.batch = std::min<std::int64_t>(s.batch, static_cast<std::int64_t>(fit));
+  const double plain = predict(m, d, s, o).time_s;
+  s.prefill_tokens = r.isl;
+  s.prefill_prompt = r.isl;
+  const double with_prompt = predict(m, d, s, o).time_s;
+  const double prompts_per_step = static_cast<double>(s.batch) / static_cast<double>(r.osl);
+  return plain + prompts_per_step * (with_prompt - plain);
 }
 
 }  // namespace
@@ -297,7 +331,8 @@ ErrorStats error_stats(std::string group, const std::vector<double>& errors) {
 
 DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
                                        const Registry& registry, const ModelOptions& options,
-                                       const std::string& engine, const EngineRegistry* tables) {
+                                       const std::string& engine, const EngineRegistry* tables,
+                                       bool prefill_share) {
   DecodeStepReport report;
   const EngineRegistry& engines = EngineRegistry::built_in();
   const EngineProfile* fixed = engine == "case" ? nullptr : &engines.get(engine);
@@ -335,8 +370,9 @@ DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
       ModelOptions o = options;
       o.engine = e;
       if (tables) o = with_engine(o, *d, e, *tables);
-      const Prediction p = predict(it->second, *d, s, o);
-      row.predicted_ms = p.time_s * 1e3;
+      row.predicted_ms = (prefill_share ? mean_step_seconds(r, it->second, *d, o, s)
+                                        : predict(it->second, *d, s, o).time_s) *
+                         1e3;
       row.error_pct = (row.predicted_ms - r.tpot_ms) / r.tpot_ms * 100;
       ++report.predicted;
       for (const std::string& g : {std::string("all"), "engine=" + row.engine,
@@ -368,9 +404,10 @@ DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
 }
 
 std::vector<ErrorStats> leave_one_device_out(const std::vector<ServingRun>& runs,
-                                             const Registry& registry) {
+                                             const Registry& registry, bool prefill_share) {
   const EngineRegistry& all = EngineRegistry::built_in();
-  const DecodeStepReport with = validate_decode_steps(runs, registry, {}, "case", &all);
+  const DecodeStepReport with =
+      validate_decode_steps(runs, registry, {}, "case", &all, prefill_share);
   std::map<std::string, std::vector<double>> own;
   for (const DecodeStepRow& row : with.rows) {
     if (row.refused.empty()) own[row.device].push_back(row.error_pct);
