@@ -108,7 +108,8 @@ void decode_steps_command(const Registry& registry, const std::string& file,
     return;
   }
   std::cout << "Decode steps at batch = concurrency over isl + osl/2 cached tokens"
-            << (prefill_share ? ", each with its share of prompt tokens (concurrency x isl / osl)"
+            << (prefill_share ? " (at most the requests whose KV cache fits), each with its share "
+                                "of the arriving prompts (batch / osl whole prompts a step)"
                               : "")
             << ", against the measured TPOT\n(aggregated rows; error = (predicted - measured) / "
                "measured: "

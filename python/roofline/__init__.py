@@ -229,6 +229,27 @@ def sweep(models, hardware, **kwargs):
     return _core.sweep(list(models), [_device_id(h) for h in hardware], **kwargs)
 
 
+def sweep_gemm(m, n, k, weights=("fp16",), acts=("fp16",), hardware=("gb10",), ideal=False):
+    """Every combination of GEMM shapes, formats and devices, one dict per row (the rows of
+    ``roofline sweep gemm --format json``): ``time_s``, ``flops``, ``bytes``, ``ai``, ``bound``,
+    ``attained_flops_per_s``, ... or ``error`` where the device cannot compute the formats.
+    Each of m, n, k, weights, acts and hardware is a value or a list of them.
+
+        >>> rows = sweep_gemm(m=[1, 16, 256], n=4096, k=[4096, 14336], weights=["bf16", "fp8"],
+        ...                   acts="bf16", hardware=["h100", "gb10"])
+    """
+    def as_list(x):
+        if isinstance(x, (str, bytes, Hardware)) or not hasattr(x, "__iter__"):
+            return [x]
+        return list(x)
+
+    return _core.sweep_gemm(as_list(m), as_list(n), as_list(k), as_list(weights), as_list(acts),
+                            [_device_id(h) for h in as_list(hardware)], ideal)
+
+
+__all__.append("sweep_gemm")
+
+
 def quantize(checkpoint, budget_sqnr_db=25.0):
     """Per-tensor statistics, outliers, error per format and plan for a .safetensors file."""
     return _core.quantize_checkpoint(str(checkpoint), budget_sqnr_db)

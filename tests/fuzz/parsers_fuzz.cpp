@@ -1,7 +1,7 @@
 // libFuzzer target for every parser of untrusted input: Hugging Face
 // config.json, the short form, safetensors headers, GGUF files, device files,
 // uploaded .safetensors bodies (the quantization analysis), and the server's
-// JSON requests (predict, generate, recommend, analyze, sweep, as the HTTP
+// JSON requests (predict, generate, recommend, analyze, sweep, sweep/gemm, as the HTTP
 // handlers call them), engine profiles, GEMM efficiency tables, roofline-gpu's
 // JSON lines and kernel tables (selectors 12-15). The first byte picks the
 // parser; selector 11 builds
@@ -62,7 +62,12 @@ void call(int which, const nlohmann::json& body) {
       case 3:
         (void)s::analyze(body, registry(), limits());
         break;
-      default:
+      default:  // both sweeps: their keys overlap (hardware, weights)
+        try {
+          (void)s::sweep_gemm(body, registry(), limits());
+        } catch (const roofline::Error& e) {
+          check_message(e);
+        }
         (void)s::sweep(body, registry(), limits());
         break;
     }
