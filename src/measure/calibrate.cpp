@@ -26,16 +26,17 @@ nlohmann::json figure(double value, const char* source, const std::string& note 
   return f;
 }
 
-// FLOP/s of a measured SGEMM's math alone. The CPU prediction adds the BLAS
-// packing copy of the weights (one read and one write of k n fp32 values at the
-// effective bandwidth; roofline.cpp) on top of the math, so the calibrated
-// fraction must leave that copy out or it would be counted twice. A shape
-// whose copy would be half its time or more is not a measurement of the math:
-// its rate is taken as measured.
+// FLOP/s of a measured SGEMM's math alone. The realistic CPU model adds the
+// weight stream (all of the GEMM's bytes) and the BLAS packing copy of the
+// weights (one more read and one write of k n fp32 values) to the math, all at
+// the effective bandwidth (roofline.cpp), so the calibrated rate must leave
+// them out or they would be counted twice. A shape whose traffic would be half
+// its time or more is not a measurement of the math: its rate is taken as measured.
 double math_flops_per_s(const GemmMeasurement& g, double effective_Bps) {
-  const double packing_s =
-      2.0 * 4.0 * static_cast<double>(g.shape.k) * static_cast<double>(g.shape.n) / effective_Bps;
-  const double math_s = g.median_time_s - packing_s;
+  const double packing_bytes =
+      2.0 * 4.0 * static_cast<double>(g.shape.k) * static_cast<double>(g.shape.n);
+  const double traffic_s = (g.bytes + packing_bytes) / effective_Bps;
+  const double math_s = g.median_time_s - traffic_s;
   return math_s > 0.5 * g.median_time_s ? g.flops / math_s : g.flops_per_s;
 }
 
