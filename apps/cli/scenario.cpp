@@ -143,7 +143,7 @@ void cmd_kv(const Common& c, const ScenarioArgs& a) {
   const ModelSpec m = load_model(a.model);
   Scenario s = make_scenario(a, m, &d);
   s.phase = Phase::kDecode;
-  const KvReport r = kv_report(m, s);
+  const KvReport r = kv_report(m, d, s);
   // The decode step at this context with each KV format (weights and activations as given).
   std::vector<double> step;
   for (const auto& row : r.rows) {
