@@ -266,6 +266,121 @@ TEST(MoeTables, DevicesWithoutTablesBorrowTheirArchitecturesNearest) {
   EXPECT_EQ(with_engine({}, devices().get("h200"), &e.get("roofline")).moe_table, nullptr);
 }
 
+// The routed experts' ops of one MoE layer class of a prediction: their time
+// per layer (launches apart), the sources they say, and the count of ops.
+struct ExpertWork {
+  double layer_s = 0;
+  int ops = 0;
+  std::set<EfficiencySource> sources;
+  double efficiency = 0;  // the matmuls'
+};
+
+ExpertWork expert_work(const Prediction& p) {
+  ExpertWork w;
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    const bool expert =
+        op.moe_layer && (op.kind == OpKind::kGateProj || op.kind == OpKind::kUpProj ||
+                         op.kind == OpKind::kActMul || op.kind == OpKind::kDownProj);
+    if (!expert) continue;
+    const OpTiming& t = p.timings[static_cast<std::size_t>(i)];
+    w.layer_s += (t.time_s - t.overhead_s) / op.count;
+    w.sources.insert(t.source);
+    if (op.cls == OpClass::kMatmul) w.efficiency = t.efficiency;
+    ++w.ops;
+    if (op.kind == OpKind::kDownProj) break;  // the first layer class's last
+  }
+  return w;
+}
+
+// gpt-oss-120b decoding one token on H200 with vLLM: each MoE layer's experts
+// (gate, up, the activation, down) are priced as the fused layer vLLM runs.
+TEST(EnginePrediction, MoeLayersArePricedByTheMoeTable) {
+  const ModelSpec m = load_model("gpt-oss-120b");
+  const Device& d = devices().get("h200");
+  Scenario s;
+  s.batch = 1;
+  s.seq_len = 1024;
+  const ModelOptions o = with_engine({}, d, &EngineRegistry::built_in().get("vllm"));
+  const Prediction p = predict(m, d, s, o);
+  ASSERT_NE(p.moe_table, nullptr);
+  EXPECT_EQ(p.moe_table->id, "h200-vllm");
+  const ExpertWork w = expert_work(p);
+  EXPECT_EQ(w.ops, 4);
+  EXPECT_EQ(w.sources, std::set<EfficiencySource>{EfficiencySource::kMeasuredMoeTable});
+  // Golden value. One token takes 4 of 128 experts; MXFP4 (4.25 bits) weights
+  // of gate, up and down, 2880 x 2880 each: 3 x 4 x 4,406,400 = 52,876,800 B
+  // (log2 25.656), plus the token's BF16 input and output (2 x 5,760 B):
+  //   roofline = 52,888,320 B / 4.8 TB/s = 11.018 us (compute: 0.2 us)
+  //   efficiency = h200-vllm mxfp4 at 1 token, log2 bytes 25 (0.116) .. 26 (0.181):
+  //                0.116 + 0.656 x 0.065 = 0.1587
+  //   layer = max(floor 37.29 us, 11.018 / 0.1587 us) = 69.45 us
+  // (vLLM's measured layer of this shape: 60.9 us.)
+  constexpr double kLayer = 52888320 / 4.8e12 / (0.116 + (std::log2(52876800.0) - 25) * 0.065);
+  EXPECT_NEAR(w.layer_s, kLayer, 1e-3 * kLayer);
+  EXPECT_NEAR(kLayer, 69.45e-6, 0.01e-6);
+  EXPECT_NEAR(w.efficiency, 52888320 / 4.8e12 / kLayer, 1e-3);
+  // Not below the floor, and the rest of the graph keeps the GEMM table.
+  EXPECT_GE(w.layer_s, p.moe_table->find("mxfp4")->floor_s);
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    if (op.cls == OpClass::kMatmul &&
+        !(op.moe_layer && (op.kind == OpKind::kGateProj || op.kind == OpKind::kUpProj ||
+                           op.kind == OpKind::kDownProj))) {
+      EXPECT_EQ(p.timings[static_cast<std::size_t>(i)].source, EfficiencySource::kMeasuredTable)
+          << op_name(op.kind);
+    }
+  }
+  // Ideal mode and the reference engine ignore the MoE table.
+  ModelOptions ideal = o;
+  ideal.mode = Mode::kIdeal;
+  EXPECT_EQ(predict(m, d, s, ideal).moe_table, nullptr);
+  EXPECT_EQ(predict(m, d, s).moe_table, nullptr);
+}
+
+// DeepSeek-V3 in FP8 on H200 with TensorRT-LLM, TP 8, one decode token: the
+// block-scaled FP8 entry prices the experts, at no less than its floor.
+TEST(EnginePrediction, MoeLayerAtOneTokenCostsAtLeastTheFloor) {
+  const ModelSpec m = load_model("deepseek-v3");
+  const Device& d = devices().get("h200");
+  Scenario s;
+  s.batch = 1;
+  s.seq_len = 2048;
+  s.tp = 8;
+  s.precision.weights = Format::kFp8;
+  s.precision.act = Format::kFp8;
+  const ModelOptions o = with_engine({}, d, &EngineRegistry::built_in().get("trtllm"));
+  const Prediction p = predict(m, d, s, o);
+  ASSERT_NE(p.moe_table, nullptr);
+  const MoeTable::Entry* fp8 = p.moe_table->find("fp8_block");
+  ASSERT_NE(fp8, nullptr);
+  const ExpertWork w = expert_work(p);
+  EXPECT_EQ(w.ops, 4);
+  EXPECT_GE(w.layer_s, fp8->floor_s);
+  // Golden value. 8 of 256 experts, each rank holding 2048 / 8 = 256 of the
+  // intermediate: 3 x 8 x (256 x 7168 + 4 B scale) = 44,040,288 B (log2
+  // 25.392), plus 7168 x (1 + 2) B of activations:
+  //   roofline = 44,061,792 B / 4.8 TB/s = 9.180 us
+  //   efficiency = h200-trtllm fp8_block at 1 token, log2 bytes 25 (0.0769) .. 26 (0.147):
+  //                0.0769 + 0.392 x 0.0701 = 0.1044
+  //   layer = max(floor 27.02 us, 9.180 / 0.1044 us) = 87.9 us
+  // (TensorRT-LLM's measured layer of this shape: 115 us.)
+  constexpr double kLayer =
+      44061792 / 4.8e12 / (0.0769 + (std::log2(44040288.0) - 25) * (0.147 - 0.0769));
+  EXPECT_NEAR(w.layer_s, kLayer, 1e-3 * kLayer);
+  EXPECT_NEAR(kLayer, 87.9e-6, 0.1e-6);
+
+  // A table whose floor is above the roofline's time: the floor is the layer's time.
+  MoeTable slow = parse_moe_table(kMoeDoc, "slow");
+  slow.formats.begin()->second.floor_s = 1e-3;
+  std::fill(slow.formats.begin()->second.efficiency.begin(),
+            slow.formats.begin()->second.efficiency.end(), 1.0f);
+  ModelOptions with_slow = o;
+  with_slow.moe_table = &slow;
+  const ExpertWork floored = expert_work(predict(m, d, s, with_slow));
+  EXPECT_NEAR(floored.layer_s, 1e-3, 1e-12);
+}
+
 // A decode step of Llama-3.1-8B on H200 in bf16 with vLLM: every projection
 // takes the table's efficiency, the matmuls of one fused kernel (QKV, gate+up)
 // one efficiency for the whole kernel, and every launch vLLM's 2 µs.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "moe_layers.h"
 #include "roofline/deadline.h"
 #include "roofline/engine.h"
 #include "roofline/error.h"
@@ -210,6 +211,8 @@ const ModelOptions& resolved(const ModelOptions& options, const Device& d, Model
   scratch->engine = memo.resolved.engine;
   scratch->gemm_table = memo.resolved.gemm_table;
   scratch->gemm_table_source = memo.resolved.gemm_table_source;
+  scratch->moe_table = memo.resolved.moe_table;
+  scratch->moe_table_source = memo.resolved.moe_table_source;
   return *scratch;
 }
 
@@ -301,6 +304,13 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   p.engine = engine;
   p.gemm_table = engine ? opt.gemm_table : nullptr;
   p.gemm_table_source = opt.gemm_table_source;
+  // MoE layers the engine's MoE table prices: their expert ops' timings are set here.
+  const std::bitset<kMaxOps> moe_priced =
+      engine ? detail::price_moe_layers(m, d, p.graph, opt, &p.timings) : std::bitset<kMaxOps>{};
+  if (moe_priced.any()) {
+    p.moe_table = opt.moe_table;
+    p.moe_table_source = opt.moe_table_source;
+  }
   double memory_bound_time = 0, compute_bound_time = 0;
 
   const int n = p.graph.size;
@@ -326,7 +336,8 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     for (int k = i; k < j; ++k) {
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
-      t = evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n);
+      if (!moe_priced[static_cast<std::size_t>(k)])
+        t = evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n);
       if (op.cls == OpClass::kCommunication) {
         p.communication_s += t.time_s;
       }
