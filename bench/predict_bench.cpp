@@ -52,6 +52,22 @@ void BM_PredictDecodeWithEngine(benchmark::State& state) {
 }
 BENCHMARK(BM_PredictDecodeWithEngine);
 
+// A MoE model with an engine (the same 2 us target): gpt-oss-120b decode at
+// batch 64 on the H200 with vLLM, whose MoE table prices the MoE layers.
+void BM_PredictMoeDecodeWithEngine(benchmark::State& state) {
+  static const auto m = roofline::load_model("gpt-oss-120b");
+  const auto& d = registry().get("h200");
+  auto s = decode_4k();
+  s.batch = 64;
+  const roofline::ModelOptions o =
+      roofline::with_engine({}, d, &roofline::EngineRegistry::built_in().get("vllm"));
+  for (auto _ : state) {
+    const auto p = roofline::predict(m, d, s, o);
+    benchmark::DoNotOptimize(p.time_s);
+  }
+}
+BENCHMARK(BM_PredictMoeDecodeWithEngine);
+
 // Resolving the engine and its table for a device (once per request).
 void BM_ResolveEngine(benchmark::State& state) {
   const auto& d = registry().get("h100-pcie");  // a derived table: the longest search

@@ -128,6 +128,260 @@ TEST(GemmTables, TableKeysFollowTheKernelsFormats) {
   EXPECT_EQ(gemm_table_key(Format::kQ4_K_M, Format::kBf16, true), "");
 }
 
+TEST(MoeTables, EveryMeasuredDeviceEngineLoads) {
+  const EngineRegistry& e = EngineRegistry::built_in();
+  // 8 registry devices x 3 engines, less those without balanced routing and
+  // without expert parallelism in the source: A100 TensorRT-LLM and vLLM
+  // (power-law routing only) and B200 TensorRT-LLM (expert parallel only).
+  EXPECT_EQ(e.moe_tables().size(), 21u);
+  for (const auto& t : e.moe_tables()) {
+    EXPECT_NE(devices().find(t.device), nullptr) << t.id;
+    EXPECT_NE(t.citation.find("Apache-2.0"), std::string::npos) << t.id;
+    EXPECT_NE(t.citation.find("moe_perf.parquet"), std::string::npos) << t.id;
+    ASSERT_FALSE(t.formats.empty()) << t.id;
+    for (const auto& [key, entry] : t.formats) {
+      // The fastest fused MoE layer measured anywhere takes over 10 us.
+      EXPECT_GT(entry.floor_s, 10e-6) << t.id << " " << key;
+      EXPECT_LT(entry.floor_s, 100e-6) << t.id << " " << key;
+      EXPECT_LT(entry.rows_above_roofline, entry.rows) << t.id << " " << key;
+    }
+  }
+  EXPECT_NE(e.moe_tables().front().find("bf16"), nullptr);
+}
+
+// A 3 x 3 grid over log2 tokens = 0..2 and log2 weight bytes = 20..22.
+constexpr const char* kMoeDoc = R"({"schema":"roofline-moe-efficiency-1","device":"h200",
+  "engine":"vllm","engine_version":"t","sources":{"s":"test"},"confidence":"measured","source":"s",
+  "method":"m","log2_tokens":[0,1,2],"log2_weight_bytes":[20,21,22],
+  "formats":{"fp8_block":{"kernel":"k","rows":9,"rows_above_roofline":1,"floor_s":2e-5,
+    "efficiency":[[0.1,0.2,0.4],[0.2,0.4,0.8],[0.3,0.6,1.0]]}}})";
+
+TEST(MoeTables, InterpolatesInLogSpaceAndHoldsTheEdges) {
+  const MoeTable t = parse_moe_table(kMoeDoc, "t");
+  EXPECT_EQ(t.id, "h200-vllm");
+  const MoeTable::Entry& e = *t.find("fp8_block");
+  EXPECT_EQ(e.rows, 9);
+  EXPECT_EQ(e.rows_above_roofline, 1);
+  EXPECT_DOUBLE_EQ(e.floor_s, 2e-5);
+  constexpr double kFloat = 1e-7;  // the grid is stored as floats
+  EXPECT_NEAR(t.efficiency(e, 1, 1 << 20), 0.1, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 4, 1 << 22), 1.0, kFloat);
+  // Halfway in log2 tokens (sqrt 2 tokens) at the middle column: (0.2 + 0.4) / 2.
+  EXPECT_NEAR(t.efficiency(e, std::sqrt(2.0), 1 << 21), 0.3, 1e-6);
+  // Both halfway: the mean of the four corners (0.1 + 0.2 + 0.2 + 0.4) / 4.
+  EXPECT_NEAR(t.efficiency(e, std::sqrt(2.0), std::pow(2.0, 20.5)), 0.225, 1e-6);
+  // Held at every edge, never extrapolated: below and above both axes.
+  EXPECT_NEAR(t.efficiency(e, 1e6, 1e12), 1.0, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 0.5, 10), 0.1, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 0, 0), 0.1, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 1e6, 10), 0.3, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 1, 1e12), 0.4, kFloat);
+  // The last cell's interior: 3 tokens (log2 1.585) at 2^21.5 bytes.
+  const double fx = std::log2(3.0) - 1;
+  EXPECT_NEAR(t.efficiency(e, 3, std::pow(2.0, 21.5)),
+              (1 - fx) * (0.4 + 0.8) / 2 + fx * (0.6 + 1.0) / 2, 1e-6);
+  // FP8 experts take the block-scaled entry; no entry for the other formats.
+  EXPECT_EQ(t.find(Format::kFp8, Format::kFp8, false), &e);
+  EXPECT_EQ(t.find(Format::kBf16, Format::kBf16, false), nullptr);
+  EXPECT_EQ(t.find(Format::kQ4_K_M, Format::kBf16, true), nullptr);
+}
+
+TEST(MoeTables, ParsingIsStrictAndNamesTheFileAndKey) {
+  auto error_of = [](const std::string& doc) -> std::string {
+    try {
+      (void)parse_moe_table(doc, "kernels/moe/t.json");
+    } catch (const ParseError& x) {
+      return x.what();
+    }
+    return "(parsed)";
+  };
+  auto with = [](std::string_view from, std::string_view to) {
+    std::string doc = kMoeDoc;
+    const std::size_t at = doc.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    doc.replace(at, from.size(), to);
+    return doc;
+  };
+  auto expect_error = [&](const std::string& doc, std::string_view key) {
+    const std::string what = error_of(doc);
+    EXPECT_NE(what.find("kernels/moe/t.json"), std::string::npos) << what;
+    EXPECT_NE(what.find(key), std::string::npos) << what;
+  };
+  expect_error(with("\"schema\":", "\"extra\":1,\"schema\":"), "extra");  // unknown key
+  expect_error(with("\"method\":\"m\",", ""), "method");                  // missing key
+  expect_error(with("\"rows_above_roofline\":1,", ""), "rows_above_roofline");
+  expect_error(with("[0.1,0.2,0.4]", "[0.1,0.2,1.4]"), "efficiency");  // above 1
+  expect_error(with("[0.1,0.2,0.4]", "[0,0.2,0.4]"), "efficiency");    // not above 0
+  expect_error(with("[0.1,0.2,0.4]", "[0.1,0.2]"), "efficiency");      // short row
+  expect_error(with("[0.3,0.6,1.0]]", "[0.3,0.6,1.0],[0.3,0.6,1.0]]"), "efficiency");
+  expect_error(with("\"floor_s\":2e-5", "\"floor_s\":0"), "floor_s");
+  expect_error(with("\"floor_s\":2e-5", "\"floor_s\":2"), "floor_s");
+  expect_error(with("[0,1,2]", "[0,2,3]"), "log2_tokens");
+  expect_error(with("\"fp8_block\":", "\"fp9\":"), "fp9");  // not a MoE table format
+  expect_error(with("\"rows\":9", "\"rows\":1"), "rows_above_roofline");
+  expect_error(with("roofline-moe-efficiency-1", "roofline-gemm-efficiency-1"), "schema");
+  expect_error(with("\"source\":\"s\"", "\"source\":\"x\""), "source");
+  expect_error(with("\"kernel\":\"k\",", "\"kernel\":\"k\",\"note\":1,"), "note");
+}
+
+TEST(MoeTables, TableKeysFollowTheKernelsFormats) {
+  EXPECT_EQ(moe_table_key(Format::kBf16, Format::kBf16, false), "bf16");
+  EXPECT_EQ(moe_table_key(Format::kFp16, Format::kFp16, false), "bf16");
+  EXPECT_EQ(moe_table_key(Format::kFp8, Format::kFp8, false), "fp8");
+  EXPECT_EQ(moe_table_key(Format::kNvfp4, Format::kNvfp4, false), "nvfp4");
+  EXPECT_EQ(moe_table_key(Format::kInt4, Format::kBf16, true), "int4");
+  EXPECT_EQ(moe_table_key(Format::kMxfp4, Format::kBf16, true), "mxfp4");
+  EXPECT_EQ(moe_table_key(Format::kMxfp4, Format::kFp8, false), "mxfp4_mxfp8");
+  EXPECT_EQ(moe_table_key(Format::kFp8, Format::kBf16, true), "");  // Marlin FP8: not measured
+  EXPECT_EQ(moe_table_key(Format::kQ8_0, Format::kBf16, true), "");
+}
+
+TEST(MoeTables, DevicesWithoutTablesBorrowTheirArchitecturesNearest) {
+  const EngineRegistry& e = EngineRegistry::built_in();
+  EfficiencySource source{};
+  const MoeTable* own = e.moe_table(devices().get("h200"), e.get("trtllm"), &source);
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(own->id, "h200-trtllm");
+  EXPECT_EQ(source, EfficiencySource::kMeasuredMoeTable);
+  const MoeTable* pcie = e.moe_table(devices().get("h100-pcie"), e.get("vllm"), &source);
+  ASSERT_NE(pcie, nullptr);
+  EXPECT_EQ(pcie->device, "h100-sxm");
+  EXPECT_EQ(source, EfficiencySource::kDerivedMoeTable);
+  // B200 TensorRT-LLM was measured only with expert parallelism: another Blackwell's table.
+  const MoeTable* b200 = e.moe_table(devices().get("b200"), e.get("trtllm"), &source);
+  ASSERT_NE(b200, nullptr);
+  EXPECT_NE(b200->device, "b200");
+  EXPECT_EQ(devices().get(b200->device).architecture_key, devices().get("b200").architecture_key);
+  EXPECT_EQ(source, EfficiencySource::kDerivedMoeTable);
+  // A100: SGLang's own; no Ampere table for TensorRT-LLM; none for AMD or the reference.
+  EXPECT_EQ(e.moe_table(devices().get("a100-80gb"), e.get("sglang"), &source)->id,
+            "a100-80gb-sglang");
+  EXPECT_EQ(e.moe_table(devices().get("a100-80gb"), e.get("trtllm"), &source), nullptr);
+  EXPECT_EQ(e.moe_table(devices().get("mi300x"), e.get("vllm"), &source), nullptr);
+  EXPECT_EQ(e.moe_table(devices().get("h200"), e.get("roofline"), &source), nullptr);
+  // with_engine resolves both tables.
+  const ModelOptions o = with_engine({}, devices().get("h200"), &e.get("vllm"));
+  ASSERT_NE(o.moe_table, nullptr);
+  EXPECT_EQ(o.moe_table->id, "h200-vllm");
+  EXPECT_EQ(o.moe_table_source, EfficiencySource::kMeasuredMoeTable);
+  EXPECT_EQ(with_engine({}, devices().get("h200"), &e.get("roofline")).moe_table, nullptr);
+}
+
+// The routed experts' ops of one MoE layer class of a prediction: their time
+// per layer (launches apart), the sources they say, and the count of ops.
+struct ExpertWork {
+  double layer_s = 0;
+  int ops = 0;
+  std::set<EfficiencySource> sources;
+  double efficiency = 0;  // the matmuls'
+};
+
+ExpertWork expert_work(const Prediction& p) {
+  ExpertWork w;
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    const bool expert =
+        op.moe_layer && (op.kind == OpKind::kGateProj || op.kind == OpKind::kUpProj ||
+                         op.kind == OpKind::kActMul || op.kind == OpKind::kDownProj);
+    if (!expert) continue;
+    const OpTiming& t = p.timings[static_cast<std::size_t>(i)];
+    w.layer_s += (t.time_s - t.overhead_s) / op.count;
+    w.sources.insert(t.source);
+    if (op.cls == OpClass::kMatmul) w.efficiency = t.efficiency;
+    ++w.ops;
+    if (op.kind == OpKind::kDownProj) break;  // the first layer class's last
+  }
+  return w;
+}
+
+// gpt-oss-120b decoding one token on H200 with vLLM: each MoE layer's experts
+// (gate, up, the activation, down) are priced as the fused layer vLLM runs.
+TEST(EnginePrediction, MoeLayersArePricedByTheMoeTable) {
+  const ModelSpec m = load_model("gpt-oss-120b");
+  const Device& d = devices().get("h200");
+  Scenario s;
+  s.batch = 1;
+  s.seq_len = 1024;
+  const ModelOptions o = with_engine({}, d, &EngineRegistry::built_in().get("vllm"));
+  const Prediction p = predict(m, d, s, o);
+  ASSERT_NE(p.moe_table, nullptr);
+  EXPECT_EQ(p.moe_table->id, "h200-vllm");
+  const ExpertWork w = expert_work(p);
+  EXPECT_EQ(w.ops, 4);
+  EXPECT_EQ(w.sources, std::set<EfficiencySource>{EfficiencySource::kMeasuredMoeTable});
+  // Golden value. One token takes 4 of 128 experts; MXFP4 (4.25 bits) weights
+  // of gate, up and down, 2880 x 2880 each: 3 x 4 x 4,406,400 = 52,876,800 B
+  // (log2 25.656), plus the token's BF16 input and output (2 x 5,760 B):
+  //   roofline = 52,888,320 B / 4.8 TB/s = 11.018 us (compute: 0.2 us)
+  //   efficiency = h200-vllm mxfp4 at 1 token, log2 bytes 25 (0.116) .. 26 (0.181):
+  //                0.116 + 0.656 x 0.065 = 0.1587
+  //   layer = max(floor 37.29 us, 11.018 / 0.1587 us) = 69.45 us
+  // (vLLM's measured layer of this shape: 60.9 us.)
+  constexpr double kLayer = 52888320 / 4.8e12 / (0.116 + (std::log2(52876800.0) - 25) * 0.065);
+  EXPECT_NEAR(w.layer_s, kLayer, 1e-3 * kLayer);
+  EXPECT_NEAR(kLayer, 69.45e-6, 0.01e-6);
+  EXPECT_NEAR(w.efficiency, 52888320 / 4.8e12 / kLayer, 1e-3);
+  // Not below the floor, and the rest of the graph keeps the GEMM table.
+  EXPECT_GE(w.layer_s, p.moe_table->find("mxfp4")->floor_s);
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    if (op.cls == OpClass::kMatmul &&
+        !(op.moe_layer && (op.kind == OpKind::kGateProj || op.kind == OpKind::kUpProj ||
+                           op.kind == OpKind::kDownProj))) {
+      EXPECT_EQ(p.timings[static_cast<std::size_t>(i)].source, EfficiencySource::kMeasuredTable)
+          << op_name(op.kind);
+    }
+  }
+  // Ideal mode and the reference engine ignore the MoE table.
+  ModelOptions ideal = o;
+  ideal.mode = Mode::kIdeal;
+  EXPECT_EQ(predict(m, d, s, ideal).moe_table, nullptr);
+  EXPECT_EQ(predict(m, d, s).moe_table, nullptr);
+}
+
+// DeepSeek-V3 in FP8 on H200 with TensorRT-LLM, TP 8, one decode token: the
+// block-scaled FP8 entry prices the experts, at no less than its floor.
+TEST(EnginePrediction, MoeLayerAtOneTokenCostsAtLeastTheFloor) {
+  const ModelSpec m = load_model("deepseek-v3");
+  const Device& d = devices().get("h200");
+  Scenario s;
+  s.batch = 1;
+  s.seq_len = 2048;
+  s.tp = 8;
+  s.precision.weights = Format::kFp8;
+  s.precision.act = Format::kFp8;
+  const ModelOptions o = with_engine({}, d, &EngineRegistry::built_in().get("trtllm"));
+  const Prediction p = predict(m, d, s, o);
+  ASSERT_NE(p.moe_table, nullptr);
+  const MoeTable::Entry* fp8 = p.moe_table->find("fp8_block");
+  ASSERT_NE(fp8, nullptr);
+  const ExpertWork w = expert_work(p);
+  EXPECT_EQ(w.ops, 4);
+  EXPECT_GE(w.layer_s, fp8->floor_s);
+  // Golden value. 8 of 256 experts, each rank holding 2048 / 8 = 256 of the
+  // intermediate: 3 x 8 x (256 x 7168 + 4 B scale) = 44,040,288 B (log2
+  // 25.392), plus 7168 x (1 + 2) B of activations:
+  //   roofline = 44,061,792 B / 4.8 TB/s = 9.180 us
+  //   efficiency = h200-trtllm fp8_block at 1 token, log2 bytes 25 (0.0769) .. 26 (0.147):
+  //                0.0769 + 0.392 x 0.0701 = 0.1044
+  //   layer = max(floor 27.02 us, 9.180 / 0.1044 us) = 87.9 us
+  // (TensorRT-LLM's measured layer of this shape: 115 us.)
+  constexpr double kLayer =
+      44061792 / 4.8e12 / (0.0769 + (std::log2(44040288.0) - 25) * (0.147 - 0.0769));
+  EXPECT_NEAR(w.layer_s, kLayer, 1e-3 * kLayer);
+  EXPECT_NEAR(kLayer, 87.9e-6, 0.1e-6);
+
+  // A table whose floor is above the roofline's time: the floor is the layer's time.
+  MoeTable slow = parse_moe_table(kMoeDoc, "slow");
+  slow.formats.begin()->second.floor_s = 1e-3;
+  std::fill(slow.formats.begin()->second.efficiency.begin(),
+            slow.formats.begin()->second.efficiency.end(), 1.0f);
+  ModelOptions with_slow = o;
+  with_slow.moe_table = &slow;
+  const ExpertWork floored = expert_work(predict(m, d, s, with_slow));
+  EXPECT_NEAR(floored.layer_s, 1e-3, 1e-12);
+}
+
 // A decode step of Llama-3.1-8B on H200 in bf16 with vLLM: every projection
 // takes the table's efficiency, the matmuls of one fused kernel (QKV, gate+up)
 // one efficiency for the whole kernel, and every launch vLLM's 2 µs.
@@ -349,7 +603,7 @@ std::string cited_document(const std::string& citation) {
 }
 
 // Calibration and validation stay apart: no figure a prediction uses (an
-// engine's costs and table factors, a GEMM table, a device's achievable
+// engine's costs and table factors, a GEMM or MoE table, a device's achievable
 // fractions) cites a document that a validation case's measurement comes from.
 TEST(CalibrationIsNotValidation, NoFigureCitesAValidationSource) {
   std::set<std::string> documents;
@@ -364,6 +618,7 @@ TEST(CalibrationIsNotValidation, NoFigureCitesAValidationSource) {
     }
   }
   for (const auto& t : e.gemm_tables()) used.emplace_back(t.id, t.citation);
+  for (const auto& t : e.moe_tables()) used.emplace_back(t.id, t.citation);
   for (const Device& d : devices().devices()) {
     for (const Figure* f :
          {&d.bandwidth_fraction, &d.matmul_fraction_default, &d.launch_overhead_s}) {

@@ -33,6 +33,15 @@ std::vector<std::string> table_devices(const EngineProfile& e) {
   return devices;
 }
 
+std::vector<std::string> moe_table_devices(const EngineProfile& e) {
+  std::vector<std::string> devices;
+  if (e.gemm_tables.empty()) return devices;
+  for (const auto& t : EngineRegistry::built_in().moe_tables()) {
+    if (t.engine == e.gemm_tables) devices.push_back(t.device);
+  }
+  return devices;
+}
+
 }  // namespace
 
 void engines_command(const std::string& id, bool json) {
@@ -65,6 +74,11 @@ void engines_command(const std::string& id, bool json) {
                                  : list(table_devices(e)) +
                                        " (others: the nearest device of "
                                        "their architecture)");
+    if (!e.gemm_tables.empty()) {
+      std::cout << fmt::format(
+          "  {:<28} {}\n", "MoE tables measured on",
+          list(moe_table_devices(e)) + " (others: the nearest device of their architecture)");
+    }
     if (e.gemm_table_scale.known()) figure("factor on the tables", e.gemm_table_scale);
     for (const auto& [format, kernel] : e.gemm_kernels) {
       std::cout << fmt::format("  {:<28} {}\n", "GEMM " + format, kernel);

@@ -5,7 +5,9 @@
 // and the formats it cannot run. A GEMM table (data/kernels/gemm/*.json,
 // distilled by scripts/distill-kernel-tables from kernels measured inside
 // vLLM, SGLang and TensorRT-LLM) gives, per format, the efficiency against the
-// datasheet roofline over log2(m) x log2(n k).
+// datasheet roofline over log2(m) x log2(n k). A MoE table (roofline/moe_table.h,
+// data/kernels/moe/*.json, from the same source) prices a MoE layer's fused
+// expert kernel as a whole.
 //
 // Example:
 //   const EngineRegistry& engines = EngineRegistry::built_in();
@@ -23,6 +25,7 @@
 
 #include "roofline/formats.h"
 #include "roofline/hardware.h"
+#include "roofline/moe_table.h"
 #include "roofline/roofline.h"
 #include "roofline/workload.h"
 
@@ -161,17 +164,28 @@ class EngineRegistry {
   // the device then borrows its architecture's nearest other table).
   [[nodiscard]] EngineRegistry without_tables_of(std::string_view device) const;
 
+  // The MoE tables, and the one for `device` and `engine` picked as
+  // gemm_table() picks (the engine's `gemm.tables` names the measured engine):
+  // the device's own (kMeasuredMoeTable), else the nearest measured device of
+  // the same architecture (kDerivedMoeTable); nullptr when none.
+  [[nodiscard]] const std::vector<MoeTable>& moe_tables() const noexcept { return moe_tables_; }
+  [[nodiscard]] const MoeTable* moe_table(const Device& device, const EngineProfile& engine,
+                                          EfficiencySource* source) const noexcept;
+  // Adds a MoE table; replaces one of the same id.
+  void add_moe_table(MoeTable table);
+
  private:
   std::vector<EngineProfile> engines_;
   std::vector<GemmTable> tables_;
+  std::vector<MoeTable> moe_tables_;
 };
 
 // An engine as JSON (`roofline engines`, GET /api/engines): its figures with
 // their sources, and the devices its GEMM tables were measured on.
 [[nodiscard]] nlohmann::json to_json(const EngineProfile& engine);
 
-// `options` with `engine` and its GEMM table for `device` resolved (null or
-// the reference engine: no engine). predict() resolves it itself when only
+// `options` with `engine` and its GEMM and MoE tables for `device` resolved
+// (null or the reference engine: no engine). predict() resolves it itself when only
 // `engine` is set; it also throws Unsupported for formats the engine cannot run.
 [[nodiscard]] ModelOptions with_engine(ModelOptions options, const Device& device,
                                        const EngineProfile* engine);

@@ -48,6 +48,9 @@ struct Prediction {
   const EngineProfile* engine = nullptr;  // null: the reference engine
   const GemmTable* gemm_table = nullptr;
   EfficiencySource gemm_table_source = EfficiencySource::kDevice;
+  // The MoE table that priced the MoE layers' expert work (null: none did).
+  const MoeTable* moe_table = nullptr;
+  EfficiencySource moe_table_source = EfficiencySource::kMeasuredMoeTable;
   Flops flops = 0;
   Bytes weight_bytes = 0;  // streamed in this pass (MoE: the experts touched)
   Bytes act_bytes = 0;

@@ -23,11 +23,17 @@ enum class EfficiencySource : std::uint8_t {
   kMeasuredTable,  // a GEMM table measured on this device inside the engine's stack
   kDerivedTable,   // a table of a related device (same architecture)
   kIdeal,          // ideal mode: datasheet peaks
+  // A MoE layer's expert work (gate, up, activation, down) priced as one
+  // fused layer by a MoE table (roofline/moe_table.h) of this device, or of a
+  // related device of the same architecture.
+  kMeasuredMoeTable,
+  kDerivedMoeTable,
 };
 [[nodiscard]] std::string_view efficiency_source_name(EfficiencySource s) noexcept;
 
 struct EngineProfile;  // roofline/engine.h
 struct GemmTable;
+struct MoeTable;  // roofline/moe_table.h
 
 [[nodiscard]] std::string_view mode_name(Mode m) noexcept;
 [[nodiscard]] std::string_view bound_name(Bound b) noexcept;
@@ -59,6 +65,11 @@ struct ModelOptions {
   const EngineProfile* engine = nullptr;
   const GemmTable* gemm_table = nullptr;
   EfficiencySource gemm_table_source = EfficiencySource::kDevice;
+  // The engine's MoE table for the device (kMeasuredMoeTable or
+  // kDerivedMoeTable), resolved with the GEMM table: prices MoE layers whose
+  // expert format it measured.
+  const MoeTable* moe_table = nullptr;
+  EfficiencySource moe_table_source = EfficiencySource::kMeasuredMoeTable;
 };
 
 // One GEMM: C[m x n] = A[m x k] * B[k x n]. A holds activations, B weights.

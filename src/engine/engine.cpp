@@ -142,6 +142,10 @@ std::string_view efficiency_source_name(EfficiencySource s) noexcept {
       return "derived-table";
     case EfficiencySource::kIdeal:
       return "ideal";
+    case EfficiencySource::kMeasuredMoeTable:
+      return "measured-moe-table";
+    case EfficiencySource::kDerivedMoeTable:
+      return "derived-moe-table";
   }
   return "?";
 }
@@ -439,6 +443,8 @@ const EngineRegistry& EngineRegistry::built_in() {
         r.engines_.push_back(parse_engine(file.text, name));
       } else if (name.rfind("kernels/gemm/", 0) == 0) {
         r.tables_.push_back(parse_gemm_table(file.text, name));
+      } else if (name.rfind("kernels/moe/", 0) == 0) {
+        r.moe_tables_.push_back(parse_moe_table(file.text, name));
       }
     }
     // "roofline" (the reference) first, then by id.
@@ -472,6 +478,9 @@ EngineRegistry EngineRegistry::without_tables_of(std::string_view device) const 
   r.tables_.erase(std::remove_if(r.tables_.begin(), r.tables_.end(),
                                  [&](const GemmTable& t) { return t.device == device; }),
                   r.tables_.end());
+  r.moe_tables_.erase(std::remove_if(r.moe_tables_.begin(), r.moe_tables_.end(),
+                                     [&](const MoeTable& t) { return t.device == device; }),
+                      r.moe_tables_.end());
   return r;
 }
 
@@ -485,21 +494,31 @@ void EngineRegistry::add_table(GemmTable table) {
   tables_.push_back(std::move(table));
 }
 
-const GemmTable* EngineRegistry::gemm_table(const Device& device, const EngineProfile& engine,
-                                            EfficiencySource* source) const noexcept {
+namespace {
+
+const Registry& measured_devices() {
+  static const Registry registry = Registry::built_in();  // the tables' devices
+  return registry;
+}
+
+// The table of `engine`'s measured engine for `device`: its own (*own = true),
+// else the nearest measured device of the same architecture; nullptr when none.
+template <typename Table>
+const Table* pick_table(const std::vector<Table>& tables, const Device& device,
+                        const EngineProfile& engine, bool* own) noexcept {
+  *own = false;
   if (engine.gemm_tables.empty()) return nullptr;
-  static const Registry measured_devices = Registry::built_in();  // the tables' devices
-  const GemmTable* related = nullptr;
+  const Table* related = nullptr;
   double related_distance = 0;
-  for (const auto& t : tables_) {
+  for (const auto& t : tables) {
     if (t.engine != engine.gemm_tables) continue;
     if (t.device == device.id) {
-      if (source) *source = EfficiencySource::kMeasuredTable;
+      *own = true;
       return &t;
     }
     // A device of the same architecture: the one closest in bandwidth (the
     // efficiency of small GEMMs depends on it most).
-    const Device* measured = measured_devices.find(t.device);
+    const Device* measured = measured_devices().find(t.device);
     if (!measured || measured->architecture_key != device.architecture_key) continue;
     const double d = std::fabs(
         std::log(measured->memory_bandwidth_Bps.value / device.memory_bandwidth_Bps.value));
@@ -508,8 +527,37 @@ const GemmTable* EngineRegistry::gemm_table(const Device& device, const EnginePr
       related_distance = d;
     }
   }
-  if (related && source) *source = EfficiencySource::kDerivedTable;
   return related;
+}
+
+}  // namespace
+
+const GemmTable* EngineRegistry::gemm_table(const Device& device, const EngineProfile& engine,
+                                            EfficiencySource* source) const noexcept {
+  bool own = false;
+  const GemmTable* t = pick_table(tables_, device, engine, &own);
+  if (t && source)
+    *source = own ? EfficiencySource::kMeasuredTable : EfficiencySource::kDerivedTable;
+  return t;
+}
+
+const MoeTable* EngineRegistry::moe_table(const Device& device, const EngineProfile& engine,
+                                          EfficiencySource* source) const noexcept {
+  bool own = false;
+  const MoeTable* t = pick_table(moe_tables_, device, engine, &own);
+  if (t && source)
+    *source = own ? EfficiencySource::kMeasuredMoeTable : EfficiencySource::kDerivedMoeTable;
+  return t;
+}
+
+void EngineRegistry::add_moe_table(MoeTable table) {
+  for (auto& t : moe_tables_) {
+    if (t.id == table.id) {
+      t = std::move(table);
+      return;
+    }
+  }
+  moe_tables_.push_back(std::move(table));
 }
 
 }  // namespace roofline
@@ -546,6 +594,9 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
   options.gemm_table_source = EfficiencySource::kDevice;
   options.gemm_table = tables.gemm_table(device, *engine, &options.gemm_table_source);
   if (options.gemm_table == nullptr) options.gemm_table = &kNoTable;
+  static const MoeTable kNoMoeTable{};
+  options.moe_table = tables.moe_table(device, *engine, &options.moe_table_source);
+  if (options.moe_table == nullptr) options.moe_table = &kNoMoeTable;
   return options;
 }
 
@@ -553,12 +604,15 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
   if (engine == nullptr || engine->kind == "reference") {
     options.engine = nullptr;
     options.gemm_table = nullptr;
+    options.moe_table = nullptr;
     return options;
   }
   options.engine = engine;
   options.gemm_table_source = EfficiencySource::kDevice;
   options.gemm_table =
       EngineRegistry::built_in().gemm_table(device, *engine, &options.gemm_table_source);
+  options.moe_table =
+      EngineRegistry::built_in().moe_table(device, *engine, &options.moe_table_source);
   return options;
 }
 
@@ -585,6 +639,15 @@ nlohmann::json to_json(const EngineProfile& e) {
       nlohmann::json formats = nlohmann::json::array();
       for (const auto& [key, entry] : t.formats) formats.push_back(key);
       tables.push_back(
+          {{"device", t.device}, {"engine_version", t.engine_version}, {"formats", formats}});
+    }
+  }
+  nlohmann::json moe_tables = nlohmann::json::array();
+  for (const auto& t : EngineRegistry::built_in().moe_tables()) {
+    if (!e.gemm_tables.empty() && t.engine == e.gemm_tables) {
+      nlohmann::json formats = nlohmann::json::array();
+      for (const auto& [key, entry] : t.formats) formats.push_back(key);
+      moe_tables.push_back(
           {{"device", t.device}, {"engine_version", t.engine_version}, {"formats", formats}});
     }
   }
@@ -618,6 +681,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"launch_overhead_prefill_s", figure_json(e, e.launch_prefill_s)},
           {"step_overhead_s", figure_json(e, e.step_overhead_s)},
           {"gemm_tables", tables},
+          {"moe_tables", moe_tables},
           {"gemm_table_scale", figure_json(e, e.gemm_table_scale)},
           {"gemv_bandwidth_per_sm_Bps", figure_json(e, e.gemv_bandwidth_per_sm_Bps)},
           {"gemv_max_m", figure_json(e, e.gemv_max_m)},

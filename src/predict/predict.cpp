@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "moe_layers.h"
 #include "roofline/deadline.h"
 #include "roofline/engine.h"
 #include "roofline/error.h"
@@ -197,8 +198,10 @@ namespace {
 // engine without resolving it (a sweep spans devices): memoized per thread,
 // since a sweep asks for the same pair row after row.
 const ModelOptions& resolved(const ModelOptions& options, const Device& d, ModelOptions* scratch) {
-  if (options.engine == nullptr || options.gemm_table != nullptr ||
-      options.mode != Mode::kRealistic) {
+  // A table the caller gave (a kernel file, leave-one-out) is kept; the other
+  // is the engine's.
+  if (options.engine == nullptr || options.mode != Mode::kRealistic ||
+      (options.gemm_table != nullptr && options.moe_table != nullptr)) {
     return options;
   }
   struct Memo {
@@ -214,8 +217,14 @@ const ModelOptions& resolved(const ModelOptions& options, const Device& d, Model
   }
   *scratch = options;
   scratch->engine = memo.resolved.engine;
-  scratch->gemm_table = memo.resolved.gemm_table;
-  scratch->gemm_table_source = memo.resolved.gemm_table_source;
+  if (options.gemm_table == nullptr) {
+    scratch->gemm_table = memo.resolved.gemm_table;
+    scratch->gemm_table_source = memo.resolved.gemm_table_source;
+  }
+  if (options.moe_table == nullptr) {
+    scratch->moe_table = memo.resolved.moe_table;
+    scratch->moe_table_source = memo.resolved.moe_table_source;
+  }
   return *scratch;
 }
 
@@ -307,6 +316,13 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   p.engine = engine;
   p.gemm_table = engine ? opt.gemm_table : nullptr;
   p.gemm_table_source = opt.gemm_table_source;
+  // MoE layers the engine's MoE table prices: their expert ops' timings are set here.
+  const std::bitset<kMaxOps> moe_priced =
+      engine ? detail::price_moe_layers(m, d, p.graph, opt, &p.timings) : std::bitset<kMaxOps>{};
+  if (moe_priced.any()) {
+    p.moe_table = opt.moe_table;
+    p.moe_table_source = opt.moe_table_source;
+  }
   double memory_bound_time = 0, compute_bound_time = 0;
 
   const int n = p.graph.size;
@@ -332,7 +348,8 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     for (int k = i; k < j; ++k) {
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
-      t = evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n);
+      if (!moe_priced[static_cast<std::size_t>(k)])
+        t = evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n);
       if (op.cls == OpClass::kCommunication) {
         p.communication_s += t.time_s;
       }

@@ -420,12 +420,19 @@ nlohmann::json to_json(const MemoryEstimate& m) {
 // Which engine a prediction used, and where its GEMMs' efficiency came from.
 nlohmann::json engine_json(const Prediction& p) {
   if (!p.engine) return {{"id", "roofline"}, {"gemm_table", nullptr}, {"step_overhead_s", 0}};
-  return {{"id", p.engine->id},
-          {"gemm_table", p.gemm_table ? nlohmann::json(p.gemm_table->id) : nlohmann::json(nullptr)},
-          {"gemm_table_source", p.gemm_table
-                                    ? nlohmann::json(efficiency_source_name(p.gemm_table_source))
-                                    : nlohmann::json(nullptr)},
-          {"step_overhead_s", p.engine_step_s}};
+  nlohmann::json j = {
+      {"id", p.engine->id},
+      {"gemm_table", p.gemm_table ? nlohmann::json(p.gemm_table->id) : nlohmann::json(nullptr)},
+      {"gemm_table_source", p.gemm_table
+                                ? nlohmann::json(efficiency_source_name(p.gemm_table_source))
+                                : nlohmann::json(nullptr)},
+      {"step_overhead_s", p.engine_step_s}};
+  // Only when a MoE table priced the MoE layers.
+  if (p.moe_table) {
+    j["moe_table"] = p.moe_table->id;
+    j["moe_table_source"] = efficiency_source_name(p.moe_table_source);
+  }
+  return j;
 }
 
 nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, const Prediction& p,
@@ -562,13 +569,15 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
     const EngineProfile& e = *p.engine;
     const bool decode = s.phase == Phase::kDecode;
     const EngineFigure& launch = decode ? e.launch_decode_s : e.launch_prefill_s;
-    int from_table = 0, matmuls = 0;
+    int from_table = 0, from_moe_table = 0, matmuls = 0;
     for (int i = 0; i < p.graph.size; ++i) {
       if (p.graph.ops[static_cast<std::size_t>(i)].cls != OpClass::kMatmul) continue;
       ++matmuls;
       const EfficiencySource src = p.timings[static_cast<std::size_t>(i)].source;
       from_table +=
           src == EfficiencySource::kMeasuredTable || src == EfficiencySource::kDerivedTable;
+      from_moe_table +=
+          src == EfficiencySource::kMeasuredMoeTable || src == EfficiencySource::kDerivedMoeTable;
     }
     std::string gemms = "GEMMs at the device's fractions (no measured tables for its kernels)";
     if (p.gemm_table) {
@@ -577,7 +586,15 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                           p.gemm_table_source == EfficiencySource::kDerivedTable
                               ? ", the nearest measured device of this architecture"
                               : "");
-      if (from_table < matmuls) gemms += ", the rest at the device's fractions";
+      if (p.moe_table) {
+        gemms += fmt::format(
+            ", {} MoE expert matmul groups priced as whole layers by the {} MoE table ({}{})",
+            from_moe_table, p.moe_table->id, efficiency_source_name(p.moe_table_source),
+            p.moe_table_source == EfficiencySource::kDerivedMoeTable
+                ? ", the nearest measured device of this architecture"
+                : "");
+      }
+      if (from_table + from_moe_table < matmuls) gemms += ", the rest at the device's fractions";
     }
     notes.push_back(
         fmt::format("engine {}: {}; {} per kernel launch{}{}", e.name, gemms,

@@ -3,8 +3,8 @@
 // uploaded .safetensors bodies (the quantization analysis), and the server's
 // JSON requests (predict, generate, recommend, analyze, sweep, sweep/gemm, as the HTTP
 // handlers call them), engine profiles, GEMM efficiency tables, roofline-gpu's
-// JSON lines and kernel tables (selectors 12-15). The first byte picks the
-// parser; selector 11 builds
+// JSON lines and kernel tables (selectors 12-15), serving runs (16) and MoE
+// tables (17). The first byte picks the parser; selector 11 builds
 // hostile structures from a few parameter bytes (issue #10): deep nesting,
 // long layer lists, overlapping tensors, oversized shapes, names cut around
 // multi-byte UTF-8 characters, values of the wrong type. A typed roofline::Error
@@ -207,7 +207,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    switch (data[0] % 17) {
+    const int selector = data[0] % 18;
+    switch (selector) {
       case 0:
         (void)roofline::parse_hf_config(input, "fuzz");
         break;
@@ -244,8 +245,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 16:
         (void)roofline::parse_serving_runs(input, "fuzz");
         break;
+      case 17:
+        (void)roofline::parse_moe_table(input, "fuzz");
+        break;
       default:
-        request(data[0] % 16 - 6, input);
+        request(selector - 6, input);
         break;
     }
   } catch (const roofline::Error&) {

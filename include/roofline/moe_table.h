@@ -1,0 +1,72 @@
+// Measured fused-MoE layers. A serving engine runs a mixture-of-experts
+// layer as one fused kernel family (routing, token permutation, the grouped
+// GEMMs of the experts touched, the activation, the weighted sum back), whose
+// time at small batches is mostly fixed cost: 20-80 us whatever its bytes. A
+// MoE table (data/kernels/moe/<device>-<engine>.json, distilled by
+// scripts/distill-kernel-tables from the layers measured inside vLLM, SGLang
+// and TensorRT-LLM) gives, per expert format, the efficiency of the whole
+// layer against its roofline over log2(tokens) x log2(expert weight bytes the
+// layer streams), and the fastest layer measured (a latency floor).
+//
+// The layer's roofline (the same in the distillation and in predict()):
+//   flops = 2 x token-expert pairs x (gate + up + down) x hidden x inter / tp
+//   bytes = the weights of the experts touched + tokens x hidden x
+//           (activation bits / 8 + 2) (the layer's input and 16-bit output)
+//   time  = max(floor_s, max(flops / peak, bytes / bandwidth) / efficiency)
+//
+// Example:
+//   const MoeTable* t = EngineRegistry::built_in().moe_table(device, vllm, &source);
+//   if (const MoeTable::Entry* e = t ? t->find(Format::kFp8, Format::kFp8, false) : nullptr)
+//     double eff = t->efficiency(*e, /*tokens=*/8, /*weight_bytes=*/44e6);
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roofline/formats.h"
+#include "roofline/units.h"
+
+namespace roofline {
+
+// Efficiency per expert format over log2(tokens) x log2(weight bytes), for one
+// device and engine.
+struct MoeTable {
+  struct Entry {
+    std::string kernel;     // the kernel the engine ran most ("moe_torch_flow_cutlass", ...)
+    Seconds floor_s = 0;    // the fastest layer measured: a latency floor, > 0
+    std::int64_t rows = 0;  // measured layers read (rows above the roofline included)
+    std::int64_t rows_above_roofline = 0;  // left out of the grid
+    std::vector<float> efficiency;         // row-major [log2 tokens][log2 weight bytes]
+  };
+  std::string id;  // "<device>-<engine>"
+  std::string device, engine, engine_version, confidence, citation;
+  int log2_tokens0 = 0, log2_bytes0 = 0, token_points = 0, byte_points = 0;
+  // bf16, fp8, fp8_block, nvfp4, int4 (W4A16), mxfp4 (W4A16), mxfp4_mxfp8 (W4A8)
+  std::map<std::string, Entry, std::less<>> formats;
+
+  [[nodiscard]] const Entry* find(std::string_view format_key) const noexcept;
+  // The entry for an expert GEMM's formats (see moe_table_key), or nullptr.
+  // FP8 experts take the block-scaled kernels' entry where the table has one:
+  // FP8 MoE checkpoints are block-scaled (DeepSeek-V3, Qwen3 FP8; the source
+  // measures DeepSeek-V3's and Kimi-K2's shapes only so), per-tensor FP8 else.
+  [[nodiscard]] const Entry* find(Format weights, Format compute, bool weight_only) const noexcept;
+  // Bilinear in (log2 tokens, log2 weight bytes), held at the grid's edges.
+  // In (0, 1].
+  [[nodiscard]] double efficiency(const Entry& e, double tokens, Bytes weight_bytes) const noexcept;
+};
+
+// Strict: unknown or missing keys, a grid of the wrong size, efficiencies
+// outside (0, 1], a floor outside (0, 1] s are ParseErrors naming `origin`
+// and the key.
+[[nodiscard]] MoeTable parse_moe_table(std::string_view json_text, const std::string& origin);
+
+// The MoE table key of an expert GEMM's formats ("bf16", "fp8", "nvfp4",
+// "int4", "mxfp4", "mxfp4_mxfp8"), or empty where no table measures such
+// layers. `compute`: the format the math runs in (roofline.h plan_compute).
+[[nodiscard]] std::string_view moe_table_key(Format weights, Format compute,
+                                             bool weight_only) noexcept;
+
+}  // namespace roofline

@@ -1,0 +1,159 @@
+#include "roofline/moe_table.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "roofline/error.h"
+#include "strict_json.h"
+
+namespace roofline {
+namespace {
+
+using detail::StrictObject;
+using nlohmann::json;
+
+constexpr std::string_view kMoeTableSchema = "roofline-moe-efficiency-1";
+constexpr std::string_view kFormatKeys[] = {"bf16", "fp8",   "fp8_block",  "nvfp4",
+                                            "int4", "mxfp4", "mxfp4_mxfp8"};
+
+// A whole number in [0, 1e9].
+std::int64_t count(StrictObject& o, std::string_view key) {
+  const double v = o.non_negative(key);
+  if (v != std::floor(v) || v > 1e9) o.fail(key, "must be a whole number of at most 1e9");
+  return static_cast<std::int64_t>(v);
+}
+
+// `key`: 2 to 64 consecutive integers from 0 to 48; its first value and length.
+void axis(StrictObject& o, std::string_view key, int* first, int* points) {
+  const json& a = o.required(key);
+  if (!a.is_array() || a.size() < 2 || a.size() > 64)
+    o.fail(key, "expected 2 to 64 consecutive integers");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (!a[i].is_number_integer() || a[i].get<int>() < 0 || a[i].get<int>() > 48 ||
+        a[i].get<int>() != a[0].get<int>() + static_cast<int>(i)) {
+      o.fail(key, "expected consecutive integers from 0 to 48");
+    }
+  }
+  *first = a[0].get<int>();
+  *points = static_cast<int>(a.size());
+}
+
+}  // namespace
+
+const MoeTable::Entry* MoeTable::find(std::string_view key) const noexcept {
+  const auto it = formats.find(key);
+  return it == formats.end() ? nullptr : &it->second;
+}
+
+const MoeTable::Entry* MoeTable::find(Format weights, Format compute,
+                                      bool weight_only) const noexcept {
+  const std::string_view key = moe_table_key(weights, compute, weight_only);
+  if (key.empty()) return nullptr;
+  if (key == "fp8") {
+    if (const Entry* block = find("fp8_block")) return block;
+  }
+  return find(key);
+}
+
+double MoeTable::efficiency(const Entry& e, double tokens, Bytes weight_bytes) const noexcept {
+  const double x = std::clamp(std::log2(std::max(tokens, 1.0)) - log2_tokens0, 0.0,
+                              static_cast<double>(token_points - 1));
+  const double y = std::clamp(std::log2(std::max(weight_bytes, 1.0)) - log2_bytes0, 0.0,
+                              static_cast<double>(byte_points - 1));
+  const int x0 = std::min(static_cast<int>(x), token_points - 2);
+  const int y0 = std::min(static_cast<int>(y), byte_points - 2);
+  const double fx = x - x0, fy = y - y0;
+  auto at = [&](int i, int j) {
+    return static_cast<double>(e.efficiency[static_cast<std::size_t>(i * byte_points + j)]);
+  };
+  const double v = (1 - fx) * ((1 - fy) * at(x0, y0) + fy * at(x0, y0 + 1)) +
+                   fx * ((1 - fy) * at(x0 + 1, y0) + fy * at(x0 + 1, y0 + 1));
+  return std::min(v, 1.0);
+}
+
+MoeTable parse_moe_table(std::string_view text, const std::string& origin) {
+  const json doc = detail::parse_json_text(text, origin, std::size_t{8} << 20);
+  StrictObject o(doc, origin, "");
+  if (o.string("schema") != kMoeTableSchema)
+    o.fail("schema", "expected " + std::string(kMoeTableSchema));
+  MoeTable t;
+  t.device = o.string("device");
+  t.engine = o.string("engine");
+  if (t.device.empty() || t.engine.empty()) o.fail("device", "device and engine must be named");
+  t.id = t.device + "-" + t.engine;
+  t.engine_version = o.string("engine_version");
+  const auto sources = detail::read_sources(o);
+  t.confidence = o.string("confidence");
+  if (t.confidence != "measured" && t.confidence != "derived")
+    o.fail("confidence", "must be measured or derived");
+  const std::string source = o.string("source");
+  const auto cited = sources.find(source);
+  if (cited == sources.end()) o.fail("source", "names no entry of \"sources\"");
+  t.citation = cited->second;
+  (void)o.string("method");
+  axis(o, "log2_tokens", &t.log2_tokens0, &t.token_points);
+  axis(o, "log2_weight_bytes", &t.log2_bytes0, &t.byte_points);
+  StrictObject formats = o.object("formats");
+  for (auto it = formats.json().begin(); it != formats.json().end(); ++it) {
+    if (std::find(std::begin(kFormatKeys), std::end(kFormatKeys), it.key()) ==
+        std::end(kFormatKeys)) {
+      formats.fail(it.key(),
+                   "is not a MoE table format (bf16, fp8, fp8_block, nvfp4, int4, "
+                   "mxfp4, mxfp4_mxfp8)");
+    }
+    StrictObject f = formats.object(it.key());
+    MoeTable::Entry e;
+    e.kernel = f.string("kernel");
+    e.rows = count(f, "rows");
+    e.rows_above_roofline = count(f, "rows_above_roofline");
+    if (e.rows_above_roofline >= e.rows)
+      f.fail("rows_above_roofline", "must be fewer than \"rows\"");
+    e.floor_s = f.non_negative("floor_s");
+    if (!(e.floor_s > 0) || e.floor_s > 1) f.fail("floor_s", "must be in (0, 1] seconds");
+    const json& grid = f.required("efficiency");
+    if (!grid.is_array() || grid.size() != static_cast<std::size_t>(t.token_points))
+      f.fail("efficiency", "expected one row per log2_tokens point");
+    e.efficiency.reserve(static_cast<std::size_t>(t.token_points * t.byte_points));
+    for (const auto& row : grid) {
+      if (!row.is_array() || row.size() != static_cast<std::size_t>(t.byte_points))
+        f.fail("efficiency", "expected one value per log2_weight_bytes point in every row");
+      for (const auto& v : row) {
+        if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1)
+          f.fail("efficiency", "every value must be in (0, 1]");
+        e.efficiency.push_back(v.get<float>());
+      }
+    }
+    f.finish();
+    t.formats.emplace(it.key(), std::move(e));
+  }
+  formats.finish();
+  o.finish();
+  if (t.formats.empty()) throw ParseError(origin + ": formats: no format measured");
+  return t;
+}
+
+std::string_view moe_table_key(Format weights, Format compute, bool weight_only) noexcept {
+  if (weight_only) {
+    // Dequantized to 16 bits before the math (Marlin, Triton W4A16 kernels).
+    if (weights == Format::kInt4) return "int4";
+    if (weights == Format::kMxfp4) return "mxfp4";
+    return {};
+  }
+  switch (weights) {
+    case Format::kBf16:
+    case Format::kFp16:
+      return "bf16";  // the same tensor-core rate and kernels
+    case Format::kFp8:
+      return "fp8";
+    case Format::kNvfp4:
+      return "nvfp4";
+    case Format::kMxfp4:
+      // MXFP4 weights with 8-bit activations on Blackwell's tensor cores.
+      return compute == Format::kFp8 || compute == Format::kMxfp8 ? "mxfp4_mxfp8"
+                                                                  : std::string_view{};
+    default:
+      return {};
+  }
+}
+
+}  // namespace roofline

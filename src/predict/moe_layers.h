@@ -1,0 +1,106 @@
+// Internal to predict(): MoE layers priced as the fused kernels the serving
+// engines run, from the engine's MoE table (roofline/moe_table.h). Defined
+// here, in predict()'s translation unit, so that the compiler sees that the
+// prediction's timings do not escape (which lets build_ops() write the graph
+// in place).
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <bitset>
+#include <cmath>
+
+#include "roofline/engine.h"
+#include "roofline/model.h"
+#include "roofline/moe_table.h"
+#include "roofline/predict.h"
+
+namespace roofline::detail {
+
+// A routed expert's GEMM (not a shared expert's, not the router).
+inline bool routed_gemm(const Op& op) {
+  return op.moe_layer && op.cls == OpClass::kMatmul &&
+         (op.kind == OpKind::kGateProj || op.kind == OpKind::kUpProj ||
+          op.kind == OpKind::kDownProj);
+}
+
+// Sets the timings of the routed-expert ops (gate, up, activation, down) of
+// every MoE layer class of `g` whose expert format `options.moe_table`
+// measured: the layer's expert work takes
+//   max(floor_s, roofline time / efficiency at (tokens, expert weight bytes))
+// (realistic mode, an engine with a MoE table; roofline per moe_table.h),
+// shared among its ops in proportion to their own datasheet times, which
+// keeps each op's bound. Returns the ops it set (predict() leaves them as
+// they are); none when the table has no entry for the format.
+inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d, const OpGraph& g,
+                                             const ModelOptions& opt,
+                                             std::array<OpTiming, kMaxOps>* timings) {
+  std::bitset<kMaxOps> priced;
+  const MoeTable* table = opt.moe_table;
+  if (table == nullptr || opt.mode != Mode::kRealistic || !m.moe || m.moe->top_k <= 0)
+    return priced;
+  const double bw = d.memory_bandwidth_Bps.value;
+  const double vector_peak = d.peak(Format::kFp32);
+  double scale = 1;
+  if (opt.engine && opt.engine->gemm_table_scale.known())
+    scale = opt.engine->gemm_table_scale.value;
+  for (int i = 0; i < g.size; ++i) {
+    const Op& first = g.ops[static_cast<std::size_t>(i)];
+    if (!routed_gemm(first) || first.kind == OpKind::kDownProj) continue;
+    // One layer class's experts: gate (when gated), up, the activation, down.
+    int last = i + 1;
+    while (last < g.size) {
+      const Op& op = g.ops[static_cast<std::size_t>(last)];
+      if (op.kind == OpKind::kDownProj || !op.moe_layer ||
+          (op.kind != OpKind::kUpProj && op.kind != OpKind::kActMul))
+        break;
+      ++last;
+    }
+    if (last >= g.size || !routed_gemm(g.ops[static_cast<std::size_t>(last)])) continue;
+    const int begin = i;
+    i = last;
+    const MoeTable::Entry* e = table->find(first.weights, first.compute, first.weight_only);
+    const double peak = d.peak(first.compute);
+    if (e == nullptr || !(peak > 0)) continue;
+
+    // The layer's roofline, per instance (moe_table.h).
+    double flops = 0, weights = 0, own_sum = 0;
+    bool one_format = true;  // per-operator formats may split a layer's experts
+    for (int k = begin; k <= last; ++k) {
+      const Op& op = g.ops[static_cast<std::size_t>(k)];
+      const double op_peak = op.cls == OpClass::kMatmul ? d.peak(op.compute) : vector_peak;
+      own_sum += std::max(op.bytes() / bw, op.flops / op_peak);
+      if (op.cls != OpClass::kMatmul) continue;
+      one_format = one_format && op.weights == first.weights && op.compute == first.compute;
+      flops += op.flops;
+      weights += op.weight_bytes;
+    }
+    if (!one_format) continue;
+    const double tokens = first.gemm_m * first.gemm_groups / static_cast<double>(m.moe->top_k);
+    const double hidden = first.gemm_k;
+    const double act =
+        bytes_for(first.compute, tokens * hidden) + bytes_for(Format::kBf16, tokens * hidden);
+    const double ideal = std::max(flops / peak, (weights + act) / bw);
+    const double eff = std::clamp(table->efficiency(*e, tokens, weights) * scale, 1e-4, 1.0);
+    const double layer_s = std::max(e->floor_s, ideal / eff);
+    if (!(own_sum > 0) || !(layer_s > 0)) continue;
+    const double share = layer_s / own_sum;
+    for (int k = begin; k <= last; ++k) {
+      const Op& op = g.ops[static_cast<std::size_t>(k)];
+      OpTiming& t = (*timings)[static_cast<std::size_t>(k)];
+      const double op_peak = op.cls == OpClass::kMatmul ? d.peak(op.compute) : vector_peak;
+      t = OpTiming{};
+      t.memory_time_s = op.count * op.bytes() / bw * share;
+      t.compute_time_s = op.count * op.flops / op_peak * share;
+      t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
+      t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
+      t.source = opt.moe_table_source;
+      // Matmuls report the fraction of the layer's roofline the whole layer attains.
+      t.efficiency = op.cls == OpClass::kMatmul ? ideal / layer_s : 0;
+      priced.set(static_cast<std::size_t>(k));
+    }
+  }
+  return priced;
+}
+
+}  // namespace roofline::detail
