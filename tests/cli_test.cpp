@@ -688,3 +688,25 @@ TEST(Cli, KernelFilesPriceTheGemmsTheyMeasured) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Cli, ServingReportsTheIssuesFields) {
+  const CliRun r = roofline(
+      "serving --model llama-3.1-70b --hardware h200 --engine vllm --tp 2 --weights fp8 --act fp8 "
+      "--isl 1024 --osl 256 --concurrency 64 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"ttft_s", "tpot_s", "e2e_s", "output_tokens_per_s",
+                          "output_tokens_per_s_per_gpu", "output_tokens_per_s_per_user", "gpus",
+                          "max_concurrency_that_fits", "limited_by", "notes"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["gpus"], 2);
+  expect_bad_input("serving --model llama-3.1-8b --hardware h200 --batch 4", "--concurrency");
+  expect_bad_input("serving --model llama-3.1-8b --hardware h200 --isl 0", "--isl");
+  expect_bad_input("serving --model llama-3.1-70b --hardware h100 --concurrency 1", "does not fit");
+  expect_bad_input("validate --serving --decode-steps", "--serving");
+}
+
+}  // namespace

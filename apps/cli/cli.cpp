@@ -32,6 +32,7 @@ int run(int argc, char** argv) {
   register_bench(app, common);
   register_serve(app, common);
   register_validate(app, common);
+  register_serving(app, common);
   register_attention(app, common);
 
   try {

@@ -24,5 +24,6 @@ void register_quantize(CLI::App& app, Common& common);    // quantize.cpp: quant
 void register_bench(CLI::App& app, Common& common);       // bench.cpp: bench, calibrate
 void register_serve(CLI::App& app, Common& common);       // serve.cpp: serve
 void register_validate(CLI::App& app, Common& common);    // validate.cpp: validate
+void register_serving(CLI::App& app, Common& common);     // serving.cpp: serving
 
 }  // namespace roofline::cli

@@ -126,4 +126,77 @@ void decode_steps_command(const Registry& registry, const std::string& file,
   }
 }
 
+void serving_validation_command(const Registry& registry, const std::string& file,
+                                const std::string& engine, DecodeStepsOutput output) {
+  const std::vector<ServingRun> runs =
+      file.empty() ? built_in_serving_runs() : load_serving_runs(file);
+  const DecodeStepReport r = validate_serving(runs, registry, engine);
+  if (output == DecodeStepsOutput::kJson) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& row : r.rows) {
+      nlohmann::json j = {{"id", row.run.id},
+                          {"backend", row.run.backend},
+                          {"model_path", row.run.model_path},
+                          {"system", row.run.system},
+                          {"mode", row.run.mode},
+                          {"isl", row.run.isl},
+                          {"osl", row.run.osl},
+                          {"concurrency", row.run.concurrency},
+                          {"tp", row.run.tp},
+                          {"measured_ttft_ms", row.run.ttft_ms},
+                          {"measured_tpot_ms", row.run.tpot_ms}};
+      if (row.refused.empty()) {
+        j.update({{"model", row.model},
+                  {"hardware", row.device},
+                  {"engine", row.engine},
+                  {"formats", row.formats},
+                  {"predicted_ttft_ms", row.predicted_ttft_ms},
+                  {"predicted_tpot_ms", row.predicted_ms},
+                  {"ttft_error_pct", row.ttft_error_pct},
+                  {"tpot_error_pct", row.error_pct}});
+      } else {
+        j["refused"] = row.refused;
+      }
+      rows.push_back(std::move(j));
+    }
+    nlohmann::json refusals = nlohmann::json::array();
+    for (const auto& [reason, n] : r.refusals)
+      refusals.push_back({{"reason", reason}, {"rows", n}});
+    nlohmann::json out = {{"check", "serving"},
+                          {"predicted", r.predicted},
+                          {"refused", r.refused},
+                          {"tpot_groups", error_groups_json(r.groups)},
+                          {"ttft_groups", error_groups_json(r.ttft_groups)},
+                          {"refusals", refusals},
+                          {"rows", rows}};
+    out.update(stamp(registry));
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  if (output == DecodeStepsOutput::kCsv) {
+    Table t({"id", "backend", "model", "hardware", "mode", "isl", "osl", "concurrency", "tp",
+             "measured_ttft_ms", "predicted_ttft_ms", "measured_tpot_ms", "predicted_tpot_ms",
+             "refused"});
+    for (const auto& row : r.rows) {
+      const bool ok = row.refused.empty();
+      t.add_row({row.run.id, row.run.backend, ok ? row.model : row.run.model_path,
+                 ok ? row.device : row.run.system, row.run.mode, std::to_string(row.run.isl),
+                 std::to_string(row.run.osl), std::to_string(row.run.concurrency),
+                 std::to_string(row.run.tp), fmt::format("{:.4g}", row.run.ttft_ms),
+                 ok ? fmt::format("{:.4g}", row.predicted_ttft_ms) : "",
+                 fmt::format("{:.4g}", row.run.tpot_ms),
+                 ok ? fmt::format("{:.4g}", row.predicted_ms) : "", row.refused});
+    }
+    std::cout << t.csv();
+    return;
+  }
+  std::cout << "The serving model (roofline serving: the steady state of continuous batching) "
+               "against measured serving runs\n(error = (predicted - measured) / measured: "
+               "negative is predicted faster)\n\nTPOT\n"
+            << error_groups_table(r.groups) << "\nTTFT\n"
+            << error_groups_table(r.ttft_groups);
+  std::cout << fmt::format("\n{} rows predicted, {} refused\n", r.predicted, r.refused);
+  for (const auto& [reason, n] : r.refusals) std::cout << fmt::format("  {:4}  {}\n", n, reason);
+}
+
 }  // namespace roofline::cli

@@ -23,4 +23,9 @@ void decode_steps_command(const Registry& registry, const std::string& file,
                           const std::string& engine, DecodeStepsOutput output,
                           bool leave_one_out = false, bool prefill_share = false);
 
+// `validate --serving [FILE]`: the serving model's TTFT and TPOT against every
+// row (aggregated; disaggregated rows refused with the reason).
+void serving_validation_command(const Registry& registry, const std::string& file,
+                                const std::string& engine, DecodeStepsOutput output);
+
 }  // namespace roofline::cli

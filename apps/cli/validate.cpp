@@ -92,7 +92,7 @@ void register_validate(CLI::App& app, Common& common) {
     bool ideal = false;
     std::string engine = "roofline";
     bool decode_steps = false, leave_one_out = false, prefill_share = false;
-    std::string serving_file;
+    std::string serving_file, serving;
   };
   auto a = std::make_shared<ValidateArgs>();
   auto* validation_file_opt =
@@ -121,8 +121,29 @@ void register_validate(CLI::App& app, Common& common) {
           ->add_option("--serving-file", a->serving_file,
                        "Serving runs in the development set's CSV format (with --decode-steps)")
           ->type_name("FILE");
+  auto* serving_opt =
+      validate_cmd
+          ->add_option("--serving", a->serving,
+                       "The serving model (roofline serving) against measured TTFT and TPOT: the "
+                       "built-in development set, or FILE in its CSV format")
+          ->expected(0, 1)
+          ->type_name("[FILE]");
   add_common(validate_cmd, &common, true);
-  validate_cmd->callback([&common, a, validation_file_opt, serving_file_opt, validate_cmd] {
+  validate_cmd->callback([&common, a, validation_file_opt, serving_file_opt, serving_opt,
+                          validate_cmd] {
+    if (serving_opt->count() > 0) {
+      if (a->decode_steps || a->leave_one_out || a->prefill_share ||
+          serving_file_opt->count() > 0 || a->ideal || validation_file_opt->count() > 0) {
+        throw InvalidArgument("--serving: takes only --engine and an output flag");
+      }
+      const std::string engine =
+          validate_cmd->get_option("--engine")->count() > 0 ? a->engine : "case";
+      serving_validation_command(load_registry(common), a->serving, engine,
+                                 common.output() == Output::kJson  ? DecodeStepsOutput::kJson
+                                 : common.output() == Output::kCsv ? DecodeStepsOutput::kCsv
+                                                                   : DecodeStepsOutput::kTable);
+      return;
+    }
     if (a->decode_steps || a->leave_one_out || a->prefill_share || serving_file_opt->count() > 0) {
       if (!a->decode_steps) {
         throw InvalidArgument(

@@ -117,13 +117,17 @@ struct DecodeStepRow {
   std::string formats;                // "fp8", "nvfp4", ... as predicted
   double predicted_ms = 0;
   double error_pct = 0;  // (predicted - measured) / measured x 100
-  std::string refused;   // non-empty: why the row was not predicted
+  // Serving checks (validate_serving, prefill_share): the predicted TTFT.
+  double predicted_ttft_ms = 0;
+  double ttft_error_pct = 0;
+  std::string refused;  // non-empty: why the row was not predicted
 };
 
 struct DecodeStepReport {
   std::vector<DecodeStepRow> rows;  // aggregated rows, predicted or refused
   int predicted = 0, refused = 0, skipped_disaggregated = 0;
-  std::vector<ErrorStats> groups;  // "all" first, then per engine, device and model
+  std::vector<ErrorStats> groups;       // "all" first, then per engine, device and model
+  std::vector<ErrorStats> ttft_groups;  // validate_serving: the same for TTFT
   std::vector<std::pair<std::string, int>> refusals;  // reason -> rows
 };
 
@@ -139,6 +143,13 @@ struct DecodeStepReport {
                                                      const std::string& engine = "case",
                                                      const EngineRegistry* tables = nullptr,
                                                      bool prefill_share = false);
+
+// The serving model (predict_serving, roofline/serving.h) against every
+// aggregated run: TPOT in `groups`, TTFT in `ttft_groups`. Disaggregated rows
+// are refused with a reason (not modeled yet).
+[[nodiscard]] DecodeStepReport validate_serving(const std::vector<ServingRun>& runs,
+                                                const Registry& registry,
+                                                const std::string& engine = "case");
 
 // Leave one device out: for each device whose rows have measured GEMM tables,
 // its rows predicted without that device's tables (borrowing its architecture's

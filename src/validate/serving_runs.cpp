@@ -11,6 +11,7 @@
 #include "roofline/deadline.h"
 #include "roofline/engine.h"
 #include "roofline/error.h"
+#include "roofline/serving.h"
 #include "roofline/validate.h"
 
 namespace roofline {
@@ -129,11 +130,6 @@ std::optional<Format> quant_format(std::string_view mode) {
   throw Unsupported("quant mode '" + clip_utf8(mode, 20) + "' has no format here");
 }
 
-// The share of device memory serving engines give weights and KV cache
-// (vLLM's gpu_memory_utilization and TensorRT-LLM's free_gpu_memory_fraction
-// default to 0.9; SGLang's mem_fraction_static is about 0.88).
-constexpr double kKvMemoryShare = 0.9;
-
 struct Refusal : Unsupported {
   using Unsupported::Unsupported;
 };
@@ -174,34 +170,6 @@ Scenario decode_step(const ServingRun& r, const ModelSpec& m, const Device& d,
     *formats += "/" + std::string(format_id(s.precision.experts.value_or(
                           s.precision.weights.value_or(m.native_experts))));
   return s;
-}
-
-// A steady state of continuous batching. The requests whose KV cache fits
-// run (kKvMemoryShare of the memory holds weights and cache; the rest queue).
-// Every request in flight finishes once per osl steps and a new one's prompt
-// takes its place: batch / osl prompts per step, each processed whole in one
-// step beside the decode tokens (engines' token budgets, 8,192 by default,
-// hold the set's prompts). The mean step is the plain decode step plus that
-// share of what one prompt adds to a step; a prompt's tokens are not spread
-// over the steps, since what they cost (an MoE layer touching every expert)
-// does not grow linearly with the tokens.
-double mean_step_seconds(const ServingRun& r, const ModelSpec& m, const Device& d,
-                         const ModelOptions& o, Scenario s) {
-  Scenario one = s;
-  one.batch = 1;
-  one.seq_len = r.isl + r.osl;
-  const MemoryEstimate mem = estimate_memory(m, d, one);
-  const double room =
-      kKvMemoryShare * mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes;
-  const double fit = mem.kv_cache_bytes > 0 ? std::floor(room / mem.kv_cache_bytes) : 0;
-  if (fit < 1) throw Refusal("one request's KV cache does not fit beside the weights");
-  s.batch = std::min<std::int64_t>(s.batch, static_cast<std::int64_t>(fit));
-  const double plain = predict(m, d, s, o).time_s;
-  s.prefill_tokens = r.isl;
-  s.prefill_prompt = r.isl;
-  const double with_prompt = predict(m, d, s, o).time_s;
-  const double prompts_per_step = static_cast<double>(s.batch) / static_cast<double>(r.osl);
-  return plain + prompts_per_step * (with_prompt - plain);
 }
 
 }  // namespace
@@ -329,19 +297,28 @@ ErrorStats error_stats(std::string group, const std::vector<double>& errors) {
   return s;
 }
 
-DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
-                                       const Registry& registry, const ModelOptions& options,
-                                       const std::string& engine, const EngineRegistry* tables,
-                                       bool prefill_share) {
+namespace {
+
+DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry& registry,
+                            const ModelOptions& options, const std::string& engine,
+                            const EngineRegistry* tables, bool prefill_share, bool serving) {
   DecodeStepReport report;
   const EngineRegistry& engines = EngineRegistry::built_in();
   const EngineProfile* fixed = engine == "case" ? nullptr : &engines.get(engine);
   std::map<std::string, ModelSpec> models;
-  std::map<std::string, std::vector<double>> groups;
+  std::map<std::string, std::vector<double>> groups, ttft;
   std::map<std::string, int> refusals;
   for (const ServingRun& r : runs) {
     if (r.mode != "agg") {
       ++report.skipped_disaggregated;
+      if (serving) {
+        DecodeStepRow row;
+        row.run = r;
+        row.refused = "disaggregated serving is not modeled yet (issue #12)";
+        ++report.refused;
+        ++refusals[row.refused];
+        report.rows.push_back(std::move(row));
+      }
       continue;
     }
     check_deadline("decode-step validation");
@@ -370,14 +347,25 @@ DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
       ModelOptions o = options;
       o.engine = e;
       if (tables) o = with_engine(o, *d, e, *tables);
-      row.predicted_ms = (prefill_share ? mean_step_seconds(r, it->second, *d, o, s)
-                                        : predict(it->second, *d, s, o).time_s) *
-                         1e3;
+      if (prefill_share) {
+        ServingScenario load;
+        load.isl = r.isl;
+        load.osl = r.osl;
+        load.concurrency = r.concurrency;
+        load.step = s;
+        const ServingResult sr = predict_serving(it->second, *d, load, o);
+        row.predicted_ms = sr.tpot_s * 1e3;
+        row.predicted_ttft_ms = sr.ttft_s * 1e3;
+        row.ttft_error_pct = (row.predicted_ttft_ms - r.ttft_ms) / r.ttft_ms * 100;
+      } else {
+        row.predicted_ms = predict(it->second, *d, s, o).time_s * 1e3;
+      }
       row.error_pct = (row.predicted_ms - r.tpot_ms) / r.tpot_ms * 100;
       ++report.predicted;
       for (const std::string& g : {std::string("all"), "engine=" + row.engine,
                                    "device=" + row.device, "model=" + row.model}) {
         groups[g].push_back(row.error_pct);
+        if (serving) ttft[g].push_back(row.ttft_error_pct);
       }
     } catch (const TimeLimit&) {
       throw;
@@ -397,10 +385,35 @@ DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
       if (g.rfind(prefix, 0) == 0) report.groups.push_back(error_stats(g, errors));
     }
   }
+  if (serving) {
+    if (auto all = ttft.find("all"); all != ttft.end()) {
+      report.ttft_groups.push_back(error_stats("all", all->second));
+      ttft.erase(all);
+    }
+    for (const char* prefix : {"engine=", "device=", "model="}) {
+      for (const auto& [g, errors] : ttft) {
+        if (g.rfind(prefix, 0) == 0) report.ttft_groups.push_back(error_stats(g, errors));
+      }
+    }
+  }
   for (const auto& [reason, n] : refusals) report.refusals.emplace_back(reason, n);
   std::sort(report.refusals.begin(), report.refusals.end(),
             [](const auto& a, const auto& b) { return a.second > b.second; });
   return report;
+}
+
+}  // namespace
+
+DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
+                                       const Registry& registry, const ModelOptions& options,
+                                       const std::string& engine, const EngineRegistry* tables,
+                                       bool prefill_share) {
+  return check_runs(runs, registry, options, engine, tables, prefill_share, false);
+}
+
+DecodeStepReport validate_serving(const std::vector<ServingRun>& runs, const Registry& registry,
+                                  const std::string& engine) {
+  return check_runs(runs, registry, {}, engine, nullptr, true, true);
 }
 
 std::vector<ErrorStats> leave_one_device_out(const std::vector<ServingRun>& runs,
