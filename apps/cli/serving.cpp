@@ -33,37 +33,13 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   const ModelOptions o = make_options(a.sc, &d);
   const ServingResult r = predict_serving(m, d, s, o);
   if (c.output() == Output::kJson) {
-    nlohmann::json j = {{"model", m.id},
-                        {"hardware", d.id},
-                        {"engine", o.engine ? o.engine->id : std::string("roofline")},
-                        {"isl", s.isl},
-                        {"osl", s.osl},
-                        {"concurrency", s.concurrency},
-                        {"tp", s.step.tp},
-                        {"ttft_s", r.ttft_s},
-                        {"tpot_s", r.tpot_s},
-                        {"e2e_s", r.e2e_s},
-                        {"output_tokens_per_s", r.output_tokens_per_s},
-                        {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
-                        {"output_tokens_per_s_per_user", r.output_tokens_per_s_per_user},
-                        {"gpus", r.gpus},
-                        {"max_concurrency_that_fits", r.max_concurrency_that_fits},
-                        {"running", r.running},
-                        {"queue_wait_s", r.queue_wait_s},
-                        {"plain_step_s", r.plain_step_s},
-                        {"prompt_step_s", r.prompt_step_s},
-                        {"prompts_per_step", r.prompts_per_step},
-                        {"prompt_share", r.prompt_share},
-                        {"limited_by", r.limited_by},
-                        {"method", "steady state of continuous batching (means; no percentiles)"},
-                        {"notes", r.notes}};
-    j.update(stamp(reg));
-    print_json(j);
+    print_json(serving_document(m, d, s, r, o, reg));
     return;
   }
   std::cout << fmt::format(
       "{} on {} ({}), {} engine: {} clients, {} prompt / {} output tokens, TP {}\n\n", m.name,
-      d.name, d.id, o.engine ? o.engine->id : std::string("roofline"), s.concurrency, s.isl, s.osl, s.step.tp);
+      d.name, d.id, o.engine ? o.engine->id : std::string("roofline"), s.concurrency, s.isl, s.osl,
+      s.step.tp);
   Table t({"quantity", "value"});
   t.add_row({"TTFT", human_time(r.ttft_s)});
   t.add_row({"TPOT", human_time(r.tpot_s)});

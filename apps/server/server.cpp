@@ -177,6 +177,12 @@ json request_schemas() {
   json generate = scenario;
   generate["prompt"] = integer_schema(1, kMaxSeqLen, 512, "prompt tokens");
   generate["gen"] = integer_schema(1, kMaxSeqLen, 128, "generated tokens");
+  json serving = scenario;
+  serving.erase("batch");
+  serving["isl"] = integer_schema(1, kMaxSeqLen, 1024, "prompt tokens per request");
+  serving["osl"] = integer_schema(1, kMaxSeqLen, 256, "output tokens per request");
+  serving["concurrency"] =
+      integer_schema(1, kMaxBatch, 1, "clients, each with one request in flight");
   json recommend = {{"model", model_schema()},
                     {"hardware", scenario["hardware"]},
                     {"phase", phase},
@@ -248,6 +254,17 @@ json request_schemas() {
        object(generate,
               {{"model", "llama-3.1-8b"}, {"hardware", "h100"}, {"prompt", 512}, {"gen", 128}},
               true)},
+      {"serving", object(serving,
+                         {{"model", "llama-3.1-70b"},
+                          {"hardware", "h200"},
+                          {"engine", "vllm"},
+                          {"tp", 2},
+                          {"weights", "fp8"},
+                          {"act", "fp8"},
+                          {"isl", 1024},
+                          {"osl", 256},
+                          {"concurrency", 64}},
+                         true)},
       {"recommend",
        object(recommend, {{"model", "llama-3-8b"}, {"hardware", "gb10"}, {"seq_len", 4096}}, true)},
       {"analyze",
@@ -304,6 +321,9 @@ json openapi(bool public_only) {
                             "formats)",
                             "predict")},
       {"/api/generate", post("TTFT, TPOT and end-to-end time (prompt, gen)", "generate")},
+      {"/api/serving", post("TTFT, TPOT and tokens/s of C clients under continuous batching "
+                            "(isl, osl, concurrency, engine, tp, formats)",
+                            "serving")},
       {"/api/recommend", post("ranked precision strategies with a rationale", "recommend")},
       {"/api/analyze",
        post("one GEMM: theory (and measurement where a GPU backend is present)", "analyze")},
@@ -311,8 +331,9 @@ json openapi(bool public_only) {
       {"/api/sweep/gemm", post("every combination of GEMM shapes (m, n, k), formats and devices, "
                                "one GEMM roofline each, up to the row cap",
                                "sweep_gemm")}};
-  for (const char* p : {"/api/public/predict", "/api/public/generate", "/api/public/recommend",
-                        "/api/public/analyze", "/api/public/sweep", "/api/public/sweep/gemm"}) {
+  for (const char* p : {"/api/public/predict", "/api/public/generate", "/api/public/serving",
+                        "/api/public/recommend", "/api/public/analyze", "/api/public/sweep",
+                        "/api/public/sweep/gemm"}) {
     paths[p] = paths[std::string(p).replace(0, 11, "/api")];
   }
   for (const char* p : {"/api/public/hardware", "/api/public/models", "/api/public/strategies",
@@ -914,6 +935,8 @@ struct Server::Impl {
            [this](const json& b) { return service::predict(b, registry, limits); });
       post(prefix + "/generate",
            [this](const json& b) { return service::generate(b, registry, limits); });
+      post(prefix + "/serving",
+           [this](const json& b) { return service::serving(b, registry, limits); });
       post(prefix + "/recommend",
            [this](const json& b) { return service::recommend(b, registry, limits); });
       const bool may_measure = prefix == "/api" && !options.public_only;

@@ -13,6 +13,7 @@
 #include "roofline/predict.h"
 #include "roofline/recommend.h"
 #include "roofline/roofline.h"
+#include "roofline/serving.h"
 #include "roofline/strategy.h"
 
 namespace roofline {
@@ -51,6 +52,13 @@ namespace roofline {
                                               const Registry& registry);
 // The whole generate response: to_json(result), the scenario with prompt and
 // gen, the mode and the stamp.
+// `roofline serving --json`, POST /api/serving and Python's serving(): the
+// fields of docs/SERVING.md.
+[[nodiscard]] nlohmann::json serving_document(const ModelSpec& model, const Device& device,
+                                              const ServingScenario& scenario,
+                                              const ServingResult& result,
+                                              const ModelOptions& options,
+                                              const Registry& registry);
 [[nodiscard]] nlohmann::json generate_document(const ModelSpec& model, const Device& device,
                                                const Scenario& s, const GenerateResult& g,
                                                std::int64_t prompt, std::int64_t gen, Mode mode,

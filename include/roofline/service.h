@@ -31,6 +31,10 @@ struct Limits {
 [[nodiscard]] nlohmann::json predict(const nlohmann::json& request, const Registry& registry,
                                      const Limits& limits);
 // As predict, with "prompt" and "gen" instead of phase and seq_len.
+// POST /api/serving: model, hardware and the scenario's formats, tp, engine,
+// plus isl, osl and concurrency (no batch: it follows from the concurrency).
+[[nodiscard]] nlohmann::json serving(const nlohmann::json& request, const Registry& registry,
+                                     const Limits& limits);
 [[nodiscard]] nlohmann::json generate(const nlohmann::json& request, const Registry& registry,
                                       const Limits& limits);
 // {"model", "hardware", "phase"?, "seq_len"?, "batch"?, "max_quality_loss"?,

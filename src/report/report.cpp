@@ -685,6 +685,41 @@ nlohmann::json predict_document(const ModelSpec& m, const Device& d, const Scena
   return j;
 }
 
+nlohmann::json serving_document(const ModelSpec& m, const Device& d, const ServingScenario& s,
+                                const ServingResult& r, const ModelOptions& o,
+                                const Registry& registry) {
+  nlohmann::json j = {{"model", m.id},
+                      {"hardware", d.id},
+                      {"engine", o.engine ? o.engine->id : std::string("roofline")},
+                      {"isl", s.isl},
+                      {"osl", s.osl},
+                      {"concurrency", s.concurrency},
+                      {"tp", s.step.tp},
+                      {"weights", format_id(s.step.precision.weights.value_or(m.native_weights))},
+                      {"act", format_id(s.step.precision.act)},
+                      {"kv", format_id(s.step.precision.kv)},
+                      {"ttft_s", r.ttft_s},
+                      {"tpot_s", r.tpot_s},
+                      {"e2e_s", r.e2e_s},
+                      {"output_tokens_per_s", r.output_tokens_per_s},
+                      {"output_tokens_per_s_per_gpu", r.output_tokens_per_s_per_gpu},
+                      {"output_tokens_per_s_per_user", r.output_tokens_per_s_per_user},
+                      {"gpus", r.gpus},
+                      {"max_concurrency_that_fits", r.max_concurrency_that_fits},
+                      {"running", r.running},
+                      {"queue_wait_s", r.queue_wait_s},
+                      {"prompt_queue_wait_s", r.prompt_queue_wait_s},
+                      {"plain_step_s", r.plain_step_s},
+                      {"prompt_step_s", r.prompt_step_s},
+                      {"prompts_per_step", r.prompts_per_step},
+                      {"prompt_share", r.prompt_share},
+                      {"limited_by", r.limited_by},
+                      {"method", "steady state of continuous batching (means; no percentiles)"},
+                      {"notes", r.notes}};
+  j.update(stamp(registry));
+  return j;
+}
+
 nlohmann::json generate_document(const ModelSpec& m, const Device& d, const Scenario& s,
                                  const GenerateResult& g, std::int64_t prompt, std::int64_t gen,
                                  Mode mode, const Registry& registry) {

@@ -14,6 +14,7 @@
 #include "roofline/report.h"
 #include "roofline/request.h"
 #include "roofline/roofline.h"
+#include "roofline/serving.h"
 #include "roofline/strategy.h"
 #include "roofline/sweep.h"
 
@@ -249,6 +250,27 @@ json generate(const json& request, const Registry& registry, const Limits& limit
     const Scenario s = build_scenario(sr, m, &d);
     const GenerateResult g = roofline::generate(m, d, s, prompt, gen, opt);
     return generate_document(m, d, s, g, prompt, gen, opt.mode, registry);
+  });
+}
+
+json serving(const json& request, const Registry& registry, const Limits& limits) {
+  return as_invalid(limits, [&] {
+    StrictObject o = object_of(request);
+    if (o.has("batch")) o.fail("batch", "serving sets the batch from concurrency");
+    const ModelSpec m = model_of(o, limits);
+    const Device& d = device_of(o, registry);
+    const ScenarioRequest sr = scenario_of(o, limits, false);
+    ServingScenario s;
+    s.isl = integer(o, "isl", 1024, 1, kMaxSeqLen);
+    s.osl = integer(o, "osl", 256, 1, kMaxSeqLen);
+    s.concurrency = integer(o, "concurrency", 1, 1, kMaxBatch);
+    const ModelOptions opt = options_of(o);
+    o.finish();
+    if (opt.mode != Mode::kRealistic)
+      throw InvalidArgument("serving: engines' costs have no ideal mode");
+    s.step = build_scenario(sr, m, &d);
+    const ServingResult r = predict_serving(m, d, s, opt);
+    return serving_document(m, d, s, r, opt, registry);
   });
 }
 
