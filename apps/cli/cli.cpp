@@ -181,24 +181,7 @@ std::string join(const std::vector<std::string>& v, std::string_view sep) {
 void cmd_hardware_list(const Common& c) {
   const Registry reg = load_registry(c);
   if (c.output() == Output::kJson) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& d : reg.devices()) {
-      nlohmann::json peaks = nlohmann::json::object();
-      for (const auto& info : all_formats()) {
-        const auto& p = d.peaks[format_index(info.format)];
-        if (p)
-          peaks[std::string(info.id)] = p->known() ? nlohmann::json(p->value) : nlohmann::json();
-      }
-      list.push_back({{"id", d.id},
-                      {"name", d.name},
-                      {"aliases", d.aliases},
-                      {"memory_bytes", d.memory_capacity_bytes.value},
-                      {"bandwidth_Bps", d.memory_bandwidth_Bps.value},
-                      {"peak_flops_per_s", peaks}});
-    }
-    nlohmann::json out = stamp(reg);
-    out["devices"] = list;
-    print_json(out);
+    print_json(hardware_list_document(reg));
     return;
   }
   // People get a compact table; CSV carries every column.
@@ -238,9 +221,7 @@ void cmd_hardware_show(const Common& c, const std::string& id) {
   const Registry reg = load_registry(c);
   const Device& d = reg.get(id);
   if (c.output() == Output::kJson) {
-    nlohmann::json out = stamp(reg);
-    out["device"] = to_json(d);
-    print_json(out);
+    print_json(hardware_document(d, reg));
     return;
   }
   auto row = [&](Table& t, const std::string& name, const Figure& f, const std::string& shown) {
@@ -286,9 +267,7 @@ void cmd_hardware_show(const Common& c, const std::string& id) {
 
 void cmd_formats(const Common& c) {
   if (c.output() == Output::kJson) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& f : all_formats()) list.push_back(to_json(f));
-    print_json({{"version", std::string(version())}, {"formats", list}});
+    print_json(formats_document());
     return;
   }
   Table t({"id", "bits/elem", "element", "block", "scale", "max", "min>0", "kind"});
@@ -381,22 +360,7 @@ void cmd_gemm(const Common& c, const GemmArgs& a) {
 void cmd_model_list(const Common& c) {
   const auto& catalog = ModelCatalog::built_in();
   if (c.output() == Output::kJson) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& p : catalog.presets()) {
-      const ModelSpec m = preset_model(p);
-      const ParamCounts pc = count_parameters(m);
-      list.push_back({{"id", p.id},
-                      {"name", p.name},
-                      {"hf_repo", p.hf_repo},
-                      {"aliases", p.aliases},
-                      {"model_type", m.model_type},
-                      {"params", pc.total},
-                      {"active_params_per_token", pc.active_per_token},
-                      {"published_params", p.published_params},
-                      {"native_weights", format_id(m.native_weights)},
-                      {"native_experts", format_id(m.native_experts)}});
-    }
-    print_json({{"version", std::string(version())}, {"models", list}});
+    print_json(model_list_document());
     return;
   }
   Table t({"id", "type", "params", "active", "layers", "hidden", "heads/kv", "experts", "weights",
@@ -419,14 +383,8 @@ void cmd_model_list(const Common& c) {
 
 void cmd_model_show(const Common& c, const std::string& arg) {
   const ModelSpec m = load_model(arg);
-  nlohmann::json j = to_json(m);
-  if (const ModelPreset* p = ModelCatalog::built_in().find(arg)) {
-    j["published_params"] = p->published_params;
-    j["published_params_source"] = p->published_params_source;
-    j["config_source"] = p->config_source;
-  }
+  const nlohmann::json j = model_document(m, ModelCatalog::built_in().find(arg));
   if (c.output() == Output::kJson) {
-    j["version"] = std::string(version());
     print_json(j);
     return;
   }
@@ -684,34 +642,18 @@ void cmd_kv(const Common& c, const ScenarioArgs& a) {
   const Registry reg = load_registry(c);
   const Device& d = reg.get(a.hardware);
   const ModelSpec m = load_model(a.model);
-  Scenario s = make_scenario(a, m, &d);
-  s.phase = Phase::kDecode;
-  const KvReport r = kv_report(m, s);
   // The decode step at this context with each KV format (weights and activations as given).
-  std::vector<double> step;
-  for (const auto& row : r.rows) {
-    s.precision.kv = row.format;
-    step.push_back(predict(m, d, s, make_options(a)).time_s);
-  }
+  const KvReport r = kv_report(m, d, make_scenario(a, m, &d), make_options(a));
   if (c.output() == Output::kJson) {
-    nlohmann::json j = to_json(r);
-    for (std::size_t i = 0; i < r.rows.size(); ++i) {
-      j["formats"][i]["decode_step_s"] = step[i];
-      j["formats"][i]["speedup"] = step[0] / step[i];
-    }
-    j["model"] = m.id;
-    j["hardware"] = d.id;
-    j.update(stamp(reg));
-    print_json(j);
+    print_json(kv_document(m, d, r, reg));
     return;
   }
   Table t({"KV format", "bytes/token", "at context", "saving", "decode step", "speedup",
            "KV read > weights beyond"});
-  for (std::size_t i = 0; i < r.rows.size(); ++i) {
-    const auto& row = r.rows[i];
+  for (const auto& row : r.rows) {
     t.add_row({std::string(format_id(row.format)), human_bytes(row.bytes_per_token),
                human_bytes(row.total_bytes), fmt::format("{:.0f}%", 100 * row.saving),
-               human_time(step[i]), fmt::format("{:.2f}x", step[0] / step[i]),
+               human_time(row.decode_step_s), fmt::format("{:.2f}x", row.speedup),
                row.crossover_context > 0 ? fmt::format("{:.0f} tokens", row.crossover_context)
                                          : "never"});
   }
@@ -730,47 +672,21 @@ void cmd_attention(const Common& c, const ScenarioArgs& a) {
   const Registry reg = load_registry(c);
   const Device& d = reg.get(a.hardware);
   const ModelSpec m = load_model(a.model);
-  Scenario s = make_scenario(a, m, &d);
-  const ModelOptions o = make_options(a);
-  nlohmann::json rows = nlohmann::json::array();
+  const Scenario s = make_scenario(a, m, &d);
+  const auto rows = compare_attention(m, d, s, make_options(a));
+  if (c.output() == Output::kJson) {
+    print_json(attention_document(m, d, s, rows, reg));
+    return;
+  }
   Table t({"kernel", "attention time", "attention bytes", "step time", "speedup", "note"});
-  double baseline = 0;
-  for (const auto& k : attention_kernels()) {
-    s.attention = k.kernel;
-    if (!k.runs_on(d)) {
+  for (const auto& row : rows) {
+    const AttentionKernelInfo& k = *row.kernel;
+    if (!row.supported) {
       t.add_row({k.id, "-", "-", "-", "-", "does not run on " + d.architecture});
-      rows.push_back({{"kernel", k.id}, {"supported", false}});
       continue;
     }
-    const Prediction p = predict(m, d, s, o);
-    double attn = 0, bytes = 0;
-    for (int i = 0; i < p.graph.size; ++i) {
-      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
-      if (op.kind == OpKind::kQkMatmul || op.kind == OpKind::kSoftmax ||
-          op.kind == OpKind::kSvMatmul) {
-        attn += p.timings[static_cast<std::size_t>(i)].time_s;
-        bytes += op.count * op.bytes();
-      }
-    }
-    if (baseline == 0) baseline = p.time_s;
-    t.add_row({k.id, human_time(attn), human_bytes(bytes), human_time(p.time_s),
-               fmt::format("{:.2f}x", baseline / p.time_s), k.name});
-    rows.push_back(
-        {{"kernel", k.id},
-         {"supported", true},
-         {"attention_time_s", attn},
-         {"attention_bytes", bytes},
-         {"time_s", p.time_s},
-         {"speedup_vs_first", baseline / p.time_s},
-         {"efficiency", k.efficiency_on(d).known() ? nlohmann::json(k.efficiency_on(d).value)
-                                                   : nlohmann::json()}});
-  }
-  if (c.output() == Output::kJson) {
-    nlohmann::json j = {{"model", m.id},        {"hardware", d.id}, {"phase", phase_name(s.phase)},
-                        {"seq_len", s.seq_len}, {"batch", s.batch}, {"kernels", rows}};
-    j.update(stamp(reg));
-    print_json(j);
-    return;
+    t.add_row({k.id, human_time(row.attention_time_s), human_bytes(row.attention_bytes),
+               human_time(row.time_s), fmt::format("{:.2f}x", row.speedup_vs_first), k.name});
   }
   if (c.output() == Output::kCsv) {
     std::cout << t.csv();
@@ -795,31 +711,7 @@ void cmd_validate(const Common& c, const std::optional<std::string>& file, bool 
   o.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
   const ValidationReport r = validate_cases(cases, reg, o, engine);
   if (c.output() == Output::kJson) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& row : r.rows) {
-      nlohmann::json j = {{"id", row.c.id},           {"hardware", row.c.hardware},
-                          {"model", row.c.model},     {"framework", row.c.framework},
-                          {"weights", row.c.weights}, {"batch", row.c.batch},
-                          {"prompt", row.c.prompt},   {"gen", row.c.gen},
-                          {"metric", row.c.metric},   {"measured", row.c.value},
-                          {"source", row.c.source},   {"engine", row.engine}};
-      if (row.error.empty()) {
-        j["predicted"] = row.predicted;
-        j["error_pct"] = row.error_pct;
-      } else {
-        j["error"] = row.error;
-      }
-      rows.push_back(j);
-    }
-    nlohmann::json out = {{"mode", mode_name(o.mode)},
-                          {"cases", rows},
-                          {"evaluated", r.evaluated},
-                          {"median_abs_error_pct", r.median_abs_error_pct},
-                          {"mean_abs_error_pct", r.mean_abs_error_pct},
-                          {"max_abs_error_pct", r.max_abs_error_pct},
-                          {"median_signed_error_pct", r.median_signed_error_pct}};
-    out.update(stamp(reg));
-    print_json(out);
+    print_json(validation_document(r, o.mode, reg));
     return;
   }
   Table t({"case", "hardware", "model", "framework", "engine", "weights", "batch", "prompt/gen",
@@ -951,9 +843,7 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
 void cmd_strategies(const Common& c) {
   const auto& all = built_in_strategies();
   if (c.output() == Output::kJson) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& s : all) list.push_back(to_json(s));
-    print_json({{"version", std::string(version())}, {"strategies", list}});
+    print_json(strategies_document());
     return;
   }
   Table t({"strategy", "weights", "act", "KV", "per-op overrides", "description"});
@@ -1029,15 +919,7 @@ void cmd_recommend(const Common& c, const RecommendArgs& a) {
   }
   const Recommendation r = recommend(m, d, o);
   if (c.output() == Output::kJson) {
-    nlohmann::json j = to_json(r);
-    j["scenario"] = {{"model", m.id},
-                     {"hardware", d.id},
-                     {"phase", phase_name(o.phase)},
-                     {"seq_len", o.seq_len},
-                     {"batch", o.batch},
-                     {"max_quality_loss_pct", o.max_quality_loss_pct}};
-    j.update(stamp(reg));
-    print_json(j);
+    print_json(recommend_document(m, d, o, r, reg));
     return;
   }
   Table t(
@@ -1075,42 +957,6 @@ void cmd_recommend(const Common& c, const RecommendArgs& a) {
   print_notes(r.rationale);
 }
 
-nlohmann::json tensor_json(const TensorReport& t) {
-  nlohmann::json j = {{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}};
-  if (!t.skipped.empty()) {
-    j["skipped"] = t.skipped;
-    return j;
-  }
-  nlohmann::json errors = nlohmann::json::array();
-  auto err = [](const FormatError& e) {
-    return nlohmann::json{{"format", format_id(e.format)},
-                          {"bits_per_element", e.bits_per_element},
-                          {"outliers_kept", e.outliers_kept},
-                          {"sqnr_db", e.error.sqnr_db},
-                          {"mse", e.error.mse},
-                          {"max_abs_error", e.error.max_abs},
-                          {"cosine", e.error.cosine}};
-  };
-  for (const auto& e : t.errors) errors.push_back(err(e));
-  j.update({{"rows", t.rows},
-            {"cols", t.cols},
-            {"max_abs", t.max_abs},
-            {"rms", t.rms},
-            {"kurtosis", t.kurtosis},
-            {"max_channel_ratio", t.max_channel_ratio},
-            {"outlier_channels", t.outlier_channels},
-            {"outlier_channel_count", t.outlier_channel_count},
-            {"outlier_tokens", t.outlier_token_count},
-            {"sampled_rows", t.sampled_rows},
-            {"errors", errors},
-            {"plan", err(t.plan)},
-            {"meets_budget", t.meets_budget},
-            {"sqnr_static_int8_db", t.sqnr_static_db},
-            {"sqnr_per_token_int8_db", t.sqnr_per_token_db},
-            {"needs_per_token_scales", t.needs_per_token_scales}});
-  return j;
-}
-
 void cmd_quantize(const Common& c, const std::string& checkpoint, const std::string& budget) {
   QuantizeOptions o;
   o.budget_sqnr_db = parse_positive("--budget-sqnr-db", budget);
@@ -1133,14 +979,7 @@ void cmd_quantize(const Common& c, const std::string& checkpoint, const std::str
     elements += n;
   }
   if (c.output() == Output::kJson) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& t : reports) list.push_back(tensor_json(t));
-    print_json({{"version", std::string(version())},
-                {"checkpoint", checkpoint},
-                {"budget_sqnr_db", o.budget_sqnr_db},
-                {"tensors", list},
-                {"mean_bits_per_element", elements > 0 ? bits / elements : 0},
-                {"size_vs_16bit", bits_plain > 0 ? bits / bits_plain : 0}});
+    print_json(quantize_document(checkpoint, o.budget_sqnr_db, reports));
     return;
   }
   Table t({"tensor", "shape", "max|x|", "kurtosis", "outlier ch.", "plan", "bits", "SQNR",
