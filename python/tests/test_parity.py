@@ -230,3 +230,11 @@ def test_python_m_roofline_runs_the_cli(cli, cli_path):
     bad = subprocess.run([sys.executable, "-m", "roofline", "predict", "--hardware", "h9000"], capture_output=True,
                          text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.startswith("error: unknown device")
+
+
+def test_python_m_roofline_says_when_the_cli_is_missing(monkeypatch, capsys):
+    import roofline.__main__ as entry
+    monkeypatch.setattr(entry, "find_program", lambda name: None)
+    assert entry.main(["--version"]) == 127
+    err = capsys.readouterr().err
+    assert err.startswith("error: the roofline command was not found") and "make python-install" in err
