@@ -97,8 +97,12 @@ void bind_mapping(py::class_<R>& cls, const std::vector<Field<R>>& fields) {
         return fallback;
       },
       py::arg("key"), py::arg("default") = py::none());
-  cls.def("__contains__",
-          [lookup](const R& r, const std::string& key) { return lookup(r, key).has_value(); });
+  cls.def("__contains__", [table](const R& r, const std::string& key) {
+    for (const auto& f : *table) {
+      if (key == f.name) return !f.present || f.present(r);
+    }
+    return r.document().contains(key);
+  });
   cls.def("keys", keys, "The document's keys");
   cls.def("__iter__", [keys](const R& r) { return py::iter(keys(r)); });
   cls.def("__len__", [](const R& r) { return r.document().size(); });
