@@ -17,13 +17,13 @@
 #include "roofline/numerics.h"
 #include "roofline/quantize.h"
 #include "roofline/report.h"
+#include "roofline/sweep.h"
 #if defined(ROOFLINE_HAVE_CUDA)
 #include "gpu_bench.h"
 #endif
 
 namespace py = pybind11;
 using namespace roofline;
-using roofline::python::registry;
 using roofline::python::to_py;
 
 namespace {
@@ -167,6 +167,36 @@ PYBIND11_MODULE(_roofline, m) {
         return d;
       },
       py::arg("array"), py::arg("budget_sqnr_db") = 25.0);
+
+  // GEMM-shape sweeps: the rows of `roofline sweep gemm --format json`.
+  m.def(
+      "sweep_gemm",
+      [](const std::vector<std::int64_t>& ms, const std::vector<std::int64_t>& ns,
+         const std::vector<std::int64_t>& ks, const std::vector<std::string>& weights,
+         const std::vector<std::string>& acts, const std::vector<py::object>& hardware,
+         bool ideal) {
+        GemmSweepSpec spec;
+        for (const auto& x : hardware) spec.devices.push_back(&roofline::python::device_of(x));
+        spec.ms = ms;
+        spec.ns = ns;
+        spec.ks = ks;
+        spec.weights.clear();
+        for (const auto& x : weights) spec.weights.push_back(parse_format(x));
+        spec.acts.clear();
+        for (const auto& x : acts) spec.acts.push_back(parse_format(x));
+        spec.options.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
+        (void)sweep_rows(spec, 1'000'000);  // the checks and the cap, before any work
+        std::string out;
+        {
+          py::gil_scoped_release release;
+          run_sweep(spec, SweepFormat::kJson, [&](std::string_view chunk) { out.append(chunk); });
+        }
+        return to_py(nlohmann::json::parse(out));
+      },
+      py::arg("m"), py::arg("n"), py::arg("k"),
+      py::arg("weights") = std::vector<std::string>{"fp16"},
+      py::arg("acts") = std::vector<std::string>{"fp16"},
+      py::arg("hardware") = std::vector<std::string>{"gb10"}, py::arg("ideal") = false);
 
   roofline::python::bind_results(m);
   roofline::python::bind_documents(m);

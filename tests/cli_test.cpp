@@ -6,12 +6,14 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -567,6 +569,95 @@ TEST(CliServe, FindsTheWebAppWithoutWebDir) {
     EXPECT_NE(r.err.find("no web app found"), std::string::npos) << r.err;
   }
   expect_bad_input("serve --json", "--json");
+}
+
+}  // namespace
+
+namespace {
+
+// Issue 13 item 5: GEMM-shape sweeps.
+TEST(CliSweepGemm, OneRowPerCombination) {
+  const CliRun r = roofline(
+      "sweep gemm --m 1,16,256 --n 4096 --k 4096,14336 --weights bf16,fp8 --act bf16 "
+      "--hardware h100-sxm,gb10");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("hardware,mode,m,n,k,weights,act,compute_format,time_s,", 0), 0u);
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 3 * 1 * 2 * 2 * 1 * 2);
+  EXPECT_TRUE(r.err.empty()) << r.err;
+
+  const CliRun j = roofline("sweep gemm --m 1,16 --hardware h100,a100 --act fp8 --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto rows = nlohmann::json::parse(j.out);
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_GT(rows[0]["time_s"].get<double>(), 0);
+  EXPECT_GT(rows[0]["attained_flops_per_s"].get<double>(), 0);
+  // The A100 has no fp8 tensor cores: a row that says so, not a failure.
+  EXPECT_NE(rows[2]["error"].get<std::string>().find("cannot compute in fp8"), std::string::npos);
+
+  const CliRun l = roofline("sweep gemm --m 1,16 --format jsonl");
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  EXPECT_EQ(std::count(l.out.begin(), l.out.end(), '\n'), 2);
+}
+
+TEST(CliSweepGemm, RowsAreTheGemmCommandsCsv) {
+  // The first 17 columns of a sweep row are `roofline gemm --csv`'s row (device named hardware).
+  for (const char* shape :
+       {"--hardware h100 --m 16 --n 4096 --k 4096 --weights int4 --act fp16",
+        "--hardware gb10 --m 4096 --n 4096 --k 14336 --weights nvfp4 --act fp8 --ideal",
+        "--hardware a100 --m 1 --n 128256 --k 4096 --weights bf16 --act bf16"}) {
+    SCOPED_TRACE(shape);
+    const CliRun g = roofline(std::string("gemm --csv ") + shape);
+    const CliRun s = roofline(std::string("sweep gemm ") + shape);
+    ASSERT_EQ(g.exit_code, 0) << g.err;
+    ASSERT_EQ(s.exit_code, 0) << s.err;
+    auto data_row = [](const std::string& text) {
+      const std::size_t start = text.find('\n') + 1;
+      return text.substr(start, text.find('\n', start) - start);
+    };
+    auto split = [](const std::string& line) {
+      std::vector<std::string> out;
+      std::string item;
+      std::istringstream in(line);
+      while (std::getline(in, item, ',')) out.push_back(item);
+      return out;
+    };
+    const auto gemm_row = split(data_row(g.out));
+    const auto sweep_row = split(data_row(s.out));
+    ASSERT_EQ(gemm_row.size(), 17u);
+    ASSERT_GE(sweep_row.size(), 17u);
+    // The same values to 6 significant digits, written alike or not ("536871000" or "5.36871e+08").
+    for (std::size_t i = 0; i < gemm_row.size(); ++i) {
+      char* end = nullptr;
+      const double v = std::strtod(gemm_row[i].c_str(), &end);
+      if (end != gemm_row[i].c_str() && *end == '\0') {
+        EXPECT_EQ(std::strtod(sweep_row[i].c_str(), nullptr), v) << i << ": " << sweep_row[i];
+      } else {
+        EXPECT_EQ(sweep_row[i], gemm_row[i]) << i;
+      }
+    }
+  }
+}
+
+TEST(CliSweepGemm, BadInputIsOneLineAndExit2) {
+  expect_bad_input("sweep gemm --weights fp7", "unknown format 'fp7'");
+  expect_bad_input("sweep gemm --act q4_0", "storage-only");
+  expect_bad_input("sweep gemm --m 0", "--m: '0' must be a whole number from 1 to 2147483647");
+  expect_bad_input("sweep gemm --m=-16", "--m: '-16'");
+  expect_bad_input("sweep gemm --n 1e12", "--n: '1e12'");
+  expect_bad_input("sweep gemm --k 4096.5", "--k");
+  expect_bad_input("sweep gemm --k 0x10", "decimal notation");
+  expect_bad_input("sweep gemm --m 1,,2", "empty item");
+  expect_bad_input("sweep gemm --hardware h9000", "unknown device 'h9000'");
+  expect_bad_input("sweep gemm --format xml", "--format");
+  expect_bad_input("sweep gemm --threads 257", "0 to 256");
+  expect_bad_input("sweep gemm --model llama-3.1-8b", "--model");
+  expect_bad_input("sweep --batch 8 gemm --m 1", "--batch came before it");
+  // 1,000 x 1,000 x 100 shapes: 10^8 rows, refused before any is computed.
+  std::string thousand, hundred;
+  for (int i = 1; i <= 1000; ++i) thousand += (i > 1 ? "," : "") + std::to_string(i);
+  for (int i = 1; i <= 100; ++i) hundred += (i > 1 ? "," : "") + std::to_string(i);
+  expect_bad_input("sweep gemm --m " + thousand + " --n " + thousand + " --k " + hundred,
+                   "more than 50000000 combinations");
 }
 
 }  // namespace

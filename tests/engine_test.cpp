@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "roofline/error.h"
+#include "roofline/gpu_run.h"
 #include "roofline/model.h"
 #include "roofline/predict.h"
 #include "roofline/validate.h"
@@ -211,6 +212,128 @@ TEST(EnginePrediction, EnginesThatDoNotFuseLaunchEachGemm) {
   EXPECT_DOUBLE_EQ(p.engine_step_s, 3.5e-4);
 }
 
+// MLA decode absorbs W_UK and W_UV per head: one batched GEMM of the step's
+// tokens per head, each with its own weights. Its measured efficiency is looked
+// up at that shape (m = tokens, n k over all heads), not at m = tokens x heads
+// with one head's weights, which priced 1 MB of weights as a tiny GEMM.
+TEST(EnginePrediction, MlaAbsorptionIsABatchedGemmPerHead) {
+  const ModelSpec m = load_model("deepseek-v3");
+  Scenario s;
+  s.batch = 4;
+  s.seq_len = 1024;
+  s.tp = 8;
+  s.precision.weights = Format::kFp8;
+  s.precision.act = Format::kFp8;
+  const Prediction p = predict(m, devices().get("b200"), s);
+  int seen = 0;
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    if (op.kind != OpKind::kKAbsorb && op.kind != OpKind::kVAbsorb) continue;
+    ++seen;
+    // 128 heads / TP 8 = 16 per rank; kv_lora_rank 512 x 128 (qk_nope = v_head = 128).
+    EXPECT_EQ(op.gemm_m, 4);
+    EXPECT_EQ(op.gemm_groups, 16);
+    // fp8: 1 byte a weight and one fp32 per-tensor scale.
+    EXPECT_DOUBLE_EQ(op.weight_bytes, 16.0 * 512 * 128 + 4);
+    EXPECT_DOUBLE_EQ(op.flops, 2.0 * 4 * 16 * 512 * 128);
+  }
+  EXPECT_EQ(seen, 4);  // both absorptions, dense and MoE layer groups
+}
+
+// llama.cpp's matrix-vector kernels stream at most 7.27 GB/s per SM (derived
+// from one H100 PCIe measurement): below the device's fraction on HBM parts,
+// above it on GDDR ones, and not at all for GEMMs of more than 8 rows.
+TEST(EnginePrediction, EngineMatrixVectorKernelsAreBoundPerSm) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const EngineProfile& llama = EngineRegistry::built_in().get("llama.cpp");
+  ASSERT_TRUE(llama.gemv_bandwidth_per_sm_Bps.known());
+  const double per_sm = llama.gemv_bandwidth_per_sm_Bps.value;
+  ModelOptions o;
+  o.engine = &llama;
+  auto down_proj_seconds_per_byte = [&](const Device& d, std::int64_t batch) {
+    Scenario s;
+    s.batch = batch;
+    s.seq_len = 512;
+    s.precision.weights = Format::kQ8_0;
+    s.precision.act = Format::kFp16;
+    s.precision.kv = Format::kFp16;
+    const Prediction p = predict(m, d, s, o);
+    for (int i = 0; i < p.graph.size; ++i) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+      if (op.kind == OpKind::kDownProj)
+        return p.timings[static_cast<std::size_t>(i)].memory_time_s / (op.count * op.bytes());
+    }
+    return 0.0;
+  };
+  constexpr double kRelative = 1e-9;
+  // A100 80GB: 108 SMs x 7.27 GB/s = 785 GB/s, below 2,039 GB/s x 0.834 = 1,700.
+  const Device& a100 = devices().get("a100-80gb");
+  EXPECT_NEAR(down_proj_seconds_per_byte(a100, 1), 1 / (108 * per_sm), kRelative / (108 * per_sm));
+  // At 16 rows MMQ or cuBLAS runs: the device's fraction again.
+  const double a100_bw = a100.memory_bandwidth_Bps.value * a100.bandwidth_fraction.value;
+  EXPECT_NEAR(down_proj_seconds_per_byte(a100, 16), 1 / a100_bw, kRelative / a100_bw);
+  // RTX 4090: 128 SMs x 7.27 = 931 GB/s, above its own 1,008 GB/s x fraction.
+  const Device& rtx = devices().get("rtx-4090");
+  const double rtx_bw = rtx.memory_bandwidth_Bps.value * rtx.bandwidth_fraction.value;
+  ASSERT_LT(rtx_bw, 128 * per_sm);
+  EXPECT_NEAR(down_proj_seconds_per_byte(rtx, 1), 1 / rtx_bw, kRelative / rtx_bw);
+}
+
+// llama.cpp's files keep parts of a Q4_K_M model in Q6_K, so a prediction
+// streams the file's bytes, and the memory estimate holds the same weights.
+TEST(EnginePrediction, FileMixesStreamTheEnginesFileBytes) {
+  // use_more_bits(i, 32): layers 0-3, 28-31 and 6, 9, ..., 27 (8): 16 of 32.
+  EXPECT_DOUBLE_EQ(FileMix::layer_share(FileMix::Layers::kUseMoreBits, 32), 0.5);
+  // n = 80: 10 + 10 + every third of the 60 between (20): 40 of 80.
+  EXPECT_DOUBLE_EQ(FileMix::layer_share(FileMix::Layers::kUseMoreBits, 80), 0.5);
+  EXPECT_DOUBLE_EQ(FileMix::layer_share(FileMix::Layers::kAll, 32), 1.0);
+
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("rtx-4090");
+  Scenario s;
+  s.seq_len = 512;
+  s.precision.weights = Format::kQ4_K_M;
+  ModelOptions o;
+  o.engine = &EngineRegistry::built_in().get("llama.cpp");
+  const Prediction file = predict(m, d, s, o);
+  const Prediction plain = predict(m, d, s);
+  // Q6_K is 210 B / 256 (6.5625 bits), Q4_K 144 B / 256 (4.5): 2.0625 bits more for
+  //   lm_head   128256 x 4096               = 525.3 M  x 1   -> 135.4 MB
+  //   down_proj 32 x 14336 x 4096           = 1879.0 M x 1/2 -> 242.2 MB
+  //   v_proj    32 x 1024 x 4096            = 134.2 M  x 1/2 ->  17.3 MB
+  constexpr double kExpectedExtraBytes =
+      (525.336576e6 + 0.5 * 1879.048192e6 + 0.5 * 134.217728e6) * 2.0625 / 8;  // 394.9 MB
+  constexpr double kByteTolerance = 1e-9;  // relative: exact arithmetic
+  EXPECT_NEAR(file.weight_bytes - plain.weight_bytes, kExpectedExtraBytes,
+              kByteTolerance * kExpectedExtraBytes);
+  EXPECT_NEAR(file.memory.weights_bytes - plain.memory.weights_bytes, kExpectedExtraBytes,
+              kByteTolerance * kExpectedExtraBytes);
+  // The real file: Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf is 4.92 GB (4.58 GiB,
+  // bartowski/Meta-Llama-3.1-8B-Instruct-GGUF); its token embeddings (Q4_K,
+  // 296 MB) are not streamed, the rest is: 4.62 GB. Within 2%.
+  constexpr double kFileStreamedBytes = 4.92e9 - 128256.0 * 4096 * 4.5 / 8;
+  constexpr double kFileTolerance = 0.02;
+  EXPECT_NEAR(file.weight_bytes, kFileStreamedBytes, kFileTolerance * kFileStreamedBytes);
+
+  // gpt-oss in llama.cpp: the non-expert weights are Q8_0 (MXFP4_MOE files).
+  const ModelSpec oss = load_model("gpt-oss-20b");
+  Scenario so;
+  const Prediction oss_file = predict(oss, devices().get("gb10"), so, o);
+  for (int i = 0; i < oss_file.graph.size; ++i) {
+    const Op& op = oss_file.graph.ops[static_cast<std::size_t>(i)];
+    if (op.cls != OpClass::kMatmul || op.kind == OpKind::kRouter) continue;
+    const bool expert =
+        op.moe_layer && (op.kind == OpKind::kGateProj || op.kind == OpKind::kUpProj ||
+                         op.kind == OpKind::kDownProj);
+    EXPECT_EQ(op.weights, expert ? Format::kMxfp4 : Format::kQ8_0) << op_name(op.kind);
+  }
+  // Engines without mixes (vLLM keeps gpt-oss's non-expert weights in BF16) change nothing.
+  ModelOptions v;
+  v.engine = &EngineRegistry::built_in().get("vllm");
+  EXPECT_DOUBLE_EQ(predict(oss, devices().get("gb10"), so, v).weight_bytes,
+                   predict(oss, devices().get("gb10"), so).weight_bytes);
+}
+
 }  // namespace
 }  // namespace roofline
 
@@ -257,6 +380,142 @@ TEST(CalibrationIsNotValidation, NoFigureCitesAValidationSource) {
           << what << " cites validation source '" << doc << "'";
     }
   }
+}
+
+}  // namespace
+}  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// Your own measurements become a table like the engines' (issue #11 item 4).
+TEST(KernelFile, MeasurementsMakeAGridOfCellMedians) {
+  // Cell (log2 m = 0, log2 nk = 20): 0.2, 0.4, 0.9 -> median 0.4; cell (2, 22): 0.6.
+  const std::vector<GemmMeasurement> rows = {
+      {"bf16", "k", 1, 1 << 20, 3e-6, 0.2}, {"bf16", "k", 1, 1 << 20, 2e-6, 0.4},
+      {"bf16", "k", 1, 1 << 20, 4e-6, 0.9}, {"bf16", "k", 4, 1 << 22, 5e-6, 0.6},
+      {"bf16", "k", 4, 1 << 22, 5e-6, 1.3},  // above the roofline: capped at 1
+      {"", "k", 1, 1, 1e-6, 0.5},            // no format: skipped
+  };
+  const GemmTable t = gemm_table_from_measurements(rows, "h200", "measured", "test");
+  EXPECT_EQ(t.log2_m0, 0);
+  EXPECT_EQ(t.m_points, 3);  // log2 m 0..2
+  EXPECT_EQ(t.log2_nk0, 20);
+  EXPECT_EQ(t.nk_points, 3);  // log2 nk 20..22
+  const GemmTable::Entry* e = t.find("bf16");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->rows, 5);
+  EXPECT_EQ(e->capped_rows, 1);
+  EXPECT_DOUBLE_EQ(e->floor_s, 2e-6);
+  constexpr double kFloat = 1e-6;  // cells are stored as float
+  EXPECT_NEAR(t.efficiency(*e, 1, 1 << 20), 0.4, kFloat);
+  EXPECT_NEAR(t.efficiency(*e, 4, 1 << 22), (0.6 + 1.0) / 2, kFloat);  // median of 0.6 and 1
+  // (0, 22) is empty: the nearest cell of its row, (0, 20).
+  EXPECT_NEAR(t.efficiency(*e, 1, 1 << 22), 0.4, kFloat);
+  // Round trip through the file format.
+  const GemmTable back = parse_gemm_table(to_json(t).dump(), "round trip");
+  EXPECT_EQ(back.m_points, t.m_points);
+  EXPECT_NEAR(back.efficiency(*back.find("bf16"), 4, 1 << 22), 0.8, kFloat);
+  EXPECT_THROW((void)gemm_table_from_measurements({}, "h200", "measured", "t"), Unsupported);
+}
+
+TEST(KernelFile, TheH200RunDrivesPredictions) {
+  const GemmTable t = measure::load_kernel_file(std::string(ROOFLINE_SOURCE_DATA_DIR) +
+                                                "/kernels/h200-cublaslt.json");
+  EXPECT_EQ(t.device, "h200");
+  ASSERT_NE(t.find("bf16"), nullptr);
+  ASSERT_NE(t.find("fp8"), nullptr);
+  const ModelSpec m = load_model("llama-3.1-8b");
+  Scenario s;
+  s.batch = 16;
+  s.seq_len = 1024;
+  ModelOptions o;
+  o.gemm_table = &t;
+  o.gemm_table_source = EfficiencySource::kMeasuredTable;
+  o.engine = &EngineRegistry::built_in().get("vllm");
+  const Prediction p = predict(m, devices().get("h200"), s, o);
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    if (op.kind != OpKind::kOProj) continue;
+    const OpTiming& timing = p.timings[static_cast<std::size_t>(i)];
+    EXPECT_EQ(timing.source, EfficiencySource::kMeasuredTable);
+    EXPECT_DOUBLE_EQ(timing.efficiency, t.efficiency(*t.find("bf16"), 16, 4096.0 * 4096));
+  }
+  // Neither format: an error naming the file.
+  EXPECT_THROW((void)measure::kernel_file_table("{\"schema\": 1}", "x"), ParseError);
+  EXPECT_THROW((void)measure::kernel_file_table("[]", "x"), ParseError);
+}
+
+}  // namespace
+}  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// Leave-one-out validation predicts a device without its own tables.
+TEST(GemmTables, HoldingOutADeviceBorrowsItsArchitecturesNearest) {
+  const EngineRegistry& all = EngineRegistry::built_in();
+  const EngineProfile& vllm = all.get("vllm");
+  const Device& h200 = devices().get("h200");
+  const ModelOptions own = with_engine({}, h200, &vllm, all);
+  ASSERT_NE(own.gemm_table, nullptr);
+  EXPECT_EQ(own.gemm_table->device, "h200");
+  EXPECT_EQ(own.gemm_table_source, EfficiencySource::kMeasuredTable);
+  const EngineRegistry held_out = all.without_tables_of("h200");
+  const ModelOptions borrowed = with_engine({}, h200, &vllm, held_out);
+  ASSERT_NE(borrowed.gemm_table, nullptr);
+  EXPECT_EQ(borrowed.gemm_table->device, "h100-sxm");  // Hopper, nearest in bandwidth
+  EXPECT_EQ(borrowed.gemm_table_source, EfficiencySource::kDerivedTable);
+  // No related table left: an empty one, so predict() falls back to the
+  // device's fractions instead of resolving the built-in table again.
+  EngineRegistry none = held_out.without_tables_of("h100-sxm");
+  const ModelOptions bare = with_engine({}, h200, &vllm, none);
+  ASSERT_NE(bare.gemm_table, nullptr);
+  EXPECT_TRUE(bare.gemm_table->formats.empty());
+  Scenario s;
+  const Prediction p = predict(load_model("llama-3.1-8b"), h200, s, bare);
+  for (int i = 0; i < p.graph.size; ++i) {
+    if (p.graph.ops[static_cast<std::size_t>(i)].cls == OpClass::kMatmul)
+      EXPECT_EQ(p.timings[static_cast<std::size_t>(i)].source, EfficiencySource::kDevice);
+  }
+  // The decode-step rows of a held-out device are all predicted again.
+  const auto groups = leave_one_device_out(built_in_serving_runs(), devices());
+  ASSERT_FALSE(groups.empty());
+  for (std::size_t i = 0; i + 1 < groups.size(); i += 2) {
+    EXPECT_EQ(groups[i].group.substr(0, 9), "with-own=");
+    EXPECT_EQ(groups[i + 1].group.substr(0, 9), "held-out=");
+    EXPECT_EQ(groups[i].rows, groups[i + 1].rows);
+  }
+}
+
+}  // namespace
+}  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// A measured table's fastest call is a floor on every call it prices.
+TEST(GemmTables, NoCallIsFasterThanTheMeasuredFloor) {
+  constexpr double kFloor = 1e-3;  // far above any decode GEMM of this model
+  const GemmTable t = gemm_table_from_measurements(
+      {{"bf16", "k", 1, 1 << 20, kFloor, 0.5}, {"bf16", "k", 4096, 1 << 26, 2e-3, 0.8}}, "h200",
+      "measured", "test");
+  ModelOptions o;
+  o.gemm_table = &t;
+  o.gemm_table_source = EfficiencySource::kMeasuredTable;
+  o.engine = &EngineRegistry::built_in().get("vllm");
+  Scenario s;
+  const Prediction p = predict(load_model("llama-3.1-8b"), devices().get("h200"), s, o);
+  int priced = 0;
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    const OpTiming& timing = p.timings[static_cast<std::size_t>(i)];
+    if (timing.source != EfficiencySource::kMeasuredTable) continue;
+    ++priced;
+    EXPECT_DOUBLE_EQ(std::max(timing.memory_time_s, timing.compute_time_s), op.count * kFloor)
+        << op_name(op.kind);
+  }
+  EXPECT_GT(priced, 0);
 }
 
 }  // namespace

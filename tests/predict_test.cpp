@@ -71,6 +71,38 @@ TEST(Ops, Llama31_8bDecodeByHand) {
   EXPECT_EQ(g.size, 20);
 }
 
+// A decode step that carries prompt tokens (continuous batching):
+// Llama-3.1-8B, batch 4 over 512 cached tokens, plus P = 1024 prompt tokens
+// of 2048-token prompts (half a prompt's causal attention).
+//   weight matmuls: (4 + 1024) x 436,207,616 x 32 = 14,349,485,735,936
+//   lm_head: 4 decode rows + 1024 / 2048 = 0.5 finishing prompts:
+//     4.5 x 1,050,673,152 = 4,728,029,184
+//   decode attention: 4 x 8,404,992 x 32 = 1,075,838,976
+//   prompt attention: 0.5 x 2048 x 2049 / 2 = 1,049,088 pairs;
+//     per layer 2 x (2 x 32 x 1,049,088 x 128) = 17,188,257,792; x 32 = 550,024,249,344
+TEST(Ops, DecodeStepCarryingPromptTokensByHand) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  Scenario s = decode(4, 512);
+  s.prefill_tokens = 1024;
+  s.prefill_prompt = 2048;
+  const OpGraph g = build_ops(m, registry().get("h100"), s, ideal());
+  const Sums sum = sums(g);
+  EXPECT_DOUBLE_EQ(sum.matmul_flops, 14'349'485'735'936.0 + 4'728'029'184.0);
+  EXPECT_DOUBLE_EQ(sum.attention_flops, 1'075'838'976.0 + 550'024'249'344.0);
+  EXPECT_DOUBLE_EQ(g.tokens, 1028);
+  // The step is no longer plain: prompts make it slower than the decode alone.
+  const Prediction with = predict(m, registry().get("h100"), s);
+  const Prediction plain = predict(m, registry().get("h100"), decode(4, 512));
+  EXPECT_GT(with.time_s, plain.time_s);
+  // Prompt tokens ride along with decode steps only, and need their prompt length.
+  Scenario bad = s;
+  bad.phase = Phase::kPrefill;
+  EXPECT_THROW((void)build_ops(m, registry().get("h100"), bad, ideal()), InvalidArgument);
+  bad = s;
+  bad.prefill_prompt = 0;
+  EXPECT_THROW((void)build_ops(m, registry().get("h100"), bad, ideal()), InvalidArgument);
+}
+
 // Llama-3.1-8B prefill, batch 1, 2048 tokens:
 //   weight matmuls 2048 x 436,207,616 x 32 = 28,587,302,322,176
 //   lm_head for the last token only: 1,050,673,152

@@ -5,6 +5,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "roofline/error.h"
@@ -173,6 +174,186 @@ TEST(Sweep, SizeIsCapped) {
   EXPECT_THROW((void)sweep_rows(s), InvalidArgument);
   s.batches.clear();
   EXPECT_THROW((void)sweep_rows(s), InvalidArgument);
+}
+
+// ---------------------------------------------------------------- GEMM sweeps
+
+GemmSweepSpec gemm_spec() {
+  GemmSweepSpec s;
+  s.devices = {&registry().get("h100"), &registry().get("a100")};
+  s.ms = {1, 16, 4096};
+  s.ns = {4096};
+  s.ks = {4096, 14336};
+  s.weights = {Format::kBf16, Format::kFp8};
+  s.acts = {Format::kBf16, Format::kFp8};
+  return s;
+}
+
+std::string run(const GemmSweepSpec& s, SweepFormat f, unsigned threads) {
+  std::string out;
+  run_sweep(
+      s, f, [&](std::string_view chunk) { out.append(chunk); }, {}, threads);
+  return out;
+}
+
+// Splits one CSV line without quoted fields.
+std::vector<std::string> fields(const std::string& line) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream in(line);
+  while (std::getline(in, item, ',')) out.push_back(item);
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+TEST(GemmSweep, GoldenRowsFromTheirDerivation) {
+  GemmSweepSpec s;
+  s.devices = {&registry().get("h100"), &registry().get("gb10")};
+  s.ms = {1, 4096};
+  s.ns = {4096};
+  s.ks = {4096};
+  s.weights = {Format::kBf16};
+  s.acts = {Format::kBf16};
+  s.options.mode = Mode::kIdeal;
+  ASSERT_EQ(sweep_rows(s), 4u);
+  const auto j = nlohmann::json::parse(run(s, SweepFormat::kJson, 2));
+  ASSERT_EQ(j.size(), 4u);
+  // Row order: devices, then m (the last list varies fastest).
+  EXPECT_EQ(j[0]["hardware"], "h100-sxm");
+  EXPECT_EQ(j[0]["m"], 1);
+  EXPECT_EQ(j[1]["m"], 4096);
+  EXPECT_EQ(j[2]["hardware"], "gb10");
+  // GEMM 4096^3 bf16 on H100 SXM, ideal (data/hardware/h100-sxm.json: bf16 dense
+  // 989.4 TFLOP/s, 3.35 TB/s):
+  //   flops = 2 m n k = 2 * 4096^3                  = 137,438,953,472
+  //   bytes = A m k 2 + B k n 2 + C m n 2 = 3 * 4096^2 * 2 = 100,663,296 (67,108,864 read)
+  //   ai    = flops / bytes = 4096 / 3              = 1,365.33 FLOP/B
+  //   ridge = 989.4e12 / 3.35e12                    = 295.343 FLOP/B < ai: compute bound
+  //   time  = flops / 989.4e12                      = 138.911 us (memory: 30.0487 us)
+  const auto& big = j[1];
+  EXPECT_EQ(big["mode"], "ideal");
+  EXPECT_EQ(big["compute_format"], "bf16");
+  EXPECT_EQ(big["bound"], "compute");
+  EXPECT_NEAR(big["flops"].get<double>(), 137'438'953'472.0, 137'438'953'472.0 * 5e-6);
+  EXPECT_NEAR(big["bytes"].get<double>(), 100'663'296.0, 100'663'296.0 * 5e-6);
+  EXPECT_NEAR(big["bytes_read"].get<double>(), 67'108'864.0, 67'108'864.0 * 5e-6);
+  EXPECT_NEAR(big["ai"].get<double>(), 1'365.33, 0.01);
+  EXPECT_NEAR(big["ridge_ai"].get<double>(), 295.343, 0.001);
+  EXPECT_NEAR(big["time_s"].get<double>(), 138.911e-6, 0.001e-6);
+  EXPECT_NEAR(big["compute_time_s"].get<double>(), 138.911e-6, 0.001e-6);
+  EXPECT_NEAR(big["memory_time_s"].get<double>(), 30.0487e-6, 0.0001e-6);
+  EXPECT_NEAR(big["attained_flops_per_s"].get<double>(), 989.4e12, 0.001e12);
+  EXPECT_EQ(big["weight_only"], false);
+  // GEMV 1x4096x4096 bf16 on GB10, ideal (273 GB/s): memory bound,
+  //   bytes = W 4096*4096*2 + x 4096*2 + y 4096*2 = 33,570,816; time = bytes / 273e9 = 122.97 us.
+  const auto& gemv = j[2];
+  EXPECT_EQ(gemv["bound"], "memory");
+  EXPECT_NEAR(gemv["bytes"].get<double>(), 33'570'816.0, 33'570'816.0 * 5e-6);
+  EXPECT_NEAR(gemv["time_s"].get<double>(), 122.97e-6, 0.01e-6);
+  EXPECT_NEAR(gemv["ai"].get<double>(), 33'554'432.0 / 33'570'816.0, 1e-5);
+}
+
+TEST(GemmSweep, OneRowPerCombinationInOrderWithErrorRows) {
+  const GemmSweepSpec s = gemm_spec();
+  EXPECT_EQ(sweep_rows(s), 2u * 3 * 1 * 2 * 2 * 2);
+  const std::string csv = run(s, SweepFormat::kCsv, 2);
+  std::istringstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  const auto header = fields(line);
+  ASSERT_EQ(header.size(), 23u) << line;
+  EXPECT_EQ(line.rfind("hardware,mode,m,n,k,weights,act,compute_format,time_s,", 0), 0u);
+  int rows = 0, errors = 0;
+  std::vector<std::string> first;
+  while (std::getline(in, line)) {
+    ++rows;
+    if (rows == 1) first = fields(line);
+    // fp8 activations on the A100 (no fp8 tensor cores) are error rows, not failures.
+    if (line.rfind("a100-80gb,", 0) == 0 && line.find(",fp8,") != std::string::npos &&
+        fields(line)[6] == "fp8") {
+      EXPECT_NE(line.find("cannot compute in fp8"), std::string::npos) << line;
+      ++errors;
+    } else {
+      EXPECT_EQ(fields(line).size(), 23u) << line;
+      EXPECT_EQ(fields(line).back(), "") << line;
+    }
+  }
+  EXPECT_EQ(rows, 48);
+  EXPECT_EQ(errors, 12);  // A100 x 3 m x 2 k x 2 weights with fp8 activations
+  EXPECT_EQ((std::vector<std::string>(first.begin(), first.begin() + 8)),
+            (std::vector<std::string>{"h100-sxm", "realistic", "1", "4096", "4096", "bf16", "bf16",
+                                      "bf16"}));
+  // fp8 weights with bf16 activations run weight-only on the A100 (dequantized to bf16).
+  const auto j = nlohmann::json::parse(run(s, SweepFormat::kJson, 1));
+  bool found = false;
+  for (const auto& row : j) {
+    if (row["hardware"] == "a100-80gb" && row["weights"] == "fp8" && row["act"] == "bf16") {
+      EXPECT_EQ(row["weight_only"], true);
+      EXPECT_EQ(row["compute_format"], "bf16");
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(GemmSweep, RowsMatchSingleGemms) {
+  const GemmSweepSpec s = gemm_spec();
+  const auto j = nlohmann::json::parse(run(s, SweepFormat::kJson, 3));
+  ASSERT_EQ(j.size(), 48u);
+  for (const auto& row : j) {
+    if (row.contains("error")) continue;
+    GemmProblem p;
+    p.m = row["m"].get<std::int64_t>();
+    p.n = row["n"].get<std::int64_t>();
+    p.k = row["k"].get<std::int64_t>();
+    p.weights = parse_format(row["weights"].get<std::string>());
+    p.act = parse_format(row["act"].get<std::string>());
+    const RooflineResult r = predict_gemm(registry().get(row["hardware"].get<std::string>()), p);
+    EXPECT_NEAR(row["time_s"].get<double>(), r.time_s, r.time_s * 5e-6) << row.dump();
+    EXPECT_NEAR(row["flops"].get<double>(), r.flops, r.flops * 5e-6);
+    EXPECT_NEAR(row["bytes"].get<double>(), r.bytes, r.bytes * 5e-6);
+    EXPECT_EQ(row["bound"], std::string(bound_name(r.bound)));
+  }
+}
+
+TEST(GemmSweep, ThreadCountDoesNotChangeTheOutput) {
+  const GemmSweepSpec s = gemm_spec();
+  EXPECT_EQ(run(s, SweepFormat::kCsv, 1), run(s, SweepFormat::kCsv, 4));
+  EXPECT_EQ(run(s, SweepFormat::kJsonLines, 1), run(s, SweepFormat::kJsonLines, 2));
+}
+
+TEST(GemmSweep, BadInputIsRefusedBeforeAnyRow) {
+  auto refused = [](const GemmSweepSpec& s) {
+    std::string out;
+    EXPECT_THROW(run_sweep(s, SweepFormat::kCsv, [&](std::string_view c) { out.append(c); }),
+                 InvalidArgument);
+    EXPECT_TRUE(out.empty()) << out.substr(0, 200);
+  };
+  GemmSweepSpec s = gemm_spec();
+  s.ms = {16, 0};
+  refused(s);
+  s.ms = {-4096};
+  refused(s);
+  s = gemm_spec();
+  s.ks = {kMaxGemmDimension + 1};
+  refused(s);
+  s = gemm_spec();
+  s.acts = {Format::kQ4_0};  // storage-only: no device computes in it
+  refused(s);
+  s = gemm_spec();
+  s.weights.clear();
+  refused(s);
+  s = gemm_spec();
+  s.ms.assign(10'000, 1);
+  s.ns.assign(10'000, 1);  // 10^8 x 8 rows, past kMaxSweepRows
+  refused(s);
+  EXPECT_EQ(sweep_rows(gemm_spec(), 48), 48u);
+  EXPECT_THROW((void)sweep_rows(gemm_spec(), 47), InvalidArgument);
+  std::string out;
+  EXPECT_THROW(run_sweep(
+                   gemm_spec(), SweepFormat::kCsv, [&](std::string_view c) { out.append(c); }, {},
+                   kMaxSweepThreads + 1),
+               InvalidArgument);
 }
 
 }  // namespace

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "roofline/engine.h"
 #include "roofline/error.h"
 
 namespace roofline {
@@ -77,6 +79,141 @@ TEST(Validate, UnknownDevicesBecomeRowErrors) {
   const ValidationReport r = validate_cases(parse_validation(doc.dump(), "v.json"), reg);
   EXPECT_EQ(r.evaluated, 0);
   EXPECT_NE(r.rows[0].error.find("h9000"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace roofline
+
+namespace roofline {
+namespace {
+
+const char* const kServingHeader =
+    "id,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
+    "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,"
+    "prefill_batch_size,prefill_num_workers,prefill_tp_size,prefill_pp_size,"
+    "prefill_attention_dp_size,prefill_moe_tp_size,prefill_moe_ep_size,decode_batch_size,"
+    "decode_num_workers,decode_tp_size,decode_pp_size,decode_attention_dp_size,"
+    "decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+
+// One aggregated Llama-3.1-70B fp8 run on an H200 at TP 2, concurrency 16.
+std::string serving_row(const std::string& model, const std::string& tpot = "20.5",
+                        const std::string& tp = "2") {
+  return "r1,vllm,0.12.0," + model + ",h200_sxm,fp8,agg,1024,256,fp8,fp8,16," + tp +
+         ",1,1,,,,,,,,,,,,,,,,," + "150.0," + tpot + "\n";
+}
+
+TEST(ServingRuns, BuiltInDevelopmentSetLoadsWholly) {
+  const std::vector<ServingRun> runs = built_in_serving_runs();
+  // reference/serving-measurements/README.md: 2,101 runs (1,502 agg, 599 disagg).
+  ASSERT_EQ(runs.size(), 2101u);
+  EXPECT_EQ(
+      std::count_if(runs.begin(), runs.end(), [](const ServingRun& r) { return r.mode == "agg"; }),
+      1502);
+}
+
+TEST(ServingRuns, ParsingIsStrict) {
+  const std::string good = std::string(kServingHeader) + serving_row("meta-llama/Llama-3.1-70B");
+  const auto runs = parse_serving_runs(good, "t.csv");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].concurrency, 16);
+  EXPECT_EQ(runs[0].tp, 2);
+  EXPECT_EQ(runs[0].attention_dp, 1);  // empty: not used
+  EXPECT_DOUBLE_EQ(runs[0].tpot_ms, 20.5);
+  auto fails_with = [](const std::string& text, const std::string& what) {
+    try {
+      (void)parse_serving_runs(text, "t.csv");
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const ParseError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  fails_with(std::string("id,extra\n"), "extra: unknown column");
+  fails_with(std::string(kServingHeader).replace(0, 3, ""), "missing column");
+  fails_with(std::string(kServingHeader) + serving_row("m", "nan"), "silicon_tpot_ms");
+  fails_with(std::string(kServingHeader) + serving_row("m", "-1"), "silicon_tpot_ms");
+  fails_with(std::string(kServingHeader) + serving_row("m", "1", "99999999"), "tp_size");
+  fails_with(std::string(kServingHeader) + "r1,vllm\n", "2 fields, the header has 33");
+  fails_with(std::string(kServingHeader) + "\"quoted\"\n", "quoted fields");
+  fails_with("", "no header line");
+}
+
+TEST(ServingRuns, DecodeStepsArePredictedOrRefusedWithAReason) {
+  const Registry registry = Registry::built_in();
+  const std::string text = std::string(kServingHeader) + serving_row("meta-llama/Llama-3.1-70B") +
+                           serving_row("Qwen/Qwen3-235B-A22B-FP8");
+  const DecodeStepReport r =
+      validate_decode_steps(parse_serving_runs(text, "t.csv"), registry, {}, "case");
+  ASSERT_EQ(r.rows.size(), 2u);
+  EXPECT_EQ(r.predicted, 1);
+  EXPECT_EQ(r.refused, 1);
+  EXPECT_NE(r.rows[1].refused.find("no preset"), std::string::npos);
+  // The predicted row is the plain decode step: batch 16 over 1024 + 256/2
+  // cached tokens at TP 2, W8A8 fp8, with vLLM's profile.
+  const DecodeStepRow& row = r.rows[0];
+  EXPECT_EQ(row.model, "llama-3.1-70b");
+  EXPECT_EQ(row.device, "h200");
+  EXPECT_EQ(row.engine, "vllm");
+  Scenario s;
+  s.batch = 16;
+  s.seq_len = 1024 + 128;
+  s.tp = 2;
+  s.precision.weights = Format::kFp8;
+  s.precision.act = Format::kFp8;
+  ModelOptions o;
+  o.engine = &EngineRegistry::built_in().get("vllm");
+  const double expected_ms =
+      predict(load_model("llama-3.1-70b"), registry.get("h200"), s, o).time_s * 1e3;
+  EXPECT_DOUBLE_EQ(row.predicted_ms, expected_ms);
+  EXPECT_DOUBLE_EQ(row.error_pct, (expected_ms - 20.5) / 20.5 * 100);
+  ASSERT_FALSE(r.groups.empty());
+  EXPECT_EQ(r.groups[0].group, "all");
+  EXPECT_EQ(r.groups[0].rows, 1);
+}
+
+// With the prompts' share, a step is the plain step plus batch / osl of what
+// one whole prompt adds to a step (the run: isl 1024, osl 256, concurrency 16).
+TEST(ServingRuns, PromptShareAddsBatchOverOslOfOnePrompt) {
+  const Registry registry = Registry::built_in();
+  const std::string text = std::string(kServingHeader) + serving_row("meta-llama/Llama-3.1-70B");
+  const DecodeStepReport r =
+      validate_decode_steps(parse_serving_runs(text, "t.csv"), registry, {}, "case", nullptr, true);
+  ASSERT_EQ(r.predicted, 1);
+  Scenario s;
+  s.batch = 16;  // 16 requests of 1,280 tokens fit in two H200s beside 70B fp8 weights
+  s.seq_len = 1024 + 128;
+  s.tp = 2;
+  s.precision.weights = Format::kFp8;
+  s.precision.act = Format::kFp8;
+  ModelOptions o;
+  o.engine = &EngineRegistry::built_in().get("vllm");
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const double plain = predict(m, registry.get("h200"), s, o).time_s;
+  s.prefill_tokens = 1024;
+  s.prefill_prompt = 1024;
+  const double with_prompt = predict(m, registry.get("h200"), s, o).time_s;
+  EXPECT_NEAR(r.rows[0].predicted_ms, (plain + 16.0 / 256 * (with_prompt - plain)) * 1e3, 1e-9);
+}
+
+TEST(ServingRuns, EveryAggregatedRowOfTheDevelopmentSetIsCounted) {
+  const DecodeStepReport r =
+      validate_decode_steps(built_in_serving_runs(), Registry::built_in(), {}, "case");
+  EXPECT_EQ(r.predicted + r.refused, 1502);
+  EXPECT_EQ(r.skipped_disaggregated, 599);
+  int refusals = 0;
+  for (const auto& [reason, n] : r.refusals) refusals += n;
+  EXPECT_EQ(refusals, r.refused);
+}
+
+TEST(ErrorStatistics, PercentilesInterpolateAndStatsUseAbsoluteErrors) {
+  // Sorted 1, 2, 3, 4, 5: the median is 3; p90 sits at index 3.6: 4 + 0.6 x 1.
+  EXPECT_DOUBLE_EQ(percentile({5, 1, 4, 2, 3}, 0.5), 3);
+  EXPECT_DOUBLE_EQ(percentile({5, 1, 4, 2, 3}, 0.9), 4.6);
+  EXPECT_DOUBLE_EQ(percentile({}, 0.5), 0);
+  const ErrorStats s = error_stats("g", {-10, 20, -30});
+  EXPECT_EQ(s.rows, 3);
+  EXPECT_DOUBLE_EQ(s.median_abs_pct, 20);
+  EXPECT_DOUBLE_EQ(s.max_abs_pct, 30);
+  EXPECT_DOUBLE_EQ(s.median_signed_pct, -10);
 }
 
 }  // namespace

@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <memory>
 #include <set>
 
+#include "commands.h"
 #include "roofline/engine.h"
+#include "roofline/error.h"
 #include "roofline/report.h"
 
 namespace roofline::cli {
@@ -92,6 +95,23 @@ void engines_command(const std::string& id, bool json) {
             << "\n'device': the device file's figure; `roofline engines show ID` gives every "
                "figure with its "
                "source; --engine ID on predict, generate, recommend, sweep and attention.\n";
+}
+
+void register_engines(CLI::App& app, Common& common) {
+  auto* engines_cmd = app.add_subcommand(
+      "engines", "Serving engines: list, or show ID with every figure and source");
+  auto what = std::make_shared<std::string>();
+  auto id = std::make_shared<std::string>();
+  engines_cmd->add_option("what", *what, "show")->type_name("show");
+  engines_cmd->add_option("id", *id, "Engine id")->type_name("ID");
+  add_common(engines_cmd, &common, false);
+  engines_cmd->callback([&common, what, id] {
+    if (!what->empty() && *what != "show")
+      throw InvalidArgument("engines: 'show ID' or nothing (the list), not '" +
+                            clip_utf8(*what, 20) + "'");
+    if (*what == "show" && id->empty()) throw InvalidArgument("engines show: give an engine id");
+    engines_command(*id, common.output() == Output::kJson);
+  });
 }
 
 }  // namespace roofline::cli

@@ -212,6 +212,21 @@ json request_schemas() {
                 {"strategies", list({{"type", "string"}})},
                 {"ideal", scenario["ideal"]},
                 {"engine", scenario["engine"]}};
+  // A list with its default and what its items are.
+  auto listed = [&](json item, const char* what, json fallback) {
+    json j = list(std::move(item));
+    j["description"] = what;
+    j["default"] = std::move(fallback);
+    return j;
+  };
+  const json dimension = {{"type", "integer"}, {"minimum", 1}, {"maximum", kMaxGemmDimension}};
+  json sweep_gemm = {{"hardware", listed({{"type", "string"}}, "device ids or aliases", {"gb10"})},
+                     {"m", listed(dimension, "rows of A and C (tokens)", {1})},
+                     {"n", listed(dimension, "columns of B and C (output features)", {4096})},
+                     {"k", listed(dimension, "reduction dimensions (input features)", {4096})},
+                     {"weights", listed({{"type", "string"}}, "weight (B) formats", {"fp16"})},
+                     {"acts", listed({{"type", "string"}}, "activation (A, C) formats", {"fp16"})},
+                     {"ideal", scenario["ideal"]}};
   auto object = [](json properties, json example, bool model_required) {
     json j = {{"type", "object"},
               {"additionalProperties", false},
@@ -241,7 +256,15 @@ json request_schemas() {
                         {"hardware", {"h100", "gb10"}},
                         {"batches", {1, 8, 64}},
                         {"seq_lens", {1024, 8192}}},
-                       false)}};
+                       false)},
+      {"sweep_gemm", object(sweep_gemm,
+                            {{"hardware", {"h100", "gb10"}},
+                             {"m", {1, 16, 256}},
+                             {"n", {4096}},
+                             {"k", {4096, 14336}},
+                             {"weights", {"bf16", "fp8"}},
+                             {"acts", {"bf16"}}},
+                            false)}};
 }
 
 // The OpenAPI 3 document of the endpoints below.
@@ -283,9 +306,12 @@ json openapi(bool public_only) {
       {"/api/recommend", post("ranked precision strategies with a rationale", "recommend")},
       {"/api/analyze",
        post("one GEMM: theory (and measurement where a GPU backend is present)", "analyze")},
-      {"/api/sweep", post("every combination of lists, up to the row cap", "sweep")}};
+      {"/api/sweep", post("every combination of lists, up to the row cap", "sweep")},
+      {"/api/sweep/gemm", post("every combination of GEMM shapes (m, n, k), formats and devices, "
+                               "one GEMM roofline each, up to the row cap",
+                               "sweep_gemm")}};
   for (const char* p : {"/api/public/predict", "/api/public/generate", "/api/public/recommend",
-                        "/api/public/analyze", "/api/public/sweep"}) {
+                        "/api/public/analyze", "/api/public/sweep", "/api/public/sweep/gemm"}) {
     paths[p] = paths[std::string(p).replace(0, 11, "/api")];
   }
   for (const char* p : {"/api/public/hardware", "/api/public/models", "/api/public/strategies",
@@ -896,6 +922,8 @@ struct Server::Impl {
       });
       post_text(prefix + "/sweep",
                 [this](const json& b) { return service::sweep_text(b, registry, limits); });
+      post_text(prefix + "/sweep/gemm",
+                [this](const json& b) { return service::sweep_gemm_text(b, registry, limits); });
     }
     get("/api/openapi.json", [this](const httplib::Request&, httplib::Response& res) {
       send_json(res, openapi(options.public_only));

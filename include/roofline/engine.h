@@ -24,6 +24,7 @@
 #include "roofline/formats.h"
 #include "roofline/hardware.h"
 #include "roofline/roofline.h"
+#include "roofline/workload.h"
 
 namespace roofline {
 
@@ -33,6 +34,7 @@ struct GemmTable {
     std::string kernel;  // the kernel the engine ran ("torch.nn.functional.linear", ...)
     double floor_s = 0;  // the fastest call measured: a latency floor
     std::int64_t rows = 0;
+    std::int64_t capped_rows = 0;   // measured above the roofline (operands in L2), capped at 1
     std::vector<float> efficiency;  // row-major [log2 m][log2 nk]
   };
   std::string id;  // "<device>-<engine>"
@@ -50,12 +52,53 @@ struct GemmTable {
 // outside (0, 1] are errors naming `origin` and the key.
 [[nodiscard]] GemmTable parse_gemm_table(std::string_view json_text, const std::string& origin);
 
+// One measured GEMM: its table key ("bf16", "fp8", ...), shape, time and
+// efficiency against the device's datasheet roofline.
+struct GemmMeasurement {
+  std::string format_key, kernel;
+  double m = 0, nk = 0, time_s = 0, efficiency = 0;
+};
+// Measurements as a table in the format of data/kernels/gemm/ (the way
+// scripts/distill-kernel-tables makes them): per format the median efficiency
+// of each cell of round(log2 m) x round(log2 n k), capped at 1; empty cells
+// take the nearest measured cell of their row, then of their column; the
+// fastest call is the latency floor. Throws Unsupported when nothing usable is given.
+[[nodiscard]] GemmTable gemm_table_from_measurements(const std::vector<GemmMeasurement>& rows,
+                                                     const std::string& device,
+                                                     const std::string& engine,
+                                                     const std::string& citation);
+// A table as the JSON parse_gemm_table reads.
+[[nodiscard]] nlohmann::json to_json(const GemmTable& table);
+
 // A sourced figure of an engine (value NaN when the profile leaves it to the device).
 struct EngineFigure {
   double value = std::nan("");
   Confidence confidence = Confidence::kUnknown;
   std::string source, note;
   [[nodiscard]] bool known() const noexcept { return !std::isnan(value); }
+};
+
+// How the engine's own files store a format a request names. llama.cpp's
+// Q4_K_M keeps the LM head, and the V and down projections of half the
+// layers, in Q6_K; its MXFP4 MoE files keep every weight but the experts in
+// Q8_0. Predictions stream these bytes unless a checkpoint file gives exact ones.
+struct FileMix {
+  enum class Layers : std::uint8_t { kAll, kUseMoreBits };
+  struct Role {
+    std::vector<OpKind> ops;  // empty with non_expert: every linear but the routed experts
+    bool non_expert = false;
+    Format format = Format::kQ8_0;
+    Layers layers = Layers::kAll;
+  };
+  Format format = Format::kQ4_K_M;  // the format requested
+  bool experts = false;             // names the routed experts' format (MoE files)
+  std::vector<Role> roles;
+  std::string source, note;
+
+  // The share of `layers` layers a role covers: 1 for kAll; for
+  // kUseMoreBits llama-quant.cpp's use_more_bits(i, n): i < n/8, i >= 7n/8
+  // or (i - n/8) % 3 == 2 (16 of 32 layers).
+  [[nodiscard]] static double layer_share(Layers rule, std::int64_t layers) noexcept;
 };
 
 struct EngineProfile {
@@ -73,14 +116,23 @@ struct EngineProfile {
   // that runs other kernels than the measured one (1 when it is the measured one).
   std::string gemm_tables;
   EngineFigure gemm_table_scale;
+  // The engine's own matrix-vector kernels (GEMMs of at most gemv_max_m rows
+  // without a measured table) keep a bounded number of bytes in flight per
+  // SM, so they stream at most this many bytes/s per SM: on HBM parts, with
+  // 2-3x the bandwidth per SM of GDDR ones, below the device's fraction.
+  EngineFigure gemv_bandwidth_per_sm_Bps;
+  EngineFigure gemv_max_m;
   std::map<std::string, std::string> gemm_kernels;  // format -> kernel family (documentation)
   std::string attention_kernels;
   std::vector<std::string> fusions;
   std::vector<Format> unsupported;  // formats the engine cannot load
+  std::vector<FileMix> file_mixes;
   std::string notes;
   std::string origin;
 
   [[nodiscard]] bool runs(Format f) const noexcept;
+  // The mix of the engine's files for a graph of these formats, or nullptr.
+  [[nodiscard]] const FileMix* file_mix(Format weights, Format experts, bool moe) const noexcept;
   [[nodiscard]] std::string citation(const std::string& source_key) const;
 };
 
@@ -105,6 +157,9 @@ class EngineRegistry {
 
   // Adds a table; replaces one of the same id.
   void add_table(GemmTable table);
+  // A copy without the tables measured on `device` (leave-one-out validation:
+  // the device then borrows its architecture's nearest other table).
+  [[nodiscard]] EngineRegistry without_tables_of(std::string_view device) const;
 
  private:
   std::vector<EngineProfile> engines_;
@@ -120,6 +175,10 @@ class EngineRegistry {
 // `engine` is set; it also throws Unsupported for formats the engine cannot run.
 [[nodiscard]] ModelOptions with_engine(ModelOptions options, const Device& device,
                                        const EngineProfile* engine);
+// The same with the tables of `tables` (where no table applies, an empty one,
+// so that predict() does not resolve a built-in table).
+[[nodiscard]] ModelOptions with_engine(ModelOptions options, const Device& device,
+                                       const EngineProfile* engine, const EngineRegistry& tables);
 
 // The GEMM table key of a matmul's formats ("bf16", "fp8", "int4", ...), or
 // empty where no table measures such kernels.

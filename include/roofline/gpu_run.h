@@ -18,6 +18,7 @@
 #include <string_view>
 #include <vector>
 
+#include "roofline/engine.h"
 #include "roofline/hardware.h"
 
 namespace roofline::measure {
@@ -128,5 +129,12 @@ struct KernelTable {
 // Strict: unknown or missing keys, non-finite or non-positive figures are
 // errors. Throws ParseError naming the origin and the key.
 [[nodiscard]] KernelTable parse_kernel_table(std::string_view text, const std::string& origin);
+
+// A kernel file for --kernel-file: a GEMM efficiency table (the format of
+// data/kernels/gemm/, with "schema") or a kernel table of `calibrate --gpu`,
+// made into one (bf16 and fp16 kernels under "bf16", fp8 under "fp8"; engine
+// "measured"). At most 8 MB. Throws ParseError naming the file and key.
+[[nodiscard]] GemmTable load_kernel_file(const std::string& path);
+[[nodiscard]] GemmTable kernel_file_table(std::string_view text, const std::string& origin);
 
 }  // namespace roofline::measure

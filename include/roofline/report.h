@@ -108,7 +108,10 @@ namespace roofline {
 [[nodiscard]] nlohmann::json recommend_document(const ModelSpec& model, const Device& device,
                                                 const RecommendOptions& options,
                                                 const Recommendation& r, const Registry& registry);
-// `validate`: {"mode", "cases", "evaluated", "*_error_pct"} + stamp.
+// Error statistics of one group of validation rows: {"group", "rows",
+// "median_abs_error_pct", "p90_abs_error_pct", "max_abs_error_pct", "median_signed_error_pct"}.
+[[nodiscard]] nlohmann::json to_json(const ErrorStats& s);
+// `validate`: {"mode", "cases", "evaluated", "*_error_pct", "groups"} + stamp.
 [[nodiscard]] nlohmann::json validation_document(const ValidationReport& r, Mode mode,
                                                  const Registry& registry);
 // One tensor of `quantize`: statistics, error per format, the plan.

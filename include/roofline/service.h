@@ -49,6 +49,17 @@ struct Limits {
 [[nodiscard]] std::string sweep_text(const nlohmann::json& request, const Registry& registry,
                                      const Limits& limits);
 
+// GEMM-shape sweeps (roofline/sweep.h's GemmSweepSpec): lists {"hardware"?,
+// "m"?, "n"?, "k"?, "weights"?, "acts"?} and "ideal"?; defaults gb10, m 1, n and
+// k 4096, fp16 weights and activations. Returns {"count", "rows": [...], stamp}
+// with the row fields of `roofline sweep gemm --format json`; the row cap is
+// max_sweep_rows, checked before any row is computed.
+[[nodiscard]] nlohmann::json sweep_gemm(const nlohmann::json& request, const Registry& registry,
+                                        const Limits& limits);
+// The same document as JSON text, written row by row (what the server sends).
+[[nodiscard]] std::string sweep_gemm_text(const nlohmann::json& request, const Registry& registry,
+                                          const Limits& limits);
+
 // Parses a request body. Throws InvalidArgument when it is not JSON or nests
 // deeper than 64 levels (checked on the text, before any value is built).
 [[nodiscard]] nlohmann::json parse_request(std::string_view body);

@@ -1,5 +1,7 @@
 // Sweeps: every combination of models, devices, phases, batches, lengths and
-// formats, one prediction per row, computed on all cores and streamed in order.
+// formats, one prediction per row, computed on all cores and streamed in order;
+// and GEMM-shape sweeps: every combination of devices, m, n, k and formats, one
+// GEMM roofline (predict_gemm) per row.
 #pragma once
 
 #include <cstdint>
@@ -11,6 +13,7 @@
 
 #include "roofline/hardware.h"
 #include "roofline/predict.h"
+#include "roofline/roofline.h"
 #include "roofline/strategy.h"
 
 namespace roofline {
@@ -76,5 +79,45 @@ using SweepVisitor = std::function<void(std::uint64_t row, const SweepPoint& poi
 // an exception `visit` throws is rethrown once every thread has stopped.
 void visit_sweep(const SweepSpec& spec, const SweepVisitor& visit, unsigned threads = 0,
                  std::uint64_t max_rows = kMaxSweepRows);
+
+// ---------------------------------------------------------------- GEMM sweeps
+
+// One GEMM C[m x n] = A[m x k] B[k x n] per combination of the lists, with the
+// figures `roofline gemm` gives for one (predict_gemm). Rows run through the
+// lists in this order, the last varying fastest: devices, ms, ns, ks, weights,
+// acts. Defaults are those of POST /api/analyze.
+struct GemmSweepSpec {
+  std::vector<const Device*> devices;  // owned by the registry
+  std::vector<std::int64_t> ms = {1};  // each in [1, kMaxGemmDimension]
+  std::vector<std::int64_t> ns = {4096};
+  std::vector<std::int64_t> ks = {4096};
+  std::vector<Format> weights = {Format::kFp16};  // B's storage format
+  std::vector<Format> acts = {Format::kFp16};     // compute formats only
+  // The mode and realistic-mode constants; no engine (one GEMM on the device's
+  // roofline, as `roofline gemm`).
+  ModelOptions options;
+};
+
+// Number of rows (the product of the list sizes). Throws InvalidArgument,
+// before any work, when a list is empty, the product exceeds `max_rows`, a
+// dimension is outside [1, kMaxGemmDimension] or an activation format is
+// storage-only (bad on every device).
+[[nodiscard]] std::uint64_t sweep_rows(const GemmSweepSpec& spec,
+                                       std::uint64_t max_rows = kMaxSweepRows);
+
+// Runs the GEMM sweep as run_sweep above runs a model sweep (threads, sink,
+// progress, the three formats). CSV columns, and JSON keys in the same order:
+//   hardware, mode, m, n, k, weights, act, compute_format, time_s,
+//   memory_time_s, compute_time_s, overhead_s, flops, bytes, ai, ridge_ai,
+//   bound, attained_flops_per_s, attained_bandwidth_Bps, bytes_read,
+//   bytes_written, weight_only, error
+// (the first seventeen are `roofline gemm --csv`'s, device named hardware).
+// Numbers have 6 significant digits. A combination the device cannot compute
+// (fp8 activations on an A100, an unpublished peak) is a row whose `error`
+// says why; JSON rows then carry only the inputs and `error`.
+void run_sweep(const GemmSweepSpec& spec, SweepFormat format,
+               const std::function<void(std::string_view)>& sink,
+               const std::function<void(std::uint64_t, std::uint64_t)>& progress = {},
+               unsigned threads = 0);
 
 }  // namespace roofline

@@ -28,6 +28,18 @@ struct ValidationCase {
   std::string note;
 };
 
+// |error| statistics of one group of rows.
+struct ErrorStats {
+  std::string group;  // "all", "engine=vllm", "device=h200", "model=llama-3.1-70b"
+  int rows = 0;
+  double median_abs_pct = 0, p90_abs_pct = 0, max_abs_pct = 0, median_signed_pct = 0;
+};
+
+// Percentile q in [0, 1] of `values` with linear interpolation (0 when empty).
+[[nodiscard]] double percentile(std::vector<double> values, double q);
+// Statistics of (signed) errors in percent.
+[[nodiscard]] ErrorStats error_stats(std::string group, const std::vector<double>& errors);
+
 struct ValidationRow {
   ValidationCase c;
   std::string engine;  // the engine it was predicted with ("roofline": the reference)
@@ -43,6 +55,7 @@ struct ValidationReport {
   double max_abs_error_pct = 0;
   double median_signed_error_pct = 0;
   int evaluated = 0;
+  std::vector<ErrorStats> groups;  // "all", then per engine and per metric
 };
 
 // Loads and validates a measurement file (schema in data/validation/published.json).
@@ -67,5 +80,72 @@ struct ValidationReport {
                                               const Registry& registry,
                                               const ModelOptions& options = {},
                                               const std::string& engine = "");
+
+}  // namespace roofline
+
+namespace roofline {
+
+class EngineRegistry;
+
+// One measured serving run: a row of a CSV in the format of
+// data/validation/serving-dev.csv (NVIDIA AIConfigurator's silicon samples;
+// its columns are described in docs/VALIDATION.md).
+struct ServingRun {
+  std::string id, backend, backend_version, model_path, system, precision, mode;
+  std::string gemm_quant, moe_quant;
+  std::int64_t isl = 0, osl = 0;
+  std::int64_t concurrency = 0;  // batch_size: requests in flight (0 in disaggregated rows)
+  std::int64_t tp = 1, pp = 1, attention_dp = 1, moe_tp = 1, moe_ep = 1;
+  double ttft_ms = 0, tpot_ms = 0;
+};
+
+// Strict: the header must hold exactly the known columns; numbers are checked
+// (sizes 1 to 2^20, times positive and finite). At most 100,000 rows. Throws
+// ParseError "<origin>: line N: column: message".
+[[nodiscard]] std::vector<ServingRun> parse_serving_runs(std::string_view csv_text,
+                                                         const std::string& origin);
+// The embedded development set (data/validation/serving-dev.csv).
+[[nodiscard]] std::vector<ServingRun> built_in_serving_runs();
+// A file of at most 16 MB (checked before reading), then parse_serving_runs.
+[[nodiscard]] std::vector<ServingRun> load_serving_runs(const std::string& path);
+
+// A decode step at batch = concurrency over isl + osl / 2 cached tokens,
+// against the run's measured TPOT (aggregated rows only).
+struct DecodeStepRow {
+  ServingRun run;
+  std::string model, device, engine;  // the preset, device and engine ids used
+  std::string formats;                // "fp8", "nvfp4", ... as predicted
+  double predicted_ms = 0;
+  double error_pct = 0;  // (predicted - measured) / measured x 100
+  std::string refused;   // non-empty: why the row was not predicted
+};
+
+struct DecodeStepReport {
+  std::vector<DecodeStepRow> rows;  // aggregated rows, predicted or refused
+  int predicted = 0, refused = 0, skipped_disaggregated = 0;
+  std::vector<ErrorStats> groups;  // "all" first, then per engine, device and model
+  std::vector<std::pair<std::string, int>> refusals;  // reason -> rows
+};
+
+// `engine`: "case" (each run's own backend; the default), an engine id for
+// every row, or "roofline" for the reference.
+// `tables`: the GEMM tables to use (nullptr: the built-in ones).
+// `prefill_share`: each step also carries its share of the prompts of the
+// requests that replace finished ones (steady-state continuous batching: per
+// step, concurrency x isl / osl prompt tokens; Scenario::prefill_tokens).
+[[nodiscard]] DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
+                                                     const Registry& registry,
+                                                     const ModelOptions& options = {},
+                                                     const std::string& engine = "case",
+                                                     const EngineRegistry* tables = nullptr,
+                                                     bool prefill_share = false);
+
+// Leave one device out: for each device whose rows have measured GEMM tables,
+// its rows predicted without that device's tables (borrowing its architecture's
+// nearest other device's, or the device's fractions), beside the same rows
+// with them. Groups "held-out=<device>" and "with-own=<device>".
+[[nodiscard]] std::vector<ErrorStats> leave_one_device_out(const std::vector<ServingRun>& runs,
+                                                           const Registry& registry,
+                                                           bool prefill_share = false);
 
 }  // namespace roofline

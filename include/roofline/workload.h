@@ -91,6 +91,12 @@ struct Scenario {
   double block_sparsity = 1.0;  // fraction of attention blocks computed (FA Proposition 4)
   std::int64_t tp = 1;          // tensor parallel ranks (heads, intermediate, vocab split)
   std::int64_t pp = 1;          // pipeline stages (layers split)
+  // Decode only: prompt tokens of other requests in the same step (continuous
+  // batching: chunked prefill or in-flight batching), from prompts of
+  // prefill_prompt tokens. They go through every linear layer with the decode
+  // tokens, and attend causally like prefill_tokens / prefill_prompt prompts.
+  std::int64_t prefill_tokens = 0;
+  std::int64_t prefill_prompt = 0;
 };
 
 // Limits that keep every product finite and every sweep bounded.

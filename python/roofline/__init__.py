@@ -91,7 +91,7 @@ _Mapping.register(Generation)
 __all__ = [
     # the commands: predict and generate return result objects, the others dicts
     "predict", "generate", "gemm", "kv", "attention", "capacity", "recommend", "sweep",
-    "validate", "quantize", "quantize_array", "analyze_array",
+    "sweep_gemm", "validate", "quantize", "quantize_array", "analyze_array",
     # the registries
     "hardware", "hardware_ids", "hardware_list", "formats", "canonical_format", "models", "model",
     "strategies", "engines", "engine",
@@ -174,3 +174,16 @@ def sweep(models, hardware, *, phases=None, batches=None, seq_lens=None, weights
             col = table[col]
         out[name] = col
     return out
+
+
+def sweep_gemm(m, n, k, weights=("fp16",), acts=("fp16",), hardware=("gb10",), ideal=False):
+    """Every combination of GEMM shapes, formats and devices, one dict per row (the rows of
+    ``roofline sweep gemm --format json``): ``time_s``, ``flops``, ``bytes``, ``ai``, ``bound``,
+    ``attained_flops_per_s``, ... or ``error`` where the device cannot compute the formats.
+    Each of m, n, k, weights, acts and hardware is a value or a list of them.
+
+        >>> rows = sweep_gemm(m=[1, 16, 256], n=4096, k=[4096, 14336], weights=["bf16", "fp8"],
+        ...                   acts="bf16", hardware=["h100", "gb10"])
+    """
+    return _core.sweep_gemm(_listed(m), _listed(n), _listed(k), _listed(weights), _listed(acts),
+                            _listed(hardware), ideal)

@@ -51,7 +51,86 @@ EngineFigure figure(StrictObject& parent, std::string_view key, double lo, doubl
   return f;
 }
 
+Format format_key(StrictObject& o, std::string_view key) {
+  const std::string name = o.string(key);
+  Format f{};
+  if (!try_parse_format(name, &f)) o.fail(key, "'" + clip_utf8(name, 20) + "' is not a format id");
+  return f;
+}
+
+// "file_mixes": [{"format": "q4_k_m", "experts": false, "source": key,
+//   "roles": [{"ops": ["v_proj", "down_proj"], "format": "q6_k", "layers": "use_more_bits"}]}]
+std::vector<FileMix> parse_file_mixes(StrictObject& o,
+                                      const std::map<std::string, std::string>& sources) {
+  std::vector<FileMix> mixes;
+  const json& list = o.required("file_mixes");
+  if (!list.is_array() || list.size() > 16) o.fail("file_mixes", "expected a list of at most 16");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    StrictObject m(list[i], o.origin(), o.path_of("file_mixes") + "[" + std::to_string(i) + "]");
+    FileMix mix;
+    mix.format = format_key(m, "format");
+    const json& experts = m.required("experts");
+    if (!experts.is_boolean()) m.fail("experts", "expected true or false");
+    mix.experts = experts.get<bool>();
+    mix.source = m.string("source");
+    if (!sources.count(mix.source)) m.fail("source", "names no entry of \"sources\"");
+    mix.note = m.optional_string("note", "");
+    const json& roles = m.required("roles");
+    if (!roles.is_array() || roles.empty() || roles.size() > 8)
+      m.fail("roles", "expected a list of 1 to 8 roles");
+    for (std::size_t r = 0; r < roles.size(); ++r) {
+      StrictObject ro(roles[r], o.origin(), m.path_of("roles") + "[" + std::to_string(r) + "]");
+      FileMix::Role role;
+      for (const std::string& name : strings(ro, "ops")) {
+        if (name == "non_expert") {
+          role.non_expert = true;
+          continue;
+        }
+        bool found = false;
+        for (int k = 0; k < kOpKindCount && !found; ++k) {
+          if (op_name(static_cast<OpKind>(k)) == name) {
+            role.ops.push_back(static_cast<OpKind>(k));
+            found = true;
+          }
+        }
+        if (!found) ro.fail("ops", "'" + clip_utf8(name, 24) + "' is not an operator name");
+      }
+      role.format = format_key(ro, "format");
+      const std::string layers = ro.string("layers");
+      if (layers == "all") {
+        role.layers = FileMix::Layers::kAll;
+      } else if (layers == "use_more_bits") {
+        role.layers = FileMix::Layers::kUseMoreBits;
+      } else {
+        ro.fail("layers", "must be all or use_more_bits");
+      }
+      ro.finish();
+      mix.roles.push_back(std::move(role));
+    }
+    m.finish();
+    mixes.push_back(std::move(mix));
+  }
+  return mixes;
+}
+
 }  // namespace
+
+double FileMix::layer_share(Layers rule, std::int64_t layers) noexcept {
+  if (rule == Layers::kAll || layers <= 0) return 1;
+  std::int64_t more = 0;
+  for (std::int64_t i = 0; i < layers; ++i) {
+    const std::int64_t n8 = layers / 8;
+    if (i < n8 || i >= 7 * layers / 8 || (i - n8) % 3 == 2) ++more;
+  }
+  return static_cast<double>(more) / static_cast<double>(layers);
+}
+
+const FileMix* EngineProfile::file_mix(Format weights, Format experts, bool moe) const noexcept {
+  for (const FileMix& m : file_mixes) {
+    if (m.experts ? (moe && experts == m.format) : weights == m.format) return &m;
+  }
+  return nullptr;
+}
 
 std::string_view efficiency_source_name(EfficiencySource s) noexcept {
   switch (s) {
@@ -132,7 +211,7 @@ GemmTable parse_gemm_table(std::string_view text, const std::string& origin) {
     for (const char* key : {"rows", "capped_rows"}) {
       const double v = f.non_negative(key);
       if (v != std::floor(v) || v > 1e9) f.fail(key, "must be a whole number of at most 1e9");
-      if (std::string_view(key) == "rows") e.rows = static_cast<std::int64_t>(v);
+      (std::string_view(key) == "rows" ? e.rows : e.capped_rows) = static_cast<std::int64_t>(v);
     }
     e.floor_s = f.non_negative("floor_s");
     const json& grid = f.required("efficiency");
@@ -157,6 +236,123 @@ GemmTable parse_gemm_table(std::string_view text, const std::string& origin) {
   o.finish();
   if (t.formats.empty()) throw ParseError(origin + ": formats: no format measured");
   return t;
+}
+
+GemmTable gemm_table_from_measurements(const std::vector<GemmMeasurement>& rows,
+                                       const std::string& device, const std::string& engine,
+                                       const std::string& citation) {
+  GemmTable t;
+  t.device = device;
+  t.engine = engine;
+  t.id = device + "-" + engine;
+  t.engine_version = "measured";
+  t.confidence = "measured";
+  t.citation = citation;
+  auto cell = [](double v) { return static_cast<int>(std::lround(std::log2(std::max(v, 1.0)))); };
+  int m_lo = 40, m_hi = 0, nk_lo = 40, nk_hi = 0;
+  std::vector<const GemmMeasurement*> usable;
+  for (const GemmMeasurement& r : rows) {
+    if (!(r.efficiency > 0) || !std::isfinite(r.efficiency) || !(r.m >= 1) || !(r.nk >= 1) ||
+        r.format_key.empty() || cell(r.m) > 40 || cell(r.nk) > 40)
+      continue;
+    usable.push_back(&r);
+    m_lo = std::min(m_lo, cell(r.m));
+    m_hi = std::max(m_hi, cell(r.m));
+    nk_lo = std::min(nk_lo, cell(r.nk));
+    nk_hi = std::max(nk_hi, cell(r.nk));
+  }
+  if (usable.empty()) throw Unsupported(t.id + ": no measured GEMM to make a table of");
+  // At least two points per axis (the interpolation needs a cell to either side).
+  if (m_hi == m_lo) m_hi = m_lo + 1;
+  if (nk_hi == nk_lo) nk_hi = nk_lo + 1;
+  t.log2_m0 = m_lo;
+  t.log2_nk0 = nk_lo;
+  t.m_points = m_hi - m_lo + 1;
+  t.nk_points = nk_hi - nk_lo + 1;
+  std::map<std::string, std::vector<std::vector<double>>> cells;  // key -> cell -> values
+  for (const GemmMeasurement* r : usable) {
+    auto& grid = cells[r->format_key];
+    grid.resize(static_cast<std::size_t>(t.m_points * t.nk_points));
+    grid[static_cast<std::size_t>((cell(r->m) - m_lo) * t.nk_points + cell(r->nk) - nk_lo)]
+        .push_back(std::min(r->efficiency, 1.0));
+    GemmTable::Entry& e = t.formats[r->format_key];
+    if (e.kernel.empty()) e.kernel = r->kernel;
+    e.floor_s = e.rows == 0 ? r->time_s : std::min(e.floor_s, r->time_s);
+    ++e.rows;
+    e.capped_rows += r->efficiency > 1 ? 1 : 0;
+  }
+  for (auto& [key, grid] : cells) {
+    GemmTable::Entry& e = t.formats[key];
+    std::vector<double> value(grid.size(), 0);
+    for (std::size_t i = 0; i < grid.size(); ++i) {
+      auto& v = grid[i];
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      value[i] = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    }
+    const int M = t.m_points, NK = t.nk_points;
+    auto at = [&](int i, int j) -> double& { return value[static_cast<std::size_t>(i * NK + j)]; };
+    std::vector<double> filled = value;
+    for (int i = 0; i < M; ++i) {
+      for (int j = 0; j < NK; ++j) {
+        if (at(i, j) > 0) continue;
+        double best = 0;
+        for (int d = 1; d < NK && best == 0; ++d) {  // nearest in the row
+          if (j - d >= 0 && at(i, j - d) > 0) best = at(i, j - d);
+          if (best == 0 && j + d < NK && at(i, j + d) > 0) best = at(i, j + d);
+        }
+        for (int d = 1; d < M && best == 0; ++d) {  // then in the column
+          if (i - d >= 0 && at(i - d, j) > 0) best = at(i - d, j);
+          if (best == 0 && i + d < M && at(i + d, j) > 0) best = at(i + d, j);
+        }
+        filled[static_cast<std::size_t>(i * NK + j)] = best;
+      }
+    }
+    // A cell with neither a measured row nor column: the format's median.
+    std::vector<double> measured;
+    for (double v : value) {
+      if (v > 0) measured.push_back(v);
+    }
+    std::sort(measured.begin(), measured.end());
+    const double fallback = measured[measured.size() / 2];
+    e.efficiency.clear();
+    for (double v : filled) e.efficiency.push_back(static_cast<float>(v > 0 ? v : fallback));
+  }
+  return t;
+}
+
+nlohmann::json to_json(const GemmTable& t) {
+  json axis_m = json::array(), axis_nk = json::array();
+  for (int i = 0; i < t.m_points; ++i) axis_m.push_back(t.log2_m0 + i);
+  for (int j = 0; j < t.nk_points; ++j) axis_nk.push_back(t.log2_nk0 + j);
+  json formats = json::object();
+  for (const auto& [key, e] : t.formats) {
+    json grid = json::array();
+    for (int i = 0; i < t.m_points; ++i) {
+      json row = json::array();
+      for (int j = 0; j < t.nk_points; ++j)
+        row.push_back(e.efficiency[static_cast<std::size_t>(i * t.nk_points + j)]);
+      grid.push_back(std::move(row));
+    }
+    formats[key] = {{"kernel", e.kernel},
+                    {"rows", e.rows},
+                    {"capped_rows", e.capped_rows},
+                    {"floor_s", e.floor_s},
+                    {"efficiency", std::move(grid)}};
+  }
+  return {{"schema", kGemmTableSchema},
+          {"device", t.device},
+          {"engine", t.engine},
+          {"engine_version", t.engine_version},
+          {"sources", {{"measurement", t.citation}}},
+          {"confidence", t.confidence},
+          {"source", "measurement"},
+          {"method",
+           "median of ideal/latency per cell of log2(m) x log2(n*k), capped at 1; empty cells "
+           "from the nearest measured cell"},
+          {"log2_m", axis_m},
+          {"log2_nk", axis_nk},
+          {"formats", formats}};
 }
 
 bool EngineProfile::runs(Format f) const noexcept {
@@ -210,6 +406,10 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
       g.fail("tables", "must be \"\", vllm, sglang or trtllm (the engines measured)");
     }
     if (g.has("table_scale")) e.gemm_table_scale = figure(g, "table_scale", 0.05, 2.0, e.sources);
+    if (g.has("gemv_bandwidth_per_sm_Bps") || g.has("gemv_max_m")) {
+      e.gemv_bandwidth_per_sm_Bps = figure(g, "gemv_bandwidth_per_sm_Bps", 1e8, 1e12, e.sources);
+      e.gemv_max_m = figure(g, "gemv_max_m", 1, 64, e.sources);
+    }
     StrictObject k = g.object("kernels");
     for (auto it = k.json().begin(); it != k.json().end(); ++it)
       e.gemm_kernels[it.key()] = k.string(it.key());
@@ -224,6 +424,7 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
       o.fail("unsupported_formats", "'" + f.substr(0, 20) + "' is not a format id");
     e.unsupported.push_back(fmt);
   }
+  if (o.has("file_mixes")) e.file_mixes = parse_file_mixes(o, e.sources);
   e.notes = o.optional_string("notes", "");
   o.finish();
   return e;
@@ -264,6 +465,14 @@ const EngineProfile& EngineRegistry::get(std::string_view id) const {
   std::string ids;
   for (const auto& e : engines_) ids += (ids.empty() ? "" : ", ") + e.id;
   throw NotFound("unknown engine '" + clip_utf8(id, 40) + "' (known: " + ids + ")");
+}
+
+EngineRegistry EngineRegistry::without_tables_of(std::string_view device) const {
+  EngineRegistry r = *this;
+  r.tables_.erase(std::remove_if(r.tables_.begin(), r.tables_.end(),
+                                 [&](const GemmTable& t) { return t.device == device; }),
+                  r.tables_.end());
+  return r;
 }
 
 void EngineRegistry::add_table(GemmTable table) {
@@ -329,6 +538,17 @@ std::string_view gemm_table_key(Format weights, Format act, bool weight_only) no
   }
 }
 
+ModelOptions with_engine(ModelOptions options, const Device& device, const EngineProfile* engine,
+                         const EngineRegistry& tables) {
+  static const GemmTable kNoTable{};
+  options = with_engine(std::move(options), device, engine);
+  if (options.engine == nullptr) return options;
+  options.gemm_table_source = EfficiencySource::kDevice;
+  options.gemm_table = tables.gemm_table(device, *engine, &options.gemm_table_source);
+  if (options.gemm_table == nullptr) options.gemm_table = &kNoTable;
+  return options;
+}
+
 ModelOptions with_engine(ModelOptions options, const Device& device, const EngineProfile* engine) {
   if (engine == nullptr || engine->kind == "reference") {
     options.engine = nullptr;
@@ -370,6 +590,24 @@ nlohmann::json to_json(const EngineProfile& e) {
   }
   nlohmann::json unsupported = nlohmann::json::array();
   for (Format f : e.unsupported) unsupported.push_back(format_id(f));
+  nlohmann::json mixes = nlohmann::json::array();
+  for (const FileMix& m : e.file_mixes) {
+    nlohmann::json roles = nlohmann::json::array();
+    for (const FileMix::Role& r : m.roles) {
+      nlohmann::json ops = nlohmann::json::array();
+      if (r.non_expert) ops.push_back("non_expert");
+      for (OpKind k : r.ops) ops.push_back(op_name(k));
+      roles.push_back({{"ops", ops},
+                       {"format", format_id(r.format)},
+                       {"layers", r.layers == FileMix::Layers::kAll ? "all" : "use_more_bits"}});
+    }
+    nlohmann::json j = {{"format", format_id(m.format)},
+                        {"experts", m.experts},
+                        {"roles", roles},
+                        {"source", e.citation(m.source)}};
+    if (!m.note.empty()) j["note"] = m.note;
+    mixes.push_back(std::move(j));
+  }
   return {{"id", e.id},
           {"name", e.name},
           {"kind", e.kind},
@@ -381,10 +619,13 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"step_overhead_s", figure_json(e, e.step_overhead_s)},
           {"gemm_tables", tables},
           {"gemm_table_scale", figure_json(e, e.gemm_table_scale)},
+          {"gemv_bandwidth_per_sm_Bps", figure_json(e, e.gemv_bandwidth_per_sm_Bps)},
+          {"gemv_max_m", figure_json(e, e.gemv_max_m)},
           {"gemm_kernels", e.gemm_kernels},
           {"attention_kernels", e.attention_kernels},
           {"fusions", e.fusions},
           {"unsupported_formats", unsupported},
+          {"file_mixes", mixes},
           {"notes", e.notes},
           {"sources", e.sources}};
 }

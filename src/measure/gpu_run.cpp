@@ -358,3 +358,31 @@ KernelTable parse_kernel_table(std::string_view text, const std::string& origin)
 }
 
 }  // namespace roofline::measure
+
+namespace roofline::measure {
+
+GemmTable kernel_file_table(std::string_view text, const std::string& origin) {
+  constexpr std::size_t kMaxKernelFileBytes = std::size_t{8} << 20;
+  const json doc = detail::parse_json_text(text, origin, kMaxKernelFileBytes);
+  if (doc.is_object() && doc.contains("schema") && doc["schema"] == "roofline-gemm-efficiency-1")
+    return parse_gemm_table(text, origin);
+  const KernelTable k = parse_kernel_table(text, origin);
+  std::vector<GemmMeasurement> rows;
+  for (const KernelTableEntry& e : k.entries) {
+    std::string key;
+    if (e.precision == "bf16" || e.precision == "fp16") key = "bf16";
+    if (e.precision == "fp8") key = "fp8";
+    if (key.empty()) continue;
+    rows.push_back({key, e.op + " " + e.kernel, static_cast<double>(e.m),
+                    static_cast<double>(e.n) * static_cast<double>(e.k), e.time_s, e.efficiency});
+  }
+  return gemm_table_from_measurements(
+      rows, k.device, "measured",
+      origin + ": " + k.gpu + ", " + k.library + ", " + k.date + " (roofline calibrate --gpu)");
+}
+
+GemmTable load_kernel_file(const std::string& path) {
+  return kernel_file_table(detail::read_text_file(path, std::size_t{8} << 20), path);
+}
+
+}  // namespace roofline::measure

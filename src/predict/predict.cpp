@@ -45,6 +45,12 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
           eff = std::clamp(eff, 1e-4, 1.0);
           t.memory_time_s = op.count * op.bytes() / d.memory_bandwidth_Bps.value / eff;
           t.compute_time_s = op.count * op.flops / rate / eff;
+          // No call is faster than the fastest the engine was measured at (a
+          // shape below the grid would otherwise shrink with its bytes).
+          const double floor = op.count * e->floor_s;
+          if (std::max(t.memory_time_s, t.compute_time_s) < floor) {
+            (t.memory_time_s >= t.compute_time_s ? t.memory_time_s : t.compute_time_s) = floor;
+          }
           t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
           t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
           t.source = opt.gemm_table_source;
@@ -54,6 +60,12 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
       }
       if (realistic) {
         rate *= d.matmul_fraction_for(op.compute).value * op.wave_efficiency;
+        // The engine's own matrix-vector kernel: bytes in flight per SM bound it.
+        if (opt.engine && opt.engine->gemv_bandwidth_per_sm_Bps.known() &&
+            op.gemm_m <= opt.engine->gemv_max_m.value && d.sm_count.known() &&
+            d.sm_count.value > 0) {
+          bw = std::min(bw, d.sm_count.value * opt.engine->gemv_bandwidth_per_sm_Bps.value);
+        }
       }
       compute = op.flops / rate + op.vector_ops / d.peak(Format::kFp32);
       break;
@@ -226,6 +238,38 @@ void apply_engine_fusions(const EngineProfile& e, OpGraph* g) {
   }
 }
 
+// The engine's files keep some tensors of a requested format in another one
+// (llama.cpp Q4_K_M: Q6_K LM head and, in half the layers, V and down
+// projections): their streamed bytes follow the file. Returns the change in
+// weight bytes on this rank, for the memory estimate.
+double apply_engine_file_mix(const EngineProfile& e, const ModelSpec& m, OpGraph* g) {
+  const FileMix* mix = e.file_mix(g->weights, g->experts, m.moe.has_value());
+  if (mix == nullptr) return 0;
+  double delta = 0;
+  for (int i = 0; i < g->size; ++i) {
+    Op& op = g->ops[static_cast<std::size_t>(i)];
+    if (op.cls != OpClass::kMatmul || op.kind == OpKind::kRouter) continue;
+    const bool expert =
+        op.moe_layer && (op.kind == OpKind::kGateProj || op.kind == OpKind::kUpProj ||
+                         op.kind == OpKind::kDownProj);
+    // Only tensors stored in the format the mix describes.
+    if (op.weights != (mix->experts && expert ? g->experts : g->weights)) continue;
+    for (const FileMix::Role& r : mix->roles) {
+      const bool named = std::find(r.ops.begin(), r.ops.end(), op.kind) != r.ops.end();
+      if (!named && !(r.non_expert && !expert)) continue;
+      const double share = FileMix::layer_share(r.layers, m.layers);
+      const double elements = op.gemm_n * op.gemm_k * op.gemm_groups;
+      const double change =
+          share * (bytes_for(r.format, elements) - bytes_for(op.weights, elements));
+      op.weight_bytes += change;
+      delta += op.count * change;
+      if (share >= 0.5) op.weights = r.format;
+      break;
+    }
+  }
+  return delta;
+}
+
 // Throws Unsupported when the engine cannot load one of the formats.
 void check_engine_formats(const EngineProfile& e, const OpGraph& g, const Scenario& s) {
   for (const Format f : {g.weights, g.experts, s.precision.act, s.precision.kv}) {
@@ -249,9 +293,11 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   const bool realistic = opt.mode == Mode::kRealistic;
   const bool decode = s.phase == Phase::kDecode;
   const EngineProfile* engine = realistic ? opt.engine : nullptr;  // null for the reference
+  double file_mix_bytes = 0;
   if (engine) {
     check_engine_formats(*engine, p.graph, s);
     apply_engine_fusions(*engine, &p.graph);
+    if (!m.checkpoint) file_mix_bytes = apply_engine_file_mix(*engine, m, &p.graph);
   }
   double launch = realistic ? d.launch_overhead_s.value : 0;
   if (engine) {
@@ -325,6 +371,11 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   const double tokens = s.phase == Phase::kDecode ? static_cast<double>(s.batch) : p.graph.tokens;
   p.tokens_per_s = tokens / p.time_s;
   p.memory = estimate_memory(m, d, s);
+  if (file_mix_bytes != 0) {
+    p.memory.weights_bytes += file_mix_bytes;
+    p.memory.total_bytes += file_mix_bytes;
+    p.memory.fits = p.memory.total_bytes <= p.memory.capacity_bytes;
+  }
   return p;
 }
 

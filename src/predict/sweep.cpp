@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "roofline/error.h"
+#include "roofline/formats.h"
 
 namespace roofline {
 namespace {
@@ -219,6 +220,155 @@ void format_row(const SweepSpec& s, const Plans& plans, std::uint64_t i, SweepFo
   }
 }
 
+// ---------------------------------------------------------------- GEMM sweeps
+
+struct GemmIndex {
+  std::size_t device, m, n, k, weights, act;
+};
+
+GemmIndex decode_gemm_index(const GemmSweepSpec& s, std::uint64_t i) {
+  GemmIndex x{};
+  auto take = [&i](std::size_t n) {
+    const std::size_t r = static_cast<std::size_t>(i % n);
+    i /= n;
+    return r;
+  };
+  // The last list varies fastest, in the order of the columns.
+  x.act = take(s.acts.size());
+  x.weights = take(s.weights.size());
+  x.k = take(s.ks.size());
+  x.n = take(s.ns.size());
+  x.m = take(s.ms.size());
+  x.device = take(s.devices.size());
+  return x;
+}
+
+// The columns of `roofline gemm --csv` (device named hardware, as in every
+// sweep), then the attained rates, the bytes' split and whether the weights
+// are dequantized.
+constexpr const char* kGemmCsvHeader =
+    "hardware,mode,m,n,k,weights,act,compute_format,time_s,memory_time_s,compute_time_s,"
+    "overhead_s,flops,bytes,ai,ridge_ai,bound,attained_flops_per_s,attained_bandwidth_Bps,"
+    "bytes_read,bytes_written,weight_only,error\n";
+
+void format_gemm_row(const GemmSweepSpec& s, std::uint64_t i, SweepFormat f,
+                     fmt::memory_buffer& out) {
+  const GemmIndex x = decode_gemm_index(s, i);
+  const Device& d = *s.devices[x.device];
+  GemmProblem p;
+  p.m = s.ms[x.m];
+  p.n = s.ns[x.n];
+  p.k = s.ks[x.k];
+  p.weights = s.weights[x.weights];
+  p.act = s.acts[x.act];
+  const std::string_view mode = mode_name(s.options.mode);
+  auto out_it = fmt::appender(out);
+  const bool csv = f == SweepFormat::kCsv;
+  if (csv) {
+    fmt::format_to(out_it, FMT_COMPILE("{},{},{},{},{},{},{},"), d.id, mode, p.m, p.n, p.k,
+                   format_id(p.weights), format_id(p.act));
+  } else {
+    append(out, "{\"hardware\":");
+    append_json_string(out, d.id);
+    fmt::format_to(out_it,
+                   FMT_COMPILE(",\"mode\":\"{}\",\"m\":{},\"n\":{},\"k\":{},\"weights\":\"{}\","
+                               "\"act\":\"{}\""),
+                   mode, p.m, p.n, p.k, format_id(p.weights), format_id(p.act));
+  }
+  try {
+    const RooflineResult r = predict_gemm(d, p, s.options);
+    if (csv) {
+      append(out, format_id(r.compute_format));
+      for (double v : {r.time_s, r.memory_time_s, r.compute_time_s, r.overhead_s, r.flops, r.bytes,
+                       r.ai, r.ridge_ai}) {
+        out.push_back(',');
+        append_g6(out, v);
+      }
+      out.push_back(',');
+      append(out, bound_name(r.bound));
+      for (double v :
+           {r.attained_flops_per_s, r.attained_bandwidth_Bps, r.bytes_read, r.bytes_written}) {
+        out.push_back(',');
+        append_g6(out, v);
+      }
+      append(out, r.weight_only ? ",true,\n" : ",false,\n");
+    } else {
+      fmt::format_to(
+          out_it,
+          ",\"compute_format\":\"{}\",\"time_s\":{:.6g},\"memory_time_s\":{:.6g},"
+          "\"compute_time_s\":{:.6g},\"overhead_s\":{:.6g},\"flops\":{:.6g},\"bytes\":{:.6g},"
+          "\"ai\":{:.6g},\"ridge_ai\":{:.6g},\"bound\":\"{}\",\"attained_flops_per_s\":{:.6g},"
+          "\"attained_bandwidth_Bps\":{:.6g},\"bytes_read\":{:.6g},\"bytes_written\":{:.6g},"
+          "\"weight_only\":{}}}",
+          format_id(r.compute_format), r.time_s, r.memory_time_s, r.compute_time_s, r.overhead_s,
+          r.flops, r.bytes, r.ai, r.ridge_ai, bound_name(r.bound), r.attained_flops_per_s,
+          r.attained_bandwidth_Bps, r.bytes_read, r.bytes_written,
+          r.weight_only ? "true" : "false");
+    }
+  } catch (const Error& e) {
+    if (csv) {
+      append(out, ",,,,,,,,,,,,,,,");
+      append_quoted(out, e.what());
+      out.push_back('\n');
+    } else {
+      append(out, ",\"error\":");
+      append_json_string(out, e.what());
+      out.push_back('}');
+    }
+  }
+}
+
+// ---------------------------------------------------------------- the row loop
+
+void check_threads(unsigned threads) {
+  if (threads > kMaxSweepThreads) {
+    throw InvalidArgument("a sweep runs on 1 to " + std::to_string(kMaxSweepThreads) +
+                          " threads (0: all cores), not " + std::to_string(threads));
+  }
+}
+
+// Writes rows [0, total) through `row(i, buffer)` on `threads` threads (0: all
+// cores), in order, in chunks, framed as `f` asks.
+template <typename RowFn>
+void run_rows(std::uint64_t total, SweepFormat f, const char* csv_header, const RowFn& row,
+              const std::function<void(std::string_view)>& sink,
+              const std::function<void(std::uint64_t, std::uint64_t)>& progress, unsigned threads) {
+  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxSweepThreads);
+  if (f == SweepFormat::kCsv) sink(csv_header);
+  if (f == SweepFormat::kJson) sink("[\n");
+  std::vector<fmt::memory_buffer> buffers(threads);
+  std::uint64_t done = 0;
+  while (done < total) {
+    const std::uint64_t batch_rows = std::min<std::uint64_t>(total - done, kRowsPerChunk * threads);
+    const std::uint64_t per_thread = (batch_rows + threads - 1) / threads;
+    std::vector<std::thread> pool;
+    for (unsigned t = 0; t < threads; ++t) {
+      const std::uint64_t begin = done + t * per_thread;
+      const std::uint64_t end = std::min(done + batch_rows, begin + per_thread);
+      buffers[t].clear();
+      if (begin >= end) continue;
+      pool.emplace_back([&, t, begin, end] {
+        fmt::memory_buffer& out = buffers[t];
+        out.reserve((end - begin) * 200);
+        for (std::uint64_t i = begin; i < end; ++i) {
+          row(i, out);
+          if (f == SweepFormat::kJson)
+            append(out, (i + 1 < total) ? ",\n" : "\n");
+          else if (f == SweepFormat::kJsonLines)
+            out.push_back('\n');
+        }
+      });
+    }
+    for (auto& th : pool) th.join();
+    for (const auto& b : buffers) {
+      if (b.size() > 0) sink(std::string_view(b.data(), b.size()));
+    }
+    done += batch_rows;
+    if (progress) progress(done, total);
+  }
+  if (f == SweepFormat::kJson) sink("]\n");
+}
+
 }  // namespace
 
 std::uint64_t sweep_rows(const SweepSpec& s, std::uint64_t max_rows) {
@@ -242,54 +392,64 @@ std::uint64_t sweep_rows(const SweepSpec& s, std::uint64_t max_rows) {
 void run_sweep(const SweepSpec& s, SweepFormat f, const std::function<void(std::string_view)>& sink,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress,
                unsigned threads) {
-  if (threads > kMaxSweepThreads) {
-    throw InvalidArgument("a sweep runs on 1 to " + std::to_string(kMaxSweepThreads) +
-                          " threads (0: all cores), not " + std::to_string(threads));
-  }
+  check_threads(threads);
   const std::uint64_t total = sweep_rows(s);
   const Plans plans = resolve_plans(s);
-  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxSweepThreads);
-  if (f == SweepFormat::kCsv) sink(kCsvHeader);
-  if (f == SweepFormat::kJson) sink("[\n");
-  std::vector<fmt::memory_buffer> buffers(threads);
-  std::uint64_t done = 0;
-  while (done < total) {
-    const std::uint64_t batch_rows = std::min<std::uint64_t>(total - done, kRowsPerChunk * threads);
-    const std::uint64_t per_thread = (batch_rows + threads - 1) / threads;
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; ++t) {
-      const std::uint64_t begin = done + t * per_thread;
-      const std::uint64_t end = std::min(done + batch_rows, begin + per_thread);
-      buffers[t].clear();
-      if (begin >= end) continue;
-      pool.emplace_back([&, t, begin, end] {
-        fmt::memory_buffer& out = buffers[t];
-        out.reserve((end - begin) * 200);
-        for (std::uint64_t i = begin; i < end; ++i) {
-          format_row(s, plans, i, f, out);
-          if (f == SweepFormat::kJson)
-            append(out, (i + 1 < total) ? ",\n" : "\n");
-          else if (f == SweepFormat::kJsonLines)
-            out.push_back('\n');
-        }
-      });
+  run_rows(
+      total, f, kCsvHeader,
+      [&](std::uint64_t i, fmt::memory_buffer& out) { format_row(s, plans, i, f, out); }, sink,
+      progress, threads);
+}
+
+std::uint64_t sweep_rows(const GemmSweepSpec& s, std::uint64_t max_rows) {
+  const std::size_t sizes[] = {s.devices.size(), s.ms.size(),      s.ns.size(),
+                               s.ks.size(),      s.weights.size(), s.acts.size()};
+  std::uint64_t rows = 1;
+  for (std::size_t n : sizes) {
+    if (n == 0) throw InvalidArgument("every sweep list needs at least one value");
+    if (rows > max_rows / n) {
+      throw InvalidArgument("the sweep has more than " + std::to_string(max_rows) +
+                            " combinations");
     }
-    for (auto& th : pool) th.join();
-    for (const auto& b : buffers) {
-      if (b.size() > 0) sink(std::string_view(b.data(), b.size()));
-    }
-    done += batch_rows;
-    if (progress) progress(done, total);
+    rows *= n;
   }
-  if (f == SweepFormat::kJson) sink("]\n");
+  // Bad on every device: refused before any row is written.
+  for (const auto* list : {&s.ms, &s.ns, &s.ks}) {
+    const char* name = list == &s.ms ? "m" : (list == &s.ns ? "n" : "k");
+    for (std::int64_t v : *list) {
+      if (v < 1 || v > kMaxGemmDimension) {
+        throw InvalidArgument(
+            fmt::format("{}: {} is not a GEMM dimension (1 to {})", name, v, kMaxGemmDimension));
+      }
+    }
+  }
+  for (Format a : s.acts) {
+    if (!format_info(a).compute_format) {
+      throw InvalidArgument("activation format " + std::string(format_id(a)) +
+                            " is a storage-only format; activations need a compute format");
+    }
+  }
+  for (const Device* d : s.devices) {
+    if (d == nullptr) throw InvalidArgument("a sweep device is missing");
+  }
+  return rows;
+}
+
+void run_sweep(const GemmSweepSpec& s, SweepFormat f,
+               const std::function<void(std::string_view)>& sink,
+               const std::function<void(std::uint64_t, std::uint64_t)>& progress,
+               unsigned threads) {
+  check_threads(threads);
+  const std::uint64_t total = sweep_rows(s);
+  run_rows(
+      total, f, kGemmCsvHeader,
+      [&](std::uint64_t i, fmt::memory_buffer& out) { format_gemm_row(s, i, f, out); }, sink,
+      progress, threads);
 }
 
 void visit_sweep(const SweepSpec& s, const SweepVisitor& visit, unsigned threads,
                  std::uint64_t max_rows) {
-  if (threads > kMaxSweepThreads) {
-    throw InvalidArgument("a sweep runs on 1 to " + std::to_string(kMaxSweepThreads) +
-                          " threads (0: all cores), not " + std::to_string(threads));
-  }
+  check_threads(threads);
   const std::uint64_t total = sweep_rows(s, max_rows);
   const Plans plans = resolve_plans(s);
   if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxSweepThreads);

@@ -153,8 +153,20 @@ nlohmann::json validation_document(const ValidationReport& r, Mode mode, const R
                         {"mean_abs_error_pct", r.mean_abs_error_pct},
                         {"max_abs_error_pct", r.max_abs_error_pct},
                         {"median_signed_error_pct", r.median_signed_error_pct}};
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& g : r.groups) groups.push_back(to_json(g));
+  out["groups"] = groups;
   out.update(stamp(registry));
   return out;
+}
+
+nlohmann::json to_json(const ErrorStats& s) {
+  return {{"group", s.group},
+          {"rows", s.rows},
+          {"median_abs_error_pct", s.median_abs_pct},
+          {"p90_abs_error_pct", s.p90_abs_pct},
+          {"max_abs_error_pct", s.max_abs_pct},
+          {"median_signed_error_pct", s.median_signed_pct}};
 }
 
 nlohmann::json to_json(const TensorReport& t) {

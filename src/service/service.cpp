@@ -1,7 +1,9 @@
 #include "roofline/service.h"
 
 #include <cmath>
+#include <functional>
 #include <string>
+#include <string_view>
 
 #include "../common/strict_json.h"
 #include "roofline/deadline.h"
@@ -11,6 +13,7 @@
 #include "roofline/recommend.h"
 #include "roofline/report.h"
 #include "roofline/request.h"
+#include "roofline/roofline.h"
 #include "roofline/strategy.h"
 #include "roofline/sweep.h"
 
@@ -189,6 +192,32 @@ std::vector<T> list_of(StrictObject& o, std::string_view key, std::vector<T> fal
   return out;
 }
 
+using Progress = std::function<void(std::uint64_t, std::uint64_t)>;
+
+// {"count", "rows": [...], stamp...} as text, the rows straight from `run`
+// (a sweep in JSON format): no tree of values is built for it (100,000 rows
+// are tens of MB as text, several times that as a DOM, whose many small
+// blocks the allocator keeps). The deadline is checked between chunks.
+template <typename Run>
+std::string sweep_document(std::uint64_t rows, const Registry& registry, const Run& run) {
+  std::string stamp_text = stamp(registry).dump();
+  std::string out = "{\"count\":" + std::to_string(rows) + ",\"rows\":";
+  run([&](std::string_view chunk) { out.append(chunk); },
+      [&](std::uint64_t done, std::uint64_t total) {
+        if (done < total)
+          check_deadline("the sweep, after " + std::to_string(done) + " of " +
+                         std::to_string(total) + " rows; ask for fewer");
+      });
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  if (stamp_text.size() > 2) {
+    out += ',';
+    out.append(stamp_text, 1, std::string::npos);  // the stamp's members and its '}'
+  } else {
+    out += '}';
+  }
+  return out;
+}
+
 }  // namespace
 
 json predict(const json& request, const Registry& registry, const Limits& limits) {
@@ -316,32 +345,56 @@ std::string sweep_text(const json& request, const Registry& registry, const Limi
     spec.options.engine = engine_of(o);
     o.finish();
     const std::uint64_t rows = sweep_rows(spec, limits.max_sweep_rows);
-    // The document is written as text, rows straight from the sweep: no tree of
-    // values is built for it (100,000 rows are tens of MB as text, several
-    // times that as a DOM, whose many small blocks the allocator keeps).
-    std::string stamp_text = stamp(registry).dump();
-    std::string out = "{\"count\":" + std::to_string(rows) + ",\"rows\":";
-    run_sweep(
-        spec, SweepFormat::kJson, [&](std::string_view chunk) { out.append(chunk); },
-        [&](std::uint64_t done, std::uint64_t total) {
-          if (done < total)
-            check_deadline("the sweep, after " + std::to_string(done) + " of " +
-                           std::to_string(total) + " rows; ask for fewer");
-        },
-        1);
-    while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-    if (stamp_text.size() > 2) {
-      out += ',';
-      out.append(stamp_text, 1, std::string::npos);  // the stamp's members and its '}'
-    } else {
-      out += '}';
-    }
-    return out;
+    return sweep_document(
+        rows, registry, [&](const std::function<void(std::string_view)>& sink, const Progress& p) {
+          run_sweep(spec, SweepFormat::kJson, sink, p, 1);
+        });
   });
 }
 
 json sweep(const json& request, const Registry& registry, const Limits& limits) {
   return json::parse(sweep_text(request, registry, limits));
+}
+
+std::string sweep_gemm_text(const json& request, const Registry& registry, const Limits& limits) {
+  return as_invalid(limits, [&] {
+    StrictObject o = object_of(request);
+    GemmSweepSpec spec;
+    auto str = [](const json& v) {
+      if (!v.is_string()) throw InvalidArgument("expected strings in the list");
+      return v.get<std::string>();
+    };
+    auto dimension = [](const char* key) {
+      return [key](const json& v) {
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 1 ||
+            v.get<std::int64_t>() > kMaxGemmDimension) {
+          throw InvalidArgument(std::string(key) + ": expected whole numbers from 1 to " +
+                                std::to_string(kMaxGemmDimension));
+        }
+        return v.get<std::int64_t>();
+      };
+    };
+    for (const auto& id : list_of<std::string>(o, "hardware", {"gb10"}, str))
+      spec.devices.push_back(&registry.get(id));
+    spec.ms = list_of<std::int64_t>(o, "m", {1}, dimension("m"));
+    spec.ns = list_of<std::int64_t>(o, "n", {4096}, dimension("n"));
+    spec.ks = list_of<std::int64_t>(o, "k", {4096}, dimension("k"));
+    spec.weights = list_of<Format>(o, "weights", {Format::kFp16},
+                                   [&](const json& v) { return parse_format(str(v)); });
+    spec.acts = list_of<Format>(o, "acts", {Format::kFp16},
+                                [&](const json& v) { return parse_format(str(v)); });
+    spec.options.mode = flag(o, "ideal") ? Mode::kIdeal : Mode::kRealistic;  // no engine
+    o.finish();
+    const std::uint64_t rows = sweep_rows(spec, limits.max_sweep_rows);
+    return sweep_document(
+        rows, registry, [&](const std::function<void(std::string_view)>& sink, const Progress& p) {
+          run_sweep(spec, SweepFormat::kJson, sink, p, 1);
+        });
+  });
+}
+
+json sweep_gemm(const json& request, const Registry& registry, const Limits& limits) {
+  return json::parse(sweep_gemm_text(request, registry, limits));
 }
 
 json parse_request(std::string_view body) {

@@ -131,6 +131,7 @@ ValidationReport validate_cases(const std::vector<ValidationCase>& cases, const 
                                 const ModelOptions& opt, const std::string& engine) {
   ValidationReport r;
   std::vector<double> abs_errors, signed_errors;
+  std::map<std::string, std::vector<double>> groups;
   const EngineRegistry& engines = EngineRegistry::built_in();
   const EngineProfile* fixed = engine.empty() || engine == "case" ? nullptr : &engines.get(engine);
   for (const auto& c : cases) {
@@ -147,6 +148,8 @@ ValidationReport validate_cases(const std::vector<ValidationCase>& cases, const 
       row.error_pct = (row.predicted - c.value) / c.value * 100;
       abs_errors.push_back(std::fabs(row.error_pct));
       signed_errors.push_back(row.error_pct);
+      groups["engine=" + row.engine].push_back(row.error_pct);
+      groups["metric=" + c.metric].push_back(row.error_pct);
     } catch (const Error& e) {
       row.error = e.what();
     }
@@ -159,6 +162,8 @@ ValidationReport validate_cases(const std::vector<ValidationCase>& cases, const 
     r.max_abs_error_pct = std::max(r.max_abs_error_pct, e);
     r.mean_abs_error_pct += e / static_cast<double>(abs_errors.size());
   }
+  r.groups.push_back(error_stats("all", signed_errors));
+  for (const auto& [g, errors] : groups) r.groups.push_back(error_stats(g, errors));
   return r;
 }
 

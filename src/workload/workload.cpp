@@ -46,6 +46,7 @@ struct Builder {
   // Per-rank sizes.
   double tp = 1, H = 0, nh = 0, nkv = 0, dh = 0, dv = 0, I = 0, V = 0;
   double B = 1, T = 1, N = 1, ctx = 1;  // batch, tokens per sequence, tokens, attended context
+  double P = 0;                         // prompt tokens riding along with a decode step (in N)
   Format w{}, e{}, a{}, kv{};
   ComputePlan wplan{}, eplan{};
   bool decode = true;
@@ -95,6 +96,15 @@ struct Builder {
     op.gemm_groups = groups;
     op.weights = fmt;
     return op;
+  }
+
+  // An MLA absorption GEMM built over all heads' rows: it is one batched GEMM
+  // of N rows per head with each head's own weights (nh groups), which sets
+  // its weight bytes and the shape its measured efficiency is looked up at.
+  void per_head(Op& op) {
+    op.weight_bytes = bytes_for(op.weights, nh * op.gemm_n * op.gemm_k);
+    op.gemm_m = N;
+    op.gemm_groups = nh;
   }
 
   Op& elementwise(OpKind kind, double count, double elements, double ops_per_element, double reads,
@@ -213,6 +223,25 @@ struct Builder {
     }
   }
 
+  // The prompts whose tokens ride along with a decode step attend causally:
+  // P tokens of prompts of `prompt` tokens are P / prompt prompts' worth of
+  // causal pairs (each prompt's whole attention spread over the steps that
+  // carry its chunks). MLA prompts attend in the expanded (non-latent) form.
+  void prefill_share_attention(double count, bool sliding) {
+    const double saved_b = B, saved_t = T, saved_ctx = ctx;
+    const bool saved_decode = decode;
+    const double prompt = static_cast<double>(s.prefill_prompt);
+    B = P / prompt;
+    T = prompt;
+    ctx = prompt;
+    decode = false;
+    attention(count, sliding, false);
+    B = saved_b;
+    T = saved_t;
+    ctx = saved_ctx;
+    decode = saved_decode;
+  }
+
   void gqa_projections(double count) {
     const bool bias = m.qkv_bias;
     Op& q = linear(OpKind::kQProj, count, N, nh * dh, H, w, wplan, true, 1);
@@ -253,9 +282,8 @@ struct Builder {
     if (decode) {
       // Weight absorption: q_nope x W_UK into the latent space, and the
       // latent output x W_UV back to values (DeepSeek-V2 section 2.1.3).
-      linear(OpKind::kKAbsorb, count, N * nh, static_cast<double>(x.kv_lora_rank),
-             static_cast<double>(x.qk_nope_head_dim), w, wplan, true, 1)
-          .weight_bytes = bytes_for(w, nh * x.qk_nope_head_dim * x.kv_lora_rank);
+      per_head(linear(OpKind::kKAbsorb, count, N * nh, static_cast<double>(x.kv_lora_rank),
+                      static_cast<double>(x.qk_nope_head_dim), w, wplan, true, 1));
     } else {
       linear(OpKind::kKvBProj, count, N,
              nh * static_cast<double>(x.qk_nope_head_dim + x.v_head_dim),
@@ -332,10 +360,10 @@ struct Builder {
       gqa_projections(count);
     }
     attention(count, sliding, mla && decode);
+    if (P > 0) prefill_share_attention(count, sliding);
     if (mla && decode) {
-      linear(OpKind::kVAbsorb, count, N * nh, static_cast<double>(m.mla.v_head_dim),
-             static_cast<double>(m.mla.kv_lora_rank), w, wplan, true, 1)
-          .weight_bytes = bytes_for(w, nh * m.mla.kv_lora_rank * m.mla.v_head_dim);
+      per_head(linear(OpKind::kVAbsorb, count, N * nh, static_cast<double>(m.mla.v_head_dim),
+                      static_cast<double>(m.mla.kv_lora_rank), w, wplan, true, 1));
     }
     Op& o = linear(OpKind::kOProj, count, N, H, nh * dv, w, wplan, true, 1);
     if (m.o_bias) o.weight_bytes += bytes_for(kSmallWeights, H);
@@ -459,6 +487,12 @@ void validate(const Scenario& s, const ModelSpec& m) {
   check("seq-len", s.seq_len, 1, kMaxSeqLen);
   check("tp", s.tp, 1, kMaxParallel);
   check("pp", s.pp, 1, m.layers);
+  if (s.prefill_tokens != 0 || s.prefill_prompt != 0) {
+    if (s.phase != Phase::kDecode)
+      throw InvalidArgument("prefill tokens ride along with a decode step only");
+    check("prefill tokens", s.prefill_tokens, 1, kMaxBatch);
+    check("prefill prompt", s.prefill_prompt, 1, kMaxSeqLen);
+  }
   if (!(s.block_sparsity > 0 && s.block_sparsity <= 1)) {
     throw InvalidArgument(
         "block sparsity must be in (0, 1] (the fraction of attention blocks computed)");
@@ -494,7 +528,8 @@ OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s,
   b.V = static_cast<double>(m.vocab) / b.tp;
   b.B = static_cast<double>(s.batch);
   b.T = b.decode ? 1 : static_cast<double>(s.seq_len);
-  b.N = b.B * b.T;
+  b.P = b.decode ? static_cast<double>(s.prefill_tokens) : 0;
+  b.N = b.B * b.T + b.P;
   b.ctx = b.decode ? static_cast<double>(s.seq_len) + 1 : static_cast<double>(s.seq_len);
   b.a = s.precision.act;
   b.kv = s.precision.kv;
@@ -531,7 +566,9 @@ OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s,
   if (m.vocab > 0) {
     // Logits only for the last position of each sequence (what serving
     // engines compute); the tied embedding is read again when tied.
-    b.linear(OpKind::kLmHead, 1, b.B, b.V, b.H, b.w, b.wplan, true, 1);
+    // Prompts finishing in this step sample their first token too.
+    const double prompts_done = b.P > 0 ? b.P / static_cast<double>(s.prefill_prompt) : 0;
+    b.linear(OpKind::kLmHead, 1, b.B + prompts_done, b.V, b.H, b.w, b.wplan, true, 1);
   }
   if (m.checkpoint && !s.precision.weights && !s.precision.experts) scale_to_checkpoint(m, &g);
   if (s.pp > 1) {

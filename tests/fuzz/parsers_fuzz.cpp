@@ -1,7 +1,7 @@
 // libFuzzer target for every parser of untrusted input: Hugging Face
 // config.json, the short form, safetensors headers, GGUF files, device files,
 // uploaded .safetensors bodies (the quantization analysis), and the server's
-// JSON requests (predict, generate, recommend, analyze, sweep, as the HTTP
+// JSON requests (predict, generate, recommend, analyze, sweep, sweep/gemm, as the HTTP
 // handlers call them), engine profiles, GEMM efficiency tables, roofline-gpu's
 // JSON lines and kernel tables (selectors 12-15). The first byte picks the
 // parser; selector 11 builds
@@ -26,6 +26,7 @@
 #include "roofline/model.h"
 #include "roofline/quantize.h"
 #include "roofline/service.h"
+#include "roofline/validate.h"
 
 namespace {
 
@@ -61,7 +62,12 @@ void call(int which, const nlohmann::json& body) {
       case 3:
         (void)s::analyze(body, registry(), limits());
         break;
-      default:
+      default:  // both sweeps: their keys overlap (hardware, weights)
+        try {
+          (void)s::sweep_gemm(body, registry(), limits());
+        } catch (const roofline::Error& e) {
+          check_message(e);
+        }
         (void)s::sweep(body, registry(), limits());
         break;
     }
@@ -201,7 +207,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    switch (data[0] % 16) {
+    switch (data[0] % 17) {
       case 0:
         (void)roofline::parse_hf_config(input, "fuzz");
         break;
@@ -234,6 +240,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       case 15:
         (void)roofline::measure::parse_kernel_table(input, "fuzz");
+        break;
+      case 16:
+        (void)roofline::parse_serving_runs(input, "fuzz");
         break;
       default:
         request(data[0] % 16 - 6, input);

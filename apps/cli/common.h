@@ -1,0 +1,103 @@
+// The layer every command of `roofline` shares: the flags each takes (--json,
+// --csv, --hardware-file), the scenario flags of the prediction commands,
+// parsing of numbers given as text, and the JSON/table printers. A command
+// lives in a file of its group (hardware.cpp, gemm.cpp, ...) that registers it
+// through commands.h; nothing else needs to change to add one.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "roofline/hardware.h"
+#include "roofline/model.h"
+#include "roofline/roofline.h"
+#include "roofline/workload.h"
+
+namespace roofline::cli {
+
+enum class Output { kTable, kJson, kCsv };
+
+// Flags every command takes.
+struct Common {
+  bool json = false;
+  bool csv = false;
+  std::vector<std::string> hardware_files;
+
+  [[nodiscard]] Output output() const {
+    return json ? Output::kJson : (csv ? Output::kCsv : Output::kTable);
+  }
+};
+
+// Adds --json (and --csv, excluding each other, when `with_csv`) and
+// --hardware-file to `cmd`, bound to `c`.
+void add_common(CLI::App* cmd, Common* c, bool with_csv);
+
+// The built-in devices plus the --hardware-file ones.
+[[nodiscard]] Registry load_registry(const Common& c);
+
+// Columns of the terminal stdout is, else $COLUMNS, else 0 (no wrapping).
+[[nodiscard]] std::size_t terminal_width();
+
+// Prints `j` indented; text that is not UTF-8 (a name from a file) is replaced.
+void print_json(const nlohmann::json& j);
+
+// Prints each note as a "- " line.
+void print_notes(const std::vector<std::string>& notes);
+
+// Joins `v` with `sep` between items.
+[[nodiscard]] std::string join(const std::vector<std::string>& v, std::string_view sep);
+
+// Splits a comma-separated flag value ("1,8,64"). Throws InvalidArgument
+// naming `flag` for an empty item or an empty list.
+[[nodiscard]] std::vector<std::string> split_list(const std::string& flag, const std::string& text);
+
+// Parses a GEMM dimension given as text: a whole number in [1, kMaxGemmDimension].
+// Accepts "4096" and "4.096e3"; rejects NaN, fractions, hex, spaces and absurd sizes.
+[[nodiscard]] std::int64_t parse_dimension(const std::string& flag, const std::string& text);
+
+// A whole number in [lo, hi] given as text ("4096", "4.096e3"; "32k" is not accepted).
+[[nodiscard]] std::int64_t parse_count(const std::string& flag, const std::string& text,
+                                       std::int64_t lo, std::int64_t hi);
+
+// A number in (0, 1].
+[[nodiscard]] double parse_fraction(const std::string& flag, const std::string& text);
+
+// A finite number >= 0.
+[[nodiscard]] double parse_positive(const std::string& flag, const std::string& text);
+
+// ---------------------------------------------------------------- scenarios
+
+// The flags of the commands that predict a model on a device (predict,
+// generate, kv, attention, recommend), as given, parsed by make_scenario.
+struct ScenarioArgs {
+  std::string model = "llama-3.1-8b";
+  std::string hardware = "gb10";
+  std::string phase = "decode";
+  std::string batch = "1";
+  std::string seq_len = "4096";
+  std::string weights, experts, act = "bf16", kv;
+  std::string strategy;
+  std::string attention;
+  std::string block_sparsity = "1";
+  std::string tp = "1", pp = "1";
+  std::string engine = "roofline";
+  bool ideal = false;
+  bool per_op = false;
+};
+
+// Adds the scenario flags to `cmd` (--phase and --seq-len when `with_phase`).
+void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase);
+
+// Builds the scenario; a strategy is resolved against the model and device
+// (its notes say what fell back).
+[[nodiscard]] Scenario make_scenario(const ScenarioArgs& a, const ModelSpec& m, const Device* d,
+                                     std::vector<std::string>* notes = nullptr);
+
+// The mode and engine of `a`.
+[[nodiscard]] ModelOptions make_options(const ScenarioArgs& a);
+
+}  // namespace roofline::cli

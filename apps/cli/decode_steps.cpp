@@ -1,0 +1,117 @@
+#include "decode_steps.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "roofline/error.h"
+#include "roofline/report.h"
+#include "roofline/validate.h"
+
+namespace roofline::cli {
+
+nlohmann::json error_groups_json(const std::vector<ErrorStats>& groups) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& g : groups) out.push_back(to_json(g));
+  return out;
+}
+
+std::string error_groups_table(const std::vector<ErrorStats>& groups) {
+  Table t({"group", "rows", "median |error|", "p90", "max", "signed median"});
+  for (const auto& g : groups) {
+    t.add_row({g.group, std::to_string(g.rows), fmt::format("{:.1f}%", g.median_abs_pct),
+               fmt::format("{:.1f}%", g.p90_abs_pct), fmt::format("{:.1f}%", g.max_abs_pct),
+               fmt::format("{:+.1f}%", g.median_signed_pct)});
+  }
+  return t.text();
+}
+
+void decode_steps_command(const Registry& registry, const std::string& file,
+                          const std::string& engine, DecodeStepsOutput output, bool leave_one_out,
+                          bool prefill_share) {
+  const std::vector<ServingRun> runs =
+      file.empty() ? built_in_serving_runs() : load_serving_runs(file);
+  const DecodeStepReport r =
+      validate_decode_steps(runs, registry, {}, engine, nullptr, prefill_share);
+  std::vector<ErrorStats> held_out;
+  if (leave_one_out) {
+    if (engine != "case")
+      throw InvalidArgument("--leave-one-out: predicts with each run's own engine (no --engine)");
+    held_out = leave_one_device_out(runs, registry, prefill_share);
+  }
+  if (output == DecodeStepsOutput::kJson) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& row : r.rows) {
+      nlohmann::json j = {{"id", row.run.id},
+                          {"backend", row.run.backend},
+                          {"model_path", row.run.model_path},
+                          {"system", row.run.system},
+                          {"isl", row.run.isl},
+                          {"osl", row.run.osl},
+                          {"concurrency", row.run.concurrency},
+                          {"tp", row.run.tp},
+                          {"measured_tpot_ms", row.run.tpot_ms}};
+      if (row.refused.empty()) {
+        j.update({{"model", row.model},
+                  {"hardware", row.device},
+                  {"engine", row.engine},
+                  {"formats", row.formats},
+                  {"predicted_step_ms", row.predicted_ms},
+                  {"error_pct", row.error_pct}});
+      } else {
+        j["refused"] = row.refused;
+      }
+      rows.push_back(std::move(j));
+    }
+    nlohmann::json refusals = nlohmann::json::array();
+    for (const auto& [reason, n] : r.refusals)
+      refusals.push_back({{"reason", reason}, {"rows", n}});
+    nlohmann::json out = {{"check", "decode_steps"},
+                          {"prefill_share", prefill_share},
+                          {"predicted", r.predicted},
+                          {"refused", r.refused},
+                          {"skipped_disaggregated", r.skipped_disaggregated},
+                          {"groups", error_groups_json(r.groups)},
+                          {"refusals", refusals},
+                          {"leave_one_device_out", error_groups_json(held_out)},
+                          {"rows", rows}};
+    out.update(stamp(registry));
+    std::cout << out.dump(2) << "\n";
+    return;
+  }
+  if (output == DecodeStepsOutput::kCsv) {
+    Table t({"id", "backend", "model", "hardware", "engine", "formats", "isl", "osl", "concurrency",
+             "tp", "measured_tpot_ms", "predicted_step_ms", "error_pct", "refused"});
+    for (const auto& row : r.rows) {
+      const bool ok = row.refused.empty();
+      t.add_row({row.run.id, row.run.backend, ok ? row.model : row.run.model_path,
+                 ok ? row.device : row.run.system, row.engine, row.formats,
+                 std::to_string(row.run.isl), std::to_string(row.run.osl),
+                 std::to_string(row.run.concurrency), std::to_string(row.run.tp),
+                 fmt::format("{:.4g}", row.run.tpot_ms),
+                 ok ? fmt::format("{:.4g}", row.predicted_ms) : "",
+                 ok ? fmt::format("{:.2f}", row.error_pct) : "", row.refused});
+    }
+    std::cout << t.csv();
+    return;
+  }
+  std::cout << "Decode steps at batch = concurrency over isl + osl/2 cached tokens"
+            << (prefill_share ? " (at most the requests whose KV cache fits), each with its share "
+                                "of the arriving prompts (batch / osl whole prompts a step)"
+                              : "")
+            << ", against the measured TPOT\n(aggregated rows; error = (predicted - measured) / "
+               "measured: "
+               "negative is predicted faster)\n\n"
+            << error_groups_table(r.groups);
+  std::cout << fmt::format("\n{} rows predicted, {} refused, {} disaggregated rows skipped\n",
+                           r.predicted, r.refused, r.skipped_disaggregated);
+  for (const auto& [reason, n] : r.refusals) std::cout << fmt::format("  {:4}  {}\n", n, reason);
+  if (leave_one_out) {
+    std::cout << "\nLeave one device out: each measured device's rows with its own GEMM "
+                 "tables, then without them\n(borrowing its architecture's nearest other "
+                 "device's)\n\n"
+              << error_groups_table(held_out);
+  }
+}
+
+}  // namespace roofline::cli

@@ -1,0 +1,26 @@
+// `roofline validate --decode-steps`: one decode step at batch = concurrency
+// against the TPOT of measured serving runs (aggregated rows).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "roofline/hardware.h"
+#include "roofline/validate.h"
+
+namespace roofline::cli {
+
+enum class DecodeStepsOutput { kTable, kJson, kCsv };
+
+// Error statistics by group, as JSON and as a text table.
+[[nodiscard]] nlohmann::json error_groups_json(const std::vector<ErrorStats>& groups);
+[[nodiscard]] std::string error_groups_table(const std::vector<ErrorStats>& groups);
+
+// `file` empty: the built-in development set. `engine`: "case" or an engine id.
+// `leave_one_out`: also each measured device's rows without its own tables.
+void decode_steps_command(const Registry& registry, const std::string& file,
+                          const std::string& engine, DecodeStepsOutput output,
+                          bool leave_one_out = false, bool prefill_share = false);
+
+}  // namespace roofline::cli

@@ -1,0 +1,126 @@
+// `roofline validate`: predictions against published measurements.
+#include "roofline/validate.h"
+
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "common.h"
+#include "decode_steps.h"
+#include "roofline/error.h"
+#include "roofline/report.h"
+
+namespace roofline::cli {
+namespace {
+
+void cmd_validate(const Common& c, const std::optional<std::string>& file, bool ideal,
+                  const std::string& engine) {
+  const Registry reg = load_registry(c);
+  std::vector<ValidationCase> cases;
+  if (!file) {
+    cases = built_in_validation();
+  } else {
+    if (file->empty()) throw InvalidArgument("--validation-file: the file name is empty");
+    cases = load_validation(*file);
+  }
+  ModelOptions o;
+  o.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
+  const ValidationReport r = validate_cases(cases, reg, o, engine);
+  if (c.output() == Output::kJson) {
+    print_json(validation_document(r, o.mode, reg));
+    return;
+  }
+  Table t({"case", "hardware", "model", "framework", "engine", "weights", "batch", "prompt/gen",
+           "metric", "measured", "predicted", "error"});
+  for (const auto& row : r.rows) {
+    t.add_row({row.c.id, row.c.hardware, row.c.model, row.c.framework, row.engine, row.c.weights,
+               std::to_string(row.c.batch), fmt::format("{}/{}", row.c.prompt, row.c.gen),
+               row.c.metric, fmt::format("{:.4g}", row.c.value),
+               row.error.empty() ? fmt::format("{:.4g}", row.predicted) : "-",
+               row.error.empty() ? fmt::format("{:+.1f}%", row.error_pct) : row.error});
+  }
+  if (c.output() == Output::kCsv) {
+    std::cout << t.csv();
+    return;
+  }
+  std::cout << t.text()
+            << fmt::format(
+                   "\n{} mode, {} of {} cases: median |error| {:.1f}%, mean {:.1f}%, max {:.1f}%, "
+                   "median signed {:+.1f}% (positive: predicted higher)\n",
+                   mode_name(o.mode), r.evaluated, r.rows.size(), r.median_abs_error_pct,
+                   r.mean_abs_error_pct, r.max_abs_error_pct, r.median_signed_error_pct)
+            << "\n"
+            << error_groups_table(r.groups);
+}
+
+}  // namespace
+
+void register_validate(CLI::App& app, Common& common) {
+  auto* validate_cmd = app.add_subcommand("validate", "Predictions against published measurements");
+  struct ValidateArgs {
+    std::string file;
+    bool ideal = false;
+    std::string engine = "roofline";
+    bool decode_steps = false, leave_one_out = false, prefill_share = false;
+    std::string serving_file;
+  };
+  auto a = std::make_shared<ValidateArgs>();
+  auto* validation_file_opt =
+      validate_cmd
+          ->add_option("--validation-file", a->file, "Measurement file (default: the built-in set)")
+          ->type_name("FILE");
+  validate_cmd->add_flag("--ideal", a->ideal, "Pure roofline instead of the realistic mode");
+  validate_cmd
+      ->add_option("--engine", a->engine,
+                   "Engine for every case, or 'case': each case's own framework (roofline: the "
+                   "reference)")
+      ->capture_default_str();
+  validate_cmd->add_flag("--decode-steps", a->decode_steps,
+                         "Decode steps against measured serving TPOT (the built-in development "
+                         "set of NVIDIA AIConfigurator runs, aggregated rows; engine: each run's "
+                         "own unless --engine)");
+  validate_cmd->add_flag("--leave-one-out", a->leave_one_out,
+                         "With --decode-steps: each measured device's rows also without its own "
+                         "GEMM tables");
+  validate_cmd->add_flag(
+      "--prefill-share", a->prefill_share,
+      "With --decode-steps: steps also carry the prompts of arriving requests "
+      "(batch / osl whole prompts a step), for the requests whose KV cache fits");
+  auto* serving_file_opt =
+      validate_cmd
+          ->add_option("--serving-file", a->serving_file,
+                       "Serving runs in the development set's CSV format (with --decode-steps)")
+          ->type_name("FILE");
+  add_common(validate_cmd, &common, true);
+  validate_cmd->callback([&common, a, validation_file_opt, serving_file_opt, validate_cmd] {
+    if (a->decode_steps || a->leave_one_out || a->prefill_share || serving_file_opt->count() > 0) {
+      if (!a->decode_steps) {
+        throw InvalidArgument(
+            "--serving-file, --leave-one-out and --prefill-share: give them with --decode-steps");
+      }
+      if (serving_file_opt->count() > 0 && a->serving_file.empty())
+        throw InvalidArgument("--serving-file: the file name is empty");
+      if (a->ideal || validation_file_opt->count() > 0)
+        throw InvalidArgument("--decode-steps: takes neither --ideal nor --validation-file");
+      const std::string engine =
+          validate_cmd->get_option("--engine")->count() > 0 ? a->engine : "case";
+      decode_steps_command(load_registry(common), a->serving_file, engine,
+                           common.output() == Output::kJson  ? DecodeStepsOutput::kJson
+                           : common.output() == Output::kCsv ? DecodeStepsOutput::kCsv
+                                                             : DecodeStepsOutput::kTable,
+                           a->leave_one_out, a->prefill_share);
+      return;
+    }
+    cmd_validate(
+        common,
+        validation_file_opt->count() > 0 ? std::optional<std::string>(a->file) : std::nullopt,
+        a->ideal, a->engine);
+  });
+}
+
+}  // namespace roofline::cli

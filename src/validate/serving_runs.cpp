@@ -1,0 +1,436 @@
+// Measured serving runs (data/validation/serving-dev.csv) and the decode-step
+// check: one decode step at batch = concurrency against the measured TPOT.
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <map>
+
+#include "../common/embedded_data.h"
+#include "../common/strict_json.h"
+#include "roofline/deadline.h"
+#include "roofline/engine.h"
+#include "roofline/error.h"
+#include "roofline/validate.h"
+
+namespace roofline {
+namespace {
+
+constexpr std::size_t kMaxServingBytes = 16 << 20;
+constexpr std::size_t kMaxServingRows = 100000;
+constexpr std::int64_t kMaxSize = std::int64_t{1} << 20;
+
+// The columns, in the order of the development set. A file must have exactly
+// these (in any order).
+constexpr std::array<std::string_view, 33> kColumns = {"id",
+                                                       "backend",
+                                                       "backend_version",
+                                                       "model_path",
+                                                       "system",
+                                                       "precision",
+                                                       "mode",
+                                                       "isl",
+                                                       "osl",
+                                                       "gemm_quant_mode",
+                                                       "moe_quant_mode",
+                                                       "batch_size",
+                                                       "tp_size",
+                                                       "pp_size",
+                                                       "attention_dp_size",
+                                                       "moe_tp_size",
+                                                       "moe_ep_size",
+                                                       "prefill_batch_size",
+                                                       "prefill_num_workers",
+                                                       "prefill_tp_size",
+                                                       "prefill_pp_size",
+                                                       "prefill_attention_dp_size",
+                                                       "prefill_moe_tp_size",
+                                                       "prefill_moe_ep_size",
+                                                       "decode_batch_size",
+                                                       "decode_num_workers",
+                                                       "decode_tp_size",
+                                                       "decode_pp_size",
+                                                       "decode_attention_dp_size",
+                                                       "decode_moe_tp_size",
+                                                       "decode_moe_ep_size",
+                                                       "silicon_ttft_ms",
+                                                       "silicon_tpot_ms"};
+
+std::vector<std::string_view> split_fields(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = line.find(',', start);
+    out.push_back(line.substr(start, comma == std::string_view::npos ? line.npos : comma - start));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+struct LineReader {
+  const std::string& origin;
+  std::size_t line;
+  [[noreturn]] void fail(std::string_view column, const std::string& message) const {
+    throw ParseError(origin + ": line " + std::to_string(line) + ": " + std::string(column) + ": " +
+                     message);
+  }
+  // Empty: `fallback`. Otherwise a whole number from 1 to 2^20; a parallel
+  // size (`zero_is_unset`) may also be 0, meaning not used (`fallback`).
+  std::int64_t size(std::string_view column, std::string_view text, std::int64_t fallback,
+                    bool zero_is_unset = true) const {
+    if (text.empty()) return fallback;
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    const std::int64_t lo = zero_is_unset ? 0 : 1;
+    if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > kMaxSize) {
+      fail(column, "'" + clip_utf8(text, 20) + "' is not a whole number from " +
+                       std::to_string(lo) + " to 1048576");
+    }
+    return v == 0 ? fallback : v;
+  }
+  double milliseconds(std::string_view column, std::string_view text) const {
+    double v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v <= 0 ||
+        v > 1e7) {
+      fail(column, "'" + clip_utf8(text, 20) + "' is not a time in ms (positive, at most 1e7)");
+    }
+    return v;
+  }
+};
+
+// The preset a Hugging Face id names, or empty.
+std::string preset_of(std::string_view model_path) {
+  static const std::map<std::string, std::string, std::less<>> kPresets = {
+      {"meta-llama/llama-3.1-8b-instruct", "llama-3.1-8b"},
+      {"nvidia/llama-3.1-8b-instruct-fp8", "llama-3.1-8b"},
+      {"meta-llama/llama-3.1-70b", "llama-3.1-70b"},
+      {"meta-llama/llama-3.1-70b-instruct", "llama-3.1-70b"},
+      {"openai/gpt-oss-120b", "gpt-oss-120b"},
+      {"openai/gpt-oss-20b", "gpt-oss-20b"},
+      // DeepSeek-R1 and V3.1 are the DeepSeek-V3 architecture.
+      {"deepseek-ai/deepseek-v3", "deepseek-v3"},
+      {"deepseek-ai/deepseek-r1", "deepseek-v3"},
+      {"nvidia/deepseek-r1-nvfp4", "deepseek-v3"},
+      {"nvidia/deepseek-v3.1-nvfp4", "deepseek-v3"},
+      {"qwen/qwen3-30b-a3b", "qwen3-30b-a3b"},
+  };
+  const auto it = kPresets.find(detail::ascii_lower(model_path));
+  return it == kPresets.end() ? std::string() : it->second;
+}
+
+// A quant mode of the development set as a format ("" -> unset).
+std::optional<Format> quant_format(std::string_view mode) {
+  if (mode.empty() || mode == "bf16") return std::nullopt;
+  if (mode == "fp8" || mode == "fp8_block") return Format::kFp8;
+  if (mode == "nvfp4") return Format::kNvfp4;
+  if (mode == "int4_wo") return Format::kInt4;
+  throw Unsupported("quant mode '" + clip_utf8(mode, 20) + "' has no format here");
+}
+
+// The share of device memory serving engines give weights and KV cache
+// (vLLM's gpu_memory_utilization and TensorRT-LLM's free_gpu_memory_fraction
+// default to 0.9; SGLang's mem_fraction_static is about 0.88).
+constexpr double kKvMemoryShare = 0.9;
+
+struct Refusal : Unsupported {
+  using Unsupported::Unsupported;
+};
+
+// The scenario of one aggregated run's decode step; throws Refusal with the reason.
+Scenario decode_step(const ServingRun& r, const ModelSpec& m, const Device& d,
+                     std::string* formats) {
+  if (r.attention_dp > 1)
+    throw Refusal("attention data parallelism is not modeled (the serving issue, #12)");
+  if (r.pp > 1) throw Refusal("pipeline parallel serving is not modeled (the serving issue, #12)");
+  Scenario s;
+  s.phase = Phase::kDecode;
+  s.batch = r.concurrency;
+  s.seq_len = r.isl + r.osl / 2;
+
+  // Expert parallelism spreads the experts over the same GPUs that tensor
+  // parallelism would: the same expert bytes per GPU; its all-to-all is not modeled.
+  s.tp = r.tp;
+  const std::optional<Format> gemm = quant_format(r.gemm_quant);
+  const std::optional<Format> moe = quant_format(r.moe_quant);
+  if (m.native_experts == Format::kMxfp4 && m.moe) {
+    // gpt-oss ships MXFP4 experts; the set labels them nvfp4. Hopper has no FP4
+    // math: as shipped there, W4A4 NVFP4 experts on Blackwell.
+    if (!d.computes(Format::kNvfp4)) {
+      *formats = "as shipped (mxfp4 experts)";
+      return s;
+    }
+  }
+  if (gemm) s.precision.weights = *gemm;
+  if (moe && m.moe) s.precision.experts = *moe;
+  // W8A8 and W4A4 kernels: activations in the weights' format (TensorRT-LLM,
+  // vLLM and SGLang quantize activations on the fly for fp8 and nvfp4).
+  const std::optional<Format> act_from = gemm ? gemm : moe;
+  if (act_from && (*act_from == Format::kFp8 || *act_from == Format::kNvfp4))
+    s.precision.act = *act_from;
+  *formats = std::string(format_id(s.precision.weights.value_or(m.native_weights)));
+  if (m.moe)
+    *formats += "/" + std::string(format_id(s.precision.experts.value_or(
+                          s.precision.weights.value_or(m.native_experts))));
+  return s;
+}
+
+// A steady state of continuous batching. The requests whose KV cache fits
+// run (kKvMemoryShare of the memory holds weights and cache; the rest queue).
+// Every request in flight finishes once per osl steps and a new one's prompt
+// takes its place: batch / osl prompts per step, each processed whole in one
+// step beside the decode tokens (engines' token budgets, 8,192 by default,
+// hold the set's prompts). The mean step is the plain decode step plus that
+// share of what one prompt adds to a step; a prompt's tokens are not spread
+// over the steps, since what they cost (an MoE layer touching every expert)
+// does not grow linearly with the tokens.
+double mean_step_seconds(const ServingRun& r, const ModelSpec& m, const Device& d,
+                         const ModelOptions& o, Scenario s) {
+  Scenario one = s;
+  one.batch = 1;
+  one.seq_len = r.isl + r.osl;
+  const MemoryEstimate mem = estimate_memory(m, d, one);
+  const double room =
+      kKvMemoryShare * mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes;
+  const double fit = mem.kv_cache_bytes > 0 ? std::floor(room / mem.kv_cache_bytes) : 0;
+  if (fit < 1) throw Refusal("one request's KV cache does not fit beside the weights");
+  s.batch = std::min<std::int64_t>(s.batch, static_cast<std::int64_t>(fit));
+  const double plain = predict(m, d, s, o).time_s;
+  s.prefill_tokens = r.isl;
+  s.prefill_prompt = r.isl;
+  const double with_prompt = predict(m, d, s, o).time_s;
+  const double prompts_per_step = static_cast<double>(s.batch) / static_cast<double>(r.osl);
+  return plain + prompts_per_step * (with_prompt - plain);
+}
+
+}  // namespace
+
+std::vector<ServingRun> parse_serving_runs(std::string_view text, const std::string& origin) {
+  if (text.size() > kMaxServingBytes) throw ParseError(origin + ": larger than 16 MB");
+  std::vector<ServingRun> runs;
+  std::size_t pos = 0, line_no = 0;
+  std::vector<int> column_of;  // file column -> index in kColumns
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line.empty()) continue;
+    const LineReader in{origin, line_no};
+    if (line.find('"') != std::string_view::npos) in.fail("line", "quoted fields are not read");
+    const std::vector<std::string_view> fields = split_fields(line);
+    if (column_of.empty()) {
+      for (std::string_view name : fields) {
+        const auto it = std::find(kColumns.begin(), kColumns.end(), name);
+        if (it == kColumns.end()) in.fail(clip_utf8(name, 40), "unknown column");
+        const int index = static_cast<int>(it - kColumns.begin());
+        if (std::find(column_of.begin(), column_of.end(), index) != column_of.end())
+          in.fail(name, "column given twice");
+        column_of.push_back(index);
+      }
+      if (column_of.size() != kColumns.size()) {
+        for (std::size_t i = 0; i < kColumns.size(); ++i) {
+          if (std::find(column_of.begin(), column_of.end(), static_cast<int>(i)) == column_of.end())
+            in.fail(kColumns[i], "missing column");
+        }
+      }
+      continue;
+    }
+    if (fields.size() != column_of.size()) {
+      in.fail("line", std::to_string(fields.size()) + " fields, the header has " +
+                          std::to_string(column_of.size()));
+    }
+    if (runs.size() >= kMaxServingRows) in.fail("line", "more than 100,000 rows");
+    std::array<std::string_view, kColumns.size()> f{};
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      f[static_cast<std::size_t>(column_of[i])] = fields[i];
+    auto col = [&](std::string_view name) {
+      return f[static_cast<std::size_t>(std::find(kColumns.begin(), kColumns.end(), name) -
+                                        kColumns.begin())];
+    };
+    ServingRun r;
+    r.id = std::string(col("id"));
+    r.backend = std::string(col("backend"));
+    r.backend_version = std::string(col("backend_version"));
+    r.model_path = std::string(col("model_path"));
+    r.system = std::string(col("system"));
+    r.precision = std::string(col("precision"));
+    r.mode = std::string(col("mode"));
+    if (r.mode != "agg" && r.mode != "disagg") in.fail("mode", "must be agg or disagg");
+    r.gemm_quant = std::string(col("gemm_quant_mode"));
+    r.moe_quant = std::string(col("moe_quant_mode"));
+    r.isl = in.size("isl", col("isl"), 0, false);
+    r.osl = in.size("osl", col("osl"), 0, false);
+    if (r.isl == 0 || r.osl == 0) in.fail("isl", "isl and osl are required");
+    if (r.mode == "agg") {
+      r.concurrency = in.size("batch_size", col("batch_size"), 0, false);
+      if (r.concurrency == 0) in.fail("batch_size", "required in aggregated rows");
+      r.tp = in.size("tp_size", col("tp_size"), 1);
+      r.pp = in.size("pp_size", col("pp_size"), 1);
+      r.attention_dp = in.size("attention_dp_size", col("attention_dp_size"), 1);
+      r.moe_tp = in.size("moe_tp_size", col("moe_tp_size"), 1);
+      r.moe_ep = in.size("moe_ep_size", col("moe_ep_size"), 1);
+    } else {
+      // Disaggregated rows: the decode pool's figures (the prefill pool's are
+      // read for range checks only).
+      for (std::string_view c :
+           {"prefill_batch_size", "prefill_num_workers", "prefill_tp_size", "prefill_pp_size",
+            "prefill_attention_dp_size", "prefill_moe_tp_size", "prefill_moe_ep_size",
+            "decode_batch_size", "decode_num_workers"})
+        (void)in.size(c, col(c), 1);
+      r.tp = in.size("decode_tp_size", col("decode_tp_size"), 1);
+      r.pp = in.size("decode_pp_size", col("decode_pp_size"), 1);
+      r.attention_dp = in.size("decode_attention_dp_size", col("decode_attention_dp_size"), 1);
+      r.moe_tp = in.size("decode_moe_tp_size", col("decode_moe_tp_size"), 1);
+      r.moe_ep = in.size("decode_moe_ep_size", col("decode_moe_ep_size"), 1);
+    }
+    r.ttft_ms = in.milliseconds("silicon_ttft_ms", col("silicon_ttft_ms"));
+    r.tpot_ms = in.milliseconds("silicon_tpot_ms", col("silicon_tpot_ms"));
+    runs.push_back(std::move(r));
+  }
+  if (column_of.empty()) throw ParseError(origin + ": no header line");
+  return runs;
+}
+
+std::vector<ServingRun> built_in_serving_runs() {
+  for (const auto& f : detail::embedded_files()) {
+    if (f.name == "validation/serving-dev.csv")
+      return parse_serving_runs(f.text, "built-in validation/serving-dev.csv");
+  }
+  return {};
+}
+
+std::vector<ServingRun> load_serving_runs(const std::string& path) {
+  return parse_serving_runs(detail::read_text_file(path, kMaxServingBytes), path);
+}
+
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const double x = std::clamp(q, 0.0, 1.0) * static_cast<double>(v.size() - 1);
+  const auto i = static_cast<std::size_t>(x);
+  const std::size_t j = std::min(i + 1, v.size() - 1);
+  return v[i] + (x - static_cast<double>(i)) * (v[j] - v[i]);
+}
+
+ErrorStats error_stats(std::string group, const std::vector<double>& errors) {
+  ErrorStats s;
+  s.group = std::move(group);
+  s.rows = static_cast<int>(errors.size());
+  std::vector<double> abs(errors.size());
+  std::transform(errors.begin(), errors.end(), abs.begin(), [](double e) { return std::fabs(e); });
+  s.median_abs_pct = percentile(abs, 0.5);
+  s.p90_abs_pct = percentile(abs, 0.9);
+  s.max_abs_pct = abs.empty() ? 0 : *std::max_element(abs.begin(), abs.end());
+  s.median_signed_pct = percentile(errors, 0.5);
+  return s;
+}
+
+DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
+                                       const Registry& registry, const ModelOptions& options,
+                                       const std::string& engine, const EngineRegistry* tables,
+                                       bool prefill_share) {
+  DecodeStepReport report;
+  const EngineRegistry& engines = EngineRegistry::built_in();
+  const EngineProfile* fixed = engine == "case" ? nullptr : &engines.get(engine);
+  std::map<std::string, ModelSpec> models;
+  std::map<std::string, std::vector<double>> groups;
+  std::map<std::string, int> refusals;
+  for (const ServingRun& r : runs) {
+    if (r.mode != "agg") {
+      ++report.skipped_disaggregated;
+      continue;
+    }
+    check_deadline("decode-step validation");
+    DecodeStepRow row;
+    row.run = r;
+    try {
+      row.model = preset_of(r.model_path);
+      if (row.model.empty())
+        throw Refusal("no preset for this model (the serving issue, #12, adds more)");
+      const Device* d = registry.find(r.system);
+      if (!d) {
+        std::string id = r.system;
+        std::replace(id.begin(), id.end(), '_', '-');
+        d = registry.find(id);
+        if (!d && id.size() > 4 && id.substr(id.size() - 4) == "-sxm")
+          d = registry.find(id.substr(0, id.size() - 4));
+      }
+      if (!d) throw Refusal("no device file for system " + clip_utf8(r.system, 20));
+      row.device = d->id;
+      const EngineProfile* e = fixed ? fixed : engines.find(r.backend);
+      if (!e) throw Refusal("no engine profile for backend " + clip_utf8(r.backend, 20));
+      row.engine = e->id;
+      auto it = models.find(row.model);
+      if (it == models.end()) it = models.emplace(row.model, load_model(row.model)).first;
+      const Scenario s = decode_step(r, it->second, *d, &row.formats);
+      ModelOptions o = options;
+      o.engine = e;
+      if (tables) o = with_engine(o, *d, e, *tables);
+      row.predicted_ms = (prefill_share ? mean_step_seconds(r, it->second, *d, o, s)
+                                        : predict(it->second, *d, s, o).time_s) *
+                         1e3;
+      row.error_pct = (row.predicted_ms - r.tpot_ms) / r.tpot_ms * 100;
+      ++report.predicted;
+      for (const std::string& g : {std::string("all"), "engine=" + row.engine,
+                                   "device=" + row.device, "model=" + row.model}) {
+        groups[g].push_back(row.error_pct);
+      }
+    } catch (const TimeLimit&) {
+      throw;
+    } catch (const Error& x) {
+      row.refused = x.what();
+      ++report.refused;
+      ++refusals[row.refused];
+    }
+    report.rows.push_back(std::move(row));
+  }
+  if (auto all = groups.find("all"); all != groups.end()) {
+    report.groups.push_back(error_stats("all", all->second));
+    groups.erase(all);
+  }
+  for (const char* prefix : {"engine=", "device=", "model="}) {
+    for (const auto& [g, errors] : groups) {
+      if (g.rfind(prefix, 0) == 0) report.groups.push_back(error_stats(g, errors));
+    }
+  }
+  for (const auto& [reason, n] : refusals) report.refusals.emplace_back(reason, n);
+  std::sort(report.refusals.begin(), report.refusals.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  return report;
+}
+
+std::vector<ErrorStats> leave_one_device_out(const std::vector<ServingRun>& runs,
+                                             const Registry& registry, bool prefill_share) {
+  const EngineRegistry& all = EngineRegistry::built_in();
+  const DecodeStepReport with =
+      validate_decode_steps(runs, registry, {}, "case", &all, prefill_share);
+  std::map<std::string, std::vector<double>> own;
+  for (const DecodeStepRow& row : with.rows) {
+    if (row.refused.empty()) own[row.device].push_back(row.error_pct);
+  }
+  std::vector<ErrorStats> out;
+  for (const auto& [device, errors] : own) {
+    const bool measured = std::any_of(all.gemm_tables().begin(), all.gemm_tables().end(),
+                                      [&](const GemmTable& t) { return t.device == device; });
+    if (!measured) continue;
+    std::vector<ServingRun> subset;
+    for (const DecodeStepRow& row : with.rows) {
+      if (row.refused.empty() && row.device == device) subset.push_back(row.run);
+    }
+    const EngineRegistry held_out = all.without_tables_of(device);
+    const DecodeStepReport without = validate_decode_steps(subset, registry, {}, "case", &held_out);
+    std::vector<double> held;
+    for (const DecodeStepRow& row : without.rows) {
+      if (row.refused.empty()) held.push_back(row.error_pct);
+    }
+    out.push_back(error_stats("with-own=" + device, errors));
+    out.push_back(error_stats("held-out=" + device, held));
+  }
+  return out;
+}
+
+}  // namespace roofline
