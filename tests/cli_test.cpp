@@ -661,3 +661,28 @@ TEST(CliSweepGemm, BadInputIsOneLineAndExit2) {
 }
 
 }  // namespace
+
+namespace {
+
+// --kernel-file: your own GPU's measurements price the GEMMs they cover, on
+// the device they were measured on only.
+TEST(Cli, KernelFilesPriceTheGemmsTheyMeasured) {
+  const std::string file = std::string(ROOFLINE_SOURCE_DATA_DIR) + "/kernels/h200-cublaslt.json";
+  const CliRun r = roofline(
+      "predict --model llama-3.1-8b --hardware h200 --batch 16 --engine vllm "
+      "--per-op --json --kernel-file '" +
+      file + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  int measured = 0;
+  for (const auto& op : j["ops"]) {
+    if (op["kind"] == "matmul" && op["efficiency_source"] == "measured-table") ++measured;
+  }
+  EXPECT_GT(measured, 0);
+  expect_bad_input("predict --model llama-3.1-8b --hardware h100 --kernel-file '" + file + "'",
+                   "measured on h200, not h100-sxm");
+  expect_bad_input("predict --hardware h200 --kernel-file /nonexistent", "/nonexistent");
+  expect_bad_input("predict --hardware h200 --ideal --kernel-file '" + file + "'", "ideal");
+}
+
+}  // namespace

@@ -8,10 +8,12 @@
 #include <cmath>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <sstream>
 
 #include "roofline/engine.h"
 #include "roofline/error.h"
+#include "roofline/gpu_run.h"
 #include "roofline/request.h"
 
 namespace roofline::cli {
@@ -184,6 +186,11 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
                   "(roofline engines; roofline: the reference)")
       ->capture_default_str()
       ->type_name("ID");
+  cmd->add_option("--kernel-file", a->kernel_file,
+                  "GEMM efficiencies measured on your GPU (the table of calibrate --gpu, or one "
+                  "in the format of data/kernels/gemm): they price every GEMM of the formats "
+                  "they cover, with the engine's other costs")
+      ->type_name("FILE");
   cmd->add_flag("--ideal", a->ideal, "Datasheet peaks, no overheads (pure roofline)");
 }
 
@@ -205,10 +212,24 @@ Scenario make_scenario(const ScenarioArgs& a, const ModelSpec& m, const Device* 
   return build_scenario(r, m, d, notes);
 }
 
-ModelOptions make_options(const ScenarioArgs& a) {
+ModelOptions make_options(const ScenarioArgs& a, const Device* device) {
   ModelOptions o;
   o.mode = a.ideal ? Mode::kIdeal : Mode::kRealistic;
   o.engine = &EngineRegistry::built_in().get(a.engine);  // its table is resolved per device
+  if (!a.kernel_file.empty()) {
+    if (a.ideal) throw InvalidArgument("--kernel-file: measured efficiencies have no ideal mode");
+    // Loaded once per process; predictions keep a pointer to it.
+    static std::map<std::string, GemmTable> tables;
+    auto it = tables.find(a.kernel_file);
+    if (it == tables.end())
+      it = tables.emplace(a.kernel_file, measure::load_kernel_file(a.kernel_file)).first;
+    if (device && !it->second.device.empty() && it->second.device != device->id) {
+      throw InvalidArgument("--kernel-file: measured on " + it->second.device + ", not " +
+                            device->id + " (predict on the device it measured)");
+    }
+    o.gemm_table = &it->second;
+    o.gemm_table_source = EfficiencySource::kMeasuredTable;
+  }
   return o;
 }
 

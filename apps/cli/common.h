@@ -85,6 +85,7 @@ struct ScenarioArgs {
   std::string block_sparsity = "1";
   std::string tp = "1", pp = "1";
   std::string engine = "roofline";
+  std::string kernel_file;  // GEMM efficiencies measured on the user's GPU
   bool ideal = false;
   bool per_op = false;
 };
@@ -97,7 +98,8 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase);
 [[nodiscard]] Scenario make_scenario(const ScenarioArgs& a, const ModelSpec& m, const Device* d,
                                      std::vector<std::string>* notes = nullptr);
 
-// The mode and engine of `a`.
-[[nodiscard]] ModelOptions make_options(const ScenarioArgs& a);
+// The mode and engine of `a`, and its kernel file's table (checked against
+// `device` when given: a table measured on another device is an error).
+[[nodiscard]] ModelOptions make_options(const ScenarioArgs& a, const Device* device = nullptr);
 
 }  // namespace roofline::cli

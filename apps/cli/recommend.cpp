@@ -80,7 +80,7 @@ void cmd_recommend(const Common& c, const RecommendArgs& a) {
     o.latency_target_s = parse_positive("--latency-target", a.latency_target);
     if (*o.latency_target_s <= 0) throw InvalidArgument("--latency-target must be positive");
   }
-  o.model_options = make_options(a.sc);
+  o.model_options = make_options(a.sc, &d);
   if (!a.strategy_files.empty()) {
     o.strategies = built_in_strategies();
     for (const auto& f : a.strategy_files) o.strategies.push_back(load_strategy(f));

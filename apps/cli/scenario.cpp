@@ -54,7 +54,7 @@ void cmd_predict(const Common& c, const ScenarioArgs& a) {
   const ModelSpec m = load_model(a.model);
   std::vector<std::string> plan_notes;
   const Scenario s = make_scenario(a, m, &d, &plan_notes);
-  const Prediction p = predict(m, d, s, make_options(a));
+  const Prediction p = predict(m, d, s, make_options(a, &d));
   if (c.output() == Output::kJson) {
     print_json(predict_document(m, d, s, p, a.per_op, plan_notes, a.strategy, reg));
     return;
@@ -112,9 +112,9 @@ void cmd_generate(const Common& c, const ScenarioArgs& a, const std::string& pro
   Scenario s = make_scenario(a, m, &d);
   const std::int64_t prompt = parse_count("--prompt", prompt_text, 1, kMaxSeqLen);
   const std::int64_t gen = parse_count("--gen", gen_text, 1, kMaxSeqLen);
-  const GenerateResult g = generate(m, d, s, prompt, gen, make_options(a));
+  const GenerateResult g = generate(m, d, s, prompt, gen, make_options(a, &d));
   if (c.output() == Output::kJson) {
-    print_json(generate_document(m, d, s, g, prompt, gen, make_options(a).mode, reg));
+    print_json(generate_document(m, d, s, g, prompt, gen, make_options(a, &d).mode, reg));
     return;
   }
   Table t({"quantity", "value"});
@@ -142,7 +142,7 @@ void cmd_kv(const Common& c, const ScenarioArgs& a) {
   const Device& d = reg.get(a.hardware);
   const ModelSpec m = load_model(a.model);
   // The decode step at this context with each KV format (weights and activations as given).
-  const KvReport r = kv_report(m, d, make_scenario(a, m, &d), make_options(a));
+  const KvReport r = kv_report(m, d, make_scenario(a, m, &d), make_options(a, &d));
   if (c.output() == Output::kJson) {
     print_json(kv_document(m, d, r, reg));
     return;
@@ -172,7 +172,7 @@ void cmd_attention(const Common& c, const ScenarioArgs& a) {
   const Device& d = reg.get(a.hardware);
   const ModelSpec m = load_model(a.model);
   const Scenario s = make_scenario(a, m, &d);
-  const auto rows = compare_attention(m, d, s, make_options(a));
+  const auto rows = compare_attention(m, d, s, make_options(a, &d));
   if (c.output() == Output::kJson) {
     print_json(attention_document(m, d, s, rows, reg));
     return;
