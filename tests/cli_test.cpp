@@ -393,6 +393,8 @@ TEST(Cli, MeasurementBadInput) {
   expect_bad_input("bench gemm --gpu", "no CUDA device");
   expect_bad_input("bench warp", "unknown benchmark 'warp'");
   expect_bad_input("bench stream --array-bytes -5", "--array-bytes");
+  expect_bad_input("bench gemm --compare --repeats 0", "--repeats");  // before any calibration
+  expect_bad_input("bench gemm --compare --repeats 101", "--repeats");
   expect_bad_input("calibrate --out /nonexistent/dir/host.json", "/nonexistent/dir/host.json");
 }
 

@@ -262,6 +262,55 @@ TEST(Measure, SgemmThreadsOptionIsRestored) {
   EXPECT_EQ(openblas_threads(), before);
 }
 
+TEST(Measure, WeightPoolWindowsWalkThePoolAndWrap) {
+  WeightPool pool(std::size_t{1} << 20);  // 262,144 floats
+  ASSERT_EQ(pool.floats(), 262'144u);
+  float* const first = pool.next(100'000);
+  // The next window starts right after, on a cache line (100,000 floats is
+  // 6,250 lines of 16); a third would end past 262,144, so it wraps.
+  EXPECT_EQ(pool.next(100'000) - first, 100'000);
+  EXPECT_EQ(pool.next(100'000), first);
+  EXPECT_EQ(pool.next(3) - first, 100'000);
+  EXPECT_EQ(pool.next(1) - first, 100'016);  // 100,003 rounded up to a line
+  EXPECT_THROW((void)pool.next(0), InvalidArgument);
+  EXPECT_THROW((void)pool.next(262'145), InvalidArgument);
+  EXPECT_THROW(WeightPool(std::size_t{64} << 30), InvalidArgument);
+}
+
+TEST(Measure, ColdWeightsComeFromThePoolWarmFromOneBuffer) {
+  WeightPool pool(std::size_t{4} << 20);  // 1,048,576 floats
+  GemmOptions cold;
+  cold.repetitions = 3;
+  cold.pool = &pool;
+  const GemmMeasurement c = measure_sgemm({8, 256, 512, "cold"}, cold);
+  EXPECT_TRUE(c.verified) << c.max_rel_error;
+  EXPECT_EQ(c.weight_copies, 8);  // 1,048,576 / (256 x 512)
+  GemmOptions warm = cold;
+  warm.cold_weights = false;
+  EXPECT_EQ(measure_sgemm({8, 256, 512, "warm"}, warm).weight_copies, 1);
+  // Weights larger than the pool get a buffer of their own.
+  EXPECT_EQ(measure_sgemm({2, 2048, 1024, "big"}, cold).weight_copies, 1);
+}
+
+TEST(Measure, InterleavedShapesAreMeasuredAlikeAndInOrder) {
+  WeightPool pool(std::size_t{8} << 20);
+  GemmOptions o;
+  o.pool = &pool;
+  const std::vector<GemmShape> shapes = {
+      {1, 512, 512, "gemv"}, {64, 64, 64, "square"}, {16, 256, 128, "skinny"}};
+  const std::vector<GemmMeasurement> r = measure_sgemms_interleaved(shapes, o);
+  ASSERT_EQ(r.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(r[i].shape.label, shapes[i].label);
+    EXPECT_TRUE(r[i].verified) << r[i].max_rel_error;
+    EXPECT_EQ(r[i].repetitions, r[0].repetitions);  // one call of each per round
+    EXPECT_GE(r[i].repetitions, kGemmMinRepetitions);
+  }
+  EXPECT_TRUE(measure_sgemms_interleaved({}, o).empty());
+  EXPECT_THROW((void)measure_sgemms_interleaved({{8, 8, 8, ""}, {0, 8, 8, ""}}, o),
+               InvalidArgument);
+}
+
 TEST(Measure, DefaultShapeSetsAreValid) {
   const auto gemm = default_gemm_shapes();
   const auto gemv = default_gemv_shapes();

@@ -285,16 +285,36 @@ TEST(Generate, SumsDecodeStepsOverAGrowingContext) {
 }
 
 // KV report: Llama-3-8B bf16 is 131,072 B per token; fp8 halves it. The
-// crossover: weights (2 x 8,030,261,248 = 16,060,522,496 B) / 131,072 B = 122,532 tokens.
+// crossover compares with the weights a decode step reads: the resident 2 x
+// 8,030,261,248 = 16,060,522,496 B less the embedding table (128,256 x 4,096
+// x 2 = 1,050,673,152 B), of which a step reads one row (8,192 B):
+// 15,009,857,536 B, so 15,009,857,536 / 131,072 = 114,516.125 tokens. (It read
+// 122,532 while it divided the resident bytes, embedding table included.)
 TEST(Kv, BytesPerTokenSavingsAndCrossover) {
   const ModelSpec m = load_model("llama-3.1-8b");
-  const KvReport r = kv_report(m, decode(1, 32768));
+  const Device& d = registry().get("h100");
+  const KvReport r = kv_report(m, d, decode(1, 32768));
   ASSERT_FALSE(r.rows.empty());
   EXPECT_DOUBLE_EQ(r.rows[0].bytes_per_token, 131'072);
   EXPECT_DOUBLE_EQ(r.rows[0].total_bytes, 131'072.0 * 32768);
   EXPECT_NEAR(r.rows[1].saving, 0.5, 1e-6);  // fp8
-  EXPECT_NEAR(r.rows[0].crossover_context, r.weight_bytes / 131'072, 1e-6);
-  EXPECT_NEAR(r.rows[0].crossover_context, 122'532.06, 0.01);
+  EXPECT_DOUBLE_EQ(r.resident_weight_bytes, 16'060'522'496.0);
+  EXPECT_DOUBLE_EQ(r.weight_bytes, 15'009'857'536.0);
+  EXPECT_DOUBLE_EQ(r.rows[0].crossover_context, 114'516.125);
+  // At batch 64 a step reads the weights once (and 64 embedding rows) for 64
+  // caches: (15,009,849,344 + 64 x 8,192) / 64 / 131,072 = 1,789.376 tokens each.
+  EXPECT_NEAR(kv_report(m, d, decode(64, 4096)).rows[0].crossover_context, 1'789.376, 1e-3);
+}
+
+// MoE: a decode step reads the experts the batch touches (Mixtral at batch 1:
+// 2 of 8 per layer), as predict streams them, not all of them.
+TEST(Kv, MoeCrossoverUsesTheExpertsTheBatchTouches) {
+  const ModelSpec m = load_model("mixtral-8x7b");
+  const Device& d = registry().get("h100");
+  const KvReport r = kv_report(m, d, decode(1, 4096));
+  EXPECT_DOUBLE_EQ(r.weight_bytes, predict(m, d, decode(1, 4096)).weight_bytes);
+  EXPECT_LT(r.weight_bytes, 0.3 * r.resident_weight_bytes);
+  EXPECT_NEAR(r.rows[0].crossover_context, r.weight_bytes / r.rows[0].bytes_per_token, 1e-6);
 }
 
 // With a device, each row carries the decode step with that KV format: the
@@ -305,7 +325,7 @@ TEST(Kv, DecodeStepPerFormat) {
   Scenario s = decode(4, 32768);
   s.phase = Phase::kPrefill;  // taken as decode
   const KvReport r = kv_report(m, d, s, {});
-  ASSERT_EQ(r.rows.size(), kv_report(m, decode(4, 32768)).rows.size());
+  ASSERT_EQ(r.rows.size(), kv_report(m, d, decode(4, 32768)).rows.size());
   for (const auto& row : r.rows) {
     Scenario one = decode(4, 32768);
     one.precision.kv = row.format;

@@ -25,6 +25,7 @@ struct BenchArgs {
   std::string array_bytes = "0";
   std::string threads = "0";
   bool compare = false;
+  std::string repeats = std::to_string(measure::CompareOptions{}.repeats);  // --compare: rounds
   bool gpu = false;
   std::string hardware = "host";
   // GPU only:
@@ -140,40 +141,28 @@ void cmd_bench(const Common& c, const std::string& what, const BenchArgs& a) {
     measure::GemmOptions o;
     o.threads = threads;
     if (a.compare) {
+      measure::CompareOptions co;
+      co.gemm = o;
+      co.repeats =
+          static_cast<int>(parse_count("--repeats", a.repeats, 1, measure::kMaxCompareRepeats));
       bool calibrated_now = false;
       const Device host = host_profile(c, a, &calibrated_now);
-      const measure::CompareReport r = measure::compare_gemms(host, shapes, o, stderr_progress());
+      const measure::CompareReport r = measure::compare_gemms(host, shapes, co, stderr_progress());
       std::cerr << "\n";
       if (c.output() == Output::kJson) {
-        nlohmann::json cases = nlohmann::json::array();
-        for (const auto& x : r.cases) {
-          cases.push_back({{"m", x.shape.m},
-                           {"n", x.shape.n},
-                           {"k", x.shape.k},
-                           {"label", x.shape.label},
-                           {"predicted_s", x.predicted_s},
-                           {"measured_s", x.measured_s},
-                           {"error_pct", x.error_pct}});
-        }
-        print_json({{"device", host.id},
-                    {"calibrated_now", calibrated_now},
-                    {"cases", cases},
-                    {"median_abs_error_pct", r.median_abs_error_pct},
-                    {"max_abs_error_pct", r.max_abs_error_pct}});
+        nlohmann::json j = measure::to_json(r);
+        j["device"] = host.id;
+        j["calibrated_now"] = calibrated_now;
+        print_json(j);
         return;
       }
-      Table t({"shape", "label", "predicted", "measured", "error"});
-      for (const auto& x : r.cases) {
-        t.add_row({fmt::format("{}x{}x{}", x.shape.m, x.shape.n, x.shape.k), x.shape.label,
-                   human_time(x.predicted_s), human_time(x.measured_s),
-                   fmt::format("{:+.1f}%", x.error_pct)});
-      }
-      std::cout << t.text()
-                << fmt::format("\nmedian |error| {:.1f}%, max {:.1f}% ({} profile)\n",
-                               r.median_abs_error_pct, r.max_abs_error_pct,
-                               calibrated_now ? "freshly calibrated" : "given");
+      std::cout << measure::compare_table(r).text() << "\n"
+                << measure::compare_summary(r) << " ("
+                << (calibrated_now ? "freshly calibrated" : "given") << " profile)\n";
       return;
     }
+    measure::WeightPool pool;  // cold weights for every shape, made once
+    o.pool = &pool;
     nlohmann::json rows = nlohmann::json::array();
     Table t({"shape", "label", "time", "GFLOP/s", "GB/s", "verified"});
     for (std::size_t i = 0; i < shapes.size(); ++i) {
@@ -280,6 +269,10 @@ void register_bench(CLI::App& app, Common& common) {
       ->capture_default_str();
   bench_cmd->add_flag("--compare", bench_args->compare,
                       "gemm/gemv: predict each shape with the host profile and compare");
+  bench_cmd
+      ->add_option("--repeats", bench_args->repeats,
+                   "--compare: rounds over the shapes, the machine probed before each GEMM")
+      ->capture_default_str();
   bench_cmd->add_flag("--gpu", bench_args->gpu,
                       "Run on the GPU through the CUDA backend (what: bandwidth, gemv, gemm, all)");
   bench_cmd

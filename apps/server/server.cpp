@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <list>
@@ -529,6 +530,7 @@ class GuardedServer final : public httplib::Server {
       auto& list = clients_[peer];
       list.erase(place);
       if (list.empty()) clients_.erase(peer);
+      changed_.notify_all();
     }
     // Under no lock: the socket is no longer listed, so no eviction can reach it.
     if (t_close_after) {
@@ -563,21 +565,30 @@ class GuardedServer final : public httplib::Server {
   }
 
   bool admit(Connection* self, std::list<Connection*>::iterator* place) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto& list = clients_[self->peer];
-    std::size_t live = 0;
-    for (const Connection* c : list) live += !c->evicted;
-    if (live >= static_cast<std::size_t>(per_client_)) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    // A connection whose answer was just written stays busy until its worker
+    // runs again: a client's next request may arrive first, so wait a moment
+    // (bounded) for one to become idle or close before refusing.
+    const auto until = std::chrono::steady_clock::now() + kAdmissionWait;
+    for (;;) {
+      auto& list = clients_[self->peer];
+      std::size_t live = 0;
+      for (const Connection* c : list) live += !c->evicted;
+      if (live < static_cast<std::size_t>(per_client_)) break;
       // The oldest idle or still-reading connection of this client gives way.
       auto victim = std::find_if(list.begin(), list.end(),
                                  [](const Connection* c) { return !c->busy && !c->evicted; });
-      if (victim == list.end()) {
-        if (list.empty()) clients_.erase(self->peer);
+      if (victim != list.end()) {
+        (*victim)->evicted = true;
+        ::shutdown((*victim)->fd, SHUT_RDWR);
+        break;
+      }
+      if (changed_.wait_until(lock, until) == std::cv_status::timeout) {
+        if (clients_[self->peer].empty()) clients_.erase(self->peer);
         return false;
       }
-      (*victim)->evicted = true;
-      ::shutdown((*victim)->fd, SHUT_RDWR);
     }
+    auto& list = clients_[self->peer];
     *place = list.insert(list.end(), self);
     return true;
   }
@@ -611,6 +622,7 @@ class GuardedServer final : public httplib::Server {
       {
         std::lock_guard<std::mutex> lock(mutex_);
         self.busy = false;  // idle again: may give way to this client's next connection
+        changed_.notify_all();
       }
       if (t_trim_after) ::malloc_trim(0);
       if (!ok || connection_closed || t_close_after) return;
@@ -633,6 +645,8 @@ class GuardedServer final : public httplib::Server {
   double request_read_s_;
   int per_client_;
   std::mutex mutex_;
+  std::condition_variable changed_;  // a connection became idle or closed
+  static constexpr std::chrono::milliseconds kAdmissionWait{250};
   std::map<std::string, std::list<Connection*>> clients_;
 };
 

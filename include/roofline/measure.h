@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -159,6 +160,38 @@ inline constexpr int kGemmMaxRepetitions = 1000000;
 // Decode GEMVs (m = 1) of the same layers.
 [[nodiscard]] std::vector<GemmShape> default_gemv_shapes();
 
+// Smallest WeightPool made by default (when the cache size is tiny or unknown).
+inline constexpr std::size_t kWeightPoolMinBytes = std::size_t{64} << 20;
+
+// Memory that cold-weight measurements cycle their weight operand through, so
+// that no call finds its weights in the cache: a model's layers stream theirs
+// from memory, and a benchmark that reuses one small B measures the cache
+// instead. Filled with uniform values in [-1, 1) once when made (about half a
+// second per GB on a VM, page faults included), then reused by every
+// measurement given it. Not thread-safe: one measurement at a time.
+class WeightPool {
+ public:
+  // bytes = 0: twice the last-level cache (kStreamFallbackCacheBytes when sysfs
+  // does not say), at least kWeightPoolMinBytes. The size is then capped at a
+  // quarter of physical memory (when known). Throws InvalidArgument when an
+  // explicit size is above kMaxMeasuredGemmBytes.
+  explicit WeightPool(std::size_t bytes = 0);
+  [[nodiscard]] std::size_t floats() const noexcept { return floats_; }
+
+  // The next `count` floats after the previous window (on a cache line of its
+  // own), or the first `count` when they do not fit before the end: a cursor
+  // shared by every measurement given this pool walks it, so that a window was
+  // last read at least (pool - count) bytes of weight traffic ago. Throws
+  // InvalidArgument when count is 0 or more than floats().
+  [[nodiscard]] float* next(std::size_t count);
+
+ private:
+  static constexpr std::size_t kFloatsPerCacheLine = 16;
+  std::unique_ptr<float[]> data_;
+  std::size_t floats_ = 0;
+  std::size_t cursor_ = 0;
+};
+
 struct GemmOptions {
   // Timed calls after one warm-up call. 0: adaptive (kGemmTargetSeconds).
   // Must be in [0, kGemmMaxRepetitions].
@@ -166,6 +199,15 @@ struct GemmOptions {
   // OpenBLAS threads for this measurement (restored afterwards). 0: leave
   // OpenBLAS's setting. Must be in [0, kMaxThreads].
   int threads = 0;
+  // true: every call takes its weights (B) from the next window of a
+  // WeightPool (WeightPool::next), so that with the default pool (twice the
+  // last-level cache) no call finds weights of up to a cache's size in the
+  // cache. Weights larger than the pool get their own buffer (they stream from
+  // memory anyway). false: every call reads the same B (cache-warm when it fits).
+  bool cold_weights = true;
+  // The pool cold calls cycle through; null: measure_sgemm makes a default one
+  // for the call (seconds per call on a VM: pass one pool to many calls).
+  WeightPool* pool = nullptr;
 };
 
 struct GemmMeasurement {
@@ -177,6 +219,7 @@ struct GemmMeasurement {
   FlopsPerSecond flops_per_s;    // flops / median_time_s
   BytesPerSecond bandwidth_Bps;  // bytes / median_time_s
   int repetitions;               // timed calls
+  int weight_copies;             // windows of B the pool holds (1: one buffer, warm or too large)
   // Largest |C - reference| / sum_p |A[i,p] * B[p,j]| over kGemmVerifySamples
   // sampled entries, the reference computed in double precision.
   double max_rel_error;
@@ -189,6 +232,15 @@ struct GemmMeasurement {
 // out of range; allocates m k + k n + m n floats.
 [[nodiscard]] GemmMeasurement measure_sgemm(const GemmShape& shape,
                                             const GemmOptions& options = {});
+
+// Measures several shapes as measure_sgemm does, in alternation call by call
+// (one warm-up call of each, then s0, s1, ..., s0, s1, ...), so that every
+// series sees the same seconds of a machine whose load comes and goes. Each
+// shape gets the same number of timed calls: options.repetitions, or (0)
+// enough rounds for about kGemmTargetSeconds per shape in all, at least
+// kGemmMinRepetitions. Empty for no shapes; throws like measure_sgemm.
+[[nodiscard]] std::vector<GemmMeasurement> measure_sgemms_interleaved(
+    const std::vector<GemmShape>& shapes, const GemmOptions& options = {});
 
 // The number of threads OpenBLAS currently uses.
 [[nodiscard]] int openblas_threads();

@@ -104,13 +104,19 @@ struct KvFormatRow {
 struct KvReport {
   std::int64_t context = 0;
   std::int64_t batch = 1;
-  Bytes weight_bytes = 0;  // read per decode step (native or chosen weights)
+  // Weight bytes one decode step of the batch reads (native or chosen
+  // weights): every layer's, the LM head, one embedding row per token; for
+  // MoE only the experts the batch touches. What the crossover compares with.
+  Bytes weight_bytes = 0;
+  Bytes resident_weight_bytes = 0;  // all the weights in memory (weight_memory)
   std::vector<KvFormatRow> rows;
 };
 
 // KV cache bytes per token and at a context, per KV format, and the context
-// at which reading the KV cache costs more than reading the weights.
-[[nodiscard]] KvReport kv_report(const ModelSpec& model, const Scenario& s);
+// at which reading the KV cache costs more than reading the weights a decode
+// step reads (whole model: tensor and pipeline parallelism set to 1). Throws
+// like build_ops.
+[[nodiscard]] KvReport kv_report(const ModelSpec& model, const Device& device, const Scenario& s);
 // The same with the decode step predicted on `device` for each KV format
 // (weights and activations as in `s`; its phase is taken as decode), as
 // `roofline kv` shows. Throws as predict() does.

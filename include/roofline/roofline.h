@@ -76,13 +76,16 @@ inline constexpr std::int64_t kMaxGemmDimension = 2147483647;
 
 struct RooflineResult {
   Mode mode = Mode::kRealistic;
-  Seconds time_s = 0;          // max(memory, compute) + packing + overhead
+  // max(memory, compute) + overhead; on a CPU in realistic mode with m > 1,
+  // memory + compute + packing + overhead (the BLAS does not overlap them).
+  Seconds time_s = 0;
   Seconds memory_time_s = 0;   // bytes / effective bandwidth
   Seconds compute_time_s = 0;  // flops / effective peak (+ dequantization)
   Seconds overhead_s = 0;      // launch overhead (realistic mode only)
   // CPU BLAS only (realistic mode, m > 1): GotoBLAS-style GEMMs copy the weight
   // operand into a packed buffer before the math, one more read and one write of
-  // its bytes that the math does not overlap. GEMVs (m = 1) do not pack.
+  // its bytes, and multiply each packed panel only after packing it, so neither
+  // the copy nor the weight stream overlaps the math. GEMVs (m = 1) do not pack.
   Seconds packing_time_s = 0;
   Flops flops = 0;        // 2 per multiply-add of the math itself
   Flops dequant_ops = 0;  // vector ops spent dequantizing weights

@@ -1,10 +1,12 @@
 #include "roofline/calibrate.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "blas.h"
@@ -14,11 +16,7 @@
 namespace roofline::measure {
 namespace {
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-}
+double median(const std::vector<double>& v) { return v.empty() ? 0 : percentile(v, 0.5); }
 
 nlohmann::json figure(double value, const char* source, const std::string& note = "") {
   nlohmann::json f = {{"value", value}, {"confidence", "measured"}, {"source", source}};
@@ -26,17 +24,23 @@ nlohmann::json figure(double value, const char* source, const std::string& note 
   return f;
 }
 
-// FLOP/s of a measured SGEMM's math alone. The CPU prediction adds the BLAS
-// packing copy of the weights (one read and one write of k n fp32 values at the
-// effective bandwidth; roofline.cpp) on top of the math, so the calibrated
-// fraction must leave that copy out or it would be counted twice. A shape
-// whose copy would be half its time or more is not a measurement of the math:
-// its rate is taken as measured.
+// FLOP/s of a measured SGEMM's math alone. The realistic CPU model adds the
+// weight stream (all of the GEMM's bytes) and the BLAS packing copy of the
+// weights (one more read and one write of k n fp32 values) to the math, all at
+// the effective bandwidth (roofline.cpp), so the calibrated rate must leave
+// them out or they would be counted twice. A shape whose traffic would be half
+// its time or more is not a measurement of the math: its rate is taken as measured.
 double math_flops_per_s(const GemmMeasurement& g, double effective_Bps) {
-  const double packing_s =
-      2.0 * 4.0 * static_cast<double>(g.shape.k) * static_cast<double>(g.shape.n) / effective_Bps;
-  const double math_s = g.median_time_s - packing_s;
+  const double packing_bytes =
+      2.0 * 4.0 * static_cast<double>(g.shape.k) * static_cast<double>(g.shape.n);
+  const double traffic_s = (g.bytes + packing_bytes) / effective_Bps;
+  const double math_s = g.median_time_s - traffic_s;
   return math_s > 0.5 * g.median_time_s ? g.flops / math_s : g.flops_per_s;
+}
+
+void check_figure(double v, const char* what) {
+  if (!(std::isfinite(v) && v > 0))
+    throw InvalidArgument(std::string("host figures: ") + what + " must be positive and finite");
 }
 
 }  // namespace
@@ -52,15 +56,26 @@ Calibration calibrate(const CalibrationOptions& o, const Progress& progress) {
     throw Unsupported("STREAM results did not verify; the machine is not measuring correctly");
   stage("peak", 0);
   c.peak = run_peak(o.peak);
+  // One pool of cold weights for every GEMM and the GEMV (making one costs seconds).
+  std::unique_ptr<WeightPool> pool;
+  GemmOptions gemm = o.gemm;
+  if (gemm.cold_weights && gemm.pool == nullptr) {
+    stage("weights", 0);
+    pool = std::make_unique<WeightPool>();
+    gemm.pool = pool.get();
+  }
   for (std::size_t i = 0; i < o.gemm_shapes.size(); ++i) {
     stage("gemm", static_cast<double>(i) / static_cast<double>(o.gemm_shapes.size()));
-    c.gemms.push_back(measure_sgemm(o.gemm_shapes[i], o.gemm));
+    c.gemms.push_back(measure_sgemm(o.gemm_shapes[i], gemm));
     if (!c.gemms.back().verified)
       throw Unsupported("SGEMM results did not verify against the reference");
   }
   stage("gemv", 0);
-  c.gemv = measure_sgemm(o.gemv_shape, o.gemm);
-  c.overhead = measure_sgemm(o.overhead_shape, o.gemm);
+  c.gemv = measure_sgemm(o.gemv_shape, gemm);
+  // The per-call overhead is the call itself, not a cache miss on its 16 kB of weights.
+  GemmOptions warm = gemm;
+  warm.cold_weights = false;
+  c.overhead = measure_sgemm(o.overhead_shape, warm);
   c.bandwidth_fraction = std::min(1.0, c.gemv.bandwidth_Bps / c.stream.bandwidth_Bps);
   const double effective_Bps = c.stream.bandwidth_Bps * c.bandwidth_fraction;
   double best = 0;
@@ -140,25 +155,218 @@ nlohmann::json host_device_json(const Calibration& c, const std::string& date) {
   return doc;
 }
 
-CompareReport compare_gemms(const Device& d, const std::vector<GemmShape>& shapes,
-                            const GemmOptions& options, const Progress& progress) {
-  CompareReport r;
-  std::vector<double> errors;
-  for (std::size_t i = 0; i < shapes.size(); ++i) {
-    if (progress) progress("gemm", static_cast<double>(i) / static_cast<double>(shapes.size()));
-    const GemmShape& s = shapes[i];
-    const RooflineResult p =
-        predict_gemm(d, GemmProblem{s.m, s.n, s.k, Format::kFp32, Format::kFp32});
-    const GemmMeasurement m = measure_sgemm(s, options);
-    if (!m.verified) throw Unsupported("SGEMM " + s.label + " did not verify");
-    CompareCase c{s, p.time_s, m.median_time_s,
-                  (p.time_s - m.median_time_s) / m.median_time_s * 100};
-    errors.push_back(std::fabs(c.error_pct));
-    r.max_abs_error_pct = std::max(r.max_abs_error_pct, errors.back());
-    r.cases.push_back(c);
+double percentile(std::vector<double> v, double q) {
+  if (v.empty()) throw InvalidArgument("percentile of no samples");
+  if (!(q >= 0 && q <= 1)) throw InvalidArgument("percentile: q must be in [0, 1]");
+  for (double x : v) {
+    if (!std::isfinite(x)) throw InvalidArgument("percentile: a sample is not finite");
   }
-  r.median_abs_error_pct = median(errors);
+  std::sort(v.begin(), v.end());
+  const double h = q * static_cast<double>(v.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(h));
+  const std::size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (h - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+Spread spread_of(const std::vector<double>& v) {
+  Spread s;
+  s.median = percentile(v, 0.5);
+  s.p10 = percentile(v, 0.1);
+  s.p90 = percentile(v, 0.9);
+  s.min = *std::min_element(v.begin(), v.end());
+  s.max = *std::max_element(v.begin(), v.end());
+  s.count = static_cast<int>(v.size());
+  return s;
+}
+
+HostFigures host_figures(const GemmMeasurement& gemv, const GemmMeasurement& gemm) {
+  HostFigures f;
+  f.bandwidth_Bps = gemv.bandwidth_Bps;
+  check_figure(f.bandwidth_Bps, "bandwidth");
+  f.matmul_flops_per_s = math_flops_per_s(gemm, f.bandwidth_Bps);
+  check_figure(f.matmul_flops_per_s, "matmul rate");
+  return f;
+}
+
+Device with_host_figures(const Device& profile, const HostFigures& f) {
+  check_figure(f.bandwidth_Bps, "bandwidth");
+  check_figure(f.matmul_flops_per_s, "matmul rate");
+  const double peak = profile.peak(Format::kFp32);
+  const double bandwidth = profile.memory_bandwidth_Bps.value;
+  if (!(std::isfinite(peak) && peak > 0 && std::isfinite(bandwidth) && bandwidth > 0)) {
+    throw InvalidArgument(profile.id + ": a CPU profile needs an fp32 peak and a bandwidth");
+  }
+  Device d = profile;
+  const std::string note = "measured in this run, right before the GEMM";
+  d.bandwidth_fraction.value = f.bandwidth_Bps / bandwidth;
+  d.bandwidth_fraction.confidence = Confidence::kMeasured;
+  d.bandwidth_fraction.note = note;
+  d.matmul_fraction_default.value = f.matmul_flops_per_s / peak;
+  d.matmul_fraction_default.confidence = Confidence::kMeasured;
+  d.matmul_fraction_default.note = note;
+  d.matmul_fraction[format_index(Format::kFp32)].reset();  // the default now speaks for fp32
+  return d;
+}
+
+std::vector<CompareStep> interleaved_schedule(std::size_t shapes, int repeats) {
+  if (repeats < 1 || repeats > kMaxCompareRepeats) {
+    throw InvalidArgument("compare: repeats must be in [1, " + std::to_string(kMaxCompareRepeats) +
+                          "], got " + std::to_string(repeats));
+  }
+  std::vector<CompareStep> steps;
+  steps.reserve(shapes * static_cast<std::size_t>(repeats));
+  for (int r = 0; r < repeats; ++r) {
+    for (std::size_t i = 0; i < shapes; ++i) {
+      steps.push_back({r, (static_cast<std::size_t>(r) + i) % shapes});
+    }
+  }
+  return steps;
+}
+
+CompareReport compare_gemms(const Device& d, const std::vector<GemmShape>& shapes,
+                            const CompareOptions& o, const Progress& progress,
+                            const GemmMeasurer& measure) {
+  const std::vector<CompareStep> steps = interleaved_schedule(shapes.size(), o.repeats);
+  const GemmMeasurer run = measure ? measure : GemmMeasurer(measure_sgemms_interleaved);
+  GemmOptions gemm = o.gemm;
+  std::unique_ptr<WeightPool> pool;
+  if (!measure && gemm.cold_weights && gemm.pool == nullptr && !steps.empty()) {
+    if (progress) progress("weights", 0);
+    pool = std::make_unique<WeightPool>();
+    gemm.pool = pool.get();
+  }
+  auto measured_ok = [&](const std::vector<GemmShape>& together) {
+    std::vector<GemmMeasurement> ms = run(together, gemm);
+    if (ms.size() != together.size()) throw Unsupported("compare: a measurement is missing");
+    for (const GemmMeasurement& m : ms) {
+      if (!m.verified) throw Unsupported("SGEMM " + m.shape.label + " did not verify");
+    }
+    return ms;
+  };
+
+  CompareReport r;
+  r.repeats = o.repeats;
+  r.interleaved = o.interleave;
+  r.cases.resize(shapes.size());
+  for (std::size_t i = 0; i < shapes.size(); ++i) r.cases[i].shape = shapes[i];
+  std::vector<double> probe_bw, probe_rate;
+  // [round][shape] |error|, for the per-round medians.
+  std::vector<std::vector<double>> round_abs(static_cast<std::size_t>(o.repeats));
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (progress) progress("gemm", static_cast<double>(i) / static_cast<double>(steps.size()));
+    const CompareStep& step = steps[i];
+    const GemmShape& s = shapes[step.shape];
+    Device now = d;
+    double measured = 0;
+    if (o.interleave) {
+      // The probes and the shape call by call, over the same seconds.
+      const auto ms = measured_ok({o.bandwidth_probe, o.matmul_probe, s});
+      const HostFigures f = host_figures(ms[0], ms[1]);
+      probe_bw.push_back(f.bandwidth_Bps);
+      probe_rate.push_back(f.matmul_flops_per_s);
+      now = with_host_figures(d, f);
+      measured = ms[2].median_time_s;
+    } else {
+      measured = measured_ok({s}).front().median_time_s;
+    }
+    const double predicted =
+        predict_gemm(now, GemmProblem{s.m, s.n, s.k, Format::kFp32, Format::kFp32}).time_s;
+    const double error = (predicted - measured) / measured * 100;
+    CompareCase& c = r.cases[step.shape];
+    c.predicted_per_round_s.push_back(predicted);
+    c.measured_per_round_s.push_back(measured);
+    c.errors_pct.push_back(error);
+    round_abs[static_cast<std::size_t>(step.round)].push_back(std::fabs(error));
+  }
+  if (progress) progress("done", 1);
+  if (shapes.empty()) return r;
+
+  // Each round ran every shape once, so each case's vectors are in round order.
+  std::vector<double> abs_errors;
+  for (CompareCase& c : r.cases) {
+    c.predicted_s = median(c.predicted_per_round_s);
+    c.measured_s = median(c.measured_per_round_s);
+    c.error_spread_pct = spread_of(c.errors_pct);
+    c.error_pct = c.error_spread_pct.median;
+    abs_errors.push_back(std::fabs(c.error_pct));
+  }
+  r.median_abs_error_pct = median(abs_errors);
+  r.max_abs_error_pct = *std::max_element(abs_errors.begin(), abs_errors.end());
+  std::vector<double> round_medians;
+  for (const auto& errors : round_abs) round_medians.push_back(median(errors));
+  r.round_median_abs_error_pct = spread_of(round_medians);
+  if (!probe_bw.empty()) {
+    r.probe_bandwidth_Bps = spread_of(probe_bw);
+    r.probe_matmul_flops_per_s = spread_of(probe_rate);
+  }
   return r;
+}
+
+namespace {
+
+nlohmann::json spread_json(const Spread& s) {
+  return {{"median", s.median}, {"p10", s.p10}, {"p90", s.p90},
+          {"min", s.min},       {"max", s.max}, {"count", s.count}};
+}
+
+}  // namespace
+
+nlohmann::json to_json(const CompareReport& r) {
+  nlohmann::json cases = nlohmann::json::array();
+  for (const auto& x : r.cases) {
+    cases.push_back({{"m", x.shape.m},
+                     {"n", x.shape.n},
+                     {"k", x.shape.k},
+                     {"label", x.shape.label},
+                     {"predicted_s", x.predicted_s},
+                     {"measured_s", x.measured_s},
+                     {"error_pct", x.error_pct},
+                     {"error_spread_pct", spread_json(x.error_spread_pct)},
+                     {"errors_pct", x.errors_pct}});
+  }
+  nlohmann::json j = {{"cases", cases},
+                      {"repeats", r.repeats},
+                      {"interleaved", r.interleaved},
+                      {"median_abs_error_pct", r.median_abs_error_pct},
+                      {"max_abs_error_pct", r.max_abs_error_pct},
+                      {"round_median_abs_error_pct", spread_json(r.round_median_abs_error_pct)}};
+  if (r.probe_bandwidth_Bps.count > 0) {
+    j["probe_bandwidth_Bps"] = spread_json(r.probe_bandwidth_Bps);
+    j["probe_matmul_flops_per_s"] = spread_json(r.probe_matmul_flops_per_s);
+  }
+  return j;
+}
+
+Table compare_table(const CompareReport& r) {
+  Table t({"shape", "label", "predicted", "measured", "error", "p10..p90", "min..max"});
+  for (const auto& x : r.cases) {
+    const Spread& e = x.error_spread_pct;
+    t.add_row({std::to_string(x.shape.m) + "x" + std::to_string(x.shape.n) + "x" +
+                   std::to_string(x.shape.k),
+               x.shape.label, human_time(x.predicted_s), human_time(x.measured_s),
+               fmt::format("{:+.1f}%", x.error_pct), fmt::format("{:+.1f}..{:+.1f}%", e.p10, e.p90),
+               fmt::format("{:+.1f}..{:+.1f}%", e.min, e.max)});
+  }
+  return t;
+}
+
+std::string compare_summary(const CompareReport& r) {
+  const Spread& rounds = r.round_median_abs_error_pct;
+  std::string line = fmt::format(
+      "median |error| {:.1f}%, max {:.1f}% ({} shapes, median of {} round{}); per round the "
+      "median |error| ran {:.1f}..{:.1f}%",
+      r.median_abs_error_pct, r.max_abs_error_pct, r.cases.size(), r.repeats,
+      r.repeats == 1 ? "" : "s", rounds.min, rounds.max);
+  if (r.interleaved && r.probe_bandwidth_Bps.count > 0) {
+    line += fmt::format("; probed before each GEMM: bandwidth {}..{}, matmul {}..{}",
+                        human_rate(r.probe_bandwidth_Bps.min, "B/s"),
+                        human_rate(r.probe_bandwidth_Bps.max, "B/s"),
+                        human_rate(r.probe_matmul_flops_per_s.min, "FLOP/s"),
+                        human_rate(r.probe_matmul_flops_per_s.max, "FLOP/s"));
+  } else {
+    line += "; the profile's figures as given";
+  }
+  return line;
 }
 
 LayerReport run_decoder_layer(const Device& d, const LayerConfig& cfg) {

@@ -806,8 +806,116 @@ std::vector<GemmShape> default_gemv_shapes() {
   };
 }
 
-GemmMeasurement measure_sgemm(const GemmShape& shape, const GemmOptions& options) {
-  validate_gemm_shape(shape);
+WeightPool::WeightPool(std::size_t bytes) {
+  if (bytes > static_cast<std::size_t>(kMaxMeasuredGemmBytes)) {
+    throw InvalidArgument("weight pool: " + std::to_string(bytes) +
+                          " bytes is more than the limit of " +
+                          std::to_string(kMaxMeasuredGemmBytes));
+  }
+  if (bytes == 0) {
+    std::size_t llc = last_level_cache_bytes();
+    if (llc == 0) llc = kStreamFallbackCacheBytes;
+    bytes = std::max(2 * llc, kWeightPoolMinBytes);
+    bytes = std::min(bytes, static_cast<std::size_t>(kMaxMeasuredGemmBytes));
+  }
+  const std::size_t phys = physical_memory_bytes();
+  if (phys > 0) bytes = std::min(bytes, phys / 4);
+  floats_ = std::max<std::size_t>(1, bytes / sizeof(float));
+  data_ = std::make_unique_for_overwrite<float[]>(floats_);
+  fill_uniform(data_.get(), floats_, 2);
+}
+
+float* WeightPool::next(std::size_t count) {
+  if (count == 0 || count > floats_) {
+    throw InvalidArgument("weight pool: a window of " + std::to_string(count) +
+                          " floats does not fit in " + std::to_string(floats_));
+  }
+  if (cursor_ + count > floats_) cursor_ = 0;
+  float* window = data_.get() + cursor_;
+  // The next window starts on a cache line of its own.
+  cursor_ = (cursor_ + count + kFloatsPerCacheLine - 1) / kFloatsPerCacheLine * kFloatsPerCacheLine;
+  return window;
+}
+
+namespace {
+
+// One shape under measurement: its buffers and its call.
+class SgemmCase {
+ public:
+  SgemmCase(const GemmShape& shape, const GemmOptions& options, WeightPool* pool)
+      : shape_(shape),
+        m_(static_cast<std::size_t>(shape.m)),
+        n_(static_cast<std::size_t>(shape.n)),
+        k_(static_cast<std::size_t>(shape.k)),
+        a_(std::make_unique_for_overwrite<float[]>(m_ * k_)),
+        // C is zeroed: OpenBLAS need not read it with beta = 0, but garbage
+        // there must never pass for a result.
+        c_(m_ * n_) {
+    fill_uniform(a_.get(), m_ * k_, 1);
+    const std::size_t weights = k_ * n_;
+    if (options.cold_weights && pool != nullptr && pool->floats() >= weights) {
+      pool_ = pool;
+      copies_ = static_cast<int>(std::min<std::size_t>(pool->floats() / weights, 1 << 30));
+    } else {
+      b_owner_ = std::make_unique_for_overwrite<float[]>(weights);
+      fill_uniform(b_owner_.get(), weights, 2);
+      b_ = b_owner_.get();
+    }
+  }
+
+  // One call, on the next weights of the pool when cold.
+  void call() {
+    if (pool_ != nullptr) b_ = pool_->next(k_ * n_);
+    const auto bm = static_cast<blasint>(shape_.m);
+    const auto bn = static_cast<blasint>(shape_.n);
+    const auto bk = static_cast<blasint>(shape_.k);
+    if (shape_.m == 1) {
+      // c[j] = sum_p a[p] * b[p][j]: y = B^T x with B row-major k x n.
+      blas::api().sgemv(CblasRowMajor, CblasTrans, bk, bn, 1.0f, b_, bn, a_.get(), 1, 0.0f,
+                        c_.data(), 1);
+    } else {
+      blas::api().sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bm, bn, bk, 1.0f, a_.get(), bk,
+                        b_, bn, 0.0f, c_.data(), bn);
+    }
+  }
+
+  // The statistics of `times` (seconds of each timed call), verified against
+  // the B of the latest call.
+  [[nodiscard]] GemmMeasurement result(const std::vector<double>& times) const {
+    GemmMeasurement r{};
+    r.shape = shape_;
+    r.repetitions = static_cast<int>(times.size());
+    r.weight_copies = copies_;
+    r.median_time_s = median(times);
+    r.min_time_s = *std::min_element(times.begin(), times.end());
+    const double dm = static_cast<double>(shape_.m);
+    const double dn = static_cast<double>(shape_.n);
+    const double dk = static_cast<double>(shape_.k);
+    r.flops = 2.0 * dm * dn * dk;
+    r.bytes = 4.0 * (dm * dk + dk * dn + dm * dn);
+    r.flops_per_s = r.flops / r.median_time_s;
+    r.bandwidth_Bps = r.bytes / r.median_time_s;
+    r.max_rel_error = max_sampled_error(shape_, a_.get(), b_, c_.data());
+    r.verified = r.max_rel_error <= kGemmVerifyTolerance;
+    return r;
+  }
+
+ private:
+  GemmShape shape_;
+  std::size_t m_, n_, k_;
+  std::unique_ptr<float[]> a_;
+  std::vector<float> c_;
+  std::unique_ptr<float[]> b_owner_;
+  WeightPool* pool_ = nullptr;
+  float* b_ = nullptr;  // the B of the latest call
+  int copies_ = 1;
+};
+
+}  // namespace
+
+std::vector<GemmMeasurement> measure_sgemms_interleaved(const std::vector<GemmShape>& shapes,
+                                                        const GemmOptions& options) {
+  for (const GemmShape& s : shapes) validate_gemm_shape(s);
   if (options.repetitions < 0 || options.repetitions > kGemmMaxRepetitions) {
     throw InvalidArgument("sgemm: repetitions must be in [0, " +
                           std::to_string(kGemmMaxRepetitions) + "], got " +
@@ -817,65 +925,46 @@ GemmMeasurement measure_sgemm(const GemmShape& shape, const GemmOptions& options
     throw InvalidArgument("sgemm: threads must be in [0, " + std::to_string(kMaxThreads) +
                           "], got " + std::to_string(options.threads));
   }
+  if (shapes.empty()) return {};
   const OpenblasThreadsScope threads_scope(options.threads);
-
-  const auto m = static_cast<std::size_t>(shape.m);
-  const auto n = static_cast<std::size_t>(shape.n);
-  const auto k = static_cast<std::size_t>(shape.k);
-  // A and B are filled right away; C is zeroed (OpenBLAS need not read it with
-  // beta = 0, but garbage there must never pass for a result).
-  const auto a_owner = std::make_unique_for_overwrite<float[]>(m * k);
-  const auto b_owner = std::make_unique_for_overwrite<float[]>(k * n);
-  std::vector<float> c_owner(m * n);
-  float* const a = a_owner.get();
-  float* const b = b_owner.get();
-  float* const c = c_owner.data();
-  fill_uniform(a, m * k, 1);
-  fill_uniform(b, k * n, 2);
-
-  const auto bm = static_cast<blasint>(shape.m);
-  const auto bn = static_cast<blasint>(shape.n);
-  const auto bk = static_cast<blasint>(shape.k);
-  auto call = [&] {
-    if (shape.m == 1) {
-      // c[j] = sum_p a[p] * b[p][j]: y = B^T x with B row-major k x n.
-      blas::api().sgemv(CblasRowMajor, CblasTrans, bk, bn, 1.0f, b, bn, a, 1, 0.0f, c, 1);
-    } else {
-      blas::api().sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, bm, bn, bk, 1.0f, a, bk, b, bn,
-                        0.0f, c, bn);
-    }
+  std::unique_ptr<WeightPool> own_pool;
+  WeightPool* pool = options.pool;
+  if (options.cold_weights && pool == nullptr) {
+    own_pool = std::make_unique<WeightPool>();
+    pool = own_pool.get();
+  }
+  std::vector<std::unique_ptr<SgemmCase>> cases;
+  for (const GemmShape& s : shapes) cases.push_back(std::make_unique<SgemmCase>(s, options, pool));
+  auto round = [&] {
+    for (auto& c : cases) c->call();
   };
 
-  // Warm-up: page faults, OpenBLAS thread start. It overestimates a call, so
-  // a second call is timed for the estimate unless the warm-up alone shows
+  // Warm-up: page faults, OpenBLAS thread start. It overestimates a round, so
+  // a second round is timed for the estimate unless the warm-up alone shows
   // that the minimum repetitions will do.
-  const double warm_up = time_call(call);
+  const double target = kGemmTargetSeconds * static_cast<double>(cases.size());
+  const double warm_up = time_call(round);
   int repetitions = options.repetitions;
   if (repetitions == 0) {
-    const double estimate =
-        warm_up >= kGemmTargetSeconds ? warm_up : std::max(time_call(call), 1e-9);
-    const double wanted = std::ceil(kGemmTargetSeconds / estimate);
+    const double estimate = warm_up >= target ? warm_up : std::max(time_call(round), 1e-9);
+    const double wanted = std::ceil(target / estimate);
     repetitions = static_cast<int>(std::clamp(wanted, static_cast<double>(kGemmMinRepetitions),
                                               static_cast<double>(kGemmMaxAdaptiveRepetitions)));
   }
-  std::vector<double> times(static_cast<std::size_t>(repetitions));
-  for (double& t : times) t = std::max(time_call(call), 1e-12);
+  std::vector<std::vector<double>> times(cases.size());
+  for (auto& t : times) t.reserve(static_cast<std::size_t>(repetitions));
+  for (int rep = 0; rep < repetitions; ++rep) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      times[i].push_back(std::max(time_call([&] { cases[i]->call(); }), 1e-12));
+    }
+  }
+  std::vector<GemmMeasurement> results;
+  for (std::size_t i = 0; i < cases.size(); ++i) results.push_back(cases[i]->result(times[i]));
+  return results;
+}
 
-  GemmMeasurement r{};
-  r.shape = shape;
-  r.repetitions = repetitions;
-  r.median_time_s = median(times);
-  r.min_time_s = *std::min_element(times.begin(), times.end());
-  const double dm = static_cast<double>(shape.m);
-  const double dn = static_cast<double>(shape.n);
-  const double dk = static_cast<double>(shape.k);
-  r.flops = 2.0 * dm * dn * dk;
-  r.bytes = 4.0 * (dm * dk + dk * dn + dm * dn);
-  r.flops_per_s = r.flops / r.median_time_s;
-  r.bandwidth_Bps = r.bytes / r.median_time_s;
-  r.max_rel_error = max_sampled_error(shape, a, b, c);
-  r.verified = r.max_rel_error <= kGemmVerifyTolerance;
-  return r;
+GemmMeasurement measure_sgemm(const GemmShape& shape, const GemmOptions& options) {
+  return measure_sgemms_interleaved({shape}, options).front();
 }
 
 int openblas_threads() { return blas::api().get_num_threads(); }

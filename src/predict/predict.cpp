@@ -443,14 +443,22 @@ GenerateResult generate(const ModelSpec& m, const Device& d, Scenario s, std::in
   return g;
 }
 
-KvReport kv_report(const ModelSpec& m, const Scenario& s) {
+KvReport kv_report(const ModelSpec& m, const Device& d, const Scenario& s) {
   KvReport r;
   r.context = s.seq_len;
   r.batch = s.batch;
   Scenario whole = s;
   whole.tp = 1;
   whole.pp = 1;
-  r.weight_bytes = weight_memory(m, whole);
+  whole.phase = Phase::kDecode;
+  r.resident_weight_bytes = weight_memory(m, whole);
+  // What a decode step streams: not the embedding table (one row per token),
+  // and for MoE only the experts the batch touches.
+  const OpGraph step = build_ops(m, d, whole);
+  for (int i = 0; i < step.size; ++i) {
+    const Op& op = step.ops[static_cast<std::size_t>(i)];
+    r.weight_bytes += op.count * op.weight_bytes;
+  }
   const double per_token_layer = static_cast<double>(m.kv_elements_per_token_per_layer());
   const double layers = static_cast<double>(m.layers);
   const double sliding = static_cast<double>(m.sliding_layer_count());
@@ -479,7 +487,7 @@ KvReport kv_report(const ModelSpec& m, const Scenario& s) {
 
 KvReport kv_report(const ModelSpec& m, const Device& d, Scenario s, const ModelOptions& opt) {
   s.phase = Phase::kDecode;
-  KvReport r = kv_report(m, s);
+  KvReport r = kv_report(m, d, s);
   for (auto& row : r.rows) {
     s.precision.kv = row.format;
     row.decode_step_s = predict(m, d, s, opt).time_s;

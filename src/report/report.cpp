@@ -517,6 +517,7 @@ nlohmann::json to_json(const KvReport& r) {
   return {{"context", r.context},
           {"batch", r.batch},
           {"weight_bytes", r.weight_bytes},
+          {"resident_weight_bytes", r.resident_weight_bytes},
           {"formats", rows}};
 }
 
