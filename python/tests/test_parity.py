@@ -238,3 +238,10 @@ def test_python_m_roofline_says_when_the_cli_is_missing(monkeypatch, capsys):
     assert entry.main(["--version"]) == 127
     err = capsys.readouterr().err
     assert err.startswith("error: the roofline command was not found") and "make python-install" in err
+
+
+def test_sweep_gemm(cli):
+    rows = roofline.sweep_gemm(m=[1, 16, 256], n=4096, k=[4096, 14336], weights=["bf16", "FP8 E4M3"],
+                               acts="bf16", hardware=["h100", roofline.GB10, "a100"])
+    assert rows == cli("sweep", "gemm", "--m", "1,16,256", "--n", 4096, "--k", "4096,14336", "--weights",
+                       "bf16,fp8", "--act", "bf16", "--hardware", "h100,gb10,a100")
