@@ -4,7 +4,7 @@ JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 BIN := $(BUILD_DIR)/bin/roofline
 
-.PHONY: all deps configure build web run test bench serve clean format
+.PHONY: all deps configure build web run test bench serve clean format python-install
 
 # The web app: npm packages pinned by web/package-lock.json, built to web/dist.
 WEB_SOURCES := web/index.html web/vite.config.ts web/tsconfig.json web/scripts/copy-docs.mjs \
@@ -37,6 +37,12 @@ run: build
 	@$(BIN) predict --model llama-3-8b --hardware gb10 --phase decode --seq-len 4096 --per-op
 	@echo
 	@echo "The web app: make serve (or $(BIN) serve), then open http://127.0.0.1:8000/"
+
+# The Python package into the active virtual environment, else the user's
+# site-packages (scripts/python-install says where; no network needed).
+python-install: configure
+	@cmake --build $(BUILD_DIR) -j $(JOBS) --target roofline_python roofline
+	@scripts/python-install --build $(BUILD_DIR)
 
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)

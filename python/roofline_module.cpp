@@ -1,6 +1,9 @@
 // The `roofline._roofline` extension: thin pybind11 wrappers over the C++
-// library. Every function returns the same JSON documents the CLI prints,
-// as Python objects; errors become the library's exception types.
+// library. Every function returns what the CLI prints with --json, as Python
+// objects built directly (no JSON text): predict() and generate() as result
+// objects with the document's fields (results.cpp), the other commands as
+// dicts (documents.cpp), a sweep as NumPy columns (sweep_columns.cpp). Errors
+// become the library's exception types.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -9,14 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "roofline/engine.h"
+#include "bindings.h"
 #include "roofline/error.h"
 #include "roofline/numerics.h"
-#include "roofline/predict.h"
 #include "roofline/quantize.h"
-#include "roofline/recommend.h"
 #include "roofline/report.h"
-#include "roofline/request.h"
 #include "roofline/sweep.h"
 #if defined(ROOFLINE_HAVE_CUDA)
 #include "gpu_bench.h"
@@ -24,62 +24,9 @@
 
 namespace py = pybind11;
 using namespace roofline;
+using roofline::python::to_py;
 
 namespace {
-
-// json.loads, kept for the life of the process (never destroyed: destroying a
-// Python object after the interpreter finalizes would crash at exit).
-py::object& json_loads() {
-  static auto* loads = new py::object(py::module_::import("json").attr("loads"));
-  return *loads;
-}
-
-py::object to_py(const nlohmann::json& j) { return json_loads()(j.dump()); }
-
-const Registry& registry() {
-  static const Registry r = Registry::load({});
-  return r;
-}
-
-// A model given as a preset id or path (str) or as a dict (short form or config.json).
-ModelSpec model_of(const py::object& model) {
-  if (py::isinstance<py::str>(model)) return load_model(model.cast<std::string>());
-  if (py::isinstance<py::dict>(model)) {
-    const std::string text = py::module_::import("json").attr("dumps")(model).cast<std::string>();
-    return model_from_json(text, "model_config");
-  }
-  throw InvalidArgument("model must be a preset id, a path, or a dict (short form or config.json)");
-}
-
-ScenarioRequest request_of(const std::string& phase, std::int64_t batch, std::int64_t seq_len,
-                           const std::optional<std::string>& weights,
-                           const std::optional<std::string>& experts, const std::string& act,
-                           const std::optional<std::string>& kv,
-                           const std::optional<std::string>& strategy,
-                           const std::optional<std::string>& attention, double block_sparsity,
-                           std::int64_t tp, std::int64_t pp) {
-  ScenarioRequest r;
-  r.phase = phase;
-  r.batch = batch;
-  r.seq_len = seq_len;
-  r.weights = weights.value_or("");
-  r.experts = experts.value_or("");
-  r.act = act;
-  r.kv = kv.value_or("");
-  r.strategy = strategy.value_or("");
-  r.attention = attention.value_or("");
-  r.block_sparsity = block_sparsity;
-  r.tp = tp;
-  r.pp = pp;
-  return r;
-}
-
-ModelOptions options_of(bool ideal, const std::string& engine = "roofline") {
-  ModelOptions o;
-  o.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
-  o.engine = &EngineRegistry::built_in().get(engine);  // tables resolved per device
-  return o;
-}
 
 std::vector<float> floats_of(const py::array_t<float, py::array::c_style | py::array::forcecast>& a,
                              std::size_t* rows, std::size_t* cols) {
@@ -171,246 +118,6 @@ PYBIND11_MODULE(_roofline, m) {
 #endif
 
   m.def(
-      "hardware", [](const std::string& id) { return to_py(to_json(registry().get(id))); },
-      py::arg("id"));
-  m.def("hardware_ids", [] {
-    std::vector<std::string> ids;
-    for (const auto& d : registry().devices()) ids.push_back(d.id);
-    return ids;
-  });
-  m.def("formats", [] {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& f : all_formats()) list.push_back(to_json(f));
-    return to_py(list);
-  });
-  m.def("models", [] {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& p : ModelCatalog::built_in().presets())
-      list.push_back(to_json(preset_model(p)));
-    return to_py(list);
-  });
-  m.def(
-      "model", [](const py::object& model) { return to_py(to_json(model_of(model))); },
-      py::arg("model"));
-
-  m.def(
-      "gemm",
-      [](const std::string& hardware, std::int64_t mm, std::int64_t n, std::int64_t k,
-         const std::string& weights, const std::string& act, bool ideal) {
-        const Device& d = registry().get(hardware);
-        GemmProblem p{mm, n, k, parse_format(weights), parse_format(act)};
-        nlohmann::json j = to_json(d, p, predict_gemm(d, p, options_of(ideal)));
-        j.update(stamp(registry()));
-        return to_py(j);
-      },
-      py::arg("hardware"), py::arg("m"), py::arg("n"), py::arg("k"), py::arg("weights") = "fp16",
-      py::arg("act") = "fp16", py::arg("ideal") = false);
-
-  m.def(
-      "predict",
-      [](const py::object& model, const std::string& hardware, const std::string& phase,
-         std::int64_t batch, std::int64_t seq_len, const std::optional<std::string>& weights,
-         const std::optional<std::string>& experts, const std::string& act,
-         const std::optional<std::string>& kv, const std::optional<std::string>& strategy,
-         const std::optional<std::string>& attention, double block_sparsity, std::int64_t tp,
-         std::int64_t pp, bool ideal, bool per_op, const std::string& engine) {
-        const ModelSpec ms = model_of(model);
-        const Device& d = registry().get(hardware);
-        std::vector<std::string> notes;
-        const Scenario s =
-            build_scenario(request_of(phase, batch, seq_len, weights, experts, act, kv, strategy,
-                                      attention, block_sparsity, tp, pp),
-                           ms, &d, &notes);
-        const Prediction p = predict(ms, d, s, options_of(ideal, engine));
-        return to_py(
-            predict_document(ms, d, s, p, per_op, notes, strategy.value_or(""), registry()));
-      },
-      py::arg("model"), py::arg("hardware"), py::arg("phase") = "decode", py::arg("batch") = 1,
-      py::arg("seq_len") = 4096, py::arg("weights") = py::none(), py::arg("experts") = py::none(),
-      py::arg("act") = "bf16", py::arg("kv") = py::none(), py::arg("strategy") = py::none(),
-      py::arg("attention") = py::none(), py::arg("block_sparsity") = 1.0, py::arg("tp") = 1,
-      py::arg("pp") = 1, py::arg("ideal") = false, py::arg("per_op") = false,
-      py::arg("engine") = "roofline");
-
-  m.def(
-      "generate",
-      [](const py::object& model, const std::string& hardware, std::int64_t prompt,
-         std::int64_t gen, std::int64_t batch, const std::optional<std::string>& weights,
-         const std::string& act, const std::optional<std::string>& kv,
-         const std::optional<std::string>& strategy, std::int64_t tp, bool ideal,
-         const std::string& engine) {
-        const ModelSpec ms = model_of(model);
-        const Device& d = registry().get(hardware);
-        const Scenario s = build_scenario(request_of("decode", batch, 1, weights, std::nullopt, act,
-                                                     kv, strategy, std::nullopt, 1.0, tp, 1),
-                                          ms, &d);
-        const GenerateResult g = generate(ms, d, s, prompt, gen, options_of(ideal, engine));
-        return to_py(
-            generate_document(ms, d, s, g, prompt, gen, options_of(ideal).mode, registry()));
-      },
-      py::arg("model"), py::arg("hardware"), py::arg("prompt") = 512, py::arg("gen") = 128,
-      py::arg("batch") = 1, py::arg("weights") = py::none(), py::arg("act") = "bf16",
-      py::arg("kv") = py::none(), py::arg("strategy") = py::none(), py::arg("tp") = 1,
-      py::arg("ideal") = false, py::arg("engine") = "roofline");
-
-  m.def(
-      "recommend",
-      [](const py::object& model, const std::string& hardware, const std::string& phase,
-         std::int64_t seq_len, std::int64_t batch, double max_quality_loss,
-         std::optional<double> memory_limit, std::optional<double> latency_target, bool ideal,
-         const std::string& engine) {
-        const ModelSpec ms = model_of(model);
-        const Device& d = registry().get(hardware);
-        RecommendOptions o;
-        o.phase = parse_phase(phase);
-        o.seq_len = seq_len;
-        o.batch = batch;
-        o.max_quality_loss_pct = max_quality_loss;
-        o.memory_limit_bytes = memory_limit;
-        o.latency_target_s = latency_target;
-        o.model_options = options_of(ideal, engine);
-        nlohmann::json j = to_json(recommend(ms, d, o));
-        j.update(stamp(registry()));
-        return to_py(j);
-      },
-      py::arg("model"), py::arg("hardware"), py::arg("phase") = "decode", py::arg("seq_len") = 4096,
-      py::arg("batch") = 1, py::arg("max_quality_loss") = 3.0, py::arg("memory_limit") = py::none(),
-      py::arg("latency_target") = py::none(), py::arg("ideal") = false,
-      py::arg("engine") = "roofline");
-
-  m.def(
-      "sweep",
-      [](const std::vector<std::string>& models, const std::vector<std::string>& hardware,
-         const std::vector<std::string>& phases, const std::vector<std::int64_t>& batches,
-         const std::vector<std::int64_t>& seq_lens, const std::vector<std::string>& weights,
-         const std::vector<std::string>& acts, const std::vector<std::string>& strategies,
-         bool ideal, const std::string& engine) {
-        SweepSpec spec;
-        for (const auto& x : strategies) spec.strategies.push_back(load_strategy(x));
-        for (const auto& x : models) spec.models.push_back(load_model(x));
-        for (const auto& x : hardware) spec.devices.push_back(&registry().get(x));
-        spec.phases.clear();
-        for (const auto& x : phases) spec.phases.push_back(parse_phase(x));
-        spec.batches = batches;
-        spec.seq_lens = seq_lens;
-        spec.weights.clear();
-        for (const auto& x : weights)
-          spec.weights.push_back(x == "native" ? std::nullopt
-                                               : std::optional<Format>(parse_format(x)));
-        spec.acts.clear();
-        for (const auto& x : acts) spec.acts.push_back(parse_format(x));
-        spec.options = options_of(ideal, engine);
-        for (auto b : batches)
-          if (b < 1 || b > kMaxBatch) throw InvalidArgument("batch out of range");
-        for (auto s : seq_lens)
-          if (s < 1 || s > kMaxSeqLen) throw InvalidArgument("seq_len out of range");
-        if (sweep_rows(spec, 1'000'000) == 0) return py::list();
-        std::string out;
-        {
-          py::gil_scoped_release release;
-          run_sweep(spec, SweepFormat::kJson, [&](std::string_view chunk) { out.append(chunk); });
-        }
-        return py::list(json_loads()(out));
-      },
-      py::arg("models"), py::arg("hardware"),
-      py::arg("phases") = std::vector<std::string>{"decode"},
-      py::arg("batches") = std::vector<std::int64_t>{1},
-      py::arg("seq_lens") = std::vector<std::int64_t>{4096},
-      py::arg("weights") = std::vector<std::string>{"native"},
-      py::arg("acts") = std::vector<std::string>{"bf16"},
-      py::arg("strategies") = std::vector<std::string>{}, py::arg("ideal") = false,
-      py::arg("engine") = "roofline");
-
-  // GEMM-shape sweeps: the rows of `roofline sweep gemm --format json`.
-  m.def(
-      "sweep_gemm",
-      [](const std::vector<std::int64_t>& ms, const std::vector<std::int64_t>& ns,
-         const std::vector<std::int64_t>& ks, const std::vector<std::string>& weights,
-         const std::vector<std::string>& acts, const std::vector<std::string>& hardware,
-         bool ideal) {
-        GemmSweepSpec spec;
-        for (const auto& x : hardware) spec.devices.push_back(&registry().get(x));
-        spec.ms = ms;
-        spec.ns = ns;
-        spec.ks = ks;
-        spec.weights.clear();
-        for (const auto& x : weights) spec.weights.push_back(parse_format(x));
-        spec.acts.clear();
-        for (const auto& x : acts) spec.acts.push_back(parse_format(x));
-        spec.options.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
-        (void)sweep_rows(spec, 1'000'000);  // the checks and the cap, before any work
-        std::string out;
-        {
-          py::gil_scoped_release release;
-          run_sweep(spec, SweepFormat::kJson, [&](std::string_view chunk) { out.append(chunk); });
-        }
-        return py::list(json_loads()(out));
-      },
-      py::arg("m"), py::arg("n"), py::arg("k"),
-      py::arg("weights") = std::vector<std::string>{"fp16"},
-      py::arg("acts") = std::vector<std::string>{"fp16"},
-      py::arg("hardware") = std::vector<std::string>{"gb10"}, py::arg("ideal") = false);
-
-  m.def(
-      "canonical_format",
-      [](const std::string& name) { return std::string(format_id(parse_format(name))); },
-      "The format id a name means (\"FP8 E4M3\" -> \"fp8\"); raises for unknown names");
-
-  m.def(
-      "engines",
-      [] {
-        nlohmann::json all = nlohmann::json::array();
-        for (const auto& e : EngineRegistry::built_in().engines()) all.push_back(to_json(e));
-        return to_py(all);
-      },
-      "The serving engines, each with its sourced figures (roofline engines --json)");
-
-  m.def(
-      "quantize_checkpoint",
-      [](const std::string& path, double budget) {
-        QuantizeOptions o;
-        o.budget_sqnr_db = budget;
-        std::vector<TensorReport> reports;
-        {
-          py::gil_scoped_release release;
-          reports = quantize_checkpoint(path, o);
-        }
-        nlohmann::json list = nlohmann::json::array();
-        for (const auto& t : reports) {
-          nlohmann::json j = {{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}};
-          if (!t.skipped.empty()) {
-            j["skipped"] = t.skipped;
-          } else {
-            nlohmann::json errors = nlohmann::json::array();
-            for (const auto& e : t.errors) {
-              errors.push_back({{"format", format_id(e.format)},
-                                {"bits_per_element", e.bits_per_element},
-                                {"outliers_kept", e.outliers_kept},
-                                {"sqnr_db", e.error.sqnr_db},
-                                {"mse", e.error.mse},
-                                {"max_abs_error", e.error.max_abs},
-                                {"cosine", e.error.cosine}});
-            }
-            j.update({{"max_abs", t.max_abs},
-                      {"rms", t.rms},
-                      {"kurtosis", t.kurtosis},
-                      {"outlier_channels", t.outlier_channels},
-                      {"outlier_channel_count", t.outlier_channel_count},
-                      {"errors", errors},
-                      {"plan", format_id(t.plan.format)},
-                      {"plan_outliers_kept", t.plan.outliers_kept},
-                      {"plan_bits_per_element", t.plan.bits_per_element},
-                      {"plan_sqnr_db", t.plan.error.sqnr_db},
-                      {"meets_budget", t.meets_budget},
-                      {"needs_per_token_scales", t.needs_per_token_scales}});
-          }
-          list.push_back(j);
-        }
-        return to_py(list);
-      },
-      py::arg("checkpoint"), py::arg("budget_sqnr_db") = 25.0);
-
-  m.def(
       "quantize_array",
       [](const py::array_t<float, py::array::c_style | py::array::forcecast>& a,
          const std::string& format) {
@@ -460,4 +167,38 @@ PYBIND11_MODULE(_roofline, m) {
         return d;
       },
       py::arg("array"), py::arg("budget_sqnr_db") = 25.0);
+
+  // GEMM-shape sweeps: the rows of `roofline sweep gemm --format json`.
+  m.def(
+      "sweep_gemm",
+      [](const std::vector<std::int64_t>& ms, const std::vector<std::int64_t>& ns,
+         const std::vector<std::int64_t>& ks, const std::vector<std::string>& weights,
+         const std::vector<std::string>& acts, const std::vector<py::object>& hardware,
+         bool ideal) {
+        GemmSweepSpec spec;
+        for (const auto& x : hardware) spec.devices.push_back(&roofline::python::device_of(x));
+        spec.ms = ms;
+        spec.ns = ns;
+        spec.ks = ks;
+        spec.weights.clear();
+        for (const auto& x : weights) spec.weights.push_back(parse_format(x));
+        spec.acts.clear();
+        for (const auto& x : acts) spec.acts.push_back(parse_format(x));
+        spec.options.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
+        (void)sweep_rows(spec, 1'000'000);  // the checks and the cap, before any work
+        std::string out;
+        {
+          py::gil_scoped_release release;
+          run_sweep(spec, SweepFormat::kJson, [&](std::string_view chunk) { out.append(chunk); });
+        }
+        return to_py(nlohmann::json::parse(out));
+      },
+      py::arg("m"), py::arg("n"), py::arg("k"),
+      py::arg("weights") = std::vector<std::string>{"fp16"},
+      py::arg("acts") = std::vector<std::string>{"fp16"},
+      py::arg("hardware") = std::vector<std::string>{"gb10"}, py::arg("ideal") = false);
+
+  roofline::python::bind_results(m);
+  roofline::python::bind_documents(m);
+  roofline::python::bind_sweep(m);
 }

@@ -730,8 +730,9 @@ TEST(GemmTables, HoldingOutADeviceBorrowsItsArchitecturesNearest) {
   Scenario s;
   const Prediction p = predict(load_model("llama-3.1-8b"), h200, s, bare);
   for (int i = 0; i < p.graph.size; ++i) {
-    if (p.graph.ops[static_cast<std::size_t>(i)].cls == OpClass::kMatmul)
+    if (p.graph.ops[static_cast<std::size_t>(i)].cls == OpClass::kMatmul) {
       EXPECT_EQ(p.timings[static_cast<std::size_t>(i)].source, EfficiencySource::kDevice);
+    }
   }
   // The decode-step rows of a held-out device are all predicted again.
   const auto groups = leave_one_device_out(built_in_serving_runs(), devices());

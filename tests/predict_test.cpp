@@ -317,6 +317,56 @@ TEST(Kv, MoeCrossoverUsesTheExpertsTheBatchTouches) {
   EXPECT_NEAR(r.rows[0].crossover_context, r.weight_bytes / r.rows[0].bytes_per_token, 1e-6);
 }
 
+// With a device, each row carries the decode step with that KV format: the
+// same prediction as a decode step with kv set, and the first row's over it.
+TEST(Kv, DecodeStepPerFormat) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = registry().get("h100");
+  Scenario s = decode(4, 32768);
+  s.phase = Phase::kPrefill;  // taken as decode
+  const KvReport r = kv_report(m, d, s, {});
+  ASSERT_EQ(r.rows.size(), kv_report(m, d, decode(4, 32768)).rows.size());
+  for (const auto& row : r.rows) {
+    Scenario one = decode(4, 32768);
+    one.precision.kv = row.format;
+    EXPECT_DOUBLE_EQ(row.decode_step_s, predict(m, d, one).time_s) << format_id(row.format);
+    EXPECT_DOUBLE_EQ(row.speedup, r.rows[0].decode_step_s / row.decode_step_s);
+  }
+  EXPECT_GT(r.rows[1].speedup, 1.2);  // fp8 KV at 32K x 4: the KV cache is most of the bytes
+}
+
+// Every kernel of the catalog in order; those the device lacks are listed
+// without times, the others timed as predict with that kernel.
+TEST(Attention, ComparisonCoversTheCatalog) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = registry().get("a100");
+  Scenario s = decode(1, 8192);
+  s.phase = Phase::kPrefill;
+  const auto rows = compare_attention(m, d, s, {});
+  ASSERT_EQ(rows.size(), attention_kernels().size());
+  double first = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].kernel, &attention_kernels()[i]);
+    EXPECT_EQ(rows[i].supported, attention_kernels()[i].runs_on(d));
+    if (!rows[i].supported) {
+      EXPECT_EQ(rows[i].time_s, 0);
+      continue;
+    }
+    Scenario one = s;
+    one.attention = rows[i].kernel->kernel;
+    EXPECT_DOUBLE_EQ(rows[i].time_s, predict(m, d, one).time_s);
+    EXPECT_GT(rows[i].attention_time_s, 0);
+    EXPECT_LT(rows[i].attention_time_s, rows[i].time_s);
+    if (first == 0) first = rows[i].time_s;
+    EXPECT_DOUBLE_EQ(rows[i].speedup_vs_first, first / rows[i].time_s);
+  }
+  for (const auto& row : rows) {
+    if (row.kernel->kernel == AttentionKernel::kFa3) {
+      EXPECT_FALSE(row.supported);  // Hopper only
+    }
+  }
+}
+
 TEST(Capacity, BatchAndContextLimitsFitExactly) {
   const ModelSpec m = load_model("llama-3.1-8b");
   const Device& d = registry().get("h100");

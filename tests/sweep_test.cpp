@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -115,6 +116,55 @@ TEST(Sweep, StrategiesReplaceTheFormatLists) {
       fallbacks += row["act"] == "bf16";
   }
   EXPECT_EQ(fallbacks, 16);
+}
+
+// visit_sweep gives the rows of run_sweep as values: each row once, whatever
+// the thread count, with the text rows' numbers (to their 6 digits) and errors.
+TEST(Sweep, VisitedRowsAreTheTextRows) {
+  const SweepSpec s = small_spec();
+  const auto j = nlohmann::json::parse(run(s, SweepFormat::kJson, 2));
+  for (unsigned threads : {1u, 3u}) {
+    std::vector<int> seen(j.size(), 0);
+    std::vector<double> time(j.size(), -1);
+    std::vector<std::string> error(j.size());
+    std::mutex m;
+    visit_sweep(
+        s,
+        [&](std::uint64_t i, const SweepPoint& pt, const Prediction* p, std::string_view why) {
+          const std::lock_guard<std::mutex> lock(m);
+          ++seen[i];
+          EXPECT_EQ(j[i]["model"], s.models[pt.model].id);
+          EXPECT_EQ(j[i]["hardware"], s.devices[pt.device]->id);
+          EXPECT_EQ(j[i]["batch"], pt.scenario.batch);
+          EXPECT_EQ(j[i]["seq_len"], pt.scenario.seq_len);
+          EXPECT_EQ(j[i]["act"], format_id(pt.scenario.precision.act));
+          EXPECT_EQ((p == nullptr), !why.empty());
+          if (p) time[i] = p->time_s;
+          error[i] = why;
+        },
+        threads);
+    for (std::size_t i = 0; i < j.size(); ++i) {
+      EXPECT_EQ(seen[i], 1) << i;
+      if (j[i].contains("error")) {
+        EXPECT_EQ(error[i], j[i]["error"].get<std::string>());
+      } else {
+        EXPECT_NEAR(time[i], j[i]["time_s"].get<double>(), time[i] * 1e-5) << i;
+      }
+    }
+  }
+}
+
+TEST(Sweep, WhatTheVisitorThrowsReachesTheCaller) {
+  const SweepSpec s = small_spec();
+  EXPECT_THROW(visit_sweep(
+                   s,
+                   [](std::uint64_t i, const SweepPoint&, const Prediction*, std::string_view) {
+                     if (i == 5) throw InvalidArgument("stop");
+                   },
+                   2),
+               InvalidArgument);
+  EXPECT_THROW(visit_sweep(s, {}, kMaxSweepThreads + 1), InvalidArgument);
+  EXPECT_THROW(visit_sweep(s, {}, 1, 10), InvalidArgument);  // more rows than allowed
 }
 
 TEST(Sweep, SizeIsCapped) {

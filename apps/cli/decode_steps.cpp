@@ -9,22 +9,10 @@
 #include "roofline/validate.h"
 
 namespace roofline::cli {
-namespace {
-
-nlohmann::json stats_json(const ErrorStats& s) {
-  return {{"group", s.group},
-          {"rows", s.rows},
-          {"median_abs_error_pct", s.median_abs_pct},
-          {"p90_abs_error_pct", s.p90_abs_pct},
-          {"max_abs_error_pct", s.max_abs_pct},
-          {"median_signed_error_pct", s.median_signed_pct}};
-}
-
-}  // namespace
 
 nlohmann::json error_groups_json(const std::vector<ErrorStats>& groups) {
   nlohmann::json out = nlohmann::json::array();
-  for (const auto& g : groups) out.push_back(stats_json(g));
+  for (const auto& g : groups) out.push_back(to_json(g));
   return out;
 }
 

@@ -92,9 +92,7 @@ void engines_command(const std::string& id, bool json) {
     return;
   }
   if (json) {
-    nlohmann::json all = nlohmann::json::array();
-    for (const auto& e : engines.engines()) all.push_back(to_json(e));
-    std::cout << all.dump(2) << "\n";
+    std::cout << engines_document().dump(2) << "\n";
     return;
   }
   Table t({"id", "name", "kind", "decode graphs", "launch decode", "launch prefill", "step cost",

@@ -15,9 +15,7 @@ namespace {
 
 void cmd_formats(const Common& c) {
   if (c.output() == Output::kJson) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& f : all_formats()) list.push_back(to_json(f));
-    print_json({{"version", std::string(version())}, {"formats", list}});
+    print_json(formats_document());
     return;
   }
   Table t({"id", "bits/elem", "element", "block", "scale", "max", "min>0", "kind"});

@@ -35,24 +35,7 @@ std::string tensor_formats(const Device& d) {
 void cmd_hardware_list(const Common& c) {
   const Registry reg = load_registry(c);
   if (c.output() == Output::kJson) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& d : reg.devices()) {
-      nlohmann::json peaks = nlohmann::json::object();
-      for (const auto& info : all_formats()) {
-        const auto& p = d.peaks[format_index(info.format)];
-        if (p)
-          peaks[std::string(info.id)] = p->known() ? nlohmann::json(p->value) : nlohmann::json();
-      }
-      list.push_back({{"id", d.id},
-                      {"name", d.name},
-                      {"aliases", d.aliases},
-                      {"memory_bytes", d.memory_capacity_bytes.value},
-                      {"bandwidth_Bps", d.memory_bandwidth_Bps.value},
-                      {"peak_flops_per_s", peaks}});
-    }
-    nlohmann::json out = stamp(reg);
-    out["devices"] = list;
-    print_json(out);
+    print_json(hardware_list_document(reg));
     return;
   }
   // People get a compact table; CSV carries every column.
@@ -92,9 +75,7 @@ void cmd_hardware_show(const Common& c, const std::string& id) {
   const Registry reg = load_registry(c);
   const Device& d = reg.get(id);
   if (c.output() == Output::kJson) {
-    nlohmann::json out = stamp(reg);
-    out["device"] = to_json(d);
-    print_json(out);
+    print_json(hardware_document(d, reg));
     return;
   }
   auto row = [&](Table& t, const std::string& name, const Figure& f, const std::string& shown) {

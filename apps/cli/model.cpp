@@ -18,22 +18,7 @@ namespace {
 void cmd_model_list(const Common& c) {
   const auto& catalog = ModelCatalog::built_in();
   if (c.output() == Output::kJson) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& p : catalog.presets()) {
-      const ModelSpec m = preset_model(p);
-      const ParamCounts pc = count_parameters(m);
-      list.push_back({{"id", p.id},
-                      {"name", p.name},
-                      {"hf_repo", p.hf_repo},
-                      {"aliases", p.aliases},
-                      {"model_type", m.model_type},
-                      {"params", pc.total},
-                      {"active_params_per_token", pc.active_per_token},
-                      {"published_params", p.published_params},
-                      {"native_weights", format_id(m.native_weights)},
-                      {"native_experts", format_id(m.native_experts)}});
-    }
-    print_json({{"version", std::string(version())}, {"models", list}});
+    print_json(model_list_document());
     return;
   }
   Table t({"id", "type", "params", "active", "layers", "hidden", "heads/kv", "experts", "weights",
@@ -56,14 +41,8 @@ void cmd_model_list(const Common& c) {
 
 void cmd_model_show(const Common& c, const std::string& arg) {
   const ModelSpec m = load_model(arg);
-  nlohmann::json j = to_json(m);
-  if (const ModelPreset* p = ModelCatalog::built_in().find(arg)) {
-    j["published_params"] = p->published_params;
-    j["published_params_source"] = p->published_params_source;
-    j["config_source"] = p->config_source;
-  }
+  const nlohmann::json j = model_document(m, ModelCatalog::built_in().find(arg));
   if (c.output() == Output::kJson) {
-    j["version"] = std::string(version());
     print_json(j);
     return;
   }

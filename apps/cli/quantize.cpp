@@ -18,42 +18,6 @@
 namespace roofline::cli {
 namespace {
 
-nlohmann::json tensor_json(const TensorReport& t) {
-  nlohmann::json j = {{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}};
-  if (!t.skipped.empty()) {
-    j["skipped"] = t.skipped;
-    return j;
-  }
-  nlohmann::json errors = nlohmann::json::array();
-  auto err = [](const FormatError& e) {
-    return nlohmann::json{{"format", format_id(e.format)},
-                          {"bits_per_element", e.bits_per_element},
-                          {"outliers_kept", e.outliers_kept},
-                          {"sqnr_db", e.error.sqnr_db},
-                          {"mse", e.error.mse},
-                          {"max_abs_error", e.error.max_abs},
-                          {"cosine", e.error.cosine}};
-  };
-  for (const auto& e : t.errors) errors.push_back(err(e));
-  j.update({{"rows", t.rows},
-            {"cols", t.cols},
-            {"max_abs", t.max_abs},
-            {"rms", t.rms},
-            {"kurtosis", t.kurtosis},
-            {"max_channel_ratio", t.max_channel_ratio},
-            {"outlier_channels", t.outlier_channels},
-            {"outlier_channel_count", t.outlier_channel_count},
-            {"outlier_tokens", t.outlier_token_count},
-            {"sampled_rows", t.sampled_rows},
-            {"errors", errors},
-            {"plan", err(t.plan)},
-            {"meets_budget", t.meets_budget},
-            {"sqnr_static_int8_db", t.sqnr_static_db},
-            {"sqnr_per_token_int8_db", t.sqnr_per_token_db},
-            {"needs_per_token_scales", t.needs_per_token_scales}});
-  return j;
-}
-
 void cmd_quantize(const Common& c, const std::string& checkpoint, const std::string& budget) {
   QuantizeOptions o;
   o.budget_sqnr_db = parse_positive("--budget-sqnr-db", budget);
@@ -76,14 +40,7 @@ void cmd_quantize(const Common& c, const std::string& checkpoint, const std::str
     elements += n;
   }
   if (c.output() == Output::kJson) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& t : reports) list.push_back(tensor_json(t));
-    print_json({{"version", std::string(version())},
-                {"checkpoint", checkpoint},
-                {"budget_sqnr_db", o.budget_sqnr_db},
-                {"tensors", list},
-                {"mean_bits_per_element", elements > 0 ? bits / elements : 0},
-                {"size_vs_16bit", bits_plain > 0 ? bits / bits_plain : 0}});
+    print_json(quantize_document(checkpoint, o.budget_sqnr_db, reports));
     return;
   }
   Table t({"tensor", "shape", "max|x|", "kurtosis", "outlier ch.", "plan", "bits", "SQNR",

@@ -26,9 +26,7 @@ namespace {
 void cmd_strategies(const Common& c) {
   const auto& all = built_in_strategies();
   if (c.output() == Output::kJson) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& s : all) list.push_back(to_json(s));
-    print_json({{"version", std::string(version())}, {"strategies", list}});
+    print_json(strategies_document());
     return;
   }
   Table t({"strategy", "weights", "act", "KV", "per-op overrides", "description"});
@@ -95,15 +93,7 @@ void cmd_recommend(const Common& c, const RecommendArgs& a) {
   }
   const Recommendation r = recommend(m, d, o);
   if (c.output() == Output::kJson) {
-    nlohmann::json j = to_json(r);
-    j["scenario"] = {{"model", m.id},
-                     {"hardware", d.id},
-                     {"phase", phase_name(o.phase)},
-                     {"seq_len", o.seq_len},
-                     {"batch", o.batch},
-                     {"max_quality_loss_pct", o.max_quality_loss_pct}};
-    j.update(stamp(reg));
-    print_json(j);
+    print_json(recommend_document(m, d, o, r, reg));
     return;
   }
   Table t(

@@ -141,34 +141,18 @@ void cmd_kv(const Common& c, const ScenarioArgs& a) {
   const Registry reg = load_registry(c);
   const Device& d = reg.get(a.hardware);
   const ModelSpec m = load_model(a.model);
-  Scenario s = make_scenario(a, m, &d);
-  s.phase = Phase::kDecode;
-  const KvReport r = kv_report(m, d, s);
   // The decode step at this context with each KV format (weights and activations as given).
-  std::vector<double> step;
-  for (const auto& row : r.rows) {
-    s.precision.kv = row.format;
-    step.push_back(predict(m, d, s, make_options(a, &d)).time_s);
-  }
+  const KvReport r = kv_report(m, d, make_scenario(a, m, &d), make_options(a, &d));
   if (c.output() == Output::kJson) {
-    nlohmann::json j = to_json(r);
-    for (std::size_t i = 0; i < r.rows.size(); ++i) {
-      j["formats"][i]["decode_step_s"] = step[i];
-      j["formats"][i]["speedup"] = step[0] / step[i];
-    }
-    j["model"] = m.id;
-    j["hardware"] = d.id;
-    j.update(stamp(reg));
-    print_json(j);
+    print_json(kv_document(m, d, r, reg));
     return;
   }
   Table t({"KV format", "bytes/token", "at context", "saving", "decode step", "speedup",
            "KV read > weights beyond"});
-  for (std::size_t i = 0; i < r.rows.size(); ++i) {
-    const auto& row = r.rows[i];
+  for (const auto& row : r.rows) {
     t.add_row({std::string(format_id(row.format)), human_bytes(row.bytes_per_token),
                human_bytes(row.total_bytes), fmt::format("{:.0f}%", 100 * row.saving),
-               human_time(step[i]), fmt::format("{:.2f}x", step[0] / step[i]),
+               human_time(row.decode_step_s), fmt::format("{:.2f}x", row.speedup),
                row.crossover_context > 0 ? fmt::format("{:.0f} tokens", row.crossover_context)
                                          : "never"});
   }
@@ -187,47 +171,21 @@ void cmd_attention(const Common& c, const ScenarioArgs& a) {
   const Registry reg = load_registry(c);
   const Device& d = reg.get(a.hardware);
   const ModelSpec m = load_model(a.model);
-  Scenario s = make_scenario(a, m, &d);
-  const ModelOptions o = make_options(a, &d);
-  nlohmann::json rows = nlohmann::json::array();
+  const Scenario s = make_scenario(a, m, &d);
+  const auto rows = compare_attention(m, d, s, make_options(a, &d));
+  if (c.output() == Output::kJson) {
+    print_json(attention_document(m, d, s, rows, reg));
+    return;
+  }
   Table t({"kernel", "attention time", "attention bytes", "step time", "speedup", "note"});
-  double baseline = 0;
-  for (const auto& k : attention_kernels()) {
-    s.attention = k.kernel;
-    if (!k.runs_on(d)) {
+  for (const auto& row : rows) {
+    const AttentionKernelInfo& k = *row.kernel;
+    if (!row.supported) {
       t.add_row({k.id, "-", "-", "-", "-", "does not run on " + d.architecture});
-      rows.push_back({{"kernel", k.id}, {"supported", false}});
       continue;
     }
-    const Prediction p = predict(m, d, s, o);
-    double attn = 0, bytes = 0;
-    for (int i = 0; i < p.graph.size; ++i) {
-      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
-      if (op.kind == OpKind::kQkMatmul || op.kind == OpKind::kSoftmax ||
-          op.kind == OpKind::kSvMatmul) {
-        attn += p.timings[static_cast<std::size_t>(i)].time_s;
-        bytes += op.count * op.bytes();
-      }
-    }
-    if (baseline == 0) baseline = p.time_s;
-    t.add_row({k.id, human_time(attn), human_bytes(bytes), human_time(p.time_s),
-               fmt::format("{:.2f}x", baseline / p.time_s), k.name});
-    rows.push_back(
-        {{"kernel", k.id},
-         {"supported", true},
-         {"attention_time_s", attn},
-         {"attention_bytes", bytes},
-         {"time_s", p.time_s},
-         {"speedup_vs_first", baseline / p.time_s},
-         {"efficiency", k.efficiency_on(d).known() ? nlohmann::json(k.efficiency_on(d).value)
-                                                   : nlohmann::json()}});
-  }
-  if (c.output() == Output::kJson) {
-    nlohmann::json j = {{"model", m.id},        {"hardware", d.id}, {"phase", phase_name(s.phase)},
-                        {"seq_len", s.seq_len}, {"batch", s.batch}, {"kernels", rows}};
-    j.update(stamp(reg));
-    print_json(j);
-    return;
+    t.add_row({k.id, human_time(row.attention_time_s), human_bytes(row.attention_bytes),
+               human_time(row.time_s), fmt::format("{:.2f}x", row.speedup_vs_first), k.name});
   }
   if (c.output() == Output::kCsv) {
     std::cout << t.csv();

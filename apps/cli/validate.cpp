@@ -32,32 +32,7 @@ void cmd_validate(const Common& c, const std::optional<std::string>& file, bool 
   o.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
   const ValidationReport r = validate_cases(cases, reg, o, engine);
   if (c.output() == Output::kJson) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& row : r.rows) {
-      nlohmann::json j = {{"id", row.c.id},           {"hardware", row.c.hardware},
-                          {"model", row.c.model},     {"framework", row.c.framework},
-                          {"weights", row.c.weights}, {"batch", row.c.batch},
-                          {"prompt", row.c.prompt},   {"gen", row.c.gen},
-                          {"metric", row.c.metric},   {"measured", row.c.value},
-                          {"source", row.c.source},   {"engine", row.engine}};
-      if (row.error.empty()) {
-        j["predicted"] = row.predicted;
-        j["error_pct"] = row.error_pct;
-      } else {
-        j["error"] = row.error;
-      }
-      rows.push_back(j);
-    }
-    nlohmann::json out = {{"mode", mode_name(o.mode)},
-                          {"cases", rows},
-                          {"evaluated", r.evaluated},
-                          {"median_abs_error_pct", r.median_abs_error_pct},
-                          {"mean_abs_error_pct", r.mean_abs_error_pct},
-                          {"max_abs_error_pct", r.max_abs_error_pct},
-                          {"median_signed_error_pct", r.median_signed_error_pct},
-                          {"groups", error_groups_json(r.groups)}};
-    out.update(stamp(reg));
-    print_json(out);
+    print_json(validation_document(r, o.mode, reg));
     return;
   }
   Table t({"case", "hardware", "model", "framework", "engine", "weights", "batch", "prompt/gen",

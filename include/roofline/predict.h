@@ -5,6 +5,7 @@
 #include <array>
 #include <vector>
 
+#include "roofline/attention.h"
 #include "roofline/hardware.h"
 #include "roofline/model.h"
 #include "roofline/roofline.h"
@@ -97,6 +98,10 @@ struct KvFormatRow {
   Bytes total_bytes = 0;         // at the context and batch
   double saving = 0;             // vs the 16-bit baseline, 0..1
   double crossover_context = 0;  // context where a decode step reads more KV than weights
+  // Set by the kv_report overload with a device (0 otherwise): one decode step
+  // at the report's context with this KV format, and the first row's step over it.
+  Seconds decode_step_s = 0;
+  double speedup = 0;
 };
 
 struct KvReport {
@@ -115,6 +120,28 @@ struct KvReport {
 // step reads (whole model: tensor and pipeline parallelism set to 1). Throws
 // like build_ops.
 [[nodiscard]] KvReport kv_report(const ModelSpec& model, const Device& device, const Scenario& s);
+// The same with the decode step predicted on `device` for each KV format
+// (weights and activations as in `s`; its phase is taken as decode), as
+// `roofline kv` shows. Throws as predict() does.
+[[nodiscard]] KvReport kv_report(const ModelSpec& model, const Device& device, Scenario s,
+                                 const ModelOptions& options);
+
+// One attention kernel in a side-by-side comparison (`roofline attention`).
+struct AttentionComparisonRow {
+  const AttentionKernelInfo* kernel = nullptr;  // the catalog's entry
+  bool supported = false;                       // false: the device cannot run it (no times)
+  Seconds attention_time_s = 0;                 // QK^T, softmax and SV, all layers
+  Bytes attention_bytes = 0;                    // their bytes moved, all layers
+  Seconds time_s = 0;                           // the whole pass with this kernel
+  double speedup_vs_first = 0;                  // first supported kernel's time over this one's
+};
+
+// The pass of `s` predicted once per attention kernel of the catalog, in
+// catalog order (s.attention is ignored). Throws as predict() does.
+[[nodiscard]] std::vector<AttentionComparisonRow> compare_attention(const ModelSpec& model,
+                                                                    const Device& device,
+                                                                    Scenario s,
+                                                                    const ModelOptions& options);
 
 struct Capacity {
   std::int64_t max_batch = 0;    // at the scenario's context (0: not even one fits)

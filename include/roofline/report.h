@@ -11,10 +11,12 @@
 #include "roofline/hardware.h"
 #include "roofline/model.h"
 #include "roofline/predict.h"
+#include "roofline/quantize.h"
 #include "roofline/recommend.h"
 #include "roofline/roofline.h"
 #include "roofline/serving.h"
 #include "roofline/strategy.h"
+#include "roofline/validate.h"
 
 namespace roofline {
 
@@ -73,6 +75,59 @@ namespace roofline {
 [[nodiscard]] nlohmann::json to_json(const Recommendation& r);
 [[nodiscard]] nlohmann::json to_json(const Candidate& c);
 [[nodiscard]] nlohmann::json to_json(const Strategy& s);
+
+// Which engine a prediction used: {"id", "gemm_table", "gemm_table_source"?, "step_overhead_s"}.
+[[nodiscard]] nlohmann::json engine_json(const Prediction& p);
+// {"max_batch", "max_context", "max_context_by_memory", "context_window"}.
+[[nodiscard]] nlohmann::json to_json(const Capacity& c);
+
+// ---------------------------------------------------------------- documents
+// What each command prints with --json; the Python bindings return the same
+// (tests/python compares them). Those that carry the data hash take the
+// registry the devices came from.
+
+// `hardware list`: stamp + {"devices": [{id, name, aliases, memory_bytes,
+// bandwidth_Bps, peak_flops_per_s {format: FLOP/s or null when unpublished}}]}.
+[[nodiscard]] nlohmann::json hardware_list_document(const Registry& registry);
+// `hardware show ID`: stamp + {"device": to_json(device)}.
+[[nodiscard]] nlohmann::json hardware_document(const Device& device, const Registry& registry);
+// `formats`: {"version", "formats": [to_json(info) ...]}.
+[[nodiscard]] nlohmann::json formats_document();
+// `model list`: {"version", "models": [{id, name, hf_repo, aliases, model_type, params,
+// active_params_per_token, published_params, native_weights, native_experts}]}.
+[[nodiscard]] nlohmann::json model_list_document();
+// `model show MODEL`: to_json(model) + "version", and the preset's published
+// figures when `preset` is not null.
+[[nodiscard]] nlohmann::json model_document(const ModelSpec& model, const ModelPreset* preset);
+// `strategies`: {"version", "strategies": [to_json(strategy) ...]}.
+[[nodiscard]] nlohmann::json strategies_document();
+// `engines`: a list of to_json(engine) (`engines show ID` prints one of them).
+[[nodiscard]] nlohmann::json engines_document();
+// `kv`: to_json(report) + "model", "hardware" and the stamp.
+[[nodiscard]] nlohmann::json kv_document(const ModelSpec& model, const Device& device,
+                                         const KvReport& report, const Registry& registry);
+// `attention`: {"model", "hardware", "phase", "seq_len", "batch", "kernels": [...]} + stamp;
+// an unsupported kernel is {"kernel", "supported": false}.
+[[nodiscard]] nlohmann::json attention_document(const ModelSpec& model, const Device& device,
+                                                const Scenario& s,
+                                                const std::vector<AttentionComparisonRow>& rows,
+                                                const Registry& registry);
+// `recommend`: to_json(recommendation) + "scenario" + stamp.
+[[nodiscard]] nlohmann::json recommend_document(const ModelSpec& model, const Device& device,
+                                                const RecommendOptions& options,
+                                                const Recommendation& r, const Registry& registry);
+// Error statistics of one group of validation rows: {"group", "rows",
+// "median_abs_error_pct", "p90_abs_error_pct", "max_abs_error_pct", "median_signed_error_pct"}.
+[[nodiscard]] nlohmann::json to_json(const ErrorStats& s);
+// `validate`: {"mode", "cases", "evaluated", "*_error_pct", "groups"} + stamp.
+[[nodiscard]] nlohmann::json validation_document(const ValidationReport& r, Mode mode,
+                                                 const Registry& registry);
+// One tensor of `quantize`: statistics, error per format, the plan.
+[[nodiscard]] nlohmann::json to_json(const TensorReport& t);
+// `quantize`: {"version", "checkpoint", "budget_sqnr_db", "tensors",
+// "mean_bits_per_element", "size_vs_16bit"} (the means over analyzed tensors).
+[[nodiscard]] nlohmann::json quantize_document(const std::string& checkpoint, double budget_sqnr_db,
+                                               const std::vector<TensorReport>& reports);
 
 // Plain-language notes on a whole-model prediction: what bounds it and why.
 [[nodiscard]] std::vector<std::string> explain(const ModelSpec& model, const Device& device,

@@ -59,6 +59,27 @@ void run_sweep(const SweepSpec& spec, SweepFormat format,
                const std::function<void(std::uint64_t, std::uint64_t)>& progress = {},
                unsigned threads = 0);
 
+// One row of a sweep: the entries of the spec's lists it combines and its scenario.
+struct SweepPoint {
+  std::size_t model = 0;     // index into spec.models
+  std::size_t device = 0;    // index into spec.devices
+  std::size_t strategy = 0;  // index into spec.strategies (0 when there are none)
+  Scenario scenario;         // the formats resolved (a strategy's plan), phase, batch, ...
+};
+
+// Called once per row: `prediction` is null when the combination cannot be
+// predicted, and `error` then says why (the row's error message).
+using SweepVisitor = std::function<void(std::uint64_t row, const SweepPoint& point,
+                                        const Prediction* prediction, std::string_view error)>;
+
+// The rows of run_sweep as values instead of text, for callers that fill
+// columns (the Python bindings): `visit` is called from `threads` threads at
+// once (0: all cores), each row exactly once, in no particular order. Throws
+// InvalidArgument (list sizes, `max_rows`, threads) before any row is visited;
+// an exception `visit` throws is rethrown once every thread has stopped.
+void visit_sweep(const SweepSpec& spec, const SweepVisitor& visit, unsigned threads = 0,
+                 std::uint64_t max_rows = kMaxSweepRows);
+
 // ---------------------------------------------------------------- GEMM sweeps
 
 // One GEMM C[m x n] = A[m x k] B[k x n] per combination of the lists, with the

@@ -35,12 +35,13 @@ def test_generate_and_recommend():
     assert {"predicted_speedup", "memory_saving", "quality_loss_pct", "alternatives"} <= set(r)
 
 
-def test_sweep_rows():
-    rows = roofline.sweep(["llama-3.1-8b", "qwen2.5-7b"], ["h100", "gb10"], batches=[1, 8], seq_lens=[512, 4096])
-    assert len(rows) == 2 * 2 * 2 * 2
-    assert all(r["time_s"] > 0 for r in rows)
-    plans = roofline.sweep(["llama-3.1-8b"], ["h100"], strategies=["fp8_balanced", "int4_weight_only"])
-    assert [r["strategy"] for r in plans] == ["fp8_balanced", "int4_weight_only"]
+def test_sweep_columns():
+    cols = roofline.sweep(["llama-3.1-8b", "qwen2.5-7b"], ["h100", "gb10"], batches=[1, 8], seq_lens=[512, 4096],
+                          as_frame=False)
+    assert len(cols["time_s"]) == 2 * 2 * 2 * 2
+    assert (cols["time_s"] > 0).all()
+    plans = roofline.sweep(["llama-3.1-8b"], ["h100"], strategies=["fp8_balanced", "int4_weight_only"], as_frame=False)
+    assert list(plans["strategy"]) == ["fp8_balanced", "int4_weight_only"]
 
 
 def test_errors_are_python_exceptions_with_the_library_message():
@@ -96,10 +97,12 @@ def test_quantize_checkpoint(tmp_path):
     header = json.dumps({"w": {"dtype": "F32", "shape": [16, 32], "data_offsets": [0, w.nbytes]}}).encode()
     path = tmp_path / "m.safetensors"
     path.write_bytes(struct.pack("<Q", len(header)) + header + w.tobytes())
-    reports = roofline.quantize(path)
-    assert len(reports) == 1
-    assert reports[0]["shape"] == [16, 32]
-    assert reports[0]["errors"]
+    doc = roofline.quantize(path)
+    assert doc["checkpoint"] == str(path) and doc["budget_sqnr_db"] == 25
+    assert len(doc["tensors"]) == 1
+    assert doc["tensors"][0]["shape"] == [16, 32]
+    assert doc["tensors"][0]["errors"]
+    assert doc["tensors"][0]["plan"]["format"] in {f["id"] for f in roofline.formats()}
 
 
 def test_model_from_config_dict():

@@ -1,4 +1,5 @@
-"""The original description's Python snippets, changed only in their import lines."""
+"""The original description's Python snippets, changed only in their import
+lines: `src.` dropped, and benchmarks.kernel_shell is roofline.kernel_shell."""
 
 import pytest
 
@@ -21,8 +22,8 @@ def test_basic_roofline_prediction(capsys):
 
 
 def test_quantization_recommendation(capsys):
-    from roofline import IntegratedQuantizationEngine
-    from roofline import BLACKWELL_B10
+    from roofline.quantization_integration import IntegratedQuantizationEngine
+    from roofline.hardware_registry import BLACKWELL_B10
 
     engine = IntegratedQuantizationEngine(BLACKWELL_B10)
 
@@ -41,17 +42,25 @@ def test_quantization_recommendation(capsys):
 
 
 def test_quick_start_one_liner(capsys):
-    from roofline import IntegratedQuantizationEngine
-    from roofline import BLACKWELL_B10
-    engine = IntegratedQuantizationEngine(BLACKWELL_B10); \
+    from roofline.quantization_integration import IntegratedQuantizationEngine; \
+        from roofline.hardware_registry import BLACKWELL_B10; \
+        engine = IntegratedQuantizationEngine(BLACKWELL_B10); \
         rec = engine.recommend({'H': 4096, 'L': 32, 'nh': 32, 'nkv': 8, 'dh': 128, 'dff': 14336}, phase='decode', seq_len=4096); \
         print(f'Strategy: {rec.config.strategy_name}, Speedup: {rec.predicted_speedup:.2f}x')
     assert "Strategy: " in capsys.readouterr().out
 
 
 def test_gpu_benchmark_needs_cuda():
-    from roofline import GEMMKernel
+    from roofline.kernel_shell import GEMMKernel
 
     kernel = GEMMKernel(M=1, N=4096, K=4096, precision="NVFP4")
     with pytest.raises(RuntimeError, match="no CUDA device"):
         kernel.benchmark()
+
+
+def test_calculator_shell_runs_as_a_script(capsys):
+    from roofline import calculator_shell
+
+    assert calculator_shell.main(["gb10"]) == 0
+    out = capsys.readouterr().out
+    assert "GB10" in out and "gate/up" in out and "NVFP4" in out

@@ -502,6 +502,45 @@ KvReport kv_report(const ModelSpec& m, const Device& d, const Scenario& s) {
   return r;
 }
 
+KvReport kv_report(const ModelSpec& m, const Device& d, Scenario s, const ModelOptions& opt) {
+  s.phase = Phase::kDecode;
+  KvReport r = kv_report(m, d, s);
+  for (auto& row : r.rows) {
+    s.precision.kv = row.format;
+    row.decode_step_s = predict(m, d, s, opt).time_s;
+    row.speedup = r.rows.front().decode_step_s / row.decode_step_s;
+  }
+  return r;
+}
+
+std::vector<AttentionComparisonRow> compare_attention(const ModelSpec& m, const Device& d,
+                                                      Scenario s, const ModelOptions& opt) {
+  std::vector<AttentionComparisonRow> rows;
+  double baseline = 0;
+  for (const auto& k : attention_kernels()) {
+    AttentionComparisonRow row;
+    row.kernel = &k;
+    row.supported = k.runs_on(d);
+    if (row.supported) {
+      s.attention = k.kernel;
+      const Prediction p = predict(m, d, s, opt);
+      for (int i = 0; i < p.graph.size; ++i) {
+        const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+        if (op.kind == OpKind::kQkMatmul || op.kind == OpKind::kSoftmax ||
+            op.kind == OpKind::kSvMatmul) {
+          row.attention_time_s += p.timings[static_cast<std::size_t>(i)].time_s;
+          row.attention_bytes += op.count * op.bytes();
+        }
+      }
+      row.time_s = p.time_s;
+      if (baseline == 0) baseline = p.time_s;
+      row.speedup_vs_first = baseline / p.time_s;
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base) {
   Capacity c;
   c.capacity_bytes = d.memory_capacity_bytes.value;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
 #include <thread>
 
 #include "roofline/error.h"
@@ -119,19 +120,32 @@ std::size_t plan_slot(const SweepSpec& s, std::size_t st, std::size_t m, std::si
   return (st * s.models.size() + m) * s.devices.size() + d;
 }
 
-void format_row(const SweepSpec& s, const Plans& plans, std::uint64_t i, SweepFormat f,
-                fmt::memory_buffer& out) {
+Plans resolve_plans(const SweepSpec& s) {
+  Plans plans(s.strategies.size() * s.models.size() * s.devices.size());
+  for (std::size_t st = 0; st < s.strategies.size(); ++st) {
+    for (std::size_t m = 0; m < s.models.size(); ++m) {
+      for (std::size_t d = 0; d < s.devices.size(); ++d) {
+        plans[plan_slot(s, st, m, d)] =
+            resolve(s.strategies[st], s.models[m], *s.devices[d]).precision;
+      }
+    }
+  }
+  return plans;
+}
+
+// The scenario of row i (and which model, device and strategy it takes).
+SweepPoint point_of(const SweepSpec& s, const Plans& plans, std::uint64_t i) {
   const Index x = decode_index(s, i);
-  const ModelSpec& m = s.models[x.model];
-  const Device& d = *s.devices[x.device];
-  Scenario sc;
+  SweepPoint pt;
+  pt.model = x.model;
+  pt.device = x.device;
+  pt.strategy = x.strategy;
+  Scenario& sc = pt.scenario;
   sc.phase = s.phases[x.phase];
   sc.batch = s.batches[x.batch];
   sc.seq_len = s.seq_lens[x.seq];
-  std::string_view strategy;
   if (!s.strategies.empty()) {
     sc.precision = plans[plan_slot(s, x.strategy, x.model, x.device)];
-    strategy = s.strategies[x.strategy].name;
   } else {
     sc.precision.weights = s.weights[x.weights];
     sc.precision.act = s.acts[x.act];
@@ -139,6 +153,17 @@ void format_row(const SweepSpec& s, const Plans& plans, std::uint64_t i, SweepFo
   }
   sc.attention = s.attentions[x.attention];
   sc.tp = s.tps[x.tp];
+  return pt;
+}
+
+void format_row(const SweepSpec& s, const Plans& plans, std::uint64_t i, SweepFormat f,
+                fmt::memory_buffer& out) {
+  const SweepPoint pt = point_of(s, plans, i);
+  const ModelSpec& m = s.models[pt.model];
+  const Device& d = *s.devices[pt.device];
+  const Scenario& sc = pt.scenario;
+  const std::string_view strategy =
+      s.strategies.empty() ? std::string_view() : std::string_view(s.strategies[pt.strategy].name);
   const std::string_view weights =
       sc.precision.weights ? format_id(*sc.precision.weights) : std::string_view("native");
   const std::string_view attention =
@@ -369,15 +394,7 @@ void run_sweep(const SweepSpec& s, SweepFormat f, const std::function<void(std::
                unsigned threads) {
   check_threads(threads);
   const std::uint64_t total = sweep_rows(s);
-  Plans plans(s.strategies.size() * s.models.size() * s.devices.size());
-  for (std::size_t st = 0; st < s.strategies.size(); ++st) {
-    for (std::size_t m = 0; m < s.models.size(); ++m) {
-      for (std::size_t d = 0; d < s.devices.size(); ++d) {
-        plans[plan_slot(s, st, m, d)] =
-            resolve(s.strategies[st], s.models[m], *s.devices[d]).precision;
-      }
-    }
-  }
+  const Plans plans = resolve_plans(s);
   run_rows(
       total, f, kCsvHeader,
       [&](std::uint64_t i, fmt::memory_buffer& out) { format_row(s, plans, i, f, out); }, sink,
@@ -428,6 +445,44 @@ void run_sweep(const GemmSweepSpec& s, SweepFormat f,
       total, f, kGemmCsvHeader,
       [&](std::uint64_t i, fmt::memory_buffer& out) { format_gemm_row(s, i, f, out); }, sink,
       progress, threads);
+}
+
+void visit_sweep(const SweepSpec& s, const SweepVisitor& visit, unsigned threads,
+                 std::uint64_t max_rows) {
+  check_threads(threads);
+  const std::uint64_t total = sweep_rows(s, max_rows);
+  const Plans plans = resolve_plans(s);
+  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, kMaxSweepThreads);
+  threads = static_cast<unsigned>(std::min<std::uint64_t>(threads, total));
+  const std::uint64_t per_thread = (total + threads - 1) / threads;
+  std::vector<std::exception_ptr> failures(threads);
+  auto work = [&](unsigned t) {
+    try {
+      const std::uint64_t end = std::min(total, (t + 1) * per_thread);
+      for (std::uint64_t i = t * per_thread; i < end; ++i) {
+        const SweepPoint pt = point_of(s, plans, i);
+        bool predicted = false;
+        try {
+          const Prediction p =
+              predict(s.models[pt.model], *s.devices[pt.device], pt.scenario, s.options);
+          predicted = true;
+          visit(i, pt, &p, {});
+        } catch (const Error& e) {
+          if (predicted) throw;  // from `visit`: not the row's error
+          visit(i, pt, nullptr, e.what());
+        }
+      }
+    } catch (...) {
+      failures[t] = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (auto& th : pool) th.join();
+  for (const auto& f : failures) {
+    if (f) std::rethrow_exception(f);
+  }
 }
 
 }  // namespace roofline

@@ -510,11 +510,16 @@ nlohmann::json to_json(const GenerateResult& g) {
 nlohmann::json to_json(const KvReport& r) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : r.rows) {
-    rows.push_back({{"format", format_id(row.format)},
-                    {"bytes_per_token", row.bytes_per_token},
-                    {"total_bytes", row.total_bytes},
-                    {"saving", row.saving},
-                    {"crossover_context", row.crossover_context}});
+    nlohmann::json j = {{"format", format_id(row.format)},
+                        {"bytes_per_token", row.bytes_per_token},
+                        {"total_bytes", row.total_bytes},
+                        {"saving", row.saving},
+                        {"crossover_context", row.crossover_context}};
+    if (row.decode_step_s > 0) {
+      j["decode_step_s"] = row.decode_step_s;
+      j["speedup"] = row.speedup;
+    }
+    rows.push_back(std::move(j));
   }
   return {{"context", r.context},
           {"batch", r.batch},
@@ -669,6 +674,13 @@ nlohmann::json to_json(const Strategy& s) {
   return j;
 }
 
+nlohmann::json to_json(const Capacity& c) {
+  return {{"max_batch", c.max_batch},
+          {"max_context", c.max_context},
+          {"max_context_by_memory", c.max_context_by_memory},
+          {"context_window", c.context_window}};
+}
+
 nlohmann::json predict_document(const ModelSpec& m, const Device& d, const Scenario& s,
                                 const Prediction& p, bool per_op,
                                 const std::vector<std::string>& plan_notes,
@@ -676,11 +688,7 @@ nlohmann::json predict_document(const ModelSpec& m, const Device& d, const Scena
   nlohmann::json j = to_json(m, d, s, p, per_op);
   for (const auto& n : plan_notes) j["notes"].push_back(n);
   if (!strategy.empty()) j["strategy"] = strategy;
-  const Capacity cap = capacity(m, d, s);
-  j["capacity"] = {{"max_batch", cap.max_batch},
-                   {"max_context", cap.max_context},
-                   {"max_context_by_memory", cap.max_context_by_memory},
-                   {"context_window", cap.context_window}};
+  j["capacity"] = to_json(capacity(m, d, s));
   j.update(stamp(registry));
   return j;
 }

@@ -427,8 +427,10 @@ std::vector<ErrorStats> leave_one_device_out(const std::vector<ServingRun>& runs
   }
   std::vector<ErrorStats> out;
   for (const auto& [device, errors] : own) {
-    const bool measured = std::any_of(all.gemm_tables().begin(), all.gemm_tables().end(),
-                                      [&](const GemmTable& t) { return t.device == device; });
+    // An init-capture: clang 14 (the fuzz build) cannot capture a structured binding with [&].
+    const bool measured =
+        std::any_of(all.gemm_tables().begin(), all.gemm_tables().end(),
+                    [&id = device](const GemmTable& t) { return t.device == id; });
     if (!measured) continue;
     std::vector<ServingRun> subset;
     for (const DecodeStepRow& row : with.rows) {

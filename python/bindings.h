@@ -1,0 +1,48 @@
+// Shared by the translation units of the `roofline._roofline` extension:
+// JSON documents as Python objects, and the arguments every function takes
+// (model, hardware, engine) resolved once and cached where they are built in.
+#pragma once
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "roofline/engine.h"
+#include "roofline/hardware.h"
+#include "roofline/model.h"
+#include "roofline/request.h"
+
+namespace roofline::python {
+
+namespace py = pybind11;
+
+// A JSON value as the Python object json.loads would give for its text
+// (dict, list, str, int, float, bool, None), built directly: non-finite
+// numbers become None as in the text, invalid UTF-8 is replaced.
+[[nodiscard]] py::object to_py(const nlohmann::json& j);
+
+// The built-in devices, loaded once.
+[[nodiscard]] const Registry& registry();
+
+// A model: a preset id or alias (parsed once, then cached), a path (str or
+// os.PathLike, read on every call: the file may change), or a dict (the
+// original short form or a config.json). Throws InvalidArgument otherwise.
+[[nodiscard]] std::shared_ptr<const ModelSpec> model_of(const py::handle& model);
+
+// The preset a str names, else null (dicts and paths have none).
+[[nodiscard]] const ModelPreset* preset_of(const py::handle& model);
+
+// A device: an id or alias (cached), or an object with an `id` (Hardware).
+[[nodiscard]] const Device& device_of(const py::handle& hardware);
+
+// Realistic or ideal mode with a serving engine (its tables resolved per device).
+[[nodiscard]] ModelOptions options_of(bool ideal, const std::string& engine);
+
+// Each part of the module.
+void bind_results(py::module_& m);    // Prediction, Generation: predict(), generate()
+void bind_documents(py::module_& m);  // the other commands' --json documents
+void bind_sweep(py::module_& m);      // sweep_columns()
+
+}  // namespace roofline::python

@@ -1,0 +1,253 @@
+// The commands other than predict and generate: each returns the document the
+// CLI prints with --json (report.h builds both), as Python objects. Where the
+// CLI wraps a list or a device in a stamped envelope ({"version", "formats":
+// [...]}), the function returns what is inside.
+#include <pybind11/stl.h>
+
+#include <optional>
+#include <tuple>
+#include <vector>
+
+#include "bindings.h"
+#include "roofline/error.h"
+#include "roofline/predict.h"
+#include "roofline/quantize.h"
+#include "roofline/recommend.h"
+#include "roofline/report.h"
+#include "roofline/roofline.h"
+#include "roofline/strategy.h"
+#include "roofline/validate.h"
+
+namespace roofline::python {
+namespace {
+
+// A scenario as kv(), attention() and capacity() take it.
+struct Resolved {
+  std::shared_ptr<const ModelSpec> model;
+  const Device* device;
+  Scenario scenario;
+  ModelOptions options;
+};
+
+// The arguments after model and hardware, keyword-only, with the defaults of
+// ScenarioRequest (the CLI's flags).
+auto scenario_args() {
+  const ScenarioRequest d;
+  return std::make_tuple(
+      py::kw_only(), py::arg("phase") = d.phase, py::arg("batch") = d.batch,
+      py::arg("seq_len") = d.seq_len, py::arg("weights") = py::none(),
+      py::arg("experts") = py::none(), py::arg("act") = d.act, py::arg("kv") = py::none(),
+      py::arg("strategy") = py::none(), py::arg("attention") = py::none(),
+      py::arg("block_sparsity") = d.block_sparsity, py::arg("tp") = d.tp, py::arg("pp") = d.pp,
+      py::arg("ideal") = false, py::arg("engine") = "roofline");
+}
+
+// Wraps f(const Resolved&) as a function of (model, hardware, scenario_args()...).
+template <typename F>
+auto with_scenario(F f) {
+  return [f](const py::object& model, const py::object& hardware, std::string phase,
+             std::int64_t batch, std::int64_t seq_len, std::optional<std::string> weights,
+             std::optional<std::string> experts, std::string act, std::optional<std::string> kv,
+             std::optional<std::string> strategy, std::optional<std::string> attention,
+             double block_sparsity, std::int64_t tp, std::int64_t pp, bool ideal,
+             const std::string& engine) {
+    ScenarioRequest r;
+    r.phase = std::move(phase);
+    r.batch = batch;
+    r.seq_len = seq_len;
+    r.weights = weights.value_or("");
+    r.experts = experts.value_or("");
+    r.act = std::move(act);
+    r.kv = kv.value_or("");
+    r.strategy = strategy.value_or("");
+    r.attention = attention.value_or("");
+    r.block_sparsity = block_sparsity;
+    r.tp = tp;
+    r.pp = pp;
+    Resolved x{model_of(model), &device_of(hardware), {}, options_of(ideal, engine)};
+    x.scenario = build_scenario(r, *x.model, x.device);
+    return f(x);
+  };
+}
+
+template <typename F>
+void def_scenario(py::module_& m, const char* name, F f, const char* doc) {
+  std::apply(
+      [&](auto... args) {
+        m.def(name, with_scenario(f), py::arg("model"), py::arg("hardware"), args..., doc);
+      },
+      scenario_args());
+}
+
+}  // namespace
+
+void bind_documents(py::module_& m) {
+  // ------------------------------------------------------------ devices, formats
+  m.def(
+      "hardware", [](const py::object& id) { return to_py(to_json(device_of(id))); }, py::arg("id"),
+      "Every figure of one device with its source (the \"device\" of roofline hardware show "
+      "--json)");
+  m.def(
+      "hardware_ids",
+      [] {
+        std::vector<std::string> ids;
+        for (const auto& d : registry().devices()) ids.push_back(d.id);
+        return ids;
+      },
+      "The device ids");
+  m.def(
+      "hardware_list", [] { return to_py(hardware_list_document(registry()).at("devices")); },
+      "The devices with their key figures (the \"devices\" of roofline hardware list --json)");
+  m.def(
+      "formats", [] { return to_py(formats_document().at("formats")); },
+      "The number-format table (the \"formats\" of roofline formats --json)");
+  m.def(
+      "canonical_format",
+      [](const std::string& name) { return std::string(format_id(parse_format(name))); },
+      py::arg("name"),
+      "The format id a name means (\"FP8 E4M3\", \"fp8_e4m3\", \"E4M3\" -> \"fp8\"); raises "
+      "NotFound for unknown names");
+
+  // ------------------------------------------------------------ models, plans, engines
+  m.def(
+      "models", [] { return to_py(model_list_document().at("models")); },
+      "The model presets (the \"models\" of roofline model list --json)");
+  m.def(
+      "model",
+      [](const py::object& model) {
+        return to_py(model_document(*model_of(model), preset_of(model)));
+      },
+      py::arg("model"),
+      "Architecture, parameters and bytes of a model: a preset id, a path or a dict (roofline "
+      "model show --json)");
+  m.def(
+      "strategies", [] { return to_py(strategies_document().at("strategies")); },
+      "The named precision plans (the \"strategies\" of roofline strategies --json)");
+  m.def(
+      "engines", [] { return to_py(engines_document()); },
+      "The serving engines, each with its sourced figures (roofline engines --json)");
+  m.def(
+      "engine",
+      [](const std::string& id) { return to_py(to_json(EngineRegistry::built_in().get(id))); },
+      py::arg("id"), "One serving engine (roofline engines show ID --json)");
+
+  // ------------------------------------------------------------ predictions
+  m.def(
+      "gemm",
+      [](const py::object& hardware, std::int64_t mm, std::int64_t n, std::int64_t k,
+         const std::string& weights, const std::string& act, bool ideal) {
+        const Device& d = device_of(hardware);
+        const GemmProblem p{mm, n, k, parse_format(weights), parse_format(act)};
+        ModelOptions o;  // as the CLI's gemm: the reference engine
+        o.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
+        nlohmann::json j = to_json(d, p, predict_gemm(d, p, o));
+        j.update(stamp(registry()));
+        return to_py(j);
+      },
+      py::arg("hardware"), py::arg("m"), py::arg("n"), py::arg("k"), py::kw_only(),
+      py::arg("weights") = "fp16", py::arg("act") = "fp16", py::arg("ideal") = false,
+      "One GEMM C[m,n] = A[m,k] B[k,n] (roofline gemm --json)");
+
+  def_scenario(
+      m, "kv",
+      [](const Resolved& x) {
+        const KvReport r = kv_report(*x.model, *x.device, x.scenario, x.options);
+        return to_py(kv_document(*x.model, *x.device, r, registry()));
+      },
+      "KV-cache bytes per format, the decode step with each, and the context where reading it "
+      "outweighs the weights (roofline kv --json)");
+  def_scenario(
+      m, "attention",
+      [](const Resolved& x) {
+        const auto rows = compare_attention(*x.model, *x.device, x.scenario, x.options);
+        return to_py(attention_document(*x.model, *x.device, x.scenario, rows, registry()));
+      },
+      "Every attention kernel side by side (roofline attention --json)");
+  def_scenario(
+      m, "capacity",
+      [](const Resolved& x) { return to_py(to_json(capacity(*x.model, *x.device, x.scenario))); },
+      "The largest batch at this context and context at this batch that fit (the \"capacity\" "
+      "of roofline predict --json)");
+
+  const RecommendOptions r;  // the defaults, as the CLI's flags have them
+  m.def(
+      "recommend",
+      [](const py::object& model, const py::object& hardware, const std::string& phase,
+         std::int64_t seq_len, std::int64_t batch, std::int64_t tp, std::int64_t pp,
+         double max_quality_loss, std::optional<double> memory_limit,
+         std::optional<double> latency_target, bool ideal, const std::string& engine,
+         const std::vector<std::string>& strategy_files, std::optional<std::string> checkpoint,
+         double budget_sqnr_db) {
+        const auto ms = model_of(model);
+        const Device& d = device_of(hardware);
+        RecommendOptions o;
+        o.phase = parse_phase(phase);
+        o.seq_len = seq_len;
+        o.batch = batch;
+        o.tp = tp;
+        o.pp = pp;
+        o.max_quality_loss_pct = max_quality_loss;
+        o.memory_limit_bytes = memory_limit;
+        o.latency_target_s = latency_target;
+        o.model_options = options_of(ideal, engine);
+        if (!strategy_files.empty()) {
+          o.strategies = built_in_strategies();
+          for (const auto& f : strategy_files) o.strategies.push_back(load_strategy(f));
+        }
+        if (checkpoint) {
+          QuantizeOptions q;
+          q.budget_sqnr_db = budget_sqnr_db;
+          o.checkpoint_budget_sqnr_db = budget_sqnr_db;
+          py::gil_scoped_release release;
+          o.checkpoint_reports = quantize_checkpoint(*checkpoint, q);
+        }
+        return to_py(recommend_document(*ms, d, o, recommend(*ms, d, o), registry()));
+      },
+      py::arg("model"), py::arg("hardware"), py::kw_only(),
+      py::arg("phase") = std::string(phase_name(r.phase)), py::arg("seq_len") = r.seq_len,
+      py::arg("batch") = r.batch, py::arg("tp") = r.tp, py::arg("pp") = r.pp,
+      py::arg("max_quality_loss") = r.max_quality_loss_pct, py::arg("memory_limit") = py::none(),
+      py::arg("latency_target") = py::none(), py::arg("ideal") = false,
+      py::arg("engine") = "roofline", py::arg("strategy_files") = std::vector<std::string>{},
+      py::arg("checkpoint") = py::none(), py::arg("budget_sqnr_db") = r.checkpoint_budget_sqnr_db,
+      "Precision strategies and attention kernels ranked for a model and device (roofline "
+      "recommend --json)");
+
+  m.def(
+      "validate",
+      [](std::optional<std::string> validation_file, bool ideal, const std::string& engine) {
+        const std::vector<ValidationCase> cases =
+            validation_file ? load_validation(*validation_file) : built_in_validation();
+        ModelOptions o;
+        o.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
+        ValidationReport report;
+        {
+          py::gil_scoped_release release;
+          report = validate_cases(cases, registry(), o, engine);
+        }
+        return to_py(validation_document(report, o.mode, registry()));
+      },
+      py::kw_only(), py::arg("validation_file") = py::none(), py::arg("ideal") = false,
+      py::arg("engine") = "roofline",
+      "Predictions against published measurements (roofline validate --json); engine: an id "
+      "for every case, or \"case\" for each case's own framework");
+
+  const QuantizeOptions q;
+  m.def(
+      "quantize",
+      [](const std::string& checkpoint, double budget_sqnr_db) {
+        QuantizeOptions o;
+        o.budget_sqnr_db = budget_sqnr_db;
+        std::vector<TensorReport> reports;
+        {
+          py::gil_scoped_release release;
+          reports = quantize_checkpoint(checkpoint, o);
+        }
+        return to_py(quantize_document(checkpoint, o.budget_sqnr_db, reports));
+      },
+      py::arg("checkpoint"), py::arg("budget_sqnr_db") = q.budget_sqnr_db,
+      "Per-tensor statistics, outliers, error per format and a plan for a .safetensors file "
+      "(roofline quantize --json)");
+}
+
+}  // namespace roofline::python

@@ -1,0 +1,247 @@
+"""Each Python function against the CLI's --json for the same case: the same
+document (the library builds both), format names understood the same way."""
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+import roofline
+
+
+def flags(**kwargs):
+    """Python keywords as the CLI's flags: seq_len=4096 -> --seq-len 4096, ideal=True -> --ideal."""
+    out = []
+    for key, value in kwargs.items():
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            out.append(flag)
+        elif value is not False and value is not None:
+            out += [flag, str(value)]
+    return out
+
+
+SCENARIOS = [
+    dict(),
+    dict(phase="prefill", batch=4, seq_len=2048, weights="fp8", attention="fa2"),
+    dict(phase="decode", batch=16, seq_len=32768, weights="nvfp4", kv="fp8"),
+    dict(strategy="fp8_balanced", seq_len=8192),
+    dict(weights="int4", act="fp16", tp=2, engine="vllm"),
+    dict(block_sparsity=0.5, phase="prefill", seq_len=16384, ideal=True),
+]
+MODELS = [("llama-3.1-8b", "h100"), ("mixtral-8x7b", "h200"), ("qwen3-30b-a3b", "gb10")]
+
+
+@pytest.mark.parametrize("model,hardware", MODELS)
+@pytest.mark.parametrize("case", SCENARIOS, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or "defaults")
+def test_predict(cli, model, hardware, case):
+    p = roofline.predict(model, hardware, per_op=True, **case)
+    assert p.to_dict() == cli("predict", "--model", model, "--hardware", hardware, "--per-op", *flags(**case))
+    brief = roofline.predict(model, hardware, **case)
+    assert brief.to_dict() == cli("predict", "--model", model, "--hardware", hardware, *flags(**case))
+
+
+@pytest.mark.parametrize("case", [dict(), dict(prompt=2048, gen=512, batch=8, weights="fp8"),
+                                  dict(prompt=100, gen=1), dict(gen=10, strategy="long_context_kv"),
+                                  dict(engine="sglang", attention="fa3")])
+def test_generate(cli, case):
+    g = roofline.generate("llama-3.1-8b", "h200", **case)
+    assert g.to_dict() == cli("generate", "--model", "llama-3.1-8b", "--hardware", "h200", *flags(**case))
+
+
+@pytest.mark.parametrize("case", [dict(m=1, n=4096, k=4096), dict(m=512, n=14336, k=4096, weights="fp8", act="fp8"),
+                                  dict(m=16, n=4096, k=4096, weights="int4", ideal=True)])
+def test_gemm(cli, case):
+    assert roofline.gemm("h100", **case) == cli("gemm", "--hardware", "h100", *flags(**case))
+
+
+@pytest.mark.parametrize("case", [dict(), dict(seq_len=131072, batch=8), dict(weights="nvfp4", tp=2)])
+def test_kv(cli, case):
+    assert roofline.kv("llama-3.1-8b", "gb10", **case) == cli("kv", "--model", "llama-3.1-8b", "--hardware", "gb10",
+                                                             *flags(**case))
+
+
+@pytest.mark.parametrize("hardware", ["h100", "a100", "b200"])
+@pytest.mark.parametrize("case", [dict(), dict(phase="prefill", seq_len=8192, batch=2)])
+def test_attention(cli, hardware, case):
+    assert roofline.attention("llama-3.1-8b", hardware, **case) == cli(
+        "attention", "--model", "llama-3.1-8b", "--hardware", hardware, *flags(**case))
+
+
+def test_capacity_is_predicts(cli):
+    doc = cli("predict", "--model", "llama-3.1-70b", "--hardware", "h200", "--weights", "fp8", "--batch", "4")
+    assert roofline.capacity("llama-3.1-70b", "h200", weights="fp8", batch=4) == doc["capacity"]
+
+
+@pytest.mark.parametrize("case", [dict(), dict(phase="decode", seq_len=131072, batch=8),
+                                  dict(max_quality_loss=10, engine="vllm"), dict(phase="prefill", seq_len=2048, tp=2),
+                                  dict(memory_limit=20e9, latency_target=0.02)])
+def test_recommend(cli, case):
+    assert roofline.recommend("llama-3.1-8b", "gb10", **case) == cli(
+        "recommend", "--model", "llama-3.1-8b", "--hardware", "gb10", *flags(**case))
+
+
+def test_recommend_with_a_checkpoint(cli, checkpoint):
+    doc = roofline.recommend("llama-3.1-8b", "h100", checkpoint=str(checkpoint), budget_sqnr_db=30)
+    assert doc == cli("recommend", "--model", "llama-3.1-8b", "--hardware", "h100", "--checkpoint", checkpoint,
+                      "--budget-sqnr-db", 30)
+
+
+@pytest.mark.parametrize("case", [dict(), dict(engine="case"), dict(ideal=True)])
+def test_validate(cli, case):
+    assert roofline.validate(**case) == cli("validate", *flags(**case))
+
+
+def test_quantize(cli, checkpoint):
+    doc = roofline.quantize(checkpoint)
+    assert doc == cli("quantize", "--checkpoint", checkpoint)
+    assert {t["name"] for t in doc["tensors"]} == {"layer.weight", "layer.bias"}
+    weight = next(t for t in doc["tensors"] if t["name"] == "layer.weight")
+    assert weight["outlier_channels"] == [3]
+    assert roofline.quantize(str(checkpoint), budget_sqnr_db=35) == cli(
+        "quantize", "--checkpoint", checkpoint, "--budget-sqnr-db", 35)
+
+
+def test_registries(cli):
+    assert roofline.hardware_list() == cli("hardware", "list")["devices"]
+    assert roofline.hardware("h100") == cli("hardware", "show", "h100")["device"]
+    assert roofline.hardware_ids() == [d["id"] for d in cli("hardware", "list")["devices"]]
+    assert roofline.formats() == cli("formats")["formats"]
+    assert roofline.models() == cli("model", "list")["models"]
+    assert roofline.strategies() == cli("strategies")["strategies"]
+    assert roofline.engines() == cli("engines")
+    assert roofline.engine("vllm") == cli("engines", "show", "vllm")
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "deepseek-v3", "Mixtral-8x7B"])
+def test_model_show(cli, model):
+    assert roofline.model(model) == cli("model", "show", model)
+
+
+def test_model_show_of_a_config_file(cli, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text('{"model_type": "llama", "hidden_size": 2048, "num_hidden_layers": 16, '
+                      '"num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 8192, '
+                      '"vocab_size": 128256, "torch_dtype": "bfloat16"}')
+    assert roofline.model(config) == cli("model", "show", config)
+    assert roofline.model(str(tmp_path)) == cli("model", "show", tmp_path)
+    p = roofline.predict(config, "l4")
+    assert p.to_dict() == cli("predict", "--model", config, "--hardware", "l4")
+
+
+def test_sweep_columns_match_the_cli_rows(cli):
+    lists = dict(models=["llama-3.1-8b", "mixtral-8x7b"], hardware=["h100", "gb10"], phases=["prefill", "decode"],
+                 batches=[1, 8], seq_lens=[512, 8192], weights=["native", "fp8"], tps=[1, 3])
+    cols = roofline.sweep(**lists, as_frame=False)
+    rows = cli("sweep", "--model", "llama-3.1-8b,mixtral-8x7b", "--hardware", "h100,gb10", "--phase", "prefill,decode",
+               "--batch", "1,8", "--seq-len", "512,8192", "--weights", "native,fp8", "--tp", "1,3")
+    assert len(rows) == len(cols["time_s"]) == 2 * 2 * 2 * 2 * 2 * 2 * 2
+    assert list(cols) == list(rows[0]) + ["error"]  # the CSV's columns, in its order
+    errors = 0
+    for i, row in enumerate(rows):
+        for key in ("model", "hardware", "phase", "batch", "seq_len", "weights", "act", "kv", "attention", "tp",
+                    "strategy"):
+            assert cols[key][i] == row[key], (i, key)
+        if "error" in row:
+            errors += 1
+            assert cols["error"][i] == row["error"]
+            assert math.isnan(cols["time_s"][i]) and cols["bound"][i] is None and not cols["fits"][i]
+            continue
+        assert cols["error"][i] is None
+        assert cols["bound"][i] == row["bound"] and cols["fits"][i] == row["fits"]
+        for key in ("time_s", "tokens_per_s", "flops", "bytes", "weight_bytes", "kv_cache_bytes",
+                    "memory_total_bytes"):
+            assert cols[key][i] == pytest.approx(row[key], rel=5e-6), (i, key)  # the CLI prints 6 digits
+    assert errors == len(rows) // 2  # tp 3 divides neither model's heads
+
+
+def test_sweep_strategies_and_kernels_match_the_cli(cli):
+    cols = roofline.sweep("qwen2.5-7b", "b200", strategies=["fp8_balanced", "nvfp4_blackwell", "int4_weight_only"],
+                          attentions=["auto", "fa2", "fa3"], as_frame=False)
+    rows = cli("sweep", "--model", "qwen2.5-7b", "--hardware", "b200", "--strategy",
+               "fp8_balanced,nvfp4_blackwell,int4_weight_only", "--attention", "auto,fa2,fa3")
+    assert [r["strategy"] for r in rows] == list(cols["strategy"])
+    assert [r["attention"] for r in rows] == list(cols["attention"])
+    assert [r["weights"] for r in rows] == list(cols["weights"])
+    assert [r.get("error") for r in rows] == list(cols["error"])
+    assert [r.get("time_s", 0) for r in rows] == pytest.approx(np.nan_to_num(cols["time_s"]), rel=5e-6)
+
+
+FP8_NAMES = ["fp8", "FP8 E4M3", "fp8_e4m3", "fp8-e4m3", "E4M3", "float8_e4m3fn"]
+
+
+def test_format_names_mean_the_same_everywhere(cli):
+    # One id, whichever way it is written, in every function that takes a format.
+    for name in FP8_NAMES:
+        assert roofline.canonical_format(name) == "fp8"
+        assert roofline.predict("llama-3.1-8b", "h100", weights=name, kv=name).to_dict() == \
+            roofline.predict("llama-3.1-8b", "h100", weights="fp8", kv="fp8").to_dict()
+        assert roofline.generate("llama-3.1-8b", "h100", weights=name, gen=8).to_dict() == \
+            roofline.generate("llama-3.1-8b", "h100", weights="fp8", gen=8).to_dict()
+        assert roofline.gemm("h100", 16, 4096, 4096, weights=name, act=name) == \
+            roofline.gemm("h100", 16, 4096, 4096, weights="fp8", act="fp8")
+        assert roofline.kv("llama-3.1-8b", "h100", weights=name) == roofline.kv("llama-3.1-8b", "h100", weights="fp8")
+        swept = roofline.sweep("llama-3.1-8b", "h100", weights=[name], acts=["bf16"], kvs=[name], as_frame=False)
+        assert swept["weights"][0] == swept["kv"][0] == "fp8"
+        back, _ = roofline.quantize_array(np.linspace(-1, 1, 64, dtype=np.float32), name)
+        assert np.array_equal(back, roofline.quantize_array(np.linspace(-1, 1, 64, dtype=np.float32), "fp8")[0])
+        calc = roofline.RooflineCalculator("h100")
+        assert calc.predict_gemm(16, 4096, 4096, precision=name)["time_s"] == \
+            calc.predict_gemm(16, 4096, 4096, precision="fp8")["time_s"]
+    for name in ("NVFP4", "nvfp4", "NvFp4"):
+        assert roofline.canonical_format(name) == "nvfp4"
+        assert roofline.predict("llama-3.1-8b", "b200", weights=name).time_s == \
+            roofline.predict("llama-3.1-8b", "b200", weights="nvfp4").time_s
+    # ... and the CLI reads them as Python does.
+    assert cli("predict", "--model", "llama-3.1-8b", "--hardware", "h100", "--weights", "FP8 E4M3", "--kv", "E4M3") == \
+        roofline.predict("llama-3.1-8b", "h100", weights="fp8_e4m3", kv="fp8").to_dict()
+    assert cli("gemm", "--hardware", "b200", "--m", 64, "--n", 4096, "--k", 4096, "--weights", "NVFP4", "--act",
+               "nvfp4") == roofline.gemm("b200", 64, 4096, 4096, weights="nvfp4", act="NVFP4")
+    with pytest.raises(LookupError, match="fp7"):
+        roofline.predict("llama-3.1-8b", "h100", weights="fp7")
+
+
+def test_errors_match_the_cli(cli_path):
+    import subprocess
+    for args, call in [
+        (["predict", "--model", "llama-3.1-8b", "--hardware", "h9000"], lambda: roofline.predict("llama-3.1-8b", "h9000")),
+        (["predict", "--model", "llama-3.1-8b", "--hardware", "a100", "--attention", "fa3"],
+         lambda: roofline.predict("llama-3.1-8b", "a100", attention="fa3")),
+        (["kv", "--model", "nope", "--hardware", "h100"], lambda: roofline.kv("nope", "h100")),
+    ]:
+        done = subprocess.run([cli_path, *args], capture_output=True, text=True)
+        assert done.returncode == 2
+        with pytest.raises(roofline.RooflineError) as caught:
+            call()
+        assert done.stderr.strip() == f"error: {caught.value}"
+
+
+def test_python_m_roofline_runs_the_cli(cli, cli_path):
+    import subprocess
+    import sys
+    env = dict(os.environ)
+    env["PATH"] = os.path.dirname(cli_path) + os.pathsep + env.get("PATH", "")
+    done = subprocess.run([sys.executable, "-m", "roofline", "predict", "--model", "llama-3.1-8b", "--hardware",
+                           "h100", "--json"], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    import json
+    assert json.loads(done.stdout) == cli("predict", "--model", "llama-3.1-8b", "--hardware", "h100")
+    bad = subprocess.run([sys.executable, "-m", "roofline", "predict", "--hardware", "h9000"], capture_output=True,
+                         text=True, env=env)
+    assert bad.returncode == 2 and bad.stderr.startswith("error: unknown device")
+
+
+def test_python_m_roofline_says_when_the_cli_is_missing(monkeypatch, capsys):
+    import roofline.__main__ as entry
+    monkeypatch.setattr(entry, "find_program", lambda name: None)
+    assert entry.main(["--version"]) == 127
+    err = capsys.readouterr().err
+    assert err.startswith("error: the roofline command was not found") and "make python-install" in err
+
+
+def test_sweep_gemm(cli):
+    rows = roofline.sweep_gemm(m=[1, 16, 256], n=4096, k=[4096, 14336], weights=["bf16", "FP8 E4M3"],
+                               acts="bf16", hardware=["h100", roofline.GB10, "a100"])
+    assert rows == cli("sweep", "gemm", "--m", "1,16,256", "--n", 4096, "--k", "4096,14336", "--weights",
+                       "bf16,fp8", "--act", "bf16", "--hardware", "h100,gb10,a100")

@@ -1,0 +1,228 @@
+// The documents the CLI prints with --json and the Python bindings return.
+#include <cmath>
+
+#include "roofline/engine.h"
+#include "roofline/report.h"
+
+namespace roofline {
+
+nlohmann::json hardware_list_document(const Registry& registry) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& d : registry.devices()) {
+    nlohmann::json peaks = nlohmann::json::object();
+    for (const auto& info : all_formats()) {
+      const auto& p = d.peaks[format_index(info.format)];
+      if (p) peaks[std::string(info.id)] = p->known() ? nlohmann::json(p->value) : nlohmann::json();
+    }
+    list.push_back({{"id", d.id},
+                    {"name", d.name},
+                    {"aliases", d.aliases},
+                    {"memory_bytes", d.memory_capacity_bytes.value},
+                    {"bandwidth_Bps", d.memory_bandwidth_Bps.value},
+                    {"peak_flops_per_s", peaks}});
+  }
+  nlohmann::json out = stamp(registry);
+  out["devices"] = list;
+  return out;
+}
+
+nlohmann::json hardware_document(const Device& device, const Registry& registry) {
+  nlohmann::json out = stamp(registry);
+  out["device"] = to_json(device);
+  return out;
+}
+
+nlohmann::json formats_document() {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& f : all_formats()) list.push_back(to_json(f));
+  return {{"version", std::string(version())}, {"formats", list}};
+}
+
+nlohmann::json model_list_document() {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& p : ModelCatalog::built_in().presets()) {
+    const ModelSpec m = preset_model(p);
+    const ParamCounts pc = count_parameters(m);
+    list.push_back({{"id", p.id},
+                    {"name", p.name},
+                    {"hf_repo", p.hf_repo},
+                    {"aliases", p.aliases},
+                    {"model_type", m.model_type},
+                    {"params", pc.total},
+                    {"active_params_per_token", pc.active_per_token},
+                    {"published_params", p.published_params},
+                    {"native_weights", format_id(m.native_weights)},
+                    {"native_experts", format_id(m.native_experts)}});
+  }
+  return {{"version", std::string(version())}, {"models", list}};
+}
+
+nlohmann::json model_document(const ModelSpec& model, const ModelPreset* preset) {
+  nlohmann::json j = to_json(model);
+  if (preset) {
+    j["published_params"] = preset->published_params;
+    j["published_params_source"] = preset->published_params_source;
+    j["config_source"] = preset->config_source;
+  }
+  j["version"] = std::string(version());
+  return j;
+}
+
+nlohmann::json strategies_document() {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& s : built_in_strategies()) list.push_back(to_json(s));
+  return {{"version", std::string(version())}, {"strategies", list}};
+}
+
+nlohmann::json engines_document() {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& e : EngineRegistry::built_in().engines()) list.push_back(to_json(e));
+  return list;
+}
+
+nlohmann::json kv_document(const ModelSpec& model, const Device& device, const KvReport& report,
+                           const Registry& registry) {
+  nlohmann::json j = to_json(report);
+  j["model"] = model.id;
+  j["hardware"] = device.id;
+  j.update(stamp(registry));
+  return j;
+}
+
+nlohmann::json attention_document(const ModelSpec& model, const Device& device, const Scenario& s,
+                                  const std::vector<AttentionComparisonRow>& rows,
+                                  const Registry& registry) {
+  nlohmann::json kernels = nlohmann::json::array();
+  for (const auto& row : rows) {
+    if (!row.supported) {
+      kernels.push_back({{"kernel", row.kernel->id}, {"supported", false}});
+      continue;
+    }
+    const Figure& efficiency = row.kernel->efficiency_on(device);
+    kernels.push_back(
+        {{"kernel", row.kernel->id},
+         {"supported", true},
+         {"attention_time_s", row.attention_time_s},
+         {"attention_bytes", row.attention_bytes},
+         {"time_s", row.time_s},
+         {"speedup_vs_first", row.speedup_vs_first},
+         {"efficiency", efficiency.known() ? nlohmann::json(efficiency.value) : nlohmann::json()}});
+  }
+  nlohmann::json j = {
+      {"model", model.id},    {"hardware", device.id}, {"phase", phase_name(s.phase)},
+      {"seq_len", s.seq_len}, {"batch", s.batch},      {"kernels", kernels}};
+  j.update(stamp(registry));
+  return j;
+}
+
+nlohmann::json recommend_document(const ModelSpec& model, const Device& device,
+                                  const RecommendOptions& options, const Recommendation& r,
+                                  const Registry& registry) {
+  nlohmann::json j = to_json(r);
+  j["scenario"] = {{"model", model.id},
+                   {"hardware", device.id},
+                   {"phase", phase_name(options.phase)},
+                   {"seq_len", options.seq_len},
+                   {"batch", options.batch},
+                   {"max_quality_loss_pct", options.max_quality_loss_pct}};
+  j.update(stamp(registry));
+  return j;
+}
+
+nlohmann::json validation_document(const ValidationReport& r, Mode mode, const Registry& registry) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : r.rows) {
+    nlohmann::json j = {{"id", row.c.id},           {"hardware", row.c.hardware},
+                        {"model", row.c.model},     {"framework", row.c.framework},
+                        {"weights", row.c.weights}, {"batch", row.c.batch},
+                        {"prompt", row.c.prompt},   {"gen", row.c.gen},
+                        {"metric", row.c.metric},   {"measured", row.c.value},
+                        {"source", row.c.source},   {"engine", row.engine}};
+    if (row.error.empty()) {
+      j["predicted"] = row.predicted;
+      j["error_pct"] = row.error_pct;
+    } else {
+      j["error"] = row.error;
+    }
+    rows.push_back(j);
+  }
+  nlohmann::json out = {{"mode", mode_name(mode)},
+                        {"cases", rows},
+                        {"evaluated", r.evaluated},
+                        {"median_abs_error_pct", r.median_abs_error_pct},
+                        {"mean_abs_error_pct", r.mean_abs_error_pct},
+                        {"max_abs_error_pct", r.max_abs_error_pct},
+                        {"median_signed_error_pct", r.median_signed_error_pct}};
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& g : r.groups) groups.push_back(to_json(g));
+  out["groups"] = groups;
+  out.update(stamp(registry));
+  return out;
+}
+
+nlohmann::json to_json(const ErrorStats& s) {
+  return {{"group", s.group},
+          {"rows", s.rows},
+          {"median_abs_error_pct", s.median_abs_pct},
+          {"p90_abs_error_pct", s.p90_abs_pct},
+          {"max_abs_error_pct", s.max_abs_pct},
+          {"median_signed_error_pct", s.median_signed_pct}};
+}
+
+nlohmann::json to_json(const TensorReport& t) {
+  nlohmann::json j = {{"name", t.name}, {"dtype", t.dtype}, {"shape", t.shape}};
+  if (!t.skipped.empty()) {
+    j["skipped"] = t.skipped;
+    return j;
+  }
+  auto err = [](const FormatError& e) {
+    return nlohmann::json{{"format", format_id(e.format)},
+                          {"bits_per_element", e.bits_per_element},
+                          {"outliers_kept", e.outliers_kept},
+                          {"sqnr_db", e.error.sqnr_db},
+                          {"mse", e.error.mse},
+                          {"max_abs_error", e.error.max_abs},
+                          {"cosine", e.error.cosine}};
+  };
+  nlohmann::json errors = nlohmann::json::array();
+  for (const auto& e : t.errors) errors.push_back(err(e));
+  j.update({{"rows", t.rows},
+            {"cols", t.cols},
+            {"max_abs", t.max_abs},
+            {"rms", t.rms},
+            {"kurtosis", t.kurtosis},
+            {"max_channel_ratio", t.max_channel_ratio},
+            {"outlier_channels", t.outlier_channels},
+            {"outlier_channel_count", t.outlier_channel_count},
+            {"outlier_tokens", t.outlier_token_count},
+            {"sampled_rows", t.sampled_rows},
+            {"errors", errors},
+            {"plan", err(t.plan)},
+            {"meets_budget", t.meets_budget},
+            {"sqnr_static_int8_db", t.sqnr_static_db},
+            {"sqnr_per_token_int8_db", t.sqnr_per_token_db},
+            {"needs_per_token_scales", t.needs_per_token_scales}});
+  return j;
+}
+
+nlohmann::json quantize_document(const std::string& checkpoint, double budget_sqnr_db,
+                                 const std::vector<TensorReport>& reports) {
+  double bits = 0, elements = 0, bits_plain = 0;
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& t : reports) {
+    list.push_back(to_json(t));
+    if (!t.skipped.empty()) continue;
+    const double n = static_cast<double>(t.rows * t.cols);
+    bits += n * t.plan.bits_per_element;
+    bits_plain += n * 16;
+    elements += n;
+  }
+  return {{"version", std::string(version())},
+          {"checkpoint", checkpoint},
+          {"budget_sqnr_db", budget_sqnr_db},
+          {"tensors", list},
+          {"mean_bits_per_element", elements > 0 ? bits / elements : 0},
+          {"size_vs_16bit", bits_plain > 0 ? bits / bits_plain : 0}};
+}
+
+}  // namespace roofline
