@@ -15,6 +15,7 @@
 #include "roofline/recommend.h"
 #include "roofline/report.h"
 #include "roofline/roofline.h"
+#include "roofline/serving.h"
 #include "roofline/strategy.h"
 #include "roofline/validate.h"
 
@@ -168,6 +169,43 @@ void bind_documents(py::module_& m) {
       [](const Resolved& x) { return to_py(to_json(capacity(*x.model, *x.device, x.scenario))); },
       "The largest batch at this context and context at this batch that fit (the \"capacity\" "
       "of roofline predict --json)");
+
+  const ServingScenario serving_defaults;
+  m.def(
+      "serving",
+      [](const py::object& model, const py::object& hardware, std::int64_t isl, std::int64_t osl,
+         std::int64_t concurrency, std::optional<std::string> weights,
+         std::optional<std::string> experts, const std::string& act, std::optional<std::string> kv,
+         std::optional<std::string> strategy, std::optional<std::string> attention, std::int64_t tp,
+         std::int64_t pp, const std::string& engine) {
+        ScenarioRequest r;
+        r.weights = weights.value_or("");
+        r.experts = experts.value_or("");
+        r.act = act;
+        r.kv = kv.value_or("");
+        r.strategy = strategy.value_or("");
+        r.attention = attention.value_or("");
+        r.tp = tp;
+        r.pp = pp;
+        const auto spec = model_of(model);
+        const Device& d = device_of(hardware);
+        ServingScenario s;
+        s.isl = isl;
+        s.osl = osl;
+        s.concurrency = concurrency;
+        s.step = build_scenario(r, *spec, &d);
+        const ModelOptions o = options_of(false, engine);
+        const ServingResult res = predict_serving(*spec, d, s, o);
+        return to_py(serving_document(*spec, d, s, res, o, registry()));
+      },
+      py::arg("model"), py::arg("hardware"), py::kw_only(), py::arg("isl") = serving_defaults.isl,
+      py::arg("osl") = serving_defaults.osl, py::arg("concurrency") = serving_defaults.concurrency,
+      py::arg("weights") = py::none(), py::arg("experts") = py::none(), py::arg("act") = "bf16",
+      py::arg("kv") = py::none(), py::arg("strategy") = py::none(),
+      py::arg("attention") = py::none(), py::arg("tp") = 1, py::arg("pp") = 1,
+      py::arg("engine") = "roofline",
+      "TTFT, TPOT and tokens/s of `concurrency` clients under continuous batching "
+      "(roofline serving --json)");
 
   const RecommendOptions r;  // the defaults, as the CLI's flags have them
   m.def(

@@ -245,3 +245,22 @@ def test_sweep_gemm(cli):
                                acts="bf16", hardware=["h100", roofline.GB10, "a100"])
     assert rows == cli("sweep", "gemm", "--m", "1,16,256", "--n", 4096, "--k", "4096,14336", "--weights",
                        "bf16,fp8", "--act", "bf16", "--hardware", "h100,gb10,a100")
+
+
+@pytest.mark.parametrize("case", [
+    dict(model="llama-3.1-70b", hardware="h200", engine="vllm", tp=2, weights="fp8", act="fp8",
+         isl=1024, osl=256, concurrency=64),
+    dict(model="llama-3.1-8b", hardware="h100", isl=4096, osl=128, concurrency=4000),
+    dict(model="gpt-oss-120b", hardware="b200", engine="trtllm", isl=2048, osl=512, concurrency=16),
+])
+def test_serving(cli, case):
+    model, hardware = case.pop("model"), case.pop("hardware")
+    assert roofline.serving(model, hardware, **case) == cli(
+        "serving", "--model", model, "--hardware", hardware, *flags(**case))
+
+
+def test_serving_bad_input_is_the_clis_error():
+    with pytest.raises(roofline.InvalidArgument, match="isl"):
+        roofline.serving("llama-3.1-8b", "h100", isl=0)
+    with pytest.raises(roofline.Unsupported, match="does not fit"):
+        roofline.serving("llama-3.1-70b", "h100")
