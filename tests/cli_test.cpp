@@ -710,3 +710,24 @@ TEST(Cli, ServingReportsTheIssuesFields) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Cli, SearchGivesTheFrontAndTheBest) {
+  const CliRun r = roofline(
+      "search --model llama-3.1-8b --hardware h100 --gpus 2 --tpot-max 0.02 --engines vllm,trtllm "
+      "--json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"front", "best", "runners_up", "evaluated", "refused"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_FALSE(j["front"].empty());
+  EXPECT_TRUE(j["best"]["meets_targets"].get<bool>());
+  expect_bad_input("search --gpus 0", "--gpus");
+  expect_bad_input("search --engines nope", "nope");
+  expect_bad_input("search --tpot-max -1", "--tpot-max");
+  expect_bad_input("search --weights fp9", "fp9");
+}
+
+}  // namespace

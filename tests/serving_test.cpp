@@ -6,6 +6,7 @@
 
 #include "roofline/engine.h"
 #include "roofline/error.h"
+#include "roofline/search.h"
 #include "roofline/validate.h"
 
 namespace roofline {
@@ -106,6 +107,72 @@ TEST(Serving, EveryRowOfTheDevelopmentSetIsPredictedOrRefused) {
   ASSERT_FALSE(r.ttft_groups.empty());
   EXPECT_EQ(r.ttft_groups[0].group, "all");
   EXPECT_EQ(r.ttft_groups[0].rows, r.predicted);
+}
+
+}  // namespace
+}  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// The search predicts each configuration with the serving model, keeps the
+// Pareto front, and picks the most tokens/s per GPU that meets the targets.
+TEST(Search, FrontAndBestFollowFromTheServingModel) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("h200");
+  SearchSpec spec;
+  spec.gpus = 4;
+  spec.isl = 1024;
+  spec.osl = 256;
+  spec.tpot_max_s = 0.03;
+  spec.engines = {"vllm"};
+  spec.weights = {Format::kFp8};
+  spec.concurrencies = {1, 8, 64};
+  const SearchResult r = search_deployments(m, d, spec);
+  // TP 1, 2, 4 (fp8 70B fits one H200) x 3 concurrencies.
+  EXPECT_EQ(r.evaluated + r.refused, 9);
+  ASSERT_FALSE(r.front.empty());
+  // Each front point is what predict_serving gives one replica, times the replicas.
+  for (const Deployment& x : r.front) {
+    ServingScenario s;
+    s.isl = 1024;
+    s.osl = 256;
+    s.concurrency = x.concurrency;
+    s.step.tp = x.tp;
+    s.step.precision.weights = Format::kFp8;
+    s.step.precision.act = Format::kFp8;
+    const ServingResult one = predict_serving(m, d, s, vllm());
+    EXPECT_NEAR(x.tokens_per_s, one.output_tokens_per_s * static_cast<double>(4 / x.tp),
+                1e-9 * x.tokens_per_s);
+    EXPECT_NEAR(x.tokens_per_s_per_gpu, x.tokens_per_s / 4, 1e-9 * x.tokens_per_s);
+  }
+  // No front point dominates another; ascending per user, descending per GPU.
+  for (std::size_t i = 1; i < r.front.size(); ++i) {
+    EXPECT_GT(r.front[i].tokens_per_s_per_user, r.front[i - 1].tokens_per_s_per_user);
+    EXPECT_LT(r.front[i].tokens_per_s_per_gpu, r.front[i - 1].tokens_per_s_per_gpu);
+  }
+  ASSERT_TRUE(r.best.has_value());
+  EXPECT_TRUE(r.best->meets_targets);
+  EXPECT_LE(r.best->serving.tpot_s, 0.03);
+  for (const auto& x : r.runners_up) {
+    EXPECT_TRUE(!x.deployment.meets_targets ||
+                x.deployment.tokens_per_s_per_gpu <= r.best->tokens_per_s_per_gpu);
+    EXPECT_FALSE(x.why.empty());
+  }
+}
+
+TEST(Search, BadSpecsAreRefused) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("h100");
+  SearchSpec spec;
+  spec.gpus = 0;
+  EXPECT_THROW((void)search_deployments(m, d, spec), InvalidArgument);
+  spec = {};
+  spec.engines = {"nope"};
+  EXPECT_THROW((void)search_deployments(m, d, spec), NotFound);
+  spec = {};
+  spec.tpot_max_s = -1;
+  EXPECT_THROW((void)search_deployments(m, d, spec), InvalidArgument);
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ int run(int argc, char** argv) {
   register_serve(app, common);
   register_validate(app, common);
   register_serving(app, common);
+  register_search(app, common);
   register_attention(app, common);
 
   try {

@@ -25,5 +25,6 @@ void register_bench(CLI::App& app, Common& common);       // bench.cpp: bench, c
 void register_serve(CLI::App& app, Common& common);       // serve.cpp: serve
 void register_validate(CLI::App& app, Common& common);    // validate.cpp: validate
 void register_serving(CLI::App& app, Common& common);     // serving.cpp: serving
+void register_search(CLI::App& app, Common& common);      // search.cpp: search
 
 }  // namespace roofline::cli

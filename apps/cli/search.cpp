@@ -1,0 +1,158 @@
+// `roofline search`: the deployment search (roofline/search.h).
+#include "roofline/search.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "common.h"
+#include "roofline/error.h"
+#include "roofline/report.h"
+
+namespace roofline::cli {
+namespace {
+
+struct SearchArgs {
+  std::string model = "llama-3.1-70b", hardware = "h200", gpus = "8", isl = "1024", osl = "256";
+  std::string ttft_max, tpot_max, engines, weights, concurrency;
+};
+
+nlohmann::json deployment_json(const Deployment& d) {
+  return {{"engine", d.engine},
+          {"weights", format_id(d.weights)},
+          {"tp", d.tp},
+          {"replicas", d.replicas},
+          {"concurrency_per_replica", d.concurrency},
+          {"ttft_s", d.serving.ttft_s},
+          {"tpot_s", d.serving.tpot_s},
+          {"output_tokens_per_s", d.tokens_per_s},
+          {"output_tokens_per_s_per_gpu", d.tokens_per_s_per_gpu},
+          {"output_tokens_per_s_per_user", d.tokens_per_s_per_user},
+          {"limited_by", d.serving.limited_by},
+          {"meets_targets", d.meets_targets},
+          {"misses", d.misses}};
+}
+
+std::string row_name(const Deployment& d) {
+  return fmt::format("{} {} TP{} x{}", d.engine, format_id(d.weights), d.tp, d.replicas);
+}
+
+void cmd_search(const Common& c, const SearchArgs& a) {
+  const Registry reg = load_registry(c);
+  const Device& d = reg.get(a.hardware);
+  const ModelSpec m = load_model(a.model);
+  SearchSpec spec;
+  spec.gpus = parse_count("--gpus", a.gpus, 1, 4096);
+  spec.isl = parse_count("--isl", a.isl, 1, kMaxSeqLen);
+  spec.osl = parse_count("--osl", a.osl, 1, kMaxSeqLen);
+  if (!a.ttft_max.empty()) spec.ttft_max_s = parse_positive("--ttft-max", a.ttft_max);
+  if (!a.tpot_max.empty()) spec.tpot_max_s = parse_positive("--tpot-max", a.tpot_max);
+  if (!a.engines.empty()) spec.engines = split_list("--engines", a.engines);
+  if (!a.weights.empty()) {
+    for (const auto& w : split_list("--weights", a.weights))
+      spec.weights.push_back(parse_format(w));
+  }
+  if (!a.concurrency.empty()) {
+    for (const auto& x : split_list("--concurrency", a.concurrency))
+      spec.concurrencies.push_back(parse_count("--concurrency", x, 1, kMaxBatch));
+  }
+  const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  const SearchResult r =
+      search_deployments(m, d, spec, [terminal](std::int64_t done, std::int64_t total) {
+        if (!terminal) return;
+        std::cerr << fmt::format("\rsearching {} of {} configurations", done, total) << std::flush;
+        if (done == total) std::cerr << "\n";
+      });
+  if (c.output() == Output::kJson) {
+    nlohmann::json front = nlohmann::json::array(), runners = nlohmann::json::array(),
+                   refusals = nlohmann::json::array();
+    for (const auto& x : r.front) front.push_back(deployment_json(x));
+    for (const auto& x : r.runners_up) {
+      nlohmann::json j = deployment_json(x.deployment);
+      j["why"] = x.why;
+      runners.push_back(std::move(j));
+    }
+    for (const auto& [reason, n] : r.refusals) refusals.push_back({{"reason", reason}, {"n", n}});
+    nlohmann::json out = {
+        {"model", m.id},
+        {"hardware", d.id},
+        {"gpus", spec.gpus},
+        {"isl", spec.isl},
+        {"osl", spec.osl},
+        {"ttft_max_s",
+         spec.ttft_max_s ? nlohmann::json(*spec.ttft_max_s) : nlohmann::json(nullptr)},
+        {"tpot_max_s",
+         spec.tpot_max_s ? nlohmann::json(*spec.tpot_max_s) : nlohmann::json(nullptr)},
+        {"evaluated", r.evaluated},
+        {"refused", r.refused},
+        {"front", front},
+        {"best", r.best ? deployment_json(*r.best) : nlohmann::json(nullptr)},
+        {"runners_up", runners},
+        {"refusals", refusals},
+        {"method", "the serving model's steady state per replica (docs/SERVING.md)"}};
+    out.update(stamp(reg));
+    print_json(out);
+    return;
+  }
+  std::cout << fmt::format(
+      "{} on {} x {}: {} prompt / {} output tokens; {} configurations, {} "
+      "refused\n\n",
+      m.name, spec.gpus, d.id, spec.isl, spec.osl, r.evaluated, r.refused);
+  Table t({"deployment", "concurrency", "tokens/s/GPU", "tokens/s/user", "TTFT", "TPOT",
+           "limited by", "targets"});
+  for (const auto& x : r.front) {
+    t.add_row(
+        {row_name(x), std::to_string(x.concurrency), fmt::format("{:.4g}", x.tokens_per_s_per_gpu),
+         fmt::format("{:.4g}", x.tokens_per_s_per_user), human_time(x.serving.ttft_s),
+         human_time(x.serving.tpot_s), x.serving.limited_by, x.meets_targets ? "met" : x.misses});
+  }
+  std::cout << "Pareto front (tokens/s per GPU against tokens/s per user):\n" << t.text() << "\n";
+  if (r.best) {
+    std::cout << fmt::format(
+        "best meeting the targets: {} at concurrency {} per replica: {:.4g} "
+        "tokens/s per GPU, {:.4g} per user (TTFT {}, TPOT {})\n",
+        row_name(*r.best), r.best->concurrency, r.best->tokens_per_s_per_gpu,
+        r.best->tokens_per_s_per_user, human_time(r.best->serving.ttft_s),
+        human_time(r.best->serving.tpot_s));
+  } else {
+    std::cout << "no configuration meets the targets; the closest:\n";
+  }
+  for (const auto& x : r.runners_up) {
+    std::cout << fmt::format("  {} at {}: {}\n", row_name(x.deployment), x.deployment.concurrency,
+                             x.why);
+  }
+  if (!r.refusals.empty()) {
+    std::cout << "refused:\n";
+    for (const auto& [reason, n] : r.refusals) std::cout << fmt::format("  {:5}  {}\n", n, reason);
+  }
+}
+
+}  // namespace
+
+void register_search(CLI::App& app, Common& common) {
+  auto* cmd = app.add_subcommand(
+      "search", "The best deployment: engine x format x TP x replicas x concurrency on N GPUs");
+  auto a = std::make_shared<SearchArgs>();
+  cmd->add_option("--model", a->model, "Model preset or file")->capture_default_str();
+  cmd->add_option("--hardware", a->hardware, "Device id or alias")->capture_default_str();
+  cmd->add_option("--gpus", a->gpus, "GPUs to deploy on")->capture_default_str();
+  cmd->add_option("--isl", a->isl, "Prompt tokens per request")->capture_default_str();
+  cmd->add_option("--osl", a->osl, "Output tokens per request")->capture_default_str();
+  cmd->add_option("--ttft-max", a->ttft_max, "TTFT target in seconds")->type_name("S");
+  cmd->add_option("--tpot-max", a->tpot_max, "TPOT target in seconds")->type_name("S");
+  cmd->add_option("--engines", a->engines, "Engines to consider (default: vllm, sglang, trtllm)")
+      ->type_name("LIST");
+  cmd->add_option("--weights", a->weights,
+                  "Weight formats (default: bf16, fp8, nvfp4 where the device computes them)")
+      ->type_name("LIST");
+  cmd->add_option("--concurrency", a->concurrency,
+                  "Concurrencies per replica (default: 1, 2, 4, ..., 4096)")
+      ->type_name("LIST");
+  add_common(cmd, &common, false);
+  cmd->callback([&common, a] { cmd_search(common, *a); });
+}
+
+}  // namespace roofline::cli

@@ -1,0 +1,61 @@
+// The deployment search: for a model, a device and a number of GPUs, every
+// engine x weight format x tensor-parallel size (the rest of the GPUs as
+// data-parallel replicas) x concurrency, each predicted with the serving model
+// (roofline/serving.h); the Pareto front of tokens/s per GPU against tokens/s
+// per user, and the best configuration that meets the latency targets.
+//
+// Example:
+//   SearchSpec spec;
+//   spec.gpus = 8; spec.isl = 1024; spec.osl = 256; spec.tpot_max_s = 0.03;
+//   SearchResult r = search_deployments(model, registry.get("h200"), spec);
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "roofline/serving.h"
+
+namespace roofline {
+
+struct SearchSpec {
+  std::int64_t gpus = 8;
+  std::int64_t isl = 1024, osl = 256;
+  std::optional<double> ttft_max_s, tpot_max_s;
+  std::vector<std::string> engines;  // empty: every serving engine (vllm, sglang, trtllm)
+  std::vector<Format> weights;       // empty: bf16, fp8 and nvfp4 where the device computes them
+  std::vector<std::int64_t> concurrencies;  // per replica; empty: 1, 2, 4, ..., 4096
+};
+
+struct Deployment {
+  std::string engine;
+  Format weights = Format::kBf16;
+  std::int64_t tp = 1, replicas = 1, concurrency = 1;  // concurrency per replica
+  ServingResult serving;                               // one replica
+  double tokens_per_s = 0, tokens_per_s_per_gpu = 0, tokens_per_s_per_user = 0;
+  bool meets_targets = false;
+  std::string misses;  // why it misses the targets ("" when it meets them)
+};
+
+struct SearchResult {
+  std::vector<Deployment> front;   // Pareto front, by tokens/s per user
+  std::optional<Deployment> best;  // most tokens/s per GPU meeting the targets
+  struct RunnerUp {
+    Deployment deployment;
+    std::string why;  // why it lost to the best
+  };
+  std::vector<RunnerUp> runners_up;
+  std::int64_t evaluated = 0, refused = 0;
+  std::vector<std::pair<std::string, int>> refusals;  // reason -> configurations
+};
+
+// `progress(done, total)` is called now and then (may be empty). Throws
+// InvalidArgument for bad sizes (gpus 1 to 4096, isl, osl >= 1, targets > 0),
+// NotFound for unknown engines.
+[[nodiscard]] SearchResult search_deployments(
+    const ModelSpec& model, const Device& device, const SearchSpec& spec,
+    const std::function<void(std::int64_t, std::int64_t)>& progress = {});
+
+}  // namespace roofline
