@@ -6,6 +6,8 @@
 #include "roofline/engine.h"
 #include "roofline/predict.h"
 #include "roofline/report.h"
+#include "roofline/search.h"
+#include "roofline/serving.h"
 
 namespace {
 
@@ -67,6 +69,43 @@ void BM_PredictMoeDecodeWithEngine(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_PredictMoeDecodeWithEngine);
+
+// The serving model (docs/SERVING.md): one configuration is two predictions;
+// the budget is 50 ms. Llama 3.1 70B fp8 on two H200s with vLLM at 64 clients.
+void BM_PredictServing(benchmark::State& state) {
+  static const auto m = roofline::load_model("llama-3.1-70b");
+  const auto& d = registry().get("h200");
+  roofline::ServingScenario s;
+  s.isl = 1024;
+  s.osl = 256;
+  s.concurrency = 64;
+  s.step.tp = 2;
+  s.step.precision.weights = roofline::Format::kFp8;
+  s.step.precision.act = roofline::Format::kFp8;
+  const roofline::ModelOptions o =
+      roofline::with_engine({}, d, &roofline::EngineRegistry::built_in().get("vllm"));
+  for (auto _ : state) {
+    const auto r = roofline::predict_serving(m, d, s, o);
+    benchmark::DoNotOptimize(r.tpot_s);
+  }
+}
+BENCHMARK(BM_PredictServing);
+
+// The deployment search's default space for that model on 8 H200s (273
+// configurations: 3 engines x 2 formats x 4 TP sizes x 13 concurrencies, less those
+// that do not fit).
+void BM_SearchDeployments(benchmark::State& state) {
+  static const auto m = roofline::load_model("llama-3.1-70b");
+  const auto& d = registry().get("h200");
+  roofline::SearchSpec spec;
+  spec.gpus = 8;
+  spec.tpot_max_s = 0.03;
+  for (auto _ : state) {
+    const auto r = roofline::search_deployments(m, d, spec);
+    benchmark::DoNotOptimize(r.evaluated);
+  }
+}
+BENCHMARK(BM_SearchDeployments)->Unit(benchmark::kMillisecond);
 
 // Resolving the engine and its table for a device (once per request).
 void BM_ResolveEngine(benchmark::State& state) {
