@@ -16,7 +16,7 @@ constexpr double kParamRelTol = 0.02;
 
 TEST(Models, EveryPresetParsesWithoutUnmodeledKeys) {
   const auto& presets = ModelCatalog::built_in().presets();
-  ASSERT_EQ(presets.size(), 15u);
+  ASSERT_EQ(presets.size(), 18u);
   for (const auto& p : presets) {
     const ModelSpec m = preset_model(p);
     for (const auto& n : m.notes) {
@@ -73,6 +73,99 @@ TEST(Models, MoeAndMlaPresets) {
   // Llama-3-8B KV per token: 2 x 32 layers x 8 heads x 128 x 2 B = 131,072 B.
   const ModelSpec l = load_model("llama-3.1-8b");
   EXPECT_EQ(l.kv_elements_per_token_per_layer() * l.layers * 2, 131'072);
+}
+
+nlohmann::json llama_config();
+
+// Active parameters within this fraction of the publisher's figure: active
+// counts are rounded to two digits (22B, 32B) and publishers differ on whether
+// the embedding and lm_head count as active.
+constexpr double kActiveRelTol = 0.05;
+
+// Qwen3-235B-A22B: per layer attention q,o 4096 x 8192 = 33,554,432 each, k,v
+// 4096 x 512 = 2,097,152 each, qk norms 2 x 128; 128 experts of 3 x 4096 x 1536
+// = 18,874,368; router 4096 x 128. 94 layers: attention 6.70B, experts 226.1B,
+// embedding + lm_head 2 x 151,936 x 4096 = 1.24B: 234.1B against 235B.
+// Active: 8 of 128 experts, 14.1B of experts + 9.5B the rest = 23.6B; the card's
+// 22B is that less the embedding (22.4B).
+TEST(Models, Qwen3_235bA22bMatchesTheModelCard) {
+  const ModelSpec m = load_model("Qwen3-235B-A22B-FP8");
+  EXPECT_EQ(m.id, "qwen3-235b-a22b");
+  ASSERT_TRUE(m.moe.has_value());
+  EXPECT_EQ(m.moe->num_experts, 128);
+  EXPECT_EQ(m.moe->top_k, 8);
+  EXPECT_EQ(m.moe->expert_intermediate, 1536);
+  EXPECT_EQ(m.moe->num_shared_experts, 0);
+  EXPECT_EQ(m.moe_layer_count(), 94);
+  EXPECT_TRUE(m.qk_norm);
+  EXPECT_EQ(m.kv_heads, 4);
+  const ParamCounts p = count_parameters(m);
+  EXPECT_DOUBLE_EQ(p.routed_experts, 94.0 * 128 * 3 * 4096 * 1536);
+  EXPECT_NEAR(p.total / 235e9, 1.0, kParamRelTol) << p.total;
+  EXPECT_NEAR((p.active_per_token - p.embedding) / 22e9, 1.0, kActiveRelTol) << p.active_per_token;
+}
+
+// Qwen3-32B: per layer q,o 5120 x 8192 = 41,943,040 each, k,v 5120 x 1024 =
+// 5,242,880 each, MLP 3 x 5120 x 25,600 = 393,216,000; 64 layers = 31.21B, the
+// card's 31.2B non-embedding; + 2 x 151,936 x 5120 = 1.56B -> 32.76B (card 32.8B).
+TEST(Models, Qwen3_32bMatchesTheModelCard) {
+  const ModelSpec m = load_model("qwen3-32b");
+  EXPECT_TRUE(m.qk_norm);
+  EXPECT_FALSE(m.moe.has_value());
+  const ParamCounts p = count_parameters(m);
+  EXPECT_NEAR((p.total - p.embedding - p.lm_head) / 31.2e9, 1.0, kParamRelTol);
+  EXPECT_NEAR(p.total / 32.8e9, 1.0, kParamRelTol) << p.total;
+}
+
+// Kimi K2: 60 MoE layers (first_k_dense_replace 1 of 61) of 384 routed experts
+// of 3 x 7168 x 2048 = 44,040,192: 1,014.7B; one shared expert per MoE layer
+// 2.64B; MLA attention per layer q_a 7168 x 1536, q_b 1536 x 64 x 192, kv_a
+// 7168 x 576, kv_b 512 x 64 x 256, o 8192 x 7168 (+ the two latent norms) =
+// 101.1M, x 61 = 6.17B; embedding + lm_head 2 x 163,840 x 7168 = 2.35B; the
+// dense MLP 3 x 7168 x 18,432 = 0.40B; routers 0.17B: 1,026.4B. The checkpoint
+// holds 1,026,470,731,056 elements (fp8 scale tensors included, ~0.06B); the
+// technical report's "1.04 trillion" is 1.3% above. Active: 8 of 384 experts
+// (21.1B) + the rest (11.7B) = 32.9B, less the embedding 31.7B (card: 32B).
+constexpr double kKimiCheckpointElements = 1'026'470'731'056;
+constexpr double kCheckpointRelTol = 0.001;  // scale tensors and rotary buffers
+TEST(Models, KimiK2MatchesTheTechnicalReportAndCheckpoint) {
+  const ModelSpec m = load_model("kimi-k2");
+  EXPECT_EQ(m.model_type, "kimi_k2");
+  EXPECT_EQ(m.attention, AttentionKind::kMla);
+  EXPECT_EQ(m.heads, 64);
+  EXPECT_EQ(m.kv_elements_per_token_per_layer(), 576);  // 512 + 64, as DeepSeek-V3
+  ASSERT_TRUE(m.moe.has_value());
+  EXPECT_EQ(m.moe->num_experts, 384);
+  EXPECT_EQ(m.moe->top_k, 8);
+  EXPECT_EQ(m.moe->num_shared_experts, 1);
+  EXPECT_TRUE(m.moe->router_bias);
+  EXPECT_EQ(m.moe_layer_count(), 60);
+  EXPECT_EQ(m.native_weights, Format::kFp8);
+  const ParamCounts p = count_parameters(m);
+  EXPECT_DOUBLE_EQ(p.routed_experts, 60.0 * 384 * 3 * 7168 * 2048);
+  EXPECT_NEAR(p.total / 1.04e12, 1.0, kParamRelTol) << p.total;
+  EXPECT_NEAR(p.total / kKimiCheckpointElements, 1.0, kCheckpointRelTol) << p.total;
+  EXPECT_NEAR((p.active_per_token - p.embedding) / 32e9, 1.0, kActiveRelTol) << p.active_per_token;
+  // Kimi-K2.5's text model is the same in every field modeled: an alias.
+  EXPECT_EQ(load_model("kimi-k2.5").id, "kimi-k2");
+}
+
+TEST(Models, UnmodeledArchitecturesSayWhy) {
+  auto refused_because = [](const std::string& model_type, const std::string& why) {
+    auto cfg = llama_config();
+    cfg["model_type"] = model_type;
+    try {
+      (void)parse_hf_config(cfg.dump(), "c.json");
+      ADD_FAILURE() << model_type << " was accepted";
+    } catch (const Unsupported& e) {
+      EXPECT_NE(std::string(e.what()).find("is not supported: "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused_because("qwen3_5_moe", "linear attention");
+  refused_because("qwen3_next", "linear attention");
+  refused_because("glm_moe_dsa", "sparse attention");
+  refused_because("kimi_k25", "text_config");
 }
 
 TEST(Models, ShortFormFromTheOriginalDescription) {

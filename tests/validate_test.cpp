@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "roofline/engine.h"
@@ -140,13 +141,15 @@ TEST(ServingRuns, ParsingIsStrict) {
 TEST(ServingRuns, DecodeStepsArePredictedOrRefusedWithAReason) {
   const Registry registry = Registry::built_in();
   const std::string text = std::string(kServingHeader) + serving_row("meta-llama/Llama-3.1-70B") +
-                           serving_row("Qwen/Qwen3-235B-A22B-FP8");
+                           serving_row("zhipuai/GLM-5");
   const DecodeStepReport r =
       validate_decode_steps(parse_serving_runs(text, "t.csv"), registry, {}, "case");
   ASSERT_EQ(r.rows.size(), 2u);
   EXPECT_EQ(r.predicted, 1);
   EXPECT_EQ(r.refused, 1);
-  EXPECT_NE(r.rows[1].refused.find("no preset"), std::string::npos);
+  EXPECT_NE(r.rows[1].refused.find("unsupported: GLM-5 uses DeepSeek sparse attention"),
+            std::string::npos)
+      << r.rows[1].refused;
   // The predicted row is the plain decode step: batch 16 over 1024 + 256/2
   // cached tokens at TP 2, W8A8 fp8, with vLLM's profile.
   const DecodeStepRow& row = r.rows[0];
@@ -202,6 +205,22 @@ TEST(ServingRuns, EveryAggregatedRowOfTheDevelopmentSetIsCounted) {
   int refusals = 0;
   for (const auto& [reason, n] : r.refusals) refusals += n;
   EXPECT_EQ(refusals, r.refused);
+}
+
+// The development set's Qwen3-235B-A22B-FP8 and Kimi-K2.5 rows have presets now:
+// none of them is refused for want of one, and some of each are predicted.
+TEST(ServingRuns, NewPresetsCoverTheirDevelopmentSetRows) {
+  const std::vector<ServingRun> all = built_in_serving_runs();
+  for (const std::string model : {"Qwen/Qwen3-235B-A22B-FP8", "moonshotai/Kimi-K2.5"}) {
+    std::vector<ServingRun> runs;
+    std::copy_if(all.begin(), all.end(), std::back_inserter(runs),
+                 [&](const ServingRun& r) { return r.model_path == model; });
+    ASSERT_FALSE(runs.empty()) << model;
+    const DecodeStepReport r = validate_decode_steps(runs, Registry::built_in(), {}, "case");
+    for (const auto& row : r.rows)
+      EXPECT_EQ(row.refused.find("no preset"), std::string::npos) << model << ": " << row.refused;
+    EXPECT_GT(r.predicted, 0) << model;
+  }
 }
 
 TEST(ErrorStatistics, PercentilesInterpolateAndStatsUseAbsoluteErrors) {

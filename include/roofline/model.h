@@ -129,10 +129,13 @@ struct ParamCounts {
 void validate(const ModelSpec& model);
 
 // Parses a Hugging Face config.json for the supported families (llama,
-// mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v3, gpt_oss). Throws
-// ParseError for malformed JSON, Unsupported for other model types (naming
-// what is not understood), InvalidArgument for bad values. Unmodeled keys are
-// listed in ModelSpec::notes.
+// mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v2, deepseek_v3,
+// kimi_k2 (the DeepSeek-V3 architecture), gpt_oss). Throws ParseError for
+// malformed JSON, Unsupported for other model types: for the known ones whose
+// architecture is not modeled (linear-attention hybrids such as qwen3_next and
+// qwen3_5_moe, sparse attention such as glm_moe_dsa, multimodal wrappers such
+// as kimi_k25) the message says why. InvalidArgument for bad values. Unmodeled
+// keys are listed in ModelSpec::notes.
 [[nodiscard]] ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin);
 
 // Parses the original description's short form {"H", "L", "nh", "nkv", "dh",

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -265,6 +266,34 @@ void note_ignored_keys(const ConfigReader& r, ModelSpec* m) {
   if (!unknown.empty()) m->notes.push_back("config keys not modeled: " + unknown);
 }
 
+// Model types whose architecture this tool knows it cannot cost, and why. A
+// config of one of these is refused with the reason instead of being costed as
+// the nearest supported family.
+const char* unsupported_architecture(std::string_view model_type) {
+  static const std::map<std::string_view, const char*> kWhy = {
+      {"qwen3_next",
+       "hybrid layers: three of every four are Gated DeltaNet linear attention (a recurrent "
+       "state, no KV cache), which is not modeled"},
+      {"qwen3_5_moe",
+       "Qwen3.5 is a multimodal wrapper around hybrid layers: three of every four are Gated "
+       "DeltaNet linear attention (a recurrent state, no KV cache), which is not modeled"},
+      {"qwen3_5_moe_text",
+       "hybrid layers: three of every four are Gated DeltaNet linear attention (a recurrent "
+       "state, no KV cache), which is not modeled"},
+      {"glm_moe_dsa",
+       "DeepSeek sparse attention: a lightning indexer picks the top index_topk cached tokens "
+       "each query attends to, which is not modeled (costing it as dense MLA would overstate "
+       "long-context attention)"},
+      {"kimi_linear",
+       "hybrid layers of Kimi Delta Attention (linear) and MLA, which is not modeled"},
+      {"kimi_k25",
+       "a multimodal wrapper: give its text_config (model_type kimi_k2) as the config, or use "
+       "the preset kimi-k2.5 (the same text model as kimi-k2)"},
+  };
+  const auto it = kWhy.find(model_type);
+  return it == kWhy.end() ? nullptr : it->second;
+}
+
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
@@ -423,12 +452,16 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
   m.model_type = r.string_or("model_type", "");
   const std::string& t = m.model_type;
   static const char* kSupported =
-      "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v2, deepseek_v3, gpt_oss";
+      "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v2, deepseek_v3, kimi_k2, "
+      "gpt_oss";
   if (t.empty()) {
     throw Unsupported(origin +
                       ": no model_type; this does not look like a Hugging Face "
                       "config.json (supported model types: " +
                       kSupported + ")");
+  }
+  if (const char* why = unsupported_architecture(t)) {
+    throw Unsupported(origin + ": model_type '" + t + "' is not supported: " + why);
   }
   m.native_weights = dtype_format(r);
   m.native_experts = m.native_weights;
@@ -479,7 +512,7 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
       m.qk_norm = true;  // Qwen3 normalizes q and k per head
       read_sliding_window(r, &m, true);
     }
-  } else if (t == "deepseek_v3" || t == "deepseek_v2") {
+  } else if (t == "deepseek_v3" || t == "deepseek_v2" || t == "kimi_k2") {
     read_gqa(r, &m);
     m.attention = AttentionKind::kMla;
     m.mla.q_lora_rank = r.integer_or("q_lora_rank", 0, 0, kMaxHidden);
@@ -499,7 +532,7 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
       e.shared_intermediate = e.expert_intermediate;
       e.first_dense_layers = r.integer_or("first_k_dense_replace", 0, 0, m.layers);
       e.layer_step = r.integer_or("moe_layer_freq", 1, 1, m.layers);
-      e.router_bias = (t == "deepseek_v3");  // e_score_correction_bias
+      e.router_bias = (t != "deepseek_v2");  // V3 and Kimi K2: e_score_correction_bias
       m.moe = e;
     }
     if (r.integer_or("num_nextn_predict_layers", 0, 0, 64) > 0) {

@@ -116,9 +116,31 @@ std::string preset_of(std::string_view model_path) {
       {"nvidia/deepseek-r1-nvfp4", "deepseek-v3"},
       {"nvidia/deepseek-v3.1-nvfp4", "deepseek-v3"},
       {"qwen/qwen3-30b-a3b", "qwen3-30b-a3b"},
+      {"qwen/qwen3-32b", "qwen3-32b"},
+      // The FP8 checkpoint is the same architecture; the run's quant modes set the formats.
+      {"qwen/qwen3-235b-a22b", "qwen3-235b-a22b"},
+      {"qwen/qwen3-235b-a22b-fp8", "qwen3-235b-a22b"},
+      // Kimi-K2.5's text model has Kimi-K2's values in every field the tool models.
+      {"moonshotai/kimi-k2-instruct", "kimi-k2"},
+      {"moonshotai/kimi-k2.5", "kimi-k2"},
   };
   const auto it = kPresets.find(detail::ascii_lower(model_path));
   return it == kPresets.end() ? std::string() : it->second;
+}
+
+// Why a development-set model has no preset: its architecture is not modeled, or
+// no preset was added yet.
+std::string no_preset_reason(std::string_view model_path) {
+  static const std::map<std::string, std::string, std::less<>> kWhy = {
+      {"qwen/qwen3.5-397b-a17b",
+       "unsupported: Qwen3.5 has Gated DeltaNet linear-attention layers, which are not modeled"},
+      {"zhipuai/glm-5",
+       "unsupported: GLM-5 uses DeepSeek sparse attention (a top-k token indexer), which is not "
+       "modeled"},
+  };
+  const auto it = kWhy.find(detail::ascii_lower(model_path));
+  return it == kWhy.end() ? "no preset for this model (the serving issue, #12, adds more)"
+                          : it->second;
 }
 
 // A quant mode of the development set as a format ("" -> unset).
@@ -326,8 +348,7 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
     row.run = r;
     try {
       row.model = preset_of(r.model_path);
-      if (row.model.empty())
-        throw Refusal("no preset for this model (the serving issue, #12, adds more)");
+      if (row.model.empty()) throw Refusal(no_preset_reason(r.model_path));
       const Device* d = registry.find(r.system);
       if (!d) {
         std::string id = r.system;
