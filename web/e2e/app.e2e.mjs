@@ -139,6 +139,62 @@ try {
 
   consoleErrors = true;
 
+  // 5b. The Serving page: its tab runs the default case (one POST /api/serving per
+  // concurrency): a table, the throughput/interactivity curve, latency with the KV
+  // capacity, and what limited the selected point.
+  await page.click('nav.tabs a[data-page="serving"]');
+  await page.waitForSelector('#serving-status.ok');
+  check(await page.isHidden('#page-analyze') && await page.isVisible('#page-serving'), 'the Serving tab shows its page');
+  const servingStatus = await page.textContent('#serving-status');
+  check(/^Done: \d+ concurrencies in \d+ ms\.$/.test(servingStatus ?? ''), `the serving status says done (${servingStatus})`);
+  const servingRows = await page.locator('#serving-table tbody tr').count();
+  check(servingRows >= 10, `the table has a row per concurrency (${servingRows})`);
+  const perGpu = await page.textContent('[data-field="serving-per-gpu"]');
+  check(/^[\d.]+ k?tok\/s$/.test(perGpu ?? ''), `tokens/s per GPU is shown (${perGpu})`);
+  const tpot = await page.textContent('[data-field="serving-tpot"]');
+  check(/^[\d.]+ (ms|µs|s)$/.test(tpot ?? ''), `TPOT is shown (${tpot})`);
+  const curve = await page.evaluate(() => {
+    const c = window.rooflineCharts.get('serving-curve');
+    const d = c.data.datasets[0].data;
+    const box = c.canvas.getBoundingClientRect();
+    const first = c.getDatasetMeta(0).data[0];
+    return { points: d.length, width: box.width, height: box.height, increasing: d[d.length - 1].y > d[0].y,
+      faster: d[0].x > d[d.length - 1].x, labels: d.map((p) => p.r.concurrency), hover: { x: box.left + first.x, y: box.top + first.y } };
+  });
+  check(curve.points === servingRows && curve.width > 200 && curve.height > 200,
+        `the curve has a point per concurrency and is drawn (${curve.points} points, ${curve.width}x${curve.height})`);
+  check(curve.increasing && curve.faster, 'more clients: more tokens/s per GPU, fewer per user');
+  const latency = await page.evaluate(() => {
+    const ds = window.rooflineCharts.get('serving-latency').data.datasets;
+    return ds.map((d) => `${d.label}: ${d.data.length}`);
+  });
+  check(latency.some((l) => l.startsWith('TTFT')) && latency.some((l) => l.startsWith('TPOT')) && latency.some((l) => l.startsWith('KV capacity')),
+        `TTFT and TPOT against concurrency, with the KV capacity marked (${latency.join('; ')})`);
+  const limit = await page.textContent('[data-field="limited-by"]');
+  check(/limited by/.test(limit ?? '') && await page.locator('#serving-detail li').count() >= 1,
+        `what limited the selected point is said, with its notes (${limit})`);
+  // Clicking the first point selects it: the cards and the notes follow.
+  await page.mouse.click(curve.hover.x, curve.hover.y);
+  await page.waitForFunction(() => /^Concurrency 1:/.test(document.querySelector('[data-field="limited-by"]')?.textContent ?? ''));
+  check(await page.textContent('[data-field="serving-concurrency"]') === '1', 'clicking a point selects it');
+  await page.screenshot({ path: join(outDir, 'serving-page.png'), fullPage: true });
+  console.log(`screenshot: ${join(outDir, 'serving-page.png')}`);
+  // An API error (TP 3 does not divide the heads) is a message, not a broken page.
+  consoleErrors = false;
+  await page.fill('#sv-tp', '3');
+  await page.fill('#sv-concurrency', '1,8');
+  await page.click('#serving-run');
+  await page.waitForSelector('#serving-status.error');
+  const servingError = await page.textContent('#serving-status');
+  check(/does not divide/.test(servingError ?? '') && /HTTP 4\d\d/.test(servingError ?? ''), `the server's error is shown (${servingError})`);
+  check(/does not divide/.test(await page.textContent('#serving-table')), 'the table says why the concurrencies failed');
+  // A concurrency list that is not one is said before any request.
+  await page.fill('#sv-concurrency', '1,two');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /concurrency "two"/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  check(true, 'a bad concurrency list is reported');
+  consoleErrors = true;
+
   // 6. The API docs are served locally.
   await page.goto(base + '/docs');
   await page.waitForSelector('.swagger-ui .info .title');

@@ -135,6 +135,30 @@ export interface SweepRow {
   error?: string;  // the row's combination cannot run (e.g. a format the device lacks)
 }
 
+/** One serving prediction (POST /api/serving): means over the steady state of continuous batching. */
+export interface Serving {
+  model: string; hardware: string; engine: string;
+  isl: number; osl: number; concurrency: number; tp: number;
+  weights: string; act: string; kv: string;
+  ttft_s: number; tpot_s: number; e2e_s: number;
+  output_tokens_per_s: number;           // all GPUs together
+  output_tokens_per_s_per_gpu: number;
+  output_tokens_per_s_per_user: number;  // 1 / TPOT
+  gpus: number;
+  max_concurrency_that_fits: number;     // requests whose KV cache fits at once
+  running: number;                       // requests decoding at once
+  queue_wait_s: number;                  // mean wait for a KV slot
+  prompt_queue_wait_s: number;           // mean wait behind other prompts
+  plain_step_s: number; prompt_step_s: number;
+  prompts_per_step: number; prompt_share: number;
+  limited_by: string;                    // kv_capacity, prefill, memory_bandwidth, compute
+  method: string;
+  notes: string[];
+}
+
+/** A serving engine as GET /api/engines lists it; only what the app reads. */
+export interface Engine { id: string; name: string; kind: string; versions: string; unsupported_formats: string[] }
+
 export interface NvmlGpu {
   index: number; name: string; utilization_pct: number; memory_utilization_pct: number;
   memory_used_bytes: number; memory_total_bytes: number; power_w: number;
@@ -183,6 +207,8 @@ export const api = {
   predict: (req: object) => post<Prediction>('/api/predict', req),
   recommend: (req: object) => post<Recommendation>('/api/recommend', req),
   generate: (req: object) => post<Generation>('/api/generate', req),
+  engines: () => get<{ engines: Engine[] }>('/api/engines').then((r) => r.engines),
+  serving: (req: object) => post<Serving>('/api/serving', req),
   analyze: (req: object) => post<GemmAnalysis>('/api/analyze', req),
   sweep: (req: object) => post<{ count: number; rows: SweepRow[] }>('/api/sweep', req).then((r) => r.rows),
   nvml: () => get<NvmlStatus>('/api/nvml/status'),

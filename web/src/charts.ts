@@ -1,7 +1,9 @@
 // The app's charts: the roofline itself (log-log), strategy bars, memory against
-// context, and the batch x context heatmap. Chart.js draws all but the heatmap.
-import { Chart, registerables, type ChartConfiguration, type ChartDataset, type TooltipItem } from 'chart.js';
-import type { Candidate, Device, Op, SweepRow } from './api';
+// context, the batch x context heatmap, and the serving curves (throughput against
+// interactivity, latency against concurrency). Chart.js draws all but the heatmap.
+import { Chart, registerables, type ActiveElement, type ChartConfiguration, type ChartDataset, type ChartEvent, type Plugin,
+  type Scale, type TooltipItem } from 'chart.js';
+import type { Candidate, Device, Op, Serving, SweepRow } from './api';
 import { bytes, esc, flopsPerS, pct, seconds, si, tokens } from './units';
 
 Chart.register(...registerables);
@@ -253,5 +255,149 @@ export function drawSparkline(canvasId: string, label: string, values: number[],
     data: { labels: values.map((_, i) => i), datasets: [{ label, data: values, borderColor: '#2563eb', pointRadius: 0, fill: true, backgroundColor: '#2563eb22' }] },
     options: { maintainAspectRatio: false, plugins: { legend: { display: false }, title: { display: true, text: label } },
                scales: { x: { display: false }, y: { beginAtZero: true, max } } },
+  });
+}
+
+/** Removes a chart (its canvas stays, blank): for a panel whose data failed to load. */
+export function clearChart(canvasId: string): void {
+  charts.get(canvasId)?.destroy();
+  charts.delete(canvasId);
+}
+
+// Serving points: one per concurrency. Beyond the KV capacity, requests wait for a slot.
+const FITS_COLOR = '#2563eb';
+const QUEUED_COLOR = '#dc2626';
+const SELECTED_COLOR = '#f59e0b';
+type ServingPoint = { x: number; y: number; r: Serving };
+
+/** Writes each point's concurrency beside it (Chart.js has no data labels of its own). */
+function concurrencyLabels(datasetIndex: number): Plugin<'scatter'> {
+  return {
+    id: 'concurrency-labels',
+    afterDatasetsDraw(chart) {
+      const meta = chart.getDatasetMeta(datasetIndex);
+      if (meta.hidden) return;
+      const data = chart.data.datasets[datasetIndex].data as ServingPoint[];
+      const ctx = chart.ctx;
+      ctx.save();
+      ctx.font = '11px system-ui, sans-serif';
+      ctx.fillStyle = '#374151';
+      ctx.textBaseline = 'bottom';
+      meta.data.forEach((el, i) => ctx.fillText(String(data[i].r.concurrency), el.x + 6, el.y - 4));
+      ctx.restore();
+    },
+  };
+}
+
+const serving = (r: Serving) => r.concurrency <= r.max_concurrency_that_fits;
+
+/**
+ * The throughput/interactivity curve: output tokens/s per GPU (y) against tokens/s per user (x),
+ * one point per concurrency, labelled by it. `onPick` gets the index of a clicked point.
+ */
+export function drawServingCurve(canvasId: string, rows: Serving[], selected: number, onPick: (i: number) => void): void {
+  const points: ServingPoint[] = rows.map((r) => ({ x: r.output_tokens_per_s_per_user, y: r.output_tokens_per_s_per_gpu, r }));
+  const color = rows.map((r, i) => (i === selected ? SELECTED_COLOR : serving(r) ? FITS_COLOR : QUEUED_COLOR));
+  draw(canvasId, {
+    type: 'scatter',
+    data: {
+      datasets: [{
+        label: 'one point per concurrency',
+        data: points,
+        showLine: true,
+        borderColor: '#94a3b8',
+        borderWidth: 1.5,
+        pointBackgroundColor: color,
+        pointBorderColor: color,
+        pointRadius: rows.map((_, i) => (i === selected ? 7 : 4.5)),
+        pointHoverRadius: 8,
+      }],
+    },
+    plugins: [concurrencyLabels(0)],
+    options: {
+      maintainAspectRatio: false,
+      layout: { padding: { top: 12, right: 24 } },
+      onClick: (_e: ChartEvent, elements: ActiveElement[]) => { if (elements.length > 0) onPick(elements[0].index); },
+      scales: {
+        x: { beginAtZero: true, title: { display: true, text: 'output tokens/s per user (interactivity)' } },
+        y: { beginAtZero: true, title: { display: true, text: 'output tokens/s per GPU (throughput)' } },
+      },
+      plugins: {
+        legend: { display: false },
+        tooltip: {
+          callbacks: {
+            title: (items: TooltipItem<'scatter'>[]) => `concurrency ${(items[0].raw as ServingPoint).r.concurrency}`,
+            label: (item: TooltipItem<'scatter'>) => {
+              const r = (item.raw as ServingPoint).r;
+              return [
+                `${si(r.output_tokens_per_s_per_gpu, 'tok/s')} per GPU, ${si(r.output_tokens_per_s_per_user, 'tok/s')} per user`,
+                `TTFT ${seconds(r.ttft_s)}, TPOT ${seconds(r.tpot_s)}`,
+                `limited by ${r.limited_by.replace('_', ' ')}${serving(r) ? '' : ` (only ${r.max_concurrency_that_fits} fit)`}`,
+              ];
+            },
+          },
+        },
+      },
+    },
+  });
+}
+
+/** TTFT and TPOT against concurrency (both axes logarithmic), with a line where the KV capacity is reached. */
+export function drawServingLatency(canvasId: string, rows: Serving[], selected: number, onPick: (i: number) => void): void {
+  const cs = rows.map((r) => r.concurrency);
+  const times = rows.flatMap((r) => [r.ttft_s, r.tpot_s]).filter((t) => t > 0);
+  const yMin = Math.min(...times) / 2;
+  const yMax = Math.max(...times) * 2;
+  const xMin = Math.min(...cs) / 1.5;
+  const xMax = Math.max(...cs) * 1.5;
+  const radius = rows.map((_, i) => (i === selected ? 7 : 3.5));
+  const series = (label: string, pick: (r: Serving) => number, color: string): ChartDataset<'scatter', ServingPoint[]> => ({
+    label,
+    data: rows.map((r) => ({ x: r.concurrency, y: pick(r), r })),
+    showLine: true, borderColor: color, backgroundColor: color, pointRadius: radius, pointHoverRadius: 8,
+    pointBackgroundColor: rows.map((_, i) => (i === selected ? SELECTED_COLOR : color)),
+  });
+  const datasets: ChartDataset<'scatter', Array<{ x: number; y: number }>>[] = [
+    series('TTFT (time to first token)', (r) => r.ttft_s, '#7c3aed'),
+    series('TPOT (time per output token)', (r) => r.tpot_s, '#059669'),
+  ];
+  const capacity = rows[0]?.max_concurrency_that_fits ?? 0;
+  if (capacity >= xMin && capacity <= xMax) {
+    datasets.push({
+      label: `KV capacity: ${capacity} requests`,
+      data: [{ x: capacity, y: yMin }, { x: capacity, y: yMax }],
+      showLine: true, pointRadius: 0, borderColor: QUEUED_COLOR, backgroundColor: QUEUED_COLOR, borderDash: [6, 4], borderWidth: 1.5,
+    });
+  }
+  const decade = (v: number | string) => {
+    const e = Math.log10(Number(v));
+    return Math.abs(e - Math.round(e)) < 1e-6 ? seconds(Number(v)) : '';
+  };
+  draw(canvasId, {
+    type: 'scatter',
+    data: { datasets },
+    options: {
+      maintainAspectRatio: false,
+      onClick: (_e: ChartEvent, elements: ActiveElement[]) => {
+        const hit = elements.find((el) => el.datasetIndex < 2);
+        if (hit) onPick(hit.index);
+      },
+      scales: {
+        x: { type: 'logarithmic', min: xMin, max: xMax, title: { display: true, text: 'concurrency (clients)' },
+             afterBuildTicks: (axis: Scale) => { axis.ticks = cs.map((value) => ({ value })); },
+             ticks: { callback: (v: number | string) => String(v) } },
+        y: { type: 'logarithmic', min: yMin, max: yMax, title: { display: true, text: 'seconds' }, ticks: { callback: decade } },
+      },
+      plugins: {
+        legend: { position: 'bottom', labels: { boxWidth: 12 } },
+        tooltip: {
+          filter: (item: TooltipItem<'scatter'>) => item.datasetIndex < 2,
+          callbacks: {
+            title: (items: TooltipItem<'scatter'>[]) => `concurrency ${(items[0].raw as ServingPoint).r.concurrency}`,
+            label: (item: TooltipItem<'scatter'>) => `${item.dataset.label}: ${seconds((item.raw as ServingPoint).y)}`,
+          },
+        },
+      },
+    },
   });
 }

@@ -1,11 +1,12 @@
-// The Roofline app: one scenario form, then every view of it from the server's API.
+// The Roofline app: one scenario form, then every view of it from the server's API;
+// the Serving page (serving.ts) is a second tab over the same registry.
 import './style.css';
 import { api, ApiError, type Device, type GemmAnalysis, type Generation, type ModelPreset, type NvmlStatus, type Op, type Prediction,
   type Recommendation, type Strategy, type SweepRow } from './api';
 import { drawHeatmap, drawMemoryByContext, drawRoofline, drawSparkline, drawStrategies } from './charts';
+import { $, fillSelect, message, setStatus as setStatusOf } from './dom';
+import { initServing, showServing } from './serving';
 import { bytes, count, esc, flops, pct, seconds, si, tokens } from './units';
-
-const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
 const state = {
   devices: [] as Device[],
@@ -17,14 +18,7 @@ const state = {
 };
 
 function setStatus(text: string, kind: 'busy' | 'ok' | 'error' = 'ok'): void {
-  const s = $('status');
-  s.textContent = text;
-  s.className = `status ${kind}`;
-}
-
-function message(e: unknown): string {
-  if (e instanceof ApiError) return `${e.message} (${e.code}, HTTP ${e.status})`;
-  return e instanceof Error ? e.message : String(e);
+  setStatusOf('status', text, kind);
 }
 
 function showError(containerId: string, e: unknown): void {
@@ -318,12 +312,6 @@ async function runGemm(): Promise<void> {
   }
 }
 
-function fillSelect(id: string, items: Array<[string, string]>, selected: string): void {
-  const el = $(id) as HTMLSelectElement;
-  el.innerHTML = items.map(([v, label]) => `<option value="${esc(v)}">${esc(label)}</option>`).join('');
-  el.value = items.some(([v]) => v === selected) ? selected : items[0]?.[0] ?? '';
-}
-
 function describeStrategy(): void {
   const name = ($('strategy') as HTMLSelectElement).value;
   const st = state.strategies.find((x) => x.name === name);
@@ -355,8 +343,25 @@ async function init(): Promise<void> {
     void runGemm();
   });
   setStatus('');
-  void renderGpuPanel();
-  await run();
+  initServing(state.models, state.devices);
+  window.addEventListener('hashchange', () => void showPage());
+  await showPage();
+}
+
+let analyzed = false;
+
+/** Shows the page the address names (#serving, else the analysis); each runs its default case when first shown. */
+async function showPage(): Promise<void> {
+  const page = location.hash === '#serving' ? 'serving' : 'analyze';
+  document.querySelectorAll<HTMLElement>('.page').forEach((el) => { el.hidden = el.id !== `page-${page}`; });
+  document.querySelectorAll<HTMLElement>('nav.tabs a').forEach((a) => a.classList.toggle('active', a.dataset.page === page));
+  if (page === 'serving') {
+    await showServing();
+  } else if (!analyzed) {
+    analyzed = true;
+    void renderGpuPanel();
+    await run();
+  }
 }
 
 void init();

@@ -1,0 +1,308 @@
+// The Serving page: one deployment (model, device, engine, TP, formats, prompt and output
+// lengths) at a list of concurrencies, each a POST /api/serving; a table, the throughput /
+// interactivity curve, latency against concurrency, and what limited the chosen point.
+import { api, type Device, type Engine, type ModelPreset, type Serving } from './api';
+import { clearChart, drawServingCurve, drawServingLatency } from './charts';
+import { $, fillSelect, message, setStatus } from './dom';
+import { esc, pct, seconds, si } from './units';
+
+/**
+ * The default case: the server's OpenAPI example of POST /api/serving, over concurrencies 1 to 1024
+ * (its KV cache holds 868 requests, so the last point shows clients waiting for a slot).
+ */
+const DEFAULTS = {
+  model: 'llama-3.1-70b', hardware: 'h200', engine: 'vllm', tp: 2, weights: 'fp8', act: 'fp8', kv: '',
+  isl: 1024, osl: 256, concurrency: '1..1024',
+};
+const WEIGHTS = ['fp16', 'bf16', 'fp8', 'int8', 'int4', 'nvfp4', 'mxfp4', 'q8_0', 'q4_k_m', 'q4_0'];
+const ACTS = ['bf16', 'fp16', 'fp8', 'int8', 'nvfp4'];
+const KVS = ['bf16', 'fp16', 'fp8', 'int8', 'nvfp4'];
+/** Most points one run asks for, and requests in flight at once. */
+const MAX_POINTS = 64;
+const IN_FLIGHT = 4;
+const MAX_CONCURRENCY = 1 << 20;  // the server's kMaxBatch
+
+/** A mean wait: "none" rather than 0 ns. */
+const wait = (s: number) => (s > 0 ? seconds(s) : 'none');
+
+const LIMITS: Record<string, string> = {
+  kv_capacity: 'KV-cache capacity: more clients than requests whose KV cache fits; the rest wait for a slot',
+  prefill: 'prefill: the prompts added to each step take the larger share of its time',
+  memory_bandwidth: 'memory bandwidth: each decode step streams the weights and the KV cache',
+  compute: 'compute: the batched decode step is bound by the tensor cores',
+};
+
+/** One concurrency's answer: the prediction, or the error the server gave for it. */
+type Row = { concurrency: number; result?: Serving; error?: string };
+
+const page = { rows: [] as Row[], selected: -1, run: 0, shown: false, engines: null as Promise<void> | null };
+
+/**
+ * Concurrencies from text: integers and doubling ranges, separated by commas or spaces.
+ * "1..512" is 1, 2, 4, ..., 512; "3..100" is 3, 6, ..., 96. Sorted, without repeats.
+ * Throws an Error naming the bad item.
+ */
+export function parseConcurrencies(text: string): number[] {
+  const out = new Set<number>();
+  const whole = (s: string, item: string) => {
+    const v = Number(s);
+    if (!/^\d+$/.test(s) || v < 1 || v > MAX_CONCURRENCY) {
+      throw new Error(`concurrency "${item}": each value must be a whole number from 1 to ${MAX_CONCURRENCY}`);
+    }
+    return v;
+  };
+  for (const item of text.split(/[\s,]+/).filter((x) => x.length > 0)) {
+    const range = item.split('..');
+    if (range.length === 1) {
+      out.add(whole(item, item));
+    } else if (range.length === 2) {
+      const lo = whole(range[0], item);
+      const hi = whole(range[1], item);
+      if (hi < lo) throw new Error(`concurrency "${item}": the range must go up`);
+      for (let v = lo; v <= hi && out.size <= MAX_POINTS; v *= 2) out.add(v);
+    } else {
+      throw new Error(`concurrency "${item}" is neither a number nor a range like 1..512`);
+    }
+    if (out.size > MAX_POINTS) throw new Error(`at most ${MAX_POINTS} concurrencies at once`);
+  }
+  if (out.size === 0) throw new Error('give at least one concurrency (e.g. 1,2,4 or 1..512)');
+  return [...out].sort((a, b) => a - b);
+}
+
+function intValue(id: string, name: string, lo: number, hi: number): number {
+  const v = Number(($(id) as HTMLInputElement).value);
+  if (!Number.isInteger(v) || v < lo || v > hi) throw new Error(`${name} must be a whole number from ${lo} to ${hi}`);
+  return v;
+}
+
+/** The request every concurrency shares, from the form; throws on a bad field. */
+function request(): Record<string, unknown> {
+  const select = (id: string) => ($(id) as HTMLSelectElement).value;
+  const req: Record<string, unknown> = {
+    model: select('sv-model'),
+    hardware: select('sv-hardware'),
+    engine: select('sv-engine'),
+    tp: intValue('sv-tp', 'TP', 1, 4096),
+    act: select('sv-act'),
+    isl: intValue('sv-isl', 'prompt length (isl)', 1, 1 << 30),
+    osl: intValue('sv-osl', 'output length (osl)', 1, 1 << 30),
+  };
+  // Empty: the model's own weights; KV as the activations.
+  if (select('sv-weights')) req.weights = select('sv-weights');
+  if (select('sv-kv')) req.kv = select('sv-kv');
+  return req;
+}
+
+/** Fills the form from the registry; the engines come from GET /api/engines. */
+export function initServing(models: ModelPreset[], devices: Device[]): void {
+  fillSelect('sv-model', models.map((m) => [m.id, `${m.name} (${si(m.params, '', 2)} params)`]), DEFAULTS.model);
+  fillSelect('sv-hardware', devices.map((d) => [d.id, d.name]), DEFAULTS.hardware);
+  fillSelect('sv-weights', [['', "the model's own"], ...WEIGHTS.map((f): [string, string] => [f, f])], DEFAULTS.weights);
+  fillSelect('sv-act', ACTS.map((f) => [f, f]), DEFAULTS.act);
+  fillSelect('sv-kv', [['', 'as activations'], ...KVS.map((f): [string, string] => [f, f])], DEFAULTS.kv);
+  ($('sv-tp') as HTMLInputElement).value = String(DEFAULTS.tp);
+  ($('sv-isl') as HTMLInputElement).value = String(DEFAULTS.isl);
+  ($('sv-osl') as HTMLInputElement).value = String(DEFAULTS.osl);
+  ($('sv-concurrency') as HTMLInputElement).value = DEFAULTS.concurrency;
+  page.engines = api.engines().then((engines: Engine[]) => {
+    // Serving engines first, then the local ones and the reference.
+    const order = (e: Engine) => (e.kind === 'serving' ? 0 : e.kind === 'local' ? 1 : 2);
+    const sorted = [...engines].sort((a, b) => order(a) - order(b));
+    fillSelect('sv-engine', sorted.map((e) => [e.id, `${e.name}${e.kind === 'serving' ? '' : ` (${e.kind})`}`]), DEFAULTS.engine);
+  });
+  $('serving-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    void runServing();
+  });
+}
+
+/** Shows the page; the first time, runs the default case. */
+export async function showServing(): Promise<void> {
+  if (page.shown) return;
+  page.shown = true;
+  await runServing();
+}
+
+/** Runs `work` over `items`, at most `limit` at a time, keeping the order of the answers. */
+async function pooled<T, R>(items: T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await work(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+async function runServing(): Promise<void> {
+  try {
+    await page.engines;
+  } catch (e) {
+    setStatus('serving-status', `Cannot list the engines: ${message(e)}`, 'error');
+    return;
+  }
+  let base: Record<string, unknown>;
+  let concurrencies: number[];
+  try {
+    base = request();
+    concurrencies = parseConcurrencies(($('sv-concurrency') as HTMLInputElement).value);
+  } catch (e) {
+    setStatus('serving-status', message(e), 'error');
+    return;
+  }
+  const run = ++page.run;
+  const button = $('serving-run') as HTMLButtonElement;
+  button.disabled = true;
+  setStatus('serving-status', `Predicting ${concurrencies.length} concurrencies…`, 'busy');
+  const t0 = performance.now();
+  try {
+    const rows = await pooled(concurrencies, IN_FLIGHT, async (concurrency): Promise<Row> => {
+      try {
+        return { concurrency, result: await api.serving({ ...base, concurrency }) };
+      } catch (e) {
+        return { concurrency, error: message(e) };
+      }
+    });
+    if (run !== page.run) return;  // a newer run took over
+    page.rows = rows;
+    const ok = rows.filter((r) => r.result);
+    page.selected = defaultSelection(rows);
+    render();
+    const ms = (performance.now() - t0).toFixed(0);
+    if (ok.length === rows.length) {
+      setStatus('serving-status', `Done: ${rows.length} concurrencies in ${ms} ms.`, 'ok');
+    } else if (ok.length === 0) {
+      setStatus('serving-status', rows[0].error ?? 'every request failed', 'error');
+    } else {
+      setStatus('serving-status', `${rows.length - ok.length} of ${rows.length} concurrencies failed; see the table.`, 'error');
+    }
+  } catch (e) {
+    setStatus('serving-status', `The page could not show this result: ${message(e)}`, 'error');
+  } finally {
+    if (run === page.run) button.disabled = false;
+  }
+}
+
+/** The largest concurrency whose requests all fit in the KV cache, else the first answered point. */
+function defaultSelection(rows: Row[]): number {
+  let best = -1;
+  rows.forEach((row, i) => {
+    const r = row.result;
+    if (r && (best < 0 || r.concurrency <= r.max_concurrency_that_fits)) best = i;
+  });
+  return best;
+}
+
+function select(i: number): void {
+  page.selected = i;
+  render();
+}
+
+function render(): void {
+  const answered = page.rows.filter((r): r is Row & { result: Serving } => r.result !== undefined);
+  const results = answered.map((r) => r.result);
+  const chosen = page.rows[page.selected]?.result;
+  // Chart indices count answered rows only; the table and the selection count all rows.
+  const chartIndex = chosen ? results.indexOf(chosen) : -1;
+  const pick = (i: number) => select(page.rows.indexOf(answered[i]));
+  renderTable();
+  if (results.length === 0) {
+    clearChart('serving-curve');
+    clearChart('serving-latency');
+    const first = page.rows.find((r) => r.error);
+    $('serving-cards').innerHTML = `<div class="error wide">${esc(first?.error ?? 'no results')}</div>`;
+    $('serving-detail').innerHTML = '';
+    $('serving-sub').textContent = '';
+    $('latency-sub').textContent = '';
+    return;
+  }
+  const r0 = results[0];
+  $('serving-sub').textContent = `${r0.model} on ${r0.gpus} × ${r0.hardware} (TP ${r0.tp}), ${r0.engine}, weights ${r0.weights}, ` +
+    `act ${r0.act}, KV ${r0.kv}; ${r0.isl} tokens in, ${r0.osl} out`;
+  drawServingCurve('serving-curve', results, chartIndex, pick);
+  drawServingLatency('serving-latency', results, chartIndex, pick);
+  const capacity = r0.max_concurrency_that_fits;
+  const last = results[results.length - 1].concurrency;
+  $('latency-sub').textContent = capacity <= last
+    ? `KV capacity reached at ${capacity} concurrent requests`
+    : `KV capacity (${capacity} requests) not reached`;
+  renderCards(chosen);
+  renderDetail(chosen);
+}
+
+function renderCards(r: Serving | undefined): void {
+  if (!r) {
+    $('serving-cards').innerHTML = '';
+    return;
+  }
+  const queued = r.concurrency > r.max_concurrency_that_fits;
+  const cards: Array<[string, string, string, string, boolean]> = [
+    ['Concurrency', String(r.concurrency), 'concurrency', `${r.running} decoding at once`, false],
+    ['TTFT', seconds(r.ttft_s), 'ttft', r.queue_wait_s > 0 ? `${seconds(r.queue_wait_s)} of it waiting for a KV slot` : 'time to first token', false],
+    ['TPOT', seconds(r.tpot_s), 'tpot', `e2e ${seconds(r.e2e_s)} per request`, false],
+    ['Per GPU', si(r.output_tokens_per_s_per_gpu, 'tok/s'), 'per-gpu', `${si(r.output_tokens_per_s, 'tok/s')} on ${r.gpus} GPU${r.gpus === 1 ? '' : 's'}`, false],
+    ['Per user', si(r.output_tokens_per_s_per_user, 'tok/s'), 'per-user', '1 / TPOT', false],
+    ['KV capacity', `${r.max_concurrency_that_fits} requests`, 'capacity', queued ? `${r.concurrency - r.running} clients wait for a slot` : `${r.isl + r.osl} tokens each`, queued],
+  ];
+  $('serving-cards').innerHTML = cards.map(([k, v, field, sub, bad]) =>
+    `<div class="stat${bad ? ' bad' : ''}"><div class="k">${k}</div><div class="v" data-field="serving-${field}">${esc(v)}</div><div class="s">${esc(sub)}</div></div>`).join('');
+}
+
+function renderDetail(r: Serving | undefined): void {
+  if (!r) {
+    $('serving-detail').innerHTML = '';
+    return;
+  }
+  const figures: Array<[string, string]> = [
+    ['running', `${r.running} of ${r.concurrency} requests decode at once`],
+    ['decode step', `${seconds(r.plain_step_s)} alone, ${seconds(r.prompt_step_s)} carrying one prompt`],
+    ['prompts', `${r.prompts_per_step.toPrecision(3)} per step, ${pct(r.prompt_share * 100)} of each step's time`],
+    ['waits', `${wait(r.prompt_queue_wait_s)} behind other prompts, ${wait(r.queue_wait_s)} for a KV slot`],
+  ];
+  $('serving-detail').innerHTML = `
+    <div class="verdict ${r.limited_by === 'kv_capacity' ? 'bad' : 'ok'}">
+      <div class="big" data-field="limited-by">Concurrency ${r.concurrency}: limited by ${esc(r.limited_by.replace('_', ' '))}</div>
+      <div>${esc(LIMITS[r.limited_by] ?? r.limited_by)}</div></div>
+    <dl>${figures.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>
+    <ul class="rationale">${r.notes.map((n) => `<li>${esc(n)}</li>`).join('')}</ul>`;
+}
+
+const COLUMNS: Array<[string, (r: Serving) => string]> = [
+  ['running', (r) => String(r.running)],
+  ['TTFT', (r) => seconds(r.ttft_s)],
+  ['TPOT', (r) => seconds(r.tpot_s)],
+  ['e2e', (r) => seconds(r.e2e_s)],
+  ['tok/s', (r) => si(r.output_tokens_per_s, '')],
+  ['tok/s per GPU', (r) => si(r.output_tokens_per_s_per_gpu, '')],
+  ['tok/s per user', (r) => si(r.output_tokens_per_s_per_user, '')],
+  ['KV-slot wait', (r) => wait(r.queue_wait_s)],
+  ['prompt share', (r) => pct(r.prompt_share * 100)],
+  ['limited by', (r) => `<span class="limit ${esc(r.limited_by)}">${esc(r.limited_by.replace('_', ' '))}</span>`],
+];
+
+function renderTable(): void {
+  const table = $('serving-table');
+  const head = `<thead><tr><th>concurrency</th>${COLUMNS.map(([h]) => `<th>${h}</th>`).join('')}</tr></thead>`;
+  const errors = new Set(page.rows.map((r) => r.error));
+  if (page.rows.length > 1 && errors.size === 1 && !errors.has(undefined)) {
+    // Every concurrency failed alike (the model does not fit, a bad TP): say it once.
+    table.innerHTML = `${head}<tbody><tr><td>all</td><td colspan="${COLUMNS.length}" class="row-error">${esc(page.rows[0].error!)}</td></tr></tbody>`;
+    return;
+  }
+  const body = page.rows.map((row, i) => {
+    const cls = [i === page.selected ? 'selected' : '', row.result && row.concurrency > row.result.max_concurrency_that_fits ? 'queued' : '']
+      .filter(Boolean).join(' ');
+    const cells = row.result
+      ? COLUMNS.map(([, f]) => `<td>${f(row.result!)}</td>`).join('')
+      : `<td colspan="${COLUMNS.length}" class="row-error">${esc(row.error ?? '')}</td>`;
+    return `<tr data-index="${i}" class="${cls}"><td>${row.concurrency}</td>${cells}</tr>`;
+  }).join('');
+  table.innerHTML = `${head}<tbody>${body}</tbody>`;
+  table.querySelectorAll<HTMLElement>('tbody tr').forEach((tr) => tr.addEventListener('click', () => {
+    const i = Number(tr.dataset.index);
+    if (page.rows[i]?.result) select(i);
+  }));
+}
