@@ -10,6 +10,49 @@
 
 namespace roofline::cli {
 
+namespace {
+
+// A checked run as JSON: the run, then what was predicted (`serving`: TTFT and
+// TPOT) or why it was refused.
+nlohmann::json row_json(const DecodeStepRow& row, bool serving) {
+  nlohmann::json j = {{"id", row.run.id},
+                      {"backend", row.run.backend},
+                      {"model_path", row.run.model_path},
+                      {"system", row.run.system},
+                      {"mode", row.run.mode},
+                      {"isl", row.run.isl},
+                      {"osl", row.run.osl},
+                      {"concurrency", row.run.concurrency},
+                      {"tp", row.run.tp},
+                      {"measured_tpot_ms", row.run.tpot_ms}};
+  if (serving) j["measured_ttft_ms"] = row.run.ttft_ms;
+  if (!row.refused.empty()) {
+    j["refused"] = row.refused;
+    return j;
+  }
+  j.update({{"model", row.model},
+            {"hardware", row.device},
+            {"engine", row.engine},
+            {"formats", row.formats}});
+  if (serving) {
+    j.update({{"predicted_ttft_ms", row.predicted_ttft_ms},
+              {"predicted_tpot_ms", row.predicted_ms},
+              {"ttft_error_pct", row.ttft_error_pct},
+              {"tpot_error_pct", row.error_pct}});
+  } else {
+    j.update({{"predicted_step_ms", row.predicted_ms}, {"error_pct", row.error_pct}});
+  }
+  return j;
+}
+
+nlohmann::json refusals_json(const DecodeStepReport& r) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [reason, n] : r.refusals) out.push_back({{"reason", reason}, {"rows", n}});
+  return out;
+}
+
+}  // namespace
+
 nlohmann::json error_groups_json(const std::vector<ErrorStats>& groups) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& g : groups) out.push_back(to_json(g));
@@ -41,38 +84,14 @@ void decode_steps_command(const Registry& registry, const std::string& file,
   }
   if (output == DecodeStepsOutput::kJson) {
     nlohmann::json rows = nlohmann::json::array();
-    for (const auto& row : r.rows) {
-      nlohmann::json j = {{"id", row.run.id},
-                          {"backend", row.run.backend},
-                          {"model_path", row.run.model_path},
-                          {"system", row.run.system},
-                          {"isl", row.run.isl},
-                          {"osl", row.run.osl},
-                          {"concurrency", row.run.concurrency},
-                          {"tp", row.run.tp},
-                          {"measured_tpot_ms", row.run.tpot_ms}};
-      if (row.refused.empty()) {
-        j.update({{"model", row.model},
-                  {"hardware", row.device},
-                  {"engine", row.engine},
-                  {"formats", row.formats},
-                  {"predicted_step_ms", row.predicted_ms},
-                  {"error_pct", row.error_pct}});
-      } else {
-        j["refused"] = row.refused;
-      }
-      rows.push_back(std::move(j));
-    }
-    nlohmann::json refusals = nlohmann::json::array();
-    for (const auto& [reason, n] : r.refusals)
-      refusals.push_back({{"reason", reason}, {"rows", n}});
+    for (const auto& row : r.rows) rows.push_back(row_json(row, false));
     nlohmann::json out = {{"check", "decode_steps"},
                           {"prefill_share", prefill_share},
                           {"predicted", r.predicted},
                           {"refused", r.refused},
                           {"skipped_disaggregated", r.skipped_disaggregated},
                           {"groups", error_groups_json(r.groups)},
-                          {"refusals", refusals},
+                          {"refusals", refusals_json(r)},
                           {"leave_one_device_out", error_groups_json(held_out)},
                           {"rows", rows}};
     out.update(stamp(registry));
@@ -121,41 +140,13 @@ void serving_validation_command(const Registry& registry, const std::string& fil
   const DecodeStepReport r = validate_serving(runs, registry, engine);
   if (output == DecodeStepsOutput::kJson) {
     nlohmann::json rows = nlohmann::json::array();
-    for (const auto& row : r.rows) {
-      nlohmann::json j = {{"id", row.run.id},
-                          {"backend", row.run.backend},
-                          {"model_path", row.run.model_path},
-                          {"system", row.run.system},
-                          {"mode", row.run.mode},
-                          {"isl", row.run.isl},
-                          {"osl", row.run.osl},
-                          {"concurrency", row.run.concurrency},
-                          {"tp", row.run.tp},
-                          {"measured_ttft_ms", row.run.ttft_ms},
-                          {"measured_tpot_ms", row.run.tpot_ms}};
-      if (row.refused.empty()) {
-        j.update({{"model", row.model},
-                  {"hardware", row.device},
-                  {"engine", row.engine},
-                  {"formats", row.formats},
-                  {"predicted_ttft_ms", row.predicted_ttft_ms},
-                  {"predicted_tpot_ms", row.predicted_ms},
-                  {"ttft_error_pct", row.ttft_error_pct},
-                  {"tpot_error_pct", row.error_pct}});
-      } else {
-        j["refused"] = row.refused;
-      }
-      rows.push_back(std::move(j));
-    }
-    nlohmann::json refusals = nlohmann::json::array();
-    for (const auto& [reason, n] : r.refusals)
-      refusals.push_back({{"reason", reason}, {"rows", n}});
+    for (const auto& row : r.rows) rows.push_back(row_json(row, true));
     nlohmann::json out = {{"check", "serving"},
                           {"predicted", r.predicted},
                           {"refused", r.refused},
                           {"tpot_groups", error_groups_json(r.groups)},
                           {"ttft_groups", error_groups_json(r.ttft_groups)},
-                          {"refusals", refusals},
+                          {"refusals", refusals_json(r)},
                           {"rows", rows}};
     out.update(stamp(registry));
     std::cout << out.dump(2) << "\n";
