@@ -15,6 +15,7 @@
 #include "roofline/recommend.h"
 #include "roofline/report.h"
 #include "roofline/roofline.h"
+#include "roofline/search.h"
 #include "roofline/serving.h"
 #include "roofline/strategy.h"
 #include "roofline/validate.h"
@@ -206,6 +207,36 @@ void bind_documents(py::module_& m) {
       py::arg("engine") = "roofline",
       "TTFT, TPOT and tokens/s of `concurrency` clients under continuous batching "
       "(roofline serving --json)");
+
+  const SearchSpec search_defaults;
+  m.def(
+      "search",
+      [](const py::object& model, const py::object& hardware, std::int64_t gpus, std::int64_t isl,
+         std::int64_t osl, std::optional<double> ttft_max, std::optional<double> tpot_max,
+         const std::vector<std::string>& engines, const std::vector<std::string>& weights,
+         const std::vector<std::int64_t>& concurrencies) {
+        const auto spec_model = model_of(model);
+        const Device& d = device_of(hardware);
+        SearchSpec spec;
+        spec.gpus = gpus;
+        spec.isl = isl;
+        spec.osl = osl;
+        spec.ttft_max_s = ttft_max;
+        spec.tpot_max_s = tpot_max;
+        spec.engines = engines;
+        for (const auto& w : weights) spec.weights.push_back(parse_format(w));
+        spec.concurrencies = concurrencies;
+        const SearchResult r = search_deployments(*spec_model, d, spec);
+        return to_py(search_document(*spec_model, d, spec, r, registry()));
+      },
+      py::arg("model"), py::arg("hardware"), py::kw_only(), py::arg("gpus") = search_defaults.gpus,
+      py::arg("isl") = search_defaults.isl, py::arg("osl") = search_defaults.osl,
+      py::arg("ttft_max") = py::none(), py::arg("tpot_max") = py::none(),
+      py::arg("engines") = std::vector<std::string>{},
+      py::arg("weights") = std::vector<std::string>{},
+      py::arg("concurrencies") = std::vector<std::int64_t>{},
+      "The deployment search: the Pareto front of tokens/s per GPU against per user and the "
+      "best configuration meeting the targets (roofline search --json)");
 
   const RecommendOptions r;  // the defaults, as the CLI's flags have them
   m.def(

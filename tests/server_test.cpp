@@ -116,6 +116,33 @@ TEST_F(ServerTest, PredictReturnsTheCliFields) {
   EXPECT_GT(s["time_s"].get<double>(), 0);
 }
 
+// The serving model and the deployment search over HTTP: the CLI's documents,
+// bad input as 4xx JSON.
+TEST_F(ServerTest, ServingAndSearch) {
+  auto v = post("/api/serving",
+                R"({"model": "llama-3.1-70b", "hardware": "h200", "engine": "vllm", "tp": 2,
+                    "weights": "fp8", "act": "fp8", "isl": 1024, "osl": 256, "concurrency": 64})",
+                200);
+  EXPECT_GT(v["tpot_s"].get<double>(), 0);
+  EXPECT_EQ(v["gpus"], 2);
+  expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "batch": 4})", 400,
+               "invalid_argument");
+  expect_error("/api/serving", R"({"model": "llama-3.1-70b", "hardware": "h100"})", 422,
+               "unsupported");
+  auto f = post("/api/search",
+                R"({"model": "llama-3.1-8b", "hardware": "h100", "gpus": 2, "tpot_max": 0.02,
+                    "engines": ["vllm"], "concurrencies": [1, 16, 128]})",
+                200);
+  EXPECT_FALSE(f["front"].empty());
+  EXPECT_TRUE(f["best"]["meets_targets"].get<bool>());
+  expect_error("/api/search", R"({"model": "llama-3.1-8b", "hardware": "h100", "gpus": 0})", 400,
+               "invalid_argument");
+  expect_error("/api/search", R"({"model": "llama-3.1-8b", "engines": ["nope"]})", 404,
+               "not_found");
+  expect_error("/api/search", R"({"model": "llama-3.1-8b", "concurrencies": [0]})", 400,
+               "invalid_argument");
+}
+
 TEST_F(ServerTest, GenerateRecommendAnalyzeSweep) {
   auto g = post("/api/generate",
                 R"({"model": "llama-3.1-8b", "hardware": "h100", "prompt": 512, "gen": 64})", 200);

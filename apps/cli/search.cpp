@@ -20,22 +20,6 @@ struct SearchArgs {
   std::string ttft_max, tpot_max, engines, weights, concurrency;
 };
 
-nlohmann::json deployment_json(const Deployment& d) {
-  return {{"engine", d.engine},
-          {"weights", format_id(d.weights)},
-          {"tp", d.tp},
-          {"replicas", d.replicas},
-          {"concurrency_per_replica", d.concurrency},
-          {"ttft_s", d.serving.ttft_s},
-          {"tpot_s", d.serving.tpot_s},
-          {"output_tokens_per_s", d.tokens_per_s},
-          {"output_tokens_per_s_per_gpu", d.tokens_per_s_per_gpu},
-          {"output_tokens_per_s_per_user", d.tokens_per_s_per_user},
-          {"limited_by", d.serving.limited_by},
-          {"meets_targets", d.meets_targets},
-          {"misses", d.misses}};
-}
-
 std::string row_name(const Deployment& d) {
   return fmt::format("{} {} TP{} x{}", d.engine, format_id(d.weights), d.tp, d.replicas);
 }
@@ -67,34 +51,7 @@ void cmd_search(const Common& c, const SearchArgs& a) {
         if (done == total) std::cerr << "\n";
       });
   if (c.output() == Output::kJson) {
-    nlohmann::json front = nlohmann::json::array(), runners = nlohmann::json::array(),
-                   refusals = nlohmann::json::array();
-    for (const auto& x : r.front) front.push_back(deployment_json(x));
-    for (const auto& x : r.runners_up) {
-      nlohmann::json j = deployment_json(x.deployment);
-      j["why"] = x.why;
-      runners.push_back(std::move(j));
-    }
-    for (const auto& [reason, n] : r.refusals) refusals.push_back({{"reason", reason}, {"n", n}});
-    nlohmann::json out = {
-        {"model", m.id},
-        {"hardware", d.id},
-        {"gpus", spec.gpus},
-        {"isl", spec.isl},
-        {"osl", spec.osl},
-        {"ttft_max_s",
-         spec.ttft_max_s ? nlohmann::json(*spec.ttft_max_s) : nlohmann::json(nullptr)},
-        {"tpot_max_s",
-         spec.tpot_max_s ? nlohmann::json(*spec.tpot_max_s) : nlohmann::json(nullptr)},
-        {"evaluated", r.evaluated},
-        {"refused", r.refused},
-        {"front", front},
-        {"best", r.best ? deployment_json(*r.best) : nlohmann::json(nullptr)},
-        {"runners_up", runners},
-        {"refusals", refusals},
-        {"method", "the serving model's steady state per replica (docs/SERVING.md)"}};
-    out.update(stamp(reg));
-    print_json(out);
+    print_json(search_document(m, d, spec, r, reg));
     return;
   }
   std::cout << fmt::format(

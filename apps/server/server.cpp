@@ -183,6 +183,19 @@ json request_schemas() {
   serving["osl"] = integer_schema(1, kMaxSeqLen, 256, "output tokens per request");
   serving["concurrency"] =
       integer_schema(1, kMaxBatch, 1, "clients, each with one request in flight");
+  const json string_list = {{"type", "array"}, {"items", {{"type", "string"}}}};
+  json search = {
+      {"model", model_schema()},
+      {"hardware", scenario["hardware"]},
+      {"gpus", integer_schema(1, kMaxParallel, 8, "GPUs to deploy on")},
+      {"isl", serving["isl"]},
+      {"osl", serving["osl"]},
+      {"ttft_max", {{"type", "number"}, {"description", "TTFT target, seconds"}}},
+      {"tpot_max", {{"type", "number"}, {"description", "TPOT target, seconds"}}},
+      {"engines", string_list},
+      {"weights", string_list},
+      {"concurrencies",
+       {{"type", "array"}, {"maxItems", 64}, {"items", {{"type", "integer"}, {"minimum", 1}}}}}};
   json recommend = {{"model", model_schema()},
                     {"hardware", scenario["hardware"]},
                     {"phase", phase},
@@ -254,6 +267,10 @@ json request_schemas() {
        object(generate,
               {{"model", "llama-3.1-8b"}, {"hardware", "h100"}, {"prompt", 512}, {"gen", 128}},
               true)},
+      {"search",
+       object(search,
+              {{"model", "llama-3.1-70b"}, {"hardware", "h200"}, {"gpus", 8}, {"tpot_max", 0.03}},
+              true)},
       {"serving", object(serving,
                          {{"model", "llama-3.1-70b"},
                           {"hardware", "h200"},
@@ -321,6 +338,9 @@ json openapi(bool public_only) {
                             "formats)",
                             "predict")},
       {"/api/generate", post("TTFT, TPOT and end-to-end time (prompt, gen)", "generate")},
+      {"/api/search", post("the deployment search: engine x format x TP x replicas x concurrency "
+                           "on N GPUs, the Pareto front and the best meeting the targets",
+                           "search")},
       {"/api/serving", post("TTFT, TPOT and tokens/s of C clients under continuous batching "
                             "(isl, osl, concurrency, engine, tp, formats)",
                             "serving")},
@@ -332,8 +352,8 @@ json openapi(bool public_only) {
                                "one GEMM roofline each, up to the row cap",
                                "sweep_gemm")}};
   for (const char* p : {"/api/public/predict", "/api/public/generate", "/api/public/serving",
-                        "/api/public/recommend", "/api/public/analyze", "/api/public/sweep",
-                        "/api/public/sweep/gemm"}) {
+                        "/api/public/search", "/api/public/recommend", "/api/public/analyze",
+                        "/api/public/sweep", "/api/public/sweep/gemm"}) {
     paths[p] = paths[std::string(p).replace(0, 11, "/api")];
   }
   for (const char* p : {"/api/public/hardware", "/api/public/models", "/api/public/strategies",
@@ -937,6 +957,8 @@ struct Server::Impl {
            [this](const json& b) { return service::generate(b, registry, limits); });
       post(prefix + "/serving",
            [this](const json& b) { return service::serving(b, registry, limits); });
+      post(prefix + "/search",
+           [this](const json& b) { return service::search(b, registry, limits); });
       post(prefix + "/recommend",
            [this](const json& b) { return service::recommend(b, registry, limits); });
       const bool may_measure = prefix == "/api" && !options.public_only;

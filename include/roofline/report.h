@@ -14,6 +14,7 @@
 #include "roofline/quantize.h"
 #include "roofline/recommend.h"
 #include "roofline/roofline.h"
+#include "roofline/search.h"
 #include "roofline/serving.h"
 #include "roofline/strategy.h"
 #include "roofline/validate.h"
@@ -54,6 +55,11 @@ namespace roofline {
                                               const Registry& registry);
 // The whole generate response: to_json(result), the scenario with prompt and
 // gen, the mode and the stamp.
+// `roofline search --json`, POST /api/search and Python's search(): the front,
+// the best, the runners-up and the refusals (docs/SERVING.md).
+[[nodiscard]] nlohmann::json search_document(const ModelSpec& model, const Device& device,
+                                             const SearchSpec& spec, const SearchResult& result,
+                                             const Registry& registry);
 // `roofline serving --json`, POST /api/serving and Python's serving(): the
 // fields of docs/SERVING.md.
 [[nodiscard]] nlohmann::json serving_document(const ModelSpec& model, const Device& device,

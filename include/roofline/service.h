@@ -31,6 +31,10 @@ struct Limits {
 [[nodiscard]] nlohmann::json predict(const nlohmann::json& request, const Registry& registry,
                                      const Limits& limits);
 // As predict, with "prompt" and "gen" instead of phase and seq_len.
+// POST /api/search: model, hardware, gpus, isl, osl, ttft_max, tpot_max,
+// engines, weights, concurrencies (lists); the deployment search.
+[[nodiscard]] nlohmann::json search(const nlohmann::json& request, const Registry& registry,
+                                    const Limits& limits);
 // POST /api/serving: model, hardware and the scenario's formats, tp, engine,
 // plus isl, osl and concurrency (no batch: it follows from the concurrency).
 [[nodiscard]] nlohmann::json serving(const nlohmann::json& request, const Registry& registry,

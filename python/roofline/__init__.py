@@ -36,6 +36,7 @@ from ._roofline import (
     attention,
     canonical_format,
     capacity,
+    search,
     serving,
     engine,
     engines,
@@ -91,7 +92,7 @@ _Mapping.register(Generation)
 
 __all__ = [
     # the commands: predict and generate return result objects, the others dicts
-    "predict", "generate", "serving", "gemm", "kv", "attention", "capacity", "recommend", "sweep",
+    "predict", "generate", "serving", "search", "gemm", "kv", "attention", "capacity", "recommend", "sweep",
     "sweep_gemm", "validate", "quantize", "quantize_array", "analyze_array",
     # the registries
     "hardware", "hardware_ids", "hardware_list", "formats", "canonical_format", "models", "model",

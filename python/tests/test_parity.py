@@ -264,3 +264,13 @@ def test_serving_bad_input_is_the_clis_error():
         roofline.serving("llama-3.1-8b", "h100", isl=0)
     with pytest.raises(roofline.Unsupported, match="does not fit"):
         roofline.serving("llama-3.1-70b", "h100")
+
+
+def test_search(cli):
+    doc = roofline.search("llama-3.1-8b", "h100", gpus=2, tpot_max=0.02, engines=["vllm", "trtllm"],
+                          concurrencies=[1, 16, 128])
+    assert doc == cli("search", "--model", "llama-3.1-8b", "--hardware", "h100", "--gpus", "2",
+                      "--tpot-max", "0.02", "--engines", "vllm,trtllm", "--concurrency", "1,16,128")
+    assert doc["best"]["meets_targets"]
+    with pytest.raises(roofline.NotFound, match="nope"):
+        roofline.search("llama-3.1-8b", "h100", engines=["nope"])

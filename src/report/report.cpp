@@ -693,6 +693,59 @@ nlohmann::json predict_document(const ModelSpec& m, const Device& d, const Scena
   return j;
 }
 
+namespace {
+
+nlohmann::json deployment_json(const Deployment& d) {
+  return {{"engine", d.engine},
+          {"weights", format_id(d.weights)},
+          {"tp", d.tp},
+          {"replicas", d.replicas},
+          {"concurrency_per_replica", d.concurrency},
+          {"ttft_s", d.serving.ttft_s},
+          {"tpot_s", d.serving.tpot_s},
+          {"output_tokens_per_s", d.tokens_per_s},
+          {"output_tokens_per_s_per_gpu", d.tokens_per_s_per_gpu},
+          {"output_tokens_per_s_per_user", d.tokens_per_s_per_user},
+          {"limited_by", d.serving.limited_by},
+          {"meets_targets", d.meets_targets},
+          {"misses", d.misses}};
+}
+
+}  // namespace
+
+nlohmann::json search_document(const ModelSpec& m, const Device& d, const SearchSpec& spec,
+                               const SearchResult& r, const Registry& registry) {
+  nlohmann::json front = nlohmann::json::array(), runners = nlohmann::json::array(),
+                 refusals = nlohmann::json::array();
+  for (const auto& x : r.front) front.push_back(deployment_json(x));
+  for (const auto& x : r.runners_up) {
+    nlohmann::json j = deployment_json(x.deployment);
+    j["why"] = x.why;
+    runners.push_back(std::move(j));
+  }
+  for (const auto& [reason, n] : r.refusals) refusals.push_back({{"reason", reason}, {"n", n}});
+  auto optional = [](const std::optional<double>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+  };
+  nlohmann::json out = {
+      {"model", m.id},
+      {"hardware", d.id},
+      {"gpus", spec.gpus},
+      {"isl", spec.isl},
+      {"osl", spec.osl},
+      {"ttft_max_s", optional(spec.ttft_max_s)},
+      {"tpot_max_s", optional(spec.tpot_max_s)},
+      {"evaluated", r.evaluated},
+      {"refused", r.refused},
+      {"front", front},
+      {"best", r.best ? deployment_json(*r.best) : nlohmann::json(nullptr)},
+      {"runners_up", runners},
+      {"refusals", refusals},
+      {"method", "the serving model's steady state per replica (docs/SERVING.md)"}};
+  out.update(stamp(registry));
+  return out;
+}
+
 nlohmann::json serving_document(const ModelSpec& m, const Device& d, const ServingScenario& s,
                                 const ServingResult& r, const ModelOptions& o,
                                 const Registry& registry) {

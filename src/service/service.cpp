@@ -14,6 +14,7 @@
 #include "roofline/report.h"
 #include "roofline/request.h"
 #include "roofline/roofline.h"
+#include "roofline/search.h"
 #include "roofline/serving.h"
 #include "roofline/strategy.h"
 #include "roofline/sweep.h"
@@ -250,6 +251,42 @@ json generate(const json& request, const Registry& registry, const Limits& limit
     const Scenario s = build_scenario(sr, m, &d);
     const GenerateResult g = roofline::generate(m, d, s, prompt, gen, opt);
     return generate_document(m, d, s, g, prompt, gen, opt.mode, registry);
+  });
+}
+
+json search(const json& request, const Registry& registry, const Limits& limits) {
+  return as_invalid(limits, [&] {
+    StrictObject o = object_of(request);
+    const ModelSpec m = model_of(o, limits);
+    const Device& d = device_of(o, registry);
+    SearchSpec spec;
+    spec.gpus = integer(o, "gpus", 8, 1, kMaxParallel);
+    spec.isl = integer(o, "isl", 1024, 1, kMaxSeqLen);
+    spec.osl = integer(o, "osl", 256, 1, kMaxSeqLen);
+    for (const char* key : {"ttft_max", "tpot_max"}) {
+      if (!o.has(key)) continue;
+      const double v = number(o, key, 0.0);
+      if (!(v > 0)) o.fail(key, "must be positive seconds");
+      (std::string_view(key) == "ttft_max" ? spec.ttft_max_s : spec.tpot_max_s) = v;
+    }
+    auto text_item = [](const json& v) {
+      if (!v.is_string()) throw InvalidArgument("expected strings");
+      return v.get<std::string>();
+    };
+    spec.engines = list_of<std::string>(o, "engines", {}, text_item);
+    for (const auto& w : list_of<std::string>(o, "weights", {}, text_item))
+      spec.weights.push_back(parse_format(w));
+    spec.concurrencies = list_of<std::int64_t>(o, "concurrencies", {}, [](const json& v) {
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > kMaxBatch)
+        throw InvalidArgument("concurrencies: whole numbers from 1 to 2^20");
+      return v.get<std::int64_t>();
+    });
+    if (spec.concurrencies.size() > 64) throw InvalidArgument("concurrencies: at most 64");
+    if (spec.engines.size() > 16 || spec.weights.size() > 16)
+      throw InvalidArgument("engines and weights: at most 16 each");
+    o.finish();
+    const SearchResult r = search_deployments(m, d, spec);
+    return search_document(m, d, spec, r, registry);
   });
 }
 
