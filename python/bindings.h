@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "roofline/engine.h"
@@ -39,6 +40,15 @@ namespace py = pybind11;
 
 // Realistic or ideal mode with a serving engine (its tables resolved per device).
 [[nodiscard]] ModelOptions options_of(bool ideal, const std::string& engine);
+
+// The scenario flags as Python passes them (None: the CLI's empty default).
+[[nodiscard]] ScenarioRequest request_of(std::string phase, std::int64_t batch,
+                                         std::int64_t seq_len, std::optional<std::string> weights,
+                                         std::optional<std::string> experts, std::string act,
+                                         std::optional<std::string> kv,
+                                         std::optional<std::string> strategy,
+                                         std::optional<std::string> attention,
+                                         double block_sparsity, std::int64_t tp, std::int64_t pp);
 
 // Each part of the module.
 void bind_results(py::module_& m);    // Prediction, Generation: predict(), generate()

@@ -53,19 +53,9 @@ auto with_scenario(F f) {
              std::optional<std::string> strategy, std::optional<std::string> attention,
              double block_sparsity, std::int64_t tp, std::int64_t pp, bool ideal,
              const std::string& engine) {
-    ScenarioRequest r;
-    r.phase = std::move(phase);
-    r.batch = batch;
-    r.seq_len = seq_len;
-    r.weights = weights.value_or("");
-    r.experts = experts.value_or("");
-    r.act = std::move(act);
-    r.kv = kv.value_or("");
-    r.strategy = strategy.value_or("");
-    r.attention = attention.value_or("");
-    r.block_sparsity = block_sparsity;
-    r.tp = tp;
-    r.pp = pp;
+    const ScenarioRequest r = request_of(
+        std::move(phase), batch, seq_len, std::move(weights), std::move(experts), std::move(act),
+        std::move(kv), std::move(strategy), std::move(attention), block_sparsity, tp, pp);
     Resolved x{model_of(model), &device_of(hardware), {}, options_of(ideal, engine)};
     x.scenario = build_scenario(r, *x.model, x.device);
     return f(x);
@@ -179,15 +169,11 @@ void bind_documents(py::module_& m) {
          std::optional<std::string> experts, const std::string& act, std::optional<std::string> kv,
          std::optional<std::string> strategy, std::optional<std::string> attention, std::int64_t tp,
          std::int64_t pp, const std::string& engine) {
-        ScenarioRequest r;
-        r.weights = weights.value_or("");
-        r.experts = experts.value_or("");
-        r.act = act;
-        r.kv = kv.value_or("");
-        r.strategy = strategy.value_or("");
-        r.attention = attention.value_or("");
-        r.tp = tp;
-        r.pp = pp;
+        const ScenarioRequest defaults;
+        const ScenarioRequest r =
+            request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
+                       std::move(experts), act, std::move(kv), std::move(strategy),
+                       std::move(attention), defaults.block_sparsity, tp, pp);
         const auto spec = model_of(model);
         const Device& d = device_of(hardware);
         ServingScenario s;

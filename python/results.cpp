@@ -179,6 +179,8 @@ std::vector<Field<GenerationResult>> generation_fields() {
   };
 }
 
+}  // namespace
+
 ScenarioRequest request_of(std::string phase, std::int64_t batch, std::int64_t seq_len,
                            std::optional<std::string> weights, std::optional<std::string> experts,
                            std::string act, std::optional<std::string> kv,
@@ -200,8 +202,6 @@ ScenarioRequest request_of(std::string phase, std::int64_t batch, std::int64_t s
   r.pp = pp;
   return r;
 }
-
-}  // namespace
 
 void bind_results(py::module_& m) {
   py::class_<PredictionResult> prediction(m, "Prediction",

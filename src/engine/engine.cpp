@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "../common/embedded_data.h"
+#include "log_grid.h"
 #include "roofline/error.h"
 #include "strict_json.h"
 
@@ -156,21 +157,7 @@ const GemmTable::Entry* GemmTable::find(std::string_view key) const noexcept {
 }
 
 double GemmTable::efficiency(const Entry& e, double m, double nk) const noexcept {
-  // Grid coordinates, held at the edges.
-  const double x =
-      std::clamp(std::log2(std::max(m, 1.0)) - log2_m0, 0.0, static_cast<double>(m_points - 1));
-  const double y =
-      std::clamp(std::log2(std::max(nk, 1.0)) - log2_nk0, 0.0, static_cast<double>(nk_points - 1));
-  const int x0 = std::min(static_cast<int>(x), m_points - 2 < 0 ? 0 : m_points - 2);
-  const int y0 = std::min(static_cast<int>(y), nk_points - 2 < 0 ? 0 : nk_points - 2);
-  const int x1 = std::min(x0 + 1, m_points - 1), y1 = std::min(y0 + 1, nk_points - 1);
-  const double fx = x - x0, fy = y - y0;
-  auto at = [&](int i, int j) {
-    return static_cast<double>(e.efficiency[static_cast<std::size_t>(i * nk_points + j)]);
-  };
-  const double v = (1 - fx) * ((1 - fy) * at(x0, y0) + fy * at(x0, y1)) +
-                   fx * ((1 - fy) * at(x1, y0) + fy * at(x1, y1));
-  return std::min(v, 1.0);
+  return detail::log2_grid_value(e.efficiency, log2_m0, m_points, log2_nk0, nk_points, m, nk);
 }
 
 GemmTable parse_gemm_table(std::string_view text, const std::string& origin) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "log_grid.h"
 #include "roofline/error.h"
 #include "strict_json.h"
 
@@ -56,19 +57,8 @@ const MoeTable::Entry* MoeTable::find(Format weights, Format compute,
 }
 
 double MoeTable::efficiency(const Entry& e, double tokens, Bytes weight_bytes) const noexcept {
-  const double x = std::clamp(std::log2(std::max(tokens, 1.0)) - log2_tokens0, 0.0,
-                              static_cast<double>(token_points - 1));
-  const double y = std::clamp(std::log2(std::max(weight_bytes, 1.0)) - log2_bytes0, 0.0,
-                              static_cast<double>(byte_points - 1));
-  const int x0 = std::min(static_cast<int>(x), token_points - 2);
-  const int y0 = std::min(static_cast<int>(y), byte_points - 2);
-  const double fx = x - x0, fy = y - y0;
-  auto at = [&](int i, int j) {
-    return static_cast<double>(e.efficiency[static_cast<std::size_t>(i * byte_points + j)]);
-  };
-  const double v = (1 - fx) * ((1 - fy) * at(x0, y0) + fy * at(x0, y0 + 1)) +
-                   fx * ((1 - fy) * at(x0 + 1, y0) + fy * at(x0 + 1, y0 + 1));
-  return std::min(v, 1.0);
+  return detail::log2_grid_value(e.efficiency, log2_tokens0, token_points, log2_bytes0, byte_points,
+                                 tokens, weight_bytes);
 }
 
 MoeTable parse_moe_table(std::string_view text, const std::string& origin) {
