@@ -168,7 +168,10 @@ void bind_documents(py::module_& m) {
          std::int64_t concurrency, std::optional<std::string> weights,
          std::optional<std::string> experts, const std::string& act, std::optional<std::string> kv,
          std::optional<std::string> strategy, std::optional<std::string> attention, std::int64_t tp,
-         std::int64_t pp, const std::string& engine) {
+         std::int64_t pp, const std::string& engine, const std::string& mode,
+         std::int64_t prefill_workers, std::int64_t prefill_tp, std::int64_t decode_workers,
+         std::int64_t decode_tp, std::int64_t rounds, std::int64_t token_budget,
+         std::int64_t max_running) {
         const ScenarioRequest defaults;
         const ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
@@ -180,6 +183,14 @@ void bind_documents(py::module_& m) {
         s.isl = isl;
         s.osl = osl;
         s.concurrency = concurrency;
+        s.mode = parse_serving_mode(mode);
+        s.prefill_workers = prefill_workers;
+        s.prefill_tp = prefill_tp;
+        s.decode_workers = decode_workers;
+        s.decode_tp = decode_tp;
+        s.rounds = rounds;
+        s.token_budget = token_budget;
+        s.max_running = max_running;
         s.step = build_scenario(r, *spec, &d);
         const ModelOptions o = options_of(false, engine);
         const ServingResult res = predict_serving(*spec, d, s, o);
@@ -190,9 +201,16 @@ void bind_documents(py::module_& m) {
       py::arg("weights") = py::none(), py::arg("experts") = py::none(), py::arg("act") = "bf16",
       py::arg("kv") = py::none(), py::arg("strategy") = py::none(),
       py::arg("attention") = py::none(), py::arg("tp") = 1, py::arg("pp") = 1,
-      py::arg("engine") = "roofline",
-      "TTFT, TPOT and tokens/s of `concurrency` clients under continuous batching "
-      "(roofline serving --json)");
+      py::arg("engine") = "roofline", py::arg("mode") = "agg",
+      py::arg("prefill_workers") = serving_defaults.prefill_workers,
+      py::arg("prefill_tp") = serving_defaults.prefill_tp,
+      py::arg("decode_workers") = serving_defaults.decode_workers,
+      py::arg("decode_tp") = serving_defaults.decode_tp,
+      py::arg("rounds") = serving_defaults.rounds, py::arg("token_budget") = 0,
+      py::arg("max_running") = 0,
+      "TTFT, TPOT and tokens/s of `concurrency` clients in a closed loop, simulated against the "
+      "engine's scheduler; mode \"disagg\" with prefill and decode workers (roofline serving "
+      "--json)");
 
   const SearchSpec search_defaults;
   m.def(

@@ -169,7 +169,8 @@ void serving_validation_command(const Registry& registry, const std::string& fil
     std::cout << t.csv();
     return;
   }
-  std::cout << "The serving model (roofline serving: the steady state of continuous batching) "
+  std::cout << "The serving model (roofline serving: a simulation of the benchmark against the "
+               "engine's scheduler) "
                "against measured serving runs\n(error = (predicted - measured) / measured: "
                "negative is predicted faster)\n\nTPOT\n"
             << error_groups_table(r.groups) << "\nTTFT\n"

@@ -18,6 +18,9 @@ namespace {
 struct ServingArgs {
   ScenarioArgs sc;
   std::string isl = "1024", osl = "256", concurrency = "1";
+  std::string mode = "agg";
+  std::string prefill_workers = "1", prefill_tp = "1", decode_workers = "1", decode_tp = "1";
+  std::string rounds = std::to_string(kDefaultRounds), token_budget = "0", max_running = "0";
 };
 
 void cmd_serving(const Common& c, const ServingArgs& a) {
@@ -28,6 +31,16 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   s.isl = parse_count("--isl", a.isl, 1, kMaxSeqLen);
   s.osl = parse_count("--osl", a.osl, 1, kMaxSeqLen);
   s.concurrency = parse_count("--concurrency", a.concurrency, 1, kMaxBatch);
+  s.rounds = parse_count("--rounds", a.rounds, 1, 1000);
+  s.token_budget = parse_count("--token-budget", a.token_budget, 0, kMaxBatch);
+  s.max_running = parse_count("--max-running", a.max_running, 0, kMaxBatch);
+  s.mode = parse_serving_mode(a.mode);
+  if (s.mode == ServingMode::kDisaggregated) {
+    s.prefill_workers = parse_count("--prefill-workers", a.prefill_workers, 1, 1024);
+    s.prefill_tp = parse_count("--prefill-tp", a.prefill_tp, 1, kMaxParallel);
+    s.decode_workers = parse_count("--decode-workers", a.decode_workers, 1, 1024);
+    s.decode_tp = parse_count("--decode-tp", a.decode_tp, 1, kMaxParallel);
+  }
   if (a.sc.ideal) throw InvalidArgument("serving: engines' costs have no ideal mode");
   s.step = make_scenario(a.sc, m, &d);
   const ModelOptions o = make_options(a.sc, &d);
@@ -36,21 +49,31 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
     print_json(serving_document(m, d, s, r, o, reg));
     return;
   }
+  const std::string layout =
+      s.mode == ServingMode::kAggregated
+          ? fmt::format("TP {}", s.step.tp)
+          : fmt::format("disaggregated: {} prefill x TP {}, {} decode x TP {}", s.prefill_workers,
+                        s.prefill_tp, s.decode_workers, s.decode_tp);
   std::cout << fmt::format(
-      "{} on {} ({}), {} engine: {} clients, {} prompt / {} output tokens, TP {}\n\n", m.name,
-      d.name, d.id, o.engine ? o.engine->id : std::string("roofline"), s.concurrency, s.isl, s.osl,
-      s.step.tp);
+      "{} on {} ({}), {} engine: {} clients, {} prompt / {} output tokens, {}\n\n", m.name, d.name,
+      d.id, o.engine ? o.engine->id : std::string("roofline"), s.concurrency, s.isl, s.osl, layout);
+  const auto spread = [](const Spread& x) {
+    return fmt::format("{} (p50 {}, p90 {}, p99 {})", human_time(x.mean), human_time(x.p50),
+                       human_time(x.p90), human_time(x.p99));
+  };
   Table t({"quantity", "value"});
-  t.add_row({"TTFT", human_time(r.ttft_s)});
-  t.add_row({"TPOT", human_time(r.tpot_s)});
-  t.add_row({"end to end", human_time(r.e2e_s)});
+  t.add_row({"TTFT", spread(r.ttft)});
+  t.add_row({"TPOT", spread(r.tpot)});
+  t.add_row({"end to end", spread(r.e2e)});
   t.add_row(
       {"output tokens/s", fmt::format("{:.4g} ({:.4g} per GPU, {} GPUs)", r.output_tokens_per_s,
                                       r.output_tokens_per_s_per_gpu, r.gpus)});
   t.add_row({"tokens/s per user", fmt::format("{:.4g}", r.output_tokens_per_s_per_user)});
-  t.add_row({"running / fit", fmt::format("{} decoding at once; KV cache fits {}", r.running,
-                                          r.max_concurrency_that_fits)});
-  t.add_row({"queue wait", human_time(r.queue_wait_s)});
+  t.add_row({"running / fit",
+             fmt::format("{} decoding at once on average; KV cache fits {} whole requests",
+                         r.running, r.max_concurrency_that_fits)});
+  t.add_row({"waits", human_time(r.queue_wait_s) + " to be admitted, " +
+                          human_time(r.prompt_queue_wait_s) + " more to the first chunk"});
   t.add_row({"step: plain / with a prompt",
              human_time(r.plain_step_s) + " / " + human_time(r.prompt_step_s)});
   t.add_row({"limited by", r.limited_by});
@@ -72,6 +95,31 @@ void register_serving(CLI::App& app, Common& common) {
       ->capture_default_str()
       ->type_name("INT");
   cmd->add_option("--concurrency", a->concurrency, "Clients, each with one request in flight")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--mode", a->mode, "agg (one pool) or disagg (prefill and decode workers)")
+      ->capture_default_str();
+  cmd->add_option("--prefill-workers", a->prefill_workers, "Disaggregated: prefill workers")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--prefill-tp", a->prefill_tp, "Disaggregated: GPUs per prefill worker")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--decode-workers", a->decode_workers, "Disaggregated: decode workers")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--decode-tp", a->decode_tp, "Disaggregated: GPUs per decode worker")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--rounds", a->rounds, "Requests each client sends (the benchmark's length)")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--token-budget", a->token_budget,
+                  "Tokens a step may carry (0: the engine's default for the device)")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--max-running", a->max_running,
+                  "Requests an instance runs at once (0: the engine's default)")
       ->capture_default_str()
       ->type_name("INT");
   add_common(cmd, &common, false);

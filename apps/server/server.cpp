@@ -31,6 +31,7 @@
 #include "roofline/report.h"
 #include "roofline/roofline.h"
 #include "roofline/service.h"
+#include "roofline/serving.h"
 #include "roofline/workload.h"
 #include "subprocess.h"
 
@@ -183,6 +184,19 @@ json request_schemas() {
   serving["osl"] = integer_schema(1, kMaxSeqLen, 256, "output tokens per request");
   serving["concurrency"] =
       integer_schema(1, kMaxBatch, 1, "clients, each with one request in flight");
+  serving["mode"] = {{"type", "string"},
+                     {"enum", {"agg", "disagg"}},
+                     {"default", "agg"},
+                     {"description", "one pool, or prefill and decode workers"}};
+  serving["prefill_workers"] = integer_schema(1, 1024, 1, "disagg: prefill workers");
+  serving["prefill_tp"] = integer_schema(1, kMaxParallel, 1, "disagg: GPUs per prefill worker");
+  serving["decode_workers"] = integer_schema(1, 1024, 1, "disagg: decode workers");
+  serving["decode_tp"] = integer_schema(1, kMaxParallel, 1, "disagg: GPUs per decode worker");
+  serving["rounds"] = integer_schema(1, 1000, kDefaultRounds, "requests each client sends");
+  serving["token_budget"] =
+      integer_schema(0, kMaxBatch, 0, "tokens a step may carry (0: the engine's default)");
+  serving["max_running"] =
+      integer_schema(0, kMaxBatch, 0, "requests an instance runs (0: the engine's default)");
   const json string_list = {{"type", "array"}, {"items", {{"type", "string"}}}};
   json search = {
       {"model", model_schema()},

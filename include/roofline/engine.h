@@ -104,6 +104,37 @@ struct FileMix {
   [[nodiscard]] static double layer_share(Layers rule, std::int64_t layers) noexcept;
 };
 
+// How an engine's scheduler fills a step ("scheduler" in data/engines/*.json):
+// the serving simulation (roofline/serving.h) runs it.
+struct EngineScheduler {
+  bool known = false;  // false: the engine's profile has none (the reference's is used)
+  // A step with prompt work carries no decode tokens (SGLang runs prefill
+  // batches apart); else prompts and decode tokens share steps (vLLM, TRT-LLM).
+  bool prefill_first = false;
+  bool chunked_prefill = true;  // prompts split across steps to fill the budget
+  // Admission takes a request's whole length of KV cache (TensorRT-LLM's
+  // GUARANTEED_NO_EVICT); else the prompt's, growing, with preemption (vLLM, SGLang).
+  bool reserve_whole = false;
+  EngineFigure token_budget;  // tokens per step: decode tokens and prompt chunks
+  EngineFigure max_running;   // requests one instance runs at once
+  // Defaults that follow the device's memory (vLLM and SGLang size their
+  // budgets by it): the first rule the device meets replaces the figures.
+  struct Rule {
+    double memory_at_least_bytes = 0;
+    std::string except_architecture;  // "" or an architecture the rule skips
+    std::int64_t token_budget = 0;
+    std::int64_t max_running = 0;  // 0: the figure's
+    std::string source;
+  };
+  std::vector<Rule> rules;
+  std::string policy_source, chunked_source, admission_source, note;
+
+  // The budget and the running cap on `device` (the first rule it meets).
+  [[nodiscard]] std::int64_t budget_on(const Device& device) const noexcept;
+  [[nodiscard]] std::int64_t running_on(const Device& device) const noexcept;
+  [[nodiscard]] const Rule* rule_for(const Device& device) const noexcept;
+};
+
 struct EngineProfile {
   std::string id, name;
   std::string kind;      // "serving", "local" or "reference"
@@ -130,6 +161,7 @@ struct EngineProfile {
   std::vector<std::string> fusions;
   std::vector<Format> unsupported;  // formats the engine cannot load
   std::vector<FileMix> file_mixes;
+  EngineScheduler scheduler;
   std::string notes;
   std::string origin;
 

@@ -36,7 +36,9 @@ struct Limits {
 [[nodiscard]] nlohmann::json search(const nlohmann::json& request, const Registry& registry,
                                     const Limits& limits);
 // POST /api/serving: model, hardware and the scenario's formats, tp, engine,
-// plus isl, osl and concurrency (no batch: it follows from the concurrency).
+// plus isl, osl and concurrency (no batch: it follows from the concurrency),
+// mode ("agg" or "disagg" with prefill_workers, prefill_tp, decode_workers,
+// decode_tp), rounds, token_budget and max_running (0: the engine's).
 [[nodiscard]] nlohmann::json serving(const nlohmann::json& request, const Registry& registry,
                                      const Limits& limits);
 [[nodiscard]] nlohmann::json generate(const nlohmann::json& request, const Registry& registry,

@@ -1,20 +1,19 @@
 // Serving under load: time to first token and time per output token of C
 // clients in a closed loop (each sends its next request when the last one
-// finishes) against one engine instance with continuous batching.
+// finishes, as benchmarks such as aiperf and vLLM's benchmark_serving do)
+// against engine instances with continuous batching.
 //
-// The model is the steady state, not a simulation (docs/SERVING.md says why):
-//   - the requests whose KV cache fits run (kKvMemoryShare of the memory holds
-//     weights and cache); the others wait for a slot;
-//   - each running request is replaced once per osl steps, so every step
-//     carries running / osl new prompts, each processed whole in one step
-//     beside the decode tokens (the engines' token budgets hold them);
-//   - a step costs the plain decode step of the running requests at their
-//     mean context (isl + osl / 2) plus that share of what one prompt adds to
-//     a step, both from predict() with the engine;
-//   - TTFT is half a step of waiting plus the step that carries the prompt,
-//     plus the wait behind other prompts (an M/D/1 queue of prompts, each
-//     costing what it adds to a step), plus the wait for a KV slot Little's
-//     law gives when the clients outnumber the slots.
+// The method is a discrete-event simulation of the benchmark, not a formula
+// (docs/SERVING.md says why): every client sends at once, then again as each
+// request finishes, `rounds` requests each. Each instance runs one step at a
+// time and fills it as its engine's scheduler does (EngineScheduler: a token
+// budget shared by decode tokens and prompt chunks, a cap on running
+// requests, prefill-first or mixed steps); a request takes a KV slot while it
+// runs (kKvMemoryShare of the memory holds weights and cache). Each step costs
+// what predict() says a decode step of that many requests at their mean
+// context costs, carrying that many prompt tokens. Aggregated: one pool of
+// instances serves both phases. Disaggregated: prefill workers hand each
+// prompt's KV cache to decode workers.
 //
 // Example:
 //   ServingScenario s;
@@ -36,36 +35,71 @@ namespace roofline {
 // default to 0.9; SGLang's mem_fraction_static is about 0.88).
 inline constexpr double kKvMemoryShare = 0.9;
 
+// Requests each client sends by default: AIConfigurator's deployment guide
+// benchmarks with `concurrency * 10` requests to dilute the first batch
+// (github.com/ai-dynamo/aiconfigurator, docs/dynamo_deployment_guide.md).
+inline constexpr std::int64_t kDefaultRounds = 10;
+
+// Prefill-to-decode KV transfer between nodes: one 400 Gb/s NIC per GPU
+// (NVIDIA ConnectX-7 on HGX H100/H200/B200 systems), 50 GB/s. Within one
+// NVLink domain (at most 8 GPUs here) the device's interconnect carries it.
+inline constexpr double kNodeLinkBps = 50e9;
+inline constexpr std::int64_t kNvlinkDomainGpus = 8;
+
+enum class ServingMode : std::uint8_t { kAggregated, kDisaggregated };
+// "agg" or "disagg"; InvalidArgument otherwise.
+[[nodiscard]] ServingMode parse_serving_mode(const std::string& text);
+
 struct ServingScenario {
   std::int64_t isl = 1024;       // prompt tokens per request
   std::int64_t osl = 256;        // output tokens per request
   std::int64_t concurrency = 1;  // clients, each with one request in flight
-  // Formats, attention kernel and tensor parallelism of the decode step;
-  // its batch, phase and context are set from the fields above.
+  // Formats, attention kernel and tensor parallelism of a step; its batch,
+  // phase and context follow from the fields above. step.tp is the
+  // aggregated instance's tensor-parallel size.
   Scenario step;
+  ServingMode mode = ServingMode::kAggregated;
+  // Disaggregated: workers of each kind, each one engine instance of *_tp GPUs.
+  std::int64_t prefill_workers = 1, prefill_tp = 1, decode_workers = 1, decode_tp = 1;
+  std::int64_t rounds = kDefaultRounds;  // requests each client sends
+  // The engine's scheduler unless set (0): tokens per step, requests running.
+  std::int64_t token_budget = 0, max_running = 0;
+};
+
+// Mean and percentiles over the simulated requests.
+struct Spread {
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0;
 };
 
 struct ServingResult {
-  double ttft_s = 0, tpot_s = 0, e2e_s = 0;
+  double ttft_s = 0, tpot_s = 0, e2e_s = 0;  // means over the requests
+  Spread ttft, tpot, e2e;
   double output_tokens_per_s = 0;  // all GPUs
   double output_tokens_per_s_per_gpu = 0;
   double output_tokens_per_s_per_user = 0;  // 1 / TPOT
   std::int64_t gpus = 1;
-  std::int64_t max_concurrency_that_fits = 0;  // requests whose KV cache fits
-  std::int64_t running = 0;                    // requests decoding at once
-  double queue_wait_s = 0;                     // mean wait for a KV slot
-  double prompt_queue_wait_s = 0;              // mean wait behind other prompts (in TTFT)
-  double plain_step_s = 0;                     // decode step of the running requests alone
-  double prompt_step_s = 0;                    // the same step carrying one whole prompt
-  double prompts_per_step = 0;                 // running / osl
-  double prompt_share = 0;                     // of each step's time, what the prompts add
-  Bound bound = Bound::kMemory;                // of the plain step
-  std::string limited_by;  // "kv_capacity", "prefill", "memory_bandwidth", "compute"
+  std::int64_t max_concurrency_that_fits = 0;      // requests whose KV cache fits (all instances)
+  std::int64_t running = 0;                        // mean requests decoding in a decode step
+  double queue_wait_s = 0;                         // mean wait for a KV slot (or the running cap)
+  double prompt_queue_wait_s = 0;                  // mean wait from admission to its first chunk
+  double plain_step_s = 0;                         // decode step of `running` requests alone
+  double prompt_step_s = 0;                        // the same step carrying one whole prompt
+  double prompts_per_step = 0;                     // prompts started per step
+  double prompt_share = 0;                         // of the steps' time, what prompt tokens add
+  double kv_transfer_s = 0;                        // disaggregated: one prompt's KV cache
+  std::int64_t requests = 0, steps = 0;            // simulated
+  std::int64_t preemptions = 0;                    // requests evicted when the cache ran out
+  std::int64_t token_budget = 0, max_running = 0;  // the scheduler's, per instance
+  ServingMode mode = ServingMode::kAggregated;
+  Bound bound = Bound::kMemory;  // of the plain step
+  std::string limited_by;        // "kv_capacity", "prefill", "memory_bandwidth", "compute"
   std::vector<std::string> notes;
 };
 
 // Throws InvalidArgument for sizes out of range (isl, osl >= 1, concurrency
-// 1 to 2^20), Unsupported when one request's KV cache does not fit.
+// 1 to 2^20, at most kMaxSimulatedRequests requests), Unsupported when one
+// request's KV cache does not fit.
+inline constexpr std::int64_t kMaxSimulatedRequests = std::int64_t{1} << 19;
 [[nodiscard]] ServingResult predict_serving(const ModelSpec& model, const Device& device,
                                             const ServingScenario& s,
                                             const ModelOptions& options = {});

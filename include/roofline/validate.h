@@ -94,8 +94,16 @@ struct ServingRun {
   std::string id, backend, backend_version, model_path, system, precision, mode;
   std::string gemm_quant, moe_quant;
   std::int64_t isl = 0, osl = 0;
-  std::int64_t concurrency = 0;  // batch_size: requests in flight (0 in disaggregated rows)
+  // batch_size: requests in flight. Disaggregated rows leave it empty; their
+  // id carries it ("..._c64_..."), read when the column is empty.
+  std::int64_t concurrency = 0;
+  // Aggregated: the one pool; disaggregated: the decode pool.
   std::int64_t tp = 1, pp = 1, attention_dp = 1, moe_tp = 1, moe_ep = 1;
+  // Disaggregated: the prefill pool and the workers of each (workers_given
+  // false when the row leaves them empty: such rows are refused).
+  std::int64_t prefill_tp = 1, prefill_pp = 1, prefill_attention_dp = 1;
+  std::int64_t prefill_workers = 1, decode_workers = 1;
+  bool workers_given = true;
   double ttft_ms = 0, tpot_ms = 0;
 };
 

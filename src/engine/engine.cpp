@@ -59,6 +59,68 @@ Format format_key(StrictObject& o, std::string_view key) {
   return f;
 }
 
+// "scheduler": {"policy": {"value": "mixed" | "prefill_first", "source": key},
+//   "chunked_prefill": {"value": true, "source": key},
+//   "kv_admission": {"value": "prompt" | "whole", "source": key},
+//   "token_budget": figure, "max_running": figure, "note": text}
+EngineScheduler parse_scheduler(StrictObject& parent,
+                                const std::map<std::string, std::string>& sources) {
+  StrictObject o = parent.object("scheduler");
+  EngineScheduler s;
+  s.known = true;
+  const auto choice = [&](std::string_view key, std::string* source) {
+    StrictObject c = o.object(key);
+    const json v = c.required("value");
+    *source = c.string("source");
+    if (!sources.count(*source)) c.fail("source", "names no entry of \"sources\"");
+    (void)c.optional_string("note", "");
+    c.finish();
+    return v;
+  };
+  const json policy = choice("policy", &s.policy_source);
+  if (policy != "mixed" && policy != "prefill_first") {
+    o.fail("policy", "value must be \"mixed\" or \"prefill_first\"");
+  }
+  s.prefill_first = policy == "prefill_first";
+  const json chunked = choice("chunked_prefill", &s.chunked_source);
+  if (!chunked.is_boolean()) o.fail("chunked_prefill", "value must be true or false");
+  s.chunked_prefill = chunked.get<bool>();
+  const json admission = choice("kv_admission", &s.admission_source);
+  if (admission != "prompt" && admission != "whole") {
+    o.fail("kv_admission", "value must be \"prompt\" or \"whole\"");
+  }
+  s.reserve_whole = admission == "whole";
+  s.token_budget = figure(o, "token_budget", 16, 1 << 20, sources);
+  s.max_running = figure(o, "max_running", 1, 1 << 20, sources);
+  if (o.has("by_memory")) {
+    const json& list = o.required("by_memory");
+    if (!list.is_array() || list.size() > 8) o.fail("by_memory", "expected a list of at most 8");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      StrictObject r(list[i], o.origin(), "scheduler.by_memory[" + std::to_string(i) + "]");
+      EngineScheduler::Rule rule;
+      const double gib = r.non_negative("memory_at_least_gib");
+      if (gib > 1e5) r.fail("memory_at_least_gib", "must be at most 100000");
+      rule.memory_at_least_bytes = gib * 1073741824.0;
+      rule.except_architecture = r.optional_string("except_architecture", "");
+      const double budget = r.non_negative("token_budget");
+      if (budget < 16 || budget > (1 << 20)) r.fail("token_budget", "must be from 16 to 2^20");
+      rule.token_budget = static_cast<std::int64_t>(budget);
+      if (r.has("max_running")) {
+        const double cap = r.non_negative("max_running");
+        if (cap < 1 || cap > (1 << 20)) r.fail("max_running", "must be from 1 to 2^20");
+        rule.max_running = static_cast<std::int64_t>(cap);
+      }
+      rule.source = r.string("source");
+      if (!sources.count(rule.source)) r.fail("source", "names no entry of \"sources\"");
+      r.finish();
+      s.rules.push_back(std::move(rule));
+    }
+  }
+  s.note = o.optional_string("note", "");
+  o.finish();
+  return s;
+}
+
 // "file_mixes": [{"format": "q4_k_m", "experts": false, "source": key,
 //   "roles": [{"ops": ["v_proj", "down_proj"], "format": "q6_k", "layers": "use_more_bits"}]}]
 std::vector<FileMix> parse_file_mixes(StrictObject& o,
@@ -346,6 +408,26 @@ nlohmann::json to_json(const GemmTable& t) {
           {"formats", formats}};
 }
 
+const EngineScheduler::Rule* EngineScheduler::rule_for(const Device& d) const noexcept {
+  for (const Rule& r : rules) {
+    if (d.memory_capacity_bytes.value >= r.memory_at_least_bytes &&
+        (r.except_architecture.empty() || r.except_architecture != d.architecture)) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+std::int64_t EngineScheduler::budget_on(const Device& d) const noexcept {
+  const Rule* r = rule_for(d);
+  return r ? r->token_budget : static_cast<std::int64_t>(token_budget.value);
+}
+
+std::int64_t EngineScheduler::running_on(const Device& d) const noexcept {
+  const Rule* r = rule_for(d);
+  return r && r->max_running > 0 ? r->max_running : static_cast<std::int64_t>(max_running.value);
+}
+
 bool EngineProfile::runs(Format f) const noexcept {
   return std::find(unsupported.begin(), unsupported.end(), f) == unsupported.end();
 }
@@ -416,6 +498,7 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
     e.unsupported.push_back(fmt);
   }
   if (o.has("file_mixes")) e.file_mixes = parse_file_mixes(o, e.sources);
+  if (o.has("scheduler")) e.scheduler = parse_scheduler(o, e.sources);
   e.notes = o.optional_string("notes", "");
   o.finish();
   return e;
@@ -608,6 +691,33 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
 namespace roofline {
 namespace {
 
+nlohmann::json figure_json(const EngineProfile& e, const EngineFigure& f);
+
+nlohmann::json scheduler_json(const EngineProfile& e) {
+  const EngineScheduler& s = e.scheduler;
+  if (!s.known) return nullptr;
+  nlohmann::json j = {{"policy", s.prefill_first ? "prefill_first" : "mixed"},
+                      {"policy_source", e.citation(s.policy_source)},
+                      {"chunked_prefill", s.chunked_prefill},
+                      {"chunked_prefill_source", e.citation(s.chunked_source)},
+                      {"kv_admission", s.reserve_whole ? "whole" : "prompt"},
+                      {"kv_admission_source", e.citation(s.admission_source)},
+                      {"token_budget", figure_json(e, s.token_budget)},
+                      {"max_running", figure_json(e, s.max_running)}};
+  nlohmann::json rules = nlohmann::json::array();
+  for (const EngineScheduler::Rule& r : s.rules) {
+    nlohmann::json x = {{"memory_at_least_gib", r.memory_at_least_bytes / 1073741824.0},
+                        {"token_budget", r.token_budget},
+                        {"source", e.citation(r.source)}};
+    if (!r.except_architecture.empty()) x["except_architecture"] = r.except_architecture;
+    if (r.max_running > 0) x["max_running"] = r.max_running;
+    rules.push_back(std::move(x));
+  }
+  j["by_memory"] = std::move(rules);
+  if (!s.note.empty()) j["note"] = s.note;
+  return j;
+}
+
 nlohmann::json figure_json(const EngineProfile& e, const EngineFigure& f) {
   if (!f.known()) return nullptr;
   nlohmann::json j = {{"value", f.value},
@@ -677,6 +787,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"fusions", e.fusions},
           {"unsupported_formats", unsupported},
           {"file_mixes", mixes},
+          {"scheduler", scheduler_json(e)},
           {"notes", e.notes},
           {"sources", e.sources}};
 }

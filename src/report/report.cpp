@@ -727,24 +727,31 @@ nlohmann::json search_document(const ModelSpec& m, const Device& d, const Search
   auto optional = [](const std::optional<double>& v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
   };
-  nlohmann::json out = {
-      {"model", m.id},
-      {"hardware", d.id},
-      {"gpus", spec.gpus},
-      {"isl", spec.isl},
-      {"osl", spec.osl},
-      {"ttft_max_s", optional(spec.ttft_max_s)},
-      {"tpot_max_s", optional(spec.tpot_max_s)},
-      {"evaluated", r.evaluated},
-      {"refused", r.refused},
-      {"front", front},
-      {"best", r.best ? deployment_json(*r.best) : nlohmann::json(nullptr)},
-      {"runners_up", runners},
-      {"refusals", refusals},
-      {"method", "the serving model's steady state per replica (docs/SERVING.md)"}};
+  nlohmann::json out = {{"model", m.id},
+                        {"hardware", d.id},
+                        {"gpus", spec.gpus},
+                        {"isl", spec.isl},
+                        {"osl", spec.osl},
+                        {"ttft_max_s", optional(spec.ttft_max_s)},
+                        {"tpot_max_s", optional(spec.tpot_max_s)},
+                        {"evaluated", r.evaluated},
+                        {"refused", r.refused},
+                        {"front", front},
+                        {"best", r.best ? deployment_json(*r.best) : nlohmann::json(nullptr)},
+                        {"runners_up", runners},
+                        {"refusals", refusals},
+                        {"method", "the serving simulation per replica (docs/SERVING.md)"}};
   out.update(stamp(registry));
   return out;
 }
+
+namespace {
+
+nlohmann::json spread_json(const Spread& x) {
+  return {{"mean", x.mean}, {"p50", x.p50}, {"p90", x.p90}, {"p99", x.p99}};
+}
+
+}  // namespace
 
 nlohmann::json serving_document(const ModelSpec& m, const Device& d, const ServingScenario& s,
                                 const ServingResult& r, const ModelOptions& o,
@@ -756,6 +763,7 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                       {"osl", s.osl},
                       {"concurrency", s.concurrency},
                       {"tp", s.step.tp},
+                      {"mode", s.mode == ServingMode::kAggregated ? "agg" : "disagg"},
                       {"weights", format_id(s.step.precision.weights.value_or(m.native_weights))},
                       {"act", format_id(s.step.precision.act)},
                       {"kv", format_id(s.step.precision.kv)},
@@ -774,9 +782,27 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                       {"prompt_step_s", r.prompt_step_s},
                       {"prompts_per_step", r.prompts_per_step},
                       {"prompt_share", r.prompt_share},
+                      {"ttft", spread_json(r.ttft)},
+                      {"tpot", spread_json(r.tpot)},
+                      {"e2e", spread_json(r.e2e)},
+                      {"requests", r.requests},
+                      {"rounds", s.rounds},
+                      {"steps", r.steps},
+                      {"preemptions", r.preemptions},
+                      {"token_budget", r.token_budget},
+                      {"max_running", r.max_running},
                       {"limited_by", r.limited_by},
-                      {"method", "steady state of continuous batching (means; no percentiles)"},
+                      {"method",
+                       "a discrete-event simulation of the closed-loop benchmark against the "
+                       "engine's scheduler (means and percentiles over the requests)"},
                       {"notes", r.notes}};
+  if (s.mode == ServingMode::kDisaggregated) {
+    j["prefill_workers"] = s.prefill_workers;
+    j["prefill_tp"] = s.prefill_tp;
+    j["decode_workers"] = s.decode_workers;
+    j["decode_tp"] = s.decode_tp;
+    j["kv_transfer_s"] = r.kv_transfer_s;
+  }
   j.update(stamp(registry));
   return j;
 }

@@ -301,6 +301,14 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     s.isl = integer(o, "isl", 1024, 1, kMaxSeqLen);
     s.osl = integer(o, "osl", 256, 1, kMaxSeqLen);
     s.concurrency = integer(o, "concurrency", 1, 1, kMaxBatch);
+    s.mode = parse_serving_mode(text(o, "mode", "agg"));
+    s.prefill_workers = integer(o, "prefill_workers", 1, 1, 1024);
+    s.prefill_tp = integer(o, "prefill_tp", 1, 1, kMaxParallel);
+    s.decode_workers = integer(o, "decode_workers", 1, 1, 1024);
+    s.decode_tp = integer(o, "decode_tp", 1, 1, kMaxParallel);
+    s.rounds = integer(o, "rounds", kDefaultRounds, 1, 1000);
+    s.token_budget = integer(o, "token_budget", 0, 0, kMaxBatch);
+    s.max_running = integer(o, "max_running", 0, 0, kMaxBatch);
     const ModelOptions opt = options_of(o);
     o.finish();
     if (opt.mode != Mode::kRealistic)

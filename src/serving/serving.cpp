@@ -4,11 +4,152 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 
 #include "roofline/deadline.h"
+#include "roofline/engine.h"
 #include "roofline/error.h"
+#include "simulate.h"
 
 namespace roofline {
+namespace {
+
+// A step's cost from predict(), remembered on a grid: exact below 64
+// requests or prompt tokens, then 32 points an octave (2% apart), context 16
+// an octave; linear between grid points. A simulation asks for thousands of
+// steps but meets few distinct grid points.
+class StepCostGrid {
+ public:
+  StepCostGrid(const ModelSpec& m, const Device& d, const Scenario& base, const ModelOptions& o,
+               std::int64_t isl)
+      : m_(m), d_(d), base_(base), o_(o), isl_(isl) {
+    base_.phase = Phase::kDecode;
+    base_.prefill_tokens = base_.prefill_prompt = 0;
+  }
+
+  double operator()(std::int64_t decode, double context, std::int64_t prefill) {
+    const Axis n = decode > 0 ? axis(static_cast<double>(decode), 32, 64) : Axis{0, 0, 0};
+    const Axis p = prefill > 0 ? axis(static_cast<double>(prefill), 32, 64) : Axis{0, 0, 0};
+    const Axis c = decode > 0 ? axis(std::max(1.0, context), 16, 0)
+                              : Axis{static_cast<double>(isl_), static_cast<double>(isl_), 0};
+    double t = 0;
+    for (int i = 0; i < 2; ++i) {
+      for (int j = 0; j < 2; ++j) {
+        for (int k = 0; k < 2; ++k) {
+          const double w = (i ? n.w : 1 - n.w) * (j ? p.w : 1 - p.w) * (k ? c.w : 1 - c.w);
+          if (w == 0) continue;
+          t += w * at(static_cast<std::int64_t>(i ? n.hi : n.lo),
+                      static_cast<std::int64_t>(j ? p.hi : p.lo),
+                      static_cast<std::int64_t>(k ? c.hi : c.lo));
+        }
+      }
+    }
+    return t;
+  }
+
+  double at(std::int64_t decode, std::int64_t prefill, std::int64_t context) {
+    const Key key{decode, prefill, context};
+    const auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    Scenario s = base_;
+    s.batch = std::max<std::int64_t>(decode, 1);  // a prefill-only step: one token's decode
+    s.seq_len = context;
+    s.prefill_tokens = prefill;
+    s.prefill_prompt = prefill > 0 ? isl_ : 0;
+    const double t = predict(m_, d_, s, o_).time_s;
+    cache_.emplace(key, t);
+    return t;
+  }
+
+ private:
+  struct Axis {
+    double lo = 0, hi = 0, w = 0;  // value = lo + w (hi - lo)
+  };
+  // Grid points around v: integers up to `exact`, then `per_octave` points
+  // an octave (rounded to integers).
+  static Axis axis(double v, int per_octave, double exact) {
+    if (v <= exact) return {v, v, 0};
+    const double x = std::log2(v) * per_octave;
+    const double lo = std::round(std::exp2(std::floor(x) / per_octave));
+    const double hi = std::round(std::exp2((std::floor(x) + 1) / per_octave));
+    if (hi <= lo) return {lo, lo, 0};
+    return {lo, hi, std::clamp((v - lo) / (hi - lo), 0.0, 1.0)};
+  }
+  struct Key {
+    std::int64_t decode, prefill, context;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const noexcept {
+      std::uint64_t h = static_cast<std::uint64_t>(k.decode) * 0x9E3779B97F4A7C15ULL;
+      h ^= static_cast<std::uint64_t>(k.prefill) + 0x7F4A7C15ULL + (h << 6) + (h >> 2);
+      h ^= static_cast<std::uint64_t>(k.context) + 0x94D049BBULL + (h << 6) + (h >> 2);
+      return static_cast<std::size_t>(h);
+    }
+  };
+  const ModelSpec& m_;
+  const Device& d_;
+  Scenario base_;
+  const ModelOptions& o_;
+  std::int64_t isl_;
+  std::unordered_map<Key, double, KeyHash> cache_;
+};
+
+// The KV cache one instance of `base` holds beside its weights, in tokens
+// (a request of `tokens` tokens sets the bytes per token: sliding-window
+// layers hold less than a token's full share); Unsupported when not even
+// one such request fits.
+struct KvCapacity {
+  std::int64_t tokens = 0;
+  double request_bytes = 0;  // per GPU, one request of `tokens` tokens
+};
+KvCapacity kv_capacity(const ModelSpec& m, const Device& d, const Scenario& base,
+                       std::int64_t tokens) {
+  Scenario one = base;
+  one.phase = Phase::kDecode;
+  one.prefill_tokens = one.prefill_prompt = 0;
+  one.batch = 1;
+  one.seq_len = tokens;
+  const MemoryEstimate mem = estimate_memory(m, d, one);
+  const double room =
+      kKvMemoryShare * mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes;
+  if (!(mem.kv_cache_bytes > 0) || room < mem.kv_cache_bytes) {
+    throw Unsupported(fmt::format(
+        "one request of {} tokens does not fit at TP {}: weights {:.1f} GB, KV cache {:.2f} GB "
+        "per request, {:.0f}% of {:.0f} GB for both",
+        tokens, base.tp, mem.weights_bytes / 1e9, mem.kv_cache_bytes / 1e9, kKvMemoryShare * 100,
+        mem.capacity_bytes / 1e9));
+  }
+  const double per_token = mem.kv_cache_bytes / static_cast<double>(tokens);
+  return {static_cast<std::int64_t>(std::min(std::floor(room / per_token), 1e15)),
+          mem.kv_cache_bytes};
+}
+
+Spread spread(std::vector<double> v) {
+  Spread s;
+  if (v.empty()) return s;
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / static_cast<double>(v.size());
+  std::sort(v.begin(), v.end());
+  // Nearest rank.
+  const auto rank = [&](double q) {
+    const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+    return v[std::clamp<std::size_t>(i, 1, v.size()) - 1];
+  };
+  s.p50 = rank(0.5);
+  s.p90 = rank(0.9);
+  s.p99 = rank(0.99);
+  return s;
+}
+
+}  // namespace
+
+ServingMode parse_serving_mode(const std::string& text) {
+  if (text == "agg") return ServingMode::kAggregated;
+  if (text == "disagg") return ServingMode::kDisaggregated;
+  throw InvalidArgument("mode must be agg or disagg, not '" + text.substr(0, 20) + "'");
+}
 
 ServingResult predict_serving(const ModelSpec& m, const Device& d, const ServingScenario& in,
                               const ModelOptions& o) {
@@ -21,93 +162,165 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   check("isl", in.isl, kMaxSeqLen);
   check("osl", in.osl, kMaxSeqLen - in.isl);
   check("concurrency", in.concurrency, kMaxBatch);
+  check("rounds", in.rounds, 1000);
+  if (in.concurrency * in.rounds > kMaxSimulatedRequests) {
+    throw InvalidArgument(
+        fmt::format("{} clients x {} rounds = {} requests is too many to simulate (at most {})",
+                    in.concurrency, in.rounds, in.concurrency * in.rounds, kMaxSimulatedRequests));
+  }
+  if (in.token_budget != 0) check("token budget", in.token_budget, kMaxBatch);
+  if (in.max_running != 0) check("max running", in.max_running, kMaxBatch);
+  const bool disagg = in.mode == ServingMode::kDisaggregated;
+  if (disagg) {
+    check("prefill workers", in.prefill_workers, 1024);
+    check("decode workers", in.decode_workers, 1024);
+    check("prefill tp", in.prefill_tp, kMaxParallel);
+    check("decode tp", in.decode_tp, kMaxParallel);
+  }
+
+  // The scheduler: the engine's, else the reference's generic one.
+  const EngineProfile& reference = EngineRegistry::built_in().get("roofline");
+  const EngineProfile* engine = o.engine && o.engine->scheduler.known ? o.engine : &reference;
+  const EngineScheduler& sched = engine->scheduler;
+  const std::int64_t budget = in.token_budget ? in.token_budget : sched.budget_on(d);
+  const std::int64_t cap = in.max_running ? in.max_running : sched.running_on(d);
 
   ServingResult r;
-  r.gpus = in.step.tp * in.step.pp;
-  Scenario s = in.step;
-  s.phase = Phase::kDecode;
-  s.prefill_tokens = s.prefill_prompt = 0;
+  r.mode = in.mode;
+  r.token_budget = budget;
+  r.max_running = cap;
+  Scenario base = in.step;
+  base.phase = Phase::kDecode;
+  base.prefill_tokens = base.prefill_prompt = 0;
 
-  // How many requests' KV cache (at their full length) fits beside the weights.
-  Scenario one = s;
-  one.batch = 1;
-  one.seq_len = in.isl + in.osl;
-  const MemoryEstimate mem = estimate_memory(m, d, one);
-  const double room =
-      kKvMemoryShare * mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes;
-  const double fit = mem.kv_cache_bytes > 0 ? std::floor(room / mem.kv_cache_bytes) : 0;
-  if (fit < 1) {
-    throw Unsupported(fmt::format(
-        "one request of {} tokens does not fit: weights {:.1f} GB, KV cache {:.2f} GB per request, "
-        "{:.0f}% of {:.0f} GB for both",
-        in.isl + in.osl, mem.weights_bytes / 1e9, mem.kv_cache_bytes / 1e9, kKvMemoryShare * 100,
-        mem.capacity_bytes / 1e9));
+  const auto pool = [&](detail::PoolSpec::Role role, std::int64_t instances, std::int64_t kv_tokens,
+                        StepCostGrid& grid) {
+    detail::PoolSpec p;
+    p.role = role;
+    p.instances = instances;
+    p.kv_tokens = kv_tokens;
+    p.reserve_whole = sched.reserve_whole;
+    p.max_running = cap;
+    p.token_budget = budget;
+    p.chunked_prefill = sched.chunked_prefill;
+    p.prefill_first = sched.prefill_first;
+    p.cost = [&grid](std::int64_t n, double ctx, std::int64_t prefill) {
+      return grid(n, ctx, prefill);
+    };
+    return p;
+  };
+
+  detail::SimSpec spec;
+  spec.isl = in.isl;
+  spec.osl = in.osl;
+  spec.clients = in.concurrency;
+  spec.requests_per_client = in.rounds;
+  Scenario decode_base = base;
+  Scenario prefill_base = base;
+  if (disagg) {
+    decode_base.tp = in.decode_tp;
+    prefill_base.tp = in.prefill_tp;
+    r.gpus = (in.prefill_workers * in.prefill_tp + in.decode_workers * in.decode_tp) * base.pp;
+  } else {
+    r.gpus = base.tp * base.pp;
   }
-  r.max_concurrency_that_fits = static_cast<std::int64_t>(std::min(fit, double(kMaxBatch)));
-  r.running = std::min(in.concurrency, r.max_concurrency_that_fits);
-
-  // The mean step: the running requests' decode at their mean context, and
-  // running / osl whole prompts.
-  s.batch = r.running;
-  s.seq_len = in.isl + in.osl / 2;
-  const Prediction plain = predict(m, d, s, o);
-  Scenario with = s;
-  with.prefill_tokens = in.isl;
-  with.prefill_prompt = in.isl;
-  const Prediction prompt = predict(m, d, with, o);
-  r.plain_step_s = plain.time_s;
-  r.prompt_step_s = prompt.time_s;
-  r.bound = plain.bound;
-  r.prompts_per_step = static_cast<double>(r.running) / static_cast<double>(in.osl);
-  const double added = std::max(0.0, prompt.time_s - plain.time_s);
-  r.tpot_s = plain.time_s + r.prompts_per_step * added;
-  r.prompt_share = r.tpot_s > 0 ? r.prompts_per_step * added / r.tpot_s : 0;
-
-  // A prompt waits for the step under way (half of one on average), then the
-  // step that carries it gives its first token. Prompts also wait for each
-  // other: they arrive at the request rate and each costs `added` of step
-  // time, a queue with one server; taken as M/D/1 (Poisson arrivals, fixed
-  // service), W = rho x added / (2 (1 - rho)), rho = rate x added. Solved with
-  // the request rate, which depends on TTFT, by a few fixed-point rounds.
-  const double decode_time = static_cast<double>(in.osl - 1) * r.tpot_s;
-  double prompt_wait = 0, requests_per_s = 0, ttft_service = 0, service = 0;
-  for (int round = 0; round < 8; ++round) {
-    ttft_service = 0.5 * r.tpot_s + r.prompt_step_s + prompt_wait;
-    service = ttft_service + decode_time;
-    // Little's law over the closed loop: the running requests complete at
-    // running / service per second; all clients cycle at that rate.
-    requests_per_s = static_cast<double>(r.running) / service;
-    const double rho = std::min(0.95, requests_per_s * added);
-    prompt_wait = rho * added / (2 * (1 - rho));
+  const KvCapacity decode_kv = kv_capacity(m, d, decode_base, in.isl + in.osl);
+  const std::int64_t per_instance = decode_kv.tokens / (in.isl + in.osl);
+  r.max_concurrency_that_fits = per_instance * (disagg ? in.decode_workers : 1);
+  StepCostGrid first_grid(m, d, prefill_base, o, in.isl);
+  StepCostGrid decode_grid(m, d, decode_base, o, in.isl);
+  if (!disagg) {
+    spec.first = pool(detail::PoolSpec::Role::kMixed, 1, decode_kv.tokens, first_grid);
+  } else {
+    const KvCapacity prefill_kv = kv_capacity(m, d, prefill_base, in.isl);
+    // Each decode GPU receives its shard of the prompt's cache, in parallel.
+    const double link = r.gpus <= kNvlinkDomainGpus && d.interconnect_bandwidth_Bps.value > 0
+                            ? d.interconnect_bandwidth_Bps.value
+                            : kNodeLinkBps;
+    r.kv_transfer_s = decode_kv.request_bytes * static_cast<double>(in.isl) /
+                      static_cast<double>(in.isl + in.osl) / link;
+    spec.transfer_s = r.kv_transfer_s;
+    spec.first =
+        pool(detail::PoolSpec::Role::kPrefill, in.prefill_workers, prefill_kv.tokens, first_grid);
+    spec.decode =
+        pool(detail::PoolSpec::Role::kDecode, in.decode_workers, decode_kv.tokens, decode_grid);
   }
-  r.prompt_queue_wait_s = prompt_wait;
-  const double cycle = static_cast<double>(in.concurrency) / requests_per_s;
-  r.queue_wait_s = std::max(0.0, cycle - service);
-  r.ttft_s = r.queue_wait_s + ttft_service;
-  r.e2e_s = r.ttft_s + static_cast<double>(in.osl - 1) * r.tpot_s;
-  r.output_tokens_per_s = requests_per_s * static_cast<double>(in.osl);
+
+  const detail::SimResult sim = detail::simulate_serving(spec);
+  r.requests = static_cast<std::int64_t>(sim.e2e_s.size());
+  r.steps = sim.steps;
+  r.ttft = spread(sim.ttft_s);
+  r.tpot = spread(sim.tpot_s);
+  r.e2e = spread(sim.e2e_s);
+  r.ttft_s = r.ttft.mean;
+  r.tpot_s = r.tpot.mean;
+  r.e2e_s = r.e2e.mean;
+  r.queue_wait_s = sim.admit_wait_s;
+  r.prompt_queue_wait_s = sim.chunk_wait_s;
+  r.output_tokens_per_s =
+      sim.duration_s > 0 ? static_cast<double>(r.requests * in.osl) / sim.duration_s : 0;
   r.output_tokens_per_s_per_gpu = r.output_tokens_per_s / static_cast<double>(r.gpus);
-  r.output_tokens_per_s_per_user = 1 / r.tpot_s;
+  r.output_tokens_per_s_per_user = r.tpot_s > 0 ? 1 / r.tpot_s : 0;
+  r.prompts_per_step =
+      sim.steps > 0 ? static_cast<double>(r.requests) / static_cast<double>(sim.steps) : 0;
+  r.prompt_share = sim.busy_s > 0 ? sim.prefill_added_s / sim.busy_s : 0;
+  r.running = sim.decode_steps > 0
+                  ? std::max<std::int64_t>(1, std::llround(sim.decoding_step_sum /
+                                                           static_cast<double>(sim.decode_steps)))
+                  : 1;
 
-  if (in.concurrency > r.max_concurrency_that_fits) {
+  // The decode step of the mean batch, alone and with one whole prompt.
+  const std::int64_t mean_context = in.isl + in.osl / 2;
+  r.plain_step_s = decode_grid.at(r.running, 0, mean_context);
+  r.prompt_step_s = (disagg ? first_grid : decode_grid).at(r.running, in.isl, mean_context);
+  Scenario plain = decode_base;
+  plain.batch = r.running;
+  plain.seq_len = mean_context;
+  r.bound = predict(m, d, plain, o).bound;
+
+  r.preemptions = sim.preemptions;
+  const std::int64_t workers = disagg ? in.decode_workers : 1;
+  if (in.concurrency > r.max_concurrency_that_fits || in.concurrency > cap * workers ||
+      sim.preemptions > 0) {
     r.limited_by = "kv_capacity";
     r.notes.push_back(fmt::format(
-        "KV capacity: {} of {} requests fit ({:.0f}% of memory for weights and cache); the "
-        "others wait {:.3g} s for a slot",
-        r.max_concurrency_that_fits, in.concurrency, kKvMemoryShare * 100, r.queue_wait_s));
+        "KV capacity: {} whole requests fit ({:.0f}% of memory for weights and cache), the engine "
+        "runs at most {} an instance; {} clients waited {:.3g} s on average to be admitted{}",
+        r.max_concurrency_that_fits, kKvMemoryShare * 100, cap, in.concurrency, r.queue_wait_s,
+        sim.preemptions > 0
+            ? fmt::format(", and {} requests were preempted and recomputed", sim.preemptions)
+            : std::string()));
   } else if (r.prompt_share >= 0.5) {
     r.limited_by = "prefill";
   } else {
     r.limited_by = r.bound == Bound::kMemory ? "memory_bandwidth" : "compute";
   }
-  r.notes.push_back(
-      fmt::format("prefill interference: {:.2f} new prompts a step take {:.0f}% of its {:.3g} ms",
-                  r.prompts_per_step, r.prompt_share * 100, r.tpot_s * 1e3));
-  r.notes.push_back(fmt::format("the plain decode step of {} requests is {}-bound ({:.3g} ms)",
+  r.notes.push_back(fmt::format(
+      "simulated {} requests ({} clients x {} rounds, all starting together) over {} steps; "
+      "{} scheduler: {} steps, {}-token budget, {} prompts, at most {} running",
+      r.requests, in.concurrency, in.rounds, r.steps,
+      engine == &reference ? std::string("generic") : engine->name,
+      sched.prefill_first ? "prefill-first" : "mixed", budget,
+      sched.chunked_prefill ? "chunked" : "whole", cap));
+  if (!o.engine || !o.engine->scheduler.known) {
+    r.notes.push_back(
+        fmt::format("{} has no scheduler profile: the reference's generic one is used",
+                    o.engine ? o.engine->name : std::string("the reference engine")));
+  }
+  r.notes.push_back(fmt::format(
+      "prefill interference: prompt tokens take {:.0f}% of the steps' time; {:.0f}% of TTFT "
+      "waits for a slot, {:.0f}% behind other prompts",
+      r.prompt_share * 100, r.ttft_s > 0 ? 100 * r.queue_wait_s / r.ttft_s : 0,
+      r.ttft_s > 0 ? 100 * r.prompt_queue_wait_s / r.ttft_s : 0));
+  if (disagg) {
+    r.notes.push_back(fmt::format(
+        "disaggregated: {} prefill worker(s) at TP {}, {} decode worker(s) at TP {}; a prompt's "
+        "KV cache moves in {:.3g} ms; the first token comes from the prefill worker",
+        in.prefill_workers, in.prefill_tp, in.decode_workers, in.decode_tp, r.kv_transfer_s * 1e3));
+  }
+  r.notes.push_back(fmt::format("the decode step of {} requests is {}-bound ({:.3g} ms alone)",
                                 r.running, r.bound == Bound::kMemory ? "memory" : "compute",
                                 r.plain_step_s * 1e3));
-  r.notes.push_back(
-      "steady state of continuous batching (mean values; no percentiles): see docs/SERVING.md");
   return r;
 }
 

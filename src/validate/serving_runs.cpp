@@ -2,6 +2,7 @@
 // check: one decode step at batch = concurrency against the measured TPOT.
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <map>
@@ -194,6 +195,29 @@ Scenario decode_step(const ServingRun& r, const ModelSpec& m, const Device& d,
   return s;
 }
 
+// The mean decode step when each step also carries running / osl whole
+// prompts (the requests that arrive as others finish), for the running
+// requests whose KV cache (isl + osl tokens each) fits in kKvMemoryShare of
+// memory: plain + running / osl x (the step with one prompt - plain).
+double step_with_prompt_share(const ModelSpec& m, const Device& d, Scenario s, const ServingRun& r,
+                              const ModelOptions& o) {
+  Scenario one = s;
+  one.batch = 1;
+  one.seq_len = r.isl + r.osl;
+  const MemoryEstimate mem = estimate_memory(m, d, one);
+  const double room =
+      kKvMemoryShare * mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes;
+  const double fit = mem.kv_cache_bytes > 0 ? std::floor(room / mem.kv_cache_bytes) : 0;
+  if (fit < 1) throw Refusal("one request's KV cache does not fit beside the weights");
+  s.batch = std::min<std::int64_t>(r.concurrency, static_cast<std::int64_t>(fit));
+  const double plain = predict(m, d, s, o).time_s;
+  s.prefill_tokens = r.isl;
+  s.prefill_prompt = r.isl;
+  const double with_prompt = predict(m, d, s, o).time_s;
+  return plain + static_cast<double>(s.batch) / static_cast<double>(r.osl) *
+                     std::max(0.0, with_prompt - plain);
+}
+
 }  // namespace
 
 std::vector<ServingRun> parse_serving_runs(std::string_view text, const std::string& origin) {
@@ -264,13 +288,29 @@ std::vector<ServingRun> parse_serving_runs(std::string_view text, const std::str
       r.moe_tp = in.size("moe_tp_size", col("moe_tp_size"), 1);
       r.moe_ep = in.size("moe_ep_size", col("moe_ep_size"), 1);
     } else {
-      // Disaggregated rows: the decode pool's figures (the prefill pool's are
-      // read for range checks only).
-      for (std::string_view c :
-           {"prefill_batch_size", "prefill_num_workers", "prefill_tp_size", "prefill_pp_size",
-            "prefill_attention_dp_size", "prefill_moe_tp_size", "prefill_moe_ep_size",
-            "decode_batch_size", "decode_num_workers"})
+      // Disaggregated rows: the client concurrency from batch_size, else the
+      // id's "_c<N>_"; the decode pool's figures in the shared fields.
+      r.concurrency = in.size("batch_size", col("batch_size"), 0);
+      if (r.concurrency == 0) {
+        const std::size_t at = r.id.find("_c");
+        std::size_t end = at == std::string::npos ? at : at + 2;
+        while (end != std::string::npos && end < r.id.size() &&
+               std::isdigit(static_cast<unsigned char>(r.id[end])))
+          ++end;
+        // Neither: concurrency stays 0 and the row is refused.
+        if (at != std::string::npos && end > at + 2 && end < r.id.size() && r.id[end] == '_')
+          r.concurrency = in.size("id", std::string_view(r.id).substr(at + 2, end - at - 2), 0);
+      }
+      for (std::string_view c : {"prefill_batch_size", "prefill_moe_tp_size", "prefill_moe_ep_size",
+                                 "decode_batch_size"})
         (void)in.size(c, col(c), 1);
+      r.workers_given = !col("prefill_num_workers").empty() && !col("decode_num_workers").empty();
+      r.prefill_workers = in.size("prefill_num_workers", col("prefill_num_workers"), 1);
+      r.decode_workers = in.size("decode_num_workers", col("decode_num_workers"), 1);
+      r.prefill_tp = in.size("prefill_tp_size", col("prefill_tp_size"), 1);
+      r.prefill_pp = in.size("prefill_pp_size", col("prefill_pp_size"), 1);
+      r.prefill_attention_dp =
+          in.size("prefill_attention_dp_size", col("prefill_attention_dp_size"), 1);
       r.tp = in.size("decode_tp_size", col("decode_tp_size"), 1);
       r.pp = in.size("decode_pp_size", col("decode_pp_size"), 1);
       r.attention_dp = in.size("decode_attention_dp_size", col("decode_attention_dp_size"), 1);
@@ -331,16 +371,9 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
   std::map<std::string, std::vector<double>> groups, ttft;
   std::map<std::string, int> refusals;
   for (const ServingRun& r : runs) {
-    if (r.mode != "agg") {
-      ++report.skipped_disaggregated;
-      if (serving) {
-        DecodeStepRow row;
-        row.run = r;
-        row.refused = "disaggregated serving is not modeled yet (issue #12)";
-        ++report.refused;
-        ++refusals[row.refused];
-        report.rows.push_back(std::move(row));
-      }
+    const bool disagg = r.mode != "agg";
+    if (disagg && !serving) {
+      ++report.skipped_disaggregated;  // a decode step alone says nothing of them
       continue;
     }
     check_deadline("decode-step validation");
@@ -364,27 +397,48 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
       row.engine = e->id;
       auto it = models.find(row.model);
       if (it == models.end()) it = models.emplace(row.model, load_model(row.model)).first;
+      if (r.concurrency == 0)
+        throw Refusal("the row gives no concurrency (batch_size, or _c<N>_ in its id)");
+      // AIConfigurator's own check of these rows needs the worker counts too
+      // (tools/accuracy_regression_testing/predict_silicon_sample.py).
+      if (disagg && !r.workers_given)
+        throw Refusal("disaggregated row without its prefill and decode worker counts");
+      if (disagg && (r.prefill_attention_dp > 1 || r.prefill_pp > 1))
+        throw Refusal(r.prefill_pp > 1
+                          ? "pipeline parallel serving is not modeled (the serving issue, #12)"
+                          : "attention data parallelism is not modeled (the serving issue, #12)");
       const Scenario s = decode_step(r, it->second, *d, &row.formats);
       ModelOptions o = options;
       o.engine = e;
       if (tables) o = with_engine(o, *d, e, *tables);
-      if (prefill_share) {
+      if (serving) {
         ServingScenario load;
         load.isl = r.isl;
         load.osl = r.osl;
         load.concurrency = r.concurrency;
         load.step = s;
+        if (disagg) {
+          load.mode = ServingMode::kDisaggregated;
+          load.prefill_workers = r.prefill_workers;
+          load.prefill_tp = r.prefill_tp;
+          load.decode_workers = r.decode_workers;
+          load.decode_tp = r.tp;
+        }
         const ServingResult sr = predict_serving(it->second, *d, load, o);
         row.predicted_ms = sr.tpot_s * 1e3;
         row.predicted_ttft_ms = sr.ttft_s * 1e3;
         row.ttft_error_pct = (row.predicted_ttft_ms - r.ttft_ms) / r.ttft_ms * 100;
+      } else if (prefill_share) {
+        row.predicted_ms = step_with_prompt_share(it->second, *d, s, r, o) * 1e3;
       } else {
         row.predicted_ms = predict(it->second, *d, s, o).time_s * 1e3;
       }
       row.error_pct = (row.predicted_ms - r.tpot_ms) / r.tpot_ms * 100;
       ++report.predicted;
-      for (const std::string& g : {std::string("all"), "engine=" + row.engine,
-                                   "device=" + row.device, "model=" + row.model}) {
+      std::vector<std::string> keys = {"all", "engine=" + row.engine, "device=" + row.device,
+                                       "model=" + row.model};
+      if (serving) keys.push_back("mode=" + r.mode);
+      for (const std::string& g : keys) {
         groups[g].push_back(row.error_pct);
         if (serving) ttft[g].push_back(row.ttft_error_pct);
       }
@@ -401,7 +455,7 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
     report.groups.push_back(error_stats("all", all->second));
     groups.erase(all);
   }
-  for (const char* prefix : {"engine=", "device=", "model="}) {
+  for (const char* prefix : {"mode=", "engine=", "device=", "model="}) {
     for (const auto& [g, errors] : groups) {
       if (g.rfind(prefix, 0) == 0) report.groups.push_back(error_stats(g, errors));
     }
@@ -411,7 +465,7 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
       report.ttft_groups.push_back(error_stats("all", all->second));
       ttft.erase(all);
     }
-    for (const char* prefix : {"engine=", "device=", "model="}) {
+    for (const char* prefix : {"mode=", "engine=", "device=", "model="}) {
       for (const auto& [g, errors] : ttft) {
         if (g.rfind(prefix, 0) == 0) report.ttft_groups.push_back(error_stats(g, errors));
       }

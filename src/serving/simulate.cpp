@@ -1,0 +1,437 @@
+#include "simulate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <queue>
+#include <set>
+#include <string>
+
+#include "roofline/deadline.h"
+#include "roofline/error.h"
+
+namespace roofline::detail {
+namespace {
+
+struct Request {
+  std::int32_t client = 0;
+  double arrival = 0, admitted = -1, first_chunk = -1, first_token = -1;
+  std::int64_t target = 0;     // prompt tokens to compute (more after a preemption)
+  std::int64_t prefilled = 0;  // of target
+  std::int64_t generated = 0;  // output tokens so far, when not decoding
+  std::int64_t offset = 0;     // while decoding: generated = offset + the instance's decode_step
+  std::uint64_t order = 0;     // admission order (the newest is preempted first)
+  std::int32_t home = 0;       // disaggregated: the decode instance holding its cache
+};
+
+struct Instance {
+  const PoolSpec* pool = nullptr;
+  std::deque<std::int32_t> waiting;     // arrived (or preempted), not admitted
+  std::deque<std::int32_t> prefilling;  // admitted, prompt not finished
+  std::deque<std::int32_t> ready;       // decode pool: prompt done and its cache moved in
+  std::set<std::pair<std::int64_t, std::int32_t>> decoding;  // (done step, request)
+  std::multiset<double> pending;  // times of arrivals and handoffs on their way
+  std::int64_t step = 0;          // steps completed
+  // Steps that carried decode tokens (prefill-first steps pause decoding):
+  // a decoding request's output count is its offset plus this.
+  std::int64_t decode_step = 0;
+  std::int64_t context_offset = 0;  // sum of the decoding requests' offsets
+  std::int64_t running = 0;         // admitted requests
+  std::int64_t kv_used = 0;         // tokens of KV cache held
+  bool busy = false;
+  // The step under way: how many steps it stands for, its start, its chunks.
+  std::int64_t k = 0, decode_now = 0;
+  double started = 0, step_s = 0;
+  std::uint64_t epoch = 0;  // a step's end event is stale once this moves on
+  std::vector<std::pair<std::int32_t, std::int64_t>> chunks;
+};
+
+struct Event {
+  enum class Kind : std::uint8_t { kArrival, kReady, kStepEnd };
+  double time = 0;
+  std::uint64_t seq = 0;  // ties in insertion order
+  Kind kind = Kind::kStepEnd;
+  std::int32_t instance = 0, request = 0;
+  std::uint64_t epoch = 0;  // step ends: the instance's epoch when scheduled
+  bool operator>(const Event& o) const noexcept {
+    return time != o.time ? time > o.time : seq > o.seq;
+  }
+};
+
+class Simulation {
+ public:
+  explicit Simulation(const SimSpec& s) : s_(s) {
+    const auto add = [this](const PoolSpec& p) {
+      for (std::int64_t i = 0; i < p.instances; ++i) {
+        instances_.emplace_back();
+        instances_.back().pool = &p;
+      }
+    };
+    add(s.first);
+    first_count_ = static_cast<std::int32_t>(instances_.size());
+    if (s.decode) add(*s.decode);
+    remaining_.assign(static_cast<std::size_t>(s.clients), s.requests_per_client);
+    const std::size_t total = static_cast<std::size_t>(s.clients * s.requests_per_client);
+    requests_.reserve(total);
+    r_.ttft_s.reserve(total);
+    r_.tpot_s.reserve(total);
+    r_.e2e_s.reserve(total);
+  }
+
+  SimResult run() {
+    // Every client sends its first request at once, as a benchmark starts.
+    for (std::int32_t c = 0; c < s_.clients; ++c) send(c, 0.0);
+    std::uint64_t handled = 0;
+    while (!events_.empty()) {
+      const Event e = events_.top();
+      events_.pop();
+      if ((++handled & 0xfff) == 0) check_deadline("serving simulation");
+      Instance& in = instances_[static_cast<std::size_t>(e.instance)];
+      if (e.kind == Event::Kind::kStepEnd) {
+        if (e.epoch == in.epoch) finish_step(e.instance, e.time);
+        continue;
+      }
+      in.pending.erase(in.pending.find(e.time));
+      (e.kind == Event::Kind::kArrival ? in.waiting : in.ready).push_back(e.request);
+      if (in.busy) {
+        if (in.k > 1) cut_short(e.instance, e.time);
+        continue;
+      }
+      // An idle instance starts once everything arriving at this instant
+      // has arrived (a burst of clients shares the first step).
+      idle_woken_.push_back(e.instance);
+      if (!events_.empty() && events_.top().time == e.time) continue;
+      for (std::int32_t i : idle_woken_) {
+        if (!instances_[static_cast<std::size_t>(i)].busy) start_step(i, e.time);
+      }
+      idle_woken_.clear();
+    }
+    double admit = 0, chunk = 0;
+    std::int64_t counted = 0;
+    for (const Request& q : requests_) {
+      if (q.admitted < 0) continue;
+      admit += q.admitted - q.arrival;
+      if (q.first_chunk >= 0) chunk += q.first_chunk - q.admitted;
+      ++counted;
+    }
+    if (counted > 0) {
+      r_.admit_wait_s = admit / static_cast<double>(counted);
+      r_.chunk_wait_s = chunk / static_cast<double>(counted);
+    }
+    return std::move(r_);
+  }
+
+ private:
+  Request& req(std::int32_t id) { return requests_[static_cast<std::size_t>(id)]; }
+
+  void push(double time, Event::Kind kind, std::int32_t instance, std::int32_t request) {
+    events_.push(Event{time, seq_++, kind, instance, request,
+                       instances_[static_cast<std::size_t>(instance)].epoch});
+  }
+
+  // A run of decode steps ends with the step under way when something
+  // arrives that the run's start did not know of (a handoff from another
+  // pool), so the newcomer joins as soon as the engine could take it.
+  void cut_short(std::int32_t index, double now) {
+    Instance& in = instances_[static_cast<std::size_t>(index)];
+    const auto done = static_cast<std::int64_t>(std::floor((now - in.started) / in.step_s)) + 1;
+    const std::int64_t keep = std::clamp<std::int64_t>(done, 1, in.k);
+    if (keep == in.k) return;
+    const std::int64_t dropped = in.k - keep;
+    r_.steps -= dropped;
+    r_.busy_s -= static_cast<double>(dropped) * in.step_s;
+    r_.decoding_step_sum -= static_cast<double>(dropped * in.decode_now);
+    if (in.decode_now > 0) r_.decode_steps -= dropped;
+    in.k = keep;
+    ++in.epoch;
+    push(in.started + static_cast<double>(keep) * in.step_s, Event::Kind::kStepEnd, index, 0);
+  }
+
+  // A client's next request. Aggregated: to its replica. Disaggregated: to a
+  // decode instance, which takes its KV cache first and then hands the
+  // prompt to a prefill worker (the decode-first flow of NVIDIA Dynamo and
+  // TensorRT-LLM's disaggregated server), so a full decode pool delays the
+  // first token, not the later ones.
+  void send(std::int32_t client, double now) {
+    auto& left = remaining_[static_cast<std::size_t>(client)];
+    if (left == 0) return;
+    --left;
+    Request q;
+    q.client = client;
+    q.arrival = now;
+    q.target = s_.isl;
+    requests_.push_back(q);
+    const std::int32_t target =
+        s_.decode ? pick_decode_instance() : client % first_count_;  // a client keeps its replica
+    arrive(target, static_cast<std::int32_t>(requests_.size() - 1), now, Event::Kind::kArrival);
+  }
+
+  void arrive(std::int32_t instance, std::int32_t request, double time, Event::Kind kind) {
+    instances_[static_cast<std::size_t>(instance)].pending.insert(time);
+    push(time, kind, instance, request);
+  }
+
+  // KV tokens a request takes when admitted.
+  std::int64_t admission_tokens(const PoolSpec& p, const Request& q) const {
+    if (p.role == PoolSpec::Role::kPrefill) return s_.isl;
+    if (p.reserve_whole) return s_.isl + s_.osl;
+    return p.role == PoolSpec::Role::kDecode ? s_.isl + std::max<std::int64_t>(q.generated, 1)
+                                             : q.target;
+  }
+
+  // Tokens a decoding request holds under on-demand admission (isl + its output).
+  std::int64_t held(const Instance& in, const Request& q) const {
+    return s_.isl + q.offset + in.decode_step;
+  }
+
+  void start_decoding(Instance& in, std::int32_t id) {
+    Request& q = req(id);
+    q.offset = q.generated - in.decode_step;
+    in.decoding.emplace(s_.osl - q.offset, id);
+    in.context_offset += q.offset;
+  }
+
+  // On-demand caches grow a token a step; preempt the newest decoding
+  // requests until the coming step fits. True when one was preempted.
+  bool make_room(Instance& in) {
+    const PoolSpec& p = *in.pool;
+    bool preempted = false;
+    while (in.decoding.size() > 1 &&
+           in.kv_used + static_cast<std::int64_t>(in.decoding.size()) > p.kv_tokens) {
+      auto newest = in.decoding.begin();
+      for (auto it = in.decoding.begin(); it != in.decoding.end(); ++it) {
+        if (req(it->second).order > req(newest->second).order) newest = it;
+      }
+      const std::int32_t id = newest->second;
+      Request& q = req(id);
+      in.kv_used -= held(in, q);
+      in.context_offset -= q.offset;
+      q.generated = q.offset + in.decode_step;
+      in.decoding.erase(newest);
+      --in.running;
+      if (p.role == PoolSpec::Role::kDecode) {
+        q.target = 0;  // its cache came over once; taken as moved back in
+      } else {
+        q.target = s_.isl + q.generated;  // recomputed from the start
+        q.prefilled = 0;
+      }
+      in.waiting.push_front(id);
+      ++r_.preemptions;
+      preempted = true;
+    }
+    return preempted;
+  }
+
+  void start_step(std::int32_t index, double now) {
+    Instance& in = instances_[static_cast<std::size_t>(index)];
+    const PoolSpec& p = *in.pool;
+    const bool preempted = !p.reserve_whole && make_room(in);
+    // Admission in arrival order while the cap and the cache allow (none in
+    // a step that had to preempt, as vLLM does).
+    while (!preempted && !in.waiting.empty() && in.running < p.max_running) {
+      const std::int32_t id = in.waiting.front();
+      Request& q = req(id);
+      const std::int64_t need = admission_tokens(p, q);
+      // Decode tokens need room in the coming step too.
+      const std::int64_t growth = p.reserve_whole || p.role == PoolSpec::Role::kPrefill
+                                      ? 0
+                                      : static_cast<std::int64_t>(in.decoding.size()) + 1;
+      if (in.running > 0 && in.kv_used + need + growth > p.kv_tokens) break;
+      in.waiting.pop_front();
+      if (q.admitted < 0) q.admitted = now;
+      q.order = order_++;
+      ++in.running;
+      in.kv_used += need;
+      if (p.role != PoolSpec::Role::kDecode) {
+        in.prefilling.push_back(id);
+      } else if (q.generated > 0) {
+        start_decoding(in, id);  // back after a preemption, its cache moved in again
+      } else {
+        q.home = index;  // its cache is held here; the prompt goes to a prefill worker
+        arrive(next_prefill_, id, now, Event::Kind::kArrival);
+        next_prefill_ = (next_prefill_ + 1) % first_count_;
+      }
+    }
+    while (!in.ready.empty()) {
+      start_decoding(in, in.ready.front());  // with the prefill worker's first token
+      in.ready.pop_front();
+    }
+    const auto decoding = static_cast<std::int64_t>(in.decoding.size());
+    in.chunks.clear();
+    std::int64_t prompt_tokens = 0;
+    bool decode_paused = false;
+    if (!in.prefilling.empty()) {
+      decode_paused = p.prefill_first;
+      std::int64_t budget = decode_paused ? p.token_budget : p.token_budget - decoding;
+      budget = std::max<std::int64_t>(budget, 0);
+      for (std::int32_t id : in.prefilling) {
+        const Request& q = req(id);
+        const std::int64_t left = q.target - q.prefilled;
+        std::int64_t take = 0;
+        if (p.chunked_prefill) {
+          take = std::min(left, budget);
+        } else if (left <= budget || in.chunks.empty()) {
+          // One whole prompt a step even past the budget: a deployment
+          // without chunking must size its budget above a prompt and the
+          // batch's decode tokens, or prompts would wait for every decode.
+          take = left;
+        }
+        if (take <= 0) break;
+        in.chunks.emplace_back(id, take);
+        prompt_tokens += take;
+        budget -= take;
+        if (budget <= 0) break;
+      }
+    }
+    const std::int64_t decode_now = decode_paused ? 0 : decoding;
+    if (prompt_tokens == 0 && decode_now == 0) return;  // idle until an arrival
+
+    const double context =
+        decode_now > 0
+            ? static_cast<double>(decode_now * (s_.isl + in.decode_step) + in.context_offset) /
+                  static_cast<double>(decode_now)
+            : 0;
+    std::int64_t k = 1;
+    double step_s = p.cost(decode_now, context, prompt_tokens);
+    if (prompt_tokens == 0) {
+      // Pure decoding: nothing changes until the next completion, until the
+      // cache runs out, or until an arrival, which joins after its step.
+      k = std::max<std::int64_t>(1, in.decoding.begin()->first - in.decode_step);
+      if (!p.reserve_whole) {
+        k = std::clamp<std::int64_t>((p.kv_tokens - in.kv_used) / decode_now, 1, k);
+      }
+      if (!in.pending.empty() && step_s > 0) {
+        const double steps_to_arrival = std::floor((*in.pending.begin() - now) / step_s) + 1;
+        k = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::min(steps_to_arrival, 1e15)), 1,
+                                     k);
+      }
+      if (k > 1) step_s = p.cost(decode_now, context + 0.5 * static_cast<double>(k - 1), 0);
+    }
+    in.busy = true;
+    in.k = k;
+    in.decode_now = decode_now;
+    in.started = now;
+    in.step_s = step_s;
+    const double kd = static_cast<double>(k);
+    r_.steps += k;
+    r_.busy_s += kd * step_s;
+    r_.decoding_step_sum += kd * static_cast<double>(decode_now);
+    if (decode_now > 0) r_.decode_steps += k;
+    if (prompt_tokens > 0) {
+      ++r_.prompt_steps;
+      r_.prefill_added_s +=
+          decode_now > 0 ? std::max(0.0, step_s - p.cost(decode_now, context, 0)) : step_s;
+    }
+    push(now + kd * step_s, Event::Kind::kStepEnd, index, 0);
+  }
+
+  void finish_step(std::int32_t index, double now) {
+    Instance& in = instances_[static_cast<std::size_t>(index)];
+    const PoolSpec& p = *in.pool;
+    in.busy = false;
+    in.step += in.k;
+    if (in.decode_now > 0) in.decode_step += in.k;
+    if (!p.reserve_whole) in.kv_used += in.decode_now * in.k;  // each decode token's cache
+    for (const auto& [id, take] : in.chunks) {
+      Request& q = req(id);
+      if (q.first_chunk < 0) q.first_chunk = in.started;
+      q.prefilled += take;
+      if (q.prefilled < q.target) continue;
+      // Chunks are taken in order, so the finished prompts lead the queue.
+      in.prefilling.pop_front();
+      if (q.first_token < 0) q.first_token = now;
+      ++q.generated;  // a prefill samples the next token
+      if (p.role == PoolSpec::Role::kPrefill) {
+        --in.running;
+        in.kv_used -= s_.isl;
+        q.target = 0;
+        arrive(q.home, id, now + s_.transfer_s, Event::Kind::kReady);
+      } else if (q.generated >= s_.osl) {
+        --in.running;
+        in.kv_used -= admission_tokens(p, q);
+        complete(id, now);
+      } else {
+        if (!p.reserve_whole) ++in.kv_used;
+        start_decoding(in, id);
+      }
+    }
+    while (!in.decoding.empty() && in.decoding.begin()->first <= in.decode_step) {
+      const std::int32_t id = in.decoding.begin()->second;
+      Request& q = req(id);
+      in.decoding.erase(in.decoding.begin());
+      in.context_offset -= q.offset;
+      in.kv_used -= p.reserve_whole ? s_.isl + s_.osl : held(in, q);
+      --in.running;
+      complete(id, now);
+    }
+    start_step(index, now);
+  }
+
+  std::int32_t pick_decode_instance() const {
+    std::int32_t best = first_count_;
+    std::int64_t least = std::numeric_limits<std::int64_t>::max();
+    for (std::size_t i = static_cast<std::size_t>(first_count_); i < instances_.size(); ++i) {
+      const Instance& in = instances_[i];
+      const auto load =
+          in.running + static_cast<std::int64_t>(in.waiting.size() + in.pending.size());
+      if (load < least) {
+        least = load;
+        best = static_cast<std::int32_t>(i);
+      }
+    }
+    return best;
+  }
+
+  void complete(std::int32_t id, double now) {
+    const Request& q = req(id);
+    r_.ttft_s.push_back(q.first_token - q.arrival);
+    r_.e2e_s.push_back(now - q.arrival);
+    r_.tpot_s.push_back(s_.osl > 1 ? (now - q.first_token) / static_cast<double>(s_.osl - 1) : 0);
+    r_.duration_s = std::max(r_.duration_s, now);
+    send(q.client, now);
+  }
+
+  const SimSpec& s_;
+  std::vector<Instance> instances_;
+  std::int32_t first_count_ = 0, next_prefill_ = 0;
+  std::vector<Request> requests_;
+  std::vector<std::int64_t> remaining_;  // requests each client has still to send
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  std::uint64_t seq_ = 0, order_ = 0;
+  std::vector<std::int32_t> idle_woken_;  // idle instances with arrivals at this instant
+  SimResult r_;
+};
+
+void check_pool(const PoolSpec& p, const char* name, std::int64_t one_request) {
+  if (p.instances < 1 || p.max_running < 1 || p.token_budget < 1 || !p.cost) {
+    throw InvalidArgument(std::string("serving simulation: the ") + name +
+                          " pool needs instances, a running cap, a token budget and a step cost");
+  }
+  if (p.kv_tokens < one_request) {
+    throw InvalidArgument(std::string("serving simulation: the ") + name +
+                          " pool's KV cache cannot hold one request");
+  }
+}
+
+}  // namespace
+
+SimResult simulate_serving(const SimSpec& s) {
+  if (s.isl < 1 || s.osl < 1 || s.clients < 1 || s.requests_per_client < 1 ||
+      s.clients * s.requests_per_client > (std::int64_t{1} << 24) || !(s.transfer_s >= 0)) {
+    throw InvalidArgument("serving simulation: sizes out of range");
+  }
+  if (s.decode) {
+    check_pool(s.first, "prefill", s.isl);
+    check_pool(*s.decode, "decode", s.isl + s.osl);
+    if (s.first.role != PoolSpec::Role::kPrefill || s.decode->role != PoolSpec::Role::kDecode)
+      throw InvalidArgument("serving simulation: a decode pool needs a prefill pool first");
+  } else {
+    check_pool(s.first, "first", s.isl + s.osl);
+    if (s.first.role != PoolSpec::Role::kMixed)
+      throw InvalidArgument("serving simulation: one pool must serve prefill and decode");
+  }
+  return Simulation(s).run();
+}
+
+}  // namespace roofline::detail

@@ -1,0 +1,70 @@
+// A discrete-event simulation of a closed-loop serving benchmark: C clients,
+// each sending its next request when the last one finishes, against pools of
+// engine instances that run one step (forward pass) at a time. Each step's
+// contents follow the engine's scheduler: a token budget shared by decode
+// tokens and prompt chunks, a cap on running requests, KV slots, chunked or
+// whole prompts, and prefill-first or mixed steps. The steps' costs come from
+// a cost function (predict() in serving.cpp), so the simulation itself knows
+// nothing of models or devices.
+//
+// Runs of pure decoding (no prompt to start, nothing to admit) are advanced
+// to the next completion in one move, so a simulation costs about one cost
+// lookup per prompt chunk and per completion, not per step.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace roofline::detail {
+
+// Seconds of one step: `decode` requests decoding at a mean context of
+// `context` tokens beside `prefill` prompt tokens (decode 0: a prefill-only step).
+using StepCost = std::function<double(std::int64_t decode, double context, std::int64_t prefill)>;
+
+struct PoolSpec {
+  enum class Role : std::uint8_t { kMixed, kPrefill, kDecode };
+  Role role = Role::kMixed;
+  std::int64_t instances = 1;
+  std::int64_t kv_tokens = 1;  // tokens of KV cache one instance holds
+  // Admission takes a request's whole length (isl + osl) at once and never
+  // preempts (TensorRT-LLM's GUARANTEED_NO_EVICT); else it takes the prompt,
+  // caches grow a token a step, and when they run out the newest running
+  // request is preempted and later recomputed (vLLM, SGLang).
+  bool reserve_whole = false;
+  std::int64_t max_running = 1;   // the engine's cap on requests in flight
+  std::int64_t token_budget = 1;  // tokens a step may carry (decode tokens and chunks)
+  bool chunked_prefill = true;    // prompts split across steps to fill the budget
+  bool prefill_first = false;     // a step with prompt work carries no decode tokens
+  StepCost cost;
+};
+
+struct SimSpec {
+  std::int64_t isl = 1, osl = 1, clients = 1, requests_per_client = 1;
+  PoolSpec first;                  // kMixed (aggregated) or kPrefill
+  std::optional<PoolSpec> decode;  // kDecode, with a kPrefill first pool
+  double transfer_s = 0;           // a prompt's KV cache from prefill to decode
+};
+
+struct SimResult {
+  // Per request, in completion order: time to first token, time per output
+  // token after the first ((e2e - ttft) / (osl - 1); 0 when osl is 1), e2e.
+  std::vector<double> ttft_s, tpot_s, e2e_s;
+  double duration_s = 0;  // from the first arrival to the last completion
+  std::int64_t steps = 0;
+  std::int64_t prompt_steps = 0;  // steps that carried prompt tokens
+  double busy_s = 0;              // all instances' step time
+  double prefill_added_s = 0;     // of busy_s, what prompt tokens added to the steps
+  double decoding_step_sum = 0;   // decode requests summed over steps (mean batch)
+  std::int64_t decode_steps = 0;  // steps with decode tokens
+  std::int64_t preemptions = 0;
+  double admit_wait_s = 0;  // mean wait from arrival to admission (KV slot, cap)
+  double chunk_wait_s = 0;  // mean from admission to the first prompt chunk
+};
+
+// Throws InvalidArgument for an inconsistent spec (sizes < 1, a decode pool
+// without a prefill pool, a KV cache that cannot hold one request).
+[[nodiscard]] SimResult simulate_serving(const SimSpec& spec);
+
+}  // namespace roofline::detail
