@@ -16,7 +16,7 @@ constexpr double kParamRelTol = 0.02;
 
 TEST(Models, EveryPresetParsesWithoutUnmodeledKeys) {
   const auto& presets = ModelCatalog::built_in().presets();
-  ASSERT_EQ(presets.size(), 18u);
+  ASSERT_EQ(presets.size(), 19u);
   for (const auto& p : presets) {
     const ModelSpec m = preset_model(p);
     for (const auto& n : m.notes) {
@@ -148,6 +148,85 @@ TEST(Models, KimiK2MatchesTheTechnicalReportAndCheckpoint) {
   EXPECT_NEAR((p.active_per_token - p.embedding) / 32e9, 1.0, kActiveRelTol) << p.active_per_token;
   // Kimi-K2.5's text model is the same in every field modeled: an alias.
   EXPECT_EQ(load_model("kimi-k2.5").id, "kimi-k2");
+}
+
+// MiniMax-M2: 62 layers, every one softmax GQA attention and MoE. Per layer:
+// q,o 3072 x 6144 = 18,874,368 each, k,v 3072 x 1024 = 3,145,728 each, QK norm
+// counted per head 2 x 128: 44,040,448; 256 experts of 3 x 3072 x 1536 =
+// 14,155,776 = 3,623,878,656; router 3072 x 256 + 256 correction biases =
+// 786,688; norms 2 x 3072. x 62: attention 2,730,507,776, experts
+// 224,680,476,672, routers 48,774,656, norms 380,928 (+ final 3,072);
+// embedding and lm_head (untied) 200,064 x 3072 = 614,596,608 each. Total
+// 228,689,336,320. The checkpoint holds 228,703,644,928 elements: this plus the
+// fp8 scale tensors (62 x (256 x 3 x 12 x 24 + 2 x 48 x 24 + 2 x 8 x 24) =
+// 13,880,064) plus the full-width QK norms (62 x (6144 + 1024 - 256) = 428,544).
+// Active: 8 of 256 experts = 62 x 8 x 14,155,776 = 7,021,264,896, + the rest
+// 4,008,859,648 = 11,030,124,544; less the embedding 10.42B (card: 10B).
+// KV cache: 62 layers x 8 heads x 128 x (K and V) x 2 B (bf16) = 253,952 B/token.
+constexpr double kMiniMaxM2CheckpointElements = 228'703'644'928;
+TEST(Models, MiniMaxM2MatchesTheModelCardAndCheckpoint) {
+  const ModelSpec m = load_model("minimax-m2.5");
+  EXPECT_EQ(m.id, "minimax-m2");
+  EXPECT_EQ(load_model("MiniMax-M2.1").id, "minimax-m2");
+  EXPECT_EQ(m.model_type, "minimax_m2");
+  EXPECT_EQ(m.attention, AttentionKind::kGqa);
+  EXPECT_EQ(m.heads, 48);
+  EXPECT_EQ(m.kv_heads, 8);
+  EXPECT_EQ(m.head_dim, 128);
+  EXPECT_TRUE(m.qk_norm);
+  EXPECT_FALSE(m.tie_embeddings);
+  EXPECT_EQ(m.sliding_window, 0);
+  ASSERT_TRUE(m.moe.has_value());
+  EXPECT_EQ(m.moe->num_experts, 256);
+  EXPECT_EQ(m.moe->top_k, 8);
+  EXPECT_EQ(m.moe->expert_intermediate, 1536);
+  EXPECT_EQ(m.moe->num_shared_experts, 0);
+  EXPECT_TRUE(m.moe->router_bias);
+  EXPECT_EQ(m.moe_layer_count(), 62);
+  EXPECT_EQ(m.native_weights, Format::kFp8);
+  EXPECT_EQ(m.native_experts, Format::kFp8);
+  EXPECT_EQ(m.max_position, 196'608);
+  EXPECT_EQ(m.kv_elements_per_token_per_layer() * m.layers * 2, 253'952);
+  const ParamCounts p = count_parameters(m);
+  EXPECT_DOUBLE_EQ(p.attention, 62.0 * 44'040'448);
+  EXPECT_DOUBLE_EQ(p.routed_experts, 224'680'476'672);
+  EXPECT_DOUBLE_EQ(p.router, 62.0 * 786'688);
+  EXPECT_DOUBLE_EQ(p.embedding, 614'596'608);
+  EXPECT_DOUBLE_EQ(p.lm_head, 614'596'608);
+  EXPECT_DOUBLE_EQ(p.total, 228'689'336'320);
+  EXPECT_DOUBLE_EQ(p.total + 13'880'064 + 428'544, kMiniMaxM2CheckpointElements);
+  EXPECT_DOUBLE_EQ(p.active_per_token, 11'030'124'544);
+  EXPECT_NEAR(p.total / 229e9, 1.0, kParamRelTol) << p.total;
+  EXPECT_NEAR((p.active_per_token - p.embedding) / 10e9, 1.0, kActiveRelTol) << p.active_per_token;
+  // What has no field is said in the notes: the full-width QK norm, partial RoPE, MTP.
+  std::string notes;
+  for (const auto& n : m.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("qk_norm_type per_layer"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("rotary_dim 64 of head_dim 128"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("3 multi-token-prediction modules"), std::string::npos) << notes;
+}
+
+// A minimax_m2 config is read strictly: lightning-attention layers are refused
+// with the reason, and a shared expert is not silently dropped.
+TEST(Models, MiniMaxM2RefusesWhatItCannotCost) {
+  auto cfg = nlohmann::json::parse(ModelCatalog::built_in().find("minimax-m2")->config_json);
+  auto hybrid = cfg;
+  hybrid["attn_type_list"][0] = 0;
+  try {
+    (void)parse_hf_config(hybrid.dump(), "c.json");
+    ADD_FAILURE() << "a lightning-attention layer was accepted";
+  } catch (const Unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("lightning"), std::string::npos) << e.what();
+  }
+  auto short_list = cfg;
+  short_list["attn_type_list"].erase(0);
+  EXPECT_THROW((void)parse_hf_config(short_list.dump(), "c.json"), InvalidArgument);
+  auto shared = cfg;
+  shared["shared_intermediate_size"] = 1536;
+  EXPECT_THROW((void)parse_hf_config(shared.dump(), "c.json"), InvalidArgument);
+  auto norm = cfg;
+  norm["qk_norm_type"] = "per_token";
+  EXPECT_THROW((void)parse_hf_config(norm.dump(), "c.json"), InvalidArgument);
 }
 
 TEST(Models, UnmodeledArchitecturesSayWhy) {

@@ -207,11 +207,12 @@ TEST(ServingRuns, EveryAggregatedRowOfTheDevelopmentSetIsCounted) {
   EXPECT_EQ(refusals, r.refused);
 }
 
-// The development set's Qwen3-235B-A22B-FP8 and Kimi-K2.5 rows have presets now:
-// none of them is refused for want of one, and some of each are predicted.
+// The development set's Qwen3-235B-A22B-FP8, Kimi-K2.5 and MiniMax-M2.5 rows have
+// presets now: none of them is refused for want of one, and some of each are predicted.
 TEST(ServingRuns, NewPresetsCoverTheirDevelopmentSetRows) {
   const std::vector<ServingRun> all = built_in_serving_runs();
-  for (const std::string model : {"Qwen/Qwen3-235B-A22B-FP8", "moonshotai/Kimi-K2.5"}) {
+  for (const std::string model :
+       {"Qwen/Qwen3-235B-A22B-FP8", "moonshotai/Kimi-K2.5", "MiniMaxAI/MiniMax-M2.5"}) {
     std::vector<ServingRun> runs;
     std::copy_if(all.begin(), all.end(), std::back_inserter(runs),
                  [&](const ServingRun& r) { return r.model_path == model; });

@@ -77,7 +77,7 @@ struct ModelSpec {
   bool qkv_bias = false;
   bool o_bias = false;
   bool mlp_bias = false;
-  bool qk_norm = false;          // Qwen3: RMSNorm on q and k per head
+  bool qk_norm = false;          // Qwen3: RMSNorm on q and k per head (MiniMax-M2: per layer)
   bool attention_sinks = false;  // gpt-oss: one learned logit per head
   bool tie_embeddings = false;
   std::int64_t max_position = 0;  // 0: not stated
@@ -130,12 +130,12 @@ void validate(const ModelSpec& model);
 
 // Parses a Hugging Face config.json for the supported families (llama,
 // mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v2, deepseek_v3,
-// kimi_k2 (the DeepSeek-V3 architecture), gpt_oss). Throws ParseError for
-// malformed JSON, Unsupported for other model types: for the known ones whose
-// architecture is not modeled (linear-attention hybrids such as qwen3_next and
-// qwen3_5_moe, sparse attention such as glm_moe_dsa, multimodal wrappers such
-// as kimi_k25) the message says why. InvalidArgument for bad values. Unmodeled
-// keys are listed in ModelSpec::notes.
+// kimi_k2 (the DeepSeek-V3 architecture), gpt_oss, minimax_m2). Throws ParseError
+// for malformed JSON, Unsupported for other model types: for known ones not
+// modeled (linear-attention hybrids: qwen3_next, qwen3_5_moe, lightning layers in
+// a minimax_m2 attn_type_list; sparse attention: glm_moe_dsa; multimodal wrappers:
+// kimi_k25) the message says why. InvalidArgument for bad values. Unmodeled keys,
+// and what is costed approximately (minimax_m2's QK norm, RoPE), are in notes.
 [[nodiscard]] ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin);
 
 // Parses the original description's short form {"H", "L", "nh", "nkv", "dh",

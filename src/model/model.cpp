@@ -113,7 +113,16 @@ const std::set<std::string, std::less<>> kIgnoredKeys = {"_name_or_path",
                                                          "embd_pdrop",
                                                          "resid_pdrop",
                                                          "use_return_dict",
-                                                         "use_mrope"};
+                                                         "use_mrope",
+                                                         "attn_type_list",
+                                                         "qk_norm_type",
+                                                         "rotary_dim",
+                                                         "partial_rotary_factor",
+                                                         "shared_intermediate_size",
+                                                         "use_routing_bias",
+                                                         "use_mtp",
+                                                         "num_mtp_modules",
+                                                         "mtp_transformer_layers"};
 
 class ConfigReader {
  public:
@@ -253,6 +262,64 @@ void read_sliding_window(const ConfigReader& r, ModelSpec* m, bool gated_by_use_
       }
       m->sliding_layers.push_back(s == "sliding_attention");
     }
+  }
+}
+
+// MiniMax-M2 (and M2.1, M2.5, M2.7): GQA attention in every layer with an
+// RMSNorm over the whole q and k widths and RoPE on part of each head, then a
+// mixture of experts routed by sigmoid scores plus a correction bias, with no
+// shared expert and no dense layer.
+void read_minimax_m2(const ConfigReader& r, ModelSpec* m) {
+  // 1 is softmax attention; 0 is MiniMax-Text-01's lightning (linear) attention.
+  if (const json* types = r.get("attn_type_list")) {
+    if (!types->is_array() || static_cast<std::int64_t>(types->size()) != m->layers) {
+      r.fail("attn_type_list", "expected one entry per layer");
+    }
+    for (const auto& t : *types) {
+      if (r.check_integer("attn_type_list", t, 0, 1) != 1) {
+        throw Unsupported(r.origin() +
+                          ": attn_type_list: lightning (linear) attention layers (0) are not "
+                          "modeled; only softmax attention layers (1) are");
+      }
+    }
+  }
+  MoeSpec e;
+  e.num_experts = r.integer("num_local_experts", 1, kMaxExperts);
+  e.top_k = r.integer("num_experts_per_tok", 1, e.num_experts);
+  e.expert_intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
+  e.router_bias = r.boolean_or("use_routing_bias", false);  // e_score_correction_bias
+  if (r.integer_or("shared_intermediate_size", 0, 0, kMaxIntermediate) != 0) {
+    r.fail("shared_intermediate_size", "a shared expert is not understood for minimax_m2 (0)");
+  }
+  m->moe = e;
+  m->qkv_bias = m->o_bias = r.boolean_or("attention_bias", false);
+
+  m->qk_norm = r.boolean_or("use_qk_norm", false);
+  const std::string norm_type = r.string_or("qk_norm_type", "per_layer");
+  if (norm_type != "per_layer" && norm_type != "per_head") {
+    r.fail("qk_norm_type",
+           "'" + clip_utf8(norm_type, 40) + "' is not understood (per_layer, per_head)");
+  }
+  if (m->qk_norm && norm_type == "per_layer") {
+    const std::int64_t width = (m->heads + m->kv_heads) * m->head_dim;
+    m->notes.push_back(
+        "QK norm over the whole q and k widths (qk_norm_type per_layer) is costed "
+        "as a per-head norm: its " +
+        std::to_string(width) + " weights per layer are counted as " +
+        std::to_string(2 * m->head_dim) +
+        ", and the all-reduce of its variance across tensor-parallel ranks is not "
+        "modeled");
+  }
+  const std::int64_t rotary = r.integer_or("rotary_dim", m->head_dim, 1, m->head_dim);
+  if (rotary < m->head_dim) {
+    m->notes.push_back("partial RoPE (rotary_dim " + std::to_string(rotary) + " of head_dim " +
+                       std::to_string(m->head_dim) +
+                       ") is costed over the whole head, an elementwise op");
+  }
+  const std::int64_t mtp_modules = r.integer_or("num_mtp_modules", 0, 0, 64);
+  if (r.boolean_or("use_mtp", false) && mtp_modules > 0) {
+    m->notes.push_back("the " + std::to_string(mtp_modules) +
+                       " multi-token-prediction modules are not modeled (main model only)");
   }
 }
 
@@ -453,7 +520,7 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
   const std::string& t = m.model_type;
   static const char* kSupported =
       "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v2, deepseek_v3, kimi_k2, "
-      "gpt_oss";
+      "gpt_oss, minimax_m2";
   if (t.empty()) {
     throw Unsupported(origin +
                       ": no model_type; this does not look like a Hugging Face "
@@ -551,6 +618,9 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
     m.qkv_bias = m.o_bias = r.boolean_or("attention_bias", true);
     m.attention_sinks = true;
     read_sliding_window(r, &m, false);
+  } else if (t == "minimax_m2") {
+    read_gqa(r, &m);
+    read_minimax_m2(r, &m);
   } else {
     throw Unsupported(origin + ": model_type '" + clip_utf8(t, 40) +
                       "' is not understood (supported: " + kSupported + ")");

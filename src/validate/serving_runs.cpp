@@ -124,6 +124,10 @@ std::string preset_of(std::string_view model_path) {
       // Kimi-K2.5's text model has Kimi-K2's values in every field the tool models.
       {"moonshotai/kimi-k2-instruct", "kimi-k2"},
       {"moonshotai/kimi-k2.5", "kimi-k2"},
+      // MiniMax-M2.1 and M2.5 are the MiniMax-M2 architecture.
+      {"minimaxai/minimax-m2", "minimax-m2"},
+      {"minimaxai/minimax-m2.1", "minimax-m2"},
+      {"minimaxai/minimax-m2.5", "minimax-m2"},
   };
   const auto it = kPresets.find(detail::ascii_lower(model_path));
   return it == kPresets.end() ? std::string() : it->second;
