@@ -195,6 +195,113 @@ try {
   check(true, 'a bad concurrency list is reported');
   consoleErrors = true;
 
+  // 5c. The Search page: its tab runs the default search (POST /api/search: llama-3.1-70b on 8
+  // H200s, TPOT at most 30 ms): the best in the cards and first in the table, the runners-up with
+  // why they lost, the Pareto front with the points meeting the target apart, the best labelled,
+  // the target line at 1 / tpot_max, a tooltip per point, and the refusals counted.
+  await page.click('nav.tabs a[data-page="search"]');
+  await page.waitForSelector('#search-status.ok');
+  check(await page.isVisible('#page-search') && await page.isHidden('#page-serving'), 'the Search tab shows its page');
+  const searchStatus = await page.textContent('#search-status');
+  check(/^Done: \d+ configurations evaluated, \d+ refused, in \d+ ms\.$/.test(searchStatus ?? ''), `the search status says done (${searchStatus})`);
+  const bestName = await page.textContent('[data-field="search-best"]');
+  check(/^(vllm|sglang|trtllm) (bf16|fp8|nvfp4) TP\d+ × \d+$/.test(bestName ?? ''), `the best deployment is named (${bestName})`);
+  const bestTpot = await page.textContent('[data-field="search-tpot"]');
+  check(/^[\d.]+ ms$/.test(bestTpot ?? '') && parseFloat(bestTpot) <= 30, `the best meets the TPOT target (${bestTpot})`);
+  const bestRow = await page.textContent('#search-table tbody tr:first-child');
+  check(await page.locator('#search-table tbody tr.best').count() === 1 && bestRow.includes(bestName) && bestRow.includes('best'),
+        `the table's first row is the best (${bestRow.slice(0, 60)}...)`);
+  const runnersUp = await page.locator('#search-table tbody tr:not(.best)').allTextContents();
+  check(runnersUp.length >= 1 && runnersUp.every((t) => /fewer tokens\/s per GPU than|TPOT|TTFT/.test(t)),
+        `the runners-up say why they lost (${runnersUp.length}: ${runnersUp[0]?.slice(-60)})`);
+  const front = await page.evaluate(() => {
+    const c = window.rooflineCharts.get('search-front');
+    const ds = c.data.datasets;
+    const by = (prefix) => ds.find((d) => d.label.startsWith(prefix));
+    const best = by('best');
+    const el = c.getDatasetMeta(ds.indexOf(best)).data[0];
+    const box = c.canvas.getBoundingClientRect();
+    return {
+      width: box.width, height: box.height, best: best.label, bestX: best.data[0].x,
+      line: by('Pareto front').data.length, runners: by('runners-up').data.length,
+      meets: by('front, meets').data.filter((p) => p.d.meets_targets).length,
+      misses: by('front, misses').data.filter((p) => !p.d.meets_targets).length,
+      sorted: by('front, meets').data.length + by('front, misses').data.length === by('Pareto front').data.length,
+      target: by('TPOT target')?.data.map((p) => p.x),
+      axes: `${c.options.scales.x.title.text} / ${c.options.scales.y.title.text}`,
+      hover: { x: box.left + el.x, y: box.top + el.y },
+    };
+  });
+  check(front.width > 300 && front.height > 200 && front.line >= 3 && /per user/.test(front.axes) && /per GPU/.test(front.axes),
+        `the front is drawn: tokens/s per GPU against per user (${front.line} points, ${front.width}x${front.height})`);
+  check(front.meets >= 1 && front.misses >= 1 && front.sorted,
+        `points meeting the target are drawn apart from those missing it (${front.meets} meet, ${front.misses} miss)`);
+  check(front.target?.length === 2 && front.target.every((x) => Math.abs(x - 1 / 0.03) < 1e-9) && front.bestX >= 1 / 0.03,
+        `the TPOT target is the line tokens/s per user = 1 / 0.03 s, the best right of it (${front.target?.[0]})`);
+  check(front.best.includes(bestName) && /per replica/.test(front.best) && front.runners === runnersUp.length,
+        `the best is labelled on the chart, the runners-up marked (${front.best})`);
+  await page.mouse.move(front.hover.x, front.hover.y);
+  await page.waitForFunction(() => window.rooflineCharts.get('search-front').tooltip.opacity > 0);
+  const searchTip = await page.evaluate(() => {
+    const t = window.rooflineCharts.get('search-front').tooltip;
+    return { title: t.title.join(' '), body: t.body.flatMap((b) => b.lines).join(' | ') };
+  });
+  check(searchTip.title.startsWith(bestName) && /concurrency \d+ per replica/.test(searchTip.title) && /^best/.test(searchTip.body) &&
+        /TPOT/.test(searchTip.body), `hovering the best shows its figures (${searchTip.title}: ${searchTip.body.slice(0, 70)}...)`);
+  // Hovering a runner-up's row shows its point's tooltip.
+  await page.hover('#search-table tbody tr[data-rank="1"]');
+  const rowTip = await page.evaluate(() => window.rooflineCharts.get('search-front').tooltip.title.join(' '));
+  const runnerName = await page.textContent('#search-table tbody tr[data-rank="1"] td:nth-child(2)');
+  check(rowTip.startsWith(runnerName), `hovering a row shows its point (${rowTip})`);
+  const refusals = await page.locator('#search-refusals li').allTextContents();
+  check(refusals.length >= 1 && refusals.every((t) => /^\d+ /.test(t)) && /does not fit/.test(refusals.join(' ')),
+        `the refusals are counted by reason (${refusals[0]?.slice(0, 70)}...)`);
+  check(await page.locator('#search-front-table tbody tr').count() === front.line, 'the front is listed point by point');
+  await page.screenshot({ path: join(outDir, 'search-page.png'), fullPage: true });
+  console.log(`screenshot: ${join(outDir, 'search-page.png')}`);
+  // A target nothing meets: no best; those with the most tokens/s per GPU, with what they miss.
+  await page.fill('#sr-tpot', '1');
+  await page.click('#search-run');
+  await page.waitForFunction(() => document.querySelector('[data-field="search-best"]')?.textContent === 'none');
+  check(/^Done/.test(await page.textContent('#search-status')) && /none meets TPOT ≤ 1\.00 ms/.test(await page.textContent('#search-table-sub')) &&
+        (await page.locator('#search-table tbody tr').allTextContents()).every((t) => /TPOT [\d.]+ ms > 1 ms/.test(t)),
+        'a target nothing meets: no best, and what the next ones miss');
+  await page.hover('#search-table tbody tr[data-rank="1"]');
+  const next = await page.evaluate(() => {
+    const c = window.rooflineCharts.get('search-front');
+    return { tip: c.tooltip.title.join(' '), labels: c.data.datasets.map((d) => `${d.label}: ${d.data.length}`).join('; ') };
+  });
+  const nextName = await page.textContent('#search-table tbody tr[data-rank="1"] td:nth-child(2)');
+  check(next.tip.startsWith(nextName) && /best: none/.test(next.labels) && /most tokens\/s per GPU, missing the targets: [1-9]/.test(next.labels) &&
+        await page.textContent('#search-table tbody tr[data-rank="1"] td:first-child') === '1',
+        `without a best, the next ones are marked on the chart and numbered from 1 (${next.tip})`);
+  // Nothing can run (DeepSeek-V3 on one L4): the refusals say why, and no empty chart is shown.
+  await page.selectOption('#sr-model', 'deepseek-v3');
+  await page.selectOption('#sr-hardware', 'l4');
+  await page.fill('#sr-gpus', '1');
+  await page.click('#search-run');
+  await page.waitForSelector('#search-status.error');
+  check(/^No configuration can run \(\d+ refused\)/.test(await page.textContent('#search-status')) &&
+        await page.isHidden('#search-front-card') && await page.isVisible('#search-refusals-card') &&
+        /does not fit/.test(await page.textContent('#search-refusals')), 'a search where nothing can run shows the refusals alone');
+  // The server's error (isl + osl past 2^30) is a message, not a broken page.
+  consoleErrors = false;
+  await page.fill('#sr-isl', String(2 ** 30));
+  await page.click('#search-run');
+  await page.waitForFunction(() => /HTTP 4\d\d/.test(document.getElementById('search-status')?.textContent ?? ''));
+  const searchError = await page.textContent('#search-status');
+  check(/HTTP 4\d\d/.test(searchError ?? '') && /isl/.test(searchError ?? '') && /HTTP 4\d\d/.test(await page.textContent('#search-cards')),
+        `the server's error is shown (${searchError})`);
+  check(await page.isHidden('#search-refusals-card') && await page.evaluate(() => !window.rooflineCharts.has('search-front')),
+        'the panels of the previous search are cleared');
+  // No engine chosen is said before any request.
+  await page.fill('#sr-isl', '1024');
+  await page.locator('#sr-engines input:checked').evaluateAll((boxes) => boxes.forEach((b) => { b.checked = false; }));
+  await page.click('#search-run');
+  await page.waitForFunction(() => /choose at least one engine/.test(document.getElementById('search-status')?.textContent ?? ''));
+  check(true, 'a search without engines is refused in the page');
+  consoleErrors = true;
+
   // 6. The API docs are served locally.
   await page.goto(base + '/docs');
   await page.waitForSelector('.swagger-ui .info .title');

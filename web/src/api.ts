@@ -156,6 +156,36 @@ export interface Serving {
   notes: string[];
 }
 
+/**
+ * One deployment the search evaluated (POST /api/search): an engine, a weight format, TP x replicas
+ * over the GPUs, and the concurrency each replica serves. Latencies are one replica's; tokens/s in
+ * all and per GPU count every replica.
+ */
+export interface Deployment {
+  engine: string; weights: string;
+  tp: number; replicas: number; concurrency_per_replica: number;
+  ttft_s: number; tpot_s: number;
+  output_tokens_per_s: number;           // all replicas together
+  output_tokens_per_s_per_gpu: number;
+  output_tokens_per_s_per_user: number;  // 1 / TPOT
+  limited_by: string;                    // as Serving's
+  meets_targets: boolean;
+  misses: string;                        // why it misses the targets; "" when it meets them
+}
+
+/** The deployment search's document: the Pareto front, the best meeting the targets, the runners-up. */
+export interface SearchResult {
+  model: string; hardware: string; gpus: number; isl: number; osl: number;
+  ttft_max_s: number | null; tpot_max_s: number | null;
+  evaluated: number;                     // configurations predicted
+  refused: number;                       // configurations that cannot run (counted by reason in refusals)
+  front: Deployment[];                   // by tokens/s per user, ascending
+  best: Deployment | null;               // most tokens/s per GPU meeting the targets; null when none does
+  runners_up: Array<Deployment & { why: string }>;  // why each lost to the best (or what it misses)
+  refusals: Array<{ reason: string; n: number }>;
+  method: string;
+}
+
 /** A serving engine as GET /api/engines lists it; only what the app reads. */
 export interface Engine { id: string; name: string; kind: string; versions: string; unsupported_formats: string[] }
 
@@ -209,6 +239,7 @@ export const api = {
   generate: (req: object) => post<Generation>('/api/generate', req),
   engines: () => get<{ engines: Engine[] }>('/api/engines').then((r) => r.engines),
   serving: (req: object) => post<Serving>('/api/serving', req),
+  search: (req: object) => post<SearchResult>('/api/search', req),
   analyze: (req: object) => post<GemmAnalysis>('/api/analyze', req),
   sweep: (req: object) => post<{ count: number; rows: SweepRow[] }>('/api/sweep', req).then((r) => r.rows),
   nvml: () => get<NvmlStatus>('/api/nvml/status'),

@@ -1,9 +1,10 @@
 // The app's charts: the roofline itself (log-log), strategy bars, memory against
-// context, the batch x context heatmap, and the serving curves (throughput against
-// interactivity, latency against concurrency). Chart.js draws all but the heatmap.
+// context, the batch x context heatmap, the serving curves (throughput against
+// interactivity, latency against concurrency) and the deployment search's Pareto
+// front. Chart.js draws all but the heatmap.
 import { Chart, registerables, type ActiveElement, type ChartConfiguration, type ChartDataset, type ChartEvent, type Plugin,
   type Scale, type TooltipItem } from 'chart.js';
-import type { Candidate, Device, Op, Serving, SweepRow } from './api';
+import type { Candidate, Deployment, Device, Op, SearchResult, Serving, SweepRow } from './api';
 import { bytes, esc, flopsPerS, pct, seconds, si, tokens } from './units';
 
 Chart.register(...registerables);
@@ -400,4 +401,183 @@ export function drawServingLatency(canvasId: string, rows: Serving[], selected: 
       },
     },
   });
+}
+
+// The deployment search: the Pareto front of tokens/s per GPU against tokens/s per user, the
+// best configuration meeting the targets and the runners-up, and the TPOT target as a line.
+const MEETS_COLOR = '#059669';
+const MISSES_COLOR = '#9ca3af';
+const RUNNER_COLOR = '#7c3aed';
+type SearchPoint = { x: number; y: number; d?: Deployment; why?: string };
+
+/** A deployment as one line: engine, weight format, TP x replicas (concurrency apart). */
+export const deploymentName = (d: Deployment) => `${d.engine} ${d.weights} TP${d.tp} × ${d.replicas}`;
+
+/** The axis end at or above `v`: 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten (1 for nothing above 0). */
+function niceCeil(v: number): number {
+  if (!(v > 0) || !Number.isFinite(v)) return 1;
+  const decade = 10 ** Math.floor(Math.log10(v));
+  return [1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8, 10].map((m) => m * decade).find((x) => x >= v * (1 - 1e-12)) ?? 10 * decade;
+}
+
+/** Drops an axis's last tick (its set maximum) where it falls closer to the one before than a step. */
+function dropCrowdedEnd(axis: Scale): void {
+  const t = axis.ticks;
+  if (t.length < 3) return;
+  const step = t[1].value - t[0].value;
+  if (t[t.length - 1].value - t[t.length - 2].value < 0.75 * step) t.pop();
+}
+
+/** Names one configuration; "" for a point that is none (a line). */
+const deploymentKey = (d: Deployment | undefined) =>
+  (d ? `${d.engine}/${d.weights}/${d.tp}/${d.replicas}/${d.concurrency_per_replica}` : '');
+
+/** Dataset order of the search chart; Chart.js draws the first on top and lists it first in a tooltip. */
+const SEARCH_BEST = 0;
+const SEARCH_RUNNERS = 1;
+
+/**
+ * Writes text beside the points of some datasets: `labels` maps a dataset index to one text per
+ * point, its font, and whether it goes below the points rather than above.
+ */
+function pointLabels(labels: Map<number, { text: string[]; font: string; below: boolean }>): Plugin<'scatter'> {
+  return {
+    id: 'point-labels',
+    afterDatasetsDraw(chart) {
+      const ctx = chart.ctx;
+      ctx.save();
+      ctx.fillStyle = '#1f2937';
+      for (const [index, { text, font, below }] of labels) {
+        const meta = chart.getDatasetMeta(index);
+        if (meta.hidden) continue;
+        ctx.font = font;
+        meta.data.forEach((el, i) => {
+          // Above the point, or below it; past the middle of the plot, to its left.
+          const right = el.x > (chart.chartArea.left + chart.chartArea.right) / 2;
+          ctx.textAlign = right ? 'right' : 'left';
+          ctx.textBaseline = below ? 'top' : 'bottom';
+          ctx.fillText(text[i] ?? '', el.x + (right ? -9 : 9), el.y + (below ? 6 : -6));
+        });
+      }
+      ctx.restore();
+    },
+  };
+}
+
+/**
+ * The search's answer on one chart: output tokens/s per GPU (y) against tokens/s per user (x). The
+ * Pareto front as a line through its points, green where they meet the targets and grey where
+ * they miss; the best (a star, labelled) and the runners-up (rings, numbered as in the table);
+ * the TPOT target as the vertical line tokens/s per user = 1 / tpot_max. Hover a point for its
+ * figures.
+ */
+export function drawSearchFront(canvasId: string, r: SearchResult): void {
+  const point = (d: Deployment, why?: string): SearchPoint =>
+    ({ x: d.output_tokens_per_s_per_user, y: d.output_tokens_per_s_per_gpu, d, why });
+  const best = r.best ? [point(r.best)] : [];
+  const runners = r.runners_up.map((d) => point(d, d.why));
+  const front = r.front.map((d) => point(d));
+  const all = [...best, ...runners, ...front];
+  const target = r.tpot_max_s ? 1 / r.tpot_max_s : NaN;
+  const xMax = niceCeil(Math.max(...all.map((p) => p.x), Number.isFinite(target) ? target : 0) * 1.05);
+  const yMax = niceCeil(Math.max(...all.map((p) => p.y)) * 1.08);
+  const datasets: ChartDataset<'scatter', SearchPoint[]>[] = [
+    {
+      label: r.best ? `best: ${deploymentName(r.best)}, ${r.best.concurrency_per_replica} per replica` : 'best: none meets the targets',
+      data: best, pointStyle: 'star', pointRadius: 12, pointHoverRadius: 14, borderWidth: 2.5,
+      borderColor: SELECTED_COLOR, backgroundColor: SELECTED_COLOR,
+    },
+    {
+      label: r.best ? 'runners-up' : 'most tokens/s per GPU, missing the targets',
+      data: runners, pointRadius: 8, pointHoverRadius: 10, borderWidth: 2,
+      borderColor: RUNNER_COLOR, backgroundColor: '#7c3aed1a',
+    },
+    {
+      label: 'front, meets the targets',
+      data: front.filter((p) => p.d!.meets_targets), pointRadius: 5, pointHoverRadius: 8,
+      borderColor: MEETS_COLOR, backgroundColor: MEETS_COLOR,
+    },
+    {
+      label: 'front, misses the targets',
+      data: front.filter((p) => !p.d!.meets_targets), pointRadius: 5, pointHoverRadius: 8,
+      borderColor: MISSES_COLOR, backgroundColor: MISSES_COLOR,
+    },
+    {
+      label: 'Pareto front',
+      data: front.map((p) => ({ x: p.x, y: p.y })), showLine: true, pointRadius: 0, pointHitRadius: 0, pointStyle: 'line',
+      borderColor: '#94a3b8', backgroundColor: '#94a3b8', borderWidth: 1.5,
+    },
+  ];
+  if (Number.isFinite(target)) {
+    datasets.push({
+      label: `TPOT target: ${seconds(r.tpot_max_s!)} (${si(target, 'tok/s', 3)} per user)`,
+      data: [{ x: target, y: 0 }, { x: target, y: yMax }], showLine: true, pointRadius: 0, pointHitRadius: 0, pointStyle: 'line',
+      borderColor: QUEUED_COLOR, backgroundColor: QUEUED_COLOR, borderDash: [6, 4], borderWidth: 1.5,
+    });
+  }
+  const labels = new Map([
+    [SEARCH_BEST, { text: best.map((p) => `${deploymentName(p.d!)}, ${p.d!.concurrency_per_replica} per replica`),
+                    font: 'bold 12px system-ui, sans-serif', below: false }],
+    [SEARCH_RUNNERS, { text: runners.map((_, i) => String(i + (r.best ? 2 : 1))), font: '11px system-ui, sans-serif', below: true }],
+  ]);
+  draw(canvasId, {
+    type: 'scatter',
+    data: { datasets },
+    plugins: [pointLabels(labels)],
+    options: {
+      maintainAspectRatio: false,
+      layout: { padding: { top: 16, right: 24 } },
+      interaction: { mode: 'nearest', intersect: true },
+      scales: {
+        x: { beginAtZero: true, max: xMax, title: { display: true, text: 'output tokens/s per user (interactivity)' },
+             afterBuildTicks: dropCrowdedEnd, ticks: { callback: (v: number | string) => si(Number(v), '') } },
+        y: { beginAtZero: true, max: yMax, title: { display: true, text: 'output tokens/s per GPU (throughput)' },
+             afterBuildTicks: dropCrowdedEnd, ticks: { callback: (v: number | string) => si(Number(v), '') } },
+      },
+      plugins: {
+        legend: { position: 'bottom', labels: { boxWidth: 12, usePointStyle: true,
+          filter: (item: { datasetIndex?: number }, data: { datasets: Array<{ data: unknown[] }> }) =>
+            data.datasets[item.datasetIndex ?? 0].data.length > 0 } },
+        tooltip: {
+          // A point drawn twice (the best is often on the front) is described once, by its first dataset.
+          filter: (item: TooltipItem<'scatter'>, index: number, items: TooltipItem<'scatter'>[]) => {
+            const key = deploymentKey((item.raw as SearchPoint).d);
+            return key !== '' && items.findIndex((x) => deploymentKey((x.raw as SearchPoint).d) === key) === index;
+          },
+          callbacks: {
+            title: (items: TooltipItem<'scatter'>[]) => {
+              const d = (items[0].raw as SearchPoint).d!;
+              return `${deploymentName(d)}, concurrency ${d.concurrency_per_replica} per replica`;
+            },
+            label: (item: TooltipItem<'scatter'>) => {
+              const p = item.raw as SearchPoint;
+              const d = p.d!;
+              const lines = [
+                `${si(d.output_tokens_per_s_per_gpu, 'tok/s')} per GPU (${si(d.output_tokens_per_s, 'tok/s')} in all), ` +
+                  `${si(d.output_tokens_per_s_per_user, 'tok/s')} per user`,
+                `TTFT ${seconds(d.ttft_s)}, TPOT ${seconds(d.tpot_s)}; limited by ${d.limited_by.replace('_', ' ')}`,
+                d.meets_targets ? 'meets the targets' : `misses: ${d.misses}`,
+              ];
+              if (item.datasetIndex === SEARCH_BEST) lines.unshift('best: most tokens/s per GPU meeting the targets');
+              if (p.why && p.why !== d.misses) lines.push(`lost: ${p.why}`);
+              return lines;
+            },
+          },
+        },
+      },
+    },
+  });
+}
+
+/** Shows one of the search chart's deployments as hovered, with its tooltip: rank 0 is the best,
+ * 1 and on the runners-up; null clears it. */
+export function showSearchPoint(canvasId: string, rank: number | null): void {
+  const chart = charts.get(canvasId);
+  if (!chart) return;
+  const active = rank === null ? []
+    : rank === 0 ? [{ datasetIndex: SEARCH_BEST, index: 0 }] : [{ datasetIndex: SEARCH_RUNNERS, index: rank - 1 }];
+  const shown = active.filter((a) => chart.data.datasets[a.datasetIndex]?.data.length > a.index);
+  chart.setActiveElements(shown);
+  chart.tooltip?.setActiveElements(shown, { x: 0, y: 0 });
+  chart.update('none');
 }

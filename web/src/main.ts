@@ -1,10 +1,12 @@
 // The Roofline app: one scenario form, then every view of it from the server's API;
-// the Serving page (serving.ts) is a second tab over the same registry.
+// the Serving page (serving.ts) and the deployment search (search.ts) are tabs over
+// the same registry.
 import './style.css';
 import { api, ApiError, type Device, type GemmAnalysis, type Generation, type ModelPreset, type NvmlStatus, type Op, type Prediction,
   type Recommendation, type Strategy, type SweepRow } from './api';
 import { drawHeatmap, drawMemoryByContext, drawRoofline, drawSparkline, drawStrategies } from './charts';
 import { $, fillSelect, message, setStatus as setStatusOf } from './dom';
+import { initSearch, showSearch } from './search';
 import { initServing, showServing } from './serving';
 import { bytes, count, esc, flops, pct, seconds, si, tokens } from './units';
 
@@ -344,19 +346,22 @@ async function init(): Promise<void> {
   });
   setStatus('');
   initServing(state.models, state.devices);
+  initSearch(state.models, state.devices);
   window.addEventListener('hashchange', () => void showPage());
   await showPage();
 }
 
 let analyzed = false;
 
-/** Shows the page the address names (#serving, else the analysis); each runs its default case when first shown. */
+/** Shows the page the address names (#serving, #search, else the analysis); each runs its default case when first shown. */
 async function showPage(): Promise<void> {
-  const page = location.hash === '#serving' ? 'serving' : 'analyze';
+  const page = location.hash === '#serving' ? 'serving' : location.hash === '#search' ? 'search' : 'analyze';
   document.querySelectorAll<HTMLElement>('.page').forEach((el) => { el.hidden = el.id !== `page-${page}`; });
   document.querySelectorAll<HTMLElement>('nav.tabs a').forEach((a) => a.classList.toggle('active', a.dataset.page === page));
   if (page === 'serving') {
     await showServing();
+  } else if (page === 'search') {
+    await showSearch();
   } else if (!analyzed) {
     analyzed = true;
     void renderGpuPanel();
