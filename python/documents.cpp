@@ -218,7 +218,7 @@ void bind_documents(py::module_& m) {
       [](const py::object& model, const py::object& hardware, std::int64_t gpus, std::int64_t isl,
          std::int64_t osl, std::optional<double> ttft_max, std::optional<double> tpot_max,
          const std::vector<std::string>& engines, const std::vector<std::string>& weights,
-         const std::vector<std::int64_t>& concurrencies) {
+         const std::vector<std::int64_t>& concurrencies, const std::vector<std::string>& modes) {
         const auto spec_model = model_of(model);
         const Device& d = device_of(hardware);
         SearchSpec spec;
@@ -230,6 +230,7 @@ void bind_documents(py::module_& m) {
         spec.engines = engines;
         for (const auto& w : weights) spec.weights.push_back(parse_format(w));
         spec.concurrencies = concurrencies;
+        for (const auto& x : modes) spec.modes.push_back(parse_serving_mode(x));
         const SearchResult r = search_deployments(*spec_model, d, spec);
         return to_py(search_document(*spec_model, d, spec, r, registry()));
       },
@@ -239,6 +240,7 @@ void bind_documents(py::module_& m) {
       py::arg("engines") = std::vector<std::string>{},
       py::arg("weights") = std::vector<std::string>{},
       py::arg("concurrencies") = std::vector<std::int64_t>{},
+      py::arg("modes") = std::vector<std::string>{},
       "The deployment search: the Pareto front of tokens/s per GPU against per user and the "
       "best configuration meeting the targets (roofline search --json)");
 

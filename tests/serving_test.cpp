@@ -325,6 +325,7 @@ TEST(Search, FrontAndBestFollowFromTheServingModel) {
   spec.engines = {"vllm"};
   spec.weights = {Format::kFp8};
   spec.concurrencies = {1, 8, 64};
+  spec.modes = {ServingMode::kAggregated};
   const SearchResult r = search_deployments(m, d, spec);
   // TP 1, 2, 4 (fp8 70B fits one H200) x 3 concurrencies.
   EXPECT_EQ(r.evaluated + r.refused, 9);
@@ -356,6 +357,48 @@ TEST(Search, FrontAndBestFollowFromTheServingModel) {
                 x.deployment.tokens_per_s_per_gpu <= r.best->tokens_per_s_per_gpu);
     EXPECT_FALSE(x.why.empty());
   }
+}
+
+// Disaggregated layouts on 4 GPUs: units of 2 (1xTP1 + 1xTP1) and of 4
+// (1+3, 2+2, 3+1 workers of TP1; 2xTP1 + 1xTP2; 1xTP2 + 2xTP1; 1xTP2 +
+// 1xTP2): 7 layouts, each the simulation of one unit times its replicas.
+TEST(Search, DisaggregatedLayoutsFillTheGpus) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("h200");
+  SearchSpec spec;
+  spec.gpus = 4;
+  spec.engines = {"vllm"};
+  spec.weights = {Format::kFp8};
+  spec.concurrencies = {8};
+  spec.modes = {ServingMode::kDisaggregated};
+  const SearchResult r = search_deployments(m, d, spec);
+  EXPECT_EQ(r.evaluated + r.refused + r.skipped, 7);
+  ASSERT_FALSE(r.front.empty());
+  for (const Deployment& x : r.front) {
+    ASSERT_EQ(x.mode, ServingMode::kDisaggregated);
+    const std::int64_t unit = x.prefill_workers * x.prefill_tp + x.decode_workers * x.decode_tp;
+    EXPECT_EQ(x.replicas * unit, 4);
+    ServingScenario s;
+    s.isl = spec.isl;
+    s.osl = spec.osl;
+    s.concurrency = 8;
+    s.mode = ServingMode::kDisaggregated;
+    s.prefill_workers = x.prefill_workers;
+    s.prefill_tp = x.prefill_tp;
+    s.decode_workers = x.decode_workers;
+    s.decode_tp = x.decode_tp;
+    s.step.tp = x.decode_tp;
+    s.step.precision.weights = Format::kFp8;
+    s.step.precision.act = Format::kFp8;
+    const ServingResult one = predict_serving(m, d, s, vllm());
+    EXPECT_NEAR(x.tokens_per_s, one.output_tokens_per_s * static_cast<double>(x.replicas),
+                1e-9 * x.tokens_per_s);
+  }
+  // One GPU has no room for two pools: aggregated only by default.
+  spec.gpus = 1;
+  spec.modes.clear();
+  const SearchResult single = search_deployments(m, d, spec);
+  for (const Deployment& x : single.front) EXPECT_EQ(x.mode, ServingMode::kAggregated);
 }
 
 TEST(Search, BadSpecsAreRefused) {

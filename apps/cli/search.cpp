@@ -17,12 +17,10 @@ namespace {
 
 struct SearchArgs {
   std::string model = "llama-3.1-70b", hardware = "h200", gpus = "8", isl = "1024", osl = "256";
-  std::string ttft_max, tpot_max, engines, weights, concurrency;
+  std::string ttft_max, tpot_max, engines, weights, concurrency, modes;
 };
 
-std::string row_name(const Deployment& d) {
-  return fmt::format("{} {} TP{} x{}", d.engine, format_id(d.weights), d.tp, d.replicas);
-}
+std::string row_name(const Deployment& d) { return deployment_name(d); }
 
 void cmd_search(const Common& c, const SearchArgs& a) {
   const Registry reg = load_registry(c);
@@ -38,6 +36,10 @@ void cmd_search(const Common& c, const SearchArgs& a) {
   if (!a.weights.empty()) {
     for (const auto& w : split_list("--weights", a.weights))
       spec.weights.push_back(parse_format(w));
+  }
+  if (!a.modes.empty()) {
+    for (const auto& x : split_list("--modes", a.modes))
+      spec.modes.push_back(parse_serving_mode(x));
   }
   if (!a.concurrency.empty()) {
     for (const auto& x : split_list("--concurrency", a.concurrency))
@@ -55,9 +57,9 @@ void cmd_search(const Common& c, const SearchArgs& a) {
     return;
   }
   std::cout << fmt::format(
-      "{} on {} x {}: {} prompt / {} output tokens; {} configurations, {} "
-      "refused\n\n",
-      m.name, spec.gpus, d.id, spec.isl, spec.osl, r.evaluated, r.refused);
+      "{} on {} x {}: {} prompt / {} output tokens; {} configurations, {} refused, {} skipped "
+      "(past twice the requests a layout runs at once)\n\n",
+      m.name, spec.gpus, d.id, spec.isl, spec.osl, r.evaluated, r.refused, r.skipped);
   Table t({"deployment", "concurrency", "tokens/s/GPU", "tokens/s/user", "TTFT", "TPOT",
            "limited by", "targets"});
   for (const auto& x : r.front) {
@@ -91,7 +93,9 @@ void cmd_search(const Common& c, const SearchArgs& a) {
 
 void register_search(CLI::App& app, Common& common) {
   auto* cmd = app.add_subcommand(
-      "search", "The best deployment: engine x format x TP x replicas x concurrency on N GPUs");
+      "search",
+      "The best deployment: engine x format x layout (TP, or prefill and decode workers) x "
+      "replicas x concurrency on N GPUs");
   auto a = std::make_shared<SearchArgs>();
   cmd->add_option("--model", a->model, "Model preset or file")->capture_default_str();
   cmd->add_option("--hardware", a->hardware, "Device id or alias")->capture_default_str();
@@ -104,6 +108,8 @@ void register_search(CLI::App& app, Common& common) {
       ->type_name("LIST");
   cmd->add_option("--weights", a->weights,
                   "Weight formats (default: bf16, fp8, nvfp4 where the device computes them)")
+      ->type_name("LIST");
+  cmd->add_option("--modes", a->modes, "agg, disagg or both (default: both from 2 GPUs)")
       ->type_name("LIST");
   cmd->add_option("--concurrency", a->concurrency,
                   "Concurrencies per replica (default: 1, 2, 4, ..., 4096)")

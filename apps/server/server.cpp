@@ -208,6 +208,10 @@ json request_schemas() {
       {"tpot_max", {{"type", "number"}, {"description", "TPOT target, seconds"}}},
       {"engines", string_list},
       {"weights", string_list},
+      {"modes",
+       {{"type", "array"},
+        {"maxItems", 2},
+        {"items", {{"type", "string"}, {"enum", {"agg", "disagg"}}}}}},
       {"concurrencies",
        {{"type", "array"}, {"maxItems", 64}, {"items", {{"type", "integer"}, {"minimum", 1}}}}}};
   json recommend = {{"model", model_schema()},
@@ -971,8 +975,11 @@ struct Server::Impl {
            [this](const json& b) { return service::generate(b, registry, limits); });
       post(prefix + "/serving",
            [this](const json& b) { return service::serving(b, registry, limits); });
-      post(prefix + "/search",
-           [this](const json& b) { return service::search(b, registry, limits); });
+      post(prefix + "/search", [this](const json& b) {
+        service::Limits search_limits = limits;
+        search_limits.time_limit_s = options.search_time_limit_s;
+        return service::search(b, registry, search_limits);
+      });
       post(prefix + "/recommend",
            [this](const json& b) { return service::recommend(b, registry, limits); });
       const bool may_measure = prefix == "/api" && !options.public_only;

@@ -32,6 +32,7 @@ struct Options {
   int max_connections_per_client = 0;
   double request_time_limit_s = 5.0;      // computation per JSON request; 503 time_limit beyond
   double upload_time_limit_s = 30.0;      // computation per /api/quantize upload; 503 beyond
+  double search_time_limit_s = 30.0;      // computation per deployment search; 503 beyond
   std::size_t max_upload_tensors = 4096;  // tensors per upload; 400 beyond
   std::size_t max_listed_outliers = 64;   // outlier channels listed per tensor (all counted)
   int stream_seconds = 300;               // longest /api/nvml/stream

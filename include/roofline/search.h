@@ -1,8 +1,10 @@
 // The deployment search: for a model, a device and a number of GPUs, every
-// engine x weight format x tensor-parallel size (the rest of the GPUs as
-// data-parallel replicas) x concurrency, each predicted with the serving model
-// (roofline/serving.h); the Pareto front of tokens/s per GPU against tokens/s
-// per user, and the best configuration that meets the latency targets.
+// engine x weight format x layout x concurrency, each predicted with the
+// serving simulation (roofline/serving.h); the Pareto front of tokens/s per
+// GPU against tokens/s per user, and the best configuration that meets the
+// latency targets. A layout is an aggregated instance of TP GPUs, or a
+// disaggregated unit of prefill and decode workers (1 to 4 of each, TP a
+// power of two); the GPUs hold as many replicas of it as divide them.
 //
 // Example:
 //   SearchSpec spec;
@@ -27,13 +29,17 @@ struct SearchSpec {
   std::vector<std::string> engines;  // empty: every serving engine (vllm, sglang, trtllm)
   std::vector<Format> weights;       // empty: bf16, fp8 and nvfp4 where the device computes them
   std::vector<std::int64_t> concurrencies;  // per replica; empty: 1, 2, 4, ..., 4096
+  std::vector<ServingMode> modes;           // empty: both (disaggregated from 2 GPUs)
 };
 
 struct Deployment {
   std::string engine;
   Format weights = Format::kBf16;
   std::int64_t tp = 1, replicas = 1, concurrency = 1;  // concurrency per replica
-  ServingResult serving;                               // one replica
+  ServingMode mode = ServingMode::kAggregated;
+  // Disaggregated: the workers of one replica (tp is then the decode TP).
+  std::int64_t prefill_workers = 0, prefill_tp = 0, decode_workers = 0, decode_tp = 0;
+  ServingResult serving;  // one replica
   double tokens_per_s = 0, tokens_per_s_per_gpu = 0, tokens_per_s_per_user = 0;
   bool meets_targets = false;
   std::string misses;  // why it misses the targets ("" when it meets them)
@@ -48,8 +54,13 @@ struct SearchResult {
   };
   std::vector<RunnerUp> runners_up;
   std::int64_t evaluated = 0, refused = 0;
+  // Concurrencies past twice what a layout runs at once: only the queue grows.
+  std::int64_t skipped = 0;
   std::vector<std::pair<std::string, int>> refusals;  // reason -> configurations
 };
+
+// "vllm fp8 TP2 x4" or "vllm fp8 1xTP2+3xTP2 x1": engine, format, layout, replicas.
+[[nodiscard]] std::string deployment_name(const Deployment& d);
 
 // `progress(done, total)` is called now and then (may be empty). Throws
 // InvalidArgument for bad sizes (gpus 1 to 4096, isl, osl >= 1, targets > 0),

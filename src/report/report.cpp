@@ -696,19 +696,28 @@ nlohmann::json predict_document(const ModelSpec& m, const Device& d, const Scena
 namespace {
 
 nlohmann::json deployment_json(const Deployment& d) {
-  return {{"engine", d.engine},
-          {"weights", format_id(d.weights)},
-          {"tp", d.tp},
-          {"replicas", d.replicas},
-          {"concurrency_per_replica", d.concurrency},
-          {"ttft_s", d.serving.ttft_s},
-          {"tpot_s", d.serving.tpot_s},
-          {"output_tokens_per_s", d.tokens_per_s},
-          {"output_tokens_per_s_per_gpu", d.tokens_per_s_per_gpu},
-          {"output_tokens_per_s_per_user", d.tokens_per_s_per_user},
-          {"limited_by", d.serving.limited_by},
-          {"meets_targets", d.meets_targets},
-          {"misses", d.misses}};
+  nlohmann::json j = {{"engine", d.engine},
+                      {"name", deployment_name(d)},
+                      {"mode", d.mode == ServingMode::kAggregated ? "agg" : "disagg"},
+                      {"weights", format_id(d.weights)},
+                      {"tp", d.tp},
+                      {"replicas", d.replicas},
+                      {"concurrency_per_replica", d.concurrency},
+                      {"ttft_s", d.serving.ttft_s},
+                      {"tpot_s", d.serving.tpot_s},
+                      {"output_tokens_per_s", d.tokens_per_s},
+                      {"output_tokens_per_s_per_gpu", d.tokens_per_s_per_gpu},
+                      {"output_tokens_per_s_per_user", d.tokens_per_s_per_user},
+                      {"limited_by", d.serving.limited_by},
+                      {"meets_targets", d.meets_targets},
+                      {"misses", d.misses}};
+  if (d.mode == ServingMode::kDisaggregated) {
+    j["prefill_workers"] = d.prefill_workers;
+    j["prefill_tp"] = d.prefill_tp;
+    j["decode_workers"] = d.decode_workers;
+    j["decode_tp"] = d.decode_tp;
+  }
+  return j;
 }
 
 }  // namespace

@@ -281,6 +281,9 @@ json search(const json& request, const Registry& registry, const Limits& limits)
         throw InvalidArgument("concurrencies: whole numbers from 1 to 2^20");
       return v.get<std::int64_t>();
     });
+    for (const auto& x : list_of<std::string>(o, "modes", {}, text_item))
+      spec.modes.push_back(parse_serving_mode(x));
+    if (spec.modes.size() > 2) throw InvalidArgument("modes: at most agg and disagg");
     if (spec.concurrencies.size() > 64) throw InvalidArgument("concurrencies: at most 64");
     if (spec.engines.size() > 16 || spec.weights.size() > 16)
       throw InvalidArgument("engines and weights: at most 16 each");

@@ -31,11 +31,29 @@ std::string misses_of(const Deployment& d, const SearchSpec& spec) {
 }
 
 std::string name_of(const Deployment& d) {
-  return fmt::format("{} {} TP{} x{} at {}", d.engine, format_id(d.weights), d.tp, d.replicas,
-                     d.concurrency);
+  return fmt::format("{} at {}", deployment_name(d), d.concurrency);
 }
 
+// A layout of one replica.
+struct Layout {
+  ServingMode mode = ServingMode::kAggregated;
+  std::int64_t tp = 1;                            // aggregated
+  std::int64_t pw = 0, ptp = 0, dw = 0, dtp = 0;  // disaggregated
+  [[nodiscard]] std::int64_t gpus() const {
+    return mode == ServingMode::kAggregated ? tp : pw * ptp + dw * dtp;
+  }
+};
+
+constexpr std::int64_t kMaxWorkers = 4;
+
 }  // namespace
+
+std::string deployment_name(const Deployment& d) {
+  if (d.mode == ServingMode::kAggregated)
+    return fmt::format("{} {} TP{} x{}", d.engine, format_id(d.weights), d.tp, d.replicas);
+  return fmt::format("{} {} {}xTP{}+{}xTP{} x{}", d.engine, format_id(d.weights), d.prefill_workers,
+                     d.prefill_tp, d.decode_workers, d.decode_tp, d.replicas);
+}
 
 SearchResult search_deployments(const ModelSpec& m, const Device& device, const SearchSpec& spec,
                                 const std::function<void(std::int64_t, std::int64_t)>& progress) {
@@ -66,6 +84,30 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
   for (std::int64_t tp = 1; tp <= spec.gpus; tp *= 2) {
     if (spec.gpus % tp == 0) tps.push_back(tp);
   }
+  std::vector<ServingMode> modes = spec.modes;
+  if (modes.empty()) {
+    modes.push_back(ServingMode::kAggregated);
+    if (spec.gpus >= 2) modes.push_back(ServingMode::kDisaggregated);
+  }
+  std::vector<Layout> layouts;
+  for (ServingMode mode : modes) {
+    if (mode == ServingMode::kAggregated) {
+      for (std::int64_t tp : tps) layouts.push_back({mode, tp, 0, 0, 0, 0});
+      continue;
+    }
+    // Workers of at most one 8-GPU node each.
+    for (std::int64_t ptp : tps) {
+      for (std::int64_t dtp : tps) {
+        if (ptp > kNvlinkDomainGpus || dtp > kNvlinkDomainGpus) continue;
+        for (std::int64_t pw = 1; pw <= kMaxWorkers; ++pw) {
+          for (std::int64_t dw = 1; dw <= kMaxWorkers; ++dw) {
+            const Layout l{mode, dtp, pw, ptp, dw, dtp};
+            if (l.gpus() <= spec.gpus && spec.gpus % l.gpus() == 0) layouts.push_back(l);
+          }
+        }
+      }
+    }
+  }
   std::vector<std::int64_t> concurrencies = spec.concurrencies;
   if (concurrencies.empty()) {
     for (std::int64_t c = 1; c <= kMaxConcurrency; c *= 2) concurrencies.push_back(c);
@@ -78,29 +120,42 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
   std::vector<Deployment> all;
   std::map<std::string, int> refusals;
   const std::int64_t total = static_cast<std::int64_t>(engines.size() * weights.size() *
-                                                       tps.size() * concurrencies.size());
+                                                       layouts.size() * concurrencies.size());
   std::int64_t done = 0;
   for (const EngineProfile* e : engines) {
     ModelOptions o;
     o.engine = e;
     for (Format w : weights) {
-      for (std::int64_t tp : tps) {
+      for (const Layout& l : layouts) {
+        std::int64_t saturated = 0;  // a concurrency past which only queues grow
         for (std::int64_t c : concurrencies) {
           ++done;
-          if (progress && done % 64 == 0) progress(done, total);
+          if (saturated > 0 && c > saturated) {
+            ++result.skipped;
+            continue;
+          }
+          if (progress && done % 16 == 0) progress(done, total);
           check_deadline("the deployment search");
           Deployment d;
           d.engine = e->id;
           d.weights = w;
-          d.tp = tp;
-          d.replicas = spec.gpus / tp;
+          d.tp = l.tp;
+          d.mode = l.mode;
+          d.replicas = spec.gpus / l.gpus();
           d.concurrency = c;
           try {
             ServingScenario s;
             s.isl = spec.isl;
             s.osl = spec.osl;
             s.concurrency = c;
-            s.step.tp = tp;
+            s.step.tp = l.tp;
+            if (l.mode == ServingMode::kDisaggregated) {
+              s.mode = l.mode;
+              s.prefill_workers = d.prefill_workers = l.pw;
+              s.prefill_tp = d.prefill_tp = l.ptp;
+              s.decode_workers = d.decode_workers = l.dw;
+              s.decode_tp = d.decode_tp = l.dtp;
+            }
             s.step.precision.weights = w;
             // W8A8 and W4A4: activations in the weights' format where computed.
             if (w == Format::kFp8 || w == Format::kNvfp4) s.step.precision.act = w;
@@ -113,6 +168,12 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
             continue;
           }
           ++result.evaluated;
+          // Twice the requests that can run at once: more clients only wait
+          // longer for the same throughput, so larger concurrencies are skipped.
+          const std::int64_t held =
+              std::min(d.serving.max_concurrency_that_fits,
+                       d.serving.max_running * (l.mode == ServingMode::kAggregated ? 1 : l.dw));
+          if (held > 0 && c >= 2 * held) saturated = c;
           d.tokens_per_s = d.serving.output_tokens_per_s * static_cast<double>(d.replicas);
           d.tokens_per_s_per_gpu = d.tokens_per_s / static_cast<double>(spec.gpus);
           d.tokens_per_s_per_user = d.serving.output_tokens_per_s_per_user;
@@ -159,7 +220,7 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
       if (!d.meets_targets) {
         why = d.misses;
       } else {
-        why = fmt::format("{:.0f}% fewer tokens/s per GPU than {}",
+        why = fmt::format("{:.2g}% fewer tokens/s per GPU than {}",
                           (1 - d.tokens_per_s_per_gpu / best.tokens_per_s_per_gpu) * 100,
                           name_of(best));
       }

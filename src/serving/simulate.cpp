@@ -30,7 +30,8 @@ struct Instance {
   std::deque<std::int32_t> waiting;     // arrived (or preempted), not admitted
   std::deque<std::int32_t> prefilling;  // admitted, prompt not finished
   std::deque<std::int32_t> ready;       // decode pool: prompt done and its cache moved in
-  std::set<std::pair<std::int64_t, std::int32_t>> decoding;  // (done step, request)
+  std::set<std::pair<std::int64_t, std::int32_t>> decoding;   // (done step, request)
+  std::set<std::pair<std::uint64_t, std::int32_t>> by_order;  // the same by admission order
   std::multiset<double> pending;  // times of arrivals and handoffs on their way
   std::int64_t step = 0;          // steps completed
   // Steps that carried decode tokens (prefill-first steps pause decoding):
@@ -189,6 +190,7 @@ class Simulation {
     Request& q = req(id);
     q.offset = q.generated - in.decode_step;
     in.decoding.emplace(s_.osl - q.offset, id);
+    in.by_order.emplace(q.order, id);
     in.context_offset += q.offset;
   }
 
@@ -199,16 +201,13 @@ class Simulation {
     bool preempted = false;
     while (in.decoding.size() > 1 &&
            in.kv_used + static_cast<std::int64_t>(in.decoding.size()) > p.kv_tokens) {
-      auto newest = in.decoding.begin();
-      for (auto it = in.decoding.begin(); it != in.decoding.end(); ++it) {
-        if (req(it->second).order > req(newest->second).order) newest = it;
-      }
-      const std::int32_t id = newest->second;
+      const std::int32_t id = std::prev(in.by_order.end())->second;
+      in.by_order.erase(std::prev(in.by_order.end()));
       Request& q = req(id);
+      in.decoding.erase({s_.osl - q.offset, id});
       in.kv_used -= held(in, q);
       in.context_offset -= q.offset;
       q.generated = q.offset + in.decode_step;
-      in.decoding.erase(newest);
       --in.running;
       if (p.role == PoolSpec::Role::kDecode) {
         q.target = 0;  // its cache came over once; taken as moved back in
@@ -360,6 +359,7 @@ class Simulation {
       const std::int32_t id = in.decoding.begin()->second;
       Request& q = req(id);
       in.decoding.erase(in.decoding.begin());
+      in.by_order.erase({q.order, id});
       in.context_offset -= q.offset;
       in.kv_used -= p.reserve_whole ? s_.isl + s_.osl : held(in, q);
       --in.running;
