@@ -490,3 +490,55 @@ TEST(Generate, APromptOfTheWholeContextSaysSo) {
 
 }  // namespace
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// Attention data parallelism on DeepSeek-V3 (MLA) over 8 GPUs: each rank
+// runs attention for 8 of the 64 sequences with all 128 heads, so it holds
+// an eighth of the latent cache (TP replicates the latent on every rank) and
+// the whole attention weights (TP splits them eight ways), while the experts
+// still take all 64 tokens.
+TEST(AttentionDataParallel, GroupsSplitSequencesNotHeads) {
+  const ModelSpec m = load_model("deepseek-v3");
+  const Device& d = registry().get("h200");
+  Scenario tp8;
+  tp8.batch = 64;
+  tp8.seq_len = 2048;
+  tp8.tp = 8;
+  tp8.precision.weights = Format::kFp8;
+  Scenario dp8 = tp8;
+  dp8.attention_dp = 8;
+  const MemoryEstimate a = estimate_memory(m, d, tp8), b = estimate_memory(m, d, dp8);
+  constexpr double kExact = 1e-9;  // relative
+  EXPECT_NEAR(b.kv_cache_bytes, a.kv_cache_bytes / 8, kExact * a.kv_cache_bytes);
+  // fp8: a byte a parameter; 7 more eighths of the attention weights a rank.
+  const double attention = count_parameters(m).attention;
+  EXPECT_NEAR(b.weights_bytes - a.weights_bytes, attention * 7 / 8, kExact * a.weights_bytes);
+
+  const OpGraph ga = build_ops(m, d, tp8), gb = build_ops(m, d, dp8);
+  const Op& qa = find_op(ga, OpKind::kQBProj);
+  const Op& qb = find_op(gb, OpKind::kQBProj);
+  // (bytes_for rounds a tensor's bytes up: within a few bytes)
+  EXPECT_NEAR(qb.weight_bytes, 8 * qa.weight_bytes, 1e-6 * qb.weight_bytes);
+  EXPECT_DOUBLE_EQ(qb.gemm_m, qa.gemm_m / 8);
+  // Every token through the experts (the first dense layers' MLPs come first).
+  double expert_flops_a = 0, expert_flops_b = 0;
+  for (int i = 0; i < ga.size; ++i) {
+    const Op& x = ga.ops[static_cast<std::size_t>(i)];
+    if (x.moe_layer && x.kind == OpKind::kDownProj) expert_flops_a += x.flops;
+  }
+  for (int i = 0; i < gb.size; ++i) {
+    const Op& x = gb.ops[static_cast<std::size_t>(i)];
+    if (x.moe_layer && x.kind == OpKind::kDownProj) expert_flops_b += x.flops;
+  }
+  EXPECT_GT(expert_flops_a, 0);
+  EXPECT_DOUBLE_EQ(expert_flops_b, expert_flops_a);
+
+  Scenario bad = tp8;
+  bad.attention_dp = 3;  // does not divide tp 8
+  EXPECT_THROW((void)build_ops(m, d, bad), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace roofline

@@ -181,6 +181,10 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
       ->type_name("F");
   cmd->add_option("--tp", a->tp, "Tensor-parallel ranks")->capture_default_str()->type_name("INT");
   cmd->add_option("--pp", a->pp, "Pipeline stages")->capture_default_str()->type_name("INT");
+  cmd->add_option("--attention-dp", a->attention_dp,
+                  "Attention data-parallel groups within --tp (DeepSeek-style serving)")
+      ->capture_default_str()
+      ->type_name("INT");
   cmd->add_option("--engine", a->engine,
                   "Serving engine: its launch and step costs and measured kernel efficiency "
                   "(roofline engines; roofline: the reference)")
@@ -209,6 +213,7 @@ Scenario make_scenario(const ScenarioArgs& a, const ModelSpec& m, const Device* 
   r.block_sparsity = parse_fraction("--block-sparsity", a.block_sparsity);
   r.tp = parse_count("--tp", a.tp, 1, kMaxParallel);
   r.pp = parse_count("--pp", a.pp, 1, kMaxParallel);
+  r.attention_dp = parse_count("--attention-dp", a.attention_dp, 1, kMaxParallel);
   return build_scenario(r, m, d, notes);
 }
 

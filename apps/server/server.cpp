@@ -164,6 +164,8 @@ json request_schemas() {
       {"block_sparsity", {{"type", "number"}, {"default", 1.0}}},
       {"tp", integer_schema(1, kMaxParallel, 1, "tensor-parallel ways")},
       {"pp", integer_schema(1, kMaxParallel, 1, "pipeline stages")},
+      {"attention_dp",
+       integer_schema(1, kMaxParallel, 1, "attention data-parallel groups within tp")},
       {"ideal", {{"type", "boolean"}, {"default", false}, {"description", "datasheet peaks only"}}},
       {"engine", string_schema("a serving engine (GET /api/engines): its launch and step costs and "
                                "measured kernel efficiency",

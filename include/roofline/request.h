@@ -25,6 +25,7 @@ struct ScenarioRequest {
   double block_sparsity = 1.0;
   std::int64_t tp = 1;
   std::int64_t pp = 1;
+  std::int64_t attention_dp = 1;  // attention data-parallel groups within tp
 };
 
 // Builds and validates the scenario. A strategy is resolved against `device`

@@ -61,6 +61,9 @@ struct ServingScenario {
   ServingMode mode = ServingMode::kAggregated;
   // Disaggregated: workers of each kind, each one engine instance of *_tp GPUs.
   std::int64_t prefill_workers = 1, prefill_tp = 1, decode_workers = 1, decode_tp = 1;
+  // Disaggregated: the prefill workers' attention data parallelism (the
+  // decode workers' is step.attention_dp).
+  std::int64_t prefill_attention_dp = 1;
   std::int64_t rounds = kDefaultRounds;  // requests each client sends
   // The engine's scheduler unless set (0): tokens per step, requests running.
   std::int64_t token_budget = 0, max_running = 0;

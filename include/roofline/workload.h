@@ -91,6 +91,13 @@ struct Scenario {
   double block_sparsity = 1.0;  // fraction of attention blocks computed (FA Proposition 4)
   std::int64_t tp = 1;          // tensor parallel ranks (heads, intermediate, vocab split)
   std::int64_t pp = 1;          // pipeline stages (layers split)
+  // Attention data parallelism (SGLang's --enable-dp-attention, TensorRT-LLM's
+  // enable_attention_dp): the tp ranks form attention_dp groups, each running
+  // attention for its own batch / attention_dp sequences with the heads split
+  // over tp / attention_dp ranks (the whole attention on each rank when
+  // equal); the MLP and MoE layers take every group's tokens (an all-gather
+  // before, a reduce-scatter after: an all-reduce's bytes). Divides tp.
+  std::int64_t attention_dp = 1;
   // Decode only: prompt tokens of other requests in the same step (continuous
   // batching: chunked prefill or in-flight batching), from prompts of
   // prefill_prompt tokens. They go through every linear layer with the decode

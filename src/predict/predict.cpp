@@ -143,7 +143,9 @@ Bytes weight_memory(const ModelSpec& m, const Scenario& s) {
     }
   }
   const double replicated = bytes_for(Format::kBf16, p.norms + p.router);
-  return (split / tp + replicated) / pp;
+  // Attention data parallelism: attention weights split over tp / attention_dp.
+  const double attention_copies = static_cast<double>(s.attention_dp) - 1;
+  return (split / tp + attention_copies * bytes_for(w, p.attention) / tp + replicated) / pp;
 }
 
 MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenario& s) {
@@ -155,10 +157,13 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
   mem.weights_bytes = weight_memory(m, s);
 
   // KV cache: per layer, the attended tokens (capped by a sliding window).
-  double per_token_layer = static_cast<double>(m.kv_elements_per_token_per_layer());
+  // With attention data parallelism a rank holds its group's sequences.
+  const double dp = static_cast<double>(s.attention_dp);
+  const double attention_tp = tp / dp;
+  double per_token_layer = static_cast<double>(m.kv_elements_per_token_per_layer()) / dp;
   if (m.attention == AttentionKind::kGqa) {
-    per_token_layer =
-        2 * std::max(1.0, static_cast<double>(m.kv_heads) / tp) * static_cast<double>(m.head_dim);
+    per_token_layer = 2 * std::max(1.0, static_cast<double>(m.kv_heads) / attention_tp) *
+                      static_cast<double>(m.head_dim) / dp;
   }
   const double sliding = static_cast<double>(m.sliding_layer_count());
   const double full = static_cast<double>(m.layers) - sliding;

@@ -44,6 +44,7 @@ Scenario build_scenario(const ScenarioRequest& r, const ModelSpec& m, const Devi
   s.block_sparsity = r.block_sparsity;
   s.tp = r.tp;
   s.pp = r.pp;
+  s.attention_dp = r.attention_dp;
   validate(s, m);
   return s;
 }

@@ -179,6 +179,7 @@ ScenarioRequest scenario_of(StrictObject& o, const Limits& limits, bool with_pha
   r.block_sparsity = number(o, "block_sparsity", 1.0);
   r.tp = integer(o, "tp", 1, 1, kMaxParallel);
   r.pp = integer(o, "pp", 1, 1, kMaxParallel);
+  r.attention_dp = integer(o, "attention_dp", 1, 1, kMaxParallel);
   return r;
 }
 

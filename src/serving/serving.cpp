@@ -220,6 +220,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   if (disagg) {
     decode_base.tp = in.decode_tp;
     prefill_base.tp = in.prefill_tp;
+    prefill_base.attention_dp = in.prefill_attention_dp;
     r.gpus = (in.prefill_workers * in.prefill_tp + in.decode_workers * in.decode_tp) * base.pp;
   } else {
     r.gpus = base.tp * base.pp;

@@ -164,8 +164,6 @@ struct Refusal : Unsupported {
 // The scenario of one aggregated run's decode step; throws Refusal with the reason.
 Scenario decode_step(const ServingRun& r, const ModelSpec& m, const Device& d,
                      std::string* formats) {
-  if (r.attention_dp > 1)
-    throw Refusal("attention data parallelism is not modeled (the serving issue, #12)");
   if (r.pp > 1) throw Refusal("pipeline parallel serving is not modeled (the serving issue, #12)");
   Scenario s;
   s.phase = Phase::kDecode;
@@ -174,7 +172,10 @@ Scenario decode_step(const ServingRun& r, const ModelSpec& m, const Device& d,
 
   // Expert parallelism spreads the experts over the same GPUs that tensor
   // parallelism would: the same expert bytes per GPU; its all-to-all is not modeled.
-  s.tp = r.tp;
+  // AIConfigurator's tp_size is the attention tensor parallelism within each
+  // attention data-parallel group: tp_size x attention_dp_size GPUs in all.
+  s.tp = r.tp * r.attention_dp;
+  s.attention_dp = r.attention_dp;
   const std::optional<Format> gemm = quant_format(r.gemm_quant);
   const std::optional<Format> moe = quant_format(r.moe_quant);
   if (m.native_experts == Format::kMxfp4 && m.moe) {
@@ -407,10 +408,8 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
       // (tools/accuracy_regression_testing/predict_silicon_sample.py).
       if (disagg && !r.workers_given)
         throw Refusal("disaggregated row without its prefill and decode worker counts");
-      if (disagg && (r.prefill_attention_dp > 1 || r.prefill_pp > 1))
-        throw Refusal(r.prefill_pp > 1
-                          ? "pipeline parallel serving is not modeled (the serving issue, #12)"
-                          : "attention data parallelism is not modeled (the serving issue, #12)");
+      if (disagg && r.prefill_pp > 1)
+        throw Refusal("pipeline parallel serving is not modeled (the serving issue, #12)");
       const Scenario s = decode_step(r, it->second, *d, &row.formats);
       ModelOptions o = options;
       o.engine = e;
@@ -424,9 +423,10 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         if (disagg) {
           load.mode = ServingMode::kDisaggregated;
           load.prefill_workers = r.prefill_workers;
-          load.prefill_tp = r.prefill_tp;
           load.decode_workers = r.decode_workers;
-          load.decode_tp = r.tp;
+          load.decode_tp = s.tp;
+          load.prefill_tp = r.prefill_tp * r.prefill_attention_dp;
+          load.prefill_attention_dp = r.prefill_attention_dp;
         }
         const ServingResult sr = predict_serving(it->second, *d, load, o);
         row.predicted_ms = sr.tpot_s * 1e3;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "roofline/error.h"
@@ -343,15 +344,45 @@ struct Builder {
   }
 
   void all_reduce(double count) {
-    if (s.tp <= 1) return;
+    if (tp <= 1) return;
     Op& op = add(OpKind::kAllReduce, OpClass::kCommunication, count);
     // Ring all-reduce moves 2 (tp - 1) / tp of the message over each link.
     op.act_bytes = bytes_for(a, N * H) * 2 * (tp - 1) / tp;
     op.compute = Format::kFp32;
   }
 
+  // Attention data parallelism: the attention block of each group sees its
+  // own share of the sequences over tp / attention_dp ranks.
+  struct AttentionGroup {
+    Builder& b;
+    double tp, nh, nkv, B, N, P;
+    explicit AttentionGroup(Builder& x)
+        : b(x), tp(x.tp), nh(x.nh), nkv(x.nkv), B(x.B), N(x.N), P(x.P) {
+      const double dp = static_cast<double>(x.s.attention_dp);
+      if (dp <= 1) return;
+      b.tp = tp / dp;
+      b.nh = static_cast<double>(b.m.heads) / b.tp;
+      b.nkv = std::max(1.0, static_cast<double>(b.m.kv_heads) / b.tp);
+      b.B = B / dp;
+      b.N = N / dp;
+      b.P = P / dp;
+    }
+    ~AttentionGroup() {
+      b.tp = tp;
+      b.nh = nh;
+      b.nkv = nkv;
+      b.B = B;
+      b.N = N;
+      b.P = P;
+    }
+    AttentionGroup(const AttentionGroup&) = delete;
+    AttentionGroup& operator=(const AttentionGroup&) = delete;
+  };
+
   void layer(double count, bool moe, bool sliding) {
     const int first = g.size;
+    std::optional<AttentionGroup> group;
+    group.emplace(*this);
     norm(OpKind::kAttnNorm, count, N, true, 1);
     const bool mla = m.attention == AttentionKind::kMla;
     if (mla) {
@@ -370,6 +401,7 @@ struct Builder {
     all_reduce(count);
     elementwise(OpKind::kAttnResidual, count, N * H, kResidualOps, 2, 1, 1);
     norm(OpKind::kMlpNorm, count, N, false, 0);  // fused add + norm
+    group.reset();                               // the MLP takes every group's tokens
     if (moe) {
       experts(count);
     } else {
@@ -487,6 +519,11 @@ void validate(const Scenario& s, const ModelSpec& m) {
   check("seq-len", s.seq_len, 1, kMaxSeqLen);
   check("tp", s.tp, 1, kMaxParallel);
   check("pp", s.pp, 1, m.layers);
+  check("attention dp", s.attention_dp, 1, s.tp);
+  if (s.tp % s.attention_dp != 0) {
+    throw InvalidArgument("attention dp " + std::to_string(s.attention_dp) +
+                          " does not divide tp " + std::to_string(s.tp));
+  }
   if (s.prefill_tokens != 0 || s.prefill_prompt != 0) {
     if (s.phase != Phase::kDecode)
       throw InvalidArgument("prefill tokens ride along with a decode step only");
@@ -497,9 +534,12 @@ void validate(const Scenario& s, const ModelSpec& m) {
     throw InvalidArgument(
         "block sparsity must be in (0, 1] (the fraction of attention blocks computed)");
   }
-  if (m.heads % s.tp != 0) {
-    throw InvalidArgument("tp " + std::to_string(s.tp) + " does not divide the " +
-                          std::to_string(m.heads) + " attention heads");
+  const std::int64_t attention_tp = s.tp / s.attention_dp;
+  if (m.heads % attention_tp != 0) {
+    throw InvalidArgument((s.attention_dp > 1 ? "attention tp " + std::to_string(attention_tp) +
+                                                    " (tp / attention dp)"
+                                              : "tp " + std::to_string(s.tp)) +
+                          " does not divide the " + std::to_string(m.heads) + " attention heads");
   }
   if (m.intermediate % s.tp != 0 || (m.moe && m.moe->expert_intermediate % s.tp != 0)) {
     throw InvalidArgument("tp " + std::to_string(s.tp) +
