@@ -179,6 +179,12 @@ try {
   check(await page.textContent('[data-field="serving-concurrency"]') === '1', 'clicking a point selects it');
   await page.screenshot({ path: join(outDir, 'serving-page.png'), fullPage: true });
   console.log(`screenshot: ${join(outDir, 'serving-page.png')}`);
+  // Past the KV capacity (the last row, 1024 clients), the admission wait is for a KV slot.
+  await page.click('#serving-table tbody tr:last-child');
+  await page.waitForFunction(() => /^Concurrency 1024:/.test(document.querySelector('[data-field="limited-by"]')?.textContent ?? ''));
+  const full = await page.textContent('#serving-detail');
+  check(/limited by kv capacity/.test(full) && /[\d.]+ (ms|s) waiting for a KV slot, then /.test(full) && /preempted and recomputed/.test(full),
+        'past the KV capacity the admission wait is for a KV slot, and preemptions are counted');
   // An API error (TP 3 does not divide the heads) is a message, not a broken page.
   consoleErrors = false;
   await page.fill('#sv-tp', '3');
@@ -194,6 +200,74 @@ try {
   await page.waitForFunction(() => /concurrency "two"/.test(document.getElementById('serving-status')?.textContent ?? ''));
   check(true, 'a bad concurrency list is reported');
   consoleErrors = true;
+
+  // 5b'. A disaggregated prediction: one prefill and one decode worker at TP 2 each over
+  // concurrencies 1..64. The form sends the pools (and no TP), the rounds and the scheduler's
+  // defaults (0); the cards show TTFT and TPOT as means with their p50/p90/p99, both pools' GPUs
+  // and the KV transfer; the latency chart draws each p90 beside its mean.
+  const servingBodies = [];
+  const onServing = (r) => { if (r.url().endsWith('/api/serving')) servingBodies.push(JSON.parse(r.postData() ?? '{}')); };
+  page.on('request', onServing);
+  await page.fill('#sv-tp', '2');
+  check(await page.isHidden('#sv-disagg') && await page.isEnabled('#sv-tp'), 'aggregated: the pools are hidden, the TP is used');
+  await page.selectOption('#sv-mode', 'disagg');
+  check(await page.isVisible('#sv-disagg') && await page.isDisabled('#sv-tp'), 'disaggregated: the pools are shown, the TP greyed out');
+  await page.fill('#sv-prefill-workers', '1');
+  await page.fill('#sv-prefill-tp', '2');
+  await page.fill('#sv-decode-workers', '1');
+  await page.fill('#sv-decode-tp', '2');
+  await page.fill('#sv-concurrency', '1..64');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 7 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  check(servingBodies.length === 7 && servingBodies.every((b) => b.mode === 'disagg' && b.prefill_workers === 1 && b.prefill_tp === 2 &&
+        b.decode_workers === 1 && b.decode_tp === 2 && !('tp' in b) && b.rounds === 10 && b.token_budget === 0 && b.max_running === 0),
+        `the disaggregated pools are sent, without the TP (${JSON.stringify(servingBodies[0])})`);
+  const duration = /^[\d.]+ (ns|µs|ms|s)$/;
+  const spread = /^p50 [\d.]+ (ns|µs|ms|s), p90 [\d.]+ (ns|µs|ms|s), p99 [\d.]+ (ns|µs|ms|s)$/;
+  const card = async (field) => [await page.textContent(`[data-field="serving-${field}"]`), await page.textContent(`[data-field="serving-${field}-sub"]`)];
+  const [ttftMean, ttftSpread] = await card('ttft');
+  const [tpotMean, tpotSpread] = await card('tpot');
+  check(duration.test(ttftMean) && spread.test(ttftSpread) && duration.test(tpotMean) && spread.test(tpotSpread),
+        `TTFT and TPOT: means with p50, p90, p99 (TTFT ${ttftMean}: ${ttftSpread}; TPOT ${tpotMean}: ${tpotSpread})`);
+  const [transfer, transferSub] = await card('kv-transfer');
+  check(duration.test(transfer) && /prefill to decode/.test(transferSub), `the KV transfer time is shown (${transfer}: ${transferSub})`);
+  const [gpus, gpusSub] = await card('gpus');
+  check(gpus === '4' && gpusSub === 'prefill 2 (1 × TP 2), decode 2 (1 × TP 2)', `both pools' GPUs are counted (${gpus}: ${gpusSub})`);
+  check((await page.textContent('#serving-sub')).includes('4 × h200 (prefill 1 × TP 2, decode 1 × TP 2)'), 'the table names the pools');
+  const detail = await page.textContent('#serving-detail');
+  const disaggVerdict = await page.textContent('[data-field="limited-by"]');
+  check(/^Concurrency 64:/.test(disaggVerdict) && !/kv capacity/.test(disaggVerdict) && /KV transfer/.test(detail) && /\d+ requests \(64 clients × 10 rounds\) over \d+ steps/.test(detail) &&
+        /\d+-token budget per step, at most \d+ requests running per instance/.test(detail) && /from arrival to admission/.test(detail) && !/KV slot/.test(detail),
+        `the detail gives the simulation, the scheduler and the waits without a KV slot (${disaggVerdict})`);
+  const p90 = await page.evaluate(() => {
+    const c = window.rooflineCharts.get('serving-latency');
+    const ds = c.data.datasets;
+    const by = (label) => ds.find((d) => d.label === label);
+    const ok = (d, pick) => d && d.data.length === 7 && d.data.every((p) => p.y === pick(p.r));
+    return { labels: ds.map((d) => d.label), ttft: ok(by('TTFT p90'), (r) => r.ttft.p90), tpot: ok(by('TPOT p90'), (r) => r.tpot.p90),
+      bands: [by('TTFT p90')?.fill, by('TPOT p90')?.fill] };
+  });
+  check(p90.ttft && p90.tpot && p90.bands[0] === 0 && p90.bands[1] === 1,
+        `the latency chart draws TTFT and TPOT p90 beside the means, the band between (${p90.labels.join('; ')})`);
+  await page.screenshot({ path: join(outDir, 'serving-disagg.png'), fullPage: true });
+  console.log(`screenshot: ${join(outDir, 'serving-disagg.png')}`);
+  // The scheduler set by hand: at most 16 running per instance; 64 clients wait to be admitted,
+  // and the wait is then for a slot.
+  servingBodies.length = 0;
+  await page.click('#sv-advanced summary');
+  await page.fill('#sv-token-budget', '4096');
+  await page.fill('#sv-max-running', '16');
+  await page.fill('#sv-rounds', '4');
+  await page.fill('#sv-concurrency', '64');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  const capped = await page.textContent('#serving-detail');
+  check(servingBodies.length === 1 && servingBodies[0].token_budget === 4096 && servingBodies[0].max_running === 16 && servingBodies[0].rounds === 4 &&
+        /4096-token budget per step, at most 16 requests running per instance/.test(capped) && /256 requests \(64 clients × 4 rounds\)/.test(capped) &&
+        /limited by kv capacity/.test(await page.textContent('[data-field="limited-by"]')) &&
+        /waiting to run \(at most 16 running per instance\)/.test(capped) && !/KV slot/.test(capped),
+        'a scheduler set by hand is sent and shown; the admission wait is then for the running cap');
+  page.off('request', onServing);
 
   // 5c. The Search page: its tab runs the default search (POST /api/search: llama-3.1-70b on 8
   // H200s, TPOT at most 30 ms): the best in the cards and first in the table, the runners-up with

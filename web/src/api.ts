@@ -135,22 +135,41 @@ export interface SweepRow {
   error?: string;  // the row's combination cannot run (e.g. a format the device lacks)
 }
 
-/** One serving prediction (POST /api/serving): means over the steady state of continuous batching. */
+/** Mean and percentiles over the simulated requests, in seconds. */
+export interface Spread { mean: number; p50: number; p90: number; p99: number }
+
+/**
+ * One serving prediction (POST /api/serving): a discrete-event simulation of `concurrency` clients
+ * in a closed loop, `rounds` requests each, against the engine's scheduler; latencies are means
+ * and percentiles over the simulated requests. Aggregated ("agg"): one instance of TP `tp` serves
+ * prompts and decodes. Disaggregated ("disagg"): prefill workers hand each prompt's KV cache to
+ * decode workers, and the prefill_* / decode_* fields and kv_transfer_s are present.
+ */
 export interface Serving {
   model: string; hardware: string; engine: string;
-  isl: number; osl: number; concurrency: number; tp: number;
+  isl: number; osl: number; concurrency: number;
+  mode: 'agg' | 'disagg';
+  tp: number;                            // the aggregated instance's (not used when disaggregated)
   weights: string; act: string; kv: string;
-  ttft_s: number; tpot_s: number; e2e_s: number;
+  ttft_s: number; tpot_s: number; e2e_s: number;  // the means of ttft, tpot, e2e
+  ttft: Spread; tpot: Spread; e2e: Spread;
   output_tokens_per_s: number;           // all GPUs together
   output_tokens_per_s_per_gpu: number;
   output_tokens_per_s_per_user: number;  // 1 / TPOT
-  gpus: number;
-  max_concurrency_that_fits: number;     // requests whose KV cache fits at once
-  running: number;                       // requests decoding at once
-  queue_wait_s: number;                  // mean wait for a KV slot
-  prompt_queue_wait_s: number;           // mean wait behind other prompts
-  plain_step_s: number; prompt_step_s: number;
-  prompts_per_step: number; prompt_share: number;
+  gpus: number;                          // both pools when disaggregated
+  max_concurrency_that_fits: number;     // requests whose KV cache fits at once (the decode pool's)
+  running: number;                       // the mean decode batch: requests decoding in a step
+  queue_wait_s: number;                  // mean wait from arrival to admission
+  prompt_queue_wait_s: number;           // mean wait from admission to the first prompt chunk
+  plain_step_s: number; prompt_step_s: number;  // the decode step of `running`, alone and carrying one prompt
+  prompts_per_step: number;              // prompts started per step
+  prompt_share: number;                  // the share of the steps' time prompt tokens add
+  requests: number; rounds: number; steps: number;  // simulated: requests (clients x rounds) over steps
+  preemptions: number;                   // requests evicted when the KV cache ran out, then recomputed
+  token_budget: number; max_running: number;  // the scheduler's, per instance: tokens a step, requests running
+  prefill_workers?: number; prefill_tp?: number;  // disaggregated: workers of each pool, each of *_tp GPUs
+  decode_workers?: number; decode_tp?: number;
+  kv_transfer_s?: number;                // disaggregated: one prompt's KV cache, prefill to decode worker
   limited_by: string;                    // kv_capacity, prefill, memory_bandwidth, compute
   method: string;
   notes: string[];

@@ -332,7 +332,7 @@ export function drawServingCurve(canvasId: string, rows: Serving[], selected: nu
               const r = (item.raw as ServingPoint).r;
               return [
                 `${si(r.output_tokens_per_s_per_gpu, 'tok/s')} per GPU, ${si(r.output_tokens_per_s_per_user, 'tok/s')} per user`,
-                `TTFT ${seconds(r.ttft_s)}, TPOT ${seconds(r.tpot_s)}`,
+                `TTFT ${seconds(r.ttft.mean)} (p90 ${seconds(r.ttft.p90)}), TPOT ${seconds(r.tpot.mean)} (p90 ${seconds(r.tpot.p90)})`,
                 `limited by ${r.limited_by.replace('_', ' ')}${serving(r) ? '' : ` (only ${r.max_concurrency_that_fits} fit)`}`,
               ];
             },
@@ -343,10 +343,16 @@ export function drawServingCurve(canvasId: string, rows: Serving[], selected: nu
   });
 }
 
-/** TTFT and TPOT against concurrency (both axes logarithmic), with a line where the KV capacity is reached. */
+/** The latency chart's series, in dataset order: the means, then their p90s; the KV capacity line after. */
+const LATENCY_SERIES = 4;
+
+/**
+ * TTFT and TPOT against concurrency (both axes logarithmic): the mean of each as a line, its p90
+ * dashed, the band between them shaded; a line where the KV capacity is reached.
+ */
 export function drawServingLatency(canvasId: string, rows: Serving[], selected: number, onPick: (i: number) => void): void {
   const cs = rows.map((r) => r.concurrency);
-  const times = rows.flatMap((r) => [r.ttft_s, r.tpot_s]).filter((t) => t > 0);
+  const times = rows.flatMap((r) => [r.ttft.mean, r.ttft.p90, r.tpot.mean, r.tpot.p90]).filter((t) => t > 0);
   const yMin = Math.min(...times) / 2;
   const yMax = Math.max(...times) * 2;
   const xMin = Math.min(...cs) / 1.5;
@@ -358,9 +364,18 @@ export function drawServingLatency(canvasId: string, rows: Serving[], selected: 
     showLine: true, borderColor: color, backgroundColor: color, pointRadius: radius, pointHoverRadius: 8,
     pointBackgroundColor: rows.map((_, i) => (i === selected ? SELECTED_COLOR : color)),
   });
+  // A p90 line, dashed, shading the band down to its mean (dataset `mean`).
+  const p90 = (label: string, pick: (r: Serving) => number, color: string, mean: number): ChartDataset<'scatter', ServingPoint[]> => ({
+    label,
+    data: rows.map((r) => ({ x: r.concurrency, y: pick(r), r })),
+    showLine: true, borderColor: color, backgroundColor: `${color}22`, borderDash: [5, 3], borderWidth: 1.5,
+    pointRadius: 2, pointHoverRadius: 6, pointBackgroundColor: color, fill: mean,
+  });
   const datasets: ChartDataset<'scatter', Array<{ x: number; y: number }>>[] = [
-    series('TTFT (time to first token)', (r) => r.ttft_s, '#7c3aed'),
-    series('TPOT (time per output token)', (r) => r.tpot_s, '#059669'),
+    series('TTFT (time to first token), mean', (r) => r.ttft.mean, '#7c3aed'),
+    series('TPOT (time per output token), mean', (r) => r.tpot.mean, '#059669'),
+    p90('TTFT p90', (r) => r.ttft.p90, '#7c3aed', 0),
+    p90('TPOT p90', (r) => r.tpot.p90, '#059669', 1),
   ];
   const capacity = rows[0]?.max_concurrency_that_fits ?? 0;
   if (capacity >= xMin && capacity <= xMax) {
@@ -380,7 +395,7 @@ export function drawServingLatency(canvasId: string, rows: Serving[], selected: 
     options: {
       maintainAspectRatio: false,
       onClick: (_e: ChartEvent, elements: ActiveElement[]) => {
-        const hit = elements.find((el) => el.datasetIndex < 2);
+        const hit = elements.find((el) => el.datasetIndex < LATENCY_SERIES);
         if (hit) onPick(hit.index);
       },
       scales: {
@@ -392,7 +407,7 @@ export function drawServingLatency(canvasId: string, rows: Serving[], selected: 
       plugins: {
         legend: { position: 'bottom', labels: { boxWidth: 12 } },
         tooltip: {
-          filter: (item: TooltipItem<'scatter'>) => item.datasetIndex < 2,
+          filter: (item: TooltipItem<'scatter'>) => item.datasetIndex < LATENCY_SERIES,
           callbacks: {
             title: (items: TooltipItem<'scatter'>[]) => `concurrency ${(items[0].raw as ServingPoint).r.concurrency}`,
             label: (item: TooltipItem<'scatter'>) => `${item.dataset.label}: ${seconds((item.raw as ServingPoint).y)}`,

@@ -1,7 +1,9 @@
-// The Serving page: one deployment (model, device, engine, TP, formats, prompt and output
-// lengths) at a list of concurrencies, each a POST /api/serving; a table, the throughput /
-// interactivity curve, latency against concurrency, and what limited the chosen point.
-import { api, type Device, type Engine, type ModelPreset, type Serving } from './api';
+// The Serving page: one deployment (model, device, engine, aggregated at a TP or disaggregated
+// into prefill and decode workers, formats, prompt and output lengths) at a list of
+// concurrencies, each a POST /api/serving (a discrete-event simulation of the benchmark); a
+// table, the throughput / interactivity curve, latency (mean and p90) against concurrency, and
+// what limited the chosen point.
+import { api, type Device, type Engine, type ModelPreset, type Serving, type Spread } from './api';
 import { clearChart, drawServingCurve, drawServingLatency } from './charts';
 import { $, fillSelect, message, setStatus } from './dom';
 import { esc, pct, seconds, si } from './units';
@@ -13,6 +15,8 @@ import { esc, pct, seconds, si } from './units';
 const DEFAULTS = {
   model: 'llama-3.1-70b', hardware: 'h200', engine: 'vllm', tp: 2, weights: 'fp8', act: 'fp8', kv: '',
   isl: 1024, osl: 256, concurrency: '1..1024',
+  mode: 'agg', prefillWorkers: 1, prefillTp: 2, decodeWorkers: 1, decodeTp: 2,
+  rounds: 10, tokenBudget: 0, maxRunning: 0,  // the server's kDefaultRounds; 0: the engine's scheduler
 };
 const WEIGHTS = ['fp16', 'bf16', 'fp8', 'int8', 'int4', 'nvfp4', 'mxfp4', 'q8_0', 'q4_k_m', 'q4_0'];
 const ACTS = ['bf16', 'fp16', 'fp8', 'int8', 'nvfp4'];
@@ -20,14 +24,21 @@ const KVS = ['bf16', 'fp16', 'fp8', 'int8', 'nvfp4'];
 /** Most points one run asks for, and requests in flight at once. */
 const MAX_POINTS = 64;
 const IN_FLIGHT = 4;
-const MAX_CONCURRENCY = 1 << 20;  // the server's kMaxBatch
+const MAX_CONCURRENCY = 1 << 20;  // the server's kMaxBatch, also the most for token budget and max running
+const MAX_TP = 4096;              // the server's kMaxParallel
+const MAX_WORKERS = 1024;         // prefill or decode workers
+const MAX_ROUNDS = 1000;
+
+/** A count of things: "1 client", "64 clients". */
+const counted = (n: number, thing: string) => `${n} ${thing}${n === 1 ? '' : 's'}`;
 
 /** A mean wait: "none" rather than 0 ns. */
 const wait = (s: number) => (s > 0 ? seconds(s) : 'none');
 
 const LIMITS: Record<string, string> = {
-  kv_capacity: 'KV-cache capacity: more clients than requests whose KV cache fits; the rest wait for a slot',
-  prefill: 'prefill: the prompts added to each step take the larger share of its time',
+  kv_capacity: 'KV-cache capacity: more clients than requests whose KV cache fits (or than the engine runs at once), ' +
+    'or requests preempted when the cache ran out; the rest wait for a slot',
+  prefill: "prefill: prompt tokens add the larger share of the steps' time",
   memory_bandwidth: 'memory bandwidth: each decode step streams the weights and the KV cache',
   compute: 'compute: the batched decode step is bound by the tensor cores',
 };
@@ -82,15 +93,35 @@ function request(): Record<string, unknown> {
     model: select('sv-model'),
     hardware: select('sv-hardware'),
     engine: select('sv-engine'),
-    tp: intValue('sv-tp', 'TP', 1, 4096),
     act: select('sv-act'),
     isl: intValue('sv-isl', 'prompt length (isl)', 1, 1 << 30),
     osl: intValue('sv-osl', 'output length (osl)', 1, 1 << 30),
   };
+  // Aggregated: one instance of TP GPUs. Disaggregated: each pool's workers and their TP.
+  if (select('sv-mode') === 'disagg') {
+    req.mode = 'disagg';
+    req.prefill_workers = intValue('sv-prefill-workers', 'prefill workers', 1, MAX_WORKERS);
+    req.prefill_tp = intValue('sv-prefill-tp', 'prefill TP', 1, MAX_TP);
+    req.decode_workers = intValue('sv-decode-workers', 'decode workers', 1, MAX_WORKERS);
+    req.decode_tp = intValue('sv-decode-tp', 'decode TP', 1, MAX_TP);
+  } else {
+    req.tp = intValue('sv-tp', 'TP', 1, MAX_TP);
+  }
+  req.rounds = intValue('sv-rounds', 'rounds', 1, MAX_ROUNDS);
+  // 0: the engine's scheduler decides.
+  req.token_budget = intValue('sv-token-budget', 'token budget', 0, MAX_CONCURRENCY);
+  req.max_running = intValue('sv-max-running', 'max running', 0, MAX_CONCURRENCY);
   // Empty: the model's own weights; KV as the activations.
   if (select('sv-weights')) req.weights = select('sv-weights');
   if (select('sv-kv')) req.kv = select('sv-kv');
   return req;
+}
+
+/** Shows the disaggregated pools' fields, and greys out the aggregated TP, as the mode says. */
+function showMode(): void {
+  const disagg = ($('sv-mode') as HTMLSelectElement).value === 'disagg';
+  $('sv-disagg').hidden = !disagg;
+  ($('sv-tp') as HTMLInputElement).disabled = disagg;
 }
 
 /** Fills the form from the registry; the engines come from GET /api/engines. */
@@ -104,6 +135,17 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   ($('sv-isl') as HTMLInputElement).value = String(DEFAULTS.isl);
   ($('sv-osl') as HTMLInputElement).value = String(DEFAULTS.osl);
   ($('sv-concurrency') as HTMLInputElement).value = DEFAULTS.concurrency;
+  const number = (id: string, v: number) => { ($(id) as HTMLInputElement).value = String(v); };
+  ($('sv-mode') as HTMLSelectElement).value = DEFAULTS.mode;
+  number('sv-prefill-workers', DEFAULTS.prefillWorkers);
+  number('sv-prefill-tp', DEFAULTS.prefillTp);
+  number('sv-decode-workers', DEFAULTS.decodeWorkers);
+  number('sv-decode-tp', DEFAULTS.decodeTp);
+  number('sv-rounds', DEFAULTS.rounds);
+  number('sv-token-budget', DEFAULTS.tokenBudget);
+  number('sv-max-running', DEFAULTS.maxRunning);
+  showMode();
+  $('sv-mode').addEventListener('change', showMode);
   page.engines = api.engines().then((engines: Engine[]) => {
     // Serving engines first, then the local ones and the reference.
     const order = (e: Engine) => (e.kind === 'serving' ? 0 : e.kind === 'local' ? 1 : 2);
@@ -220,8 +262,8 @@ function render(): void {
     return;
   }
   const r0 = results[0];
-  $('serving-sub').textContent = `${r0.model} on ${r0.gpus} × ${r0.hardware} (TP ${r0.tp}), ${r0.engine}, weights ${r0.weights}, ` +
-    `act ${r0.act}, KV ${r0.kv}; ${r0.isl} tokens in, ${r0.osl} out`;
+  $('serving-sub').textContent = `${r0.model} on ${r0.gpus} × ${r0.hardware} (${layout(r0)}), ${r0.engine}, weights ${r0.weights}, ` +
+    `act ${r0.act}, KV ${r0.kv}; ${r0.isl} tokens in, ${r0.osl} out, ${r0.rounds} requests per client`;
   drawServingCurve('serving-curve', results, chartIndex, pick);
   drawServingLatency('serving-latency', results, chartIndex, pick);
   const capacity = r0.max_concurrency_that_fits;
@@ -233,22 +275,47 @@ function render(): void {
   renderDetail(chosen);
 }
 
+/** GPUs of a pool: "2 (1 × TP 2)". */
+const pool = (workers: number, tp: number) => `${workers * tp} (${workers} × TP ${tp})`;
+
+/** How the GPUs are laid out: "TP 2", or each disaggregated pool's workers. */
+function layout(r: Serving): string {
+  return r.mode === 'disagg'
+    ? `prefill ${r.prefill_workers} × TP ${r.prefill_tp}, decode ${r.decode_workers} × TP ${r.decode_tp}`
+    : `TP ${r.tp}`;
+}
+
+/** The percentiles of a spread: "p50 906 ms, p90 1.34 s, p99 3.79 s". */
+const percentiles = (x: Spread) => `p50 ${seconds(x.p50)}, p90 ${seconds(x.p90)}, p99 ${seconds(x.p99)}`;
+
 function renderCards(r: Serving | undefined): void {
+  const el = $('serving-cards');
   if (!r) {
-    $('serving-cards').innerHTML = '';
+    el.innerHTML = '';
     return;
   }
   const queued = r.concurrency > r.max_concurrency_that_fits;
+  const disagg = r.mode === 'disagg';
+  const gpus = counted(r.gpus, 'GPU');
   const cards: Array<[string, string, string, string, boolean]> = [
-    ['Concurrency', String(r.concurrency), 'concurrency', `${r.running} decoding at once`, false],
-    ['TTFT', seconds(r.ttft_s), 'ttft', r.queue_wait_s > 0 ? `${seconds(r.queue_wait_s)} of it waiting for a KV slot` : 'time to first token', false],
-    ['TPOT', seconds(r.tpot_s), 'tpot', `e2e ${seconds(r.e2e_s)} per request`, false],
-    ['Per GPU', si(r.output_tokens_per_s_per_gpu, 'tok/s'), 'per-gpu', `${si(r.output_tokens_per_s, 'tok/s')} on ${r.gpus} GPU${r.gpus === 1 ? '' : 's'}`, false],
+    ['Concurrency', String(r.concurrency), 'concurrency', `${r.running} decoding in the mean step`, false],
+    ['TTFT (mean)', seconds(r.ttft.mean), 'ttft', percentiles(r.ttft), false],
+    ['TPOT (mean)', seconds(r.tpot.mean), 'tpot', percentiles(r.tpot), false],
+    ['Per GPU', si(r.output_tokens_per_s_per_gpu, 'tok/s'), 'per-gpu', `${si(r.output_tokens_per_s, 'tok/s')} on ${gpus}`, false],
     ['Per user', si(r.output_tokens_per_s_per_user, 'tok/s'), 'per-user', '1 / TPOT', false],
-    ['KV capacity', `${r.max_concurrency_that_fits} requests`, 'capacity', queued ? `${r.concurrency - r.running} clients wait for a slot` : `${r.isl + r.osl} tokens each`, queued],
+    ['KV capacity', `${r.max_concurrency_that_fits} requests`, 'capacity',
+     queued ? `${r.concurrency - r.max_concurrency_that_fits} clients more than fit` : `${r.isl + r.osl} tokens each${disagg ? ', decode pool' : ''}`, queued],
   ];
-  $('serving-cards').innerHTML = cards.map(([k, v, field, sub, bad]) =>
-    `<div class="stat${bad ? ' bad' : ''}"><div class="k">${k}</div><div class="v" data-field="serving-${field}">${esc(v)}</div><div class="s">${esc(sub)}</div></div>`).join('');
+  if (disagg) {
+    cards.push(
+      ['GPUs', String(r.gpus), 'gpus', `prefill ${pool(r.prefill_workers!, r.prefill_tp!)}, decode ${pool(r.decode_workers!, r.decode_tp!)}`, false],
+      ['KV transfer', seconds(r.kv_transfer_s!), 'kv-transfer', "one prompt's KV cache, prefill to decode", false],
+    );
+  }
+  el.classList.toggle('eight', cards.length === 8);
+  el.innerHTML = cards.map(([k, v, field, sub, bad]) =>
+    `<div class="stat${bad ? ' bad' : ''}"><div class="k">${k}</div><div class="v" data-field="serving-${field}">${esc(v)}</div>` +
+    `<div class="s" data-field="serving-${field}-sub">${esc(sub)}</div></div>`).join('');
 }
 
 function renderDetail(r: Serving | undefined): void {
@@ -256,11 +323,26 @@ function renderDetail(r: Serving | undefined): void {
     $('serving-detail').innerHTML = '';
     return;
   }
+  // The admission wait is for a KV slot only when the cache is what limits; else for the scheduler.
+  const kvFull = r.concurrency > r.max_concurrency_that_fits || r.preemptions > 0;
+  const admission = r.limited_by !== 'kv_capacity' ? 'from arrival to admission'
+    : kvFull ? 'waiting for a KV slot' : `waiting to run (at most ${r.max_running} running per instance)`;
   const figures: Array<[string, string]> = [
-    ['running', `${r.running} of ${r.concurrency} requests decode at once`],
+    ['simulated', `${counted(r.requests, 'request')} (${counted(r.concurrency, 'client')} × ${counted(r.rounds, 'round')}) ` +
+      `over ${counted(r.steps, 'step')}, ` +
+      (r.preemptions > 0 ? `${r.preemptions} preempted and recomputed` : 'none preempted')],
+    ['scheduler', `${r.token_budget}-token budget per step, at most ${r.max_running} requests running per instance`],
+    ['GPUs', r.mode === 'disagg'
+      ? `${r.gpus}: prefill ${pool(r.prefill_workers!, r.prefill_tp!)}, decode ${pool(r.decode_workers!, r.decode_tp!)}`
+      : `${r.gpus}: one instance at TP ${r.tp} serves prompts and decodes`],
+    ...(r.mode === 'disagg' ? [['KV transfer', `${seconds(r.kv_transfer_s!)} per prompt, prefill to decode worker`] as [string, string]] : []),
+    ['TTFT', `mean ${seconds(r.ttft.mean)}; ${percentiles(r.ttft)}`],
+    ['TPOT', `mean ${seconds(r.tpot.mean)}; ${percentiles(r.tpot)}`],
+    ['e2e', `mean ${seconds(r.e2e.mean)}; ${percentiles(r.e2e)}`],
+    ['running', `${counted(r.running, 'request')} in the mean decode step, of ${counted(r.concurrency, 'client')}`],
     ['decode step', `${seconds(r.plain_step_s)} alone, ${seconds(r.prompt_step_s)} carrying one prompt`],
-    ['prompts', `${r.prompts_per_step.toPrecision(3)} per step, ${pct(r.prompt_share * 100)} of each step's time`],
-    ['waits', `${wait(r.prompt_queue_wait_s)} behind other prompts, ${wait(r.queue_wait_s)} for a KV slot`],
+    ['prompts', `${r.prompts_per_step.toPrecision(3)} started per step; prompt tokens add ${pct(r.prompt_share * 100)} of the steps' time`],
+    ['waits', `${wait(r.queue_wait_s)} ${admission}, then ${wait(r.prompt_queue_wait_s)} from admission to the first prompt chunk`],
   ];
   $('serving-detail').innerHTML = `
     <div class="verdict ${r.limited_by === 'kv_capacity' ? 'bad' : 'ok'}">
@@ -272,13 +354,13 @@ function renderDetail(r: Serving | undefined): void {
 
 const COLUMNS: Array<[string, (r: Serving) => string]> = [
   ['running', (r) => String(r.running)],
-  ['TTFT', (r) => seconds(r.ttft_s)],
-  ['TPOT', (r) => seconds(r.tpot_s)],
-  ['e2e', (r) => seconds(r.e2e_s)],
+  ['TTFT mean (p90)', (r) => `${seconds(r.ttft.mean)} (${seconds(r.ttft.p90)})`],
+  ['TPOT mean (p90)', (r) => `${seconds(r.tpot.mean)} (${seconds(r.tpot.p90)})`],
+  ['e2e', (r) => seconds(r.e2e.mean)],
   ['tok/s', (r) => si(r.output_tokens_per_s, '')],
   ['tok/s per GPU', (r) => si(r.output_tokens_per_s_per_gpu, '')],
   ['tok/s per user', (r) => si(r.output_tokens_per_s_per_user, '')],
-  ['KV-slot wait', (r) => wait(r.queue_wait_s)],
+  ['admission wait', (r) => wait(r.queue_wait_s)],
   ['prompt share', (r) => pct(r.prompt_share * 100)],
   ['limited by', (r) => `<span class="limit ${esc(r.limited_by)}">${esc(r.limited_by.replace('_', ' '))}</span>`],
 ];
