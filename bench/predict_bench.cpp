@@ -70,8 +70,9 @@ void BM_PredictMoeDecodeWithEngine(benchmark::State& state) {
 }
 BENCHMARK(BM_PredictMoeDecodeWithEngine);
 
-// The serving model (docs/SERVING.md): one configuration is two predictions;
-// the budget is 50 ms. Llama 3.1 70B fp8 on two H200s with vLLM at 64 clients.
+// The serving simulation (docs/SERVING.md): 640 requests (64 clients x 10
+// rounds) through vLLM's scheduler, its steps priced by predict() on a grid;
+// the budget is 50 ms. Llama 3.1 70B fp8 on two H200s.
 void BM_PredictServing(benchmark::State& state) {
   static const auto m = roofline::load_model("llama-3.1-70b");
   const auto& d = registry().get("h200");
@@ -89,11 +90,32 @@ void BM_PredictServing(benchmark::State& state) {
     benchmark::DoNotOptimize(r.tpot_s);
   }
 }
-BENCHMARK(BM_PredictServing);
+BENCHMARK(BM_PredictServing)->Unit(benchmark::kMillisecond);
 
-// The deployment search's default space for that model on 8 H200s (273
-// configurations: 3 engines x 2 formats x 4 TP sizes x 13 concurrencies, less those
-// that do not fit).
+// A disaggregated unit: one prefill and one decode worker of TP 2.
+void BM_PredictServingDisaggregated(benchmark::State& state) {
+  static const auto m = roofline::load_model("llama-3.1-70b");
+  const auto& d = registry().get("h200");
+  roofline::ServingScenario s;
+  s.isl = 1024;
+  s.osl = 256;
+  s.concurrency = 64;
+  s.mode = roofline::ServingMode::kDisaggregated;
+  s.prefill_tp = s.decode_tp = s.step.tp = 2;
+  s.step.precision.weights = roofline::Format::kFp8;
+  s.step.precision.act = roofline::Format::kFp8;
+  const roofline::ModelOptions o =
+      roofline::with_engine({}, d, &roofline::EngineRegistry::built_in().get("vllm"));
+  for (auto _ : state) {
+    const auto r = roofline::predict_serving(m, d, s, o);
+    benchmark::DoNotOptimize(r.tpot_s);
+  }
+}
+BENCHMARK(BM_PredictServingDisaggregated)->Unit(benchmark::kMillisecond);
+
+// The deployment search's default space for that model on 8 H200s: 3 engines
+// x 2 formats x (4 aggregated TP sizes and the disaggregated layouts of 8
+// GPUs) x 13 concurrencies, less those that do not fit or only queue.
 void BM_SearchDeployments(benchmark::State& state) {
   static const auto m = roofline::load_model("llama-3.1-70b");
   const auto& d = registry().get("h200");

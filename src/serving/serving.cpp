@@ -264,7 +264,12 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   r.output_tokens_per_s_per_user = r.tpot_s > 0 ? 1 / r.tpot_s : 0;
   r.prompts_per_step =
       sim.steps > 0 ? static_cast<double>(r.requests) / static_cast<double>(sim.steps) : 0;
-  r.prompt_share = sim.busy_s > 0 ? sim.prefill_added_s / sim.busy_s : 0;
+  // Disaggregated decode steps carry no prompts: nothing interferes.
+  r.prompt_share = !disagg && sim.busy_s > 0 ? sim.prefill_added_s / sim.busy_s : 0;
+  const double prefill_utilization =
+      disagg && sim.duration_s > 0
+          ? sim.prefill_pool_busy_s / (sim.duration_s * static_cast<double>(in.prefill_workers))
+          : 0;
   r.running = sim.decode_steps > 0
                   ? std::max<std::int64_t>(1, std::llround(sim.decoding_step_sum /
                                                            static_cast<double>(sim.decode_steps)))
@@ -291,7 +296,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         sim.preemptions > 0
             ? fmt::format(", and {} requests were preempted and recomputed", sim.preemptions)
             : std::string()));
-  } else if (r.prompt_share >= 0.5) {
+  } else if (r.prompt_share >= 0.5 || prefill_utilization >= 0.8) {
     r.limited_by = "prefill";
   } else {
     r.limited_by = r.bound == Bound::kMemory ? "memory_bandwidth" : "compute";
@@ -308,11 +313,20 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         fmt::format("{} has no scheduler profile: the reference's generic one is used",
                     o.engine ? o.engine->name : std::string("the reference engine")));
   }
-  r.notes.push_back(fmt::format(
-      "prefill interference: prompt tokens take {:.0f}% of the steps' time; {:.0f}% of TTFT "
-      "waits for a slot, {:.0f}% behind other prompts",
-      r.prompt_share * 100, r.ttft_s > 0 ? 100 * r.queue_wait_s / r.ttft_s : 0,
-      r.ttft_s > 0 ? 100 * r.prompt_queue_wait_s / r.ttft_s : 0));
+  const double admit_pct = r.ttft_s > 0 ? 100 * r.queue_wait_s / r.ttft_s : 0;
+  const double chunk_pct = r.ttft_s > 0 ? 100 * r.prompt_queue_wait_s / r.ttft_s : 0;
+  if (disagg) {
+    r.notes.push_back(fmt::format(
+        "the prefill workers are busy {:.0f}% of the time; of TTFT, {:.0f}% is the wait to be "
+        "admitted by a decode worker, {:.0f}% the wait for a prefill step",
+        prefill_utilization * 100, admit_pct, chunk_pct));
+  } else {
+    r.notes.push_back(fmt::format(
+        "prefill interference: prompt tokens take {:.0f}% of the steps' time; of TTFT, {:.0f}% is "
+        "the wait to be admitted (the step under way{}), {:.0f}% the wait behind other prompts",
+        r.prompt_share * 100, admit_pct,
+        r.limited_by == "kv_capacity" ? ", and a KV slot" : "", chunk_pct));
+  }
   if (disagg) {
     r.notes.push_back(fmt::format(
         "disaggregated: {} prefill worker(s) at TP {}, {} decode worker(s) at TP {}; a prompt's "

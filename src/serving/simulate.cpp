@@ -317,6 +317,7 @@ class Simulation {
     r_.busy_s += kd * step_s;
     r_.decoding_step_sum += kd * static_cast<double>(decode_now);
     if (decode_now > 0) r_.decode_steps += k;
+    if (p.role == PoolSpec::Role::kPrefill) r_.prefill_pool_busy_s += kd * step_s;
     if (prompt_tokens > 0) {
       ++r_.prompt_steps;
       r_.prefill_added_s +=

@@ -56,6 +56,7 @@ struct SimResult {
   std::int64_t prompt_steps = 0;  // steps that carried prompt tokens
   double busy_s = 0;              // all instances' step time
   double prefill_added_s = 0;     // of busy_s, what prompt tokens added to the steps
+  double prefill_pool_busy_s = 0;  // disaggregated: the prefill workers' step time
   double decoding_step_sum = 0;   // decode requests summed over steps (mean batch)
   std::int64_t decode_steps = 0;  // steps with decode tokens
   std::int64_t preemptions = 0;
