@@ -238,3 +238,28 @@ TEST(ErrorStatistics, PercentilesInterpolateAndStatsUseAbsoluteErrors) {
 
 }  // namespace
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// Leave one source out for the published cases: every measured device's
+// cases come twice, with and without its kernel tables, and the tables
+// change at least one device's predictions (they are not inert).
+TEST(Validation, LeaveOneDeviceOutPairsEveryMeasuredDevice) {
+  const std::vector<ErrorStats> groups =
+      leave_one_device_out_cases(built_in_validation(), Registry::built_in());
+  ASSERT_FALSE(groups.empty());
+  ASSERT_EQ(groups.size() % 2, 0u);
+  bool any_differs = false;
+  for (std::size_t i = 0; i < groups.size(); i += 2) {
+    ASSERT_EQ(groups[i].group.rfind("with-own=", 0), 0u);
+    ASSERT_EQ(groups[i + 1].group.rfind("held-out=", 0), 0u);
+    EXPECT_EQ(groups[i].group.substr(9), groups[i + 1].group.substr(9));
+    EXPECT_EQ(groups[i].rows, groups[i + 1].rows);
+    any_differs |= groups[i].median_abs_pct != groups[i + 1].median_abs_pct;
+  }
+  EXPECT_TRUE(any_differs);
+}
+
+}  // namespace
+}  // namespace roofline

@@ -19,7 +19,7 @@ namespace roofline::cli {
 namespace {
 
 void cmd_validate(const Common& c, const std::optional<std::string>& file, bool ideal,
-                  const std::string& engine) {
+                  const std::string& engine, bool leave_one_out) {
   const Registry reg = load_registry(c);
   std::vector<ValidationCase> cases;
   if (!file) {
@@ -31,8 +31,17 @@ void cmd_validate(const Common& c, const std::optional<std::string>& file, bool 
   ModelOptions o;
   o.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
   const ValidationReport r = validate_cases(cases, reg, o, engine);
+  std::vector<ErrorStats> held_out;
+  if (leave_one_out) {
+    if (ideal || engine != "case")
+      throw InvalidArgument(
+          "--leave-one-out: with --engine case (each case's own engine's tables)");
+    held_out = leave_one_device_out_cases(cases, reg);
+  }
   if (c.output() == Output::kJson) {
-    print_json(validation_document(r, o.mode, reg));
+    nlohmann::json j = validation_document(r, o.mode, reg);
+    if (leave_one_out) j["leave_one_device_out"] = error_groups_json(held_out);
+    print_json(j);
     return;
   }
   Table t({"case", "hardware", "model", "framework", "engine", "weights", "batch", "prompt/gen",
@@ -56,6 +65,11 @@ void cmd_validate(const Common& c, const std::optional<std::string>& file, bool 
                    r.mean_abs_error_pct, r.max_abs_error_pct, r.median_signed_error_pct)
             << "\n"
             << error_groups_table(r.groups);
+  if (leave_one_out) {
+    std::cout << "\nLeave one device out: each measured device's cases with its own kernel tables, "
+                 "then without them\n"
+              << error_groups_table(held_out);
+  }
 }
 
 }  // namespace
@@ -85,8 +99,8 @@ void register_validate(CLI::App& app, Common& common) {
                          "set of NVIDIA AIConfigurator runs, aggregated rows; engine: each run's "
                          "own unless --engine)");
   validate_cmd->add_flag("--leave-one-out", a->leave_one_out,
-                         "With --decode-steps: each measured device's rows also without its own "
-                         "GEMM tables");
+                         "Each measured device's cases (with --engine case) or rows (with "
+                         "--decode-steps) also without its own kernel tables");
   validate_cmd->add_flag(
       "--prefill-share", a->prefill_share,
       "With --decode-steps: steps also carry the prompts of arriving requests "
@@ -119,10 +133,9 @@ void register_validate(CLI::App& app, Common& common) {
                                                                    : DecodeStepsOutput::kTable);
       return;
     }
-    if (a->decode_steps || a->leave_one_out || a->prefill_share || serving_file_opt->count() > 0) {
+    if (a->decode_steps || a->prefill_share || serving_file_opt->count() > 0) {
       if (!a->decode_steps) {
-        throw InvalidArgument(
-            "--serving-file, --leave-one-out and --prefill-share: give them with --decode-steps");
+        throw InvalidArgument("--serving-file and --prefill-share: give them with --decode-steps");
       }
       if (serving_file_opt->count() > 0 && a->serving_file.empty())
         throw InvalidArgument("--serving-file: the file name is empty");
@@ -140,7 +153,7 @@ void register_validate(CLI::App& app, Common& common) {
     cmd_validate(
         common,
         validation_file_opt->count() > 0 ? std::optional<std::string>(a->file) : std::nullopt,
-        a->ideal, a->engine);
+        a->ideal, a->engine, a->leave_one_out);
   });
 }
 

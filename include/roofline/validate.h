@@ -81,6 +81,14 @@ struct ValidationReport {
                                               const ModelOptions& options = {},
                                               const std::string& engine = "");
 
+// Leave one source out for the published cases, each with its own engine: the
+// cases of every device with measured kernel tables (the calibration data
+// that describes them) predicted with those tables, then without them (the
+// device borrows its architecture's nearest other tables, or none).
+// "with-own=<device>" and "held-out=<device>" pairs.
+[[nodiscard]] std::vector<ErrorStats> leave_one_device_out_cases(
+    const std::vector<ValidationCase>& cases, const Registry& registry);
+
 }  // namespace roofline
 
 namespace roofline {

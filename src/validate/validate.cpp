@@ -34,9 +34,10 @@ double median(std::vector<double> v) {
 }
 
 double predict_case(const ValidationCase& c, const Registry& registry, ModelOptions opt,
-                    const EngineProfile* engine) {
+                    const EngineProfile* engine, const EngineRegistry* tables = nullptr) {
   const Device& d = registry.get(c.hardware);
   if (engine) opt.engine = engine;  // predict resolves its table for the device
+  if (engine && tables) opt = with_engine(opt, d, engine, *tables);
   const ModelSpec m = load_model(c.model);
   Scenario s;
   s.batch = c.batch;
@@ -165,6 +166,40 @@ ValidationReport validate_cases(const std::vector<ValidationCase>& cases, const 
   r.groups.push_back(error_stats("all", signed_errors));
   for (const auto& [g, errors] : groups) r.groups.push_back(error_stats(g, errors));
   return r;
+}
+
+std::vector<ErrorStats> leave_one_device_out_cases(const std::vector<ValidationCase>& cases,
+                                                   const Registry& registry) {
+  const EngineRegistry& all = EngineRegistry::built_in();
+  std::map<std::string, std::vector<const ValidationCase*>> by_device;
+  for (const auto& c : cases) {
+    const Device* d = registry.find(c.hardware);
+    if (!d) continue;
+    const bool measured = std::any_of(all.gemm_tables().begin(), all.gemm_tables().end(),
+                                      [&id = d->id](const GemmTable& t) { return t.device == id; });
+    if (measured) by_device[d->id].push_back(&c);
+  }
+  std::vector<ErrorStats> out;
+  for (const auto& [device, subset] : by_device) {
+    const EngineRegistry held_out = all.without_tables_of(device);
+    std::vector<double> own, held;
+    for (const ValidationCase* c : subset) {
+      const EngineProfile& e = all.get(engine_of_framework(c->framework));
+      if (e.kind == "reference") continue;  // no tables to leave out
+      try {
+        const double with = predict_case(*c, registry, {}, &e, &all);
+        const double without = predict_case(*c, registry, {}, &e, &held_out);
+        own.push_back((with - c->value) / c->value * 100);
+        held.push_back((without - c->value) / c->value * 100);
+      } catch (const Error&) {
+        // Refused either way: neither counts.
+      }
+    }
+    if (own.empty()) continue;
+    out.push_back(error_stats("with-own=" + device, own));
+    out.push_back(error_stats("held-out=" + device, held));
+  }
+  return out;
 }
 
 }  // namespace roofline
