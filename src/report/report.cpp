@@ -745,6 +745,7 @@ nlohmann::json search_document(const ModelSpec& m, const Device& d, const Search
                         {"tpot_max_s", optional(spec.tpot_max_s)},
                         {"evaluated", r.evaluated},
                         {"refused", r.refused},
+                        {"skipped", r.skipped},
                         {"front", front},
                         {"best", r.best ? deployment_json(*r.best) : nlohmann::json(nullptr)},
                         {"runners_up", runners},
