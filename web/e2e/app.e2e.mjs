@@ -270,16 +270,28 @@ try {
   page.off('request', onServing);
 
   // 5c. The Search page: its tab runs the default search (POST /api/search: llama-3.1-70b on 8
-  // H200s, TPOT at most 30 ms): the best in the cards and first in the table, the runners-up with
-  // why they lost, the Pareto front with the points meeting the target apart, the best labelled,
-  // the target line at 1 / tpot_max, a tooltip per point, and the refusals counted.
+  // H200s, TPOT at most 30 ms, aggregated and disaggregated layouts): the best in the cards and
+  // first in the table, the runners-up with why they lost, the Pareto front with the points meeting
+  // the target apart and each layout's marker, the best labelled, the target line at 1 / tpot_max,
+  // a tooltip per point, and the refusals counted. Deployments carry the server's names.
+  const searches = [];
+  const onSearch = (r) => { if (r.url().endsWith('/api/search')) searches.push({ body: JSON.parse(r.request().postData() ?? '{}'), response: r }); };
+  page.on('response', onSearch);
   await page.click('nav.tabs a[data-page="search"]');
   await page.waitForSelector('#search-status.ok');
   check(await page.isVisible('#page-search') && await page.isHidden('#page-serving'), 'the Search tab shows its page');
+  check(searches.length === 1 && JSON.stringify(searches[0].body.modes) === '["agg","disagg"]' &&
+        await page.inputValue('#sr-modes') === 'both', `the default search asks for both layouts (${JSON.stringify(searches[0]?.body.modes)})`);
+  const searchDoc = await searches[0].response.json();
   const searchStatus = await page.textContent('#search-status');
-  check(/^Done: \d+ configurations evaluated, \d+ refused, in \d+ ms\.$/.test(searchStatus ?? ''), `the search status says done (${searchStatus})`);
+  // The skipped concurrencies beside the evaluated and refused ones, as the document counts them.
+  const skippedPart = 'skipped' in searchDoc ? `, ${searchDoc.skipped} skipped` : '';
+  check(new RegExp(`^Done: ${searchDoc.evaluated} configurations evaluated, ${searchDoc.refused} refused${skippedPart}, in \\d+ ms\\.$`).test(searchStatus ?? '') &&
+        (await page.textContent('#search-cards')).includes(`${searchDoc.refused} refused (cannot run)${skippedPart}`),
+        `the search status says done with the document's counts (${searchStatus}${'skipped' in searchDoc ? '' : '; the document has no "skipped"'})`);
+  const serverName = /^(vllm|sglang|trtllm) (bf16|fp8|nvfp4) (TP\d+|\d+xTP\d+\+\d+xTP\d+) x\d+$/;
   const bestName = await page.textContent('[data-field="search-best"]');
-  check(/^(vllm|sglang|trtllm) (bf16|fp8|nvfp4) TP\d+ × \d+$/.test(bestName ?? ''), `the best deployment is named (${bestName})`);
+  check(serverName.test(bestName ?? '') && bestName === searchDoc.best.name, `the best deployment has the server's name (${bestName})`);
   const bestTpot = await page.textContent('[data-field="search-tpot"]');
   check(/^[\d.]+ ms$/.test(bestTpot ?? '') && parseFloat(bestTpot) <= 30, `the best meets the TPOT target (${bestTpot})`);
   const bestRow = await page.textContent('#search-table tbody tr:first-child');
@@ -292,15 +304,21 @@ try {
     const c = window.rooflineCharts.get('search-front');
     const ds = c.data.datasets;
     const by = (prefix) => ds.find((d) => d.label.startsWith(prefix));
+    const all = (prefix) => ds.filter((d) => d.label.startsWith(prefix));
     const best = by('best');
     const el = c.getDatasetMeta(ds.indexOf(best)).data[0];
     const box = c.canvas.getBoundingClientRect();
+    // Each layout's front points as drawn: their modes and markers.
+    const drawn = (mode) => ds.flatMap((d, i) => (d.label.startsWith('front,') && d.label.endsWith(`(${mode})`)
+      ? c.getDatasetMeta(i).data.map((e, j) => ({ mode: d.data[j].d.mode, style: e.options.pointStyle })) : []));
     return {
       width: box.width, height: box.height, best: best.label, bestX: best.data[0].x,
       line: by('Pareto front').data.length, runners: by('runners-up').data.length,
-      meets: by('front, meets').data.filter((p) => p.d.meets_targets).length,
-      misses: by('front, misses').data.filter((p) => !p.d.meets_targets).length,
-      sorted: by('front, meets').data.length + by('front, misses').data.length === by('Pareto front').data.length,
+      meets: all('front, meets').flatMap((d) => d.data).filter((p) => p.d.meets_targets).length,
+      misses: all('front, misses').flatMap((d) => d.data).filter((p) => !p.d.meets_targets).length,
+      sorted: all('front, ').reduce((n, d) => n + d.data.length, 0) === by('Pareto front').data.length,
+      agg: drawn('aggregated'), disagg: drawn('disaggregated'),
+      legend: c.legend.legendItems.map((i) => i.text),
       target: by('TPOT target')?.data.map((p) => p.x),
       axes: `${c.options.scales.x.title.text} / ${c.options.scales.y.title.text}`,
       hover: { x: box.left + el.x, y: box.top + el.y },
@@ -310,6 +328,15 @@ try {
         `the front is drawn: tokens/s per GPU against per user (${front.line} points, ${front.width}x${front.height})`);
   check(front.meets >= 1 && front.misses >= 1 && front.sorted,
         `points meeting the target are drawn apart from those missing it (${front.meets} meet, ${front.misses} miss)`);
+  check(front.agg.length >= 1 && front.disagg.length >= 1 && front.agg.every((p) => p.mode === 'agg' && p.style === 'circle') &&
+        front.disagg.every((p) => p.mode === 'disagg' && p.style === 'triangle') &&
+        front.legend.some((t) => t.endsWith('(aggregated)')) && front.legend.some((t) => t.endsWith('(disaggregated)')),
+        `the front has both layouts, circles aggregated and triangles disaggregated (${front.agg.length} and ${front.disagg.length})`);
+  const layouts = await page.locator('#search-front-table tbody tr').evaluateAll((rows) => rows.map((tr) =>
+    [tr.cells[0].textContent, tr.cells[1].textContent]));
+  check(layouts.length === front.line && layouts.every(([name, mode]) => serverName.test(name) &&
+        mode === (name.includes('+') ? 'disaggregated' : 'aggregated')) && layouts.some(([, mode]) => mode === 'disaggregated'),
+        `the front's table names each point as the server does, with its layout (${layouts.map(([n]) => n).slice(-2).join('; ')})`);
   check(front.target?.length === 2 && front.target.every((x) => Math.abs(x - 1 / 0.03) < 1e-9) && front.bestX >= 1 / 0.03,
         `the TPOT target is the line tokens/s per user = 1 / 0.03 s, the best right of it (${front.target?.[0]})`);
   check(front.best.includes(bestName) && /per replica/.test(front.best) && front.runners === runnersUp.length,
@@ -333,6 +360,38 @@ try {
   check(await page.locator('#search-front-table tbody tr').count() === front.line, 'the front is listed point by point');
   await page.screenshot({ path: join(outDir, 'search-page.png'), fullPage: true });
   console.log(`screenshot: ${join(outDir, 'search-page.png')}`);
+  // The disaggregated layouts alone: the request says so, and every deployment shown is one
+  // (prefill and decode workers in the name: "vllm fp8 2xTP2+1xTP4 x1").
+  searches.length = 0;
+  await page.selectOption('#sr-modes', 'disagg');
+  await page.click('#search-run');
+  await page.waitForFunction(() => /^Done/.test(document.getElementById('search-status')?.textContent ?? '') &&
+    !document.getElementById('search-run').disabled);
+  const disaggName = (t) => /xTP/.test(t) && /\+/.test(t) && serverName.test(t);
+  const disaggBest = await page.textContent('[data-field="search-best"]');
+  const disaggRows = await page.locator('#search-table tbody tr').evaluateAll((rows) => rows.map((tr) =>
+    [tr.cells[1].textContent, tr.cells[2].textContent]));
+  const disaggFront = await page.locator('#search-front-table tbody tr td:first-child').allTextContents();
+  check(searches.length === 1 && JSON.stringify(searches[0].body.modes) === '["disagg"]', 'a disaggregated search sends modes ["disagg"]');
+  check(disaggName(disaggBest) && (await page.textContent('#search-table tbody tr.best td:nth-child(2)')) === disaggBest,
+        `the best card and the table's first row name a disaggregated layout (${disaggBest})`);
+  check(disaggRows.length >= 2 && disaggRows.every(([name, mode]) => disaggName(name) && mode === 'disaggregated') &&
+        disaggFront.length >= 1 && disaggFront.every(disaggName),
+        `every row is disaggregated (${disaggRows.map(([n]) => n).join('; ')})`);
+  const disaggChart = await page.evaluate(() => window.rooflineCharts.get('search-front').data.datasets
+    .filter((d) => d.label.startsWith('front,')).map((d) => [d.label, d.data.length]));
+  check(disaggChart.every(([label, n]) => label.endsWith('(disaggregated)') || n === 0),
+        `the chart has disaggregated points alone (${disaggChart.map(([l, n]) => `${l}: ${n}`).join('; ')})`);
+  await page.screenshot({ path: join(outDir, 'search-disagg.png'), fullPage: true });
+  console.log(`screenshot: ${join(outDir, 'search-disagg.png')}`);
+  // One GPU holds no disaggregated unit: said before any request.
+  await page.fill('#sr-gpus', '1');
+  await page.click('#search-run');
+  await page.waitForFunction(() => /disaggregated layout needs at least 2 GPUs/.test(document.getElementById('search-status')?.textContent ?? ''));
+  check(searches.length === 1, 'a disaggregated search on one GPU is refused in the page');
+  await page.fill('#sr-gpus', '8');
+  await page.selectOption('#sr-modes', 'both');
+  page.off('response', onSearch);
   // A target nothing meets: no best; those with the most tokens/s per GPU, with what they miss.
   await page.fill('#sr-tpot', '1');
   await page.click('#search-run');

@@ -176,13 +176,19 @@ export interface Serving {
 }
 
 /**
- * One deployment the search evaluated (POST /api/search): an engine, a weight format, TP x replicas
- * over the GPUs, and the concurrency each replica serves. Latencies are one replica's; tokens/s in
- * all and per GPU count every replica.
+ * One deployment the search evaluated (POST /api/search): an engine, a weight format, a layout
+ * repeated as replicas over the GPUs, and the concurrency each replica serves. The layout is an
+ * aggregated instance of `tp` GPUs ("agg"), or a disaggregated unit of prefill and decode workers
+ * ("disagg": the prefill_* / decode_* fields are present, and `tp` is the decode TP). Latencies are
+ * one replica's; tokens/s in all and per GPU count every replica.
  */
 export interface Deployment {
+  name: string;                          // the server's: "vllm fp8 TP2 x4", "vllm fp8 2xTP2+1xTP4 x1"
   engine: string; weights: string;
+  mode: 'agg' | 'disagg';
   tp: number; replicas: number; concurrency_per_replica: number;
+  prefill_workers?: number; prefill_tp?: number;  // disaggregated: one replica's workers of each pool
+  decode_workers?: number; decode_tp?: number;
   ttft_s: number; tpot_s: number;
   output_tokens_per_s: number;           // all replicas together
   output_tokens_per_s_per_gpu: number;
@@ -198,6 +204,9 @@ export interface SearchResult {
   ttft_max_s: number | null; tpot_max_s: number | null;
   evaluated: number;                     // configurations predicted
   refused: number;                       // configurations that cannot run (counted by reason in refusals)
+  // Concurrencies not predicted: past twice what a layout runs at once, where only the queue grows.
+  // Absent from documents that do not count them.
+  skipped?: number;
   front: Deployment[];                   // by tokens/s per user, ascending
   best: Deployment | null;               // most tokens/s per GPU meeting the targets; null when none does
   runners_up: Array<Deployment & { why: string }>;  // why each lost to the best (or what it misses)

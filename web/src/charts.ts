@@ -5,7 +5,7 @@
 import { Chart, registerables, type ActiveElement, type ChartConfiguration, type ChartDataset, type ChartEvent, type Plugin,
   type Scale, type TooltipItem } from 'chart.js';
 import type { Candidate, Deployment, Device, Op, SearchResult, Serving, SweepRow } from './api';
-import { bytes, esc, flopsPerS, pct, seconds, si, tokens } from './units';
+import { bytes, counted, esc, flopsPerS, pct, seconds, si, tokens } from './units';
 
 Chart.register(...registerables);
 Chart.defaults.font.family = 'system-ui, -apple-system, "Segoe UI", Roboto, sans-serif';
@@ -425,8 +425,23 @@ const MISSES_COLOR = '#9ca3af';
 const RUNNER_COLOR = '#7c3aed';
 type SearchPoint = { x: number; y: number; d?: Deployment; why?: string };
 
-/** A deployment as one line: engine, weight format, TP x replicas (concurrency apart). */
-export const deploymentName = (d: Deployment) => `${d.engine} ${d.weights} TP${d.tp} × ${d.replicas}`;
+/** The marker of a layout: circles for aggregated instances, triangles for disaggregated units. */
+const MODE_STYLE = { agg: 'circle', disagg: 'triangle' } as const;
+export const MODE_WORDS = { agg: 'aggregated', disagg: 'disaggregated' } as const;
+
+/** A disaggregated deployment's pools, as the Serving tab says them: "prefill 2 × TP 2, decode 1 × TP 4". */
+export const deploymentPools = (d: Deployment) =>
+  `prefill ${d.prefill_workers} × TP ${d.prefill_tp}, decode ${d.decode_workers} × TP ${d.decode_tp}`;
+
+/**
+ * A deployment's layout in words: "aggregated: 4 replicas at TP 2", or "disaggregated: prefill
+ * 2 × TP 2, decode 1 × TP 4; 1 replica". The server's `name` says it in short.
+ */
+export function deploymentLayout(d: Deployment): string {
+  return d.mode === 'disagg'
+    ? `disaggregated: ${deploymentPools(d)}; ${counted(d.replicas, 'replica')}`
+    : `aggregated: ${counted(d.replicas, 'replica')} at TP ${d.tp}`;
+}
 
 /** The axis end at or above `v`: 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten (1 for nothing above 0). */
 function niceCeil(v: number): number {
@@ -444,8 +459,7 @@ function dropCrowdedEnd(axis: Scale): void {
 }
 
 /** Names one configuration; "" for a point that is none (a line). */
-const deploymentKey = (d: Deployment | undefined) =>
-  (d ? `${d.engine}/${d.weights}/${d.tp}/${d.replicas}/${d.concurrency_per_replica}` : '');
+const deploymentKey = (d: Deployment | undefined) => (d ? `${d.name}/${d.concurrency_per_replica}` : '');
 
 /** Dataset order of the search chart; Chart.js draws the first on top and lists it first in a tooltip. */
 const SEARCH_BEST = 0;
@@ -482,9 +496,10 @@ function pointLabels(labels: Map<number, { text: string[]; font: string; below: 
 /**
  * The search's answer on one chart: output tokens/s per GPU (y) against tokens/s per user (x). The
  * Pareto front as a line through its points, green where they meet the targets and grey where
- * they miss; the best (a star, labelled) and the runners-up (rings, numbered as in the table);
- * the TPOT target as the vertical line tokens/s per user = 1 / tpot_max. Hover a point for its
- * figures.
+ * they miss, circles for aggregated layouts and triangles for disaggregated ones; the best (a
+ * star, labelled) and the runners-up (rings or triangles as their layout, numbered as in the
+ * table); the TPOT target as the vertical line tokens/s per user = 1 / tpot_max. Hover a point for
+ * its figures.
  */
 export function drawSearchFront(canvasId: string, r: SearchResult): void {
   const point = (d: Deployment, why?: string): SearchPoint =>
@@ -496,27 +511,29 @@ export function drawSearchFront(canvasId: string, r: SearchResult): void {
   const target = r.tpot_max_s ? 1 / r.tpot_max_s : NaN;
   const xMax = niceCeil(Math.max(...all.map((p) => p.x), Number.isFinite(target) ? target : 0) * 1.05);
   const yMax = niceCeil(Math.max(...all.map((p) => p.y)) * 1.08);
+  // The front's points by whether they meet the targets (colour) and by layout (marker).
+  const frontPart = (meets: boolean, mode: Deployment['mode']): ChartDataset<'scatter', SearchPoint[]> => ({
+    label: `front, ${meets ? 'meets' : 'misses'} the targets (${MODE_WORDS[mode]})`,
+    data: front.filter((p) => p.d!.meets_targets === meets && p.d!.mode === mode),
+    pointStyle: MODE_STYLE[mode], pointRadius: mode === 'disagg' ? 6 : 5, pointHoverRadius: 8,
+    borderColor: meets ? MEETS_COLOR : MISSES_COLOR, backgroundColor: meets ? MEETS_COLOR : MISSES_COLOR,
+  });
   const datasets: ChartDataset<'scatter', SearchPoint[]>[] = [
     {
-      label: r.best ? `best: ${deploymentName(r.best)}, ${r.best.concurrency_per_replica} per replica` : 'best: none meets the targets',
+      label: r.best ? `best: ${r.best.name}, ${r.best.concurrency_per_replica} per replica` : 'best: none meets the targets',
       data: best, pointStyle: 'star', pointRadius: 12, pointHoverRadius: 14, borderWidth: 2.5,
       borderColor: SELECTED_COLOR, backgroundColor: SELECTED_COLOR,
     },
     {
       label: r.best ? 'runners-up' : 'most tokens/s per GPU, missing the targets',
       data: runners, pointRadius: 8, pointHoverRadius: 10, borderWidth: 2,
+      pointStyle: runners.map((p) => MODE_STYLE[p.d!.mode]),
       borderColor: RUNNER_COLOR, backgroundColor: '#7c3aed1a',
     },
-    {
-      label: 'front, meets the targets',
-      data: front.filter((p) => p.d!.meets_targets), pointRadius: 5, pointHoverRadius: 8,
-      borderColor: MEETS_COLOR, backgroundColor: MEETS_COLOR,
-    },
-    {
-      label: 'front, misses the targets',
-      data: front.filter((p) => !p.d!.meets_targets), pointRadius: 5, pointHoverRadius: 8,
-      borderColor: MISSES_COLOR, backgroundColor: MISSES_COLOR,
-    },
+    frontPart(true, 'agg'),
+    frontPart(true, 'disagg'),
+    frontPart(false, 'agg'),
+    frontPart(false, 'disagg'),
     {
       label: 'Pareto front',
       data: front.map((p) => ({ x: p.x, y: p.y })), showLine: true, pointRadius: 0, pointHitRadius: 0, pointStyle: 'line',
@@ -531,7 +548,7 @@ export function drawSearchFront(canvasId: string, r: SearchResult): void {
     });
   }
   const labels = new Map([
-    [SEARCH_BEST, { text: best.map((p) => `${deploymentName(p.d!)}, ${p.d!.concurrency_per_replica} per replica`),
+    [SEARCH_BEST, { text: best.map((p) => `${p.d!.name}, ${p.d!.concurrency_per_replica} per replica`),
                     font: 'bold 12px system-ui, sans-serif', below: false }],
     [SEARCH_RUNNERS, { text: runners.map((_, i) => String(i + (r.best ? 2 : 1))), font: '11px system-ui, sans-serif', below: true }],
   ]);
@@ -562,12 +579,13 @@ export function drawSearchFront(canvasId: string, r: SearchResult): void {
           callbacks: {
             title: (items: TooltipItem<'scatter'>[]) => {
               const d = (items[0].raw as SearchPoint).d!;
-              return `${deploymentName(d)}, concurrency ${d.concurrency_per_replica} per replica`;
+              return `${d.name}, concurrency ${d.concurrency_per_replica} per replica`;
             },
             label: (item: TooltipItem<'scatter'>) => {
               const p = item.raw as SearchPoint;
               const d = p.d!;
               const lines = [
+                deploymentLayout(d),
                 `${si(d.output_tokens_per_s_per_gpu, 'tok/s')} per GPU (${si(d.output_tokens_per_s, 'tok/s')} in all), ` +
                   `${si(d.output_tokens_per_s_per_user, 'tok/s')} per user`,
                 `TTFT ${seconds(d.ttft_s)}, TPOT ${seconds(d.tpot_s)}; limited by ${d.limited_by.replace('_', ' ')}`,

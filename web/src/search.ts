@@ -1,14 +1,17 @@
 // The Search page: the deployment search (POST /api/search) for a model on a number of GPUs of one
-// device: every engine x weight format x TP x replicas x concurrency, the Pareto front of tokens/s
-// per GPU against tokens/s per user, the best configuration meeting the latency targets, the
-// runners-up and why they lost, and what could not run.
+// device: every engine x weight format x layout (an aggregated instance at a TP, or disaggregated
+// prefill and decode workers) x replicas x concurrency, the Pareto front of tokens/s per GPU
+// against tokens/s per user, the best configuration meeting the latency targets, the runners-up
+// and why they lost, and what could not run. Deployments are named as the server names them.
 import { api, type Deployment, type Device, type Engine, type ModelPreset, type SearchResult } from './api';
-import { clearChart, deploymentName, drawSearchFront, showSearchPoint } from './charts';
+import { clearChart, deploymentLayout, deploymentPools, drawSearchFront, MODE_WORDS, showSearchPoint } from './charts';
 import { $, fillSelect, message, setStatus } from './dom';
 import { esc, seconds, si } from './units';
 
 /** The default case: the server's OpenAPI example of POST /api/search. */
-const DEFAULTS = { model: 'llama-3.1-70b', hardware: 'h200', gpus: 8, isl: 1024, osl: 256, ttft_ms: '', tpot_ms: '30' };
+const DEFAULTS = { model: 'llama-3.1-70b', hardware: 'h200', gpus: 8, isl: 1024, osl: 256, ttft_ms: '', tpot_ms: '30', modes: 'both' };
+/** The layouts' choice in the form, as the request's `modes`. */
+const MODES: Record<string, string[]> = { both: ['agg', 'disagg'], agg: ['agg'], disagg: ['disagg'] };
 const MAX_GPUS = 4096;       // the library's limit (roofline/search.h)
 const MAX_TOKENS = 1 << 30;  // kMaxSeqLen; the server checks isl + osl against it
 
@@ -34,13 +37,19 @@ function request(): Record<string, unknown> {
   const select = (id: string) => ($(id) as HTMLSelectElement).value;
   const engines = [...document.querySelectorAll<HTMLInputElement>('#sr-engines input:checked')].map((c) => c.value);
   if (engines.length === 0) throw new Error('choose at least one engine');
+  const gpus = intValue('sr-gpus', 'GPUs', 1, MAX_GPUS);
+  // A disaggregated unit holds two GPUs at least; both on one GPU searches the aggregated layouts alone.
+  if (select('sr-modes') === 'disagg' && gpus < 2) {
+    throw new Error('a disaggregated layout needs at least 2 GPUs: a prefill and a decode worker');
+  }
   const req: Record<string, unknown> = {
     model: select('sr-model'),
     hardware: select('sr-hardware'),
-    gpus: intValue('sr-gpus', 'GPUs', 1, MAX_GPUS),
+    gpus,
     isl: intValue('sr-isl', 'prompt length (isl)', 1, MAX_TOKENS),
     osl: intValue('sr-osl', 'output length (osl)', 1, MAX_TOKENS),
     engines,
+    modes: MODES[select('sr-modes')],
   };
   const ttft = targetSeconds('sr-ttft', 'TTFT');
   const tpot = targetSeconds('sr-tpot', 'TPOT');
@@ -58,6 +67,7 @@ export function initSearch(models: ModelPreset[], devices: Device[]): void {
   ($('sr-osl') as HTMLInputElement).value = String(DEFAULTS.osl);
   ($('sr-ttft') as HTMLInputElement).value = DEFAULTS.ttft_ms;
   ($('sr-tpot') as HTMLInputElement).value = DEFAULTS.tpot_ms;
+  ($('sr-modes') as HTMLSelectElement).value = DEFAULTS.modes;
   page.engines = api.engines().then((engines: Engine[]) => {
     const order = (e: Engine) => (e.kind === 'serving' ? 0 : e.kind === 'local' ? 1 : 2);
     const sorted = [...engines].sort((a, b) => order(a) - order(b));
@@ -112,7 +122,7 @@ async function runSearch(): Promise<void> {
     if (r.evaluated === 0) {
       setStatus('search-status', `No configuration can run (${r.refused} refused); see why below.`, 'error');
     } else {
-      setStatus('search-status', `Done: ${r.evaluated} configurations evaluated, ${r.refused} refused, in ${ms} ms.`, 'ok');
+      setStatus('search-status', `Done: ${r.evaluated} configurations evaluated, ${r.refused} refused${skipped(r)}, in ${ms} ms.`, 'ok');
     }
   } catch (e) {
     setStatus('search-status', `The page could not show this result: ${message(e)}`, 'error');
@@ -133,6 +143,9 @@ function renderError(text: string): void {
   $('search-cards').innerHTML = `<div class="error wide">${esc(text)}</div>`;
   showPanels(false, false);
 }
+
+/** ", 12 skipped" after the refused count, when the document counts the skipped concurrencies. */
+const skipped = (r: SearchResult) => (r.skipped !== undefined ? `, ${r.skipped} skipped` : '');
 
 /** The targets in words: "TTFT ≤ 200 ms, TPOT ≤ 30 ms", or that there are none. */
 function targets(r: SearchResult): string {
@@ -159,15 +172,16 @@ function renderCards(r: SearchResult): void {
   const b = r.best;
   const gpus = `${r.gpus} GPU${r.gpus === 1 ? '' : 's'}`;
   const searched: [string, string, string, string, boolean] =
-    ['Searched', String(r.evaluated), 'searched', `configurations evaluated; ${r.refused} refused (cannot run)`, r.evaluated === 0];
+    ['Searched', String(r.evaluated), 'searched', `configurations evaluated; ${r.refused} refused (cannot run)` +
+      (r.skipped !== undefined ? `, ${r.skipped} skipped (past twice what a layout runs at once)` : ''), r.evaluated === 0];
   if (!b) {
     const why = r.evaluated === 0 ? 'nothing could run on this device' : `none of ${r.evaluated} meets ${targets(r)}`;
     $('search-cards').innerHTML = card(['Best', 'none', 'best', why, true]) + card(searched);
     return;
   }
   const cards: Array<[string, string, string, string, boolean]> = [
-    ['Best', deploymentName(b), 'best', `concurrency ${b.concurrency_per_replica} per replica, ` +
-      `${b.concurrency_per_replica * b.replicas} in all`, false],
+    ['Best', b.name, 'best', `${b.mode === 'disagg' ? `${deploymentPools(b)}; ` : ''}concurrency ` +
+      `${b.concurrency_per_replica} per replica, ${b.concurrency_per_replica * b.replicas} in all`, false],
     ['Per GPU', si(b.output_tokens_per_s_per_gpu, 'tok/s'), 'per-gpu', `${si(b.output_tokens_per_s, 'tok/s')} on ${gpus}`, false],
     ['Per user', si(b.output_tokens_per_s_per_user, 'tok/s'), 'per-user',
       r.tpot_max_s !== null ? `target ≥ ${si(1 / r.tpot_max_s, 'tok/s')}` : '1 / TPOT', false],
@@ -185,9 +199,14 @@ function card([k, v, field, sub, bad]: [string, string, string, string, boolean]
 
 const limit = (d: Deployment) => `<span class="limit ${esc(d.limited_by)}">${esc(d.limited_by.replace('_', ' '))}</span>`;
 
+/** Aggregated or disaggregated, the layout in words on hover. */
+const mode = (d: Deployment) => `<span class="mode ${esc(d.mode)}" title="${esc(deploymentLayout(d))}">` +
+  `${MODE_WORDS[d.mode]}</span>`;
+
 /** The columns the best, the runners-up and the front share. */
 const COLUMNS: Array<[string, (d: Deployment) => string]> = [
-  ['deployment', (d) => esc(deploymentName(d))],
+  ['deployment', (d) => esc(d.name)],
+  ['layout', mode],
   ['concurrency per replica', (d) => String(d.concurrency_per_replica)],
   ['tok/s per GPU', (d) => si(d.output_tokens_per_s_per_gpu, '')],
   ['tok/s per user', (d) => si(d.output_tokens_per_s_per_user, '')],

@@ -6,7 +6,7 @@
 import { api, type Device, type Engine, type ModelPreset, type Serving, type Spread } from './api';
 import { clearChart, drawServingCurve, drawServingLatency } from './charts';
 import { $, fillSelect, message, setStatus } from './dom';
-import { esc, pct, seconds, si } from './units';
+import { counted, esc, pct, seconds, si } from './units';
 
 /**
  * The default case: the server's OpenAPI example of POST /api/serving, over concurrencies 1 to 1024
@@ -28,9 +28,6 @@ const MAX_CONCURRENCY = 1 << 20;  // the server's kMaxBatch, also the most for t
 const MAX_TP = 4096;              // the server's kMaxParallel
 const MAX_WORKERS = 1024;         // prefill or decode workers
 const MAX_ROUNDS = 1000;
-
-/** A count of things: "1 client", "64 clients". */
-const counted = (n: number, thing: string) => `${n} ${thing}${n === 1 ? '' : 's'}`;
 
 /** A mean wait: "none" rather than 0 ns. */
 const wait = (s: number) => (s > 0 ? seconds(s) : 'none');

@@ -27,6 +27,9 @@ export function count(n: number): string {
   return n >= 1e4 ? si(n, '') : String(Math.round(n * 100) / 100);
 }
 
+/** A count of things: "1 client", "64 clients". */
+export const counted = (n: number, thing: string) => `${n} ${thing}${n === 1 ? '' : 's'}`;
+
 export function tokens(n: number): string {
   return n >= 1024 && n % 1024 === 0 ? `${n / 1024}K` : String(n);
 }
