@@ -23,7 +23,8 @@ FlopsPerSecond checked_peak(const Device& d, Format f) {
 // One op on its own (no fusion): memory and compute time of all instances.
 // One op on its own (no fusion). `kernel_n`: for a matmul in a fused kernel
 // (QKV, gate+up), the output width of the whole kernel, which sets the
-// efficiency a GEMM table gives it.
+// efficiency a GEMM table gives it; the op takes its width's share of the
+// kernel's one latency floor.
 OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double kernel_n) {
   const bool realistic = opt.mode == Mode::kRealistic;
   double bw = d.memory_bandwidth_Bps.value * (realistic ? d.bandwidth_fraction.value : 1.0);
@@ -48,7 +49,8 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
           t.compute_time_s = op.count * op.flops / rate / eff;
           // No call is faster than the fastest the engine was measured at (a
           // shape below the grid would otherwise shrink with its bytes).
-          const double floor = op.count * e->floor_s;
+          const double share = kernel_n > 0 ? std::min(1.0, op.gemm_n / kernel_n) : 1.0;
+          const double floor = op.count * e->floor_s * share;
           if (std::max(t.memory_time_s, t.compute_time_s) < floor) {
             (t.memory_time_s >= t.compute_time_s ? t.memory_time_s : t.compute_time_s) = floor;
           }
