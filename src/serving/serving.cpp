@@ -333,6 +333,12 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         "KV cache moves in {:.3g} ms; the first token comes from the prefill worker",
         in.prefill_workers, in.prefill_tp, in.decode_workers, in.decode_tp, r.kv_transfer_s * 1e3));
   }
+  if (base.pp > 1) {
+    r.notes.push_back(fmt::format(
+        "pipeline parallel ({} stages): a step passes every stage in turn, one batch at a time; "
+        "engines that keep several micro-batches in flight get more tokens/s than this",
+        base.pp));
+  }
   r.notes.push_back(fmt::format("the decode step of {} requests is {}-bound ({:.3g} ms alone)",
                                 r.running, r.bound == Bound::kMemory ? "memory" : "compute",
                                 r.plain_step_s * 1e3));
