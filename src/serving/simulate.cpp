@@ -95,18 +95,14 @@ class Simulation {
       }
       in.pending.erase(in.pending.find(e.time));
       (e.kind == Event::Kind::kArrival ? in.waiting : in.ready).push_back(e.request);
-      if (in.busy) {
-        if (in.k > 1) cut_short(e.instance, e.time);
-        continue;
+      // An engine's loop starts a step as soon as it has work: of a burst
+      // of clients, the first request to arrive runs alone and the others,
+      // a moment behind it, share the next step.
+      if (!in.busy) {
+        start_step(e.instance, e.time);
+      } else if (in.k > 1) {
+        cut_short(e.instance, e.time);
       }
-      // An idle instance starts once everything arriving at this instant
-      // has arrived (a burst of clients shares the first step).
-      idle_woken_.push_back(e.instance);
-      if (!events_.empty() && events_.top().time == e.time) continue;
-      for (std::int32_t i : idle_woken_) {
-        if (!instances_[static_cast<std::size_t>(i)].busy) start_step(i, e.time);
-      }
-      idle_woken_.clear();
     }
     double admit = 0, chunk = 0;
     std::int64_t counted = 0;
@@ -400,7 +396,6 @@ class Simulation {
   std::vector<std::int64_t> remaining_;  // requests each client has still to send
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
   std::uint64_t seq_ = 0, order_ = 0;
-  std::vector<std::int32_t> idle_woken_;  // idle instances with arrivals at this instant
   SimResult r_;
 };
 
