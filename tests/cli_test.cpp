@@ -707,6 +707,25 @@ TEST(Cli, ServingReportsTheIssuesFields) {
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --isl 0", "--isl");
   expect_bad_input("serving --model llama-3.1-70b --hardware h100 --concurrency 1", "does not fit");
   expect_bad_input("validate --serving --decode-steps", "--serving");
+  expect_bad_input("serving --model llama-3.1-8b --hardware h200 --mode both", "mode");
+  expect_bad_input("serving --model llama-3.1-8b --hardware h200 --rounds 0", "--rounds");
+}
+
+// --requests N: every client sends its share, rounded up (100 over 8 clients:
+// 13 rounds, 104 requests); disaggregated runs count both pools' GPUs.
+TEST(Cli, ServingTakesTheBenchmarksRequestCountAndDisaggregation) {
+  const CliRun r = roofline(
+      "serving --model llama-3.1-8b --hardware h100 --engine vllm --isl 512 --osl 64 "
+      "--concurrency 8 --requests 100 --mode disagg --prefill-tp 1 --decode-workers 2 "
+      "--decode-tp 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["rounds"], 13);
+  EXPECT_EQ(j["requests"], 104);
+  EXPECT_EQ(j["mode"], "disagg");
+  EXPECT_EQ(j["gpus"], 3);
+  for (const char* key : {"p50", "p90", "p99", "mean"}) EXPECT_TRUE(j["ttft"].contains(key)) << key;
+  EXPECT_GT(j["kv_transfer_s"].get<double>(), 0);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -21,6 +22,7 @@ struct ServingArgs {
   std::string mode = "agg";
   std::string prefill_workers = "1", prefill_tp = "1", decode_workers = "1", decode_tp = "1";
   std::string rounds = std::to_string(kDefaultRounds), token_budget = "0", max_running = "0";
+  std::string requests;  // empty: rounds x concurrency
 };
 
 void cmd_serving(const Common& c, const ServingArgs& a) {
@@ -32,6 +34,11 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   s.osl = parse_count("--osl", a.osl, 1, kMaxSeqLen);
   s.concurrency = parse_count("--concurrency", a.concurrency, 1, kMaxBatch);
   s.rounds = parse_count("--rounds", a.rounds, 1, 1000);
+  if (!a.requests.empty()) {
+    // The benchmark's request count: every client sends its share (rounded up).
+    const std::int64_t n = parse_count("--requests", a.requests, 1, kMaxSimulatedRequests);
+    s.rounds = std::clamp<std::int64_t>((n + s.concurrency - 1) / s.concurrency, 1, 1000);
+  }
   s.token_budget = parse_count("--token-budget", a.token_budget, 0, kMaxBatch);
   s.max_running = parse_count("--max-running", a.max_running, 0, kMaxBatch);
   s.mode = parse_serving_mode(a.mode);
@@ -111,9 +118,15 @@ void register_serving(CLI::App& app, Common& common) {
   cmd->add_option("--decode-tp", a->decode_tp, "Disaggregated: GPUs per decode worker")
       ->capture_default_str()
       ->type_name("INT");
-  cmd->add_option("--rounds", a->rounds, "Requests each client sends (the benchmark's length)")
-      ->capture_default_str()
-      ->type_name("INT");
+  auto* rounds =
+      cmd->add_option("--rounds", a->rounds, "Requests each client sends (the benchmark's length)")
+          ->capture_default_str()
+          ->type_name("INT");
+  cmd->add_option("--requests", a->requests,
+                  "The benchmark's request count instead of --rounds (each client sends its "
+                  "share, rounded up)")
+      ->type_name("INT")
+      ->excludes(rounds);
   cmd->add_option("--token-budget", a->token_budget,
                   "Tokens a step may carry (0: the engine's default for the device)")
       ->capture_default_str()
