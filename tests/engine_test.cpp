@@ -790,3 +790,75 @@ TEST(GemmTables, NoCallIsFasterThanTheMeasuredFloor) {
 
 }  // namespace
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+constexpr const char* kCommDoc = R"({"schema":"roofline-allreduce-latency-1","device":"h200",
+  "engine":"vllm","engine_version":"0","sources":{"m":"test"},"confidence":"measured",
+  "source":"m","method":"test","log2_elements":[10,11,12],
+  "latency_s":{"2":[1e-6,2e-6,4e-6],"8":[3e-6,5e-6,9e-6]}})";
+
+// Latency per GPU count: exact at grid points, linear in log2(size) between
+// them, held below the grid and scaled by size above it; a GPU count between
+// measured ones takes the one below.
+TEST(CommTables, LatencyFollowsTheGrid) {
+  const CommTable t = parse_comm_table(kCommDoc, "t.json");
+  constexpr double kExact = 1e-15;
+  EXPECT_NEAR(t.latency(2, 1024), 1e-6, kExact);
+  EXPECT_NEAR(t.latency(2, std::exp2(10.5)), 1.5e-6, kExact);  // halfway between 1 and 2 us
+  EXPECT_NEAR(t.latency(2, 16), 1e-6, kExact);                 // below the grid: the first point
+  EXPECT_NEAR(t.latency(2, 8192), 8e-6, kExact);               // twice the last size: twice 4 us
+  EXPECT_NEAR(t.latency(4, 2048), 2e-6, kExact);               // 4 GPUs: the 2-GPU row
+  EXPECT_NEAR(t.latency(16, 2048), 5e-6, kExact);              // 16 GPUs: the 8-GPU row
+}
+
+TEST(CommTables, MalformedTablesAreRefused) {
+  std::string doc = kCommDoc;
+  EXPECT_THROW((void)parse_comm_table(std::string(doc).replace(doc.find("[1e-6,2e-6,4e-6]"), 16,
+                                                               "[1e-6,2e-6]"),
+                                      "t.json"),
+               ParseError);  // one latency short
+  EXPECT_THROW((void)parse_comm_table(std::string(doc).replace(doc.find("\"2\":"), 4, "\"x\":"),
+                                      "t.json"),
+               ParseError);  // not a GPU count
+  EXPECT_THROW((void)parse_comm_table(std::string(doc).replace(doc.find("1e-6"), 4, "-1.0"),
+                                      "t.json"),
+               ParseError);  // not positive
+  EXPECT_THROW((void)parse_comm_table(std::string(doc).replace(doc.find("[10,11,12]"), 10,
+                                                               "[10,12,13]"),
+                                      "t.json"),
+               ParseError);  // not consecutive
+}
+
+// Predictions with an engine price each all-reduce at the engine's measured
+// latency for its message (batch x hidden elements) and GPU count.
+TEST(CommTables, AllReducesTakeTheMeasuredLatency) {
+  const Device& d = devices().get("h200");
+  const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
+  bool own = false;
+  const CommTable* t = EngineRegistry::built_in().comm_table(d, vllm, &own);
+  ASSERT_NE(t, nullptr);
+  EXPECT_TRUE(own);
+  Scenario s;
+  s.batch = 16;
+  s.seq_len = 1024;
+  s.tp = 8;
+  const ModelSpec m = load_model("llama-3.1-70b");
+  ModelOptions o;
+  o.engine = &vllm;
+  const Prediction p = predict(m, d, s, o);
+  int all_reduces = 0;
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    if (op.kind != OpKind::kAllReduce) continue;
+    ++all_reduces;
+    // 16 tokens x 8,192 hidden elements over 8 GPUs, 80 layers.
+    EXPECT_NEAR(p.timings[static_cast<std::size_t>(i)].time_s, 80 * t->latency(8, 16.0 * 8192),
+                1e-12);
+  }
+  EXPECT_EQ(all_reduces, 2);  // after attention and after the MLP
+}
+
+}  // namespace
+}  // namespace roofline

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "roofline/comm_table.h"
 #include "roofline/formats.h"
 #include "roofline/hardware.h"
 #include "roofline/moe_table.h"
@@ -206,10 +207,17 @@ class EngineRegistry {
   // Adds a MoE table; replaces one of the same id.
   void add_moe_table(MoeTable table);
 
+  // The all-reduce tables, and the one for `device` and `engine` picked as
+  // gemm_table() picks (own device, else the nearest of its architecture).
+  [[nodiscard]] const std::vector<CommTable>& comm_tables() const noexcept { return comm_tables_; }
+  [[nodiscard]] const CommTable* comm_table(const Device& device, const EngineProfile& engine,
+                                            bool* own) const noexcept;
+
  private:
   std::vector<EngineProfile> engines_;
   std::vector<GemmTable> tables_;
   std::vector<MoeTable> moe_tables_;
+  std::vector<CommTable> comm_tables_;
 };
 
 // An engine as JSON (`roofline engines`, GET /api/engines): its figures with

@@ -33,7 +33,8 @@ enum class EfficiencySource : std::uint8_t {
 
 struct EngineProfile;  // roofline/engine.h
 struct GemmTable;
-struct MoeTable;  // roofline/moe_table.h
+struct MoeTable;   // roofline/moe_table.h
+struct CommTable;  // roofline/comm_table.h
 
 [[nodiscard]] std::string_view mode_name(Mode m) noexcept;
 [[nodiscard]] std::string_view bound_name(Bound b) noexcept;
@@ -70,6 +71,9 @@ struct ModelOptions {
   // expert format it measured.
   const MoeTable* moe_table = nullptr;
   EfficiencySource moe_table_source = EfficiencySource::kMeasuredMoeTable;
+  // The engine's measured all-reduce latencies for the device (null or empty:
+  // the interconnect's bandwidth and collective_latency_s price them).
+  const CommTable* comm_table = nullptr;
 };
 
 // One GEMM: C[m x n] = A[m x k] * B[k x n]. A holds activations, B weights.

@@ -154,6 +154,8 @@ struct Op {
   // groups run as one kernel (MoE experts) and the stored weight format.
   double gemm_m, gemm_n, gemm_k, gemm_groups;
   Format weights;
+  // Communication ops: the GPUs taking part and each one's message (elements).
+  double ranks, message_elements;
 
   [[nodiscard]] double bytes() const noexcept { return weight_bytes + act_bytes + kv_bytes; }
 };

@@ -515,6 +515,8 @@ const EngineRegistry& EngineRegistry::built_in() {
         r.tables_.push_back(parse_gemm_table(file.text, name));
       } else if (name.rfind("kernels/moe/", 0) == 0) {
         r.moe_tables_.push_back(parse_moe_table(file.text, name));
+      } else if (name.rfind("kernels/comm/", 0) == 0) {
+        r.comm_tables_.push_back(parse_comm_table(file.text, name));
       }
     }
     // "roofline" (the reference) first, then by id.
@@ -620,6 +622,14 @@ const MoeTable* EngineRegistry::moe_table(const Device& device, const EngineProf
   return t;
 }
 
+const CommTable* EngineRegistry::comm_table(const Device& device, const EngineProfile& engine,
+                                            bool* own) const noexcept {
+  bool mine = false;
+  const CommTable* t = pick_table(comm_tables_, device, engine, &mine);
+  if (own) *own = mine;
+  return t;
+}
+
 void EngineRegistry::add_moe_table(MoeTable table) {
   for (auto& t : moe_tables_) {
     if (t.id == table.id) {
@@ -667,6 +677,9 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
   static const MoeTable kNoMoeTable{};
   options.moe_table = tables.moe_table(device, *engine, &options.moe_table_source);
   if (options.moe_table == nullptr) options.moe_table = &kNoMoeTable;
+  static const CommTable kNoCommTable{};
+  options.comm_table = tables.comm_table(device, *engine, nullptr);
+  if (options.comm_table == nullptr) options.comm_table = &kNoCommTable;
   return options;
 }
 
@@ -675,6 +688,7 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
     options.engine = nullptr;
     options.gemm_table = nullptr;
     options.moe_table = nullptr;
+    options.comm_table = nullptr;
     return options;
   }
   options.engine = engine;
@@ -683,6 +697,7 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
       EngineRegistry::built_in().gemm_table(device, *engine, &options.gemm_table_source);
   options.moe_table =
       EngineRegistry::built_in().moe_table(device, *engine, &options.moe_table_source);
+  options.comm_table = EngineRegistry::built_in().comm_table(device, *engine, nullptr);
   return options;
 }
 
@@ -748,6 +763,15 @@ nlohmann::json to_json(const EngineProfile& e) {
           {{"device", t.device}, {"engine_version", t.engine_version}, {"formats", formats}});
     }
   }
+  nlohmann::json comm_tables = nlohmann::json::array();
+  for (const auto& t : EngineRegistry::built_in().comm_tables()) {
+    if (!e.gemm_tables.empty() && t.engine == e.gemm_tables) {
+      nlohmann::json gpus = nlohmann::json::array();
+      for (const auto& [n, row] : t.latency_s) gpus.push_back(n);
+      comm_tables.push_back(
+          {{"device", t.device}, {"engine_version", t.engine_version}, {"gpus", gpus}});
+    }
+  }
   nlohmann::json unsupported = nlohmann::json::array();
   for (Format f : e.unsupported) unsupported.push_back(format_id(f));
   nlohmann::json mixes = nlohmann::json::array();
@@ -779,6 +803,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"step_overhead_s", figure_json(e, e.step_overhead_s)},
           {"gemm_tables", tables},
           {"moe_tables", moe_tables},
+          {"comm_tables", comm_tables},
           {"gemm_table_scale", figure_json(e, e.gemm_table_scale)},
           {"gemv_bandwidth_per_sm_Bps", figure_json(e, e.gemv_bandwidth_per_sm_Bps)},
           {"gemv_max_m", figure_json(e, e.gemv_max_m)},

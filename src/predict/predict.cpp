@@ -91,6 +91,16 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
       compute = op.flops / d.peak(Format::kFp32);
       break;
     case OpClass::kCommunication: {
+      // The engine's measured all-reduce at this message size and GPU count.
+      if (realistic && opt.comm_table && op.kind == OpKind::kAllReduce && op.ranks > 1 &&
+          !opt.comm_table->latency_s.empty()) {
+        t.memory_time_s = op.count * opt.comm_table->latency(static_cast<std::int64_t>(op.ranks),
+                                                             op.message_elements);
+        t.time_s = t.memory_time_s;
+        t.bound = Bound::kMemory;
+        t.source = EfficiencySource::kMeasuredTable;
+        return t;
+      }
       // The interconnect figure is bidirectional; a ring uses one direction.
       const double link =
           d.interconnect_bandwidth_Bps.known() ? d.interconnect_bandwidth_Bps.value / 2 : 0;
@@ -232,6 +242,7 @@ const ModelOptions& resolved(const ModelOptions& options, const Device& d, Model
     scratch->moe_table = memo.resolved.moe_table;
     scratch->moe_table_source = memo.resolved.moe_table_source;
   }
+  if (options.comm_table == nullptr) scratch->comm_table = memo.resolved.comm_table;
   return *scratch;
 }
 

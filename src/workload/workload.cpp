@@ -348,6 +348,8 @@ struct Builder {
     Op& op = add(OpKind::kAllReduce, OpClass::kCommunication, count);
     // Ring all-reduce moves 2 (tp - 1) / tp of the message over each link.
     op.act_bytes = bytes_for(a, N * H) * 2 * (tp - 1) / tp;
+    op.ranks = tp;
+    op.message_elements = N * H;
     op.compute = Format::kFp32;
   }
 
