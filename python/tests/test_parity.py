@@ -252,6 +252,11 @@ def test_sweep_gemm(cli):
          isl=1024, osl=256, concurrency=64),
     dict(model="llama-3.1-8b", hardware="h100", isl=4096, osl=128, concurrency=4000),
     dict(model="gpt-oss-120b", hardware="b200", engine="trtllm", isl=2048, osl=512, concurrency=16),
+    dict(model="llama-3.1-70b", hardware="h200", engine="sglang", weights="fp8", act="fp8",
+         isl=1024, osl=128, concurrency=32, mode="disagg", prefill_workers=2, prefill_tp=2,
+         decode_workers=1, decode_tp=4, rounds=3),
+    dict(model="deepseek-v3", hardware="h200", engine="sglang", tp=8, attention_dp=8, isl=1024,
+         osl=64, concurrency=16, token_budget=4096, max_running=64),
 ])
 def test_serving(cli, case):
     model, hardware = case.pop("model"), case.pop("hardware")
