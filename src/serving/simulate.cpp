@@ -132,6 +132,7 @@ class Simulation {
   // pool), so the newcomer joins as soon as the engine could take it.
   void cut_short(std::int32_t index, double now) {
     Instance& in = instances_[static_cast<std::size_t>(index)];
+    if (!(in.step_s > 0)) return;
     const auto done = static_cast<std::int64_t>(std::floor((now - in.started) / in.step_s)) + 1;
     const std::int64_t keep = std::clamp<std::int64_t>(done, 1, in.k);
     if (keep == in.k) return;
