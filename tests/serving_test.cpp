@@ -406,6 +406,32 @@ TEST(Search, DisaggregatedLayoutsFillTheGpus) {
   for (const Deployment& x : single.front) EXPECT_EQ(x.mode, ServingMode::kAggregated);
 }
 
+// A MoE model is also searched with data-parallel attention over each
+// aggregated TP size of 2 or more: TP 1, TP 2 and TP 2 with DP attention.
+TEST(Search, MoeModelsAlsoTryDataParallelAttention) {
+  const ModelSpec m = load_model("qwen3-30b-a3b");
+  const Device& d = devices().get("h100");
+  SearchSpec spec;
+  spec.gpus = 2;
+  spec.engines = {"vllm"};
+  spec.weights = {Format::kFp8};
+  spec.concurrencies = {64};
+  spec.modes = {ServingMode::kAggregated};
+  const SearchResult r = search_deployments(m, d, spec);
+  EXPECT_EQ(r.evaluated + r.refused + r.skipped, 3);
+  bool dp_seen = false;
+  for (const Deployment& x : r.front) {
+    if (x.attention_dp > 1) {
+      dp_seen = true;
+      EXPECT_EQ(x.attention_dp, x.tp);
+      EXPECT_NE(deployment_name(x).find("DP-attention"), std::string::npos);
+    }
+  }
+  if (r.best) dp_seen |= r.best->attention_dp > 1;
+  for (const auto& x : r.runners_up) dp_seen |= x.deployment.attention_dp > 1;
+  EXPECT_TRUE(dp_seen);
+}
+
 TEST(Search, BadSpecsAreRefused) {
   const ModelSpec m = load_model("llama-3.1-8b");
   const Device& d = devices().get("h100");

@@ -2,7 +2,8 @@
 // engine x weight format x layout x concurrency, each predicted with the
 // serving simulation (roofline/serving.h); the Pareto front of tokens/s per
 // GPU against tokens/s per user, and the best configuration that meets the
-// latency targets. A layout is an aggregated instance of TP GPUs, or a
+// latency targets. A layout is an aggregated instance of TP GPUs (for MoE
+// models also with data-parallel attention over the same GPUs), or a
 // disaggregated unit of prefill and decode workers (1 to 4 of each, TP a
 // power of two); the GPUs hold as many replicas of it as divide them.
 //
@@ -37,6 +38,7 @@ struct Deployment {
   Format weights = Format::kBf16;
   std::int64_t tp = 1, replicas = 1, concurrency = 1;  // concurrency per replica
   ServingMode mode = ServingMode::kAggregated;
+  std::int64_t attention_dp = 1;  // aggregated MoE layouts: attention data parallel (= tp)
   // Disaggregated: the workers of one replica (tp is then the decode TP).
   std::int64_t prefill_workers = 0, prefill_tp = 0, decode_workers = 0, decode_tp = 0;
   ServingResult serving;  // one replica

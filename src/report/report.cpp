@@ -701,6 +701,7 @@ nlohmann::json deployment_json(const Deployment& d) {
                       {"mode", d.mode == ServingMode::kAggregated ? "agg" : "disagg"},
                       {"weights", format_id(d.weights)},
                       {"tp", d.tp},
+                      {"attention_dp", d.attention_dp},
                       {"replicas", d.replicas},
                       {"concurrency_per_replica", d.concurrency},
                       {"ttft_s", d.serving.ttft_s},

@@ -39,6 +39,7 @@ struct Layout {
   ServingMode mode = ServingMode::kAggregated;
   std::int64_t tp = 1;                            // aggregated
   std::int64_t pw = 0, ptp = 0, dw = 0, dtp = 0;  // disaggregated
+  std::int64_t attention_dp = 1;                  // aggregated MoE: attention data parallel
   [[nodiscard]] std::int64_t gpus() const {
     return mode == ServingMode::kAggregated ? tp : pw * ptp + dw * dtp;
   }
@@ -49,8 +50,12 @@ constexpr std::int64_t kMaxWorkers = 4;
 }  // namespace
 
 std::string deployment_name(const Deployment& d) {
-  if (d.mode == ServingMode::kAggregated)
-    return fmt::format("{} {} TP{} x{}", d.engine, format_id(d.weights), d.tp, d.replicas);
+  if (d.mode == ServingMode::kAggregated) {
+    return d.attention_dp > 1
+               ? fmt::format("{} {} TP{} DP-attention x{}", d.engine, format_id(d.weights), d.tp,
+                             d.replicas)
+               : fmt::format("{} {} TP{} x{}", d.engine, format_id(d.weights), d.tp, d.replicas);
+  }
   return fmt::format("{} {} {}xTP{}+{}xTP{} x{}", d.engine, format_id(d.weights), d.prefill_workers,
                      d.prefill_tp, d.decode_workers, d.decode_tp, d.replicas);
 }
@@ -92,7 +97,12 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
   std::vector<Layout> layouts;
   for (ServingMode mode : modes) {
     if (mode == ServingMode::kAggregated) {
-      for (std::int64_t tp : tps) layouts.push_back({mode, tp, 0, 0, 0, 0});
+      for (std::int64_t tp : tps) {
+        layouts.push_back({mode, tp, 0, 0, 0, 0, 1});
+        // MoE models are served with data-parallel attention too (DeepSeek-style:
+        // every rank its own sequences, the experts over all of them).
+        if (m.moe && tp >= 2) layouts.push_back({mode, tp, 0, 0, 0, 0, tp});
+      }
       continue;
     }
     // Workers of at most one 8-GPU node each.
@@ -101,7 +111,7 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
         if (ptp > kNvlinkDomainGpus || dtp > kNvlinkDomainGpus) continue;
         for (std::int64_t pw = 1; pw <= kMaxWorkers; ++pw) {
           for (std::int64_t dw = 1; dw <= kMaxWorkers; ++dw) {
-            const Layout l{mode, dtp, pw, ptp, dw, dtp};
+            const Layout l{mode, dtp, pw, ptp, dw, dtp, 1};
             if (l.gpus() <= spec.gpus && spec.gpus % l.gpus() == 0) layouts.push_back(l);
           }
         }
@@ -140,6 +150,7 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
           d.engine = e->id;
           d.weights = w;
           d.tp = l.tp;
+          d.attention_dp = l.attention_dp;
           d.mode = l.mode;
           d.replicas = spec.gpus / l.gpus();
           d.concurrency = c;
@@ -149,6 +160,7 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
             s.osl = spec.osl;
             s.concurrency = c;
             s.step.tp = l.tp;
+            s.step.attention_dp = l.attention_dp;
             if (l.mode == ServingMode::kDisaggregated) {
               s.mode = l.mode;
               s.prefill_workers = d.prefill_workers = l.pw;
