@@ -72,35 +72,16 @@ BENCHMARK(BM_PredictMoeDecodeWithEngine);
 
 // The serving simulation (docs/SERVING.md): 640 requests (64 clients x 10
 // rounds) through vLLM's scheduler, its steps priced by predict() on a grid;
-// the budget is 50 ms. Llama 3.1 70B fp8 on two H200s.
-void BM_PredictServing(benchmark::State& state) {
+// the budget is 50 ms. Llama 3.1 70B fp8 on H200s: one instance of TP
+// 2, or (disaggregated) one prefill and one decode worker of TP 2.
+void serving_bench(benchmark::State& state, roofline::ServingMode mode) {
   static const auto m = roofline::load_model("llama-3.1-70b");
   const auto& d = registry().get("h200");
   roofline::ServingScenario s;
   s.isl = 1024;
   s.osl = 256;
   s.concurrency = 64;
-  s.step.tp = 2;
-  s.step.precision.weights = roofline::Format::kFp8;
-  s.step.precision.act = roofline::Format::kFp8;
-  const roofline::ModelOptions o =
-      roofline::with_engine({}, d, &roofline::EngineRegistry::built_in().get("vllm"));
-  for (auto _ : state) {
-    const auto r = roofline::predict_serving(m, d, s, o);
-    benchmark::DoNotOptimize(r.tpot_s);
-  }
-}
-BENCHMARK(BM_PredictServing)->Unit(benchmark::kMillisecond);
-
-// A disaggregated unit: one prefill and one decode worker of TP 2.
-void BM_PredictServingDisaggregated(benchmark::State& state) {
-  static const auto m = roofline::load_model("llama-3.1-70b");
-  const auto& d = registry().get("h200");
-  roofline::ServingScenario s;
-  s.isl = 1024;
-  s.osl = 256;
-  s.concurrency = 64;
-  s.mode = roofline::ServingMode::kDisaggregated;
+  s.mode = mode;
   s.prefill_tp = s.decode_tp = s.step.tp = 2;
   s.step.precision.weights = roofline::Format::kFp8;
   s.step.precision.act = roofline::Format::kFp8;
@@ -110,6 +91,13 @@ void BM_PredictServingDisaggregated(benchmark::State& state) {
     const auto r = roofline::predict_serving(m, d, s, o);
     benchmark::DoNotOptimize(r.tpot_s);
   }
+}
+void BM_PredictServing(benchmark::State& state) {
+  serving_bench(state, roofline::ServingMode::kAggregated);
+}
+BENCHMARK(BM_PredictServing)->Unit(benchmark::kMillisecond);
+void BM_PredictServingDisaggregated(benchmark::State& state) {
+  serving_bench(state, roofline::ServingMode::kDisaggregated);
 }
 BENCHMARK(BM_PredictServingDisaggregated)->Unit(benchmark::kMillisecond);
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "kernel_table.h"
 #include "roofline/error.h"
 #include "strict_json.h"
 
@@ -14,7 +15,6 @@ using detail::StrictObject;
 using nlohmann::json;
 
 constexpr std::string_view kCommTableSchema = "roofline-allreduce-latency-1";
-constexpr int kMaxPoints = 64;
 
 }  // namespace
 
@@ -36,34 +36,15 @@ Seconds CommTable::latency(std::int64_t gpus, double elements) const noexcept {
 CommTable parse_comm_table(std::string_view text, const std::string& origin) {
   const json doc = detail::parse_json_text(text, origin, std::size_t{1} << 20);
   StrictObject o(doc, origin, "");
-  if (o.string("schema") != kCommTableSchema)
-    o.fail("schema", "expected " + std::string(kCommTableSchema));
   CommTable t;
-  t.device = o.string("device");
-  t.engine = o.string("engine");
-  if (t.device.empty() || t.engine.empty()) o.fail("device", "device and engine must be named");
-  t.id = t.device + "-" + t.engine;
-  t.engine_version = o.string("engine_version");
-  const auto sources = detail::read_sources(o);
-  t.confidence = o.string("confidence");
-  if (t.confidence != "measured" && t.confidence != "derived")
-    o.fail("confidence", "must be measured or derived");
-  const std::string source = o.string("source");
-  const auto cited = sources.find(source);
-  if (cited == sources.end()) o.fail("source", "names no entry of \"sources\"");
-  t.citation = cited->second;
-  (void)o.string("method");
-  const json& axis = o.required("log2_elements");
-  if (!axis.is_array() || axis.size() < 2 || axis.size() > kMaxPoints)
-    o.fail("log2_elements", "expected 2 to 64 consecutive whole numbers");
-  for (std::size_t i = 0; i < axis.size(); ++i) {
-    if (!axis[i].is_number_integer() || axis[i].get<int>() < 0 || axis[i].get<int>() > 40 ||
-        (i > 0 && axis[i].get<int>() != axis[i - 1].get<int>() + 1)) {
-      o.fail("log2_elements", "expected consecutive whole numbers from 0 to 40");
-    }
-  }
-  t.log2_elements0 = axis[0].get<int>();
-  t.points = static_cast<int>(axis.size());
+  const detail::KernelTableHeader h = detail::read_kernel_table_header(o, kCommTableSchema);
+  t.id = h.id;
+  t.device = h.device;
+  t.engine = h.engine;
+  t.engine_version = h.engine_version;
+  t.confidence = h.confidence;
+  t.citation = h.citation;
+  detail::read_log2_axis(o, "log2_elements", 40, &t.log2_elements0, &t.points);
   StrictObject lat = o.object("latency_s");
   for (auto it = lat.json().begin(); it != lat.json().end(); ++it) {
     std::int64_t gpus = 0;
@@ -76,7 +57,7 @@ CommTable parse_comm_table(std::string_view text, const std::string& origin) {
     }
     if (gpus < 2 || gpus > 1024) lat.fail(it.key(), "is not a GPU count from 2 to 1024");
     const json& row = it.value();
-    if (!row.is_array() || row.size() != axis.size())
+    if (!row.is_array() || row.size() != static_cast<std::size_t>(t.points))
       lat.fail(it.key(), "expected one latency per log2_elements point");
     std::vector<double> v;
     for (const auto& x : row) {

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "../common/embedded_data.h"
+#include "kernel_table.h"
 #include "log_grid.h"
 #include "roofline/error.h"
 #include "strict_json.h"
@@ -225,37 +226,16 @@ double GemmTable::efficiency(const Entry& e, double m, double nk) const noexcept
 GemmTable parse_gemm_table(std::string_view text, const std::string& origin) {
   const json doc = detail::parse_json_text(text, origin, std::size_t{8} << 20);
   StrictObject o(doc, origin, "");
-  if (o.string("schema") != kGemmTableSchema)
-    o.fail("schema", "expected " + std::string(kGemmTableSchema));
   GemmTable t;
-  t.device = o.string("device");
-  t.engine = o.string("engine");
-  t.id = t.device + "-" + t.engine;
-  t.engine_version = o.string("engine_version");
-  const auto sources = detail::read_sources(o);
-  t.confidence = o.string("confidence");
-  if (t.confidence != "measured" && t.confidence != "derived")
-    o.fail("confidence", "must be measured or derived");
-  const std::string source = o.string("source");
-  const auto cited = sources.find(source);
-  if (cited == sources.end()) o.fail("source", "names no entry of \"sources\"");
-  t.citation = cited->second;
-  (void)o.string("method");
-  auto axis = [&](std::string_view key, int* first, int* points) {
-    const json& a = o.required(key);
-    if (!a.is_array() || a.size() < 2 || a.size() > 64)
-      o.fail(key, "expected 2 to 64 consecutive integers");
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      if (!a[i].is_number_integer() || a[i].get<int>() != a[0].get<int>() + static_cast<int>(i) ||
-          a[i].get<int>() < 0 || a[i].get<int>() > 40) {
-        o.fail(key, "expected consecutive integers from 0 to 40");
-      }
-    }
-    *first = a[0].get<int>();
-    *points = static_cast<int>(a.size());
-  };
-  axis("log2_m", &t.log2_m0, &t.m_points);
-  axis("log2_nk", &t.log2_nk0, &t.nk_points);
+  const detail::KernelTableHeader h = detail::read_kernel_table_header(o, kGemmTableSchema);
+  t.id = h.id;
+  t.device = h.device;
+  t.engine = h.engine;
+  t.engine_version = h.engine_version;
+  t.confidence = h.confidence;
+  t.citation = h.citation;
+  detail::read_log2_axis(o, "log2_m", 40, &t.log2_m0, &t.m_points);
+  detail::read_log2_axis(o, "log2_nk", 40, &t.log2_nk0, &t.nk_points);
   StrictObject formats = o.object("formats");
   for (auto it = formats.json().begin(); it != formats.json().end(); ++it) {
     StrictObject f = formats.object(it.key());

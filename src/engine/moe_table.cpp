@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kernel_table.h"
 #include "log_grid.h"
 #include "roofline/error.h"
 #include "strict_json.h"
@@ -22,21 +23,6 @@ std::int64_t count(StrictObject& o, std::string_view key) {
   const double v = o.non_negative(key);
   if (v != std::floor(v) || v > 1e9) o.fail(key, "must be a whole number of at most 1e9");
   return static_cast<std::int64_t>(v);
-}
-
-// `key`: 2 to 64 consecutive integers from 0 to 48; its first value and length.
-void axis(StrictObject& o, std::string_view key, int* first, int* points) {
-  const json& a = o.required(key);
-  if (!a.is_array() || a.size() < 2 || a.size() > 64)
-    o.fail(key, "expected 2 to 64 consecutive integers");
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    if (!a[i].is_number_integer() || a[i].get<int>() < 0 || a[i].get<int>() > 48 ||
-        a[i].get<int>() != a[0].get<int>() + static_cast<int>(i)) {
-      o.fail(key, "expected consecutive integers from 0 to 48");
-    }
-  }
-  *first = a[0].get<int>();
-  *points = static_cast<int>(a.size());
 }
 
 }  // namespace
@@ -64,25 +50,16 @@ double MoeTable::efficiency(const Entry& e, double tokens, Bytes weight_bytes) c
 MoeTable parse_moe_table(std::string_view text, const std::string& origin) {
   const json doc = detail::parse_json_text(text, origin, std::size_t{8} << 20);
   StrictObject o(doc, origin, "");
-  if (o.string("schema") != kMoeTableSchema)
-    o.fail("schema", "expected " + std::string(kMoeTableSchema));
   MoeTable t;
-  t.device = o.string("device");
-  t.engine = o.string("engine");
-  if (t.device.empty() || t.engine.empty()) o.fail("device", "device and engine must be named");
-  t.id = t.device + "-" + t.engine;
-  t.engine_version = o.string("engine_version");
-  const auto sources = detail::read_sources(o);
-  t.confidence = o.string("confidence");
-  if (t.confidence != "measured" && t.confidence != "derived")
-    o.fail("confidence", "must be measured or derived");
-  const std::string source = o.string("source");
-  const auto cited = sources.find(source);
-  if (cited == sources.end()) o.fail("source", "names no entry of \"sources\"");
-  t.citation = cited->second;
-  (void)o.string("method");
-  axis(o, "log2_tokens", &t.log2_tokens0, &t.token_points);
-  axis(o, "log2_weight_bytes", &t.log2_bytes0, &t.byte_points);
+  const detail::KernelTableHeader h = detail::read_kernel_table_header(o, kMoeTableSchema);
+  t.id = h.id;
+  t.device = h.device;
+  t.engine = h.engine;
+  t.engine_version = h.engine_version;
+  t.confidence = h.confidence;
+  t.citation = h.citation;
+  detail::read_log2_axis(o, "log2_tokens", 48, &t.log2_tokens0, &t.token_points);
+  detail::read_log2_axis(o, "log2_weight_bytes", 48, &t.log2_bytes0, &t.byte_points);
   StrictObject formats = o.object("formats");
   for (auto it = formats.json().begin(); it != formats.json().end(); ++it) {
     if (std::find(std::begin(kFormatKeys), std::end(kFormatKeys), it.key()) ==

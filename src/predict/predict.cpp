@@ -211,14 +211,15 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
 
 namespace {
 
-// `options` with the engine's GEMM table for `d` when the caller named the
+// `options` with the engine's GEMM, MoE and all-reduce tables for `d` when the caller named the
 // engine without resolving it (a sweep spans devices): memoized per thread,
 // since a sweep asks for the same pair row after row.
 const ModelOptions& resolved(const ModelOptions& options, const Device& d, ModelOptions* scratch) {
   // A table the caller gave (a kernel file, leave-one-out) is kept; the other
   // is the engine's.
   if (options.engine == nullptr || options.mode != Mode::kRealistic ||
-      (options.gemm_table != nullptr && options.moe_table != nullptr)) {
+      (options.gemm_table != nullptr && options.moe_table != nullptr &&
+       options.comm_table != nullptr)) {
     return options;
   }
   struct Memo {

@@ -33,7 +33,6 @@ struct Instance {
   std::set<std::pair<std::int64_t, std::int32_t>> decoding;   // (done step, request)
   std::set<std::pair<std::uint64_t, std::int32_t>> by_order;  // the same by admission order
   std::multiset<double> pending;  // times of arrivals and handoffs on their way
-  std::int64_t step = 0;          // steps completed
   // Steps that carried decode tokens (prefill-first steps pause decoding):
   // a decoding request's output count is its offset plus this.
   std::int64_t decode_step = 0;
@@ -327,7 +326,6 @@ class Simulation {
     Instance& in = instances_[static_cast<std::size_t>(index)];
     const PoolSpec& p = *in.pool;
     in.busy = false;
-    in.step += in.k;
     if (in.decode_now > 0) in.decode_step += in.k;
     if (!p.reserve_whole) in.kv_used += in.decode_now * in.k;  // each decode token's cache
     for (const auto& [id, take] : in.chunks) {
