@@ -533,6 +533,46 @@ TEST(EnginePrediction, EngineMatrixVectorKernelsAreBoundPerSm) {
   EXPECT_NEAR(down_proj_seconds_per_byte(rtx, 1), 1 / rtx_bw, kRelative / rtx_bw);
 }
 
+// gpt-fast's weight-only kernels (Inductor's int8 GEMV, tinygemm's int4)
+// stream their weights at the profile's fraction of the bf16 GEMV's rate.
+TEST(EnginePrediction, WeightOnlyKernelsStreamAtTheirShareOfBf16) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const EngineProfile& fast = EngineRegistry::built_in().get("gpt-fast");
+  EngineProfile plain = fast;
+  plain.weight_only_stream.clear();
+  const Device& a100 = devices().get("a100-80gb");
+  auto down_proj_memory_s = [&](const EngineProfile& e, Format weights) {
+    ModelOptions o;
+    o.engine = &e;
+    Scenario s;
+    s.precision.weights = weights;
+    const Prediction p = predict(m, a100, s, o);
+    for (int i = 0; i < p.graph.size; ++i) {
+      if (p.graph.ops[static_cast<std::size_t>(i)].kind == OpKind::kDownProj)
+        return p.timings[static_cast<std::size_t>(i)].memory_time_s;
+    }
+    return 0.0;
+  };
+  constexpr double kRelative = 1e-12;
+  for (Format f : {Format::kInt8, Format::kInt4}) {
+    const double share = fast.weight_only_stream.at(f).value;
+    EXPECT_LT(share, 1.0);
+    EXPECT_NEAR(down_proj_memory_s(fast, f), down_proj_memory_s(plain, f) / share,
+                kRelative * down_proj_memory_s(plain, f));
+  }
+  EXPECT_EQ(down_proj_memory_s(fast, Format::kBf16), down_proj_memory_s(plain, Format::kBf16));
+  // Only the weight-only formats take a share.
+  const std::string text = R"({"id": "x", "name": "x", "kind": "local", "versions": "v",
+    "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},
+    "gemm": {"tables": "", "kernels": {},
+    "weight_only_stream": {"fp8": {"value": 0.5, "confidence": "derived", "source": "s"}}},
+    "attention_kernels": "a", "fusions": [], "unsupported_formats": []})";
+  EXPECT_THROW((void)parse_engine(text, "x.json"), ParseError);
+  std::string int8 = text;
+  int8.replace(int8.find("\"fp8\""), 5, "\"int8\"");
+  EXPECT_DOUBLE_EQ(parse_engine(int8, "x.json").weight_only_stream.at(Format::kInt8).value, 0.5);
+}
+
 // llama.cpp's files keep parts of a Q4_K_M model in Q6_K, so a prediction
 // streams the file's bytes, and the memory estimate holds the same weights.
 TEST(EnginePrediction, FileMixesStreamTheEnginesFileBytes) {
@@ -788,6 +828,73 @@ TEST(GemmTables, NoCallIsFasterThanTheMeasuredFloor) {
   EXPECT_GT(priced, 0);
 }
 
+// The fp8 rows include the engine's dynamic activation scaling; a per-tensor
+// fp8 checkpoint has static scales, so each fp8 call sheds the measured cost
+// at its m x k (never going below the roofline itself), and bf16 calls keep theirs.
+TEST(GemmTables, StaticFp8ScalesShedTheDynamicScalingCost) {
+  // At efficiency 1 an 8B model's widest fp8 decode kernel (gate+up, 117 MB)
+  // streams in 24 us on an H200: every call takes the floor, and the floor
+  // less the scaling stays above the roofline.
+  constexpr double kFloor = 40e-6;
+  constexpr double kScale = 5e-6;  // dynamic scaling, flat over m x k
+  GemmTable t = gemm_table_from_measurements({{"fp8", "k", 1, 1 << 20, kFloor, 1},
+                                              {"fp8", "k", 4, 1 << 22, kFloor, 1},
+                                              {"bf16", "k", 1, 1 << 20, kFloor, 1},
+                                              {"bf16", "k", 4, 1 << 22, kFloor, 1}},
+                                             "h200", "measured", "test");
+  const GemmTable plain = t;
+  t.log2_mk0 = 5;
+  t.fp8_dynamic_scale_s = {kScale, kScale};
+  // Interpolation in log2(m k): linear between points, held at the edges.
+  GemmTable ramp = t;
+  ramp.fp8_dynamic_scale_s = {1e-6, 3e-6};  // at 2^5 and 2^6
+  EXPECT_DOUBLE_EQ(ramp.fp8_dynamic_scale(1), 1e-6);
+  EXPECT_NEAR(ramp.fp8_dynamic_scale(std::exp2(5.5)), 2e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(ramp.fp8_dynamic_scale(1e12), 3e-6);
+  EXPECT_DOUBLE_EQ(plain.fp8_dynamic_scale(4096), 0);
+  // Round trip through the file format keeps the grid and its citation.
+  t.fp8_dynamic_scale_citation = "scales";
+  const GemmTable back = parse_gemm_table(to_json(t).dump(), "round trip");
+  EXPECT_EQ(back.fp8_dynamic_scale_s, t.fp8_dynamic_scale_s);
+  EXPECT_EQ(back.fp8_dynamic_scale_citation, "scales");
+  // (time, priced as fp8) of every call the table prices.
+  auto kernel_times = [](const GemmTable& table, Format weights) {
+    ModelOptions o;
+    o.gemm_table = &table;
+    o.gemm_table_source = EfficiencySource::kMeasuredTable;
+    o.engine = &EngineRegistry::built_in().get("trtllm");
+    Scenario s;
+    s.precision.weights = weights;
+    s.precision.act = weights;  // fp8 weights and activations (W8A8)
+    const Prediction p = predict(load_model("llama-3.1-8b"), devices().get("h200"), s, o);
+    std::vector<std::pair<double, bool>> times;
+    for (int i = 0; i < p.graph.size; ++i) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+      const OpTiming& timing = p.timings[static_cast<std::size_t>(i)];
+      if (timing.source == EfficiencySource::kMeasuredTable)
+        times.emplace_back(std::max(timing.memory_time_s, timing.compute_time_s),
+                           op.weights == Format::kFp8 && op.kind != OpKind::kLmHead);
+    }
+    return times;
+  };
+  const auto with = kernel_times(t, Format::kFp8);
+  const auto without = kernel_times(plain, Format::kFp8);
+  ASSERT_EQ(with.size(), without.size());
+  int fp8_calls = 0;
+  for (std::size_t i = 0; i < with.size(); ++i) {
+    if (!with[i].second) {  // the LM head (1 GB) streams above the floor: the roofline holds it
+      EXPECT_EQ(with[i].first, without[i].first);
+      continue;
+    }
+    ++fp8_calls;
+    // Each call (32 layers, its share of a fused kernel) keeps its floor less
+    // the scaling; these decode GEMMs' roofline time is far below either.
+    EXPECT_NEAR(without[i].first - with[i].first, without[i].first * kScale / kFloor, 1e-12);
+  }
+  EXPECT_GE(fp8_calls, 7);  // q, k, v, o, gate, up, down
+  EXPECT_EQ(kernel_times(t, Format::kBf16), kernel_times(plain, Format::kBf16));
+}
+
 }  // namespace
 }  // namespace roofline
 
@@ -815,19 +922,18 @@ TEST(CommTables, LatencyFollowsTheGrid) {
 
 TEST(CommTables, MalformedTablesAreRefused) {
   std::string doc = kCommDoc;
-  EXPECT_THROW((void)parse_comm_table(std::string(doc).replace(doc.find("[1e-6,2e-6,4e-6]"), 16,
-                                                               "[1e-6,2e-6]"),
-                                      "t.json"),
-               ParseError);  // one latency short
-  EXPECT_THROW((void)parse_comm_table(std::string(doc).replace(doc.find("\"2\":"), 4, "\"x\":"),
-                                      "t.json"),
-               ParseError);  // not a GPU count
-  EXPECT_THROW((void)parse_comm_table(std::string(doc).replace(doc.find("1e-6"), 4, "-1.0"),
-                                      "t.json"),
-               ParseError);  // not positive
-  EXPECT_THROW((void)parse_comm_table(std::string(doc).replace(doc.find("[10,11,12]"), 10,
-                                                               "[10,12,13]"),
-                                      "t.json"),
+  EXPECT_THROW(
+      (void)parse_comm_table(
+          std::string(doc).replace(doc.find("[1e-6,2e-6,4e-6]"), 16, "[1e-6,2e-6]"), "t.json"),
+      ParseError);  // one latency short
+  EXPECT_THROW(
+      (void)parse_comm_table(std::string(doc).replace(doc.find("\"2\":"), 4, "\"x\":"), "t.json"),
+      ParseError);  // not a GPU count
+  EXPECT_THROW(
+      (void)parse_comm_table(std::string(doc).replace(doc.find("1e-6"), 4, "-1.0"), "t.json"),
+      ParseError);  // not positive
+  EXPECT_THROW((void)parse_comm_table(
+                   std::string(doc).replace(doc.find("[10,11,12]"), 10, "[10,12,13]"), "t.json"),
                ParseError);  // not consecutive
 }
 

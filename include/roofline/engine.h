@@ -46,10 +46,20 @@ struct GemmTable {
   int log2_m0 = 0, log2_nk0 = 0, m_points = 0, nk_points = 0;
   std::map<std::string, Entry, std::less<>>
       formats;  // bf16, fp8, fp8_block, nvfp4, int4, int8, int8_wo
+  // The engine's cost of computing a dynamic fp8 activation scale, per call,
+  // on a grid of log2(m k) from log2_mk0 (empty when not measured). The fp8
+  // rows were collected with dynamic scales and include it; a checkpoint with
+  // static input scales (per-tensor fp8 as NVIDIA's ModelOpt ships it) skips it.
+  int log2_mk0 = 0;
+  std::vector<double> fp8_dynamic_scale_s;
+  std::string fp8_dynamic_scale_citation;
 
   [[nodiscard]] const Entry* find(std::string_view format_key) const noexcept;
   // Bilinear in (log2 m, log2 n k), held at the grid's edges. Never above 1.
   [[nodiscard]] double efficiency(const Entry& e, double m, double nk) const noexcept;
+  // The dynamic-scale cost of one call with m x k activations: linear between
+  // the grid's points in log2(m k), held at its edges; 0 when not measured.
+  [[nodiscard]] double fp8_dynamic_scale(double mk) const noexcept;
 };
 
 // Strict: unknown or missing keys, a grid of the wrong size, efficiencies
@@ -157,6 +167,11 @@ struct EngineProfile {
   // 2-3x the bandwidth per SM of GDDR ones, below the device's fraction.
   EngineFigure gemv_bandwidth_per_sm_Bps;
   EngineFigure gemv_max_m;
+  // Weight-only GEMMs (int8, int4 weights with 16-bit activations) without a
+  // measured table stream their weights at this fraction of the rate the
+  // engine's 16-bit GEMMs reach: the dequantizing kernels (Inductor's int8
+  // GEMV, tinygemm) fall short of a plain bf16 GEMV.
+  std::map<Format, EngineFigure> weight_only_stream;
   std::map<std::string, std::string> gemm_kernels;  // format -> kernel family (documentation)
   std::string attention_kernels;
   std::vector<std::string> fusions;

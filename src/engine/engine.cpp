@@ -223,6 +223,18 @@ double GemmTable::efficiency(const Entry& e, double m, double nk) const noexcept
   return detail::log2_grid_value(e.efficiency, log2_m0, m_points, log2_nk0, nk_points, m, nk);
 }
 
+double GemmTable::fp8_dynamic_scale(double mk) const noexcept {
+  const auto n = static_cast<int>(fp8_dynamic_scale_s.size());
+  if (n == 0) return 0;
+  const double x =
+      std::clamp(std::log2(std::max(mk, 1.0)) - log2_mk0, 0.0, static_cast<double>(n - 1));
+  const int i = std::min(static_cast<int>(x), std::max(n - 2, 0));
+  const int j = std::min(i + 1, n - 1);
+  const double f = x - i;
+  return (1 - f) * fp8_dynamic_scale_s[static_cast<std::size_t>(i)] +
+         f * fp8_dynamic_scale_s[static_cast<std::size_t>(j)];
+}
+
 GemmTable parse_gemm_table(std::string_view text, const std::string& origin) {
   const json doc = detail::parse_json_text(text, origin, std::size_t{8} << 20);
   StrictObject o(doc, origin, "");
@@ -266,6 +278,27 @@ GemmTable parse_gemm_table(std::string_view text, const std::string& origin) {
     t.formats.emplace(it.key(), std::move(e));
   }
   formats.finish();
+  if (o.has("fp8_dynamic_scale")) {
+    StrictObject d = o.object("fp8_dynamic_scale");
+    const auto cited = h.sources.find(d.string("source"));
+    if (cited == h.sources.end()) d.fail("source", "names no entry of \"sources\"");
+    t.fp8_dynamic_scale_citation = cited->second;
+    const double rows = d.non_negative("rows");
+    if (rows != std::floor(rows) || rows > 1e9)
+      d.fail("rows", "must be a whole number of at most 1e9");
+    int points = 0;
+    detail::read_log2_axis(d, "log2_mk", 62, &t.log2_mk0, &points);
+    const json& latency = d.required("latency_s");
+    if (!latency.is_array() || latency.size() != static_cast<std::size_t>(points))
+      d.fail("latency_s", "expected one value per log2_mk point");
+    for (const auto& v : latency) {
+      if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1)
+        d.fail("latency_s", "every value must be in [0, 1] s");
+      t.fp8_dynamic_scale_s.push_back(v.get<double>());
+    }
+    d.finish();
+    if (!t.formats.contains("fp8")) d.fail("source", "the table measures no fp8 GEMM");
+  }
   o.finish();
   if (t.formats.empty()) throw ParseError(origin + ": formats: no format measured");
   return t;
@@ -373,19 +406,30 @@ nlohmann::json to_json(const GemmTable& t) {
                     {"floor_s", e.floor_s},
                     {"efficiency", std::move(grid)}};
   }
-  return {{"schema", kGemmTableSchema},
-          {"device", t.device},
-          {"engine", t.engine},
-          {"engine_version", t.engine_version},
-          {"sources", {{"measurement", t.citation}}},
-          {"confidence", t.confidence},
-          {"source", "measurement"},
-          {"method",
-           "median of ideal/latency per cell of log2(m) x log2(n*k), capped at 1; empty cells "
-           "from the nearest measured cell"},
-          {"log2_m", axis_m},
-          {"log2_nk", axis_nk},
-          {"formats", formats}};
+  json doc = {{"schema", kGemmTableSchema},
+              {"device", t.device},
+              {"engine", t.engine},
+              {"engine_version", t.engine_version},
+              {"sources", {{"measurement", t.citation}}},
+              {"confidence", t.confidence},
+              {"source", "measurement"},
+              {"method",
+               "median of ideal/latency per cell of log2(m) x log2(n*k), capped at 1; empty cells "
+               "from the nearest measured cell"},
+              {"log2_m", axis_m},
+              {"log2_nk", axis_nk},
+              {"formats", formats}};
+  if (!t.fp8_dynamic_scale_s.empty()) {
+    json axis_mk = json::array();
+    for (std::size_t i = 0; i < t.fp8_dynamic_scale_s.size(); ++i)
+      axis_mk.push_back(t.log2_mk0 + static_cast<int>(i));
+    doc["sources"]["dynamic-scale"] = t.fp8_dynamic_scale_citation;
+    doc["fp8_dynamic_scale"] = {{"source", "dynamic-scale"},
+                                {"rows", 0},
+                                {"log2_mk", axis_mk},
+                                {"latency_s", t.fp8_dynamic_scale_s}};
+  }
+  return doc;
 }
 
 const EngineScheduler::Rule* EngineScheduler::rule_for(const Device& d) const noexcept {
@@ -462,6 +506,16 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
     if (g.has("gemv_bandwidth_per_sm_Bps") || g.has("gemv_max_m")) {
       e.gemv_bandwidth_per_sm_Bps = figure(g, "gemv_bandwidth_per_sm_Bps", 1e8, 1e12, e.sources);
       e.gemv_max_m = figure(g, "gemv_max_m", 1, 64, e.sources);
+    }
+    if (g.has("weight_only_stream")) {
+      StrictObject w = g.object("weight_only_stream");
+      for (auto it = w.json().begin(); it != w.json().end(); ++it) {
+        Format f{};
+        if (!try_parse_format(it.key(), &f) || (f != Format::kInt8 && f != Format::kInt4))
+          w.fail(it.key(), "weight-only formats are int8 and int4");
+        e.weight_only_stream[f] = figure(w, it.key(), 0.05, 1.0, e.sources);
+      }
+      w.finish();
     }
     StrictObject k = g.object("kernels");
     for (auto it = k.json().begin(); it != k.json().end(); ++it)
@@ -772,6 +826,9 @@ nlohmann::json to_json(const EngineProfile& e) {
     if (!m.note.empty()) j["note"] = m.note;
     mixes.push_back(std::move(j));
   }
+  json weight_only = json::object();
+  for (const auto& [format, f] : e.weight_only_stream)
+    weight_only[std::string(format_id(format))] = figure_json(e, f);
   return {{"id", e.id},
           {"name", e.name},
           {"kind", e.kind},
@@ -787,6 +844,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"gemm_table_scale", figure_json(e, e.gemm_table_scale)},
           {"gemv_bandwidth_per_sm_Bps", figure_json(e, e.gemv_bandwidth_per_sm_Bps)},
           {"gemv_max_m", figure_json(e, e.gemv_max_m)},
+          {"weight_only_stream", weight_only},
           {"gemm_kernels", e.gemm_kernels},
           {"attention_kernels", e.attention_kernels},
           {"fusions", e.fusions},

@@ -10,12 +10,12 @@ KernelTableHeader read_kernel_table_header(StrictObject& o, std::string_view sch
   if (h.device.empty() || h.engine.empty()) o.fail("device", "device and engine must be named");
   h.id = h.device + "-" + h.engine;
   h.engine_version = o.string("engine_version");
-  const auto sources = read_sources(o);
+  h.sources = read_sources(o);
   h.confidence = o.string("confidence");
   if (h.confidence != "measured" && h.confidence != "derived")
     o.fail("confidence", "must be measured or derived");
-  const auto cited = sources.find(o.string("source"));
-  if (cited == sources.end()) o.fail("source", "names no entry of \"sources\"");
+  const auto cited = h.sources.find(o.string("source"));
+  if (cited == h.sources.end()) o.fail("source", "names no entry of \"sources\"");
   h.citation = cited->second;
   (void)o.string("method");
   return h;

@@ -3,6 +3,7 @@
 // sources and confidence, and its log2 grid axes.
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -13,6 +14,7 @@ namespace roofline::detail {
 struct KernelTableHeader {
   std::string id;  // "<device>-<engine>"
   std::string device, engine, engine_version, confidence, citation;
+  std::map<std::string, std::string> sources;  // every entry of "sources"
 };
 
 // Reads schema (must be `schema`), device, engine (both non-empty),

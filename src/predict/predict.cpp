@@ -35,8 +35,8 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
       double rate = checked_peak(d, op.compute);
       t.source = realistic ? EfficiencySource::kDevice : EfficiencySource::kIdeal;
       if (realistic && opt.gemm_table) {
-        if (const GemmTable::Entry* e =
-                opt.gemm_table->find(gemm_table_key(op.weights, op.compute, op.weight_only))) {
+        const std::string_view key = gemm_table_key(op.weights, op.compute, op.weight_only);
+        if (const GemmTable::Entry* e = opt.gemm_table->find(key)) {
           // The engine's measured kernel: its efficiency against the datasheet
           // roofline at this shape, on both sides of the roofline alike (the
           // table's latencies include dequantization and activation scaling).
@@ -54,6 +54,19 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
           if (std::max(t.memory_time_s, t.compute_time_s) < floor) {
             (t.memory_time_s >= t.compute_time_s ? t.memory_time_s : t.compute_time_s) = floor;
           }
+          if (key == "fp8") {
+            // The fp8 rows include computing a dynamic activation scale; a
+            // per-tensor fp8 checkpoint carries static input scales and skips
+            // it (AIConfigurator prices its fp8_static mode so). Never below
+            // the roofline itself.
+            double& longer =
+                t.memory_time_s >= t.compute_time_s ? t.memory_time_s : t.compute_time_s;
+            const double ideal = std::max(op.count * op.bytes() / d.memory_bandwidth_Bps.value,
+                                          op.count * op.flops / rate);
+            longer = std::max(ideal, longer - op.count * share *
+                                                  opt.gemm_table->fp8_dynamic_scale(
+                                                      op.gemm_m * op.gemm_k * op.gemm_groups));
+          }
           t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
           t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
           t.source = opt.gemm_table_source;
@@ -68,6 +81,10 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
             op.gemm_m <= opt.engine->gemv_max_m.value && d.sm_count.known() &&
             d.sm_count.value > 0) {
           bw = std::min(bw, d.sm_count.value * opt.engine->gemv_bandwidth_per_sm_Bps.value);
+        }
+        if (opt.engine && op.weight_only) {
+          const auto it = opt.engine->weight_only_stream.find(op.weights);
+          if (it != opt.engine->weight_only_stream.end()) bw *= it->second.value;
         }
       }
       compute = op.flops / rate + op.vector_ops / d.peak(Format::kFp32);
