@@ -306,9 +306,9 @@ void bind_documents(py::module_& m) {
         return to_py(validation_document(report, o.mode, registry()));
       },
       py::kw_only(), py::arg("validation_file") = py::none(), py::arg("ideal") = false,
-      py::arg("engine") = "roofline",
-      "Predictions against published measurements (roofline validate --json); engine: an id "
-      "for every case, or \"case\" for each case's own framework");
+      py::arg("engine") = "case",
+      "Predictions against published measurements (roofline validate --json); engine: \"case\" "
+      "for each case's own framework (the default), or an id for every case");
 
   const QuantizeOptions q;
   m.def(

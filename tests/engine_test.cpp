@@ -571,6 +571,63 @@ TEST(EnginePrediction, WeightOnlyKernelsStreamAtTheirShareOfBf16) {
   std::string int8 = text;
   int8.replace(int8.find("\"fp8\""), 5, "\"int8\"");
   EXPECT_DOUBLE_EQ(parse_engine(int8, "x.json").weight_only_stream.at(Format::kInt8).value, 0.5);
+  // A dequantizing GEMM starts above the matrix-vector kernels' rows: it needs them.
+  std::string dequant = int8;
+  dequant.replace(dequant.find("\"kernels\": {}"), 13,
+                  R"("kernels": {}, "dequant_gemm": {"kernel": "k", "formats": ["q8_0"],
+                     "peak": "int8", "architectures": {"ada": {
+                     "stream": {"value": 1, "confidence": "derived", "source": "s"},
+                     "compute": {"value": 0.3, "confidence": "derived", "source": "s"}}}})");
+  EXPECT_THROW((void)parse_engine(dequant, "x.json"), ParseError);
+  dequant.replace(dequant.find("\"kernels\": {}"), 13,
+                  R"("kernels": {}, "gemv_max_m": {"value": 8, "confidence": "vendor",
+                     "source": "s"}, "gemv_bandwidth_per_sm_Bps": {"value": 1e10,
+                     "confidence": "derived", "source": "s"})");
+  EXPECT_DOUBLE_EQ(
+      parse_engine(dequant, "x.json").dequant_gemm.architectures.at("ada").compute.value, 0.3);
+}
+
+// llama.cpp's MMQ dequantizes a tile of weights, then multiplies it in int8:
+// above its matrix-vector kernels' 8 rows the two sides add, at the figures
+// of the device's architecture; elsewhere the device's fractions stay.
+TEST(EnginePrediction, DequantizingGemmsAddTheStreamAndTheMath) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const EngineProfile& llama = EngineRegistry::built_in().get("llama.cpp");
+  ModelOptions o;
+  o.engine = &llama;
+  auto down_proj = [&](const Device& d, Phase phase, std::int64_t batch) {
+    Scenario s;
+    s.phase = phase;
+    s.batch = batch;
+    s.seq_len = 512;
+    s.precision.weights = Format::kQ8_0;
+    s.precision.act = Format::kFp16;
+    s.precision.kv = Format::kFp16;
+    const Prediction p = predict(m, d, s, o);
+    for (int i = 0; i < p.graph.size; ++i) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+      if (op.kind == OpKind::kDownProj)
+        return std::make_pair(op, p.timings[static_cast<std::size_t>(i)]);
+    }
+    return std::make_pair(Op{}, OpTiming{});
+  };
+  const Device& rtx = devices().get("rtx-4090");
+  const auto& ada = llama.dequant_gemm.architectures.at("ada");
+  const auto [op, t] = down_proj(rtx, Phase::kPrefill, 1);
+  // 512 rows of 14336 -> 4096 in q8_0: the stream (0.894 of 58 MB at
+  // 1,008 GB/s) and the math (60 GFLOP at 0.264 of 660.6 TOPS) add.
+  const double stream = op.count * ada.stream.value * op.bytes() / rtx.memory_bandwidth_Bps.value;
+  const double math = op.count * op.flops / (rtx.peak(Format::kInt8) * ada.compute.value);
+  constexpr double kRelative = 1e-12;
+  EXPECT_GT(math, stream);
+  EXPECT_NEAR(t.compute_time_s, stream + math, kRelative * (stream + math));
+  EXPECT_NEAR(t.memory_time_s, stream, kRelative * stream);
+  EXPECT_EQ(t.source, EfficiencySource::kEngine);
+  // Eight rows: the matrix-vector kernel, bound per SM, as before.
+  EXPECT_EQ(down_proj(rtx, Phase::kDecode, 8).second.source, EfficiencySource::kDevice);
+  // An architecture no published run covers keeps the device's fractions.
+  EXPECT_EQ(down_proj(devices().get("a100-80gb"), Phase::kPrefill, 1).second.source,
+            EfficiencySource::kDevice);
 }
 
 // llama.cpp's files keep parts of a Q4_K_M model in Q6_K, so a prediction
@@ -652,8 +709,15 @@ TEST(CalibrationIsNotValidation, NoFigureCitesAValidationSource) {
   std::vector<std::pair<std::string, std::string>> used;  // (what, citation)
   const EngineRegistry& e = EngineRegistry::built_in();
   for (const auto& p : e.engines()) {
-    for (const EngineFigure* f :
-         {&p.launch_decode_s, &p.launch_prefill_s, &p.step_overhead_s, &p.gemm_table_scale}) {
+    std::vector<const EngineFigure*> figures = {&p.launch_decode_s, &p.launch_prefill_s,
+                                                &p.step_overhead_s, &p.gemm_table_scale,
+                                                &p.gemv_bandwidth_per_sm_Bps};
+    for (const auto& [format, f] : p.weight_only_stream) figures.push_back(&f);
+    for (const auto& [arch, f] : p.dequant_gemm.architectures) {
+      figures.push_back(&f.stream);
+      figures.push_back(&f.compute);
+    }
+    for (const EngineFigure* f : figures) {
       if (f->known()) used.emplace_back(p.id, p.citation(f->source));
     }
   }

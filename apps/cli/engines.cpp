@@ -80,6 +80,20 @@ void engines_command(const std::string& id, bool json) {
           list(moe_table_devices(e)) + " (others: the nearest device of their architecture)");
     }
     if (e.gemm_table_scale.known()) figure("factor on the tables", e.gemm_table_scale);
+    if (e.gemv_bandwidth_per_sm_Bps.known()) {
+      figure("GEMV bytes/s per SM", e.gemv_bandwidth_per_sm_Bps);
+      figure("GEMV up to rows", e.gemv_max_m);
+    }
+    for (const auto& [format, f] : e.weight_only_stream)
+      figure(fmt::format("{} weight-only stream", format_id(format)).c_str(), f);
+    for (const auto& [arch, f] : e.dequant_gemm.architectures) {
+      figure(fmt::format("{} stream, {}", e.dequant_gemm.kernel.substr(0, 3), arch).c_str(),
+             f.stream);
+      figure(fmt::format("{} {} share, {}", e.dequant_gemm.kernel.substr(0, 3),
+                         format_id(e.dequant_gemm.peak), arch)
+                 .c_str(),
+             f.compute);
+    }
     for (const auto& [format, kernel] : e.gemm_kernels) {
       std::cout << fmt::format("  {:<28} {}\n", "GEMM " + format, kernel);
     }

@@ -79,7 +79,7 @@ void register_validate(CLI::App& app, Common& common) {
   struct ValidateArgs {
     std::string file;
     bool ideal = false;
-    std::string engine = "roofline";
+    std::string engine = "case";
     bool decode_steps = false, leave_one_out = false, prefill_share = false;
     std::string serving_file, serving;
   };
@@ -92,7 +92,7 @@ void register_validate(CLI::App& app, Common& common) {
   validate_cmd
       ->add_option("--engine", a->engine,
                    "Engine for every case, or 'case': each case's own framework (roofline: the "
-                   "reference)")
+                   "reference, ideal kernels)")
       ->capture_default_str();
   validate_cmd->add_flag("--decode-steps", a->decode_steps,
                          "Decode steps against measured serving TPOT (the built-in development "

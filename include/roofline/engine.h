@@ -172,6 +172,22 @@ struct EngineProfile {
   // engine's 16-bit GEMMs reach: the dequantizing kernels (Inductor's int8
   // GEMV, tinygemm) fall short of a plain bf16 GEMV.
   std::map<Format, EngineFigure> weight_only_stream;
+  // The engine's GEMMs of block-quantized weights above gemv_max_m rows
+  // (llama.cpp's MMQ): a tile of weights is dequantized into shared memory,
+  // then multiplied in `peak`'s format, and the two barely overlap, so
+  //   time = stream * bytes / bandwidth + flops / (peak rate * compute)
+  // with the figures of the device's architecture (none: the device's fractions).
+  struct DequantGemm {
+    std::string kernel;
+    std::vector<Format> formats;
+    Format peak = Format::kInt8;
+    struct Figures {
+      EngineFigure stream;   // the weight stream's time over its datasheet time
+      EngineFigure compute;  // share of the peak the multiplications reach
+    };
+    std::map<std::string, Figures, std::less<>> architectures;
+  };
+  DequantGemm dequant_gemm;
   std::map<std::string, std::string> gemm_kernels;  // format -> kernel family (documentation)
   std::string attention_kernels;
   std::vector<std::string> fusions;

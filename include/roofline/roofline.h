@@ -28,6 +28,9 @@ enum class EfficiencySource : std::uint8_t {
   // related device of the same architecture.
   kMeasuredMoeTable,
   kDerivedMoeTable,
+  // The engine profile's own kernel figures, derived from published runs
+  // (llama.cpp's dequantizing GEMMs).
+  kEngine,
 };
 [[nodiscard]] std::string_view efficiency_source_name(EfficiencySource s) noexcept;
 

@@ -210,6 +210,8 @@ std::string_view efficiency_source_name(EfficiencySource s) noexcept {
       return "measured-moe-table";
     case EfficiencySource::kDerivedMoeTable:
       return "derived-moe-table";
+    case EfficiencySource::kEngine:
+      return "engine";
   }
   return "?";
 }
@@ -506,6 +508,30 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
     if (g.has("gemv_bandwidth_per_sm_Bps") || g.has("gemv_max_m")) {
       e.gemv_bandwidth_per_sm_Bps = figure(g, "gemv_bandwidth_per_sm_Bps", 1e8, 1e12, e.sources);
       e.gemv_max_m = figure(g, "gemv_max_m", 1, 64, e.sources);
+    }
+    if (g.has("dequant_gemm")) {
+      StrictObject q = g.object("dequant_gemm");
+      e.dequant_gemm.kernel = q.string("kernel");
+      for (const std::string& f : strings(q, "formats")) {
+        Format fmt{};
+        if (!try_parse_format(f, &fmt))
+          q.fail("formats", "'" + clip_utf8(f, 20) + "' is not a format id");
+        e.dequant_gemm.formats.push_back(fmt);
+      }
+      e.dequant_gemm.peak = format_key(q, "peak");
+      StrictObject a = q.object("architectures");
+      for (auto it = a.json().begin(); it != a.json().end(); ++it) {
+        StrictObject f = a.object(it.key());
+        EngineProfile::DequantGemm::Figures figures;
+        figures.stream = figure(f, "stream", 0.1, 10.0, e.sources);
+        figures.compute = figure(f, "compute", 0.01, 1.0, e.sources);
+        f.finish();
+        e.dequant_gemm.architectures.emplace(it.key(), std::move(figures));
+      }
+      a.finish();
+      q.finish();
+      if (!e.gemv_max_m.known())
+        g.fail("dequant_gemm", "needs gemv_max_m (the rows it starts above)");
     }
     if (g.has("weight_only_stream")) {
       StrictObject w = g.object("weight_only_stream");
@@ -826,6 +852,17 @@ nlohmann::json to_json(const EngineProfile& e) {
     if (!m.note.empty()) j["note"] = m.note;
     mixes.push_back(std::move(j));
   }
+  json dequant = nullptr;
+  if (!e.dequant_gemm.architectures.empty()) {
+    json formats = json::array(), archs = json::object();
+    for (Format f : e.dequant_gemm.formats) formats.push_back(format_id(f));
+    for (const auto& [arch, f] : e.dequant_gemm.architectures)
+      archs[arch] = {{"stream", figure_json(e, f.stream)}, {"compute", figure_json(e, f.compute)}};
+    dequant = {{"kernel", e.dequant_gemm.kernel},
+               {"formats", formats},
+               {"peak", format_id(e.dequant_gemm.peak)},
+               {"architectures", archs}};
+  }
   json weight_only = json::object();
   for (const auto& [format, f] : e.weight_only_stream)
     weight_only[std::string(format_id(format))] = figure_json(e, f);
@@ -845,6 +882,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"gemv_bandwidth_per_sm_Bps", figure_json(e, e.gemv_bandwidth_per_sm_Bps)},
           {"gemv_max_m", figure_json(e, e.gemv_max_m)},
           {"weight_only_stream", weight_only},
+          {"dequant_gemm", dequant},
           {"gemm_kernels", e.gemm_kernels},
           {"attention_kernels", e.attention_kernels},
           {"fusions", e.fusions},

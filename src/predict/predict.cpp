@@ -20,6 +20,20 @@ FlopsPerSecond checked_peak(const Device& d, Format f) {
   return p;
 }
 
+// The engine's dequantizing GEMM figures for this matmul on `d`, or nullptr:
+// block-quantized weights, more rows than the engine's matrix-vector kernels
+// take, and figures for the device's architecture.
+const EngineProfile::DequantGemm::Figures* dequant_figures(const Device& d, const Op& op,
+                                                           const ModelOptions& opt) {
+  if (!opt.engine || opt.engine->dequant_gemm.architectures.empty() ||
+      !(op.gemm_m > opt.engine->gemv_max_m.value))
+    return nullptr;
+  const auto& q = opt.engine->dequant_gemm;
+  if (std::find(q.formats.begin(), q.formats.end(), op.weights) == q.formats.end()) return nullptr;
+  const auto it = q.architectures.find(d.architecture);
+  return it == q.architectures.end() ? nullptr : &it->second;
+}
+
 // One op on its own (no fusion): memory and compute time of all instances.
 // One op on its own (no fusion). `kernel_n`: for a matmul in a fused kernel
 // (QKV, gate+up), the output width of the whole kernel, which sets the
@@ -85,6 +99,20 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
         if (opt.engine && op.weight_only) {
           const auto it = opt.engine->weight_only_stream.find(op.weights);
           if (it != opt.engine->weight_only_stream.end()) bw *= it->second.value;
+        }
+        if (const auto* q = dequant_figures(d, op, opt)) {
+          // Dequantize, then multiply: the two sides add (the longer carries the sum).
+          const double peak = checked_peak(d, opt.engine->dequant_gemm.peak);
+          const double stream =
+              op.count * q->stream.value * op.bytes() / d.memory_bandwidth_Bps.value;
+          const double math = op.count * op.flops / (peak * q->compute.value);
+          t.memory_time_s = stream >= math ? stream + math : stream;
+          t.compute_time_s = stream >= math ? math : stream + math;
+          t.bound = stream >= math ? Bound::kMemory : Bound::kCompute;
+          t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
+          t.source = EfficiencySource::kEngine;
+          t.efficiency = q->compute.value;
+          return t;
         }
       }
       compute = op.flops / rate + op.vector_ops / d.peak(Format::kFp32);

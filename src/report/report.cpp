@@ -574,7 +574,7 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
     const EngineProfile& e = *p.engine;
     const bool decode = s.phase == Phase::kDecode;
     const EngineFigure& launch = decode ? e.launch_decode_s : e.launch_prefill_s;
-    int from_table = 0, from_moe_table = 0, matmuls = 0;
+    int from_table = 0, from_moe_table = 0, from_engine = 0, matmuls = 0;
     for (int i = 0; i < p.graph.size; ++i) {
       if (p.graph.ops[static_cast<std::size_t>(i)].cls != OpClass::kMatmul) continue;
       ++matmuls;
@@ -583,8 +583,17 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
           src == EfficiencySource::kMeasuredTable || src == EfficiencySource::kDerivedTable;
       from_moe_table +=
           src == EfficiencySource::kMeasuredMoeTable || src == EfficiencySource::kDerivedMoeTable;
+      from_engine += src == EfficiencySource::kEngine;
     }
     std::string gemms = "GEMMs at the device's fractions (no measured tables for its kernels)";
+    if (from_engine > 0) {
+      gemms = fmt::format(
+          "{} of {} matmul groups as {} (dequantize, then multiply at {:.3g} of the {} peak; "
+          "derived from published llama-bench runs, {}), the rest at the device's fractions",
+          from_engine, matmuls, e.dequant_gemm.kernel,
+          e.dequant_gemm.architectures.at(d.architecture).compute.value,
+          format_id(e.dequant_gemm.peak), d.architecture);
+    }
     if (p.gemm_table) {
       gemms = fmt::format("{} of {} matmul groups from the {} GEMM table ({}{})", from_table,
                           matmuls, p.gemm_table->id, efficiency_source_name(p.gemm_table_source),
