@@ -35,14 +35,14 @@ struct Resolved {
 // ScenarioRequest (the CLI's flags).
 auto scenario_args() {
   const ScenarioRequest d;
-  return std::make_tuple(py::kw_only(), py::arg("phase") = d.phase, py::arg("batch") = d.batch,
-                         py::arg("seq_len") = d.seq_len, py::arg("weights") = py::none(),
-                         py::arg("experts") = py::none(), py::arg("act") = d.act,
-                         py::arg("kv") = py::none(), py::arg("strategy") = py::none(),
-                         py::arg("attention") = py::none(),
-                         py::arg("block_sparsity") = d.block_sparsity, py::arg("tp") = d.tp,
-                         py::arg("pp") = d.pp, py::arg("attention_dp") = d.attention_dp,
-                         py::arg("ideal") = false, py::arg("engine") = "roofline");
+  return std::make_tuple(
+      py::kw_only(), py::arg("phase") = d.phase, py::arg("batch") = d.batch,
+      py::arg("seq_len") = d.seq_len, py::arg("weights") = py::none(),
+      py::arg("experts") = py::none(), py::arg("act") = d.act, py::arg("kv") = py::none(),
+      py::arg("strategy") = py::none(), py::arg("attention") = py::none(),
+      py::arg("block_sparsity") = d.block_sparsity, py::arg("tp") = d.tp, py::arg("pp") = d.pp,
+      py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep, py::arg("ideal") = false,
+      py::arg("engine") = "roofline");
 }
 
 // Wraps f(const Resolved&) as a function of (model, hardware, scenario_args()...).
@@ -53,11 +53,12 @@ auto with_scenario(F f) {
              std::optional<std::string> experts, std::string act, std::optional<std::string> kv,
              std::optional<std::string> strategy, std::optional<std::string> attention,
              double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t attention_dp,
-             bool ideal, const std::string& engine) {
+             std::int64_t ep, bool ideal, const std::string& engine) {
     ScenarioRequest r = request_of(
         std::move(phase), batch, seq_len, std::move(weights), std::move(experts), std::move(act),
         std::move(kv), std::move(strategy), std::move(attention), block_sparsity, tp, pp);
     r.attention_dp = attention_dp;
+    r.ep = ep;
     Resolved x{model_of(model), &device_of(hardware), {}, options_of(ideal, engine)};
     x.scenario = build_scenario(r, *x.model, x.device);
     return f(x);
@@ -170,16 +171,17 @@ void bind_documents(py::module_& m) {
          std::int64_t concurrency, std::optional<std::string> weights,
          std::optional<std::string> experts, const std::string& act, std::optional<std::string> kv,
          std::optional<std::string> strategy, std::optional<std::string> attention, std::int64_t tp,
-         std::int64_t pp, std::int64_t attention_dp, const std::string& engine,
-         const std::string& mode, std::int64_t prefill_workers, std::int64_t prefill_tp,
-         std::int64_t decode_workers, std::int64_t decode_tp, std::int64_t rounds,
-         std::int64_t token_budget, std::int64_t max_running) {
+         std::int64_t pp, std::int64_t attention_dp, std::int64_t ep, const std::string& engine,
+         const std::string& mode, std::int64_t dp, std::int64_t prefill_workers,
+         std::int64_t prefill_tp, std::int64_t decode_workers, std::int64_t decode_tp,
+         std::int64_t rounds, std::int64_t token_budget, std::int64_t max_running) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
                        std::move(experts), act, std::move(kv), std::move(strategy),
                        std::move(attention), defaults.block_sparsity, tp, pp);
         r.attention_dp = attention_dp;
+        r.ep = ep;
         const auto spec = model_of(model);
         const Device& d = device_of(hardware);
         ServingScenario s;
@@ -187,6 +189,7 @@ void bind_documents(py::module_& m) {
         s.osl = osl;
         s.concurrency = concurrency;
         s.mode = parse_serving_mode(mode);
+        s.replicas = dp;
         s.prefill_workers = prefill_workers;
         s.prefill_tp = prefill_tp;
         s.decode_workers = decode_workers;
@@ -204,7 +207,8 @@ void bind_documents(py::module_& m) {
       py::arg("weights") = py::none(), py::arg("experts") = py::none(), py::arg("act") = "bf16",
       py::arg("kv") = py::none(), py::arg("strategy") = py::none(),
       py::arg("attention") = py::none(), py::arg("tp") = 1, py::arg("pp") = 1,
-      py::arg("attention_dp") = 1, py::arg("engine") = "roofline", py::arg("mode") = "agg",
+      py::arg("attention_dp") = 1, py::arg("ep") = 1, py::arg("engine") = "roofline",
+      py::arg("mode") = "agg", py::arg("dp") = serving_defaults.replicas,
       py::arg("prefill_workers") = serving_defaults.prefill_workers,
       py::arg("prefill_tp") = serving_defaults.prefill_tp,
       py::arg("decode_workers") = serving_defaults.decode_workers,

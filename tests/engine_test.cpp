@@ -1030,5 +1030,51 @@ TEST(CommTables, AllReducesTakeTheMeasuredLatency) {
   EXPECT_EQ(all_reduces, 2);  // after attention and after the MLP
 }
 
+// NCCL's all-to-all rides in the same file under "alltoall", on its own grid;
+// expert-parallel dispatch and combine take it.
+TEST(CommTables, AllToAllsTakeTheMeasuredLatency) {
+  std::string doc = kCommDoc;
+  doc.replace(doc.rfind('}'), 1,
+              R"(,"alltoall":{"source":"m","log2_elements":[12,13],
+                 "latency_s":{"8":[7e-6,9e-6]}}})");
+  const CommTable t = parse_comm_table(doc, "t.json");
+  constexpr double kExact = 1e-15;
+  EXPECT_NEAR(t.alltoall_latency(8, 4096), 7e-6, kExact);
+  EXPECT_NEAR(t.alltoall_latency(8, std::exp2(12.5)), 8e-6, kExact);
+  EXPECT_NEAR(t.alltoall_latency(16, 16384), 18e-6, kExact);  // twice the last size
+  EXPECT_DOUBLE_EQ(parse_comm_table(kCommDoc, "t.json").alltoall_latency(8, 4096), 0);
+  std::string unknown = doc;
+  unknown.replace(unknown.find("\"source\":\"m\",\"log2_elements\":[12"), 12, "\"source\":\"x\"");
+  EXPECT_THROW((void)parse_comm_table(unknown, "t.json"), ParseError);  // cites nothing
+
+  // DeepSeek-V3 with attention DP 8 and EP 8 on an H200 with SGLang: two
+  // all-to-alls a MoE layer class, each at the table's latency for 2 tokens
+  // x 8 experts x 7,168 elements, 58 MoE layers.
+  const Device& d = devices().get("h200");
+  const EngineProfile& sglang = EngineRegistry::built_in().get("sglang");
+  bool own = false;
+  const CommTable* table = EngineRegistry::built_in().comm_table(d, sglang, &own);
+  ASSERT_NE(table, nullptr);
+  ASSERT_FALSE(table->alltoall_s.empty());
+  Scenario s;
+  s.batch = 16;
+  s.seq_len = 1024;
+  s.tp = 8;
+  s.attention_dp = 8;
+  s.ep = 8;
+  s.precision.weights = Format::kFp8;
+  ModelOptions o;
+  o.engine = &sglang;
+  const Prediction p = predict(load_model("deepseek-v3"), d, s, o);
+  int all_to_alls = 0;
+  for (int i = 0; i < p.graph.size; ++i) {
+    if (p.graph.ops[static_cast<std::size_t>(i)].kind != OpKind::kAllToAll) continue;
+    ++all_to_alls;
+    EXPECT_NEAR(p.timings[static_cast<std::size_t>(i)].time_s,
+                58 * table->alltoall_latency(8, 2.0 * 8 * 7168), 1e-12);
+  }
+  EXPECT_EQ(all_to_alls, 2);
+}
+
 }  // namespace
 }  // namespace roofline

@@ -409,11 +409,28 @@ TEST(Attention, DefaultKernelFollowsTheArchitecture) {
   EXPECT_THROW((void)parse_attention_kernel("fa5"), NotFound);
 }
 
-const Op& find_op(const OpGraph& g, OpKind kind) {
+const Op& find_op(const OpGraph& g, OpKind kind, bool moe_only = false) {
   for (int i = 0; i < g.size; ++i) {
-    if (g.ops[static_cast<std::size_t>(i)].kind == kind) return g.ops[static_cast<std::size_t>(i)];
+    const Op& op = g.ops[static_cast<std::size_t>(i)];
+    if (op.kind == kind && (!moe_only || op.moe_layer)) return op;
   }
   throw std::runtime_error("op not found");
+}
+
+int count_ops(const OpGraph& g, OpKind kind) {
+  int n = 0;
+  for (int i = 0; i < g.size; ++i) n += g.ops[static_cast<std::size_t>(i)].kind == kind;
+  return n;
+}
+
+// Layer classes with experts (the graph holds one block of ops per class).
+int count_moe_layers(const OpGraph& g) {
+  int n = 0;
+  for (int i = 0; i < g.size; ++i) {
+    const Op& op = g.ops[static_cast<std::size_t>(i)];
+    n += op.kind == OpKind::kRouter;
+  }
+  return n;
 }
 
 // FlashAttention-2 prefill on H100, Llama-3.1-8B, 4096 tokens, bf16:
@@ -538,6 +555,86 @@ TEST(AttentionDataParallel, GroupsSplitSequencesNotHeads) {
   Scenario bad = tp8;
   bad.attention_dp = 3;  // does not divide tp 8
   EXPECT_THROW((void)build_ops(m, d, bad), InvalidArgument);
+}
+
+// The busiest of n expert-parallel groups: the expected maximum of n standard
+// normals (Harter 1961 at powers of two, linear in log2 n between them).
+TEST(ExpertParallel, ExpectedMaximumOfNormals) {
+  EXPECT_DOUBLE_EQ(expected_max_normal(1), 0);
+  EXPECT_DOUBLE_EQ(expected_max_normal(2), 0.5642);
+  EXPECT_DOUBLE_EQ(expected_max_normal(8), 1.4236);
+  // n = 3: log2 3 = 1.585 of the way from n = 2 to n = 4.
+  const double f = std::log2(3.0) - 1;
+  EXPECT_NEAR(expected_max_normal(3), 0.5642 + f * (1.0294 - 0.5642), 1e-12);
+  // Past the table: sqrt(2 ln n), shifted to meet it at 256.
+  EXPECT_NEAR(expected_max_normal(256), 2.8182, 1e-12);
+  EXPECT_GT(expected_max_normal(1024), expected_max_normal(512));
+}
+
+// DeepSeek-V3 (256 experts, top 8) at 16 tokens over 8 expert groups of 32:
+// 128 pairs, 16 a group on average, binomial spread sqrt(128/8 x 7/8) = 3.742,
+// the busiest 1.4236 spreads above: 21.33 pairs. The layer touches
+// D = 256 (1 - (1 - 8/256)^16) = 101.96 experts, 0.3983 of each group's 32:
+// 12.75 on average, spread sqrt(32 x 0.3983 x 0.6017) = 2.769, the busiest 16.69.
+TEST(ExpertParallel, TheBusiestGroupSetsTheStep) {
+  const ExpertLoad one = busiest_expert_group(256, 8, 16, 1);
+  EXPECT_DOUBLE_EQ(one.pairs, 128);
+  EXPECT_DOUBLE_EQ(one.experts, distinct_experts(256, 8, 16));
+  const ExpertLoad eight = busiest_expert_group(256, 8, 16, 8);
+  const double spread_pairs = std::sqrt(128.0 / 8 * 7 / 8);
+  EXPECT_NEAR(eight.pairs, 16 + 1.4236 * spread_pairs, 1e-9);
+  const double p = distinct_experts(256, 8, 16) / 256;
+  EXPECT_NEAR(eight.experts, 32 * p + 1.4236 * std::sqrt(32 * p * (1 - p)), 1e-9);
+  EXPECT_NEAR(eight.experts, 16.69, 0.01);
+
+  // In a prediction: with TP attention each rank streams its group's touched
+  // experts whole over tp / ep ranks, and the MoE still ends in the
+  // all-reduce; so the routed bytes grow by the busiest group's share.
+  const ModelSpec m = load_model("deepseek-v3");
+  const Device& d = registry().get("h200");
+  Scenario tp8;
+  tp8.batch = 16;
+  tp8.seq_len = 2048;
+  tp8.tp = 8;
+  tp8.precision.weights = Format::kFp8;
+  Scenario ep8 = tp8;
+  ep8.ep = 8;
+  const OpGraph a = build_ops(m, d, tp8), b = build_ops(m, d, ep8);
+  const Op& down_a = find_op(a, OpKind::kDownProj, /*moe=*/true);
+  const Op& down_b = find_op(b, OpKind::kDownProj, /*moe=*/true);
+  // (bytes_for rounds each tensor's bytes up: within a few bytes)
+  EXPECT_NEAR(down_b.weight_bytes / down_a.weight_bytes,
+              eight.experts * 8 / distinct_experts(256, 8, 16), 1e-5);
+  EXPECT_NEAR(down_b.flops / down_a.flops, eight.pairs * 8 / 128, 1e-9);
+  EXPECT_EQ(count_ops(b, OpKind::kAllToAll), 0);
+  EXPECT_EQ(count_ops(b, OpKind::kAllReduce), count_ops(a, OpKind::kAllReduce));
+
+  // With attention data parallelism the tokens travel: a dispatch and a
+  // combine per MoE layer, each rank sending its 16 / 8 tokens x 8 experts
+  // x 7168 elements; no all-reduce is left in them (attention tp 1; the
+  // first, dense layers still reduce their MLP).
+  Scenario dp8 = ep8;
+  dp8.attention_dp = 8;
+  const OpGraph c = build_ops(m, d, dp8);
+  EXPECT_EQ(count_ops(c, OpKind::kAllToAll), 2 * count_moe_layers(c));
+  for (int i = 0; i < c.size; ++i) {
+    const Op& op = c.ops[static_cast<std::size_t>(i)];
+    EXPECT_FALSE(op.kind == OpKind::kAllReduce && op.moe_layer);
+  }
+  const Op& a2a = find_op(c, OpKind::kAllToAll);
+  EXPECT_DOUBLE_EQ(a2a.message_elements, 16.0 / 8 * 8 * 7168);
+  EXPECT_DOUBLE_EQ(a2a.ranks, 8);
+
+  Scenario bad = tp8;
+  bad.ep = 3;  // does not divide tp 8
+  EXPECT_THROW((void)build_ops(m, d, bad), InvalidArgument);
+  bad.tp = 3;
+  bad.ep = 3;  // does not divide the 256 experts (nor tp the heads)
+  EXPECT_THROW((void)build_ops(m, d, bad), InvalidArgument);
+  Scenario dense;
+  dense.tp = 2;
+  dense.ep = 2;
+  EXPECT_THROW((void)build_ops(load_model("llama-3.1-8b"), d, dense), InvalidArgument);
 }
 
 }  // namespace

@@ -407,7 +407,9 @@ TEST(Search, DisaggregatedLayoutsFillTheGpus) {
 }
 
 // A MoE model is also searched with data-parallel attention over each
-// aggregated TP size of 2 or more: TP 1, TP 2 and TP 2 with DP attention.
+// aggregated TP size of 2 or more, with the experts sliced or spread whole
+// (EP = TP where it divides the 128 experts): TP 1, TP 2, TP 2 with DP
+// attention, and TP 2 with DP attention and EP 2.
 TEST(Search, MoeModelsAlsoTryDataParallelAttention) {
   const ModelSpec m = load_model("qwen3-30b-a3b");
   const Device& d = devices().get("h100");
@@ -418,18 +420,25 @@ TEST(Search, MoeModelsAlsoTryDataParallelAttention) {
   spec.concurrencies = {64};
   spec.modes = {ServingMode::kAggregated};
   const SearchResult r = search_deployments(m, d, spec);
-  EXPECT_EQ(r.evaluated + r.refused + r.skipped, 3);
-  bool dp_seen = false;
-  for (const Deployment& x : r.front) {
+  EXPECT_EQ(r.evaluated + r.refused + r.skipped, 4);
+  bool dp_seen = false, ep_seen = false;
+  auto look = [&](const Deployment& x) {
+    dp_seen |= x.attention_dp > 1;
+    ep_seen |= x.ep > 1;
     if (x.attention_dp > 1) {
-      dp_seen = true;
       EXPECT_EQ(x.attention_dp, x.tp);
       EXPECT_NE(deployment_name(x).find("DP-attention"), std::string::npos);
     }
-  }
-  if (r.best) dp_seen |= r.best->attention_dp > 1;
-  for (const auto& x : r.runners_up) dp_seen |= x.deployment.attention_dp > 1;
+    if (x.ep > 1) {
+      EXPECT_EQ(x.ep, x.tp);
+      EXPECT_NE(deployment_name(x).find("EP2"), std::string::npos);
+    }
+  };
+  for (const Deployment& x : r.front) look(x);
+  if (r.best) look(*r.best);
+  for (const auto& x : r.runners_up) look(x.deployment);
   EXPECT_TRUE(dp_seen);
+  EXPECT_TRUE(ep_seen);
 }
 
 TEST(Search, BadSpecsAreRefused) {
@@ -444,6 +453,43 @@ TEST(Search, BadSpecsAreRefused) {
   spec = {};
   spec.tpot_max_s = -1;
   EXPECT_THROW((void)search_deployments(m, d, spec), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// Data-parallel replicas serve apart: 10 clients over 2 replicas put 5 in
+// each, so the times are one instance's with 5 clients, and the throughput
+// is both instances' on twice the GPUs; an uneven split takes the busiest
+// (7 clients over 2: 4), counting tokens client by client.
+TEST(ServingReplicas, ClientsSpreadOverIndependentInstances) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("h200");
+  ServingScenario one = llama70b_on_two_h200(5);
+  ServingScenario two = llama70b_on_two_h200(10);
+  two.replicas = 2;
+  const ServingResult a = predict_serving(m, d, one, vllm());
+  const ServingResult b = predict_serving(m, d, two, vllm());
+  EXPECT_DOUBLE_EQ(b.tpot_s, a.tpot_s);
+  EXPECT_DOUBLE_EQ(b.ttft_s, a.ttft_s);
+  EXPECT_EQ(b.gpus, 2 * a.gpus);
+  EXPECT_DOUBLE_EQ(b.output_tokens_per_s, 2 * a.output_tokens_per_s);
+  EXPECT_DOUBLE_EQ(b.output_tokens_per_s_per_gpu, a.output_tokens_per_s_per_gpu);
+  EXPECT_EQ(b.max_concurrency_that_fits, 2 * a.max_concurrency_that_fits);
+
+  ServingScenario odd = llama70b_on_two_h200(7);
+  odd.replicas = 2;
+  const ServingResult c = predict_serving(m, d, odd, vllm());
+  const ServingResult four = predict_serving(m, d, llama70b_on_two_h200(4), vllm());
+  EXPECT_DOUBLE_EQ(c.tpot_s, four.tpot_s);
+  EXPECT_DOUBLE_EQ(c.output_tokens_per_s, four.output_tokens_per_s * 7 / 4);
+
+  ServingScenario disagg = two;
+  disagg.mode = ServingMode::kDisaggregated;
+  EXPECT_THROW((void)predict_serving(m, d, disagg, vllm()), InvalidArgument);
 }
 
 }  // namespace

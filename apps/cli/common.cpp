@@ -185,6 +185,11 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
                   "Attention data-parallel groups within --tp (DeepSeek-style serving)")
       ->capture_default_str()
       ->type_name("INT");
+  cmd->add_option("--ep", a->ep,
+                  "Expert-parallel groups within --tp (MoE): each holds experts / ep whole; "
+                  "with --attention-dp the tokens reach them by all-to-all")
+      ->capture_default_str()
+      ->type_name("INT");
   cmd->add_option("--engine", a->engine,
                   "Serving engine: its launch and step costs and measured kernel efficiency "
                   "(roofline engines; roofline: the reference)")
@@ -214,6 +219,7 @@ Scenario make_scenario(const ScenarioArgs& a, const ModelSpec& m, const Device* 
   r.tp = parse_count("--tp", a.tp, 1, kMaxParallel);
   r.pp = parse_count("--pp", a.pp, 1, kMaxParallel);
   r.attention_dp = parse_count("--attention-dp", a.attention_dp, 1, kMaxParallel);
+  r.ep = parse_count("--ep", a.ep, 1, kMaxParallel);
   return build_scenario(r, m, d, notes);
 }
 

@@ -83,7 +83,7 @@ struct ScenarioArgs {
   std::string strategy;
   std::string attention;
   std::string block_sparsity = "1";
-  std::string tp = "1", pp = "1", attention_dp = "1";
+  std::string tp = "1", pp = "1", attention_dp = "1", ep = "1";
   std::string engine = "roofline";
   std::string kernel_file;  // GEMM efficiencies measured on the user's GPU
   bool ideal = false;

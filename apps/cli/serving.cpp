@@ -23,6 +23,7 @@ struct ServingArgs {
   std::string prefill_workers = "1", prefill_tp = "1", decode_workers = "1", decode_tp = "1";
   std::string rounds = std::to_string(kDefaultRounds), token_budget = "0", max_running = "0";
   std::string requests;  // empty: rounds x concurrency
+  std::string dp = "1";
 };
 
 void cmd_serving(const Common& c, const ServingArgs& a) {
@@ -42,6 +43,7 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   s.token_budget = parse_count("--token-budget", a.token_budget, 0, kMaxBatch);
   s.max_running = parse_count("--max-running", a.max_running, 0, kMaxBatch);
   s.mode = parse_serving_mode(a.mode);
+  s.replicas = parse_count("--dp", a.dp, 1, 1024);
   if (s.mode == ServingMode::kDisaggregated) {
     s.prefill_workers = parse_count("--prefill-workers", a.prefill_workers, 1, 1024);
     s.prefill_tp = parse_count("--prefill-tp", a.prefill_tp, 1, kMaxParallel);
@@ -58,7 +60,9 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   }
   const std::string layout =
       s.mode == ServingMode::kAggregated
-          ? fmt::format("TP {}", s.step.tp)
+          ? fmt::format("TP {}{}{}", s.step.tp,
+                        s.step.ep > 1 ? fmt::format(", EP {}", s.step.ep) : "",
+                        s.replicas > 1 ? fmt::format(", {} replicas", s.replicas) : "")
           : fmt::format("disaggregated: {} prefill x TP {}, {} decode x TP {}", s.prefill_workers,
                         s.prefill_tp, s.decode_workers, s.decode_tp);
   std::cout << fmt::format(
@@ -106,6 +110,11 @@ void register_serving(CLI::App& app, Common& common) {
       ->type_name("INT");
   cmd->add_option("--mode", a->mode, "agg (one pool) or disagg (prefill and decode workers)")
       ->capture_default_str();
+  cmd->add_option("--dp", a->dp,
+                  "Aggregated: data-parallel replicas, independent instances the clients are "
+                  "spread over")
+      ->capture_default_str()
+      ->type_name("INT");
   cmd->add_option("--prefill-workers", a->prefill_workers, "Disaggregated: prefill workers")
       ->capture_default_str()
       ->type_name("INT");

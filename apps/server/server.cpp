@@ -166,6 +166,7 @@ json request_schemas() {
       {"pp", integer_schema(1, kMaxParallel, 1, "pipeline stages")},
       {"attention_dp",
        integer_schema(1, kMaxParallel, 1, "attention data-parallel groups within tp")},
+      {"ep", integer_schema(1, kMaxParallel, 1, "expert-parallel groups within tp (MoE models)")},
       {"ideal", {{"type", "boolean"}, {"default", false}, {"description", "datasheet peaks only"}}},
       {"engine", string_schema("a serving engine (GET /api/engines): its launch and step costs and "
                                "measured kernel efficiency",
@@ -190,6 +191,7 @@ json request_schemas() {
                      {"enum", {"agg", "disagg"}},
                      {"default", "agg"},
                      {"description", "one pool, or prefill and decode workers"}};
+  serving["dp"] = integer_schema(1, 1024, 1, "agg: data-parallel replicas the clients spread over");
   serving["prefill_workers"] = integer_schema(1, 1024, 1, "disagg: prefill workers");
   serving["prefill_tp"] = integer_schema(1, kMaxParallel, 1, "disagg: GPUs per prefill worker");
   serving["decode_workers"] = integer_schema(1, 1024, 1, "disagg: decode workers");

@@ -27,11 +27,20 @@ struct CommTable {
   int log2_elements0 = 0, points = 0;
   std::map<std::int64_t, std::vector<double>> latency_s;  // GPU count -> per grid point
 
+  // NCCL's all-to-all on the device ("alltoall", optional): per GPU count
+  // on its own grid of log2(elements a rank sends, 16-bit); empty when not measured.
+  int alltoall_log2_elements0 = 0, alltoall_points = 0;
+  std::map<std::int64_t, std::vector<double>> alltoall_s;
+  std::string alltoall_citation;
+
   // One all-reduce of `elements` bf16 elements over `gpus` GPUs: the measured
   // GPU count nearest below (the nearest above when none is below), linear
   // in log2(elements) between grid points, the smallest size's latency below
   // the grid, and the largest's scaled by size above it (bandwidth-bound).
   [[nodiscard]] Seconds latency(std::int64_t gpus, double elements) const noexcept;
+  // One all-to-all in which each of `gpus` GPUs sends `elements` 16-bit
+  // elements in all, read the same way; 0 when not measured.
+  [[nodiscard]] Seconds alltoall_latency(std::int64_t gpus, double elements) const noexcept;
 };
 
 // Strict: unknown or missing keys, a grid of the wrong length, latencies that

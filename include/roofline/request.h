@@ -26,6 +26,7 @@ struct ScenarioRequest {
   std::int64_t tp = 1;
   std::int64_t pp = 1;
   std::int64_t attention_dp = 1;  // attention data-parallel groups within tp
+  std::int64_t ep = 1;            // expert-parallel groups within tp (MoE models)
 };
 
 // Builds and validates the scenario. A strategy is resolved against `device`

@@ -39,6 +39,7 @@ struct Deployment {
   std::int64_t tp = 1, replicas = 1, concurrency = 1;  // concurrency per replica
   ServingMode mode = ServingMode::kAggregated;
   std::int64_t attention_dp = 1;  // aggregated MoE layouts: attention data parallel (= tp)
+  std::int64_t ep = 1;            // ... and expert parallel (= tp) or not (1)
   // Disaggregated: the workers of one replica (tp is then the decode TP).
   std::int64_t prefill_workers = 0, prefill_tp = 0, decode_workers = 0, decode_tp = 0;
   ServingResult serving;  // one replica

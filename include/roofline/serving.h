@@ -64,6 +64,12 @@ struct ServingScenario {
   // Disaggregated: the prefill workers' attention data parallelism (the
   // decode workers' is step.attention_dp).
   std::int64_t prefill_attention_dp = 1;
+  // Disaggregated: the prefill workers' expert parallelism (the decode
+  // workers' is step.ep).
+  std::int64_t prefill_ep = 1;
+  // Aggregated: independent instances (data-parallel replicas) the clients
+  // are spread over, each of step.tp x step.pp GPUs.
+  std::int64_t replicas = 1;
   std::int64_t rounds = kDefaultRounds;  // requests each client sends
   // The engine's scheduler unless set (0): tokens per step, requests running.
   std::int64_t token_budget = 0, max_running = 0;

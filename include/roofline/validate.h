@@ -106,7 +106,7 @@ struct ServingRun {
   // id carries it ("..._c64_..."), read when the column is empty.
   std::int64_t concurrency = 0;
   // Aggregated: the one pool; disaggregated: the decode pool.
-  std::int64_t tp = 1, pp = 1, attention_dp = 1, moe_tp = 1, moe_ep = 1;
+  std::int64_t tp = 1, pp = 1, attention_dp = 1, moe_tp = 1, moe_ep = 1, prefill_moe_ep = 1;
   // Disaggregated: the prefill pool and the workers of each (workers_given
   // false when the row leaves them empty: such rows are refused).
   std::int64_t prefill_tp = 1, prefill_pp = 1, prefill_attention_dp = 1;

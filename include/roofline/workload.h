@@ -58,8 +58,9 @@ enum class OpKind : std::uint8_t {
   // Tensor and pipeline parallel communication.
   kAllReduce,
   kPipelineSend,
+  kAllToAll,  // expert-parallel dispatch and combine
 };
-inline constexpr int kOpKindCount = static_cast<int>(OpKind::kPipelineSend) + 1;
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::kAllToAll) + 1;
 [[nodiscard]] std::string_view op_name(OpKind k) noexcept;
 
 // Formats of one operator type, overriding the plan's defaults.
@@ -98,6 +99,15 @@ struct Scenario {
   // equal); the MLP and MoE layers take every group's tokens (an all-gather
   // before, a reduce-scatter after: an all-reduce's bytes). Divides tp.
   std::int64_t attention_dp = 1;
+  // Expert parallelism (MoE models): the tp ranks form ep groups of tp / ep,
+  // each holding num_experts / ep experts whole (their intermediate split over
+  // the group's ranks) and computing the tokens routed to them. The step waits
+  // for the busiest group (routing is random, so groups' loads differ). With
+  // attention data parallelism the tokens reach their experts through an
+  // all-to-all (dispatch) and come back through another (combine); without,
+  // every rank holds every token and the MoE ends in the all-reduce TP has.
+  // Divides tp and num_experts.
+  std::int64_t ep = 1;
   // Decode only: prompt tokens of other requests in the same step (continuous
   // batching: chunked prefill or in-flight batching), from prompts of
   // prefill_prompt tokens. They go through every linear layer with the decode
@@ -192,5 +202,20 @@ struct LinearParameters {
 // Expected number of distinct experts that `tokens` tokens touch when each
 // picks top_k of num_experts uniformly: E * (1 - (1 - k/E)^tokens).
 [[nodiscard]] double distinct_experts(double num_experts, double top_k, double tokens) noexcept;
+
+// The busiest of `ep` expert-parallel groups under uniform random routing:
+// each group holds num_experts / ep experts and takes a binomial share of the
+// token-expert pairs and of the touched experts; the busiest sits the
+// expected maximum of ep standard normals above the mean (normal
+// approximation). ep = 1: the whole layer's pairs and D.
+struct ExpertLoad {
+  double pairs = 0;    // token-expert pairs the group computes
+  double experts = 0;  // distinct experts of the group that the pairs touch
+};
+[[nodiscard]] ExpertLoad busiest_expert_group(double num_experts, double top_k, double tokens,
+                                              double ep) noexcept;
+
+// Expected maximum of n independent standard normals (n >= 1; 0 at n = 1).
+[[nodiscard]] double expected_max_normal(double n) noexcept;
 
 }  // namespace roofline

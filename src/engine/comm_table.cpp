@@ -18,19 +18,60 @@ constexpr std::string_view kCommTableSchema = "roofline-allreduce-latency-1";
 
 }  // namespace
 
-Seconds CommTable::latency(std::int64_t gpus, double elements) const noexcept {
-  if (latency_s.empty() || points < 1) return 0;
+namespace {
+
+Seconds grid_latency(const std::map<std::int64_t, std::vector<double>>& by_gpus, int log2_0,
+                     int points, std::int64_t gpus, double elements) noexcept {
+  if (by_gpus.empty() || points < 1) return 0;
   // The measured GPU count nearest below, else the smallest one.
-  auto it = latency_s.upper_bound(gpus);
-  if (it != latency_s.begin()) --it;
+  auto it = by_gpus.upper_bound(gpus);
+  if (it != by_gpus.begin()) --it;
   const std::vector<double>& v = it->second;
-  const double x = std::log2(std::max(elements, 1.0)) - log2_elements0;
+  const double x = std::log2(std::max(elements, 1.0)) - log2_0;
   if (x <= 0) return v.front();
   const double last = static_cast<double>(points - 1);
   if (x >= last) return v.back() * std::exp2(x - last);
   const auto i = static_cast<std::size_t>(x);
   const double f = x - static_cast<double>(i);
   return v[i] + f * (v[i + 1] - v[i]);
+}
+
+// {"<gpus>": [latency per point]} with `points` values each.
+std::map<std::int64_t, std::vector<double>> read_latencies(StrictObject& lat, int points) {
+  std::map<std::int64_t, std::vector<double>> out;
+  for (auto it = lat.json().begin(); it != lat.json().end(); ++it) {
+    std::int64_t gpus = 0;
+    try {
+      std::size_t used = 0;
+      gpus = std::stoll(it.key(), &used);
+      if (used != it.key().size()) gpus = 0;
+    } catch (const std::exception&) {
+      gpus = 0;
+    }
+    if (gpus < 2 || gpus > 1024) lat.fail(it.key(), "is not a GPU count from 2 to 1024");
+    const json& row = it.value();
+    if (!row.is_array() || row.size() != static_cast<std::size_t>(points))
+      lat.fail(it.key(), "expected one latency per log2_elements point");
+    std::vector<double> v;
+    for (const auto& x : row) {
+      if (!x.is_number() || !(x.get<double>() > 0) || !(x.get<double>() < 10))
+        lat.fail(it.key(), "latencies must be positive seconds below 10");
+      v.push_back(x.get<double>());
+    }
+    out.emplace(gpus, std::move(v));
+  }
+  if (out.empty()) lat.fail("", "no GPU count measured");
+  return out;
+}
+
+}  // namespace
+
+Seconds CommTable::latency(std::int64_t gpus, double elements) const noexcept {
+  return grid_latency(latency_s, log2_elements0, points, gpus, elements);
+}
+
+Seconds CommTable::alltoall_latency(std::int64_t gpus, double elements) const noexcept {
+  return grid_latency(alltoall_s, alltoall_log2_elements0, alltoall_points, gpus, elements);
 }
 
 CommTable parse_comm_table(std::string_view text, const std::string& origin) {
@@ -46,28 +87,17 @@ CommTable parse_comm_table(std::string_view text, const std::string& origin) {
   t.citation = h.citation;
   detail::read_log2_axis(o, "log2_elements", 40, &t.log2_elements0, &t.points);
   StrictObject lat = o.object("latency_s");
-  for (auto it = lat.json().begin(); it != lat.json().end(); ++it) {
-    std::int64_t gpus = 0;
-    try {
-      std::size_t used = 0;
-      gpus = std::stoll(it.key(), &used);
-      if (used != it.key().size()) gpus = 0;
-    } catch (const std::exception&) {
-      gpus = 0;
-    }
-    if (gpus < 2 || gpus > 1024) lat.fail(it.key(), "is not a GPU count from 2 to 1024");
-    const json& row = it.value();
-    if (!row.is_array() || row.size() != static_cast<std::size_t>(t.points))
-      lat.fail(it.key(), "expected one latency per log2_elements point");
-    std::vector<double> v;
-    for (const auto& x : row) {
-      if (!x.is_number() || !(x.get<double>() > 0) || !(x.get<double>() < 10))
-        lat.fail(it.key(), "latencies must be positive seconds below 10");
-      v.push_back(x.get<double>());
-    }
-    t.latency_s.emplace(gpus, std::move(v));
+  t.latency_s = read_latencies(lat, t.points);
+  if (o.has("alltoall")) {
+    StrictObject a = o.object("alltoall");
+    const auto cited = h.sources.find(a.string("source"));
+    if (cited == h.sources.end()) a.fail("source", "names no entry of \"sources\"");
+    t.alltoall_citation = cited->second;
+    detail::read_log2_axis(a, "log2_elements", 40, &t.alltoall_log2_elements0, &t.alltoall_points);
+    StrictObject alat = a.object("latency_s");
+    t.alltoall_s = read_latencies(alat, t.alltoall_points);
+    a.finish();
   }
-  if (t.latency_s.empty()) lat.fail("", "no GPU count measured");
   o.finish();
   return t;
 }

@@ -137,6 +137,15 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
       break;
     case OpClass::kCommunication: {
       // The engine's measured all-reduce at this message size and GPU count.
+      if (realistic && opt.comm_table && op.kind == OpKind::kAllToAll && op.ranks > 1 &&
+          !opt.comm_table->alltoall_s.empty()) {
+        t.memory_time_s = op.count * opt.comm_table->alltoall_latency(
+                                         static_cast<std::int64_t>(op.ranks), op.message_elements);
+        t.time_s = t.memory_time_s;
+        t.bound = Bound::kMemory;
+        t.source = EfficiencySource::kMeasuredTable;
+        return t;
+      }
       if (realistic && opt.comm_table && op.kind == OpKind::kAllReduce && op.ranks > 1 &&
           !opt.comm_table->latency_s.empty()) {
         t.memory_time_s = op.count * opt.comm_table->latency(static_cast<std::int64_t>(op.ranks),

@@ -45,6 +45,7 @@ Scenario build_scenario(const ScenarioRequest& r, const ModelSpec& m, const Devi
   s.tp = r.tp;
   s.pp = r.pp;
   s.attention_dp = r.attention_dp;
+  s.ep = r.ep;
   validate(s, m);
   return s;
 }

@@ -180,6 +180,7 @@ ScenarioRequest scenario_of(StrictObject& o, const Limits& limits, bool with_pha
   r.tp = integer(o, "tp", 1, 1, kMaxParallel);
   r.pp = integer(o, "pp", 1, 1, kMaxParallel);
   r.attention_dp = integer(o, "attention_dp", 1, 1, kMaxParallel);
+  r.ep = integer(o, "ep", 1, 1, kMaxParallel);
   return r;
 }
 
@@ -306,6 +307,7 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     s.osl = integer(o, "osl", 256, 1, kMaxSeqLen);
     s.concurrency = integer(o, "concurrency", 1, 1, kMaxBatch);
     s.mode = parse_serving_mode(text(o, "mode", "agg"));
+    s.replicas = integer(o, "dp", 1, 1, 1024);
     s.prefill_workers = integer(o, "prefill_workers", 1, 1, 1024);
     s.prefill_tp = integer(o, "prefill_tp", 1, 1, kMaxParallel);
     s.decode_workers = integer(o, "decode_workers", 1, 1, 1024);

@@ -40,6 +40,7 @@ struct Layout {
   std::int64_t tp = 1;                            // aggregated
   std::int64_t pw = 0, ptp = 0, dw = 0, dtp = 0;  // disaggregated
   std::int64_t attention_dp = 1;                  // aggregated MoE: attention data parallel
+  std::int64_t ep = 1;                            // ... with expert parallelism
   [[nodiscard]] std::int64_t gpus() const {
     return mode == ServingMode::kAggregated ? tp : pw * ptp + dw * dtp;
   }
@@ -52,8 +53,8 @@ constexpr std::int64_t kMaxWorkers = 4;
 std::string deployment_name(const Deployment& d) {
   if (d.mode == ServingMode::kAggregated) {
     return d.attention_dp > 1
-               ? fmt::format("{} {} TP{} DP-attention x{}", d.engine, format_id(d.weights), d.tp,
-                             d.replicas)
+               ? fmt::format("{} {} TP{} DP-attention{} x{}", d.engine, format_id(d.weights), d.tp,
+                             d.ep > 1 ? fmt::format(" EP{}", d.ep) : "", d.replicas)
                : fmt::format("{} {} TP{} x{}", d.engine, format_id(d.weights), d.tp, d.replicas);
   }
   return fmt::format("{} {} {}xTP{}+{}xTP{} x{}", d.engine, format_id(d.weights), d.prefill_workers,
@@ -100,8 +101,12 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
       for (std::int64_t tp : tps) {
         layouts.push_back({mode, tp, 0, 0, 0, 0, 1});
         // MoE models are served with data-parallel attention too (DeepSeek-style:
-        // every rank its own sequences, the experts over all of them).
-        if (m.moe && tp >= 2) layouts.push_back({mode, tp, 0, 0, 0, 0, tp});
+        // every rank its own sequences), the experts sliced over all the ranks or
+        // spread whole over them (expert parallel: the tokens travel by all-to-all).
+        if (m.moe && tp >= 2) {
+          layouts.push_back({mode, tp, 0, 0, 0, 0, tp});
+          if (m.moe->num_experts % tp == 0) layouts.push_back({mode, tp, 0, 0, 0, 0, tp, tp});
+        }
       }
       continue;
     }
@@ -151,6 +156,7 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
           d.weights = w;
           d.tp = l.tp;
           d.attention_dp = l.attention_dp;
+          d.ep = l.ep;
           d.mode = l.mode;
           d.replicas = spec.gpus / l.gpus();
           d.concurrency = c;
@@ -161,6 +167,7 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
             s.concurrency = c;
             s.step.tp = l.tp;
             s.step.attention_dp = l.attention_dp;
+            s.step.ep = l.ep;
             if (l.mode == ServingMode::kDisaggregated) {
               s.mode = l.mode;
               s.prefill_workers = d.prefill_workers = l.pw;

@@ -163,6 +163,28 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   check("osl", in.osl, kMaxSeqLen - in.isl);
   check("concurrency", in.concurrency, kMaxBatch);
   check("rounds", in.rounds, 1000);
+  check("replicas", in.replicas, 1024);
+  if (in.replicas > 1) {
+    if (in.mode == ServingMode::kDisaggregated)
+      throw InvalidArgument(
+          "replicas: aggregated serving only (disaggregated layouts count workers)");
+    // Replicas serve apart: simulate the busiest (the clients spread evenly,
+    // the first ones one more) and add up the throughput client by client.
+    ServingScenario one = in;
+    one.replicas = 1;
+    one.concurrency = (in.concurrency + in.replicas - 1) / in.replicas;
+    ServingResult r = predict_serving(m, d, one, o);
+    const double clients =
+        static_cast<double>(in.concurrency) / static_cast<double>(one.concurrency);
+    r.gpus *= in.replicas;
+    r.output_tokens_per_s *= clients;
+    r.output_tokens_per_s_per_gpu = r.output_tokens_per_s / static_cast<double>(r.gpus);
+    r.max_concurrency_that_fits *= in.replicas;
+    r.notes.push_back(fmt::format(
+        "{} replicas of {} GPUs each; {} clients in the busiest replica, whose times these are",
+        in.replicas, r.gpus / in.replicas, one.concurrency));
+    return r;
+  }
   if (in.concurrency * in.rounds > kMaxSimulatedRequests) {
     throw InvalidArgument(
         fmt::format("{} clients x {} rounds = {} requests is too many to simulate (at most {})",
@@ -221,6 +243,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     decode_base.tp = in.decode_tp;
     prefill_base.tp = in.prefill_tp;
     prefill_base.attention_dp = in.prefill_attention_dp;
+    prefill_base.ep = in.prefill_ep;
     r.gpus = (in.prefill_workers * in.prefill_tp + in.decode_workers * in.decode_tp) * base.pp;
   } else {
     r.gpus = base.tp * base.pp;
@@ -324,8 +347,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     r.notes.push_back(fmt::format(
         "prefill interference: prompt tokens take {:.0f}% of the steps' time; of TTFT, {:.0f}% is "
         "the wait to be admitted (the step under way{}), {:.0f}% the wait behind other prompts",
-        r.prompt_share * 100, admit_pct,
-        r.limited_by == "kv_capacity" ? ", and a KV slot" : "", chunk_pct));
+        r.prompt_share * 100, admit_pct, r.limited_by == "kv_capacity" ? ", and a KV slot" : "",
+        chunk_pct));
   }
   if (disagg) {
     r.notes.push_back(fmt::format(

@@ -170,12 +170,12 @@ Scenario decode_step(const ServingRun& r, const ModelSpec& m, const Device& d,
   s.batch = r.concurrency;
   s.seq_len = r.isl + r.osl / 2;
 
-  // Expert parallelism spreads the experts over the same GPUs that tensor
-  // parallelism would: the same expert bytes per GPU; its all-to-all is not modeled.
   // AIConfigurator's tp_size is the attention tensor parallelism within each
-  // attention data-parallel group: tp_size x attention_dp_size GPUs in all.
+  // attention data-parallel group: tp_size x attention_dp_size GPUs in all,
+  // which moe_tp_size x moe_ep_size also count.
   s.tp = r.tp * r.attention_dp;
   s.attention_dp = r.attention_dp;
+  s.ep = r.moe_ep;
   const std::optional<Format> gemm = quant_format(r.gemm_quant);
   const std::optional<Format> moe = quant_format(r.moe_quant);
   if (m.native_experts == Format::kMxfp4 && m.moe) {
@@ -298,17 +298,19 @@ std::vector<ServingRun> parse_serving_runs(std::string_view text, const std::str
       r.concurrency = in.size("batch_size", col("batch_size"), 0);
       if (r.concurrency == 0) {
         const std::size_t at = r.id.find("_c");
-        std::size_t end = at == std::string::npos ? at : at + 2;
-        while (end != std::string::npos && end < r.id.size() &&
-               std::isdigit(static_cast<unsigned char>(r.id[end])))
-          ++end;
+        std::size_t digits_end = at == std::string::npos ? at : at + 2;
+        while (digits_end != std::string::npos && digits_end < r.id.size() &&
+               std::isdigit(static_cast<unsigned char>(r.id[digits_end])))
+          ++digits_end;
         // Neither: concurrency stays 0 and the row is refused.
-        if (at != std::string::npos && end > at + 2 && end < r.id.size() && r.id[end] == '_')
-          r.concurrency = in.size("id", std::string_view(r.id).substr(at + 2, end - at - 2), 0);
+        if (at != std::string::npos && digits_end > at + 2 && digits_end < r.id.size() &&
+            r.id[digits_end] == '_')
+          r.concurrency =
+              in.size("id", std::string_view(r.id).substr(at + 2, digits_end - at - 2), 0);
       }
-      for (std::string_view c : {"prefill_batch_size", "prefill_moe_tp_size", "prefill_moe_ep_size",
-                                 "decode_batch_size"})
+      for (std::string_view c : {"prefill_batch_size", "prefill_moe_tp_size", "decode_batch_size"})
         (void)in.size(c, col(c), 1);
+      r.prefill_moe_ep = in.size("prefill_moe_ep_size", col("prefill_moe_ep_size"), 1);
       r.workers_given = !col("prefill_num_workers").empty() && !col("decode_num_workers").empty();
       r.prefill_workers = in.size("prefill_num_workers", col("prefill_num_workers"), 1);
       r.decode_workers = in.size("decode_num_workers", col("decode_num_workers"), 1);
@@ -427,6 +429,7 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
           load.decode_tp = s.tp;
           load.prefill_tp = r.prefill_tp * r.prefill_attention_dp;
           load.prefill_attention_dp = r.prefill_attention_dp;
+          load.prefill_ep = r.prefill_moe_ep;
         }
         const ServingResult sr = predict_serving(it->second, *d, load, o);
         row.predicted_ms = sr.tpot_s * 1e3;

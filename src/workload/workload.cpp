@@ -18,7 +18,7 @@ constexpr const char* kOpNames[kOpKindCount] = {
     "mlp_residual", "kv_cache_write",   "embedding",      "final_norm",       "lm_head",
     "router",       "shared_gate_proj", "shared_up_proj", "shared_down_proj", "q_a_proj",
     "q_b_proj",     "kv_a_proj",        "kv_b_proj",      "k_absorb",         "v_absorb",
-    "all_reduce",   "pipeline_send"};
+    "all_reduce",   "pipeline_send",    "all_to_all"};
 
 // Vector operations per element, counted the same way everywhere:
 //   RMSNorm: square, sum, scale by rsqrt, multiply by the weight      = 4
@@ -313,14 +313,17 @@ struct Builder {
     const auto& x = *m.moe;
     const double E = static_cast<double>(x.num_experts);
     const double k = static_cast<double>(x.top_k);
-    const double Ie = static_cast<double>(x.expert_intermediate) / tp;
-    const double D = distinct_experts(E, k, N);
+    const double ep = static_cast<double>(s.ep);
+    // A group of tp / ep ranks holds its experts whole, split over its ranks.
+    const double Ie = static_cast<double>(x.expert_intermediate) / (tp / ep);
+    const ExpertLoad load = busiest_expert_group(E, k, N, ep);
+    const double D = load.experts;
     g.distinct_experts = D;
     linear(OpKind::kRouter, count, N, E, H, kSmallWeights, plan_compute(dev, kSmallWeights, a),
            true, 1);
     // Routed experts as grouped GEMMs over the D experts the batch touches:
-    // weights of D experts stream once; N * k token-expert pairs compute.
-    const double pairs = N * k;
+    // weights of D experts stream once; the token-expert pairs compute.
+    const double pairs = load.pairs;
     const double rows = pairs / D;
     auto expert_linear = [&](OpKind kind, double n, double kdim, bool read_input, double launches) {
       Op& op = linear(kind, count, rows, n, kdim, e, eplan, read_input, launches, D);
@@ -341,6 +344,19 @@ struct Builder {
     if (x.num_shared_experts > 0) {
       mlp(count, true, static_cast<double>(x.shared_intermediate * x.num_shared_experts) / tp, N);
     }
+  }
+
+  // Expert-parallel dispatch or combine with attention data parallelism: each
+  // rank sends its share of the tokens (N / tp) to the k experts' owners, the
+  // (ep - 1) / ep of them elsewhere; the message is a rank's whole send buffer.
+  void all_to_all(double count) {
+    const double ep = static_cast<double>(s.ep);
+    Op& op = add(OpKind::kAllToAll, OpClass::kCommunication, count);
+    const double elements = N / tp * static_cast<double>(m.moe->top_k) * H;
+    op.act_bytes = bytes_for(a, elements) * (ep - 1) / ep;
+    op.ranks = tp;
+    op.message_elements = elements;
+    op.compute = Format::kFp32;
   }
 
   void all_reduce(double count) {
@@ -404,12 +420,20 @@ struct Builder {
     elementwise(OpKind::kAttnResidual, count, N * H, kResidualOps, 2, 1, 1);
     norm(OpKind::kMlpNorm, count, N, false, 0);  // fused add + norm
     group.reset();                               // the MLP takes every group's tokens
+    // Expert parallelism over attention groups: the tokens travel to their
+    // experts and back (all-to-alls) instead of being gathered and reduced.
+    const bool dispatch = moe && s.ep > 1 && s.attention_dp > 1;
+    if (dispatch) all_to_all(count);
     if (moe) {
       experts(count);
     } else {
       mlp(count, false, I, N);
     }
-    all_reduce(count);
+    if (dispatch) {
+      all_to_all(count);
+    } else {
+      all_reduce(count);
+    }
     // Residual add in the down projection's epilogue: reads the residual only.
     Op& res = elementwise(OpKind::kMlpResidual, count, N * H, kResidualOps, 1, 0, 0);
     (void)res;
@@ -510,6 +534,42 @@ double distinct_experts(double num_experts, double top_k, double tokens) noexcep
   return num_experts * (1 - std::pow(1 - top_k / num_experts, tokens));
 }
 
+double expected_max_normal(double n) noexcept {
+  // E[max of n standard normals] at n = 2^i (Harter, "Expected values of
+  // normal order statistics", Biometrika 48, 1961), linear in log2 n between,
+  // continued past 256 by the asymptote sqrt(2 ln n) less the table's gap.
+  static constexpr double kTable[] = {0.0,    0.5642, 1.0294, 1.4236, 1.7660,
+                                      2.0427, 2.3187, 2.5798, 2.8182};
+  constexpr int kLast = 8;
+  if (!(n > 1)) return 0;
+  const double x = std::log2(n);
+  if (x >= kLast) {
+    const double gap = std::sqrt(2 * std::log(256.0)) - kTable[kLast];
+    return std::sqrt(2 * std::log(n)) - gap;
+  }
+  const int i = static_cast<int>(x);
+  const double f = x - i;
+  return (1 - f) * kTable[i] + f * kTable[i + 1];
+}
+
+ExpertLoad busiest_expert_group(double num_experts, double top_k, double tokens,
+                                double ep) noexcept {
+  const double all_pairs = tokens * top_k;
+  const double touched = distinct_experts(num_experts, top_k, tokens);
+  if (!(ep > 1)) return {all_pairs, touched};
+  const double z = expected_max_normal(ep);
+  const double share = 1 / ep;
+  // A group's pairs: binomial(all pairs, 1 / ep).
+  const double pairs =
+      std::min(all_pairs, all_pairs * share + z * std::sqrt(all_pairs * share * (1 - share)));
+  // Its touched experts: binomial(num_experts / ep, touched / num_experts).
+  const double local = num_experts / ep;
+  const double p = num_experts > 0 ? touched / num_experts : 0;
+  double experts = std::min(local, local * p + z * std::sqrt(local * p * (1 - p)));
+  experts = std::clamp(experts, std::min(1.0, pairs), std::max(pairs, 1.0));
+  return {pairs, experts};
+}
+
 void validate(const Scenario& s, const ModelSpec& m) {
   auto check = [](std::string_view name, std::int64_t v, std::int64_t lo, std::int64_t hi) {
     if (v < lo || v > hi) {
@@ -543,7 +603,17 @@ void validate(const Scenario& s, const ModelSpec& m) {
                                               : "tp " + std::to_string(s.tp)) +
                           " does not divide the " + std::to_string(m.heads) + " attention heads");
   }
-  if (m.intermediate % s.tp != 0 || (m.moe && m.moe->expert_intermediate % s.tp != 0)) {
+  check("ep", s.ep, 1, s.tp);
+  if (s.ep > 1) {
+    if (!m.moe) throw InvalidArgument("ep " + std::to_string(s.ep) + ": the model has no experts");
+    if (s.tp % s.ep != 0)
+      throw InvalidArgument("ep " + std::to_string(s.ep) + " does not divide tp " +
+                            std::to_string(s.tp));
+    if (m.moe->num_experts % s.ep != 0)
+      throw InvalidArgument("ep " + std::to_string(s.ep) + " does not divide the " +
+                            std::to_string(m.moe->num_experts) + " experts");
+  }
+  if (m.intermediate % s.tp != 0 || (m.moe && m.moe->expert_intermediate % (s.tp / s.ep) != 0)) {
     throw InvalidArgument("tp " + std::to_string(s.tp) +
                           " does not divide the MLP intermediate size");
   }
