@@ -1030,6 +1030,43 @@ TEST(CommTables, AllReducesTakeTheMeasuredLatency) {
   EXPECT_EQ(all_reduces, 2);  // after attention and after the MLP
 }
 
+// Past one NVLink domain (an HGX board's 8 GPUs; GB200's NVL72 joins 72) a
+// collective crosses the nodes' NICs: an all-reduce of 16 tokens x 8,192
+// elements over 16 H200s (2 nodes) adds its node share (1 / 8) twice times
+// (2 - 1) / 2 at 50 GB/s, and 2 log2(2) tree steps of the collective latency.
+TEST(CommTables, CollectivesAcrossNodesCrossTheNics) {
+  const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
+  const ModelSpec m = load_model("llama-3.1-70b");
+  auto all_reduce_s = [&](const Device& d, std::int64_t tp) {
+    Scenario s;
+    s.batch = 16;
+    s.seq_len = 1024;
+    s.tp = tp;
+    ModelOptions o;
+    o.engine = &vllm;
+    const Prediction p = predict(m, d, s, o);
+    for (int i = 0; i < p.graph.size; ++i) {
+      if (p.graph.ops[static_cast<std::size_t>(i)].kind == OpKind::kAllReduce)
+        return p.timings[static_cast<std::size_t>(i)].time_s;
+    }
+    return 0.0;
+  };
+  const Device& h200 = devices().get("h200");
+  EXPECT_EQ(h200.domain_gpus(), kNvlinkDomainGpus);
+  const CommTable* t = EngineRegistry::built_in().comm_table(h200, vllm, nullptr);
+  ASSERT_NE(t, nullptr);
+  const double message = 16.0 * 8192;
+  const double across =
+      2 * 0.5 * (2 * message) / 8 / kNodeLinkBps + 2 * ModelOptions{}.collective_latency_s;
+  EXPECT_NEAR(all_reduce_s(h200, 16), 80 * (t->latency(16, message) + across), 1e-12);
+  EXPECT_NEAR(all_reduce_s(h200, 8), 80 * t->latency(8, message), 1e-12);
+  const Device& gb200 = devices().get("gb200");
+  EXPECT_EQ(gb200.domain_gpus(), 72);
+  const CommTable* g = EngineRegistry::built_in().comm_table(gb200, vllm, nullptr);
+  ASSERT_NE(g, nullptr);
+  EXPECT_NEAR(all_reduce_s(gb200, 16), 80 * g->latency(16, message), 1e-12);
+}
+
 // NCCL's all-to-all rides in the same file under "alltoall", on its own grid;
 // expert-parallel dispatch and combine take it.
 TEST(CommTables, AllToAllsTakeTheMeasuredLatency) {

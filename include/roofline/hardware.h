@@ -34,6 +34,12 @@ enum class Confidence { kVendor, kDerived, kMeasured, kUnknown };
 }
 
 // One sourced number. `value` is NaN when the figure is not published.
+// Between nodes: one 400 Gb/s NIC per GPU (NVIDIA ConnectX-7 on HGX
+// H100/H200/B200 systems), 50 GB/s. A device's NVLink domain is the GPUs of
+// one HGX baseboard, 8, unless its file says otherwise (NVL72: 72).
+inline constexpr double kNodeLinkBps = 50e9;
+inline constexpr std::int64_t kNvlinkDomainGpus = 8;
+
 struct Figure {
   double value = std::nan("");
   Confidence confidence = Confidence::kUnknown;
@@ -77,6 +83,11 @@ struct Device {
   Figure tdp_w;
   std::string interconnect_name;
   Figure interconnect_bandwidth_Bps;
+  Figure nvlink_domain_gpus;  // GPUs one NVLink domain joins (unknown: kNvlinkDomainGpus)
+  [[nodiscard]] std::int64_t domain_gpus() const noexcept {
+    return nvlink_domain_gpus.known() ? static_cast<std::int64_t>(nvlink_domain_gpus.value)
+                                      : kNvlinkDomainGpus;
+  }
 
   // Dense peak per format; engaged only for formats the device computes on.
   // A peak may be engaged but unknown (value NaN): supported, rate unpublished.

@@ -40,11 +40,8 @@ inline constexpr double kKvMemoryShare = 0.9;
 // (github.com/ai-dynamo/aiconfigurator, docs/dynamo_deployment_guide.md).
 inline constexpr std::int64_t kDefaultRounds = 10;
 
-// Prefill-to-decode KV transfer between nodes: one 400 Gb/s NIC per GPU
-// (NVIDIA ConnectX-7 on HGX H100/H200/B200 systems), 50 GB/s. Within one
-// NVLink domain (at most 8 GPUs here) the device's interconnect carries it.
-inline constexpr double kNodeLinkBps = 50e9;
-inline constexpr std::int64_t kNvlinkDomainGpus = 8;
+// Prefill-to-decode KV transfer between nodes: kNodeLinkBps (hardware.h).
+// Within one NVLink domain the device's interconnect carries it.
 
 enum class ServingMode : std::uint8_t { kAggregated, kDisaggregated };
 // "agg" or "disagg"; InvalidArgument otherwise.

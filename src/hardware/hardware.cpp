@@ -80,6 +80,7 @@ constexpr Range kCapacityRange{1e6, 1e15, "1 MB to 1 PB"};
 constexpr Range kBandwidthRange{1e9, 1e14, "1 GB/s to 100 TB/s"};
 constexpr Range kLinkRange{0, 1e14, "0 to 100 TB/s"};
 constexpr Range kSmRange{1, 1e5, "1 to 100,000"};
+constexpr Range kDomainRange{1, 1024, "1 to 1,024 GPUs"};
 constexpr Range kL2Range{0, 1e10, "0 to 10 GB"};
 constexpr Range kSharedRange{1, 1e8, "1 B to 100 MB"};
 constexpr Range kClockRange{1e6, 1e11, "1 MHz to 100 GHz"};
@@ -262,6 +263,11 @@ Device parse_device(std::string_view json_text, const std::string& origin) {
   StrictObject link = doc.object("interconnect");
   d.interconnect_name = link.string("name");
   d.interconnect_bandwidth_Bps = read_figure(link, "bandwidth_Bps", d.sources, kLinkRange);
+  if (link.has("domain_gpus")) {
+    d.nvlink_domain_gpus = read_figure(link, "domain_gpus", d.sources, kDomainRange);
+    if (d.nvlink_domain_gpus.value != std::floor(d.nvlink_domain_gpus.value))
+      link.fail("domain_gpus", "must be a whole number of GPUs");
+  }
   link.finish();
 
   StrictObject peaks = doc.object("peaks");

@@ -20,6 +20,27 @@ FlopsPerSecond checked_peak(const Device& d, Format f) {
   return p;
 }
 
+// What a collective of more GPUs than one NVLink domain adds, per instance:
+// the part that crosses the nodes' NICs (kNodeLinkBps each GPU, all in
+// parallel), with a latency per step. A hierarchical all-reduce reduces
+// within each node, all-reduces its node's 1 / domain share over the nodes
+// (2 (nodes - 1) / nodes of it crosses a NIC; NCCL's double binary trees
+// take 2 log2(nodes) steps, "Massively Scale Your Deep Learning Training
+// with NCCL 2.4", NVIDIA Technical Blog, 2019) and gathers within the node;
+// an all-to-all sends (nodes - 1) / nodes of each GPU's buffer to other
+// nodes in one step. The within-node part is the table's (its largest GPU
+// count) or the NVLink formula's. 16-bit elements.
+double across_nodes(const Device& d, const Op& op, double step_latency_s) {
+  const double domain = static_cast<double>(d.domain_gpus());
+  if (!(op.ranks > domain) || op.message_elements <= 0) return 0;
+  const double nodes = std::ceil(op.ranks / domain);
+  const double bytes = 2 * op.message_elements;
+  if (op.kind == OpKind::kAllToAll)
+    return (nodes - 1) / nodes * bytes / kNodeLinkBps + step_latency_s;
+  return 2 * (nodes - 1) / nodes * bytes / domain / kNodeLinkBps +
+         2 * std::ceil(std::log2(nodes)) * step_latency_s;
+}
+
 // The engine's dequantizing GEMM figures for this matmul on `d`, or nullptr:
 // block-quantized weights, more rows than the engine's matrix-vector kernels
 // take, and figures for the device's architecture.
@@ -136,11 +157,14 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
       compute = op.flops / d.peak(Format::kFp32);
       break;
     case OpClass::kCommunication: {
+      const double across = across_nodes(d, op, realistic ? opt.collective_latency_s : 0);
       // The engine's measured all-reduce at this message size and GPU count.
       if (realistic && opt.comm_table && op.kind == OpKind::kAllToAll && op.ranks > 1 &&
           !opt.comm_table->alltoall_s.empty()) {
-        t.memory_time_s = op.count * opt.comm_table->alltoall_latency(
-                                         static_cast<std::int64_t>(op.ranks), op.message_elements);
+        t.memory_time_s =
+            op.count * (opt.comm_table->alltoall_latency(static_cast<std::int64_t>(op.ranks),
+                                                         op.message_elements) +
+                        across);
         t.time_s = t.memory_time_s;
         t.bound = Bound::kMemory;
         t.source = EfficiencySource::kMeasuredTable;
@@ -148,8 +172,9 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
       }
       if (realistic && opt.comm_table && op.kind == OpKind::kAllReduce && op.ranks > 1 &&
           !opt.comm_table->latency_s.empty()) {
-        t.memory_time_s = op.count * opt.comm_table->latency(static_cast<std::int64_t>(op.ranks),
-                                                             op.message_elements);
+        t.memory_time_s = op.count * (opt.comm_table->latency(static_cast<std::int64_t>(op.ranks),
+                                                              op.message_elements) +
+                                      across);
         t.time_s = t.memory_time_s;
         t.bound = Bound::kMemory;
         t.source = EfficiencySource::kMeasuredTable;
@@ -159,7 +184,8 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
       const double link =
           d.interconnect_bandwidth_Bps.known() ? d.interconnect_bandwidth_Bps.value / 2 : 0;
       if (link <= 0) throw Unsupported(d.id + ": interconnect bandwidth is not published");
-      t.memory_time_s = op.count * (op.bytes() / link + (realistic ? opt.collective_latency_s : 0));
+      t.memory_time_s =
+          op.count * (op.bytes() / link + (realistic ? opt.collective_latency_s : 0) + across);
       t.time_s = t.memory_time_s;
       t.bound = Bound::kMemory;
       return t;

@@ -258,7 +258,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   } else {
     const KvCapacity prefill_kv = kv_capacity(m, d, prefill_base, in.isl);
     // Each decode GPU receives its shard of the prompt's cache, in parallel.
-    const double link = r.gpus <= kNvlinkDomainGpus && d.interconnect_bandwidth_Bps.value > 0
+    const double link = r.gpus <= d.domain_gpus() && d.interconnect_bandwidth_Bps.value > 0
                             ? d.interconnect_bandwidth_Bps.value
                             : kNodeLinkBps;
     r.kv_transfer_s = decode_kv.request_bytes * static_cast<double>(in.isl) /
