@@ -55,60 +55,83 @@ const EngineProfile::DequantGemm::Figures* dequant_figures(const Device& d, cons
   return it == q.architectures.end() ? nullptr : &it->second;
 }
 
+// A matmul the engine's measured GEMM table prices: its efficiency against
+// the datasheet roofline at this shape, on both sides of the roofline alike
+// (the table's latencies include dequantization and activation scaling).
+// False when the table has no entry for the op's formats. Out of line: the
+// common path (no engine) stays small.
+[[gnu::noinline]] bool table_timing(const Device& d, const Op& op, const ModelOptions& opt,
+                                    double kernel_n, double rate, OpTiming* out) {
+  const std::string_view key = gemm_table_key(op.weights, op.compute, op.weight_only);
+  const GemmTable::Entry* e = opt.gemm_table->find(key);
+  if (e == nullptr) return false;
+  OpTiming& t = *out;
+  double eff = opt.gemm_table->efficiency(*e, op.gemm_m, kernel_n * op.gemm_k * op.gemm_groups);
+  if (opt.engine && opt.engine->gemm_table_scale.known()) eff *= opt.engine->gemm_table_scale.value;
+  eff = std::clamp(eff, 1e-4, 1.0);
+  t.memory_time_s = op.count * op.bytes() / d.memory_bandwidth_Bps.value / eff;
+  t.compute_time_s = op.count * op.flops / rate / eff;
+  // No call is faster than the fastest the engine was measured at (a shape
+  // below the grid would otherwise shrink with its bytes).
+  const double share = kernel_n > 0 ? std::min(1.0, op.gemm_n / kernel_n) : 1.0;
+  const double floor = op.count * e->floor_s * share;
+  if (std::max(t.memory_time_s, t.compute_time_s) < floor) {
+    (t.memory_time_s >= t.compute_time_s ? t.memory_time_s : t.compute_time_s) = floor;
+  }
+  if (key == "fp8") {
+    // The fp8 rows include computing a dynamic activation scale; a per-tensor
+    // fp8 checkpoint carries static input scales and skips it (AIConfigurator
+    // prices its fp8_static mode so). Never below the roofline itself.
+    double& longer = t.memory_time_s >= t.compute_time_s ? t.memory_time_s : t.compute_time_s;
+    const double ideal =
+        std::max(op.count * op.bytes() / d.memory_bandwidth_Bps.value, op.count * op.flops / rate);
+    longer = std::max(ideal, longer - op.count * share *
+                                          opt.gemm_table->fp8_dynamic_scale(op.gemm_m * op.gemm_k *
+                                                                            op.gemm_groups));
+  }
+  t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
+  t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
+  t.source = opt.gemm_table_source;
+  t.efficiency = eff;
+  return true;
+}
+
+// A matmul the engine's dequantizing GEMM figures price (dequantize, then
+// multiply: the two sides add, the longer carrying the sum). False when no
+// figures apply (dequant_figures).
+[[gnu::noinline]] bool dequant_timing(const Device& d, const Op& op, const ModelOptions& opt,
+                                      OpTiming* out) {
+  const auto* q = dequant_figures(d, op, opt);
+  if (q == nullptr) return false;
+  OpTiming& t = *out;
+  const double peak = checked_peak(d, opt.engine->dequant_gemm.peak);
+  const double stream = op.count * q->stream.value * op.bytes() / d.memory_bandwidth_Bps.value;
+  const double math = op.count * op.flops / (peak * q->compute.value);
+  t.memory_time_s = stream >= math ? stream + math : stream;
+  t.compute_time_s = stream >= math ? math : stream + math;
+  t.bound = stream >= math ? Bound::kMemory : Bound::kCompute;
+  t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
+  t.source = EfficiencySource::kEngine;
+  t.efficiency = q->compute.value;
+  return true;
+}
+
 // One op on its own (no fusion): memory and compute time of all instances.
-// One op on its own (no fusion). `kernel_n`: for a matmul in a fused kernel
+// `kernel_n`: for a matmul in a fused kernel
 // (QKV, gate+up), the output width of the whole kernel, which sets the
 // efficiency a GEMM table gives it; the op takes its width's share of the
 // kernel's one latency floor.
-OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double kernel_n) {
+void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double kernel_n,
+                 OpTiming& t) {
   const bool realistic = opt.mode == Mode::kRealistic;
   double bw = d.memory_bandwidth_Bps.value * (realistic ? d.bandwidth_fraction.value : 1.0);
-  OpTiming t{};
+  t = OpTiming{};
   double compute = 0;
   switch (op.cls) {
     case OpClass::kMatmul: {
       double rate = checked_peak(d, op.compute);
       t.source = realistic ? EfficiencySource::kDevice : EfficiencySource::kIdeal;
-      if (realistic && opt.gemm_table) {
-        const std::string_view key = gemm_table_key(op.weights, op.compute, op.weight_only);
-        if (const GemmTable::Entry* e = opt.gemm_table->find(key)) {
-          // The engine's measured kernel: its efficiency against the datasheet
-          // roofline at this shape, on both sides of the roofline alike (the
-          // table's latencies include dequantization and activation scaling).
-          double eff =
-              opt.gemm_table->efficiency(*e, op.gemm_m, kernel_n * op.gemm_k * op.gemm_groups);
-          if (opt.engine && opt.engine->gemm_table_scale.known())
-            eff *= opt.engine->gemm_table_scale.value;
-          eff = std::clamp(eff, 1e-4, 1.0);
-          t.memory_time_s = op.count * op.bytes() / d.memory_bandwidth_Bps.value / eff;
-          t.compute_time_s = op.count * op.flops / rate / eff;
-          // No call is faster than the fastest the engine was measured at (a
-          // shape below the grid would otherwise shrink with its bytes).
-          const double share = kernel_n > 0 ? std::min(1.0, op.gemm_n / kernel_n) : 1.0;
-          const double floor = op.count * e->floor_s * share;
-          if (std::max(t.memory_time_s, t.compute_time_s) < floor) {
-            (t.memory_time_s >= t.compute_time_s ? t.memory_time_s : t.compute_time_s) = floor;
-          }
-          if (key == "fp8") {
-            // The fp8 rows include computing a dynamic activation scale; a
-            // per-tensor fp8 checkpoint carries static input scales and skips
-            // it (AIConfigurator prices its fp8_static mode so). Never below
-            // the roofline itself.
-            double& longer =
-                t.memory_time_s >= t.compute_time_s ? t.memory_time_s : t.compute_time_s;
-            const double ideal = std::max(op.count * op.bytes() / d.memory_bandwidth_Bps.value,
-                                          op.count * op.flops / rate);
-            longer = std::max(ideal, longer - op.count * share *
-                                                  opt.gemm_table->fp8_dynamic_scale(
-                                                      op.gemm_m * op.gemm_k * op.gemm_groups));
-          }
-          t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
-          t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
-          t.source = opt.gemm_table_source;
-          t.efficiency = eff;
-          return t;
-        }
-      }
+      if (realistic && opt.gemm_table && table_timing(d, op, opt, kernel_n, rate, &t)) return;
       if (realistic) {
         rate *= d.matmul_fraction_for(op.compute).value * op.wave_efficiency;
         // The engine's own matrix-vector kernel: bytes in flight per SM bound it.
@@ -121,20 +144,7 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
           const auto it = opt.engine->weight_only_stream.find(op.weights);
           if (it != opt.engine->weight_only_stream.end()) bw *= it->second.value;
         }
-        if (const auto* q = dequant_figures(d, op, opt)) {
-          // Dequantize, then multiply: the two sides add (the longer carries the sum).
-          const double peak = checked_peak(d, opt.engine->dequant_gemm.peak);
-          const double stream =
-              op.count * q->stream.value * op.bytes() / d.memory_bandwidth_Bps.value;
-          const double math = op.count * op.flops / (peak * q->compute.value);
-          t.memory_time_s = stream >= math ? stream + math : stream;
-          t.compute_time_s = stream >= math ? math : stream + math;
-          t.bound = stream >= math ? Bound::kMemory : Bound::kCompute;
-          t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
-          t.source = EfficiencySource::kEngine;
-          t.efficiency = q->compute.value;
-          return t;
-        }
+        if (opt.engine && dequant_timing(d, op, opt, &t)) return;
       }
       compute = op.flops / rate + op.vector_ops / d.peak(Format::kFp32);
       break;
@@ -168,7 +178,7 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
         t.time_s = t.memory_time_s;
         t.bound = Bound::kMemory;
         t.source = EfficiencySource::kMeasuredTable;
-        return t;
+        return;
       }
       if (realistic && opt.comm_table && op.kind == OpKind::kAllReduce && op.ranks > 1 &&
           !opt.comm_table->latency_s.empty()) {
@@ -178,7 +188,7 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
         t.time_s = t.memory_time_s;
         t.bound = Bound::kMemory;
         t.source = EfficiencySource::kMeasuredTable;
-        return t;
+        return;
       }
       // The interconnect figure is bidirectional; a ring uses one direction.
       const double link =
@@ -188,14 +198,14 @@ OpTiming evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, dou
           op.count * (op.bytes() / link + (realistic ? opt.collective_latency_s : 0) + across);
       t.time_s = t.memory_time_s;
       t.bound = Bound::kMemory;
-      return t;
+      return;
     }
   }
   t.memory_time_s = op.count * op.bytes() / bw;
   t.compute_time_s = op.count * compute;
   t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
   t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
-  return t;
+  return;
 }
 
 double max_ctx(const Scenario& s) {
@@ -448,7 +458,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
       if (!moe_priced[static_cast<std::size_t>(k)])
-        t = evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n);
+        evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n, t);
       if (op.cls == OpClass::kCommunication) {
         p.communication_s += t.time_s;
       }

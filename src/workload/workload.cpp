@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "roofline/engine.h"
 #include "roofline/error.h"
 #include "roofline/roofline.h"
 
@@ -52,6 +53,24 @@ struct Builder {
   ComputePlan wplan{}, eplan{};
   bool decode = true;
 
+  // Whether the engine's GEMM table prices matmuls of these formats (then
+  // their wave efficiency goes unused: the table's measurements carry it).
+  // The last answer is kept: most linears share the plan.
+  mutable Format table_fmt{};
+  mutable ComputePlan table_plan{};
+  mutable int table_answer = -1;  // -1: not asked yet
+  bool table_prices(Format fmt, const ComputePlan& plan) const {
+    if (opt.mode != Mode::kRealistic || opt.gemm_table == nullptr) return false;
+    if (table_answer < 0 || fmt != table_fmt || plan.format != table_plan.format ||
+        plan.weight_only != table_plan.weight_only) {
+      table_fmt = fmt;
+      table_plan = plan;
+      table_answer =
+          opt.gemm_table->find(gemm_table_key(fmt, plan.format, plan.weight_only)) != nullptr;
+    }
+    return table_answer == 1;
+  }
+
   Op& add(OpKind kind, OpClass cls, double count) {
     if (g.size >= kMaxOps) throw InvalidArgument("model has too many operator groups");
     Op& op = g.ops[static_cast<std::size_t>(g.size++)];
@@ -85,11 +104,14 @@ struct Builder {
     op.act_bytes = (read_input ? bytes_for(act, rows * k) : 0) + bytes_for(act, rows * n);
     op.compute = plan.format;
     op.weight_only = plan.weight_only;
-    const GemmTiling t = gemm_tiling(rows, n, opt);
-    if (opt.mode == Mode::kRealistic && !dev.is_cpu()) {
-      op.wave_efficiency = wave_efficiency(t.tiles * groups, t.fill, k, dev.sm_count.value, opt);
+    const bool waves = opt.mode == Mode::kRealistic && !dev.is_cpu() && !table_prices(fmt, plan);
+    if (waves || plan.weight_only) {
+      const GemmTiling t = gemm_tiling(rows, n, opt);
+      if (waves)
+        op.wave_efficiency = wave_efficiency(t.tiles * groups, t.fill, k, dev.sm_count.value, opt);
+      if (plan.weight_only)
+        op.vector_ops = groups * n * k * t.m_tiles * opt.dequant_ops_per_element;
     }
-    if (plan.weight_only) op.vector_ops = groups * n * k * t.m_tiles * opt.dequant_ops_per_element;
     op.launches = launches;
     op.gemm_m = rows;
     op.gemm_n = n;
