@@ -267,6 +267,24 @@ try {
         /limited by kv capacity/.test(await page.textContent('[data-field="limited-by"]')) &&
         /waiting to run \(at most 16 running per instance\)/.test(capped) && !/KV slot/.test(capped),
         'a scheduler set by hand is sent and shown; the admission wait is then for the running cap');
+  // Expert parallelism, attention DP and replicas: greyed out for disaggregated layouts, sent
+  // and named for an aggregated one (Qwen3-30B-A3B, 128 experts, over 2 replicas of TP 2).
+  check(await page.isDisabled('#sv-ep') && await page.isDisabled('#sv-attention-dp') && await page.isDisabled('#sv-dp'),
+        'disaggregated: attention DP, EP and replicas greyed out');
+  servingBodies.length = 0;
+  await page.selectOption('#sv-mode', 'agg');
+  await page.selectOption('#sv-model', 'qwen3-30b-a3b');
+  await page.fill('#sv-tp', '2');
+  await page.fill('#sv-attention-dp', '2');
+  await page.fill('#sv-ep', '2');
+  await page.fill('#sv-dp', '2');
+  await page.fill('#sv-concurrency', '8');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  const parallelSub = await page.textContent('#serving-sub');
+  check(servingBodies.length === 1 && servingBodies[0].attention_dp === 2 && servingBodies[0].ep === 2 && servingBodies[0].dp === 2 &&
+        parallelSub.includes('on 4 × h200 (TP 2, attention DP 2, EP 2, 2 replicas)'),
+        `EP, attention DP and replicas are sent and named (${JSON.stringify(servingBodies[0])}; ${parallelSub})`);
   page.off('request', onServing);
 
   // 5c. The Search page: its tab runs the default search (POST /api/search: llama-3.1-70b on 8

@@ -150,6 +150,9 @@ export interface Serving {
   isl: number; osl: number; concurrency: number;
   mode: 'agg' | 'disagg';
   tp: number;                            // the aggregated instance's (not used when disaggregated)
+  attention_dp: number;                  // attention data-parallel groups within tp
+  ep: number;                            // expert-parallel groups within tp (MoE)
+  dp: number;                            // data-parallel replicas (aggregated)
   weights: string; act: string; kv: string;
   ttft_s: number; tpot_s: number; e2e_s: number;  // the means of ttft, tpot, e2e
   ttft: Spread; tpot: Spread; e2e: Spread;

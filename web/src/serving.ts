@@ -15,6 +15,7 @@ import { counted, esc, pct, seconds, si } from './units';
 const DEFAULTS = {
   model: 'llama-3.1-70b', hardware: 'h200', engine: 'vllm', tp: 2, weights: 'fp8', act: 'fp8', kv: '',
   isl: 1024, osl: 256, concurrency: '1..1024',
+  attentionDp: 1, ep: 1, replicas: 1,
   mode: 'agg', prefillWorkers: 1, prefillTp: 2, decodeWorkers: 1, decodeTp: 2,
   rounds: 10, tokenBudget: 0, maxRunning: 0,  // the server's kDefaultRounds; 0: the engine's scheduler
 };
@@ -103,6 +104,9 @@ function request(): Record<string, unknown> {
     req.decode_tp = intValue('sv-decode-tp', 'decode TP', 1, MAX_TP);
   } else {
     req.tp = intValue('sv-tp', 'TP', 1, MAX_TP);
+    req.attention_dp = intValue('sv-attention-dp', 'attention DP', 1, MAX_TP);
+    req.ep = intValue('sv-ep', 'EP', 1, MAX_TP);
+    req.dp = intValue('sv-dp', 'replicas', 1, MAX_WORKERS);
   }
   req.rounds = intValue('sv-rounds', 'rounds', 1, MAX_ROUNDS);
   // 0: the engine's scheduler decides.
@@ -118,7 +122,7 @@ function request(): Record<string, unknown> {
 function showMode(): void {
   const disagg = ($('sv-mode') as HTMLSelectElement).value === 'disagg';
   $('sv-disagg').hidden = !disagg;
-  ($('sv-tp') as HTMLInputElement).disabled = disagg;
+  for (const id of ['sv-tp', 'sv-attention-dp', 'sv-ep', 'sv-dp']) ($(id) as HTMLInputElement).disabled = disagg;
 }
 
 /** Fills the form from the registry; the engines come from GET /api/engines. */
@@ -134,6 +138,9 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   ($('sv-concurrency') as HTMLInputElement).value = DEFAULTS.concurrency;
   const number = (id: string, v: number) => { ($(id) as HTMLInputElement).value = String(v); };
   ($('sv-mode') as HTMLSelectElement).value = DEFAULTS.mode;
+  number('sv-attention-dp', DEFAULTS.attentionDp);
+  number('sv-ep', DEFAULTS.ep);
+  number('sv-dp', DEFAULTS.replicas);
   number('sv-prefill-workers', DEFAULTS.prefillWorkers);
   number('sv-prefill-tp', DEFAULTS.prefillTp);
   number('sv-decode-workers', DEFAULTS.decodeWorkers);
@@ -279,7 +286,8 @@ const pool = (workers: number, tp: number) => `${workers * tp} (${workers} × TP
 function layout(r: Serving): string {
   return r.mode === 'disagg'
     ? `prefill ${r.prefill_workers} × TP ${r.prefill_tp}, decode ${r.decode_workers} × TP ${r.decode_tp}`
-    : `TP ${r.tp}`;
+    : `TP ${r.tp}` + (r.attention_dp > 1 ? `, attention DP ${r.attention_dp}` : '') +
+      (r.ep > 1 ? `, EP ${r.ep}` : '') + (r.dp > 1 ? `, ${r.dp} replicas` : '');
 }
 
 /** The percentiles of a spread: "p50 906 ms, p90 1.34 s, p99 3.79 s". */
@@ -331,7 +339,9 @@ function renderDetail(r: Serving | undefined): void {
     ['scheduler', `${r.token_budget}-token budget per step, at most ${r.max_running} requests running per instance`],
     ['GPUs', r.mode === 'disagg'
       ? `${r.gpus}: prefill ${pool(r.prefill_workers!, r.prefill_tp!)}, decode ${pool(r.decode_workers!, r.decode_tp!)}`
-      : `${r.gpus}: one instance at TP ${r.tp} serves prompts and decodes`],
+      : r.dp > 1
+        ? `${r.gpus}: ${r.dp} instances at TP ${r.tp} each serve prompts and decode`
+        : `${r.gpus}: one instance at TP ${r.tp} serves prompts and decodes`],
     ...(r.mode === 'disagg' ? [['KV transfer', `${seconds(r.kv_transfer_s!)} per prompt, prefill to decode worker`] as [string, string]] : []),
     ['TTFT', `mean ${seconds(r.ttft.mean)}; ${percentiles(r.ttft)}`],
     ['TPOT', `mean ${seconds(r.tpot.mean)}; ${percentiles(r.tpot)}`],
