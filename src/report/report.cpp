@@ -549,7 +549,12 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
     notes.push_back(fmt::format("a decode step streams {} of weights and {} of KV cache",
                                 human_bytes(p.weight_bytes), human_bytes(p.kv_bytes)));
   }
-  if (p.graph.distinct_experts > 0) {
+  if (p.graph.distinct_experts > 0 && s.ep > 1) {
+    notes.push_back(fmt::format(
+        "MoE, expert parallel over {} groups: the busiest touches {:.1f} of its {} experts per "
+        "layer ({} tokens, uniform random routing; real routers are more skewed)",
+        s.ep, p.graph.distinct_experts, m.moe->num_experts / s.ep, p.graph.tokens));
+  } else if (p.graph.distinct_experts > 0) {
     notes.push_back(
         fmt::format("MoE: {:.1f} of {} experts touched per layer by {} tokens (uniform routing, an "
                     "upper bound)",
@@ -557,7 +562,9 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
   }
   for (int i = 0; i < p.graph.size; ++i) {
     const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
-    if (op.weight_only && op.kind != OpKind::kRouter) {
+    // (The engine's own dequantizing kernels say what they compute in below.)
+    if (op.weight_only && op.kind != OpKind::kRouter &&
+        p.timings[static_cast<std::size_t>(i)].source != EfficiencySource::kEngine) {
       notes.push_back(fmt::format(
           "{} weights are weight-only on {}: dequantized to {} for the math",
           format_id(op.moe_layer && op.kind != OpKind::kRouter ? p.graph.experts : p.graph.weights),
