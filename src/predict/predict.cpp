@@ -167,37 +167,26 @@ void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double 
       compute = op.flops / d.peak(Format::kFp32);
       break;
     case OpClass::kCommunication: {
-      const double across = across_nodes(d, op, realistic ? opt.collective_latency_s : 0);
-      // The engine's measured all-reduce at this message size and GPU count.
-      if (realistic && opt.comm_table && op.kind == OpKind::kAllToAll && op.ranks > 1 &&
-          !opt.comm_table->alltoall_s.empty()) {
-        t.memory_time_s =
-            op.count * (opt.comm_table->alltoall_latency(static_cast<std::int64_t>(op.ranks),
-                                                         op.message_elements) +
-                        across);
-        t.time_s = t.memory_time_s;
-        t.bound = Bound::kMemory;
-        t.source = EfficiencySource::kMeasuredTable;
-        return;
-      }
-      if (realistic && opt.comm_table && op.kind == OpKind::kAllReduce && op.ranks > 1 &&
-          !opt.comm_table->latency_s.empty()) {
-        t.memory_time_s = op.count * (opt.comm_table->latency(static_cast<std::int64_t>(op.ranks),
-                                                              op.message_elements) +
-                                      across);
-        t.time_s = t.memory_time_s;
-        t.bound = Bound::kMemory;
-        t.source = EfficiencySource::kMeasuredTable;
-        return;
-      }
-      // The interconnect figure is bidirectional; a ring uses one direction.
-      const double link =
-          d.interconnect_bandwidth_Bps.known() ? d.interconnect_bandwidth_Bps.value / 2 : 0;
-      if (link <= 0) throw Unsupported(d.id + ": interconnect bandwidth is not published");
-      t.memory_time_s =
-          op.count * (op.bytes() / link + (realistic ? opt.collective_latency_s : 0) + across);
-      t.time_s = t.memory_time_s;
       t.bound = Bound::kMemory;
+      const double across = across_nodes(d, op, realistic ? opt.collective_latency_s : 0);
+      // The engine's measured collective at this message size and GPU count.
+      const CommTable* table = realistic && op.ranks > 1 ? opt.comm_table : nullptr;
+      const auto gpus = static_cast<std::int64_t>(op.ranks);
+      if (table && op.kind == OpKind::kAllToAll && !table->alltoall_s.empty()) {
+        t.source = EfficiencySource::kMeasuredTable;
+        t.time_s = op.count * (table->alltoall_latency(gpus, op.message_elements) + across);
+      } else if (table && op.kind == OpKind::kAllReduce && !table->latency_s.empty()) {
+        t.source = EfficiencySource::kMeasuredTable;
+        t.time_s = op.count * (table->latency(gpus, op.message_elements) + across);
+      } else {
+        // The interconnect figure is bidirectional; a ring uses one direction.
+        const double link =
+            d.interconnect_bandwidth_Bps.known() ? d.interconnect_bandwidth_Bps.value / 2 : 0;
+        if (link <= 0) throw Unsupported(d.id + ": interconnect bandwidth is not published");
+        t.time_s =
+            op.count * (op.bytes() / link + (realistic ? opt.collective_latency_s : 0) + across);
+      }
+      t.memory_time_s = t.time_s;
       return;
     }
   }
