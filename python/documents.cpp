@@ -197,6 +197,8 @@ void bind_documents(py::module_& m) {
         s.rounds = rounds;
         s.token_budget = token_budget;
         s.max_running = max_running;
+        // Disaggregated: the step is a decode worker's (attention DP and EP divide its TP).
+        if (s.mode == ServingMode::kDisaggregated) r.tp = decode_tp;
         s.step = build_scenario(r, *spec, &d);
         const ModelOptions o = options_of(false, engine);
         const ServingResult res = predict_serving(*spec, d, s, o);

@@ -125,6 +125,18 @@ TEST_F(ServerTest, ServingAndSearch) {
                 200);
   EXPECT_GT(v["tpot_s"].get<double>(), 0);
   EXPECT_EQ(v["gpus"], 2);
+  // Expert parallelism with attention DP on the decode workers of a disaggregated
+  // layout: they divide the decode workers' TP; EP on a dense model is a 400.
+  auto e = post("/api/serving",
+                R"({"model": "deepseek-v3", "hardware": "h200", "engine": "sglang",
+                    "weights": "fp8", "act": "fp8", "mode": "disagg", "prefill_tp": 8,
+                    "decode_tp": 8, "attention_dp": 8, "ep": 8, "isl": 1024, "osl": 64,
+                    "concurrency": 16, "rounds": 2})",
+                200);
+  EXPECT_EQ(e["ep"], 8);
+  EXPECT_EQ(e["gpus"], 16);
+  expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "tp": 2, "ep": 2})",
+               400, "invalid_argument");
   expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "batch": 4})", 400,
                "invalid_argument");
   expect_error("/api/serving", R"({"model": "llama-3.1-70b", "hardware": "h100"})", 422,

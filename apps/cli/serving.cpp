@@ -51,7 +51,10 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
     s.decode_tp = parse_count("--decode-tp", a.decode_tp, 1, kMaxParallel);
   }
   if (a.sc.ideal) throw InvalidArgument("serving: engines' costs have no ideal mode");
-  s.step = make_scenario(a.sc, m, &d);
+  ScenarioArgs step = a.sc;
+  // Disaggregated: the step is a decode worker's (its attention DP and EP divide its TP).
+  if (s.mode == ServingMode::kDisaggregated) step.tp = std::to_string(s.decode_tp);
+  s.step = make_scenario(step, m, &d);
   const ModelOptions o = make_options(a.sc, &d);
   const ServingResult r = predict_serving(m, d, s, o);
   if (c.output() == Output::kJson) {

@@ -301,7 +301,7 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     if (o.has("batch")) o.fail("batch", "serving sets the batch from concurrency");
     const ModelSpec m = model_of(o, limits);
     const Device& d = device_of(o, registry);
-    const ScenarioRequest sr = scenario_of(o, limits, false);
+    ScenarioRequest sr = scenario_of(o, limits, false);
     ServingScenario s;
     s.isl = integer(o, "isl", 1024, 1, kMaxSeqLen);
     s.osl = integer(o, "osl", 256, 1, kMaxSeqLen);
@@ -319,6 +319,8 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     o.finish();
     if (opt.mode != Mode::kRealistic)
       throw InvalidArgument("serving: engines' costs have no ideal mode");
+    // Disaggregated: the step is a decode worker's (its attention DP and EP divide its TP).
+    if (s.mode == ServingMode::kDisaggregated) sr.tp = s.decode_tp;
     s.step = build_scenario(sr, m, &d);
     const ServingResult r = predict_serving(m, d, s, opt);
     return serving_document(m, d, s, r, opt, registry);
