@@ -2,6 +2,7 @@
 // the original short form, and (with checkpoint.h) checkpoint headers.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -100,8 +101,19 @@ struct ModelSpec {
   // What was read but not modeled (ignored config keys, assumptions).
   std::vector<std::string> notes;
 
-  [[nodiscard]] bool is_moe_layer(std::int64_t layer) const noexcept;
-  [[nodiscard]] bool is_sliding_layer(std::int64_t layer) const noexcept;
+  // (Inline: predictions ask them for every layer.)
+  [[nodiscard]] bool is_moe_layer(std::int64_t layer) const noexcept {
+    if (!moe) return false;
+    if (layer < moe->first_dense_layers) return false;
+    if (moe->layer_step > 1 && (layer + 1) % moe->layer_step != 0) return false;
+    return !std::binary_search(moe->dense_layers.begin(), moe->dense_layers.end(), layer);
+  }
+  [[nodiscard]] bool is_sliding_layer(std::int64_t layer) const noexcept {
+    if (sliding_window <= 0) return false;
+    if (sliding_layers.empty()) return true;
+    return layer >= 0 && layer < static_cast<std::int64_t>(sliding_layers.size()) &&
+           sliding_layers[static_cast<std::size_t>(layer)];
+  }
   [[nodiscard]] std::int64_t moe_layer_count() const noexcept;
   [[nodiscard]] std::int64_t sliding_layer_count() const noexcept;
   // Elements of K and V cached per token per layer (MLA: the latent + rope key).

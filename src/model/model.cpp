@@ -369,20 +369,6 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 // ---------------------------------------------------------------- ModelSpec
 
-bool ModelSpec::is_moe_layer(std::int64_t layer) const noexcept {
-  if (!moe) return false;
-  if (layer < moe->first_dense_layers) return false;
-  if (moe->layer_step > 1 && (layer + 1) % moe->layer_step != 0) return false;
-  return !std::binary_search(moe->dense_layers.begin(), moe->dense_layers.end(), layer);
-}
-
-bool ModelSpec::is_sliding_layer(std::int64_t layer) const noexcept {
-  if (sliding_window <= 0) return false;
-  if (sliding_layers.empty()) return true;
-  return layer >= 0 && layer < static_cast<std::int64_t>(sliding_layers.size()) &&
-         sliding_layers[static_cast<std::size_t>(layer)];
-}
-
 std::int64_t ModelSpec::moe_layer_count() const noexcept {
   if (!moe) return 0;
   std::int64_t n = 0;

@@ -59,6 +59,9 @@ struct Builder {
   mutable Format table_fmt{};
   mutable ComputePlan table_plan{};
   mutable int table_answer = -1;  // -1: not asked yet
+  // The routed experts' GEMMs of a layer the engine's MoE table prices whole
+  // (predict's price_moe_layers): no wave efficiency either.
+  bool experts_priced_whole = false;
   bool table_prices(Format fmt, const ComputePlan& plan) const {
     if (opt.mode != Mode::kRealistic || opt.gemm_table == nullptr) return false;
     if (table_answer < 0 || fmt != table_fmt || plan.format != table_plan.format ||
@@ -104,13 +107,16 @@ struct Builder {
     op.act_bytes = (read_input ? bytes_for(act, rows * k) : 0) + bytes_for(act, rows * n);
     op.compute = plan.format;
     op.weight_only = plan.weight_only;
-    const bool waves = opt.mode == Mode::kRealistic && !dev.is_cpu() && !table_prices(fmt, plan);
-    if (waves || plan.weight_only) {
+    const bool waves = opt.mode == Mode::kRealistic && !dev.is_cpu() && !experts_priced_whole &&
+                       !table_prices(fmt, plan);
+    // (Weight-only dequantization ops price the device path; a MoE table's whole layer has its
+    // own.)
+    const bool dequant_ops = plan.weight_only && !experts_priced_whole;
+    if (waves || dequant_ops) {
       const GemmTiling t = gemm_tiling(rows, n, opt);
       if (waves)
         op.wave_efficiency = wave_efficiency(t.tiles * groups, t.fill, k, dev.sm_count.value, opt);
-      if (plan.weight_only)
-        op.vector_ops = groups * n * k * t.m_tiles * opt.dequant_ops_per_element;
+      if (dequant_ops) op.vector_ops = groups * n * k * t.m_tiles * opt.dequant_ops_per_element;
     }
     op.launches = launches;
     op.gemm_m = rows;
@@ -347,6 +353,9 @@ struct Builder {
     // weights of D experts stream once; the token-expert pairs compute.
     const double pairs = load.pairs;
     const double rows = pairs / D;
+    experts_priced_whole = opt.mode == Mode::kRealistic && opt.engine && opt.moe_table &&
+                           !s.precision.has_op_overrides &&
+                           opt.moe_table->find(e, eplan.format, eplan.weight_only) != nullptr;
     auto expert_linear = [&](OpKind kind, double n, double kdim, bool read_input, double launches) {
       Op& op = linear(kind, count, rows, n, kdim, e, eplan, read_input, launches, D);
       op.flops = 2 * pairs * n * kdim;
@@ -363,6 +372,7 @@ struct Builder {
     Op& act = elementwise(OpKind::kActMul, count, pairs * Ie, kGatedActOps, 2, 1, 1);
     act.moe_layer = true;
     expert_linear(OpKind::kDownProj, H, Ie, true, 1);
+    experts_priced_whole = false;
     if (x.num_shared_experts > 0) {
       mlp(count, true, static_cast<double>(x.shared_intermediate * x.num_shared_experts) / tp, N);
     }
