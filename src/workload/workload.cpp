@@ -109,8 +109,7 @@ struct Builder {
     op.weight_only = plan.weight_only;
     const bool waves = opt.mode == Mode::kRealistic && !dev.is_cpu() && !experts_priced_whole &&
                        !table_prices(fmt, plan);
-    // (Weight-only dequantization ops price the device path; a MoE table's whole layer has its
-    // own.)
+    // Dequantization ops count on the device path only (a MoE table prices its layer whole).
     const bool dequant_ops = plan.weight_only && !experts_priced_whole;
     if (waves || dequant_ops) {
       const GemmTiling t = gemm_tiling(rows, n, opt);
