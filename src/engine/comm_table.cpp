@@ -79,20 +79,13 @@ CommTable parse_comm_table(std::string_view text, const std::string& origin) {
   StrictObject o(doc, origin, "");
   CommTable t;
   const detail::KernelTableHeader h = detail::read_kernel_table_header(o, kCommTableSchema);
-  t.id = h.id;
-  t.device = h.device;
-  t.engine = h.engine;
-  t.engine_version = h.engine_version;
-  t.confidence = h.confidence;
-  t.citation = h.citation;
+  detail::set_identity(h, &t);
   detail::read_log2_axis(o, "log2_elements", 40, &t.log2_elements0, &t.points);
   StrictObject lat = o.object("latency_s");
   t.latency_s = read_latencies(lat, t.points);
   if (o.has("alltoall")) {
     StrictObject a = o.object("alltoall");
-    const auto cited = h.sources.find(a.string("source"));
-    if (cited == h.sources.end()) a.fail("source", "names no entry of \"sources\"");
-    t.alltoall_citation = cited->second;
+    t.alltoall_citation = detail::cited_source(a, h);
     detail::read_log2_axis(a, "log2_elements", 40, &t.alltoall_log2_elements0, &t.alltoall_points);
     StrictObject alat = a.object("latency_s");
     t.alltoall_s = read_latencies(alat, t.alltoall_points);

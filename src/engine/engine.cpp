@@ -242,12 +242,7 @@ GemmTable parse_gemm_table(std::string_view text, const std::string& origin) {
   StrictObject o(doc, origin, "");
   GemmTable t;
   const detail::KernelTableHeader h = detail::read_kernel_table_header(o, kGemmTableSchema);
-  t.id = h.id;
-  t.device = h.device;
-  t.engine = h.engine;
-  t.engine_version = h.engine_version;
-  t.confidence = h.confidence;
-  t.citation = h.citation;
+  detail::set_identity(h, &t);
   detail::read_log2_axis(o, "log2_m", 40, &t.log2_m0, &t.m_points);
   detail::read_log2_axis(o, "log2_nk", 40, &t.log2_nk0, &t.nk_points);
   StrictObject formats = o.object("formats");
@@ -282,9 +277,7 @@ GemmTable parse_gemm_table(std::string_view text, const std::string& origin) {
   formats.finish();
   if (o.has("fp8_dynamic_scale")) {
     StrictObject d = o.object("fp8_dynamic_scale");
-    const auto cited = h.sources.find(d.string("source"));
-    if (cited == h.sources.end()) d.fail("source", "names no entry of \"sources\"");
-    t.fp8_dynamic_scale_citation = cited->second;
+    t.fp8_dynamic_scale_citation = detail::cited_source(d, h);
     const double rows = d.non_negative("rows");
     if (rows != std::floor(rows) || rows > 1e9)
       d.fail("rows", "must be a whole number of at most 1e9");

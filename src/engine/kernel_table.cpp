@@ -14,11 +14,15 @@ KernelTableHeader read_kernel_table_header(StrictObject& o, std::string_view sch
   h.confidence = o.string("confidence");
   if (h.confidence != "measured" && h.confidence != "derived")
     o.fail("confidence", "must be measured or derived");
-  const auto cited = h.sources.find(o.string("source"));
-  if (cited == h.sources.end()) o.fail("source", "names no entry of \"sources\"");
-  h.citation = cited->second;
+  h.citation = cited_source(o, h);
   (void)o.string("method");
   return h;
+}
+
+std::string cited_source(StrictObject& o, const KernelTableHeader& h) {
+  const auto cited = h.sources.find(o.string("source"));
+  if (cited == h.sources.end()) o.fail("source", "names no entry of \"sources\"");
+  return cited->second;
 }
 
 void read_log2_axis(StrictObject& o, std::string_view key, int largest, int* first, int* points) {

@@ -22,6 +22,22 @@ struct KernelTableHeader {
 // sources: its citation) and method. Fails naming the key otherwise.
 [[nodiscard]] KernelTableHeader read_kernel_table_header(StrictObject& o, std::string_view schema);
 
+// Copies the header's identity (id, device, engine, version, confidence,
+// citation) into a GEMM, MoE or all-reduce table.
+template <typename Table>
+void set_identity(const KernelTableHeader& h, Table* t) {
+  t->id = h.id;
+  t->device = h.device;
+  t->engine = h.engine;
+  t->engine_version = h.engine_version;
+  t->confidence = h.confidence;
+  t->citation = h.citation;
+}
+
+// The citation of `o`'s "source", a key of the header's sources; fails
+// naming the key otherwise.
+[[nodiscard]] std::string cited_source(StrictObject& o, const KernelTableHeader& h);
+
 // `key`: 2 to 64 consecutive whole numbers from 0 to `largest`; its first
 // value and length.
 void read_log2_axis(StrictObject& o, std::string_view key, int largest, int* first, int* points);

@@ -52,12 +52,7 @@ MoeTable parse_moe_table(std::string_view text, const std::string& origin) {
   StrictObject o(doc, origin, "");
   MoeTable t;
   const detail::KernelTableHeader h = detail::read_kernel_table_header(o, kMoeTableSchema);
-  t.id = h.id;
-  t.device = h.device;
-  t.engine = h.engine;
-  t.engine_version = h.engine_version;
-  t.confidence = h.confidence;
-  t.citation = h.citation;
+  detail::set_identity(h, &t);
   detail::read_log2_axis(o, "log2_tokens", 48, &t.log2_tokens0, &t.token_points);
   detail::read_log2_axis(o, "log2_weight_bytes", 48, &t.log2_bytes0, &t.byte_points);
   StrictObject formats = o.object("formats");
