@@ -587,6 +587,67 @@ TEST(EnginePrediction, WeightOnlyKernelsStreamAtTheirShareOfBf16) {
       parse_engine(dequant, "x.json").dequant_gemm.architectures.at("ada").compute.value, 0.3);
 }
 
+// TensorRT-LLM's default MoE backend on Blackwell runs gpt-oss's MXFP4 experts
+// with MXFP8 activations (W4A8): the experts take the MoE table's mxfp4_mxfp8
+// entry; on Hopper, and in an engine without the rule, they stay W4A16.
+TEST(EnginePrediction, EngineRuleSetsTheExpertsActivationFormat) {
+  const ModelSpec m = load_model("gpt-oss-120b");
+  const EngineProfile& trt = EngineRegistry::built_in().get("trtllm");
+  const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
+  const Device& b200 = devices().get("b200");
+  const Device& h200 = devices().get("h200");
+  ASSERT_NE(trt.expert_activation(Format::kMxfp4, b200), nullptr);
+  EXPECT_EQ(trt.expert_activation(Format::kMxfp4, b200)->act, Format::kMxfp8);
+  EXPECT_EQ(trt.expert_activation(Format::kMxfp4, h200), nullptr);  // Hopper: BF16 (Triton)
+  EXPECT_EQ(trt.expert_activation(Format::kNvfp4, b200), nullptr);
+  EXPECT_EQ(vllm.expert_activation(Format::kMxfp4, b200), nullptr);  // vLLM's default: BF16
+  auto gate_compute = [&](const EngineProfile& e, const Device& d) {
+    ModelOptions o;
+    o.engine = &e;
+    Scenario s;
+    s.batch = 8;
+    const Prediction p = predict(m, d, s, o);
+    for (int i = 0; i < p.graph.size; ++i) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+      if (op.kind == OpKind::kGateProj) return op.compute;
+    }
+    return Format::kFp32;
+  };
+  EXPECT_EQ(gate_compute(trt, b200), Format::kMxfp8);
+  EXPECT_EQ(gate_compute(vllm, b200), Format::kBf16);
+  EXPECT_EQ(gate_compute(trt, h200), Format::kBf16);
+  // Asked for explicitly, other activations win over the rule.
+  ModelOptions o;
+  o.engine = &trt;
+  Scenario fp8;
+  fp8.precision.act = Format::kFp8;
+  const Prediction p8 = predict(m, b200, fp8, o);
+  for (int i = 0; i < p8.graph.size; ++i) {
+    const Op& op = p8.graph.ops[static_cast<std::size_t>(i)];
+    if (op.kind == OpKind::kGateProj) {
+      EXPECT_EQ(op.compute, Format::kFp8);
+    }
+  }
+
+  // A rule names sources the profile has, and computes in a compute format.
+  const std::string text = R"({"id": "x", "name": "x", "kind": "local", "versions": "v",
+    "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},
+    "gemm": {"tables": "", "kernels": {}},
+    "expert_activations": [{"weights": "mxfp4", "architectures": ["blackwell"], "act": "mxfp8",
+                            "kernel": "k", "source": "s"}],
+    "attention_kernels": "a", "fusions": [], "unsupported_formats": []})";
+  EXPECT_EQ(parse_engine(text, "x.json").expert_activations.at(0).act, Format::kMxfp8);
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {R"("act": "mxfp8")", R"("act": "q4_0")"},
+           {R"("source": "s"}])", R"("source": "nowhere"}])"},
+           {R"("kernel": "k")", R"("kernel": "k", "typo": 1)"},
+           {R"("architectures": ["blackwell"])", R"("architectures": [])"}}) {
+    std::string bad = text;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
+  }
+}
+
 // llama.cpp's MMQ dequantizes a tile of weights, then multiplies it in int8:
 // above its matrix-vector kernels' 8 rows the two sides add, at the figures
 // of the device's architecture; elsewhere the device's fractions stay.

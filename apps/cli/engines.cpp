@@ -94,6 +94,11 @@ void engines_command(const std::string& id, bool json) {
                  .c_str(),
              f.compute);
     }
+    for (const auto& r : e.expert_activations) {
+      std::cout << fmt::format("  {:<28} {} activations on {}: {}\n      source: {}\n",
+                               fmt::format("{} experts", format_id(r.weights)), format_id(r.act),
+                               list(r.architectures), r.kernel, e.citation(r.source));
+    }
     for (const auto& [format, kernel] : e.gemm_kernels) {
       std::cout << fmt::format("  {:<28} {}\n", "GEMM " + format, kernel);
     }

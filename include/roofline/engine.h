@@ -188,6 +188,17 @@ struct EngineProfile {
     std::map<std::string, Figures, std::less<>> architectures;
   };
   DequantGemm dequant_gemm;
+  // Routed experts whose math runs in another format than the activations
+  // ask: the engine's fused MoE for experts in `weights` on these
+  // architectures quantizes the activations to `act` on the fly (TensorRT-LLM
+  // runs gpt-oss's MXFP4 experts as W4A8 MXFP4 x MXFP8 on Blackwell).
+  struct ExpertActivation {
+    Format weights = Format::kMxfp4;
+    std::vector<std::string> architectures;
+    Format act = Format::kMxfp8;
+    std::string kernel, source;
+  };
+  std::vector<ExpertActivation> expert_activations;
   std::map<std::string, std::string> gemm_kernels;  // format -> kernel family (documentation)
   std::string attention_kernels;
   std::vector<std::string> fusions;
@@ -198,6 +209,9 @@ struct EngineProfile {
   std::string origin;
 
   [[nodiscard]] bool runs(Format f) const noexcept;
+  // The rule for experts in `weights` on `device`, or nullptr.
+  [[nodiscard]] const ExpertActivation* expert_activation(Format weights,
+                                                          const Device& device) const noexcept;
   // The mix of the engine's files for a graph of these formats, or nullptr.
   [[nodiscard]] const FileMix* file_mix(Format weights, Format experts, bool moe) const noexcept;
   [[nodiscard]] std::string citation(const std::string& source_key) const;

@@ -451,6 +451,16 @@ bool EngineProfile::runs(Format f) const noexcept {
   return std::find(unsupported.begin(), unsupported.end(), f) == unsupported.end();
 }
 
+const EngineProfile::ExpertActivation* EngineProfile::expert_activation(
+    Format weights, const Device& device) const noexcept {
+  for (const ExpertActivation& r : expert_activations) {
+    if (r.weights != weights || !device.computes(r.act)) continue;
+    for (const std::string& a : r.architectures)
+      if (architecture_key(a) == device.architecture_key) return &r;
+  }
+  return nullptr;
+}
+
 std::string EngineProfile::citation(const std::string& key) const {
   const auto it = sources.find(key);
   return it == sources.end() ? std::string() : it->second;
@@ -541,6 +551,26 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
       e.gemm_kernels[it.key()] = k.string(it.key());
     k.finish();
     g.finish();
+  }
+  if (o.has("expert_activations")) {
+    const json& list = o.required("expert_activations");
+    if (!list.is_array() || list.empty() || list.size() > 16)
+      o.fail("expert_activations", "expected a list of 1 to 16 rules");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      StrictObject r(list[i], origin, "expert_activations[" + std::to_string(i) + "]");
+      EngineProfile::ExpertActivation rule;
+      rule.weights = format_key(r, "weights");
+      rule.architectures = strings(r, "architectures");
+      if (rule.architectures.empty()) r.fail("architectures", "names no architecture");
+      rule.act = format_key(r, "act");
+      if (!format_info(rule.act).compute_format)
+        r.fail("act", "must be a compute format (the activations' math)");
+      rule.kernel = r.string("kernel");
+      rule.source = r.string("source");
+      if (!e.sources.count(rule.source)) r.fail("source", "names no entry of \"sources\"");
+      r.finish();
+      e.expert_activations.push_back(std::move(rule));
+    }
   }
   e.attention_kernels = o.string("attention_kernels");
   e.fusions = strings(o, "fusions");
@@ -856,6 +886,13 @@ nlohmann::json to_json(const EngineProfile& e) {
                {"peak", format_id(e.dequant_gemm.peak)},
                {"architectures", archs}};
   }
+  json expert_acts = json::array();
+  for (const auto& r : e.expert_activations)
+    expert_acts.push_back({{"weights", format_id(r.weights)},
+                           {"architectures", r.architectures},
+                           {"act", format_id(r.act)},
+                           {"kernel", r.kernel},
+                           {"source", e.citation(r.source)}});
   json weight_only = json::object();
   for (const auto& [format, f] : e.weight_only_stream)
     weight_only[std::string(format_id(format))] = figure_json(e, f);
@@ -876,6 +913,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"gemv_max_m", figure_json(e, e.gemv_max_m)},
           {"weight_only_stream", weight_only},
           {"dequant_gemm", dequant},
+          {"expert_activations", expert_acts},
           {"gemm_kernels", e.gemm_kernels},
           {"attention_kernels", e.attention_kernels},
           {"fusions", e.fusions},

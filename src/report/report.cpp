@@ -617,6 +617,11 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
       }
       if (from_table + from_moe_table < matmuls) gemms += ", the rest at the device's fractions";
     }
+    if (const auto* rule = e.expert_activation(p.graph.experts, d);
+        rule && m.moe && (s.precision.act == Format::kBf16 || s.precision.act == Format::kFp16)) {
+      gemms += fmt::format("; {} experts with {} activations ({})", format_id(rule->weights),
+                           format_id(rule->act), rule->kernel);
+    }
     notes.push_back(
         fmt::format("engine {}: {}; {} per kernel launch{}{}", e.name, gemms,
                     human_time(launch.known() ? launch.value : d.launch_overhead_s.value),

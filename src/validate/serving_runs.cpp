@@ -162,7 +162,7 @@ struct Refusal : Unsupported {
 };
 
 // The scenario of one aggregated run's decode step; throws Refusal with the reason.
-Scenario decode_step(const ServingRun& r, const ModelSpec& m, const Device& d,
+Scenario decode_step(const ServingRun& r, const ModelSpec& m,
                      std::string* formats) {
   if (r.pp > 1) throw Refusal("pipeline parallel serving is not modeled (the serving issue, #12)");
   Scenario s;
@@ -179,12 +179,12 @@ Scenario decode_step(const ServingRun& r, const ModelSpec& m, const Device& d,
   const std::optional<Format> gemm = quant_format(r.gemm_quant);
   const std::optional<Format> moe = quant_format(r.moe_quant);
   if (m.native_experts == Format::kMxfp4 && m.moe) {
-    // gpt-oss ships MXFP4 experts; the set labels them nvfp4. Hopper has no FP4
-    // math: as shipped there, W4A4 NVFP4 experts on Blackwell.
-    if (!d.computes(Format::kNvfp4)) {
-      *formats = "as shipped (mxfp4 experts)";
-      return s;
-    }
+    // gpt-oss ships MXFP4 experts and BF16 other weights; the set labels its
+    // runs nvfp4, but the engines load the checkpoint as shipped, and the
+    // engine's profile says which activations its MoE kernel takes (MXFP8
+    // on Blackwell in TensorRT-LLM, BF16 elsewhere).
+    *formats = "as shipped (mxfp4 experts)";
+    return s;
   }
   if (gemm) s.precision.weights = *gemm;
   if (moe && m.moe) s.precision.experts = *moe;
@@ -412,7 +412,7 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         throw Refusal("disaggregated row without its prefill and decode worker counts");
       if (disagg && r.prefill_pp > 1)
         throw Refusal("pipeline parallel serving is not modeled (the serving issue, #12)");
-      const Scenario s = decode_step(r, it->second, *d, &row.formats);
+      const Scenario s = decode_step(r, it->second, &row.formats);
       ModelOptions o = options;
       o.engine = e;
       if (tables) o = with_engine(o, *d, e, *tables);
