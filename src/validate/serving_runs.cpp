@@ -162,8 +162,7 @@ struct Refusal : Unsupported {
 };
 
 // The scenario of one aggregated run's decode step; throws Refusal with the reason.
-Scenario decode_step(const ServingRun& r, const ModelSpec& m,
-                     std::string* formats) {
+Scenario decode_step(const ServingRun& r, const ModelSpec& m, std::string* formats) {
   if (r.pp > 1) throw Refusal("pipeline parallel serving is not modeled (the serving issue, #12)");
   Scenario s;
   s.phase = Phase::kDecode;
