@@ -195,6 +195,7 @@ struct EngineProfile {
   struct ExpertActivation {
     Format weights = Format::kMxfp4;
     std::vector<std::string> architectures;
+    std::vector<std::uint64_t> architecture_keys;  // architecture_key() of each, set on load
     Format act = Format::kMxfp8;
     std::string kernel, source;
   };

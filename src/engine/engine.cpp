@@ -455,8 +455,8 @@ const EngineProfile::ExpertActivation* EngineProfile::expert_activation(
     Format weights, const Device& device) const noexcept {
   for (const ExpertActivation& r : expert_activations) {
     if (r.weights != weights || !device.computes(r.act)) continue;
-    for (const std::string& a : r.architectures)
-      if (architecture_key(a) == device.architecture_key) return &r;
+    for (std::uint64_t a : r.architecture_keys)
+      if (a == device.architecture_key) return &r;
   }
   return nullptr;
 }
@@ -562,6 +562,8 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
       rule.weights = format_key(r, "weights");
       rule.architectures = strings(r, "architectures");
       if (rule.architectures.empty()) r.fail("architectures", "names no architecture");
+      for (const std::string& a : rule.architectures)
+        rule.architecture_keys.push_back(architecture_key(a));
       rule.act = format_key(r, "act");
       if (!format_info(rule.act).compute_format)
         r.fail("act", "must be a compute format (the activations' math)");
