@@ -23,6 +23,16 @@ const Registry& devices() {
   return r;
 }
 
+// The index of the first op of `kind` in a prediction's graph; the test fails
+// when there is none.
+std::size_t first_op(const Prediction& p, OpKind kind) {
+  for (int i = 0; i < p.graph.size; ++i) {
+    if (p.graph.ops[static_cast<std::size_t>(i)].kind == kind) return static_cast<std::size_t>(i);
+  }
+  ADD_FAILURE() << "no " << op_name(kind) << " op";
+  return 0;
+}
+
 TEST(Engines, BuiltInProfilesLoad) {
   const EngineRegistry& e = EngineRegistry::built_in();
   ASSERT_FALSE(e.engines().empty());
@@ -512,12 +522,9 @@ TEST(EnginePrediction, EngineMatrixVectorKernelsAreBoundPerSm) {
     s.precision.act = Format::kFp16;
     s.precision.kv = Format::kFp16;
     const Prediction p = predict(m, d, s, o);
-    for (int i = 0; i < p.graph.size; ++i) {
-      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
-      if (op.kind == OpKind::kDownProj)
-        return p.timings[static_cast<std::size_t>(i)].memory_time_s / (op.count * op.bytes());
-    }
-    return 0.0;
+    const std::size_t i = first_op(p, OpKind::kDownProj);
+    const Op& op = p.graph.ops[i];
+    return p.timings[i].memory_time_s / (op.count * op.bytes());
   };
   constexpr double kRelative = 1e-9;
   // A100 80GB: 108 SMs x 7.27 GB/s = 785 GB/s, below 2,039 GB/s x 0.834 = 1,700.
@@ -547,11 +554,7 @@ TEST(EnginePrediction, WeightOnlyKernelsStreamAtTheirShareOfBf16) {
     Scenario s;
     s.precision.weights = weights;
     const Prediction p = predict(m, a100, s, o);
-    for (int i = 0; i < p.graph.size; ++i) {
-      if (p.graph.ops[static_cast<std::size_t>(i)].kind == OpKind::kDownProj)
-        return p.timings[static_cast<std::size_t>(i)].memory_time_s;
-    }
-    return 0.0;
+    return p.timings[first_op(p, OpKind::kDownProj)].memory_time_s;
   };
   constexpr double kRelative = 1e-12;
   for (Format f : {Format::kInt8, Format::kInt4}) {
@@ -596,22 +599,21 @@ TEST(EnginePrediction, EngineRuleSetsTheExpertsActivationFormat) {
   const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
   const Device& b200 = devices().get("b200");
   const Device& h200 = devices().get("h200");
-  ASSERT_NE(trt.expert_activation(Format::kMxfp4, b200), nullptr);
-  EXPECT_EQ(trt.expert_activation(Format::kMxfp4, b200)->act, Format::kMxfp8);
-  EXPECT_EQ(trt.expert_activation(Format::kMxfp4, h200), nullptr);  // Hopper: BF16 (Triton)
-  EXPECT_EQ(trt.expert_activation(Format::kNvfp4, b200), nullptr);
-  EXPECT_EQ(vllm.expert_activation(Format::kMxfp4, b200), nullptr);  // vLLM's default: BF16
+  ASSERT_NE(trt.expert_activation(Format::kMxfp4, Format::kBf16, b200), nullptr);
+  EXPECT_EQ(trt.expert_activation(Format::kMxfp4, Format::kBf16, b200)->act, Format::kMxfp8);
+  EXPECT_EQ(trt.expert_activation(Format::kMxfp4, Format::kBf16, h200),
+            nullptr);  // Hopper: BF16 (Triton)
+  EXPECT_EQ(trt.expert_activation(Format::kNvfp4, Format::kBf16, b200), nullptr);
+  EXPECT_EQ(trt.expert_activation(Format::kMxfp4, Format::kFp8, b200), nullptr);  // asked for
+  EXPECT_EQ(vllm.expert_activation(Format::kMxfp4, Format::kBf16, b200),
+            nullptr);  // vLLM's default: BF16
   auto gate_compute = [&](const EngineProfile& e, const Device& d) {
     ModelOptions o;
     o.engine = &e;
     Scenario s;
     s.batch = 8;
     const Prediction p = predict(m, d, s, o);
-    for (int i = 0; i < p.graph.size; ++i) {
-      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
-      if (op.kind == OpKind::kGateProj) return op.compute;
-    }
-    return Format::kFp32;
+    return p.graph.ops[first_op(p, OpKind::kGateProj)].compute;
   };
   EXPECT_EQ(gate_compute(trt, b200), Format::kMxfp8);
   EXPECT_EQ(gate_compute(vllm, b200), Format::kBf16);
@@ -622,12 +624,7 @@ TEST(EnginePrediction, EngineRuleSetsTheExpertsActivationFormat) {
   Scenario fp8;
   fp8.precision.act = Format::kFp8;
   const Prediction p8 = predict(m, b200, fp8, o);
-  for (int i = 0; i < p8.graph.size; ++i) {
-    const Op& op = p8.graph.ops[static_cast<std::size_t>(i)];
-    if (op.kind == OpKind::kGateProj) {
-      EXPECT_EQ(op.compute, Format::kFp8);
-    }
-  }
+  EXPECT_EQ(p8.graph.ops[first_op(p8, OpKind::kGateProj)].compute, Format::kFp8);
 
   // A rule names sources the profile has, and computes in a compute format.
   const std::string text = R"({"id": "x", "name": "x", "kind": "local", "versions": "v",
@@ -665,12 +662,8 @@ TEST(EnginePrediction, DequantizingGemmsAddTheStreamAndTheMath) {
     s.precision.act = Format::kFp16;
     s.precision.kv = Format::kFp16;
     const Prediction p = predict(m, d, s, o);
-    for (int i = 0; i < p.graph.size; ++i) {
-      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
-      if (op.kind == OpKind::kDownProj)
-        return std::make_pair(op, p.timings[static_cast<std::size_t>(i)]);
-    }
-    return std::make_pair(Op{}, OpTiming{});
+    const std::size_t i = first_op(p, OpKind::kDownProj);
+    return std::make_pair(p.graph.ops[i], p.timings[i]);
   };
   const Device& rtx = devices().get("rtx-4090");
   const auto& ada = llama.dequant_gemm.architectures.at("ada");
@@ -1106,11 +1099,7 @@ TEST(CommTables, CollectivesAcrossNodesCrossTheNics) {
     ModelOptions o;
     o.engine = &vllm;
     const Prediction p = predict(m, d, s, o);
-    for (int i = 0; i < p.graph.size; ++i) {
-      if (p.graph.ops[static_cast<std::size_t>(i)].kind == OpKind::kAllReduce)
-        return p.timings[static_cast<std::size_t>(i)].time_s;
-    }
-    return 0.0;
+    return p.timings[first_op(p, OpKind::kAllReduce)].time_s;
   };
   const Device& h200 = devices().get("h200");
   EXPECT_EQ(h200.domain_gpus(), kNvlinkDomainGpus);

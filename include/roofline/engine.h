@@ -210,8 +210,9 @@ struct EngineProfile {
   std::string origin;
 
   [[nodiscard]] bool runs(Format f) const noexcept;
-  // The rule for experts in `weights` on `device`, or nullptr.
-  [[nodiscard]] const ExpertActivation* expert_activation(Format weights,
+  // The rule for experts in `weights` with 16-bit activations `act` on
+  // `device`, or nullptr (other activations were asked for: they stay).
+  [[nodiscard]] const ExpertActivation* expert_activation(Format weights, Format act,
                                                           const Device& device) const noexcept;
   // The mix of the engine's files for a graph of these formats, or nullptr.
   [[nodiscard]] const FileMix* file_mix(Format weights, Format experts, bool moe) const noexcept;

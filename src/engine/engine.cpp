@@ -452,7 +452,8 @@ bool EngineProfile::runs(Format f) const noexcept {
 }
 
 const EngineProfile::ExpertActivation* EngineProfile::expert_activation(
-    Format weights, const Device& device) const noexcept {
+    Format weights, Format act, const Device& device) const noexcept {
+  if (act != Format::kBf16 && act != Format::kFp16) return nullptr;
   for (const ExpertActivation& r : expert_activations) {
     if (r.weights != weights || !device.computes(r.act)) continue;
     for (std::uint64_t a : r.architecture_keys)

@@ -617,8 +617,8 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
       }
       if (from_table + from_moe_table < matmuls) gemms += ", the rest at the device's fractions";
     }
-    if (const auto* rule = e.expert_activation(p.graph.experts, d);
-        rule && m.moe && (s.precision.act == Format::kBf16 || s.precision.act == Format::kFp16)) {
+    if (const auto* rule = e.expert_activation(p.graph.experts, s.precision.act, d);
+        rule && m.moe) {
       gemms += fmt::format("; {} experts with {} activations ({})", format_id(rule->weights),
                            format_id(rule->act), rule->kernel);
     }

@@ -681,11 +681,9 @@ OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s,
   b.wplan = plan_compute(dev, b.w, b.a);
   b.eplan = m.moe ? plan_compute(dev, b.e, b.a) : b.wplan;
   // An engine whose fused MoE quantizes the activations of these experts on
-  // the fly runs their math in its own format, whatever 16-bit format the
-  // activations are in elsewhere.
-  if (m.moe && opt.engine && opt.mode == Mode::kRealistic &&
-      (b.a == Format::kBf16 || b.a == Format::kFp16)) {
-    if (const auto* rule = opt.engine->expert_activation(b.e, dev))
+  // the fly runs their math in its own format.
+  if (m.moe && opt.engine && opt.mode == Mode::kRealistic) {
+    if (const auto* rule = opt.engine->expert_activation(b.e, b.a, dev))
       b.eplan = plan_compute(dev, b.e, rule->act);
   }
   g.weights = b.w;
