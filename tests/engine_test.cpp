@@ -65,6 +65,37 @@ TEST(Engines, BuiltInProfilesLoad) {
   }
 }
 
+// A scheduler section names every choice with a source; its pipeline entry
+// says whether micro-batches fill the stages.
+TEST(Engines, SchedulerSectionsAreStrict) {
+  const std::string text = R"({"id": "x", "name": "x", "kind": "serving", "versions": "v",
+    "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},
+    "gemm": {"tables": "", "kernels": {}},
+    "attention_kernels": "a", "fusions": [], "unsupported_formats": [],
+    "scheduler": {"policy": {"value": "mixed", "source": "s"},
+      "chunked_prefill": {"value": true, "source": "s"},
+      "kv_admission": {"value": "prompt", "source": "s"},
+      "pipeline": {"value": "one_batch", "source": "s"},
+      "token_budget": {"value": 2048, "confidence": "derived", "source": "s"},
+      "max_running": {"value": 256, "confidence": "derived", "source": "s"}}})";
+  const EngineProfile e = parse_engine(text, "x.json");
+  EXPECT_TRUE(e.scheduler.known);
+  EXPECT_FALSE(e.scheduler.pipeline_micro_batches);
+  const std::string micro = R"("pipeline": {"value": "micro_batches", "source": "s"},)";
+  std::string good = text;
+  const std::string one = R"("pipeline": {"value": "one_batch", "source": "s"},)";
+  good.replace(good.find(one), one.size(), micro);
+  EXPECT_TRUE(parse_engine(good, "x.json").scheduler.pipeline_micro_batches);
+  for (const std::string& to : {std::string(R"("pipeline": {"value": "two", "source": "s"},)"),
+                                std::string(R"("pipeline": {"value": true, "source": "s"},)"),
+                                std::string(R"("pipeline": {"value": "one_batch", "source": "z"},)"),
+                                std::string()}) {
+    std::string bad = text;
+    bad.replace(bad.find(one), one.size(), to);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
+  }
+}
+
 TEST(GemmTables, EveryMeasuredDeviceEngineLoads) {
   const EngineRegistry& e = EngineRegistry::built_in();
   // 8 registry devices x 3 engines of ../shared/reference/measured-kernels.

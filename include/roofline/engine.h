@@ -126,6 +126,9 @@ struct EngineScheduler {
   // Admission takes a request's whole length of KV cache (TensorRT-LLM's
   // GUARANTEED_NO_EVICT); else the prompt's, growing, with preemption (vLLM, SGLang).
   bool reserve_whole = false;
+  // With pipeline stages, one micro-batch per stage in flight (vLLM's batch
+  // queue, TensorRT-LLM's and SGLang's PP loops); else one batch at a time.
+  bool pipeline_micro_batches = false;
   EngineFigure token_budget;  // tokens per step: decode tokens and prompt chunks
   EngineFigure max_running;   // requests one instance runs at once
   // Defaults that follow the device's memory (vLLM and SGLang size their
@@ -138,7 +141,7 @@ struct EngineScheduler {
     std::string source;
   };
   std::vector<Rule> rules;
-  std::string policy_source, chunked_source, admission_source, note;
+  std::string policy_source, chunked_source, admission_source, pipeline_source, note;
 
   // The budget and the running cap on `device` (the first rule it meets).
   [[nodiscard]] std::int64_t budget_on(const Device& device) const noexcept;

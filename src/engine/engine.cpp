@@ -63,6 +63,7 @@ Format format_key(StrictObject& o, std::string_view key) {
 // "scheduler": {"policy": {"value": "mixed" | "prefill_first", "source": key},
 //   "chunked_prefill": {"value": true, "source": key},
 //   "kv_admission": {"value": "prompt" | "whole", "source": key},
+//   "pipeline": {"value": "micro_batches" | "one_batch", "source": key},
 //   "token_budget": figure, "max_running": figure, "note": text}
 EngineScheduler parse_scheduler(StrictObject& parent,
                                 const std::map<std::string, std::string>& sources) {
@@ -91,6 +92,11 @@ EngineScheduler parse_scheduler(StrictObject& parent,
     o.fail("kv_admission", "value must be \"prompt\" or \"whole\"");
   }
   s.reserve_whole = admission == "whole";
+  const json pipeline = choice("pipeline", &s.pipeline_source);
+  if (pipeline != "micro_batches" && pipeline != "one_batch") {
+    o.fail("pipeline", "value must be \"micro_batches\" or \"one_batch\"");
+  }
+  s.pipeline_micro_batches = pipeline == "micro_batches";
   s.token_budget = figure(o, "token_budget", 16, 1 << 20, sources);
   s.max_running = figure(o, "max_running", 1, 1 << 20, sources);
   if (o.has("by_memory")) {
@@ -803,6 +809,8 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
                       {"chunked_prefill_source", e.citation(s.chunked_source)},
                       {"kv_admission", s.reserve_whole ? "whole" : "prompt"},
                       {"kv_admission_source", e.citation(s.admission_source)},
+                      {"pipeline", s.pipeline_micro_batches ? "micro_batches" : "one_batch"},
+                      {"pipeline_source", e.citation(s.pipeline_source)},
                       {"token_budget", figure_json(e, s.token_budget)},
                       {"max_running", figure_json(e, s.max_running)}};
   nlohmann::json rules = nlohmann::json::array();

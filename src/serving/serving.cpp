@@ -215,14 +215,23 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   base.phase = Phase::kDecode;
   base.prefill_tokens = base.prefill_prompt = 0;
 
+  // Pipeline stages with micro-batches: each instance runs one lane per stage,
+  // each lane a batch whose step passes every stage in turn (predict() with
+  // pp prices that whole pass), the lanes' steps staggered a stage apart. The
+  // lanes split the instance's KV cache and running cap; as many as the cache
+  // holds requests of `one_request` tokens.
+  const std::int64_t stages = sched.pipeline_micro_batches ? base.pp : 1;
+  std::int64_t lanes_used = 1;
   const auto pool = [&](detail::PoolSpec::Role role, std::int64_t instances, std::int64_t kv_tokens,
-                        StepCostGrid& grid) {
+                        std::int64_t one_request, StepCostGrid& grid) {
+    const std::int64_t lanes = std::clamp<std::int64_t>(kv_tokens / one_request, 1, stages);
+    lanes_used = std::max(lanes_used, lanes);
     detail::PoolSpec p;
     p.role = role;
-    p.instances = instances;
-    p.kv_tokens = kv_tokens;
+    p.instances = instances * lanes;
+    p.kv_tokens = kv_tokens / lanes;
     p.reserve_whole = sched.reserve_whole;
-    p.max_running = cap;
+    p.max_running = (cap + lanes - 1) / lanes;
     p.token_budget = budget;
     p.chunked_prefill = sched.chunked_prefill;
     p.prefill_first = sched.prefill_first;
@@ -254,7 +263,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   StepCostGrid first_grid(m, d, prefill_base, o, in.isl);
   StepCostGrid decode_grid(m, d, decode_base, o, in.isl);
   if (!disagg) {
-    spec.first = pool(detail::PoolSpec::Role::kMixed, 1, decode_kv.tokens, first_grid);
+    spec.first =
+        pool(detail::PoolSpec::Role::kMixed, 1, decode_kv.tokens, in.isl + in.osl, first_grid);
   } else {
     const KvCapacity prefill_kv = kv_capacity(m, d, prefill_base, in.isl);
     // Each decode GPU receives its shard of the prompt's cache, in parallel.
@@ -264,10 +274,10 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     r.kv_transfer_s = decode_kv.request_bytes * static_cast<double>(in.isl) /
                       static_cast<double>(in.isl + in.osl) / link;
     spec.transfer_s = r.kv_transfer_s;
-    spec.first =
-        pool(detail::PoolSpec::Role::kPrefill, in.prefill_workers, prefill_kv.tokens, first_grid);
-    spec.decode =
-        pool(detail::PoolSpec::Role::kDecode, in.decode_workers, decode_kv.tokens, decode_grid);
+    spec.first = pool(detail::PoolSpec::Role::kPrefill, in.prefill_workers, prefill_kv.tokens,
+                      in.isl, first_grid);
+    spec.decode = pool(detail::PoolSpec::Role::kDecode, in.decode_workers, decode_kv.tokens,
+                       in.isl + in.osl, decode_grid);
   }
 
   const detail::SimResult sim = detail::simulate_serving(spec);
@@ -356,11 +366,21 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         "KV cache moves in {:.3g} ms; the first token comes from the prefill worker",
         in.prefill_workers, in.prefill_tp, in.decode_workers, in.decode_tp, r.kv_transfer_s * 1e3));
   }
-  if (base.pp > 1) {
+  if (base.pp > 1 && lanes_used > 1) {
     r.notes.push_back(fmt::format(
-        "pipeline parallel ({} stages): a step passes every stage in turn, one batch at a time; "
-        "engines that keep several micro-batches in flight get more tokens/s than this",
-        base.pp));
+        "pipeline parallel ({} stages): {} micro-batches in flight an instance, each with its "
+        "share of the KV cache and running cap; a micro-batch's step passes every stage in turn "
+        "({} scheduler; source {} in `roofline engines show {}`)",
+        base.pp, lanes_used, engine == &reference ? std::string("generic") : engine->name,
+        sched.pipeline_source, engine->id));
+  } else if (base.pp > 1) {
+    r.notes.push_back(fmt::format(
+        "pipeline parallel ({} stages): one batch at a time, each step passing every stage in "
+        "turn ({})",
+        base.pp,
+        sched.pipeline_micro_batches ? "the KV cache holds one request too few for a second "
+                                       "micro-batch"
+                                     : "the engine keeps no micro-batches in flight"));
   }
   r.notes.push_back(fmt::format("the decode step of {} requests is {}-bound ({:.3g} ms alone)",
                                 r.running, r.bound == Bound::kMemory ? "memory" : "compute",
