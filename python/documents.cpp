@@ -174,7 +174,8 @@ void bind_documents(py::module_& m) {
          std::int64_t pp, std::int64_t attention_dp, std::int64_t ep, const std::string& engine,
          const std::string& mode, std::int64_t dp, std::int64_t prefill_workers,
          std::int64_t prefill_tp, std::int64_t decode_workers, std::int64_t decode_tp,
-         std::int64_t rounds, std::int64_t token_budget, std::int64_t max_running) {
+         std::int64_t prefill_attention_dp, std::int64_t prefill_ep, std::int64_t rounds,
+         std::int64_t token_budget, std::int64_t max_running) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
@@ -194,6 +195,8 @@ void bind_documents(py::module_& m) {
         s.prefill_tp = prefill_tp;
         s.decode_workers = decode_workers;
         s.decode_tp = decode_tp;
+        s.prefill_attention_dp = prefill_attention_dp;
+        s.prefill_ep = prefill_ep;
         s.rounds = rounds;
         s.token_budget = token_budget;
         s.max_running = max_running;
@@ -215,6 +218,8 @@ void bind_documents(py::module_& m) {
       py::arg("prefill_tp") = serving_defaults.prefill_tp,
       py::arg("decode_workers") = serving_defaults.decode_workers,
       py::arg("decode_tp") = serving_defaults.decode_tp,
+      py::arg("prefill_attention_dp") = serving_defaults.prefill_attention_dp,
+      py::arg("prefill_ep") = serving_defaults.prefill_ep,
       py::arg("rounds") = serving_defaults.rounds, py::arg("token_budget") = 0,
       py::arg("max_running") = 0,
       "TTFT, TPOT and tokens/s of `concurrency` clients in a closed loop, simulated against the "

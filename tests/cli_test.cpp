@@ -726,6 +726,22 @@ TEST(Cli, ServingTakesTheBenchmarksRequestCountAndDisaggregation) {
   EXPECT_EQ(j["gpus"], 3);
   for (const char* key : {"p50", "p90", "p99", "mean"}) EXPECT_TRUE(j["ttft"].contains(key)) << key;
   EXPECT_GT(j["kv_transfer_s"].get<double>(), 0);
+  // Each pool's attention DP and EP divide its own TP; they belong to disaggregation.
+  const CliRun wide = roofline(
+      "serving --model deepseek-v3 --hardware h200 --engine sglang --weights fp8 --act fp8 "
+      "--isl 1024 --osl 64 --concurrency 16 --rounds 2 --mode disagg --prefill-tp 8 "
+      "--prefill-attention-dp 8 --prefill-ep 8 --decode-tp 8 --attention-dp 8 --ep 8");
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  EXPECT_NE(wide.out.find("1 prefill x TP 8, attention DP 8, EP 8, 1 decode x TP 8, attention "
+                          "DP 8, EP 8"),
+            std::string::npos)
+      << wide.out;
+  expect_bad_input(
+      "serving --model deepseek-v3 --hardware h200 --mode disagg --prefill-tp 8 --decode-tp 8 "
+      "--prefill-attention-dp 3",
+      "prefill attention dp = 3 must divide");
+  expect_bad_input("serving --model deepseek-v3 --hardware h200 --tp 8 --prefill-ep 8",
+                   "--mode disagg");
 }
 
 }  // namespace

@@ -86,10 +86,10 @@ TEST(Engines, SchedulerSectionsAreStrict) {
   const std::string one = R"("pipeline": {"value": "one_batch", "source": "s"},)";
   good.replace(good.find(one), one.size(), micro);
   EXPECT_TRUE(parse_engine(good, "x.json").scheduler.pipeline_micro_batches);
-  for (const std::string& to : {std::string(R"("pipeline": {"value": "two", "source": "s"},)"),
-                                std::string(R"("pipeline": {"value": true, "source": "s"},)"),
-                                std::string(R"("pipeline": {"value": "one_batch", "source": "z"},)"),
-                                std::string()}) {
+  for (const std::string& to :
+       {std::string(R"("pipeline": {"value": "two", "source": "s"},)"),
+        std::string(R"("pipeline": {"value": true, "source": "s"},)"),
+        std::string(R"("pipeline": {"value": "one_batch", "source": "z"},)"), std::string()}) {
     std::string bad = text;
     bad.replace(bad.find(one), one.size(), to);
     EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;

@@ -135,6 +135,24 @@ TEST_F(ServerTest, ServingAndSearch) {
                 200);
   EXPECT_EQ(e["ep"], 8);
   EXPECT_EQ(e["gpus"], 16);
+  EXPECT_EQ(e["prefill_attention_dp"], 1);
+  // The prefill workers' own attention DP and EP, dividing their TP.
+  auto p = post("/api/serving",
+                R"({"model": "deepseek-v3", "hardware": "h200", "engine": "sglang",
+                    "weights": "fp8", "act": "fp8", "mode": "disagg", "prefill_tp": 8,
+                    "prefill_attention_dp": 8, "prefill_ep": 8, "decode_tp": 8, "isl": 1024,
+                    "osl": 64, "concurrency": 16, "rounds": 2})",
+                200);
+  EXPECT_EQ(p["prefill_attention_dp"], 8);
+  EXPECT_EQ(p["prefill_ep"], 8);
+  EXPECT_NE(p["ttft_s"], e["ttft_s"]);
+  expect_error("/api/serving",
+               R"({"model": "deepseek-v3", "hardware": "h200", "mode": "disagg", "prefill_tp": 8,
+                   "decode_tp": 8, "prefill_ep": 3})",
+               400, "invalid_argument");
+  expect_error("/api/serving",
+               R"({"model": "deepseek-v3", "hardware": "h200", "tp": 8, "prefill_ep": 8})", 400,
+               "invalid_argument");
   expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "tp": 2, "ep": 2})",
                400, "invalid_argument");
   expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "batch": 4})", 400,

@@ -302,9 +302,8 @@ TEST(Serving, PipelineStagesKeepMicroBatchesInFlight) {
   EXPECT_GT(predict_serving(m, d, s, micro).output_tokens_per_s,
             kComputeBoundGain * predict_serving(m, d, s, one_batch).output_tokens_per_s);
   const auto says = [](const ServingResult& r, const char* text) {
-    return std::any_of(r.notes.begin(), r.notes.end(), [&](const std::string& n) {
-      return n.find(text) != std::string::npos;
-    });
+    return std::any_of(r.notes.begin(), r.notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
   };
   EXPECT_TRUE(says(a, "2 micro-batches in flight"));
   EXPECT_TRUE(says(b, "one batch at a time"));
@@ -336,6 +335,58 @@ TEST(Serving, DisaggregatedCountsBothPools) {
   EXPECT_NEAR(r.kv_transfer_s, shard / d.interconnect_bandwidth_Bps.value, 1e-9);
   EXPECT_GT(r.ttft_s, 0);
   EXPECT_EQ(r.requests, 16 * kDefaultRounds);
+}
+
+// The prefill workers' own attention DP and EP: their steps are priced with
+// them (DeepSeek-V3's prompts on 8 GPUs: the experts spread whole, the
+// tokens moved by all-to-all), the decode workers keep theirs; each divides
+// its own pool's TP.
+TEST(Serving, DisaggregatedPoolsTakeTheirOwnParallelism) {
+  const ModelSpec m = load_model("deepseek-v3");
+  const Device& d = devices().get("h200");
+  ServingScenario s;
+  s.isl = 1024;
+  s.osl = 64;
+  s.concurrency = 16;
+  s.rounds = 2;
+  s.mode = ServingMode::kDisaggregated;
+  s.prefill_tp = s.decode_tp = s.step.tp = 8;
+  s.step.precision.weights = s.step.precision.act = Format::kFp8;
+  ModelOptions o;
+  o.engine = &EngineRegistry::built_in().get("sglang");
+  const ServingResult plain = predict_serving(m, d, s, o);
+  ServingScenario wide = s;
+  wide.prefill_attention_dp = wide.prefill_ep = 8;
+  const ServingResult r = predict_serving(m, d, wide, o);
+  EXPECT_NE(r.ttft_s, plain.ttft_s);
+  // A lone prompt's step on the prefill workers is what predict() gives with their parallelism.
+  Scenario prompt = s.step;
+  prompt.phase = Phase::kDecode;
+  prompt.batch = 1;
+  prompt.seq_len = s.isl;
+  prompt.prefill_tokens = prompt.prefill_prompt = s.isl;
+  Scenario wide_prompt = prompt;
+  wide_prompt.attention_dp = wide_prompt.ep = 8;
+  const double plain_step = predict(m, d, prompt, o).time_s;
+  const double wide_step = predict(m, d, wide_prompt, o).time_s;
+  ASSERT_NE(plain_step, wide_step);
+  // The first request of the first burst runs alone: its TTFT is one prompt step.
+  EXPECT_GE(r.ttft.p99, wide_step);
+  // The decode workers are the same: their cache, and what crosses to them.
+  EXPECT_EQ(r.max_concurrency_that_fits, plain.max_concurrency_that_fits);
+  EXPECT_DOUBLE_EQ(r.kv_transfer_s, plain.kv_transfer_s);
+  const bool named = std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("TP 8 attention DP 8 EP 8, 1 decode worker(s) at TP 8;") != std::string::npos;
+  });
+  EXPECT_TRUE(named);
+  wide.prefill_ep = 3;
+  EXPECT_THROW((void)predict_serving(m, d, wide, o), InvalidArgument);
+  wide.prefill_ep = 16;  // more than the pool's TP
+  EXPECT_THROW((void)predict_serving(m, d, wide, o), InvalidArgument);
+  ServingScenario agg = s;
+  agg.mode = ServingMode::kAggregated;
+  agg.prefill_ep = 8;  // aggregated serving has no prefill pool
+  EXPECT_THROW((void)predict_serving(m, d, agg, o), InvalidArgument);
 }
 
 TEST(Serving, BadSizesAndModelsThatDoNotFitAreRefused) {
@@ -499,6 +550,58 @@ TEST(Search, MoeModelsAlsoTryDataParallelAttention) {
   for (const auto& x : r.runners_up) look(x.deployment);
   EXPECT_TRUE(dp_seen);
   EXPECT_TRUE(ep_seen);
+}
+
+// A MoE model's disaggregated pools are also tried with data-parallel
+// attention and EP over their TP. On 4 GPUs: the 4 units of TP-1 workers
+// alone; 2xTP1 + 1xTP2 and 1xTP2 + 2xTP1 twice (the TP-2 pool plain or
+// wide); 1xTP2 + 1xTP2 four times (each pool either way): 12 layouts.
+TEST(Search, MoeDisaggregatedPoolsAlsoTryWideExpertParallelism) {
+  const ModelSpec m = load_model("qwen3-30b-a3b");
+  const Device& d = devices().get("h100");
+  SearchSpec spec;
+  spec.gpus = 4;
+  spec.engines = {"vllm"};
+  spec.weights = {Format::kFp8};
+  spec.concurrencies = {64};
+  spec.modes = {ServingMode::kDisaggregated};
+  const SearchResult r = search_deployments(m, d, spec);
+  EXPECT_EQ(r.evaluated + r.refused + r.skipped, 12);
+  std::vector<const Deployment*> seen;
+  for (const Deployment& x : r.front) seen.push_back(&x);
+  for (const auto& x : r.runners_up) seen.push_back(&x.deployment);
+  for (const Deployment* x : seen) {
+    EXPECT_TRUE(x->prefill_ep == 1 || x->prefill_ep == x->prefill_tp);
+    EXPECT_EQ(x->prefill_attention_dp, x->prefill_ep);
+    EXPECT_TRUE(x->ep == 1 || x->ep == x->decode_tp);
+    ServingScenario s;
+    s.isl = spec.isl;
+    s.osl = spec.osl;
+    s.concurrency = 64;
+    s.mode = ServingMode::kDisaggregated;
+    s.prefill_workers = x->prefill_workers;
+    s.prefill_tp = x->prefill_tp;
+    s.prefill_attention_dp = x->prefill_attention_dp;
+    s.prefill_ep = x->prefill_ep;
+    s.decode_workers = x->decode_workers;
+    s.decode_tp = s.step.tp = x->decode_tp;
+    s.step.attention_dp = x->attention_dp;
+    s.step.ep = x->ep;
+    s.step.precision.weights = s.step.precision.act = Format::kFp8;
+    const ServingResult one = predict_serving(m, d, s, vllm());
+    EXPECT_NEAR(x->tokens_per_s, one.output_tokens_per_s * static_cast<double>(x->replicas),
+                1e-9 * x->tokens_per_s)
+        << deployment_name(*x);
+  }
+  Deployment wide;
+  wide.engine = "sglang";
+  wide.weights = Format::kFp8;
+  wide.mode = ServingMode::kDisaggregated;
+  wide.prefill_workers = 1;
+  wide.prefill_tp = wide.prefill_attention_dp = wide.prefill_ep = 8;
+  wide.decode_workers = 2;
+  wide.decode_tp = wide.attention_dp = wide.ep = 8;
+  EXPECT_EQ(deployment_name(wide), "sglang fp8 1xTP8 DP-attention EP8 + 2xTP8 DP-attention EP8 x1");
 }
 
 TEST(Search, BadSpecsAreRefused) {

@@ -24,7 +24,14 @@ struct ServingArgs {
   std::string rounds = std::to_string(kDefaultRounds), token_budget = "0", max_running = "0";
   std::string requests;  // empty: rounds x concurrency
   std::string dp = "1";
+  std::string prefill_attention_dp = "1", prefill_ep = "1";
 };
+
+// " attention DP 8 EP 8", or "" for plain tensor parallelism.
+std::string parallel_text(std::int64_t attention_dp, std::int64_t ep) {
+  return (attention_dp > 1 ? fmt::format(", attention DP {}", attention_dp) : std::string()) +
+         (ep > 1 ? fmt::format(", EP {}", ep) : std::string());
+}
 
 void cmd_serving(const Common& c, const ServingArgs& a) {
   const Registry reg = load_registry(c);
@@ -49,6 +56,12 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
     s.prefill_tp = parse_count("--prefill-tp", a.prefill_tp, 1, kMaxParallel);
     s.decode_workers = parse_count("--decode-workers", a.decode_workers, 1, 1024);
     s.decode_tp = parse_count("--decode-tp", a.decode_tp, 1, kMaxParallel);
+    s.prefill_attention_dp =
+        parse_count("--prefill-attention-dp", a.prefill_attention_dp, 1, kMaxParallel);
+    s.prefill_ep = parse_count("--prefill-ep", a.prefill_ep, 1, kMaxParallel);
+  } else if (a.prefill_attention_dp != "1" || a.prefill_ep != "1") {
+    throw InvalidArgument(
+        "--prefill-attention-dp and --prefill-ep set the prefill workers of --mode disagg");
   }
   if (a.sc.ideal) throw InvalidArgument("serving: engines' costs have no ideal mode");
   ScenarioArgs step = a.sc;
@@ -66,8 +79,10 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
           ? fmt::format("TP {}{}{}", s.step.tp,
                         s.step.ep > 1 ? fmt::format(", EP {}", s.step.ep) : "",
                         s.replicas > 1 ? fmt::format(", {} replicas", s.replicas) : "")
-          : fmt::format("disaggregated: {} prefill x TP {}, {} decode x TP {}", s.prefill_workers,
-                        s.prefill_tp, s.decode_workers, s.decode_tp);
+          : fmt::format("disaggregated: {} prefill x TP {}{}, {} decode x TP {}{}",
+                        s.prefill_workers, s.prefill_tp,
+                        parallel_text(s.prefill_attention_dp, s.prefill_ep), s.decode_workers,
+                        s.decode_tp, parallel_text(s.step.attention_dp, s.step.ep));
   std::cout << fmt::format(
       "{} on {} ({}), {} engine: {} clients, {} prompt / {} output tokens, {}\n\n", m.name, d.name,
       d.id, o.engine ? o.engine->id : std::string("roofline"), s.concurrency, s.isl, s.osl, layout);
@@ -122,6 +137,16 @@ void register_serving(CLI::App& app, Common& common) {
       ->capture_default_str()
       ->type_name("INT");
   cmd->add_option("--prefill-tp", a->prefill_tp, "Disaggregated: GPUs per prefill worker")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--prefill-attention-dp", a->prefill_attention_dp,
+                  "Disaggregated: attention data-parallel groups within --prefill-tp (the decode "
+                  "workers take --attention-dp within --decode-tp)")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--prefill-ep", a->prefill_ep,
+                  "Disaggregated: expert-parallel groups within --prefill-tp (the decode workers "
+                  "take --ep within --decode-tp)")
       ->capture_default_str()
       ->type_name("INT");
   cmd->add_option("--decode-workers", a->decode_workers, "Disaggregated: decode workers")

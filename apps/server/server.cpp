@@ -194,6 +194,14 @@ json request_schemas() {
   serving["dp"] = integer_schema(1, 1024, 1, "agg: data-parallel replicas the clients spread over");
   serving["prefill_workers"] = integer_schema(1, 1024, 1, "disagg: prefill workers");
   serving["prefill_tp"] = integer_schema(1, kMaxParallel, 1, "disagg: GPUs per prefill worker");
+  serving["prefill_attention_dp"] = integer_schema(
+      1, kMaxParallel, 1,
+      "disagg: the prefill workers' attention data-parallel groups within prefill_tp (the decode "
+      "workers take attention_dp within decode_tp)");
+  serving["prefill_ep"] = integer_schema(
+      1, kMaxParallel, 1,
+      "disagg: the prefill workers' expert-parallel groups within prefill_tp (the decode workers "
+      "take ep within decode_tp)");
   serving["decode_workers"] = integer_schema(1, 1024, 1, "disagg: decode workers");
   serving["decode_tp"] = integer_schema(1, kMaxParallel, 1, "disagg: GPUs per decode worker");
   serving["rounds"] = integer_schema(1, 1000, kDefaultRounds, "requests each client sends");

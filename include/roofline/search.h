@@ -5,7 +5,8 @@
 // latency targets. A layout is an aggregated instance of TP GPUs (for MoE
 // models also with data-parallel attention over the same GPUs), or a
 // disaggregated unit of prefill and decode workers (1 to 4 of each, TP a
-// power of two); the GPUs hold as many replicas of it as divide them.
+// power of two; for MoE models each pool also with data-parallel attention
+// and EP over its TP); the GPUs hold as many replicas of it as divide them.
 //
 // Example:
 //   SearchSpec spec;
@@ -38,10 +39,13 @@ struct Deployment {
   Format weights = Format::kBf16;
   std::int64_t tp = 1, replicas = 1, concurrency = 1;  // concurrency per replica
   ServingMode mode = ServingMode::kAggregated;
-  std::int64_t attention_dp = 1;  // aggregated MoE layouts: attention data parallel (= tp)
-  std::int64_t ep = 1;            // ... and expert parallel (= tp) or not (1)
-  // Disaggregated: the workers of one replica (tp is then the decode TP).
+  // MoE layouts: attention data parallel (= tp) and expert parallel (= tp)
+  // or not (1); disaggregated, the decode workers'.
+  std::int64_t attention_dp = 1, ep = 1;
+  // Disaggregated: the workers of one replica (tp is then the decode TP), and
+  // the prefill workers' attention data parallel and expert parallel.
   std::int64_t prefill_workers = 0, prefill_tp = 0, decode_workers = 0, decode_tp = 0;
+  std::int64_t prefill_attention_dp = 1, prefill_ep = 1;
   ServingResult serving;  // one replica
   double tokens_per_s = 0, tokens_per_s_per_gpu = 0, tokens_per_s_per_user = 0;
   bool meets_targets = false;
@@ -62,7 +66,8 @@ struct SearchResult {
   std::vector<std::pair<std::string, int>> refusals;  // reason -> configurations
 };
 
-// "vllm fp8 TP2 x4" or "vllm fp8 1xTP2+3xTP2 x1": engine, format, layout, replicas.
+// "vllm fp8 TP2 x4", "vllm fp8 1xTP2+3xTP2 x1" or "sglang fp8 1xTP8 DP-attention
+// EP8 + 2xTP8 DP-attention EP8 x1": engine, format, layout, replicas.
 [[nodiscard]] std::string deployment_name(const Deployment& d);
 
 // `progress(done, total)` is called now and then (may be empty). Throws

@@ -58,11 +58,10 @@ struct ServingScenario {
   ServingMode mode = ServingMode::kAggregated;
   // Disaggregated: workers of each kind, each one engine instance of *_tp GPUs.
   std::int64_t prefill_workers = 1, prefill_tp = 1, decode_workers = 1, decode_tp = 1;
-  // Disaggregated: the prefill workers' attention data parallelism (the
-  // decode workers' is step.attention_dp).
+  // Disaggregated: the prefill workers' attention data parallelism and
+  // expert parallelism, each dividing prefill_tp (the decode workers' are
+  // step.attention_dp and step.ep, dividing decode_tp). 1 when aggregated.
   std::int64_t prefill_attention_dp = 1;
-  // Disaggregated: the prefill workers' expert parallelism (the decode
-  // workers' is step.ep).
   std::int64_t prefill_ep = 1;
   // Aggregated: independent instances (data-parallel replicas) the clients
   // are spread over, each of step.tp x step.pp GPUs.

@@ -261,6 +261,11 @@ def test_sweep_gemm(cli):
          isl=1024, osl=64, concurrency=16, rounds=2),
     dict(model="llama-3.1-8b", hardware="h100", engine="vllm", dp=4, isl=1024, osl=64,
          concurrency=30, rounds=2),
+    dict(model="deepseek-v3", hardware="h200", engine="sglang", weights="fp8", act="fp8", isl=1024,
+         osl=64, concurrency=16, mode="disagg", prefill_tp=8, prefill_attention_dp=8,
+         prefill_ep=8, decode_tp=8, attention_dp=8, ep=8, rounds=2),
+    dict(model="llama-3.1-70b", hardware="h100", engine="trtllm", weights="fp8", act="fp8", tp=2,
+         pp=2, isl=1024, osl=128, concurrency=32, rounds=2),
 ])
 def test_serving(cli, case):
     model, hardware = case.pop("model"), case.pop("hardware")
@@ -273,6 +278,8 @@ def test_serving_bad_input_is_the_clis_error():
         roofline.serving("llama-3.1-8b", "h100", isl=0)
     with pytest.raises(roofline.Unsupported, match="does not fit"):
         roofline.serving("llama-3.1-70b", "h100")
+    with pytest.raises(roofline.InvalidArgument, match="prefill ep = 3 must divide"):
+        roofline.serving("deepseek-v3", "h200", mode="disagg", prefill_tp=8, decode_tp=8, prefill_ep=3)
 
 
 def test_search(cli):

@@ -737,6 +737,8 @@ nlohmann::json deployment_json(const Deployment& d) {
   if (d.mode == ServingMode::kDisaggregated) {
     j["prefill_workers"] = d.prefill_workers;
     j["prefill_tp"] = d.prefill_tp;
+    j["prefill_attention_dp"] = d.prefill_attention_dp;
+    j["prefill_ep"] = d.prefill_ep;
     j["decode_workers"] = d.decode_workers;
     j["decode_tp"] = d.decode_tp;
   }
@@ -796,6 +798,7 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                       {"osl", s.osl},
                       {"concurrency", s.concurrency},
                       {"tp", s.step.tp},
+                      {"pp", s.step.pp},
                       {"ep", s.step.ep},
                       {"attention_dp", s.step.attention_dp},
                       {"dp", s.replicas},
@@ -835,6 +838,8 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
   if (s.mode == ServingMode::kDisaggregated) {
     j["prefill_workers"] = s.prefill_workers;
     j["prefill_tp"] = s.prefill_tp;
+    j["prefill_attention_dp"] = s.prefill_attention_dp;
+    j["prefill_ep"] = s.prefill_ep;
     j["decode_workers"] = s.decode_workers;
     j["decode_tp"] = s.decode_tp;
     j["kv_transfer_s"] = r.kv_transfer_s;

@@ -312,6 +312,8 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     s.prefill_tp = integer(o, "prefill_tp", 1, 1, kMaxParallel);
     s.decode_workers = integer(o, "decode_workers", 1, 1, 1024);
     s.decode_tp = integer(o, "decode_tp", 1, 1, kMaxParallel);
+    s.prefill_attention_dp = integer(o, "prefill_attention_dp", 1, 1, kMaxParallel);
+    s.prefill_ep = integer(o, "prefill_ep", 1, 1, kMaxParallel);
     s.rounds = integer(o, "rounds", kDefaultRounds, 1, 1000);
     s.token_budget = integer(o, "token_budget", 0, 0, kMaxBatch);
     s.max_running = integer(o, "max_running", 0, 0, kMaxBatch);

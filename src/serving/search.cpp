@@ -39,8 +39,9 @@ struct Layout {
   ServingMode mode = ServingMode::kAggregated;
   std::int64_t tp = 1;                            // aggregated
   std::int64_t pw = 0, ptp = 0, dw = 0, dtp = 0;  // disaggregated
-  std::int64_t attention_dp = 1;                  // aggregated MoE: attention data parallel
-  std::int64_t ep = 1;                            // ... with expert parallelism
+  std::int64_t attention_dp = 1;  // MoE: attention data parallel (disaggregated: the decode pool's)
+  std::int64_t ep = 1;            // ... with expert parallelism
+  std::int64_t prefill_attention_dp = 1, prefill_ep = 1;  // disaggregated MoE: the prefill pool's
   [[nodiscard]] std::int64_t gpus() const {
     return mode == ServingMode::kAggregated ? tp : pw * ptp + dw * dtp;
   }
@@ -51,6 +52,16 @@ constexpr std::int64_t kMaxWorkers = 4;
 }  // namespace
 
 std::string deployment_name(const Deployment& d) {
+  if (d.mode == ServingMode::kDisaggregated &&
+      (d.attention_dp > 1 || d.ep > 1 || d.prefill_attention_dp > 1 || d.prefill_ep > 1)) {
+    const auto pool = [](std::int64_t workers, std::int64_t tp, std::int64_t dp, std::int64_t ep) {
+      return fmt::format("{}xTP{}{}{}", workers, tp, dp > 1 ? " DP-attention" : "",
+                         ep > 1 ? fmt::format(" EP{}", ep) : "");
+    };
+    return fmt::format("{} {} {} + {} x{}", d.engine, format_id(d.weights),
+                       pool(d.prefill_workers, d.prefill_tp, d.prefill_attention_dp, d.prefill_ep),
+                       pool(d.decode_workers, d.decode_tp, d.attention_dp, d.ep), d.replicas);
+  }
   if (d.mode == ServingMode::kAggregated) {
     return d.attention_dp > 1
                ? fmt::format("{} {} TP{} DP-attention{} x{}", d.engine, format_id(d.weights), d.tp,
@@ -110,14 +121,28 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
       }
       continue;
     }
-    // Workers of at most one 8-GPU node each.
+    // Workers of at most one 8-GPU node each. For MoE models each pool is
+    // also tried with data-parallel attention and the experts spread whole
+    // over its GPUs (the wide-EP layout of DeepSeek-style deployments).
+    const auto wide_ok = [&](std::int64_t tp) {
+      return m.moe && tp >= 2 && m.moe->num_experts % tp == 0;
+    };
     for (std::int64_t ptp : tps) {
       for (std::int64_t dtp : tps) {
         if (ptp > kNvlinkDomainGpus || dtp > kNvlinkDomainGpus) continue;
         for (std::int64_t pw = 1; pw <= kMaxWorkers; ++pw) {
           for (std::int64_t dw = 1; dw <= kMaxWorkers; ++dw) {
-            const Layout l{mode, dtp, pw, ptp, dw, dtp, 1};
-            if (l.gpus() <= spec.gpus && spec.gpus % l.gpus() == 0) layouts.push_back(l);
+            Layout l{mode, dtp, pw, ptp, dw, dtp, 1};
+            if (l.gpus() > spec.gpus || spec.gpus % l.gpus() != 0) continue;
+            for (bool wide_prefill : {false, true}) {
+              if (wide_prefill && !wide_ok(ptp)) continue;
+              for (bool wide_decode : {false, true}) {
+                if (wide_decode && !wide_ok(dtp)) continue;
+                l.prefill_attention_dp = l.prefill_ep = wide_prefill ? ptp : 1;
+                l.attention_dp = l.ep = wide_decode ? dtp : 1;
+                layouts.push_back(l);
+              }
+            }
           }
         }
       }
@@ -174,6 +199,8 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
               s.prefill_tp = d.prefill_tp = l.ptp;
               s.decode_workers = d.decode_workers = l.dw;
               s.decode_tp = d.decode_tp = l.dtp;
+              s.prefill_attention_dp = d.prefill_attention_dp = l.prefill_attention_dp;
+              s.prefill_ep = d.prefill_ep = l.prefill_ep;
             }
             s.step.precision.weights = w;
             // W8A8 and W4A4: activations in the weights' format where computed.

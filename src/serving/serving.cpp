@@ -198,6 +198,18 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     check("decode workers", in.decode_workers, 1024);
     check("prefill tp", in.prefill_tp, kMaxParallel);
     check("decode tp", in.decode_tp, kMaxParallel);
+    const auto divides = [](const char* name, std::int64_t v, std::int64_t tp) {
+      if (v < 1 || v > tp || tp % v != 0) {
+        throw InvalidArgument(
+            fmt::format("{} = {} must divide the prefill workers' tp ({})", name, v, tp));
+      }
+    };
+    divides("prefill attention dp", in.prefill_attention_dp, in.prefill_tp);
+    divides("prefill ep", in.prefill_ep, in.prefill_tp);
+  } else if (in.prefill_attention_dp != 1 || in.prefill_ep != 1) {
+    throw InvalidArgument(
+        "prefill attention dp and prefill ep set the prefill workers of disaggregated serving; "
+        "aggregated serving takes attention dp and ep");
   }
 
   // The scheduler: the engine's, else the reference's generic one.
@@ -361,10 +373,16 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         chunk_pct));
   }
   if (disagg) {
+    const auto parallel = [](std::int64_t dp, std::int64_t ep) {
+      return (dp > 1 ? fmt::format(" attention DP {}", dp) : std::string()) +
+             (ep > 1 ? fmt::format(" EP {}", ep) : std::string());
+    };
     r.notes.push_back(fmt::format(
-        "disaggregated: {} prefill worker(s) at TP {}, {} decode worker(s) at TP {}; a prompt's "
-        "KV cache moves in {:.3g} ms; the first token comes from the prefill worker",
-        in.prefill_workers, in.prefill_tp, in.decode_workers, in.decode_tp, r.kv_transfer_s * 1e3));
+        "disaggregated: {} prefill worker(s) at TP {}{}, {} decode worker(s) at TP {}{}; a "
+        "prompt's KV cache moves in {:.3g} ms; the first token comes from the prefill worker",
+        in.prefill_workers, in.prefill_tp, parallel(in.prefill_attention_dp, in.prefill_ep),
+        in.decode_workers, in.decode_tp, parallel(decode_base.attention_dp, decode_base.ep),
+        r.kv_transfer_s * 1e3));
   }
   if (base.pp > 1 && lanes_used > 1) {
     r.notes.push_back(fmt::format(

@@ -233,7 +233,7 @@ try {
   check(duration.test(transfer) && /prefill to decode/.test(transferSub), `the KV transfer time is shown (${transfer}: ${transferSub})`);
   const [gpus, gpusSub] = await card('gpus');
   check(gpus === '4' && gpusSub === 'prefill 2 (1 × TP 2), decode 2 (1 × TP 2)', `both pools' GPUs are counted (${gpus}: ${gpusSub})`);
-  check((await page.textContent('#serving-sub')).includes('4 × h200 (prefill 1 × TP 2, decode 1 × TP 2)'), 'the table names the pools');
+  check((await page.textContent('#serving-sub')).includes('4 × h200 (prefill 1 × TP 2; decode 1 × TP 2)'), 'the table names the pools');
   const detail = await page.textContent('#serving-detail');
   const disaggVerdict = await page.textContent('[data-field="limited-by"]');
   check(/^Concurrency 64:/.test(disaggVerdict) && !/kv capacity/.test(disaggVerdict) && /KV transfer/.test(detail) && /\d+ requests \(64 clients × 10 rounds\) over \d+ steps/.test(detail) &&
@@ -285,6 +285,18 @@ try {
   check(servingBodies.length === 1 && servingBodies[0].attention_dp === 2 && servingBodies[0].ep === 2 && servingBodies[0].dp === 2 &&
         parallelSub.includes('on 4 × h200 (TP 2, attention DP 2, EP 2, 2 replicas)'),
         `EP, attention DP and replicas are sent and named (${JSON.stringify(servingBodies[0])}; ${parallelSub})`);
+  // Disaggregated, each pool with its own attention DP and EP within its TP 2.
+  servingBodies.length = 0;
+  await page.selectOption('#sv-mode', 'disagg');
+  for (const id of ['#sv-prefill-attention-dp', '#sv-prefill-ep', '#sv-decode-attention-dp', '#sv-decode-ep']) await page.fill(id, '2');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  const poolsSub = await page.textContent('#serving-sub');
+  const b = servingBodies[0] ?? {};
+  check(servingBodies.length === 1 && b.prefill_attention_dp === 2 && b.prefill_ep === 2 && b.attention_dp === 2 && b.ep === 2 && !('dp' in b) &&
+        poolsSub.includes('(prefill 1 × TP 2, attention DP 2, EP 2; decode 1 × TP 2, attention DP 2, EP 2)'),
+        `each pool's attention DP and EP are sent and named (${JSON.stringify(b)}; ${poolsSub})`);
+  await page.selectOption('#sv-mode', 'agg');
   page.off('request', onServing);
 
   // 5c. The Search page: its tab runs the default search (POST /api/search: llama-3.1-70b on 8

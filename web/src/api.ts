@@ -150,8 +150,9 @@ export interface Serving {
   isl: number; osl: number; concurrency: number;
   mode: 'agg' | 'disagg';
   tp: number;                            // the aggregated instance's (not used when disaggregated)
-  attention_dp: number;                  // attention data-parallel groups within tp
-  ep: number;                            // expert-parallel groups within tp (MoE)
+  pp: number;                            // pipeline stages of each instance
+  attention_dp: number;                  // attention data-parallel groups within tp (disaggregated: decode_tp)
+  ep: number;                            // expert-parallel groups within tp (MoE; disaggregated: decode_tp)
   dp: number;                            // data-parallel replicas (aggregated)
   weights: string; act: string; kv: string;
   ttft_s: number; tpot_s: number; e2e_s: number;  // the means of ttft, tpot, e2e
@@ -171,6 +172,7 @@ export interface Serving {
   preemptions: number;                   // requests evicted when the KV cache ran out, then recomputed
   token_budget: number; max_running: number;  // the scheduler's, per instance: tokens a step, requests running
   prefill_workers?: number; prefill_tp?: number;  // disaggregated: workers of each pool, each of *_tp GPUs
+  prefill_attention_dp?: number; prefill_ep?: number;  // disaggregated: within prefill_tp
   decode_workers?: number; decode_tp?: number;
   kv_transfer_s?: number;                // disaggregated: one prompt's KV cache, prefill to decode worker
   limited_by: string;                    // kv_capacity, prefill, memory_bandwidth, compute
@@ -190,7 +192,9 @@ export interface Deployment {
   engine: string; weights: string;
   mode: 'agg' | 'disagg';
   tp: number; replicas: number; concurrency_per_replica: number;
+  attention_dp: number; ep: number;      // MoE: within tp (disaggregated: the decode workers')
   prefill_workers?: number; prefill_tp?: number;  // disaggregated: one replica's workers of each pool
+  prefill_attention_dp?: number; prefill_ep?: number;  // disaggregated: within prefill_tp
   decode_workers?: number; decode_tp?: number;
   ttft_s: number; tpot_s: number;
   output_tokens_per_s: number;           // all replicas together

@@ -429,9 +429,16 @@ type SearchPoint = { x: number; y: number; d?: Deployment; why?: string };
 const MODE_STYLE = { agg: 'circle', disagg: 'triangle' } as const;
 export const MODE_WORDS = { agg: 'aggregated', disagg: 'disaggregated' } as const;
 
+/** Attention DP and EP within a TP: " with DP attention, EP 8", or nothing. */
+const parallelWords = (attentionDp: number, ep: number) =>
+  attentionDp > 1 || ep > 1
+    ? ` with ${[attentionDp > 1 ? 'DP attention' : '', ep > 1 ? `EP ${ep}` : ''].filter((x) => x).join(', ')}`
+    : '';
+
 /** A disaggregated deployment's pools, as the Serving tab says them: "prefill 2 × TP 2, decode 1 × TP 4". */
 export const deploymentPools = (d: Deployment) =>
-  `prefill ${d.prefill_workers} × TP ${d.prefill_tp}, decode ${d.decode_workers} × TP ${d.decode_tp}`;
+  `prefill ${d.prefill_workers} × TP ${d.prefill_tp}${parallelWords(d.prefill_attention_dp ?? 1, d.prefill_ep ?? 1)}, ` +
+  `decode ${d.decode_workers} × TP ${d.decode_tp}${parallelWords(d.attention_dp, d.ep)}`;
 
 /**
  * A deployment's layout in words: "aggregated: 4 replicas at TP 2", or "disaggregated: prefill
@@ -440,7 +447,7 @@ export const deploymentPools = (d: Deployment) =>
 export function deploymentLayout(d: Deployment): string {
   return d.mode === 'disagg'
     ? `disaggregated: ${deploymentPools(d)}; ${counted(d.replicas, 'replica')}`
-    : `aggregated: ${counted(d.replicas, 'replica')} at TP ${d.tp}`;
+    : `aggregated: ${counted(d.replicas, 'replica')} at TP ${d.tp}${parallelWords(d.attention_dp, d.ep)}`;
 }
 
 /** The axis end at or above `v`: 1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten (1 for nothing above 0). */

@@ -17,6 +17,7 @@ const DEFAULTS = {
   isl: 1024, osl: 256, concurrency: '1..1024',
   attentionDp: 1, ep: 1, replicas: 1,
   mode: 'agg', prefillWorkers: 1, prefillTp: 2, decodeWorkers: 1, decodeTp: 2,
+  prefillAttentionDp: 1, prefillEp: 1, decodeAttentionDp: 1, decodeEp: 1,
   rounds: 10, tokenBudget: 0, maxRunning: 0,  // the server's kDefaultRounds; 0: the engine's scheduler
 };
 const WEIGHTS = ['fp16', 'bf16', 'fp8', 'int8', 'int4', 'nvfp4', 'mxfp4', 'q8_0', 'q4_k_m', 'q4_0'];
@@ -102,6 +103,11 @@ function request(): Record<string, unknown> {
     req.prefill_tp = intValue('sv-prefill-tp', 'prefill TP', 1, MAX_TP);
     req.decode_workers = intValue('sv-decode-workers', 'decode workers', 1, MAX_WORKERS);
     req.decode_tp = intValue('sv-decode-tp', 'decode TP', 1, MAX_TP);
+    req.prefill_attention_dp = intValue('sv-prefill-attention-dp', 'prefill attention DP', 1, MAX_TP);
+    req.prefill_ep = intValue('sv-prefill-ep', 'prefill EP', 1, MAX_TP);
+    // The decode workers' attention DP and EP are the step's.
+    req.attention_dp = intValue('sv-decode-attention-dp', 'decode attention DP', 1, MAX_TP);
+    req.ep = intValue('sv-decode-ep', 'decode EP', 1, MAX_TP);
   } else {
     req.tp = intValue('sv-tp', 'TP', 1, MAX_TP);
     req.attention_dp = intValue('sv-attention-dp', 'attention DP', 1, MAX_TP);
@@ -145,6 +151,10 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   number('sv-prefill-tp', DEFAULTS.prefillTp);
   number('sv-decode-workers', DEFAULTS.decodeWorkers);
   number('sv-decode-tp', DEFAULTS.decodeTp);
+  number('sv-prefill-attention-dp', DEFAULTS.prefillAttentionDp);
+  number('sv-prefill-ep', DEFAULTS.prefillEp);
+  number('sv-decode-attention-dp', DEFAULTS.decodeAttentionDp);
+  number('sv-decode-ep', DEFAULTS.decodeEp);
   number('sv-rounds', DEFAULTS.rounds);
   number('sv-token-budget', DEFAULTS.tokenBudget);
   number('sv-max-running', DEFAULTS.maxRunning);
@@ -282,12 +292,16 @@ function render(): void {
 /** GPUs of a pool: "2 (1 × TP 2)". */
 const pool = (workers: number, tp: number) => `${workers * tp} (${workers} × TP ${tp})`;
 
+/** Attention DP and EP within a TP: ", attention DP 8, EP 8", or nothing. */
+const within = (attentionDp: number, ep: number) =>
+  (attentionDp > 1 ? `, attention DP ${attentionDp}` : '') + (ep > 1 ? `, EP ${ep}` : '');
+
 /** How the GPUs are laid out: "TP 2", or each disaggregated pool's workers. */
 function layout(r: Serving): string {
   return r.mode === 'disagg'
-    ? `prefill ${r.prefill_workers} × TP ${r.prefill_tp}, decode ${r.decode_workers} × TP ${r.decode_tp}`
-    : `TP ${r.tp}` + (r.attention_dp > 1 ? `, attention DP ${r.attention_dp}` : '') +
-      (r.ep > 1 ? `, EP ${r.ep}` : '') + (r.dp > 1 ? `, ${r.dp} replicas` : '');
+    ? `prefill ${r.prefill_workers} × TP ${r.prefill_tp}${within(r.prefill_attention_dp!, r.prefill_ep!)}; ` +
+      `decode ${r.decode_workers} × TP ${r.decode_tp}${within(r.attention_dp, r.ep)}`
+    : `TP ${r.tp}` + within(r.attention_dp, r.ep) + (r.dp > 1 ? `, ${r.dp} replicas` : '');
 }
 
 /** The percentiles of a spread: "p50 906 ms, p90 1.34 s, p99 3.79 s". */
