@@ -171,10 +171,11 @@ TEST(GemmTables, TableKeysFollowTheKernelsFormats) {
 
 TEST(MoeTables, EveryMeasuredDeviceEngineLoads) {
   const EngineRegistry& e = EngineRegistry::built_in();
-  // 8 registry devices x 3 engines, less those without balanced routing and
-  // without expert parallelism in the source: A100 TensorRT-LLM and vLLM
-  // (power-law routing only) and B200 TensorRT-LLM (expert parallel only).
-  EXPECT_EQ(e.moe_tables().size(), 21u);
+  // 8 registry devices x 3 engines, less those without balanced routing in
+  // the source: A100 TensorRT-LLM and vLLM (power-law routing only). B200
+  // TensorRT-LLM was measured only with expert parallelism; its table holds
+  // rank 0's layers.
+  EXPECT_EQ(e.moe_tables().size(), 22u);
   for (const auto& t : e.moe_tables()) {
     EXPECT_NE(devices().find(t.device), nullptr) << t.id;
     EXPECT_NE(t.citation.find("Apache-2.0"), std::string::npos) << t.id;
@@ -288,12 +289,14 @@ TEST(MoeTables, DevicesWithoutTablesBorrowTheirArchitecturesNearest) {
   ASSERT_NE(pcie, nullptr);
   EXPECT_EQ(pcie->device, "h100-sxm");
   EXPECT_EQ(source, EfficiencySource::kDerivedMoeTable);
-  // B200 TensorRT-LLM was measured only with expert parallelism: another Blackwell's table.
+  // B200 TensorRT-LLM, measured only with expert parallelism, has its own
+  // table of W4A8 (MXFP4 x MXFP8) layers, the one format its source holds.
   const MoeTable* b200 = e.moe_table(devices().get("b200"), e.get("trtllm"), &source);
   ASSERT_NE(b200, nullptr);
-  EXPECT_NE(b200->device, "b200");
-  EXPECT_EQ(devices().get(b200->device).architecture_key, devices().get("b200").architecture_key);
-  EXPECT_EQ(source, EfficiencySource::kDerivedMoeTable);
+  EXPECT_EQ(b200->id, "b200-trtllm");
+  EXPECT_EQ(source, EfficiencySource::kMeasuredMoeTable);
+  EXPECT_NE(b200->find("mxfp4_mxfp8"), nullptr);
+  EXPECT_EQ(b200->find("bf16"), nullptr);
   // A100: SGLang's own; no Ampere table for TensorRT-LLM; none for AMD or the reference.
   EXPECT_EQ(e.moe_table(devices().get("a100-80gb"), e.get("sglang"), &source)->id,
             "a100-80gb-sglang");
