@@ -175,7 +175,8 @@ void bind_documents(py::module_& m) {
          const std::string& mode, std::int64_t dp, std::int64_t prefill_workers,
          std::int64_t prefill_tp, std::int64_t decode_workers, std::int64_t decode_tp,
          std::int64_t prefill_attention_dp, std::int64_t prefill_ep, std::int64_t rounds,
-         std::int64_t token_budget, std::int64_t max_running) {
+         std::int64_t token_budget, std::int64_t max_running, std::int64_t draft_tokens,
+         std::optional<double> acceptance) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
@@ -183,6 +184,8 @@ void bind_documents(py::module_& m) {
                        std::move(attention), defaults.block_sparsity, tp, pp);
         r.attention_dp = attention_dp;
         r.ep = ep;
+        r.draft_tokens = draft_tokens;
+        r.acceptance = acceptance;
         const auto spec = model_of(model);
         const Device& d = device_of(hardware);
         ServingScenario s;
@@ -221,7 +224,7 @@ void bind_documents(py::module_& m) {
       py::arg("prefill_attention_dp") = serving_defaults.prefill_attention_dp,
       py::arg("prefill_ep") = serving_defaults.prefill_ep,
       py::arg("rounds") = serving_defaults.rounds, py::arg("token_budget") = 0,
-      py::arg("max_running") = 0,
+      py::arg("max_running") = 0, py::arg("draft_tokens") = 0, py::arg("acceptance") = py::none(),
       "TTFT, TPOT and tokens/s of `concurrency` clients in a closed loop, simulated against the "
       "engine's scheduler; mode \"disagg\" with prefill and decode workers (roofline serving "
       "--json)");

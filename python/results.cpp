@@ -118,6 +118,7 @@ std::vector<Field<PredictionResult>> prediction_fields() {
   return {
       {"time_s", [](const R& r) { return py::float_(r.p.time_s); }},
       {"tokens_per_s", [](const R& r) { return py::float_(r.p.tokens_per_s); }},
+      {"tokens_per_step", [](const R& r) { return py::float_(r.p.tokens_per_step); }},
       {"bound", [](const R& r) { return text_of(bound_name(r.p.bound)); }},
       {"flops", [](const R& r) { return py::float_(r.p.flops); }},
       {"bytes", [](const R& r) { return py::float_(r.p.bytes); }},
@@ -239,17 +240,18 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
          std::int64_t seq_len, std::optional<std::string> weights,
          std::optional<std::string> experts, std::string act, std::optional<std::string> kv,
          std::optional<std::string> strategy, std::optional<std::string> attention,
-         double block_sparsity, std::int64_t tp, std::int64_t pp, bool ideal,
-         const std::string& engine, bool per_op) {
+         double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t draft_tokens,
+         std::optional<double> acceptance, bool ideal, const std::string& engine, bool per_op) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
         const ModelOptions options = options_of(ideal, engine);
         std::vector<std::string> notes;
-        const Scenario s =
-            build_scenario(request_of(std::move(phase), batch, seq_len, std::move(weights),
-                                      std::move(experts), std::move(act), std::move(kv), strategy,
-                                      std::move(attention), block_sparsity, tp, pp),
-                           *ms, &dev, &notes);
+        ScenarioRequest r = request_of(std::move(phase), batch, seq_len, std::move(weights),
+                                       std::move(experts), std::move(act), std::move(kv), strategy,
+                                       std::move(attention), block_sparsity, tp, pp);
+        r.draft_tokens = draft_tokens;
+        r.acceptance = acceptance;
+        const Scenario s = build_scenario(r, *ms, &dev, &notes);
         // Aggregate initialization from predict()'s result: built in place, not copied.
         return std::unique_ptr<PredictionResult>(
             new PredictionResult{ms, &dev, s, std::move(notes), strategy.value_or(""), per_op,
@@ -260,6 +262,7 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
       py::arg("experts") = py::none(), py::arg("act") = d.act, py::arg("kv") = py::none(),
       py::arg("strategy") = py::none(), py::arg("attention") = py::none(),
       py::arg("block_sparsity") = d.block_sparsity, py::arg("tp") = d.tp, py::arg("pp") = d.pp,
+      py::arg("draft_tokens") = d.draft_tokens, py::arg("acceptance") = py::none(),
       py::arg("ideal") = false, py::arg("engine") = "roofline", py::arg("per_op") = false,
       R"(One forward pass: a prefill of seq_len tokens per sequence, or one decode step
 over seq_len cached tokens (roofline predict). Returns a Prediction.)");
@@ -270,16 +273,19 @@ over seq_len cached tokens (roofline predict). Returns a Prediction.)");
          std::int64_t batch, std::optional<std::string> weights, std::optional<std::string> experts,
          std::string act, std::optional<std::string> kv, std::optional<std::string> strategy,
          std::optional<std::string> attention, double block_sparsity, std::int64_t tp,
-         std::int64_t pp, bool ideal, const std::string& engine) {
+         std::int64_t pp, std::int64_t draft_tokens, std::optional<double> acceptance, bool ideal,
+         const std::string& engine) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
         const ModelOptions options = options_of(ideal, engine);
         const ScenarioRequest defaults;
-        const Scenario s = build_scenario(
+        ScenarioRequest r =
             request_of(defaults.phase, batch, defaults.seq_len, std::move(weights),
                        std::move(experts), std::move(act), std::move(kv), std::move(strategy),
-                       std::move(attention), block_sparsity, tp, pp),
-            *ms, &dev);
+                       std::move(attention), block_sparsity, tp, pp);
+        r.draft_tokens = draft_tokens;
+        r.acceptance = acceptance;
+        const Scenario s = build_scenario(r, *ms, &dev);
         return std::unique_ptr<GenerationResult>(new GenerationResult{
             ms, &dev, s, prompt, gen, options.mode, generate(*ms, dev, s, prompt, gen, options)});
       },
@@ -288,6 +294,7 @@ over seq_len cached tokens (roofline predict). Returns a Prediction.)");
       py::arg("experts") = py::none(), py::arg("act") = d.act, py::arg("kv") = py::none(),
       py::arg("strategy") = py::none(), py::arg("attention") = py::none(),
       py::arg("block_sparsity") = d.block_sparsity, py::arg("tp") = d.tp, py::arg("pp") = d.pp,
+      py::arg("draft_tokens") = d.draft_tokens, py::arg("acceptance") = py::none(),
       py::arg("ideal") = false, py::arg("engine") = "roofline",
       R"(Prefill of `prompt` tokens then `gen` decode steps: TTFT, TPOT, end to end
 (roofline generate). Returns a Generation.)");

@@ -711,6 +711,28 @@ TEST(Cli, ServingReportsTheIssuesFields) {
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --rounds 0", "--rounds");
 }
 
+// Speculative decoding from the flags: the step's tokens in the JSON, the
+// draft head's ops named; acceptance only with draft tokens, within [0, 1].
+TEST(Cli, DraftTokensPriceASpeculativeStep) {
+  const CliRun r = roofline(
+      "predict --model llama-3.1-8b --hardware h100 --batch 4 --seq-len 1024 --draft-tokens 2 "
+      "--acceptance 0.5 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_DOUBLE_EQ(j["tokens_per_step"].get<double>(), 1.75);  // 1 + 0.5 + 0.25
+  EXPECT_EQ(j["scenario"]["draft_tokens"], 2);
+  const CliRun table =
+      roofline("predict --model llama-3.1-8b --hardware h100 --draft-tokens 2 --per-op");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("lm_head [draft]"), std::string::npos);
+  EXPECT_NE(table.out.find("speculative decoding"), std::string::npos);
+  expect_bad_input("predict --model llama-3.1-8b --hardware h100 --acceptance 0.5", "draft tokens");
+  expect_bad_input("predict --model llama-3.1-8b --hardware h100 --draft-tokens 2 --acceptance 2",
+                   "acceptance");
+  expect_bad_input("predict --model llama-3.1-8b --hardware h100 --draft-tokens 99",
+                   "--draft-tokens");
+}
+
 // --requests N: every client sends its share, rounded up (100 over 8 clients:
 // 13 rounds, 104 requests); disaggregated runs count both pools' GPUs.
 TEST(Cli, ServingTakesTheBenchmarksRequestCountAndDisaggregation) {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "roofline/error.h"
+#include "roofline/request.h"
 
 namespace roofline {
 namespace {
@@ -635,6 +636,124 @@ TEST(ExpertParallel, TheBusiestGroupSetsTheStep) {
   dense.tp = 2;
   dense.ep = 2;
   EXPECT_THROW((void)build_ops(load_model("llama-3.1-8b"), d, dense), InvalidArgument);
+}
+
+// Speculative decoding. Tokens a step: 1 + a + a^2 + a^3 for 3 drafts at
+// acceptance a = 0.85: 1 + 0.85 + 0.7225 + 0.614125 = 3.186625; every draft
+// accepted: 4; none: 1.
+TEST(Speculative, TokensPerStepIsTheExpectedAcceptedRunPlusOne) {
+  Scenario s = decode(1, 512);
+  EXPECT_DOUBLE_EQ(tokens_per_step(s), 1);
+  s.draft_tokens = 3;
+  s.acceptance = 0.85;
+  EXPECT_NEAR(tokens_per_step(s), 3.186625, 1e-12);
+  s.acceptance = 1;
+  EXPECT_DOUBLE_EQ(tokens_per_step(s), 4);
+  s.acceptance = 0;
+  EXPECT_DOUBLE_EQ(tokens_per_step(s), 1);
+}
+
+// The verification pass carries draft_tokens + 1 tokens a sequence through
+// every linear layer and attends them over one read of each sequence's cache;
+// the draft head runs draft_tokens times at one token a sequence.
+TEST(Speculative, VerificationAndDraftPassesByOp) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = registry().get("h100");
+  Scenario plain = decode(8, 512);
+  Scenario spec = plain;
+  spec.draft_tokens = 3;
+  spec.acceptance = 0.85;
+  const OpGraph a = build_ops(m, d, plain, ideal());
+  const OpGraph b = build_ops(m, d, spec, ideal());
+  EXPECT_EQ(b.tokens, 8 * 4);
+  const auto main_op = [](const OpGraph& g, OpKind kind) -> const Op& {
+    for (int i = 0; i < g.size; ++i) {
+      const Op& op = g.ops[static_cast<std::size_t>(i)];
+      if (op.kind == kind && !op.draft_head) return op;
+    }
+    throw std::runtime_error("op not found");
+  };
+  EXPECT_EQ(main_op(b, OpKind::kQProj).gemm_m, 32);
+  EXPECT_EQ(main_op(b, OpKind::kLmHead).gemm_m, 32);  // every verified position's logits
+  EXPECT_NEAR(main_op(b, OpKind::kQkMatmul).flops, 4 * main_op(a, OpKind::kQkMatmul).flops,
+              kRelTol * main_op(b, OpKind::kQkMatmul).flops);
+  EXPECT_EQ(main_op(b, OpKind::kQkMatmul).kv_bytes, main_op(a, OpKind::kQkMatmul).kv_bytes);
+  // The draft head: one layer's ops and the LM head, three passes of 8 tokens.
+  int draft_ops = 0;
+  for (int i = 0; i < b.size; ++i) {
+    const Op& op = b.ops[static_cast<std::size_t>(i)];
+    if (!op.draft_head) continue;
+    ++draft_ops;
+    EXPECT_EQ(op.count, 3) << op_name(op.kind);
+    if (op.cls == OpClass::kMatmul) {
+      EXPECT_EQ(op.gemm_m, 8) << op_name(op.kind);
+    }
+  }
+  EXPECT_EQ(draft_ops, b.size - a.size);
+  EXPECT_GT(draft_ops, 10);
+  // Predicted tokens/s count the expected tokens a step.
+  const Prediction p = predict(m, d, spec, ideal());
+  EXPECT_NEAR(p.tokens_per_step, 3.186625, 1e-12);
+  EXPECT_NEAR(p.tokens_per_s, 8 * 3.186625 / p.time_s, kRelTol * p.tokens_per_s);
+  // A memory-bound step of 32 tokens costs little more than one of 8: the
+  // step yields over three times the tokens at well under twice the time.
+  const Prediction q = predict(m, d, plain, ideal());
+  EXPECT_LT(p.time_s, 1.5 * q.time_s);
+  EXPECT_GT(p.tokens_per_s, 2 * q.tokens_per_s);
+  // The head's weights and cache take memory: one more layer.
+  EXPECT_GT(p.memory.weights_bytes, q.memory.weights_bytes);
+  EXPECT_LT(p.memory.weights_bytes, q.memory.weights_bytes * (1 + 1.5 / 32));
+  EXPECT_NEAR(p.memory.kv_cache_bytes, q.memory.kv_cache_bytes * 33 / 32,
+              kRelTol * p.memory.kv_cache_bytes);
+  // A prefill runs the head once over the prompt.
+  Scenario prompt = spec;
+  prompt.phase = Phase::kPrefill;
+  const OpGraph pre = build_ops(m, d, prompt, ideal());
+  for (int i = 0; i < pre.size; ++i) {
+    const Op& op = pre.ops[static_cast<std::size_t>(i)];
+    if (op.draft_head) {
+      EXPECT_EQ(op.count, 1) << op_name(op.kind);
+    }
+  }
+}
+
+// generate: each step yields tokens_per_step tokens, so the decode time over
+// the same contexts shrinks by that factor (every draft accepted: 4).
+TEST(Speculative, GenerateDividesTheStepsByTheTokensEachYields) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = registry().get("h100");
+  Scenario s = decode(1, 1);
+  s.draft_tokens = 3;
+  s.acceptance = 1;
+  const GenerateResult g = generate(m, d, s, 512, 5, ideal());
+  double steps = 0;
+  for (int ctx = 512; ctx <= 515; ++ctx) {
+    Scenario step = s;
+    step.seq_len = ctx;
+    steps += predict(m, d, step, ideal()).time_s;
+  }
+  EXPECT_NEAR(g.tpot_s, steps / 4 / 4, 1e-12);
+  EXPECT_NEAR(g.decode_tokens_per_s, 1 / g.tpot_s, 1e-9 / g.tpot_s);
+}
+
+TEST(Speculative, BadDraftsAreRefused) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = registry().get("h100");
+  Scenario s = decode(1, 512);
+  s.draft_tokens = kMaxDraftTokens + 1;
+  EXPECT_THROW((void)predict(m, d, s), InvalidArgument);
+  s.draft_tokens = 2;
+  for (double bad : {-0.1, 1.5, std::nan("")}) {
+    s.acceptance = bad;
+    EXPECT_THROW((void)predict(m, d, s), InvalidArgument) << bad;
+  }
+  // Through the request layer: the default acceptance, and none without drafts.
+  ScenarioRequest r;
+  r.draft_tokens = 2;
+  EXPECT_DOUBLE_EQ(build_scenario(r, m, &d).acceptance, kDefaultDraftAcceptance);
+  r.draft_tokens = 0;
+  r.acceptance = 0.7;
+  EXPECT_THROW((void)build_scenario(r, m, &d), InvalidArgument);
 }
 
 }  // namespace

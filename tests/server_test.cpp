@@ -153,6 +153,23 @@ TEST_F(ServerTest, ServingAndSearch) {
   expect_error("/api/serving",
                R"({"model": "deepseek-v3", "hardware": "h200", "tp": 8, "prefill_ep": 8})", 400,
                "invalid_argument");
+  // Speculative decoding: the step yields more tokens; bad acceptances are 400s.
+  auto sp = post("/api/serving",
+                 R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm", "isl": 512,
+                     "osl": 64, "concurrency": 4, "rounds": 2, "draft_tokens": 3})",
+                 200);
+  auto plain = post("/api/serving",
+                    R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm", "isl": 512,
+                        "osl": 64, "concurrency": 4, "rounds": 2})",
+                    200);
+  EXPECT_LT(sp["tpot_s"].get<double>(), plain["tpot_s"].get<double>());
+  expect_error("/api/predict",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "draft_tokens": 2,
+                   "acceptance": 1.5})",
+               400, "invalid_argument");
+  expect_error("/api/predict",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "acceptance": 0.5})", 400,
+               "invalid_argument");
   expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "tp": 2, "ep": 2})",
                400, "invalid_argument");
   expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "batch": 4})", 400,

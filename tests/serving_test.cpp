@@ -175,6 +175,25 @@ TEST(ServingSimulation, DisaggregatedPrefillHandsOverToDecode) {
   }
 }
 
+// Speculative decoding: each decode step yields 4 tokens, so the 9 tokens
+// after the prefill's take ceil(9 / 4) = 3 steps (the last one's surplus
+// dropped); TPOT is their time over the 9 tokens.
+TEST(ServingSimulation, SpeculativeStepsYieldSeveralTokens) {
+  sim::SimSpec s = simple_spec(1, 2);
+  s.tokens_per_step = 4;
+  const sim::SimResult r = sim::simulate_serving(s);
+  ASSERT_EQ(r.tpot_s.size(), 2u);
+  EXPECT_NEAR(r.ttft_s[0], kStep + 100 * kPerToken, kExact);
+  EXPECT_NEAR(r.e2e_s[0], kStep + 100 * kPerToken + 3 * kStep, kExact);
+  EXPECT_NEAR(r.tpot_s[0], 3 * kStep / 9, kExact);
+  EXPECT_EQ(r.steps, 2 * 4);
+  // 3.19 tokens a step (3 drafts at 0.85) also take 3 steps for 9 tokens.
+  s.tokens_per_step = 3.186625;
+  EXPECT_EQ(sim::simulate_serving(s).steps, 2 * 4);
+  s.tokens_per_step = 0.5;
+  EXPECT_THROW((void)sim::simulate_serving(s), InvalidArgument);
+}
+
 TEST(ServingSimulation, InconsistentSpecsAreRefused) {
   sim::SimSpec s = simple_spec(1, 1);
   s.first.kv_tokens = 50;  // less than one request
@@ -216,6 +235,34 @@ TEST(Serving, OneClientIsThePromptStepThenDecodeSteps) {
   EXPECT_NEAR(r.output_tokens_per_s, 2 * 256 / (2 * r.e2e_s), 1e-9 * r.output_tokens_per_s);
   EXPECT_EQ(r.token_budget, 8192);  // vLLM on an H200 (141 GB)
   EXPECT_EQ(r.max_running, 1024);
+}
+
+// One client with 3 draft tokens at acceptance 0.85 (3.186625 tokens a step):
+// the 255 tokens after the first take ceil(255 / 3.186625) = 81 steps of the
+// speculative step (verification and draft passes), so TPOT is 81 steps over
+// 255 tokens, each step priced between its first and last context.
+TEST(Serving, SpeculativeStepsSetTpot) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("h200");
+  ServingScenario s = llama70b_on_two_h200(1);
+  s.rounds = 1;
+  s.step.draft_tokens = 3;
+  s.step.acceptance = 0.85;
+  const ServingResult r = predict_serving(m, d, s, vllm());
+  Scenario step = s.step;
+  step.phase = Phase::kDecode;
+  step.batch = 1;
+  step.seq_len = 1025;
+  const double early = predict(m, d, step, vllm()).time_s;
+  step.seq_len = 1024 + 256;
+  const double late = predict(m, d, step, vllm()).time_s;
+  constexpr double kGrid = 1e-3;  // the context grid interpolates within 0.1%
+  EXPECT_GE(r.tpot_s, 81 * early / 255 * (1 - kGrid));
+  EXPECT_LE(r.tpot_s, 81 * late / 255 * (1 + kGrid));
+  const bool said = std::any_of(r.notes.begin(), r.notes.end(), [](const std::string& n) {
+    return n.find("speculative decoding: each decode step drafts 3 tokens") != std::string::npos;
+  });
+  EXPECT_TRUE(said);
 }
 
 // Past the KV capacity, the extra clients wait: TTFT grows by about a whole

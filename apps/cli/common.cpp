@@ -190,6 +190,15 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
                   "with --attention-dp the tokens reach them by all-to-all")
       ->capture_default_str()
       ->type_name("INT");
+  cmd->add_option("--draft-tokens", a->draft_tokens,
+                  "Speculative decoding: tokens a one-layer draft head (MTP, EAGLE) proposes a "
+                  "step, verified at once")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--acceptance", a->acceptance,
+                  "Speculative decoding: the chance each draft token is accepted (default 0.85, "
+                  "DeepSeek-V3's MTP)")
+      ->type_name("F");
   cmd->add_option("--engine", a->engine,
                   "Serving engine: its launch and step costs and measured kernel efficiency "
                   "(roofline engines; roofline: the reference)")
@@ -220,6 +229,8 @@ Scenario make_scenario(const ScenarioArgs& a, const ModelSpec& m, const Device* 
   r.pp = parse_count("--pp", a.pp, 1, kMaxParallel);
   r.attention_dp = parse_count("--attention-dp", a.attention_dp, 1, kMaxParallel);
   r.ep = parse_count("--ep", a.ep, 1, kMaxParallel);
+  r.draft_tokens = parse_count("--draft-tokens", a.draft_tokens, 0, kMaxDraftTokens);
+  if (!a.acceptance.empty()) r.acceptance = parse_positive("--acceptance", a.acceptance);
   return build_scenario(r, m, d, notes);
 }
 

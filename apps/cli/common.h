@@ -84,6 +84,7 @@ struct ScenarioArgs {
   std::string attention;
   std::string block_sparsity = "1";
   std::string tp = "1", pp = "1", attention_dp = "1", ep = "1";
+  std::string draft_tokens = "0", acceptance;  // speculative decoding
   std::string engine = "roofline";
   std::string kernel_file;  // GEMM efficiencies measured on the user's GPU
   bool ideal = false;

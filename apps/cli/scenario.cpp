@@ -26,6 +26,7 @@ void print_op_table(const Prediction& p, Output out) {
     std::string name(op_name(op.kind));
     if (op.moe_layer) name += " [moe]";
     if (op.sliding_layer) name += " [window]";
+    if (op.draft_head) name += " [draft]";
     if (op.launches == 0) name = "+" + name;
     if (out == Output::kCsv) {
       t.add_row({name, std::string(op_class_name(op.cls)), fmt::format("{}", op.count),

@@ -167,6 +167,16 @@ json request_schemas() {
       {"attention_dp",
        integer_schema(1, kMaxParallel, 1, "attention data-parallel groups within tp")},
       {"ep", integer_schema(1, kMaxParallel, 1, "expert-parallel groups within tp (MoE models)")},
+      {"draft_tokens",
+       integer_schema(0, kMaxDraftTokens, 0,
+                      "speculative decoding: tokens a one-layer draft head (MTP, EAGLE) proposes "
+                      "a step")},
+      {"acceptance",
+       {{"type", "number"},
+        {"minimum", 0},
+        {"maximum", 1},
+        {"default", kDefaultDraftAcceptance},
+        {"description", "speculative decoding: the chance each draft token is accepted"}}},
       {"ideal", {{"type", "boolean"}, {"default", false}, {"description", "datasheet peaks only"}}},
       {"engine", string_schema("a serving engine (GET /api/engines): its launch and step costs and "
                                "measured kernel efficiency",

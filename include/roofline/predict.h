@@ -57,7 +57,10 @@ struct Prediction {
   Bytes act_bytes = 0;
   Bytes kv_bytes = 0;
   Bytes bytes = 0;
-  double tokens_per_s = 0;       // prefill: prompt tokens/s; decode: generated tokens/s
+  double tokens_per_s = 0;  // prefill: prompt tokens/s; decode: generated tokens/s
+  // Decode: tokens a step yields per sequence (1; more with draft tokens,
+  // tokens_per_step(scenario)), which tokens_per_s counts.
+  double tokens_per_step = 1;
   Bound bound = Bound::kMemory;  // which side most of the time is spent on
   MemoryEstimate memory;
 };

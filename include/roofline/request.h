@@ -3,6 +3,7 @@
 // the CLI, the server and the Python bindings call these.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct ScenarioRequest {
   std::int64_t pp = 1;
   std::int64_t attention_dp = 1;  // attention data-parallel groups within tp
   std::int64_t ep = 1;            // expert-parallel groups within tp (MoE models)
+  // Speculative decoding: draft tokens a step and each one's acceptance
+  // (unset: kDefaultDraftAcceptance when there are draft tokens).
+  std::int64_t draft_tokens = 0;
+  std::optional<double> acceptance;
 };
 
 // Builds and validates the scenario. A strategy is resolved against `device`

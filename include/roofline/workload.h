@@ -114,7 +114,30 @@ struct Scenario {
   // tokens, and attend causally like prefill_tokens / prefill_prompt prompts.
   std::int64_t prefill_tokens = 0;
   std::int64_t prefill_prompt = 0;
+  // Speculative decoding with a one-layer draft head (DeepSeek-V3's MTP
+  // module, EAGLE heads): a decode step runs the head draft_tokens times, one
+  // token per sequence each, then the model verifies the draft_tokens + 1
+  // tokens of each sequence in one pass. Each draft token is accepted with
+  // probability `acceptance` while the ones before it were, so a step yields
+  // tokens_per_step(s) tokens per sequence. A prefill also runs the head over
+  // the prompt (it keeps a KV cache of its own). 0: plain decoding.
+  std::int64_t draft_tokens = 0;
+  double acceptance = 0;
 };
+
+// At most this many draft tokens a step (engines propose 1 to 7 or so).
+inline constexpr std::int64_t kMaxDraftTokens = 16;
+
+// The acceptance of a draft token when none is given: DeepSeek-V3's MTP module
+// predicts the second token with an acceptance rate "between 85% and 90%"
+// (DeepSeek-V3 Technical Report, arXiv 2412.19437, section 5.4.3); the low end.
+inline constexpr double kDefaultDraftAcceptance = 0.85;
+
+// Tokens a speculative step yields per sequence: the model's own token plus
+// the accepted run of k drafts, each accepted with probability a:
+// 1 + a + a^2 + ... + a^k (Leviathan et al., "Fast Inference from
+// Transformers via Speculative Decoding", ICML 2023, eq. 1). 1 without drafts.
+[[nodiscard]] double tokens_per_step(const Scenario& s) noexcept;
 
 // Limits that keep every product finite and every sweep bounded.
 inline constexpr std::int64_t kMaxBatch = 1 << 20;
@@ -143,6 +166,7 @@ struct Op {
   OpClass cls;
   bool moe_layer;      // part of an MoE layer
   bool sliding_layer;  // part of a sliding-window attention layer
+  bool draft_head;     // part of the speculative draft head (Scenario::draft_tokens)
   double count;
   double flops;
   double weight_bytes;

@@ -29,6 +29,7 @@ SCENARIOS = [
     dict(strategy="fp8_balanced", seq_len=8192),
     dict(weights="int4", act="fp16", tp=2, engine="vllm"),
     dict(block_sparsity=0.5, phase="prefill", seq_len=16384, ideal=True),
+    dict(batch=8, seq_len=2048, draft_tokens=3, acceptance=0.7, engine="vllm"),
 ]
 MODELS = [("llama-3.1-8b", "h100"), ("mixtral-8x7b", "h200"), ("qwen3-30b-a3b", "gb10")]
 
@@ -44,7 +45,8 @@ def test_predict(cli, model, hardware, case):
 
 @pytest.mark.parametrize("case", [dict(), dict(prompt=2048, gen=512, batch=8, weights="fp8"),
                                   dict(prompt=100, gen=1), dict(gen=10, strategy="long_context_kv"),
-                                  dict(engine="sglang", attention="fa3")])
+                                  dict(engine="sglang", attention="fa3"),
+                                  dict(gen=64, batch=4, draft_tokens=2)])
 def test_generate(cli, case):
     g = roofline.generate("llama-3.1-8b", "h200", **case)
     assert g.to_dict() == cli("generate", "--model", "llama-3.1-8b", "--hardware", "h200", *flags(**case))
@@ -266,6 +268,8 @@ def test_sweep_gemm(cli):
          prefill_ep=8, decode_tp=8, attention_dp=8, ep=8, rounds=2),
     dict(model="llama-3.1-70b", hardware="h100", engine="trtllm", weights="fp8", act="fp8", tp=2,
          pp=2, isl=1024, osl=128, concurrency=32, rounds=2),
+    dict(model="deepseek-v3", hardware="b200", engine="trtllm", weights="nvfp4", act="nvfp4", tp=8,
+         isl=1024, osl=256, concurrency=8, rounds=2, draft_tokens=3, acceptance=0.8),
 ])
 def test_serving(cli, case):
     model, hardware = case.pop("model"), case.pop("hardware")

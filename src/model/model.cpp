@@ -319,7 +319,8 @@ void read_minimax_m2(const ConfigReader& r, ModelSpec* m) {
   const std::int64_t mtp_modules = r.integer_or("num_mtp_modules", 0, 0, 64);
   if (r.boolean_or("use_mtp", false) && mtp_modules > 0) {
     m->notes.push_back("the " + std::to_string(mtp_modules) +
-                       " multi-token-prediction modules are not modeled (main model only)");
+                       " multi-token-prediction modules run only as a speculative draft head "
+                       "(--draft-tokens: one decoder layer a draft token); otherwise left out");
   }
 }
 
@@ -589,7 +590,9 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
       m.moe = e;
     }
     if (r.integer_or("num_nextn_predict_layers", 0, 0, 64) > 0) {
-      m.notes.push_back("the multi-token-prediction layer is not modeled (main model only)");
+      m.notes.push_back(
+          "the multi-token-prediction layer runs only as a speculative draft head "
+          "(--draft-tokens); otherwise left out");
     }
   } else if (t == "gpt_oss") {
     read_gqa(r, &m);

@@ -262,6 +262,21 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
       m.sliding_window > 0 ? std::min(ctx, static_cast<double>(m.sliding_window)) : ctx;
   const double kv_elems = B * per_token_layer * (full * ctx + sliding * window_ctx) / pp;
   mem.kv_cache_bytes = bytes_for(s.precision.kv, kv_elems);
+  if (s.draft_tokens > 0) {
+    // The draft head: one more layer of the model's last kind, with its own
+    // KV cache (a full-attention layer's), at the model's mean bytes a parameter.
+    const ParamCounts pc = count_parameters(m);
+    const double layers = static_cast<double>(m.layers);
+    double layer = pc.attention / layers + pc.norms / layers;
+    const double moe_layers = static_cast<double>(m.moe_layer_count());
+    if (m.moe && m.is_moe_layer(m.layers - 1) && moe_layers > 0) {
+      layer += (pc.routed_experts + pc.shared_experts + pc.router) / moe_layers;
+    } else if (layers > moe_layers) {
+      layer += pc.dense_mlp / (layers - moe_layers);
+    }
+    if (pc.total > 0) mem.weights_bytes *= 1 + layer / pc.total;
+    mem.kv_cache_bytes += bytes_for(s.precision.kv, B * per_token_layer * ctx);
+  }
 
   // Activations of one layer at a time, plus logits.
   const double T = s.phase == Phase::kDecode ? 1 : static_cast<double>(s.seq_len);
@@ -483,7 +498,8 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   }
   p.bytes = p.weight_bytes + p.act_bytes + p.kv_bytes;
   p.bound = memory_bound_time >= compute_bound_time ? Bound::kMemory : Bound::kCompute;
-  const double tokens = s.phase == Phase::kDecode ? static_cast<double>(s.batch) : p.graph.tokens;
+  p.tokens_per_step = decode ? tokens_per_step(s) : 1;
+  const double tokens = decode ? static_cast<double>(s.batch) * p.tokens_per_step : p.graph.tokens;
   p.tokens_per_s = tokens / p.time_s;
   p.memory = estimate_memory(m, d, s);
   if (file_mix_bytes != 0) {
@@ -548,6 +564,9 @@ GenerateResult generate(const ModelSpec& m, const Device& d, Scenario s, std::in
       }
       decode_total += t_last;
     }
+    // Speculative steps each yield tokens_per_step tokens a sequence: the
+    // contexts above pass that many at a time.
+    decode_total /= tokens_per_step(s);
     g.tpot_s = decode_total / static_cast<double>(steps);
   }
   g.e2e_s = g.ttft_s + decode_total;

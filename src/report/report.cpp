@@ -408,7 +408,9 @@ nlohmann::json scenario_json(const ModelSpec& m, const Device& d, const Scenario
           {"attention", attention_kernel_id(g.attention)},
           {"block_sparsity", s.block_sparsity},
           {"tp", s.tp},
-          {"pp", s.pp}};
+          {"pp", s.pp},
+          {"draft_tokens", s.draft_tokens},
+          {"acceptance", s.acceptance}};
 }
 
 nlohmann::json to_json(const MemoryEstimate& m) {
@@ -441,6 +443,7 @@ nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, c
                       {"mode", mode_name(p.mode)},
                       {"time_s", p.time_s},
                       {"tokens_per_s", p.tokens_per_s},
+                      {"tokens_per_step", p.tokens_per_step},
                       {"bound", bound_name(p.bound)},
                       {"flops", p.flops},
                       {"bytes", p.bytes},
@@ -483,7 +486,8 @@ nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, c
                      {"efficiency",
                       t.efficiency > 0 ? nlohmann::json(t.efficiency) : nlohmann::json(nullptr)},
                      {"moe_layer", op.moe_layer},
-                     {"sliding_layer", op.sliding_layer}});
+                     {"sliding_layer", op.sliding_layer},
+                     {"draft_head", op.draft_head}});
     }
     j["ops"] = ops;
   }
@@ -548,6 +552,24 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
   if (s.phase == Phase::kDecode) {
     notes.push_back(fmt::format("a decode step streams {} of weights and {} of KV cache",
                                 human_bytes(p.weight_bytes), human_bytes(p.kv_bytes)));
+  }
+  if (s.draft_tokens > 0) {
+    double draft = 0;
+    for (int i = 0; i < p.graph.size; ++i) {
+      if (p.graph.ops[static_cast<std::size_t>(i)].draft_head)
+        draft += p.timings[static_cast<std::size_t>(i)].time_s;
+    }
+    notes.push_back(
+        s.phase == Phase::kDecode
+            ? fmt::format("speculative decoding: the draft head proposes {} tokens a sequence "
+                          "({:.0f}% of the step), the model verifies {} at once; each draft "
+                          "accepted at {:.3g} while the ones before it were: {:.3g} tokens a "
+                          "sequence a step",
+                          s.draft_tokens, 100 * draft / p.time_s, s.draft_tokens + 1, s.acceptance,
+                          p.tokens_per_step)
+            : fmt::format("speculative decoding: the draft head runs over the prompt too, filling "
+                          "its own KV cache ({:.0f}% of the pass)",
+                          100 * draft / p.time_s));
   }
   if (p.graph.distinct_experts > 0 && s.ep > 1) {
     notes.push_back(fmt::format(

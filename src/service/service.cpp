@@ -181,6 +181,8 @@ ScenarioRequest scenario_of(StrictObject& o, const Limits& limits, bool with_pha
   r.pp = integer(o, "pp", 1, 1, kMaxParallel);
   r.attention_dp = integer(o, "attention_dp", 1, 1, kMaxParallel);
   r.ep = integer(o, "ep", 1, 1, kMaxParallel);
+  r.draft_tokens = integer(o, "draft_tokens", 0, 0, kMaxDraftTokens);
+  if (o.has("acceptance")) r.acceptance = number(o, "acceptance", kDefaultDraftAcceptance);
   return r;
 }
 

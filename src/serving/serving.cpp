@@ -258,6 +258,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   spec.osl = in.osl;
   spec.clients = in.concurrency;
   spec.requests_per_client = in.rounds;
+  spec.tokens_per_step = tokens_per_step(in.step);
   Scenario decode_base = base;
   Scenario prefill_base = base;
   if (disagg) {
@@ -399,6 +400,12 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         sched.pipeline_micro_batches ? "the KV cache holds one request too few for a second "
                                        "micro-batch"
                                      : "the engine keeps no micro-batches in flight"));
+  }
+  if (base.draft_tokens > 0) {
+    r.notes.push_back(fmt::format(
+        "speculative decoding: each decode step drafts {} tokens a request and verifies {} at "
+        "once, yielding {:.3g} (acceptance {:.3g}); TPOT is the step over that",
+        base.draft_tokens, base.draft_tokens + 1, spec.tokens_per_step, base.acceptance));
   }
   r.notes.push_back(fmt::format("the decode step of {} requests is {}-bound ({:.3g} ms alone)",
                                 r.running, r.bound == Bound::kMemory ? "memory" : "compute",

@@ -19,10 +19,12 @@ struct Request {
   double arrival = 0, admitted = -1, first_chunk = -1, first_token = -1;
   std::int64_t target = 0;     // prompt tokens to compute (more after a preemption)
   std::int64_t prefilled = 0;  // of target
-  std::int64_t generated = 0;  // output tokens so far, when not decoding
-  std::int64_t offset = 0;     // while decoding: generated = offset + the instance's decode_step
-  std::uint64_t order = 0;     // admission order (the newest is preempted first)
-  std::int32_t home = 0;       // disaggregated: the decode instance holding its cache
+  // Output steps so far (the prefill's token, then one a decode step), when
+  // not decoding; a step yields tokens_per_step tokens.
+  std::int64_t generated = 0;
+  std::int64_t offset = 0;  // while decoding: generated = offset + the instance's decode_step
+  std::uint64_t order = 0;  // admission order (the newest is preempted first)
+  std::int32_t home = 0;    // disaggregated: the decode instance holding its cache
 };
 
 struct Instance {
@@ -38,7 +40,7 @@ struct Instance {
   std::int64_t decode_step = 0;
   std::int64_t context_offset = 0;  // sum of the decoding requests' offsets
   std::int64_t running = 0;         // admitted requests
-  std::int64_t kv_used = 0;         // tokens of KV cache held
+  double kv_used = 0;               // tokens of KV cache held
   bool busy = false;
   // The step under way: how many steps it stands for, its start, its chunks.
   std::int64_t k = 0, decode_now = 0;
@@ -61,7 +63,12 @@ struct Event {
 
 class Simulation {
  public:
-  explicit Simulation(const SimSpec& s) : s_(s) {
+  explicit Simulation(const SimSpec& s)
+      : s_(s),
+        per_step_(s.tokens_per_step),
+        // The prefill's token, then enough decode steps for the other osl - 1.
+        steps_(1 + static_cast<std::int64_t>(
+                       std::ceil(static_cast<double>(s.osl - 1) / s.tokens_per_step - 1e-9))) {
     const auto add = [this](const PoolSpec& p) {
       for (std::int64_t i = 0; i < p.instances; ++i) {
         instances_.emplace_back();
@@ -169,23 +176,27 @@ class Simulation {
     push(time, kind, instance, request);
   }
 
+  // Output tokens of `steps` output steps.
+  double tokens(std::int64_t steps) const { return per_step_ * static_cast<double>(steps); }
+
   // KV tokens a request takes when admitted.
-  std::int64_t admission_tokens(const PoolSpec& p, const Request& q) const {
-    if (p.role == PoolSpec::Role::kPrefill) return s_.isl;
-    if (p.reserve_whole) return s_.isl + s_.osl;
-    return p.role == PoolSpec::Role::kDecode ? s_.isl + std::max<std::int64_t>(q.generated, 1)
-                                             : q.target;
+  double admission_tokens(const PoolSpec& p, const Request& q) const {
+    if (p.role == PoolSpec::Role::kPrefill) return static_cast<double>(s_.isl);
+    if (p.reserve_whole) return static_cast<double>(s_.isl + s_.osl);
+    return p.role == PoolSpec::Role::kDecode
+               ? static_cast<double>(s_.isl) + tokens(std::max<std::int64_t>(q.generated, 1))
+               : static_cast<double>(q.target);
   }
 
   // Tokens a decoding request holds under on-demand admission (isl + its output).
-  std::int64_t held(const Instance& in, const Request& q) const {
-    return s_.isl + q.offset + in.decode_step;
+  double held(const Instance& in, const Request& q) const {
+    return static_cast<double>(s_.isl) + tokens(q.offset + in.decode_step);
   }
 
   void start_decoding(Instance& in, std::int32_t id) {
     Request& q = req(id);
     q.offset = q.generated - in.decode_step;
-    in.decoding.emplace(s_.osl - q.offset, id);
+    in.decoding.emplace(steps_ - q.offset, id);
     in.by_order.emplace(q.order, id);
     in.context_offset += q.offset;
   }
@@ -196,11 +207,12 @@ class Simulation {
     const PoolSpec& p = *in.pool;
     bool preempted = false;
     while (in.decoding.size() > 1 &&
-           in.kv_used + static_cast<std::int64_t>(in.decoding.size()) > p.kv_tokens) {
+           in.kv_used + tokens(static_cast<std::int64_t>(in.decoding.size())) >
+               static_cast<double>(p.kv_tokens)) {
       const std::int32_t id = std::prev(in.by_order.end())->second;
       in.by_order.erase(std::prev(in.by_order.end()));
       Request& q = req(id);
-      in.decoding.erase({s_.osl - q.offset, id});
+      in.decoding.erase({steps_ - q.offset, id});
       in.kv_used -= held(in, q);
       in.context_offset -= q.offset;
       q.generated = q.offset + in.decode_step;
@@ -208,7 +220,7 @@ class Simulation {
       if (p.role == PoolSpec::Role::kDecode) {
         q.target = 0;  // its cache came over once; taken as moved back in
       } else {
-        q.target = s_.isl + q.generated;  // recomputed from the start
+        q.target = s_.isl + std::llround(tokens(q.generated));  // recomputed from the start
         q.prefilled = 0;
       }
       in.waiting.push_front(id);
@@ -227,12 +239,12 @@ class Simulation {
     while (!preempted && !in.waiting.empty() && in.running < p.max_running) {
       const std::int32_t id = in.waiting.front();
       Request& q = req(id);
-      const std::int64_t need = admission_tokens(p, q);
+      const double need = admission_tokens(p, q);
       // Decode tokens need room in the coming step too.
-      const std::int64_t growth = p.reserve_whole || p.role == PoolSpec::Role::kPrefill
-                                      ? 0
-                                      : static_cast<std::int64_t>(in.decoding.size()) + 1;
-      if (in.running > 0 && in.kv_used + need + growth > p.kv_tokens) break;
+      const double growth = p.reserve_whole || p.role == PoolSpec::Role::kPrefill
+                                ? 0
+                                : tokens(static_cast<std::int64_t>(in.decoding.size()) + 1);
+      if (in.running > 0 && in.kv_used + need + growth > static_cast<double>(p.kv_tokens)) break;
       in.waiting.pop_front();
       if (q.admitted < 0) q.admitted = now;
       q.order = order_++;
@@ -282,11 +294,11 @@ class Simulation {
     const std::int64_t decode_now = decode_paused ? 0 : decoding;
     if (prompt_tokens == 0 && decode_now == 0) return;  // idle until an arrival
 
-    const double context =
-        decode_now > 0
-            ? static_cast<double>(decode_now * (s_.isl + in.decode_step) + in.context_offset) /
-                  static_cast<double>(decode_now)
-            : 0;
+    const double context = decode_now > 0
+                               ? static_cast<double>(s_.isl) +
+                                     tokens(decode_now * in.decode_step + in.context_offset) /
+                                         static_cast<double>(decode_now)
+                               : 0;
     std::int64_t k = 1;
     double step_s = p.cost(decode_now, context, prompt_tokens);
     if (prompt_tokens == 0) {
@@ -294,14 +306,16 @@ class Simulation {
       // cache runs out, or until an arrival, which joins after its step.
       k = std::max<std::int64_t>(1, in.decoding.begin()->first - in.decode_step);
       if (!p.reserve_whole) {
-        k = std::clamp<std::int64_t>((p.kv_tokens - in.kv_used) / decode_now, 1, k);
+        const double room = (static_cast<double>(p.kv_tokens) - in.kv_used) / tokens(decode_now);
+        k = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(std::max(room, 0.0))), 1,
+                                     k);
       }
       if (!in.pending.empty() && step_s > 0) {
         const double steps_to_arrival = std::floor((*in.pending.begin() - now) / step_s) + 1;
         k = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::min(steps_to_arrival, 1e15)), 1,
                                      k);
       }
-      if (k > 1) step_s = p.cost(decode_now, context + 0.5 * static_cast<double>(k - 1), 0);
+      if (k > 1) step_s = p.cost(decode_now, context + 0.5 * tokens(k - 1), 0);
     }
     in.busy = true;
     in.k = k;
@@ -327,7 +341,7 @@ class Simulation {
     const PoolSpec& p = *in.pool;
     in.busy = false;
     if (in.decode_now > 0) in.decode_step += in.k;
-    if (!p.reserve_whole) in.kv_used += in.decode_now * in.k;  // each decode token's cache
+    if (!p.reserve_whole) in.kv_used += tokens(in.decode_now * in.k);  // each decode step's cache
     for (const auto& [id, take] : in.chunks) {
       Request& q = req(id);
       if (q.first_chunk < 0) q.first_chunk = in.started;
@@ -342,12 +356,12 @@ class Simulation {
         in.kv_used -= s_.isl;
         q.target = 0;
         arrive(q.home, id, now + s_.transfer_s, Event::Kind::kReady);
-      } else if (q.generated >= s_.osl) {
+      } else if (q.generated >= steps_) {
         --in.running;
         in.kv_used -= admission_tokens(p, q);
         complete(id, now);
       } else {
-        if (!p.reserve_whole) ++in.kv_used;
+        if (!p.reserve_whole) in.kv_used += tokens(1);  // the first output step's cache
         start_decoding(in, id);
       }
     }
@@ -357,7 +371,7 @@ class Simulation {
       in.decoding.erase(in.decoding.begin());
       in.by_order.erase({q.order, id});
       in.context_offset -= q.offset;
-      in.kv_used -= p.reserve_whole ? s_.isl + s_.osl : held(in, q);
+      in.kv_used -= p.reserve_whole ? static_cast<double>(s_.isl + s_.osl) : held(in, q);
       --in.running;
       complete(id, now);
     }
@@ -389,6 +403,8 @@ class Simulation {
   }
 
   const SimSpec& s_;
+  const double per_step_;     // output tokens a step yields
+  const std::int64_t steps_;  // output steps a request takes (the prefill's included)
   std::vector<Instance> instances_;
   std::int32_t first_count_ = 0, next_prefill_ = 0;
   std::vector<Request> requests_;
@@ -413,7 +429,8 @@ void check_pool(const PoolSpec& p, const char* name, std::int64_t one_request) {
 
 SimResult simulate_serving(const SimSpec& s) {
   if (s.isl < 1 || s.osl < 1 || s.clients < 1 || s.requests_per_client < 1 ||
-      s.clients * s.requests_per_client > (std::int64_t{1} << 24) || !(s.transfer_s >= 0)) {
+      s.clients * s.requests_per_client > (std::int64_t{1} << 24) || !(s.transfer_s >= 0) ||
+      !(s.tokens_per_step >= 1 && s.tokens_per_step <= 1e6)) {
     throw InvalidArgument("serving simulation: sizes out of range");
   }
   if (s.decode) {

@@ -45,6 +45,10 @@ struct SimSpec {
   PoolSpec first;                  // kMixed (aggregated) or kPrefill
   std::optional<PoolSpec> decode;  // kDecode, with a kPrefill first pool
   double transfer_s = 0;           // a prompt's KV cache from prefill to decode
+  // Output tokens a decode step yields per request (speculative decoding;
+  // 1 without): a request needs ceil((osl - 1) / tokens_per_step) decode
+  // steps after its first token, and its cache grows that much a step.
+  double tokens_per_step = 1;
 };
 
 struct SimResult {
@@ -53,12 +57,12 @@ struct SimResult {
   std::vector<double> ttft_s, tpot_s, e2e_s;
   double duration_s = 0;  // from the first arrival to the last completion
   std::int64_t steps = 0;
-  std::int64_t prompt_steps = 0;  // steps that carried prompt tokens
-  double busy_s = 0;              // all instances' step time
-  double prefill_added_s = 0;     // of busy_s, what prompt tokens added to the steps
+  std::int64_t prompt_steps = 0;   // steps that carried prompt tokens
+  double busy_s = 0;               // all instances' step time
+  double prefill_added_s = 0;      // of busy_s, what prompt tokens added to the steps
   double prefill_pool_busy_s = 0;  // disaggregated: the prefill workers' step time
-  double decoding_step_sum = 0;   // decode requests summed over steps (mean batch)
-  std::int64_t decode_steps = 0;  // steps with decode tokens
+  double decoding_step_sum = 0;    // decode requests summed over steps (mean batch)
+  std::int64_t decode_steps = 0;   // steps with decode tokens
   std::int64_t preemptions = 0;
   double admit_wait_s = 0;  // mean wait from arrival to admission (KV slot, cap)
   double chunk_wait_s = 0;  // mean from admission to the first prompt chunk

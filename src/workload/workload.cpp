@@ -52,6 +52,7 @@ struct Builder {
   Format w{}, e{}, a{}, kv{};
   ComputePlan wplan{}, eplan{};
   bool decode = true;
+  bool drafting = false;  // adding the draft head's ops
 
   // Whether the engine's GEMM table prices matmuls of these formats (then
   // their wave efficiency goes unused: the table's measurements carry it).
@@ -84,6 +85,7 @@ struct Builder {
     op.compute = a;
     op.wave_efficiency = 1;
     op.launches = 1;
+    op.draft_head = drafting;
     return op;
   }
 
@@ -179,8 +181,10 @@ struct Builder {
     double parallel = 0;
     const double S = decode ? ctx : T;
     if (decode) {
+      // T queries a sequence (speculative verification: the draft tokens and
+      // the model's own) over one read of its cache.
       const double L = window > 0 ? std::min(ctx, window) : ctx;
-      scores = B * nh * L * sparsity;
+      scores = B * T * nh * L * sparsity;
       k_elems = B * kv_heads * L * q_dim * sparsity;
       v_elems = mla_latent ? 0 : B * kv_heads * L * v_dim * sparsity;
       parallel = B * nh * (kinfo.split_kv ? ceil_div(L, 128) : 1);
@@ -601,6 +605,15 @@ ExpertLoad busiest_expert_group(double num_experts, double top_k, double tokens,
   return {pairs, experts};
 }
 
+double tokens_per_step(const Scenario& s) noexcept {
+  double sum = 1, term = 1;
+  for (std::int64_t i = 0; i < s.draft_tokens; ++i) {
+    term *= s.acceptance;
+    sum += term;
+  }
+  return sum;
+}
+
 void validate(const Scenario& s, const ModelSpec& m) {
   auto check = [](std::string_view name, std::int64_t v, std::int64_t lo, std::int64_t hi) {
     if (v < lo || v > hi) {
@@ -622,6 +635,10 @@ void validate(const Scenario& s, const ModelSpec& m) {
       throw InvalidArgument("prefill tokens ride along with a decode step only");
     check("prefill tokens", s.prefill_tokens, 1, kMaxBatch);
     check("prefill prompt", s.prefill_prompt, 1, kMaxSeqLen);
+  }
+  check("draft tokens", s.draft_tokens, 0, kMaxDraftTokens);
+  if (!(s.acceptance >= 0 && s.acceptance <= 1)) {
+    throw InvalidArgument("acceptance must be from 0 to 1 (the chance a draft token is accepted)");
   }
   if (!(s.block_sparsity > 0 && s.block_sparsity <= 1)) {
     throw InvalidArgument(
@@ -670,7 +687,7 @@ OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s,
   b.I = static_cast<double>(m.intermediate) / b.tp;
   b.V = static_cast<double>(m.vocab) / b.tp;
   b.B = static_cast<double>(s.batch);
-  b.T = b.decode ? 1 : static_cast<double>(s.seq_len);
+  b.T = b.decode ? 1 + static_cast<double>(s.draft_tokens) : static_cast<double>(s.seq_len);
   b.P = b.decode ? static_cast<double>(s.prefill_tokens) : 0;
   b.N = b.B * b.T + b.P;
   b.ctx = b.decode ? static_cast<double>(s.seq_len) + 1 : static_cast<double>(s.seq_len);
@@ -714,10 +731,35 @@ OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s,
   b.norm(OpKind::kFinalNorm, 1, b.N, true, 1);
   if (m.vocab > 0) {
     // Logits only for the last position of each sequence (what serving
-    // engines compute); the tied embedding is read again when tied.
-    // Prompts finishing in this step sample their first token too.
+    // engines compute; a speculative step's every verified position); the
+    // tied embedding is read again when tied. Prompts finishing in this step
+    // sample their first token too.
     const double prompts_done = b.P > 0 ? b.P / static_cast<double>(s.prefill_prompt) : 0;
-    b.linear(OpKind::kLmHead, 1, b.B + prompts_done, b.V, b.H, b.w, b.wplan, true, 1);
+    const double positions = b.decode ? b.B * b.T : b.B;
+    b.linear(OpKind::kLmHead, 1, positions + prompts_done, b.V, b.H, b.w, b.wplan, true, 1);
+  }
+  if (s.draft_tokens > 0) {
+    // The draft head: one decoder layer of the model's last kind (DeepSeek-V3's
+    // MTP module is an MoE layer) and the shared LM head. A decode step runs it
+    // draft_tokens times, one token a sequence each, over the cached context
+    // (its own KV cache); a prefill runs it once over the prompt, filling that
+    // cache and drafting the first tokens. Its input projection (DeepSeek's
+    // eh_proj, 2H -> H) is left out: under 1% of an MoE layer's weights.
+    const double saved_t = b.T, saved_n = b.N, saved_p = b.P, saved_d = g.distinct_experts;
+    const double passes = b.decode ? static_cast<double>(s.draft_tokens) : 1;
+    if (b.decode) b.T = 1;
+    b.P = 0;
+    b.N = b.B * b.T;
+    b.drafting = true;
+    const std::int64_t last = m.layers - 1;
+    b.layer(passes, m.moe && m.is_moe_layer(last), m.is_sliding_layer(last));
+    b.norm(OpKind::kFinalNorm, passes, b.B, true, 1);
+    if (m.vocab > 0) b.linear(OpKind::kLmHead, passes, b.B, b.V, b.H, b.w, b.wplan, true, 1);
+    b.drafting = false;
+    b.T = saved_t;
+    b.N = saved_n;
+    b.P = saved_p;
+    g.distinct_experts = saved_d;
   }
   if (m.checkpoint && !s.precision.weights && !s.precision.experts) scale_to_checkpoint(m, &g);
   if (s.pp > 1) {
