@@ -297,6 +297,17 @@ try {
         poolsSub.includes('(prefill 1 × TP 2, attention DP 2, EP 2; decode 1 × TP 2, attention DP 2, EP 2)'),
         `each pool's attention DP and EP are sent and named (${JSON.stringify(b)}; ${poolsSub})`);
   await page.selectOption('#sv-mode', 'agg');
+  // Speculative decoding from the advanced fields: draft tokens and acceptance sent and named.
+  servingBodies.length = 0;
+  await page.fill('#sv-draft-tokens', '3');
+  await page.fill('#sv-acceptance', '0.8');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  const specDetail = await page.textContent('#serving-detail');
+  check(servingBodies.length === 1 && servingBodies[0].draft_tokens === 3 && servingBodies[0].acceptance === 0.8 &&
+        /3 draft tokens a step, each accepted at 0\.8: 2\.95 tokens a request a step/.test(specDetail),
+        `speculative decoding is sent and shown (${JSON.stringify(servingBodies[0])})`);
+  await page.fill('#sv-draft-tokens', '0');
   page.off('request', onServing);
 
   // 5c. The Search page: its tab runs the default search (POST /api/search: llama-3.1-70b on 8

@@ -154,6 +154,8 @@ export interface Serving {
   attention_dp: number;                  // attention data-parallel groups within tp (disaggregated: decode_tp)
   ep: number;                            // expert-parallel groups within tp (MoE; disaggregated: decode_tp)
   dp: number;                            // data-parallel replicas (aggregated)
+  draft_tokens: number; acceptance: number;  // speculative decoding (0 draft tokens: plain decoding)
+  tokens_per_step: number;               // tokens a decode step yields per request
   weights: string; act: string; kv: string;
   ttft_s: number; tpot_s: number; e2e_s: number;  // the means of ttft, tpot, e2e
   ttft: Spread; tpot: Spread; e2e: Spread;

@@ -19,6 +19,7 @@ const DEFAULTS = {
   mode: 'agg', prefillWorkers: 1, prefillTp: 2, decodeWorkers: 1, decodeTp: 2,
   prefillAttentionDp: 1, prefillEp: 1, decodeAttentionDp: 1, decodeEp: 1,
   rounds: 10, tokenBudget: 0, maxRunning: 0,  // the server's kDefaultRounds; 0: the engine's scheduler
+  draftTokens: 0, acceptance: 0.85,           // plain decoding; the server's kDefaultDraftAcceptance
 };
 const WEIGHTS = ['fp16', 'bf16', 'fp8', 'int8', 'int4', 'nvfp4', 'mxfp4', 'q8_0', 'q4_k_m', 'q4_0'];
 const ACTS = ['bf16', 'fp16', 'fp8', 'int8', 'nvfp4'];
@@ -30,6 +31,7 @@ const MAX_CONCURRENCY = 1 << 20;  // the server's kMaxBatch, also the most for t
 const MAX_TP = 4096;              // the server's kMaxParallel
 const MAX_WORKERS = 1024;         // prefill or decode workers
 const MAX_ROUNDS = 1000;
+const MAX_DRAFT_TOKENS = 16;      // the server's kMaxDraftTokens
 
 /** A mean wait: "none" rather than 0 ns. */
 const wait = (s: number) => (s > 0 ? seconds(s) : 'none');
@@ -118,6 +120,14 @@ function request(): Record<string, unknown> {
   // 0: the engine's scheduler decides.
   req.token_budget = intValue('sv-token-budget', 'token budget', 0, MAX_CONCURRENCY);
   req.max_running = intValue('sv-max-running', 'max running', 0, MAX_CONCURRENCY);
+  // Speculative decoding only with draft tokens (the server refuses an acceptance without).
+  const drafts = intValue('sv-draft-tokens', 'draft tokens', 0, MAX_DRAFT_TOKENS);
+  if (drafts > 0) {
+    req.draft_tokens = drafts;
+    const a = Number(($('sv-acceptance') as HTMLInputElement).value);
+    if (!(a >= 0 && a <= 1)) throw new Error('acceptance must be a number from 0 to 1');
+    req.acceptance = a;
+  }
   // Empty: the model's own weights; KV as the activations.
   if (select('sv-weights')) req.weights = select('sv-weights');
   if (select('sv-kv')) req.kv = select('sv-kv');
@@ -158,6 +168,8 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   number('sv-rounds', DEFAULTS.rounds);
   number('sv-token-budget', DEFAULTS.tokenBudget);
   number('sv-max-running', DEFAULTS.maxRunning);
+  number('sv-draft-tokens', DEFAULTS.draftTokens);
+  number('sv-acceptance', DEFAULTS.acceptance);
   showMode();
   $('sv-mode').addEventListener('change', showMode);
   page.engines = api.engines().then((engines: Engine[]) => {
@@ -277,7 +289,8 @@ function render(): void {
   }
   const r0 = results[0];
   $('serving-sub').textContent = `${r0.model} on ${r0.gpus} × ${r0.hardware} (${layout(r0)}), ${r0.engine}, weights ${r0.weights}, ` +
-    `act ${r0.act}, KV ${r0.kv}; ${r0.isl} tokens in, ${r0.osl} out, ${r0.rounds} requests per client`;
+    `act ${r0.act}, KV ${r0.kv}; ${r0.isl} tokens in, ${r0.osl} out, ${r0.rounds} requests per client` +
+    (r0.draft_tokens > 0 ? `; ${r0.draft_tokens} draft tokens a step` : '');
   drawServingCurve('serving-curve', results, chartIndex, pick);
   drawServingLatency('serving-latency', results, chartIndex, pick);
   const capacity = r0.max_concurrency_that_fits;
@@ -362,6 +375,8 @@ function renderDetail(r: Serving | undefined): void {
     ['e2e', `mean ${seconds(r.e2e.mean)}; ${percentiles(r.e2e)}`],
     ['running', `${counted(r.running, 'request')} in the mean decode step, of ${counted(r.concurrency, 'client')}`],
     ['decode step', `${seconds(r.plain_step_s)} alone, ${seconds(r.prompt_step_s)} carrying one prompt`],
+    ...(r.draft_tokens > 0 ? [['speculative', `${r.draft_tokens} draft tokens a step, each accepted at ${r.acceptance}: ` +
+      `${r.tokens_per_step.toPrecision(3)} tokens a request a step`] as [string, string]] : []),
     ['prompts', `${r.prompts_per_step.toPrecision(3)} started per step; prompt tokens add ${pct(r.prompt_share * 100)} of the steps' time`],
     ['waits', `${wait(r.queue_wait_s)} ${admission}, then ${wait(r.prompt_queue_wait_s)} from admission to the first prompt chunk`],
   ];
