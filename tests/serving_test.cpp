@@ -651,6 +651,36 @@ TEST(Search, MoeDisaggregatedPoolsAlsoTryWideExpertParallelism) {
   EXPECT_EQ(deployment_name(wide), "sglang fp8 1xTP8 DP-attention EP8 + 2xTP8 DP-attention EP8 x1");
 }
 
+// Speculative decoding in every configuration: the same layouts, each with
+// the serving model's speculative steps, so a configuration's TPOT is the
+// one predict_serving gives with those draft tokens.
+TEST(Search, DraftTokensApplyToEveryConfiguration) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("h100");
+  SearchSpec spec;
+  spec.gpus = 1;
+  spec.engines = {"vllm"};
+  spec.weights = {Format::kFp8};
+  spec.concurrencies = {4};
+  const SearchResult plain = search_deployments(m, d, spec);
+  spec.draft_tokens = 3;
+  const SearchResult drafted = search_deployments(m, d, spec);
+  EXPECT_EQ(drafted.evaluated, plain.evaluated);
+  ASSERT_TRUE(plain.best && drafted.best);
+  ServingScenario s;
+  s.isl = spec.isl;
+  s.osl = spec.osl;
+  s.concurrency = 4;
+  s.step.precision.weights = s.step.precision.act = Format::kFp8;
+  s.step.draft_tokens = 3;
+  s.step.acceptance = kDefaultDraftAcceptance;
+  EXPECT_DOUBLE_EQ(drafted.best->serving.tpot_s, predict_serving(m, d, s, vllm()).tpot_s);
+  EXPECT_LT(drafted.best->serving.tpot_s, plain.best->serving.tpot_s);
+  spec.draft_tokens = 0;
+  spec.acceptance = 0.7;  // without draft tokens
+  EXPECT_THROW((void)search_deployments(m, d, spec), InvalidArgument);
+}
+
 TEST(Search, BadSpecsAreRefused) {
   const ModelSpec m = load_model("llama-3.1-8b");
   const Device& d = devices().get("h100");

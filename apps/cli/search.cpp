@@ -18,6 +18,7 @@ namespace {
 struct SearchArgs {
   std::string model = "llama-3.1-70b", hardware = "h200", gpus = "8", isl = "1024", osl = "256";
   std::string ttft_max, tpot_max, engines, weights, concurrency, modes;
+  std::string draft_tokens = "0", acceptance;
 };
 
 std::string row_name(const Deployment& d) { return deployment_name(d); }
@@ -45,6 +46,8 @@ void cmd_search(const Common& c, const SearchArgs& a) {
     for (const auto& x : split_list("--concurrency", a.concurrency))
       spec.concurrencies.push_back(parse_count("--concurrency", x, 1, kMaxBatch));
   }
+  spec.draft_tokens = parse_count("--draft-tokens", a.draft_tokens, 0, kMaxDraftTokens);
+  if (!a.acceptance.empty()) spec.acceptance = parse_positive("--acceptance", a.acceptance);
   const bool terminal = ::isatty(STDERR_FILENO) == 1;
   const SearchResult r =
       search_deployments(m, d, spec, [terminal](std::int64_t done, std::int64_t total) {
@@ -57,9 +60,14 @@ void cmd_search(const Common& c, const SearchArgs& a) {
     return;
   }
   std::cout << fmt::format(
-      "{} on {} x {}: {} prompt / {} output tokens; {} configurations, {} refused, {} skipped "
+      "{} on {} x {}: {} prompt / {} output tokens{}; {} configurations, {} refused, {} skipped "
       "(past twice the requests a layout runs at once)\n\n",
-      m.name, spec.gpus, d.id, spec.isl, spec.osl, r.evaluated, r.refused, r.skipped);
+      m.name, spec.gpus, d.id, spec.isl, spec.osl,
+      spec.draft_tokens > 0
+          ? fmt::format(", {} draft tokens a step at acceptance {}", spec.draft_tokens,
+                        spec.acceptance.value_or(kDefaultDraftAcceptance))
+          : std::string(),
+      r.evaluated, r.refused, r.skipped);
   Table t({"deployment", "concurrency", "tokens/s/GPU", "tokens/s/user", "TTFT", "TPOT",
            "limited by", "targets"});
   for (const auto& x : r.front) {
@@ -103,6 +111,13 @@ void register_search(CLI::App& app, Common& common) {
   cmd->add_option("--isl", a->isl, "Prompt tokens per request")->capture_default_str();
   cmd->add_option("--osl", a->osl, "Output tokens per request")->capture_default_str();
   cmd->add_option("--ttft-max", a->ttft_max, "TTFT target in seconds")->type_name("S");
+  cmd->add_option("--draft-tokens", a->draft_tokens,
+                  "Speculative decoding in every configuration: draft tokens a step (MTP, EAGLE)")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--acceptance", a->acceptance,
+                  "Speculative decoding: the chance each draft token is accepted (default 0.85)")
+      ->type_name("F");
   cmd->add_option("--tpot-max", a->tpot_max, "TPOT target in seconds")->type_name("S");
   cmd->add_option("--engines", a->engines, "Engines to consider (default: vllm, sglang, trtllm)")
       ->type_name("LIST");

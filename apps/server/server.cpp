@@ -235,7 +235,9 @@ json request_schemas() {
         {"maxItems", 2},
         {"items", {{"type", "string"}, {"enum", {"agg", "disagg"}}}}}},
       {"concurrencies",
-       {{"type", "array"}, {"maxItems", 64}, {"items", {{"type", "integer"}, {"minimum", 1}}}}}};
+       {{"type", "array"}, {"maxItems", 64}, {"items", {{"type", "integer"}, {"minimum", 1}}}}},
+      {"draft_tokens", scenario["draft_tokens"]},
+      {"acceptance", scenario["acceptance"]}};
   json recommend = {{"model", model_schema()},
                     {"hardware", scenario["hardware"]},
                     {"phase", phase},

@@ -32,6 +32,10 @@ struct SearchSpec {
   std::vector<Format> weights;       // empty: bf16, fp8 and nvfp4 where the device computes them
   std::vector<std::int64_t> concurrencies;  // per replica; empty: 1, 2, 4, ..., 4096
   std::vector<ServingMode> modes;           // empty: both (disaggregated from 2 GPUs)
+  // Speculative decoding in every configuration (Scenario::draft_tokens; the
+  // acceptance kDefaultDraftAcceptance unless given); 0: plain decoding.
+  std::int64_t draft_tokens = 0;
+  std::optional<double> acceptance;
 };
 
 struct Deployment {

@@ -294,3 +294,12 @@ def test_search(cli):
     assert doc["best"]["meets_targets"]
     with pytest.raises(roofline.NotFound, match="nope"):
         roofline.search("llama-3.1-8b", "h100", engines=["nope"])
+    # Speculative decoding in every configuration: the same document as the CLI's, faster TPOTs.
+    spec = roofline.search("llama-3.1-8b", "h100", gpus=1, engines=["vllm"], weights=["fp8"],
+                           concurrencies=[1, 8], draft_tokens=3, acceptance=0.7)
+    assert spec == cli("search", "--model", "llama-3.1-8b", "--hardware", "h100", "--gpus", "1",
+                       "--engines", "vllm", "--weights", "fp8", "--concurrency", "1,8",
+                       "--draft-tokens", "3", "--acceptance", "0.7")
+    assert spec["draft_tokens"] == 3 and spec["acceptance"] == 0.7
+    with pytest.raises(roofline.InvalidArgument, match="acceptance needs draft tokens"):
+        roofline.search("llama-3.1-8b", "h100", acceptance=0.7)

@@ -788,6 +788,8 @@ nlohmann::json search_document(const ModelSpec& m, const Device& d, const Search
                         {"gpus", spec.gpus},
                         {"isl", spec.isl},
                         {"osl", spec.osl},
+                        {"draft_tokens", spec.draft_tokens},
+                        {"acceptance", optional(spec.acceptance)},
                         {"ttft_max_s", optional(spec.ttft_max_s)},
                         {"tpot_max_s", optional(spec.tpot_max_s)},
                         {"evaluated", r.evaluated},

@@ -291,6 +291,8 @@ json search(const json& request, const Registry& registry, const Limits& limits)
     if (spec.concurrencies.size() > 64) throw InvalidArgument("concurrencies: at most 64");
     if (spec.engines.size() > 16 || spec.weights.size() > 16)
       throw InvalidArgument("engines and weights: at most 16 each");
+    spec.draft_tokens = integer(o, "draft_tokens", 0, 0, kMaxDraftTokens);
+    if (o.has("acceptance")) spec.acceptance = number(o, "acceptance", kDefaultDraftAcceptance);
     o.finish();
     const SearchResult r = search_deployments(m, d, spec);
     return search_document(m, d, spec, r, registry);

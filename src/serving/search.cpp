@@ -82,6 +82,16 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
     if (t && !(*t > 0 && std::isfinite(*t)))
       throw InvalidArgument("latency targets must be positive seconds");
   }
+  if (spec.draft_tokens < 0 || spec.draft_tokens > kMaxDraftTokens) {
+    throw InvalidArgument(fmt::format("draft tokens must be 0 to {}", kMaxDraftTokens));
+  }
+  if (spec.acceptance && spec.draft_tokens == 0)
+    throw InvalidArgument("acceptance needs draft tokens (speculative decoding)");
+  const double acceptance =
+      spec.draft_tokens > 0 ? spec.acceptance.value_or(kDefaultDraftAcceptance) : 0;
+  if (!(acceptance >= 0 && acceptance <= 1)) {
+    throw InvalidArgument("acceptance must be from 0 to 1 (the chance a draft token is accepted)");
+  }
   const EngineRegistry& registry = EngineRegistry::built_in();
   std::vector<const EngineProfile*> engines;
   if (spec.engines.empty()) {
@@ -203,6 +213,8 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
               s.prefill_ep = d.prefill_ep = l.prefill_ep;
             }
             s.step.precision.weights = w;
+            s.step.draft_tokens = spec.draft_tokens;
+            s.step.acceptance = acceptance;
             // W8A8 and W4A4: activations in the weights' format where computed.
             if (w == Format::kFp8 || w == Format::kNvfp4) s.step.precision.act = w;
             d.serving = predict_serving(m, device, s, o);
