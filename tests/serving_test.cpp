@@ -522,6 +522,27 @@ TEST(Search, FrontAndBestFollowFromTheServingModel) {
   }
 }
 
+// The serving scenario of one disaggregated fp8 (W8A8) deployment of a search,
+// to predict it again directly.
+ServingScenario disaggregated_fp8(const Deployment& x, const SearchSpec& spec,
+                                  std::int64_t concurrency) {
+  ServingScenario s;
+  s.isl = spec.isl;
+  s.osl = spec.osl;
+  s.concurrency = concurrency;
+  s.mode = ServingMode::kDisaggregated;
+  s.prefill_workers = x.prefill_workers;
+  s.prefill_tp = x.prefill_tp;
+  s.prefill_attention_dp = x.prefill_attention_dp;
+  s.prefill_ep = x.prefill_ep;
+  s.decode_workers = x.decode_workers;
+  s.decode_tp = s.step.tp = x.decode_tp;
+  s.step.attention_dp = x.attention_dp;
+  s.step.ep = x.ep;
+  s.step.precision.weights = s.step.precision.act = Format::kFp8;
+  return s;
+}
+
 // Disaggregated layouts on 4 GPUs: units of 2 (1xTP1 + 1xTP1) and of 4
 // (1+3, 2+2, 3+1 workers of TP1; 2xTP1 + 1xTP2; 1xTP2 + 2xTP1; 1xTP2 +
 // 1xTP2): 7 layouts, each the simulation of one unit times its replicas.
@@ -541,19 +562,7 @@ TEST(Search, DisaggregatedLayoutsFillTheGpus) {
     ASSERT_EQ(x.mode, ServingMode::kDisaggregated);
     const std::int64_t unit = x.prefill_workers * x.prefill_tp + x.decode_workers * x.decode_tp;
     EXPECT_EQ(x.replicas * unit, 4);
-    ServingScenario s;
-    s.isl = spec.isl;
-    s.osl = spec.osl;
-    s.concurrency = 8;
-    s.mode = ServingMode::kDisaggregated;
-    s.prefill_workers = x.prefill_workers;
-    s.prefill_tp = x.prefill_tp;
-    s.decode_workers = x.decode_workers;
-    s.decode_tp = x.decode_tp;
-    s.step.tp = x.decode_tp;
-    s.step.precision.weights = Format::kFp8;
-    s.step.precision.act = Format::kFp8;
-    const ServingResult one = predict_serving(m, d, s, vllm());
+    const ServingResult one = predict_serving(m, d, disaggregated_fp8(x, spec, 8), vllm());
     EXPECT_NEAR(x.tokens_per_s, one.output_tokens_per_s * static_cast<double>(x.replicas),
                 1e-9 * x.tokens_per_s);
   }
@@ -621,21 +630,7 @@ TEST(Search, MoeDisaggregatedPoolsAlsoTryWideExpertParallelism) {
     EXPECT_TRUE(x->prefill_ep == 1 || x->prefill_ep == x->prefill_tp);
     EXPECT_EQ(x->prefill_attention_dp, x->prefill_ep);
     EXPECT_TRUE(x->ep == 1 || x->ep == x->decode_tp);
-    ServingScenario s;
-    s.isl = spec.isl;
-    s.osl = spec.osl;
-    s.concurrency = 64;
-    s.mode = ServingMode::kDisaggregated;
-    s.prefill_workers = x->prefill_workers;
-    s.prefill_tp = x->prefill_tp;
-    s.prefill_attention_dp = x->prefill_attention_dp;
-    s.prefill_ep = x->prefill_ep;
-    s.decode_workers = x->decode_workers;
-    s.decode_tp = s.step.tp = x->decode_tp;
-    s.step.attention_dp = x->attention_dp;
-    s.step.ep = x->ep;
-    s.step.precision.weights = s.step.precision.act = Format::kFp8;
-    const ServingResult one = predict_serving(m, d, s, vllm());
+    const ServingResult one = predict_serving(m, d, disaggregated_fp8(*x, spec, 64), vllm());
     EXPECT_NEAR(x->tokens_per_s, one.output_tokens_per_s * static_cast<double>(x->replicas),
                 1e-9 * x->tokens_per_s)
         << deployment_name(*x);
