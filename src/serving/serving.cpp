@@ -131,15 +131,20 @@ Spread spread(std::vector<double> v) {
   double sum = 0;
   for (double x : v) sum += x;
   s.mean = sum / static_cast<double>(v.size());
-  std::sort(v.begin(), v.end());
-  // Nearest rank.
-  const auto rank = [&](double q) {
+  // Nearest rank, selected rather than sorted (tens of thousands of requests
+  // per configuration in a search): the highest rank first, then each lower
+  // one within the part below it.
+  const auto index = [&](double q) {
     const auto i = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
-    return v[std::clamp<std::size_t>(i, 1, v.size()) - 1];
+    return std::clamp<std::size_t>(i, 1, v.size()) - 1;
   };
-  s.p50 = rank(0.5);
-  s.p90 = rank(0.9);
-  s.p99 = rank(0.99);
+  auto end = v.end();
+  for (const auto& [q, out] : {std::pair{0.99, &s.p99}, {0.9, &s.p90}, {0.5, &s.p50}}) {
+    const auto at = v.begin() + static_cast<std::ptrdiff_t>(index(q));
+    std::nth_element(v.begin(), at, end);
+    *out = *at;
+    end = at + 1;
+  }
   return s;
 }
 
