@@ -240,8 +240,9 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
          std::int64_t seq_len, std::optional<std::string> weights,
          std::optional<std::string> experts, std::string act, std::optional<std::string> kv,
          std::optional<std::string> strategy, std::optional<std::string> attention,
-         double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t draft_tokens,
-         std::optional<double> acceptance, bool ideal, const std::string& engine, bool per_op) {
+         double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t attention_dp,
+         std::int64_t ep, std::int64_t draft_tokens, std::optional<double> acceptance, bool ideal,
+         const std::string& engine, bool per_op) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
         const ModelOptions options = options_of(ideal, engine);
@@ -249,6 +250,8 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
         ScenarioRequest r = request_of(std::move(phase), batch, seq_len, std::move(weights),
                                        std::move(experts), std::move(act), std::move(kv), strategy,
                                        std::move(attention), block_sparsity, tp, pp);
+        r.attention_dp = attention_dp;
+        r.ep = ep;
         r.draft_tokens = draft_tokens;
         r.acceptance = acceptance;
         const Scenario s = build_scenario(r, *ms, &dev, &notes);
@@ -262,6 +265,7 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
       py::arg("experts") = py::none(), py::arg("act") = d.act, py::arg("kv") = py::none(),
       py::arg("strategy") = py::none(), py::arg("attention") = py::none(),
       py::arg("block_sparsity") = d.block_sparsity, py::arg("tp") = d.tp, py::arg("pp") = d.pp,
+      py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep,
       py::arg("draft_tokens") = d.draft_tokens, py::arg("acceptance") = py::none(),
       py::arg("ideal") = false, py::arg("engine") = "roofline", py::arg("per_op") = false,
       R"(One forward pass: a prefill of seq_len tokens per sequence, or one decode step
@@ -273,8 +277,8 @@ over seq_len cached tokens (roofline predict). Returns a Prediction.)");
          std::int64_t batch, std::optional<std::string> weights, std::optional<std::string> experts,
          std::string act, std::optional<std::string> kv, std::optional<std::string> strategy,
          std::optional<std::string> attention, double block_sparsity, std::int64_t tp,
-         std::int64_t pp, std::int64_t draft_tokens, std::optional<double> acceptance, bool ideal,
-         const std::string& engine) {
+         std::int64_t pp, std::int64_t attention_dp, std::int64_t ep, std::int64_t draft_tokens,
+         std::optional<double> acceptance, bool ideal, const std::string& engine) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
         const ModelOptions options = options_of(ideal, engine);
@@ -283,6 +287,8 @@ over seq_len cached tokens (roofline predict). Returns a Prediction.)");
             request_of(defaults.phase, batch, defaults.seq_len, std::move(weights),
                        std::move(experts), std::move(act), std::move(kv), std::move(strategy),
                        std::move(attention), block_sparsity, tp, pp);
+        r.attention_dp = attention_dp;
+        r.ep = ep;
         r.draft_tokens = draft_tokens;
         r.acceptance = acceptance;
         const Scenario s = build_scenario(r, *ms, &dev);
@@ -294,6 +300,7 @@ over seq_len cached tokens (roofline predict). Returns a Prediction.)");
       py::arg("experts") = py::none(), py::arg("act") = d.act, py::arg("kv") = py::none(),
       py::arg("strategy") = py::none(), py::arg("attention") = py::none(),
       py::arg("block_sparsity") = d.block_sparsity, py::arg("tp") = d.tp, py::arg("pp") = d.pp,
+      py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep,
       py::arg("draft_tokens") = d.draft_tokens, py::arg("acceptance") = py::none(),
       py::arg("ideal") = false, py::arg("engine") = "roofline",
       R"(Prefill of `prompt` tokens then `gen` decode steps: TTFT, TPOT, end to end

@@ -30,6 +30,7 @@ SCENARIOS = [
     dict(weights="int4", act="fp16", tp=2, engine="vllm"),
     dict(block_sparsity=0.5, phase="prefill", seq_len=16384, ideal=True),
     dict(batch=8, seq_len=2048, draft_tokens=3, acceptance=0.7, engine="vllm"),
+    dict(batch=16, seq_len=1024, tp=4, attention_dp=2, engine="sglang"),
 ]
 MODELS = [("llama-3.1-8b", "h100"), ("mixtral-8x7b", "h200"), ("qwen3-30b-a3b", "gb10")]
 
