@@ -14,6 +14,7 @@ const DEFAULTS = { model: 'llama-3.1-70b', hardware: 'h200', gpus: 8, isl: 1024,
 const MODES: Record<string, string[]> = { both: ['agg', 'disagg'], agg: ['agg'], disagg: ['disagg'] };
 const MAX_GPUS = 4096;       // the library's limit (roofline/search.h)
 const MAX_TOKENS = 1 << 30;  // kMaxSeqLen; the server checks isl + osl against it
+const MAX_DRAFT_TOKENS = 16; // kMaxDraftTokens (roofline/workload.h)
 
 const page = { run: 0, shown: false, engines: null as Promise<void> | null };
 
@@ -55,6 +56,14 @@ function request(): Record<string, unknown> {
   const tpot = targetSeconds('sr-tpot', 'TPOT');
   if (ttft !== undefined) req.ttft_max = ttft;
   if (tpot !== undefined) req.tpot_max = tpot;
+  // Speculative decoding in every configuration, only with draft tokens.
+  const drafts = intValue('sr-draft-tokens', 'draft tokens', 0, MAX_DRAFT_TOKENS);
+  if (drafts > 0) {
+    req.draft_tokens = drafts;
+    const a = Number(($('sr-acceptance') as HTMLInputElement).value);
+    if (!(a >= 0 && a <= 1)) throw new Error('acceptance must be a number from 0 to 1');
+    req.acceptance = a;
+  }
   return req;
 }
 
@@ -68,6 +77,8 @@ export function initSearch(models: ModelPreset[], devices: Device[]): void {
   ($('sr-ttft') as HTMLInputElement).value = DEFAULTS.ttft_ms;
   ($('sr-tpot') as HTMLInputElement).value = DEFAULTS.tpot_ms;
   ($('sr-modes') as HTMLSelectElement).value = DEFAULTS.modes;
+  ($('sr-draft-tokens') as HTMLInputElement).value = '0';  // plain decoding
+  ($('sr-acceptance') as HTMLInputElement).value = '0.85';  // the server's kDefaultDraftAcceptance
   page.engines = api.engines().then((engines: Engine[]) => {
     const order = (e: Engine) => (e.kind === 'serving' ? 0 : e.kind === 'local' ? 1 : 2);
     const sorted = [...engines].sort((a, b) => order(a) - order(b));
