@@ -308,6 +308,16 @@ try {
         /3 draft tokens a step, each accepted at 0\.8: 2\.95 tokens a request a step/.test(specDetail),
         `speculative decoding is sent and shown (${JSON.stringify(servingBodies[0])})`);
   await page.fill('#sv-draft-tokens', '0');
+  // Pipeline stages: sent, named, and the micro-batches said in the notes.
+  servingBodies.length = 0;
+  await page.fill('#sv-pp', '2');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  const ppSub = await page.textContent('#serving-sub');
+  check(servingBodies.length === 1 && servingBodies[0].pp === 2 && ppSub.includes('PP 2 (a micro-batch per stage)') &&
+        /2 micro-batches in flight/.test(await page.textContent('#serving-detail')),
+        `pipeline stages are sent and named (${JSON.stringify(servingBodies[0])}; ${ppSub})`);
+  await page.fill('#sv-pp', '1');
   page.off('request', onServing);
 
   // 5c. The Search page: its tab runs the default search (POST /api/search: llama-3.1-70b on 8

@@ -15,7 +15,7 @@ import { counted, esc, pct, seconds, si } from './units';
 const DEFAULTS = {
   model: 'llama-3.1-70b', hardware: 'h200', engine: 'vllm', tp: 2, weights: 'fp8', act: 'fp8', kv: '',
   isl: 1024, osl: 256, concurrency: '1..1024',
-  attentionDp: 1, ep: 1, replicas: 1,
+  attentionDp: 1, ep: 1, replicas: 1, pp: 1,
   mode: 'agg', prefillWorkers: 1, prefillTp: 2, decodeWorkers: 1, decodeTp: 2,
   prefillAttentionDp: 1, prefillEp: 1, decodeAttentionDp: 1, decodeEp: 1,
   rounds: 10, tokenBudget: 0, maxRunning: 0,  // the server's kDefaultRounds; 0: the engine's scheduler
@@ -116,6 +116,9 @@ function request(): Record<string, unknown> {
     req.ep = intValue('sv-ep', 'EP', 1, MAX_TP);
     req.dp = intValue('sv-dp', 'replicas', 1, MAX_WORKERS);
   }
+  // Pipeline stages apply to every instance, aggregated or each worker of a pool.
+  const pp = intValue('sv-pp', 'PP', 1, MAX_TP);
+  if (pp > 1) req.pp = pp;
   req.rounds = intValue('sv-rounds', 'rounds', 1, MAX_ROUNDS);
   // 0: the engine's scheduler decides.
   req.token_budget = intValue('sv-token-budget', 'token budget', 0, MAX_CONCURRENCY);
@@ -157,6 +160,7 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   number('sv-attention-dp', DEFAULTS.attentionDp);
   number('sv-ep', DEFAULTS.ep);
   number('sv-dp', DEFAULTS.replicas);
+  number('sv-pp', DEFAULTS.pp);
   number('sv-prefill-workers', DEFAULTS.prefillWorkers);
   number('sv-prefill-tp', DEFAULTS.prefillTp);
   number('sv-decode-workers', DEFAULTS.decodeWorkers);
@@ -309,12 +313,13 @@ const pool = (workers: number, tp: number) => `${workers * tp} (${workers} × TP
 const within = (attentionDp: number, ep: number) =>
   (attentionDp > 1 ? `, attention DP ${attentionDp}` : '') + (ep > 1 ? `, EP ${ep}` : '');
 
-/** How the GPUs are laid out: "TP 2", or each disaggregated pool's workers. */
+/** How the GPUs are laid out: "TP 2", or each disaggregated pool's workers; with the pipeline stages. */
 function layout(r: Serving): string {
-  return r.mode === 'disagg'
+  const pools = r.mode === 'disagg'
     ? `prefill ${r.prefill_workers} × TP ${r.prefill_tp}${within(r.prefill_attention_dp!, r.prefill_ep!)}; ` +
       `decode ${r.decode_workers} × TP ${r.decode_tp}${within(r.attention_dp, r.ep)}`
     : `TP ${r.tp}` + within(r.attention_dp, r.ep) + (r.dp > 1 ? `, ${r.dp} replicas` : '');
+  return pools + (r.pp > 1 ? `; PP ${r.pp} (a micro-batch per stage)` : '');
 }
 
 /** The percentiles of a spread: "p50 906 ms, p90 1.34 s, p99 3.79 s". */
