@@ -516,6 +516,16 @@ TEST(CliEngines, ListShowAndPredict) {
   EXPECT_EQ(j["id"], "vllm");
   EXPECT_TRUE(j["decode_cuda_graphs"].get<bool>());
   EXPECT_EQ(j["gemm_tables"].size(), 8u);  // measured on eight devices
+  EXPECT_EQ(j["scheduler"]["pipeline"], "micro_batches");
+  // The text names each scheduler choice with its source.
+  const CliRun text = roofline("engines show trtllm");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  for (const char* line :
+       {"scheduler steps              mixed", "prompts                      whole",
+        "KV admission                 whole request",
+        "pipeline stages              a micro-batch per stage in flight"}) {
+    EXPECT_NE(text.out.find(line), std::string::npos) << line;
+  }
 
   const CliRun p =
       roofline("predict --model llama-3.1-8b --hardware h200 --engine trtllm --json --per-op");

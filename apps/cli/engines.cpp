@@ -94,6 +94,30 @@ void engines_command(const std::string& id, bool json) {
                  .c_str(),
              f.compute);
     }
+    if (e.scheduler.known) {
+      // The serving scheduler (roofline serving): each choice with its source.
+      const EngineScheduler& s = e.scheduler;
+      const auto choice = [&](const char* what, const std::string& value, const std::string& key) {
+        std::cout << fmt::format("  {:<28} {}\n      source: {}\n", what, value, e.citation(key));
+      };
+      choice("scheduler steps", s.prefill_first ? "prefill-first" : "mixed", s.policy_source);
+      choice("prompts", s.chunked_prefill ? "chunked" : "whole", s.chunked_source);
+      choice("KV admission", s.reserve_whole ? "whole request" : "prompt, growing (preempts)",
+             s.admission_source);
+      choice("pipeline stages",
+             s.pipeline_micro_batches ? "a micro-batch per stage in flight" : "one batch at a time",
+             s.pipeline_source);
+      figure("token budget a step", s.token_budget);
+      figure("requests running", s.max_running);
+      for (const EngineScheduler::Rule& r : s.rules) {
+        std::cout << fmt::format(
+            "  {:<28} {} tokens{} from {:g} GiB{}\n      source: {}\n", "  by device memory",
+            r.token_budget, r.max_running > 0 ? fmt::format(", {} running", r.max_running) : "",
+            r.memory_at_least_bytes / 1073741824.0,
+            r.except_architecture.empty() ? "" : " except " + r.except_architecture,
+            e.citation(r.source));
+      }
+    }
     for (const auto& r : e.expert_activations) {
       std::cout << fmt::format("  {:<28} {} activations on {}: {}\n      source: {}\n",
                                fmt::format("{} experts", format_id(r.weights)), format_id(r.act),
