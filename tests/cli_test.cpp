@@ -719,6 +719,8 @@ TEST(Cli, ServingReportsTheIssuesFields) {
   expect_bad_input("validate --serving --decode-steps", "--serving");
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --mode both", "mode");
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --rounds 0", "--rounds");
+  expect_bad_input("serving --model llama-3.1-8b --hardware h200 --isl 512 --shared-prefix 512",
+                   "shared prefix = 512 must be from 0 to isl - 1");
 }
 
 // Speculative decoding from the flags: the step's tokens in the JSON, the

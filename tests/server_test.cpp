@@ -163,6 +163,15 @@ TEST_F(ServerTest, ServingAndSearch) {
                         "osl": 64, "concurrency": 4, "rounds": 2})",
                     200);
   EXPECT_LT(sp["tpot_s"].get<double>(), plain["tpot_s"].get<double>());
+  auto prefix = post("/api/serving",
+                     R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm", "isl": 512,
+                         "osl": 64, "concurrency": 4, "rounds": 2, "shared_prefix": 384})",
+                     200);
+  EXPECT_EQ(prefix["shared_prefix"], 384);
+  EXPECT_LT(prefix["ttft_s"].get<double>(), plain["ttft_s"].get<double>());
+  expect_error("/api/serving",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "isl": 512, "shared_prefix": 512})",
+               400, "invalid_argument");
   expect_error("/api/predict",
                R"({"model": "llama-3.1-8b", "hardware": "h100", "draft_tokens": 2,
                    "acceptance": 1.5})",

@@ -194,6 +194,27 @@ TEST(ServingSimulation, SpeculativeStepsYieldSeveralTokens) {
   EXPECT_THROW((void)sim::simulate_serving(s), InvalidArgument);
 }
 
+// A cached prefix of 60 of the 100 prompt tokens: the prompt step computes
+// 40 (1 ms + 40 us), and a request holds 40 + 10 tokens, so a pool of 100
+// (beside the prefix) runs two at once without preempting; without the
+// prefix one request (110 tokens) does not fit it.
+TEST(ServingSimulation, ACachedPrefixIsNeitherComputedNorHeldPerRequest) {
+  sim::SimSpec s = simple_spec(1, 1);
+  s.cached_prefix = 60;
+  const sim::SimResult one = sim::simulate_serving(s);
+  EXPECT_NEAR(one.ttft_s[0], kStep + 40 * kPerToken, kExact);
+  sim::SimSpec two = simple_spec(2, 3);
+  two.cached_prefix = 60;
+  two.first.kv_tokens = 100;
+  const sim::SimResult r = sim::simulate_serving(two);
+  EXPECT_EQ(r.preemptions, 0);
+  EXPECT_EQ(r.e2e_s.size(), 6u);
+  two.cached_prefix = 0;
+  EXPECT_THROW((void)sim::simulate_serving(two), InvalidArgument);
+  two.cached_prefix = 100;  // the whole prompt: nothing left to compute
+  EXPECT_THROW((void)sim::simulate_serving(two), InvalidArgument);
+}
+
 TEST(ServingSimulation, InconsistentSpecsAreRefused) {
   sim::SimSpec s = simple_spec(1, 1);
   s.first.kv_tokens = 50;  // less than one request
@@ -263,6 +284,42 @@ TEST(Serving, SpeculativeStepsSetTpot) {
     return n.find("speculative decoding: each decode step drafts 3 tokens") != std::string::npos;
   });
   EXPECT_TRUE(said);
+}
+
+// A shared prefix of 1,024 of 2,048 prompt tokens: one client's TTFT is one
+// step computing the other 1,024 (a grid point, 2^10) attending as 2,048-token
+// prompts; the cache holds the prefix once, so (cache - 1,024) / (1,024 +
+// 256) requests fit.
+TEST(Serving, ASharedPrefixShortensPromptsAndSavesCache) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("h200");
+  ServingScenario s = llama70b_on_two_h200(1);
+  s.isl = 2048;
+  s.rounds = 2;
+  s.shared_prefix = 1024;
+  const ServingResult r = predict_serving(m, d, s, vllm());
+  Scenario step = s.step;
+  step.phase = Phase::kDecode;
+  step.batch = 1;
+  step.seq_len = 2048;
+  step.prefill_tokens = 1024;
+  step.prefill_prompt = 2048;
+  const double prompt = predict(m, d, step, vllm()).time_s;
+  EXPECT_NEAR(r.ttft_s, prompt, 1e-9 * prompt);
+  ServingScenario whole = s;
+  whole.shared_prefix = 0;
+  const ServingResult w = predict_serving(m, d, whole, vllm());
+  EXPECT_LT(r.ttft_s, w.ttft_s);
+  // Whole requests of 2,304 tokens fit w.max_concurrency_that_fits times in
+  // the cache (floor); with the prefix, each takes 1,280 beside 1,024 once.
+  const std::int64_t cache_tokens_at_least = w.max_concurrency_that_fits * (2048 + 256);
+  EXPECT_GE(r.max_concurrency_that_fits, (cache_tokens_at_least - 1024) / (1024 + 256));
+  EXPECT_LE(r.max_concurrency_that_fits,
+            (cache_tokens_at_least + 2048 + 256 - 1024) / (1024 + 256));
+  s.shared_prefix = 2048;
+  EXPECT_THROW((void)predict_serving(m, d, s, vllm()), InvalidArgument);
+  s.shared_prefix = -1;
+  EXPECT_THROW((void)predict_serving(m, d, s, vllm()), InvalidArgument);
 }
 
 // Past the KV capacity, the extra clients wait: TTFT grows by about a whole

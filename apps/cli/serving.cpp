@@ -25,6 +25,7 @@ struct ServingArgs {
   std::string requests;  // empty: rounds x concurrency
   std::string dp = "1";
   std::string prefill_attention_dp = "1", prefill_ep = "1";
+  std::string shared_prefix = "0";
 };
 
 // " attention DP 8 EP 8", or "" for plain tensor parallelism.
@@ -47,6 +48,7 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
     const std::int64_t n = parse_count("--requests", a.requests, 1, kMaxSimulatedRequests);
     s.rounds = std::clamp<std::int64_t>((n + s.concurrency - 1) / s.concurrency, 1, 1000);
   }
+  s.shared_prefix = parse_count("--shared-prefix", a.shared_prefix, 0, kMaxSeqLen);
   s.token_budget = parse_count("--token-budget", a.token_budget, 0, kMaxBatch);
   s.max_running = parse_count("--max-running", a.max_running, 0, kMaxBatch);
   s.mode = parse_serving_mode(a.mode);
@@ -164,6 +166,11 @@ void register_serving(CLI::App& app, Common& common) {
                   "share, rounded up)")
       ->type_name("INT")
       ->excludes(rounds);
+  cmd->add_option("--shared-prefix", a->shared_prefix,
+                  "Tokens at the start of every prompt shared and kept by the prefix cache (a "
+                  "system prompt): held once an instance, never computed again")
+      ->capture_default_str()
+      ->type_name("INT");
   cmd->add_option("--token-budget", a->token_budget,
                   "Tokens a step may carry (0: the engine's default for the device)")
       ->capture_default_str()

@@ -215,6 +215,10 @@ json request_schemas() {
   serving["decode_workers"] = integer_schema(1, 1024, 1, "disagg: decode workers");
   serving["decode_tp"] = integer_schema(1, kMaxParallel, 1, "disagg: GPUs per decode worker");
   serving["rounds"] = integer_schema(1, 1000, kDefaultRounds, "requests each client sends");
+  serving["shared_prefix"] = integer_schema(
+      0, kMaxSeqLen, 0,
+      "tokens at the start of every prompt kept by the prefix cache (held once an instance, never "
+      "computed again); below isl");
   serving["token_budget"] =
       integer_schema(0, kMaxBatch, 0, "tokens a step may carry (0: the engine's default)");
   serving["max_running"] =

@@ -67,6 +67,10 @@ struct ServingScenario {
   // are spread over, each of step.tp x step.pp GPUs.
   std::int64_t replicas = 1;
   std::int64_t rounds = kDefaultRounds;  // requests each client sends
+  // Tokens at the start of every prompt shared by all requests and kept by
+  // the engine's prefix cache (a system prompt): each instance holds their KV
+  // once, and no prompt computes them again. 0 to isl - 1.
+  std::int64_t shared_prefix = 0;
   // The engine's scheduler unless set (0): tokens per step, requests running.
   std::int64_t token_budget = 0, max_running = 0;
 };

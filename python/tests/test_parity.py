@@ -271,6 +271,8 @@ def test_sweep_gemm(cli):
          pp=2, isl=1024, osl=128, concurrency=32, rounds=2),
     dict(model="deepseek-v3", hardware="b200", engine="trtllm", weights="nvfp4", act="nvfp4", tp=8,
          isl=1024, osl=256, concurrency=8, rounds=2, draft_tokens=3, acceptance=0.8),
+    dict(model="llama-3.1-8b", hardware="h100", engine="sglang", isl=4096, osl=128, concurrency=16,
+         rounds=2, shared_prefix=3000),
 ])
 def test_serving(cli, case):
     model, hardware = case.pop("model"), case.pop("hardware")

@@ -829,6 +829,7 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                       {"draft_tokens", s.step.draft_tokens},
                       {"acceptance", s.step.acceptance},
                       {"tokens_per_step", tokens_per_step(s.step)},
+                      {"shared_prefix", s.shared_prefix},
                       {"mode", s.mode == ServingMode::kAggregated ? "agg" : "disagg"},
                       {"weights", format_id(s.step.precision.weights.value_or(m.native_weights))},
                       {"act", format_id(s.step.precision.act)},

@@ -195,6 +195,11 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         fmt::format("{} clients x {} rounds = {} requests is too many to simulate (at most {})",
                     in.concurrency, in.rounds, in.concurrency * in.rounds, kMaxSimulatedRequests));
   }
+  if (in.shared_prefix < 0 || in.shared_prefix >= in.isl) {
+    throw InvalidArgument(fmt::format(
+        "shared prefix = {} must be from 0 to isl - 1 ({}): a prompt computes a token at least",
+        in.shared_prefix, in.isl - 1));
+  }
   if (in.token_budget != 0) check("token budget", in.token_budget, kMaxBatch);
   if (in.max_running != 0) check("max running", in.max_running, kMaxBatch);
   const bool disagg = in.mode == ServingMode::kDisaggregated;
@@ -264,6 +269,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   spec.clients = in.concurrency;
   spec.requests_per_client = in.rounds;
   spec.tokens_per_step = tokens_per_step(in.step);
+  spec.cached_prefix = in.shared_prefix;
+  const std::int64_t own_prompt = in.isl - in.shared_prefix;  // computed and held per request
   Scenario decode_base = base;
   Scenario prefill_base = base;
   if (disagg) {
@@ -276,26 +283,30 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     r.gpus = base.tp * base.pp;
   }
   const KvCapacity decode_kv = kv_capacity(m, d, decode_base, in.isl + in.osl);
-  const std::int64_t per_instance = decode_kv.tokens / (in.isl + in.osl);
+  // The shared prefix's cache is held once an instance, beside the requests'.
+  const std::int64_t decode_room = std::max<std::int64_t>(decode_kv.tokens - in.shared_prefix, 0);
+  const std::int64_t per_instance = decode_room / (own_prompt + in.osl);
   r.max_concurrency_that_fits = per_instance * (disagg ? in.decode_workers : 1);
   StepCostGrid first_grid(m, d, prefill_base, o, in.isl);
   StepCostGrid decode_grid(m, d, decode_base, o, in.isl);
   if (!disagg) {
     spec.first =
-        pool(detail::PoolSpec::Role::kMixed, 1, decode_kv.tokens, in.isl + in.osl, first_grid);
+        pool(detail::PoolSpec::Role::kMixed, 1, decode_room, own_prompt + in.osl, first_grid);
   } else {
     const KvCapacity prefill_kv = kv_capacity(m, d, prefill_base, in.isl);
     // Each decode GPU receives its shard of the prompt's cache, in parallel.
     const double link = r.gpus <= d.domain_gpus() && d.interconnect_bandwidth_Bps.value > 0
                             ? d.interconnect_bandwidth_Bps.value
                             : kNodeLinkBps;
-    r.kv_transfer_s = decode_kv.request_bytes * static_cast<double>(in.isl) /
+    // The decode worker holds the shared prefix already: the rest moves.
+    r.kv_transfer_s = decode_kv.request_bytes * static_cast<double>(own_prompt) /
                       static_cast<double>(in.isl + in.osl) / link;
     spec.transfer_s = r.kv_transfer_s;
-    spec.first = pool(detail::PoolSpec::Role::kPrefill, in.prefill_workers, prefill_kv.tokens,
-                      in.isl, first_grid);
-    spec.decode = pool(detail::PoolSpec::Role::kDecode, in.decode_workers, decode_kv.tokens,
-                       in.isl + in.osl, decode_grid);
+    spec.first = pool(detail::PoolSpec::Role::kPrefill, in.prefill_workers,
+                      std::max<std::int64_t>(prefill_kv.tokens - in.shared_prefix, 0), own_prompt,
+                      first_grid);
+    spec.decode = pool(detail::PoolSpec::Role::kDecode, in.decode_workers, decode_room,
+                       own_prompt + in.osl, decode_grid);
   }
 
   const detail::SimResult sim = detail::simulate_serving(spec);
@@ -405,6 +416,13 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         sched.pipeline_micro_batches ? "the KV cache holds one request too few for a second "
                                        "micro-batch"
                                      : "the engine keeps no micro-batches in flight"));
+  }
+  if (in.shared_prefix > 0) {
+    r.notes.push_back(fmt::format(
+        "shared prefix: the first {} tokens of every prompt come from the prefix cache (held once "
+        "an instance); each prompt computes its other {}, attending to all {} (its attention "
+        "priced as a whole prompt's)",
+        in.shared_prefix, own_prompt, in.isl));
   }
   if (base.draft_tokens > 0) {
     r.notes.push_back(fmt::format(

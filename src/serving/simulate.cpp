@@ -66,6 +66,7 @@ class Simulation {
   explicit Simulation(const SimSpec& s)
       : s_(s),
         per_step_(s.tokens_per_step),
+        own_prompt_(s.isl - s.cached_prefix),
         // The prefill's token, then enough decode steps for the other osl - 1.
         steps_(1 + static_cast<std::int64_t>(
                        std::ceil(static_cast<double>(s.osl - 1) / s.tokens_per_step - 1e-9))) {
@@ -164,7 +165,7 @@ class Simulation {
     Request q;
     q.client = client;
     q.arrival = now;
-    q.target = s_.isl;
+    q.target = own_prompt_;
     requests_.push_back(q);
     const std::int32_t target =
         s_.decode ? pick_decode_instance() : client % first_count_;  // a client keeps its replica
@@ -181,16 +182,17 @@ class Simulation {
 
   // KV tokens a request takes when admitted.
   double admission_tokens(const PoolSpec& p, const Request& q) const {
-    if (p.role == PoolSpec::Role::kPrefill) return static_cast<double>(s_.isl);
-    if (p.reserve_whole) return static_cast<double>(s_.isl + s_.osl);
+    if (p.role == PoolSpec::Role::kPrefill) return static_cast<double>(own_prompt_);
+    if (p.reserve_whole) return static_cast<double>(own_prompt_ + s_.osl);
     return p.role == PoolSpec::Role::kDecode
-               ? static_cast<double>(s_.isl) + tokens(std::max<std::int64_t>(q.generated, 1))
+               ? static_cast<double>(own_prompt_) + tokens(std::max<std::int64_t>(q.generated, 1))
                : static_cast<double>(q.target);
   }
 
-  // Tokens a decoding request holds under on-demand admission (isl + its output).
+  // Tokens a decoding request holds under on-demand admission (its own part
+  // of the prompt and its output).
   double held(const Instance& in, const Request& q) const {
-    return static_cast<double>(s_.isl) + tokens(q.offset + in.decode_step);
+    return static_cast<double>(own_prompt_) + tokens(q.offset + in.decode_step);
   }
 
   void start_decoding(Instance& in, std::int32_t id) {
@@ -220,7 +222,7 @@ class Simulation {
       if (p.role == PoolSpec::Role::kDecode) {
         q.target = 0;  // its cache came over once; taken as moved back in
       } else {
-        q.target = s_.isl + std::llround(tokens(q.generated));  // recomputed from the start
+        q.target = own_prompt_ + std::llround(tokens(q.generated));  // recomputed from the start
         q.prefilled = 0;
       }
       in.waiting.push_front(id);
@@ -353,7 +355,7 @@ class Simulation {
       ++q.generated;  // a prefill samples the next token
       if (p.role == PoolSpec::Role::kPrefill) {
         --in.running;
-        in.kv_used -= s_.isl;
+        in.kv_used -= static_cast<double>(own_prompt_);
         q.target = 0;
         arrive(q.home, id, now + s_.transfer_s, Event::Kind::kReady);
       } else if (q.generated >= steps_) {
@@ -371,7 +373,7 @@ class Simulation {
       in.decoding.erase(in.decoding.begin());
       in.by_order.erase({q.order, id});
       in.context_offset -= q.offset;
-      in.kv_used -= p.reserve_whole ? static_cast<double>(s_.isl + s_.osl) : held(in, q);
+      in.kv_used -= p.reserve_whole ? static_cast<double>(own_prompt_ + s_.osl) : held(in, q);
       --in.running;
       complete(id, now);
     }
@@ -403,8 +405,9 @@ class Simulation {
   }
 
   const SimSpec& s_;
-  const double per_step_;     // output tokens a step yields
-  const std::int64_t steps_;  // output steps a request takes (the prefill's included)
+  const double per_step_;          // output tokens a step yields
+  const std::int64_t own_prompt_;  // prompt tokens a request computes and holds (past the prefix)
+  const std::int64_t steps_;       // output steps a request takes (the prefill's included)
   std::vector<Instance> instances_;
   std::int32_t first_count_ = 0, next_prefill_ = 0;
   std::vector<Request> requests_;
@@ -430,16 +433,17 @@ void check_pool(const PoolSpec& p, const char* name, std::int64_t one_request) {
 SimResult simulate_serving(const SimSpec& s) {
   if (s.isl < 1 || s.osl < 1 || s.clients < 1 || s.requests_per_client < 1 ||
       s.clients * s.requests_per_client > (std::int64_t{1} << 24) || !(s.transfer_s >= 0) ||
-      !(s.tokens_per_step >= 1 && s.tokens_per_step <= 1e6)) {
+      !(s.tokens_per_step >= 1 && s.tokens_per_step <= 1e6) || s.cached_prefix < 0 ||
+      s.cached_prefix >= s.isl) {
     throw InvalidArgument("serving simulation: sizes out of range");
   }
   if (s.decode) {
-    check_pool(s.first, "prefill", s.isl);
-    check_pool(*s.decode, "decode", s.isl + s.osl);
+    check_pool(s.first, "prefill", s.isl - s.cached_prefix);
+    check_pool(*s.decode, "decode", s.isl - s.cached_prefix + s.osl);
     if (s.first.role != PoolSpec::Role::kPrefill || s.decode->role != PoolSpec::Role::kDecode)
       throw InvalidArgument("serving simulation: a decode pool needs a prefill pool first");
   } else {
-    check_pool(s.first, "first", s.isl + s.osl);
+    check_pool(s.first, "first", s.isl - s.cached_prefix + s.osl);
     if (s.first.role != PoolSpec::Role::kMixed)
       throw InvalidArgument("serving simulation: one pool must serve prefill and decode");
   }

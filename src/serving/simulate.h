@@ -49,6 +49,10 @@ struct SimSpec {
   // 1 without): a request needs ceil((osl - 1) / tokens_per_step) decode
   // steps after its first token, and its cache grows that much a step.
   double tokens_per_step = 1;
+  // Tokens at the start of every prompt that the prefix cache already holds
+  // (a shared system prompt): never computed, held once (the pools' kv_tokens
+  // are what is left beside it). Below isl.
+  std::int64_t cached_prefix = 0;
 };
 
 struct SimResult {

@@ -308,6 +308,15 @@ try {
         /3 draft tokens a step, each accepted at 0\.8: 2\.95 tokens a request a step/.test(specDetail),
         `speculative decoding is sent and shown (${JSON.stringify(servingBodies[0])})`);
   await page.fill('#sv-draft-tokens', '0');
+  // A shared prefix from the advanced fields: sent, and the notes say what it saves.
+  servingBodies.length = 0;
+  await page.fill('#sv-shared-prefix', '512');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  check(servingBodies.length === 1 && servingBodies[0].shared_prefix === 512 &&
+        /shared prefix: the first 512 tokens of every prompt come from the prefix cache/.test(await page.textContent('#serving-detail')),
+        `a shared prefix is sent and explained (${JSON.stringify(servingBodies[0])})`);
+  await page.fill('#sv-shared-prefix', '0');
   // Pipeline stages: sent, named, and the micro-batches said in the notes.
   servingBodies.length = 0;
   await page.fill('#sv-pp', '2');

@@ -156,6 +156,7 @@ export interface Serving {
   dp: number;                            // data-parallel replicas (aggregated)
   draft_tokens: number; acceptance: number;  // speculative decoding (0 draft tokens: plain decoding)
   tokens_per_step: number;               // tokens a decode step yields per request
+  shared_prefix: number;                 // prompt tokens every request takes from the prefix cache
   weights: string; act: string; kv: string;
   ttft_s: number; tpot_s: number; e2e_s: number;  // the means of ttft, tpot, e2e
   ttft: Spread; tpot: Spread; e2e: Spread;

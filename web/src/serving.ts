@@ -20,6 +20,7 @@ const DEFAULTS = {
   prefillAttentionDp: 1, prefillEp: 1, decodeAttentionDp: 1, decodeEp: 1,
   rounds: 10, tokenBudget: 0, maxRunning: 0,  // the server's kDefaultRounds; 0: the engine's scheduler
   draftTokens: 0, acceptance: 0.85,           // plain decoding; the server's kDefaultDraftAcceptance
+  sharedPrefix: 0,                            // no prefix cache hits
 };
 const WEIGHTS = ['fp16', 'bf16', 'fp8', 'int8', 'int4', 'nvfp4', 'mxfp4', 'q8_0', 'q4_k_m', 'q4_0'];
 const ACTS = ['bf16', 'fp16', 'fp8', 'int8', 'nvfp4'];
@@ -123,6 +124,8 @@ function request(): Record<string, unknown> {
   // 0: the engine's scheduler decides.
   req.token_budget = intValue('sv-token-budget', 'token budget', 0, MAX_CONCURRENCY);
   req.max_running = intValue('sv-max-running', 'max running', 0, MAX_CONCURRENCY);
+  const prefix = intValue('sv-shared-prefix', 'shared prefix', 0, (req.isl as number) - 1);
+  if (prefix > 0) req.shared_prefix = prefix;
   // Speculative decoding only with draft tokens (the server refuses an acceptance without).
   const drafts = intValue('sv-draft-tokens', 'draft tokens', 0, MAX_DRAFT_TOKENS);
   if (drafts > 0) {
@@ -174,6 +177,7 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   number('sv-max-running', DEFAULTS.maxRunning);
   number('sv-draft-tokens', DEFAULTS.draftTokens);
   number('sv-acceptance', DEFAULTS.acceptance);
+  number('sv-shared-prefix', DEFAULTS.sharedPrefix);
   showMode();
   $('sv-mode').addEventListener('change', showMode);
   page.engines = api.engines().then((engines: Engine[]) => {
