@@ -279,7 +279,9 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
   }
 
   // Activations of one layer at a time, plus logits.
-  const double T = s.phase == Phase::kDecode ? 1 : static_cast<double>(s.seq_len);
+  // Tokens a sequence in this pass (a speculative step verifies draft_tokens + 1).
+  const double T = s.phase == Phase::kDecode ? 1 + static_cast<double>(s.draft_tokens)
+                                             : static_cast<double>(s.seq_len);
   const double N = B * T;
   const double H = static_cast<double>(m.hidden);
   double widest = std::max(2 * static_cast<double>(m.intermediate) / tp,
@@ -295,7 +297,9 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
   if (kernel == AttentionKernel::kNaive) {
     act += bytes_for(s.precision.act, B * static_cast<double>(m.heads) / tp * T * ctx);
   }
-  act += bytes_for(Format::kFp32, B * static_cast<double>(m.vocab) / tp);
+  // Logits: the last position of each sequence, every verified one in a speculative step.
+  const double logit_rows = s.phase == Phase::kDecode ? N : B;
+  act += bytes_for(Format::kFp32, logit_rows * static_cast<double>(m.vocab) / tp);
   mem.activation_bytes = act;
   mem.total_bytes = mem.weights_bytes + mem.kv_cache_bytes + mem.activation_bytes;
   mem.capacity_bytes = d.memory_capacity_bytes.value;
