@@ -638,6 +638,45 @@ TEST(ExpertParallel, TheBusiestGroupSetsTheStep) {
   EXPECT_THROW((void)build_ops(load_model("llama-3.1-8b"), d, dense), InvalidArgument);
 }
 
+// MiniMax-M2's q and k norms span all heads: with the heads split over 4
+// tensor-parallel ranks, each layer adds one all-reduce of two fp32 values a
+// token (4 16-bit elements: 8 x 4 = 32 for 8 tokens); none on one GPU, none
+// when attention data parallelism leaves every rank all the heads.
+TEST(Ops, NormsAcrossHeadsJoinTheirVarianceOverTensorParallelRanks) {
+  const ModelSpec m = load_model("minimax-m2");
+  ASSERT_TRUE(m.qk_norm_across_heads);
+  const Device& d = registry().get("h200");
+  // All-reduces smaller than one token's hidden state: the variance's.
+  const auto variance_reduces = [&](const Scenario& s) {
+    const OpGraph g = build_ops(m, d, s, ideal());
+    int n = 0;
+    for (int i = 0; i < g.size; ++i) {
+      const Op& op = g.ops[static_cast<std::size_t>(i)];
+      n += op.kind == OpKind::kAllReduce && op.message_elements < static_cast<double>(m.hidden);
+    }
+    return n;
+  };
+  Scenario s = decode(8, 1024);
+  s.tp = 4;
+  const OpGraph g = build_ops(m, d, s, ideal());
+  int reduces = 0;
+  for (int i = 0; i < g.size; ++i) {
+    const Op& op = g.ops[static_cast<std::size_t>(i)];
+    if (op.kind != OpKind::kAllReduce || op.message_elements != 32) continue;
+    ++reduces;
+    EXPECT_EQ(op.count, static_cast<double>(m.layers));  // every layer (one class)
+    EXPECT_EQ(op.ranks, 4);
+  }
+  EXPECT_EQ(reduces, 1);
+  s.tp = 1;
+  EXPECT_EQ(variance_reduces(s), 0);
+  s.tp = 4;
+  s.attention_dp = 4;
+  EXPECT_EQ(variance_reduces(s), 0);
+  // Qwen3's per-head norms need no such step.
+  EXPECT_FALSE(load_model("qwen3-8b").qk_norm_across_heads);
+}
+
 // Speculative decoding. Tokens a step: 1 + a + a^2 + a^3 for 3 drafts at
 // acceptance a = 0.85: 1 + 0.85 + 0.7225 + 0.614125 = 3.186625; every draft
 // accepted: 4; none: 1.

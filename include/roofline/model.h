@@ -78,7 +78,10 @@ struct ModelSpec {
   bool qkv_bias = false;
   bool o_bias = false;
   bool mlp_bias = false;
-  bool qk_norm = false;          // Qwen3: RMSNorm on q and k per head (MiniMax-M2: per layer)
+  bool qk_norm = false;  // Qwen3: RMSNorm on q and k per head (MiniMax-M2: per layer)
+  // MiniMax-M2: the q and k norms span all heads (qk_norm_type per_layer), so
+  // tensor-parallel ranks, each holding some heads, join their variance.
+  bool qk_norm_across_heads = false;
   bool attention_sinks = false;  // gpt-oss: one learned logit per head
   bool tie_embeddings = false;
   std::int64_t max_position = 0;  // 0: not stated

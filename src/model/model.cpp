@@ -301,14 +301,14 @@ void read_minimax_m2(const ConfigReader& r, ModelSpec* m) {
            "'" + clip_utf8(norm_type, 40) + "' is not understood (per_layer, per_head)");
   }
   if (m->qk_norm && norm_type == "per_layer") {
+    m->qk_norm_across_heads = true;
     const std::int64_t width = (m->heads + m->kv_heads) * m->head_dim;
     m->notes.push_back(
         "QK norm over the whole q and k widths (qk_norm_type per_layer) is costed "
         "as a per-head norm: its " +
         std::to_string(width) + " weights per layer are counted as " +
         std::to_string(2 * m->head_dim) +
-        ", and the all-reduce of its variance across tensor-parallel ranks is not "
-        "modeled");
+        "; across tensor-parallel ranks its variance takes one all-reduce a layer");
   }
   const std::int64_t rotary = r.integer_or("rotary_dim", m->head_dim, 1, m->head_dim);
   if (rotary < m->head_dim) {

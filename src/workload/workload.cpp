@@ -288,6 +288,17 @@ struct Builder {
     Op& rope = elementwise(OpKind::kRope, count, N * (nh + nkv) * dh,
                            kRopeOps + (m.qk_norm ? kNormOps : 0), 1, 1, 1);
     (void)rope;
+    if (m.qk_norm_across_heads && tp > 1) {
+      // A norm over all heads' q and k: each rank sums its heads' squares and
+      // one all-reduce joins them, two fp32 values a token (vLLM's
+      // minimax_qk_norm_fusion; SGLang's and TensorRT-LLM's MiniMax norms
+      // all-reduce the same). The message counts 16-bit elements.
+      Op& op = add(OpKind::kAllReduce, OpClass::kCommunication, count);
+      op.act_bytes = bytes_for(Format::kFp32, 2 * N) * 2 * (tp - 1) / tp;
+      op.ranks = tp;
+      op.message_elements = 4 * N;
+      op.compute = Format::kFp32;
+    }
     Op& write = add(OpKind::kKvCacheWrite, OpClass::kMemory, count);
     write.act_bytes = bytes_for(a, 2 * N * nkv * dh);
     write.kv_bytes = bytes_for(kv, 2 * N * nkv * dh);
