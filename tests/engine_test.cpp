@@ -538,6 +538,18 @@ TEST(EnginePrediction, MlaAbsorptionIsABatchedGemmPerHead) {
   EXPECT_EQ(seen, 4);  // both absorptions, dense and MoE layer groups
 }
 
+// A llama.cpp-style step: Q8_0 weights, FP16 activations and cache, 512 tokens of context.
+Scenario q8_0_llama_step(Phase phase, std::int64_t batch) {
+  Scenario s;
+  s.phase = phase;
+  s.batch = batch;
+  s.seq_len = 512;
+  s.precision.weights = Format::kQ8_0;
+  s.precision.act = Format::kFp16;
+  s.precision.kv = Format::kFp16;
+  return s;
+}
+
 // llama.cpp's matrix-vector kernels stream at most 7.27 GB/s per SM (derived
 // from one H100 PCIe measurement): below the device's fraction on HBM parts,
 // above it on GDDR ones, and not at all for GEMMs of more than 8 rows.
@@ -549,13 +561,7 @@ TEST(EnginePrediction, EngineMatrixVectorKernelsAreBoundPerSm) {
   ModelOptions o;
   o.engine = &llama;
   auto down_proj_seconds_per_byte = [&](const Device& d, std::int64_t batch) {
-    Scenario s;
-    s.batch = batch;
-    s.seq_len = 512;
-    s.precision.weights = Format::kQ8_0;
-    s.precision.act = Format::kFp16;
-    s.precision.kv = Format::kFp16;
-    const Prediction p = predict(m, d, s, o);
+    const Prediction p = predict(m, d, q8_0_llama_step(Phase::kDecode, batch), o);
     const std::size_t i = first_op(p, OpKind::kDownProj);
     const Op& op = p.graph.ops[i];
     return p.timings[i].memory_time_s / (op.count * op.bytes());
@@ -688,14 +694,7 @@ TEST(EnginePrediction, DequantizingGemmsAddTheStreamAndTheMath) {
   ModelOptions o;
   o.engine = &llama;
   auto down_proj = [&](const Device& d, Phase phase, std::int64_t batch) {
-    Scenario s;
-    s.phase = phase;
-    s.batch = batch;
-    s.seq_len = 512;
-    s.precision.weights = Format::kQ8_0;
-    s.precision.act = Format::kFp16;
-    s.precision.kv = Format::kFp16;
-    const Prediction p = predict(m, d, s, o);
+    const Prediction p = predict(m, d, q8_0_llama_step(phase, batch), o);
     const std::size_t i = first_op(p, OpKind::kDownProj);
     return std::make_pair(p.graph.ops[i], p.timings[i]);
   };

@@ -65,7 +65,7 @@ void cmd_search(const Common& c, const SearchArgs& a) {
       m.name, spec.gpus, d.id, spec.isl, spec.osl,
       spec.draft_tokens > 0
           ? fmt::format(", {} draft tokens a step at acceptance {}", spec.draft_tokens,
-                        spec.acceptance.value_or(kDefaultDraftAcceptance))
+                        draft_acceptance(spec.draft_tokens, spec.acceptance))
           : std::string(),
       r.evaluated, r.refused, r.skipped);
   Table t({"deployment", "concurrency", "tokens/s/GPU", "tokens/s/user", "TTFT", "TPOT",

@@ -133,6 +133,11 @@ inline constexpr std::int64_t kMaxDraftTokens = 16;
 // (DeepSeek-V3 Technical Report, arXiv 2412.19437, section 5.4.3); the low end.
 inline constexpr double kDefaultDraftAcceptance = 0.85;
 
+// The acceptance a request's draft tokens run at: `given`, else
+// kDefaultDraftAcceptance; 0 without draft tokens. Throws InvalidArgument for
+// an acceptance without draft tokens or outside [0, 1].
+[[nodiscard]] double draft_acceptance(std::int64_t draft_tokens, std::optional<double> given);
+
 // Tokens a speculative step yields per sequence: the model's own token plus
 // the accepted run of k drafts, each accepted with probability a:
 // 1 + a + a^2 + ... + a^k (Leviathan et al., "Fast Inference from

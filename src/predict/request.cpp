@@ -46,11 +46,8 @@ Scenario build_scenario(const ScenarioRequest& r, const ModelSpec& m, const Devi
   s.pp = r.pp;
   s.attention_dp = r.attention_dp;
   s.ep = r.ep;
-  if (r.acceptance && r.draft_tokens == 0) {
-    throw InvalidArgument("acceptance needs draft tokens (speculative decoding)");
-  }
   s.draft_tokens = r.draft_tokens;
-  s.acceptance = r.draft_tokens > 0 ? r.acceptance.value_or(kDefaultDraftAcceptance) : 0;
+  s.acceptance = draft_acceptance(r.draft_tokens, r.acceptance);
   validate(s, m);
   return s;
 }

@@ -85,13 +85,7 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
   if (spec.draft_tokens < 0 || spec.draft_tokens > kMaxDraftTokens) {
     throw InvalidArgument(fmt::format("draft tokens must be 0 to {}", kMaxDraftTokens));
   }
-  if (spec.acceptance && spec.draft_tokens == 0)
-    throw InvalidArgument("acceptance needs draft tokens (speculative decoding)");
-  const double acceptance =
-      spec.draft_tokens > 0 ? spec.acceptance.value_or(kDefaultDraftAcceptance) : 0;
-  if (!(acceptance >= 0 && acceptance <= 1)) {
-    throw InvalidArgument("acceptance must be from 0 to 1 (the chance a draft token is accepted)");
-  }
+  const double acceptance = draft_acceptance(spec.draft_tokens, spec.acceptance);
   const EngineRegistry& registry = EngineRegistry::built_in();
   std::vector<const EngineProfile*> engines;
   if (spec.engines.empty()) {

@@ -616,6 +616,16 @@ ExpertLoad busiest_expert_group(double num_experts, double top_k, double tokens,
   return {pairs, experts};
 }
 
+double draft_acceptance(std::int64_t draft_tokens, std::optional<double> given) {
+  if (given && draft_tokens == 0)
+    throw InvalidArgument("acceptance needs draft tokens (speculative decoding)");
+  const double a = draft_tokens > 0 ? given.value_or(kDefaultDraftAcceptance) : 0;
+  if (!(a >= 0 && a <= 1)) {
+    throw InvalidArgument("acceptance must be from 0 to 1 (the chance a draft token is accepted)");
+  }
+  return a;
+}
+
 double tokens_per_step(const Scenario& s) noexcept {
   double sum = 1, term = 1;
   for (std::int64_t i = 0; i < s.draft_tokens; ++i) {
