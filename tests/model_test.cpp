@@ -16,7 +16,7 @@ constexpr double kParamRelTol = 0.02;
 
 TEST(Models, EveryPresetParsesWithoutUnmodeledKeys) {
   const auto& presets = ModelCatalog::built_in().presets();
-  ASSERT_EQ(presets.size(), 19u);
+  ASSERT_EQ(presets.size(), 20u);
   for (const auto& p : presets) {
     const ModelSpec m = preset_model(p);
     for (const auto& n : m.notes) {
@@ -206,6 +206,137 @@ TEST(Models, MiniMaxM2MatchesTheModelCardAndCheckpoint) {
   EXPECT_NE(notes.find("3 multi-token-prediction modules"), std::string::npos) << notes;
 }
 
+// Qwen3.5-397B-A17B by hand (its config.json: hidden 4096, 60 layers, every
+// fourth full attention, vocab 248,320, untied):
+//   embedding and lm_head 248,320 x 4,096 = 1,017,118,720 each
+//   full attention (15 layers): q with its output gate 4096 x (32 x 256 x 2) = 67,108,864,
+//     k and v 4096 x 2 x 256 = 2,097,152 each, o 8192 x 4096 = 33,554,432, QK norms 512:
+//     104,858,112 a layer
+//   Gated DeltaNet (45 layers): key width 16 x 128 = 2,048, value width 64 x 128 = 8,192;
+//     in-projections 4096 x (2 x 2048 + 2 x 8192 + 2 x 64) = 84,410,368, convolution
+//     (2 x 2048 + 8192) x 4 = 49,152, A_log and dt_bias 128, norm 128, out 8192 x 4096 =
+//     33,554,432: 118,014,208 a layer
+//   attention 15 x 104,858,112 + 45 x 118,014,208 = 6,883,511,040
+//   experts 512 x 3 x 4096 x 1024 = 6,442,450,944 a layer, x 60 = 386,547,056,640;
+//   shared expert 12,582,912 x 60 = 754,974,720; router 4096 x 512 x 60 = 125,829,120
+//   norms 2 x 4096 x 60 + 4096 = 495,616          total 396,346,104,576
+// The card's 397 B also counts the vision encoder (27 layers of 1152), not costed here.
+TEST(Models, Qwen35MatchesTheConfigByHand) {
+  const ModelSpec m = load_model("qwen3.5-397b-a17b");
+  EXPECT_EQ(load_model("Qwen3.5-397B-A17B-FP8").id, "qwen3.5-397b-a17b");
+  EXPECT_EQ(m.model_type, "qwen3_5_moe_text");
+  ASSERT_TRUE(m.linear_attention.has_value());
+  const auto& x = *m.linear_attention;
+  EXPECT_EQ(x.key_heads, 16);
+  EXPECT_EQ(x.value_heads, 64);
+  EXPECT_EQ(x.key_head_dim, 128);
+  EXPECT_EQ(x.value_head_dim, 128);
+  EXPECT_EQ(x.conv_kernel, 4);
+  EXPECT_EQ(x.state_format, Format::kFp32);
+  EXPECT_EQ(m.linear_layer_count(), 45);
+  EXPECT_EQ(m.full_attention_layer_count(), 15);
+  EXPECT_TRUE(m.is_linear_layer(0));
+  EXPECT_FALSE(m.is_linear_layer(3));
+  EXPECT_FALSE(m.is_linear_layer(59));
+  EXPECT_TRUE(m.attention_output_gate);
+  EXPECT_TRUE(m.qk_norm);
+  EXPECT_FALSE(m.tie_embeddings);
+  ASSERT_TRUE(m.moe.has_value());
+  EXPECT_EQ(m.moe->num_experts, 512);
+  EXPECT_EQ(m.moe->top_k, 10);
+  EXPECT_EQ(m.moe->num_shared_experts, 1);
+  EXPECT_EQ(m.moe->shared_intermediate, 1024);
+  EXPECT_EQ(m.moe_layer_count(), 60);
+  // A sequence's state a linear layer: 64 x 128 x 128 elements (fp32), and the
+  // convolution's last 3 inputs of 2 x 2048 + 8192 channels.
+  EXPECT_DOUBLE_EQ(m.linear_state_elements(), 1'048'576);
+  EXPECT_DOUBLE_EQ(m.linear_conv_state_elements(), 36'864);
+  const ParamCounts p = count_parameters(m);
+  EXPECT_DOUBLE_EQ(p.attention, 6'883'511'040);
+  EXPECT_DOUBLE_EQ(p.routed_experts, 386'547'056'640);
+  EXPECT_DOUBLE_EQ(p.shared_experts, 754'974'720);
+  EXPECT_DOUBLE_EQ(p.total, 396'346'104'576);
+  EXPECT_NEAR(p.total / 397e9, 1.0, kParamRelTol) << p.total;
+  EXPECT_NEAR(p.active_per_token / 17e9, 1.0, kActiveRelTol) << p.active_per_token;
+  std::string notes;
+  for (const auto& n : m.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("vision encoder"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("partial_rotary_factor 0.25"), std::string::npos) << notes;
+}
+
+// A Qwen3-Next-style text config: the layer pattern from full_attention_interval,
+// the output gate on by default, the state format said when not given.
+nlohmann::json hybrid_config() {
+  return {{"model_type", "qwen3_next"},
+          {"hidden_size", 2048},
+          {"num_hidden_layers", 8},
+          {"num_attention_heads", 16},
+          {"num_key_value_heads", 2},
+          {"head_dim", 256},
+          {"vocab_size", 151936},
+          {"num_experts", 64},
+          {"num_experts_per_tok", 4},
+          {"moe_intermediate_size", 512},
+          {"shared_expert_intermediate_size", 512},
+          {"full_attention_interval", 4},
+          {"linear_num_key_heads", 16},
+          {"linear_num_value_heads", 32},
+          {"linear_key_head_dim", 128},
+          {"linear_value_head_dim", 128},
+          {"linear_conv_kernel_dim", 4}};
+}
+
+TEST(Models, HybridLayersFromTheInterval) {
+  const ModelSpec m = parse_hf_config(hybrid_config().dump(), "next.json");
+  ASSERT_EQ(m.linear_layers.size(), 8u);
+  const std::vector<bool> expected = {true, true, true, false, true, true, true, false};
+  EXPECT_EQ(m.linear_layers, expected);
+  EXPECT_TRUE(m.attention_output_gate);
+  std::string notes;
+  for (const auto& n : m.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("taken as float32"), std::string::npos) << notes;
+}
+
+TEST(Models, BadHybridConfigsAreClearErrors) {
+  auto expect_error = [](nlohmann::json cfg, const std::string& what) {
+    try {
+      (void)parse_hf_config(cfg.dump(), "c.json");
+      ADD_FAILURE() << "accepted: " << what;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  auto cfg = hybrid_config();
+  cfg["linear_num_value_heads"] = 24;  // not a multiple of 16 key heads
+  expect_error(cfg, "linear_num_value_heads");
+  cfg = hybrid_config();
+  cfg["layer_types"] = {"linear_attention", "full_attention"};  // 2 entries for 8 layers
+  expect_error(cfg, "layer_types");
+  cfg = hybrid_config();
+  cfg["layer_types"] = std::vector<std::string>(8, "mamba");
+  expect_error(cfg, "layer_types");
+  cfg = hybrid_config();
+  cfg.erase("full_attention_interval");
+  expect_error(cfg, "full_attention_interval");
+  cfg = hybrid_config();
+  cfg["mamba_ssm_dtype"] = "float8";
+  expect_error(cfg, "mamba_ssm_dtype");
+  // A wrapper must hold its text model, and of the matching type.
+  expect_error({{"model_type", "qwen3_5_moe"}}, "text_config");
+  expect_error({{"model_type", "qwen3_5_moe"}, {"text_config", hybrid_config()}},
+               "qwen3_5_moe_text");
+}
+
+TEST(Models, WrapperSettingsReachItsTextModel) {
+  auto text = hybrid_config();
+  text["model_type"] = "qwen3_5_moe_text";
+  const nlohmann::json wrapper = {
+      {"model_type", "qwen3_5_moe"}, {"tie_word_embeddings", true}, {"text_config", text}};
+  const ModelSpec m = parse_hf_config(wrapper.dump(), "w.json");
+  EXPECT_TRUE(m.tie_embeddings);
+  EXPECT_EQ(m.linear_layer_count(), 6);
+}
+
 // A minimax_m2 config is read strictly: lightning-attention layers are refused
 // with the reason, and a shared expert is not silently dropped.
 TEST(Models, MiniMaxM2RefusesWhatItCannotCost) {
@@ -241,8 +372,7 @@ TEST(Models, UnmodeledArchitecturesSayWhy) {
       EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
     }
   };
-  refused_because("qwen3_5_moe", "linear attention");
-  refused_because("qwen3_next", "linear attention");
+  refused_because("kimi_linear", "Kimi Delta Attention");
   refused_because("glm_moe_dsa", "sparse attention");
   refused_because("kimi_k25", "text_config");
 }

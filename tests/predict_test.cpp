@@ -797,3 +797,89 @@ TEST(Speculative, BadDraftsAreRefused) {
 
 }  // namespace
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// Qwen3.5-397B-A17B decode at TP 4, batch 8, 1,000 cached tokens. A rank holds
+// 16 of the 64 value heads (and 4 of the 16 key heads) of 128 x 128:
+//   the delta rule, per token and value head 7 x 128 x 128 FLOPs:
+//     8 x 16 x 7 x 16,384 = 14,680,064 a layer;
+//   its state, read and written once a step in fp32: 2 x 8 x 16 x 16,384 x 4 B = 16,777,216;
+//   the convolution's window, 3 inputs of 2 x 512 + 2,048 = 3,072 channels in bf16,
+//     read and written: 2 x 8 x 3,072 x 3 x 2 B = 294,912;
+//   in-projections 2 x 512 + 2 x 2,048 + 2 x 16 = 5,152 wide.
+// The 15 full-attention layers alone write KV and gate their output; their
+// q_proj yields q and the gate, 8 heads x 256 x 2 = 4,096 wide.
+TEST(Ops, GatedDeltaNetDecodeByHand) {
+  const ModelSpec m = load_model("qwen3.5-397b-a17b");
+  Scenario s = decode(8, 1000);
+  s.tp = 4;
+  const OpGraph g = build_ops(m, registry().get("b200"), s, ideal());
+  const Op& rule = find_op(g, OpKind::kDeltaRule);
+  EXPECT_DOUBLE_EQ(rule.count, 45);
+  EXPECT_DOUBLE_EQ(rule.flops, 14'680'064);
+  EXPECT_DOUBLE_EQ(rule.kv_bytes, 16'777'216);
+  EXPECT_EQ(rule.compute, Format::kFp32);
+  EXPECT_TRUE(rule.linear_layer);
+  EXPECT_EQ(count_ops(g, OpKind::kDeltaRule), 1);  // one class: every layer is MoE
+  EXPECT_DOUBLE_EQ(find_op(g, OpKind::kShortConv).kv_bytes, 294'912);
+  EXPECT_DOUBLE_EQ(find_op(g, OpKind::kLinearInProj).gemm_n, 5'152);
+  EXPECT_DOUBLE_EQ(find_op(g, OpKind::kKvCacheWrite).count, 15);
+  EXPECT_DOUBLE_EQ(find_op(g, OpKind::kOutputGate).count, 15);
+  EXPECT_DOUBLE_EQ(find_op(g, OpKind::kQProj).gemm_n, 4'096);
+  EXPECT_EQ(count_ops(g, OpKind::kQkMatmul), 1);
+
+  // Prompt tokens riding along are computed chunkwise, on the tensor cores:
+  // a second delta-rule op.
+  s.prefill_tokens = 512;
+  s.prefill_prompt = 1024;
+  const OpGraph mixed = build_ops(m, registry().get("b200"), s, ideal());
+  EXPECT_EQ(count_ops(mixed, OpKind::kDeltaRule), 2);
+}
+
+// A prefill of one 512-token prompt at TP 4, chunkwise (C = 64): per token and
+// value head 6 C dk + 4 C dv + C^2 / 3 + 6 dk dv = 49,152 + 32,768 + 1,365.33 +
+// 98,304 = 181,589.33 FLOPs; x 16 heads x 512 tokens = 1,487,579,818.67.
+TEST(Ops, GatedDeltaNetPrefillByHand) {
+  const ModelSpec m = load_model("qwen3.5-397b-a17b");
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 512;
+  s.tp = 4;
+  const OpGraph g = build_ops(m, registry().get("b200"), s, ideal());
+  const Op& rule = find_op(g, OpKind::kDeltaRule);
+  EXPECT_NEAR(rule.flops, 512.0 * 16 * (49'152 + 32'768 + 4'096.0 / 3 + 98'304), 1e-3);
+  EXPECT_EQ(rule.compute, Format::kBf16);
+  EXPECT_DOUBLE_EQ(rule.kv_bytes, 0);
+}
+
+// KV cache and state of one sequence at TP 1: the 15 full-attention layers
+// cache 2 x 2 heads x 256 = 1,024 elements a token (bf16, 2,048 B), over 1,001
+// tokens: 15 x 1,001 x 2,048 = 30,750,720 B; the 45 linear layers hold
+// 64 x 128 x 128 fp32 (4,194,304 B) and 36,864 bf16 convolution inputs
+// (73,728 B): 45 x 4,268,032 = 192,061,440 B, whatever the context.
+TEST(Memory, LinearAttentionStateDoesNotGrowWithContext) {
+  const ModelSpec m = load_model("qwen3.5-397b-a17b");
+  const Device& d = registry().get("b200");
+  const MemoryEstimate short_ctx = estimate_memory(m, d, decode(1, 1000));
+  EXPECT_DOUBLE_EQ(short_ctx.kv_cache_bytes, 30'750'720.0 + 192'061'440.0);
+  const MemoryEstimate long_ctx = estimate_memory(m, d, decode(1, 2000));
+  EXPECT_DOUBLE_EQ(long_ctx.kv_cache_bytes - short_ctx.kv_cache_bytes, 15.0 * 1000 * 2048);
+}
+
+TEST(Ops, TensorParallelMustDivideTheLinearKeyHeads) {
+  const ModelSpec m = load_model("qwen3.5-397b-a17b");
+  Scenario s = decode(1, 100);
+  s.tp = 32;  // divides the 32 attention heads, not the 16 linear key heads
+  try {
+    (void)build_ops(m, registry().get("b200"), s, ideal());
+    FAIL();
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("16 linear-attention key heads"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace roofline

@@ -28,6 +28,28 @@ struct MlaSpec {
   std::int64_t v_head_dim = 0;
 };
 
+// Gated DeltaNet linear attention (Qwen3-Next, Qwen3.5; Yang, Kautz and
+// Hatamizadeh, "Gated Delta Networks", ICLR 2025): in the layers it takes,
+// each sequence keeps a recurrent state of value_heads matrices of
+// key_head_dim x value_head_dim (and a short convolution's last conv_kernel - 1
+// inputs) instead of a KV cache, so its memory does not grow with context.
+// Key heads are shared by value_heads / key_heads value heads.
+struct LinearAttentionSpec {
+  std::int64_t key_heads = 0;
+  std::int64_t value_heads = 0;
+  std::int64_t key_head_dim = 0;
+  std::int64_t value_head_dim = 0;
+  std::int64_t conv_kernel = 0;         // the causal depthwise convolution's width
+  Format state_format = Format::kFp32;  // the recurrent state (config mamba_ssm_dtype)
+
+  [[nodiscard]] std::int64_t key_width() const noexcept { return key_heads * key_head_dim; }
+  [[nodiscard]] std::int64_t value_width() const noexcept { return value_heads * value_head_dim; }
+  // Channels of the short convolution: q, k and v.
+  [[nodiscard]] std::int64_t conv_channels() const noexcept {
+    return 2 * key_width() + value_width();
+  }
+};
+
 // Mixture of experts. A layer is MoE when layer >= first_dense_layers,
 // (layer + 1) % layer_step == 0 (Qwen's decoder_sparse_step) and it is not
 // listed in dense_layers.
@@ -90,6 +112,15 @@ struct ModelSpec {
   MlaSpec mla;
   std::optional<MoeSpec> moe;
 
+  // Qwen3-Next / Qwen3.5: q_proj also yields a per-channel sigmoid gate that
+  // multiplies the attention output before o_proj (attn_output_gate).
+  bool attention_output_gate = false;
+
+  // Linear attention in the layers flagged in linear_layers (its size is the
+  // layer count when set); the others keep softmax attention.
+  std::optional<LinearAttentionSpec> linear_attention;
+  std::vector<bool> linear_layers;
+
   // Sliding-window attention: window in tokens (0: none) and the layers it applies to.
   std::int64_t sliding_window = 0;
   std::vector<bool> sliding_layers;  // empty: all layers when sliding_window > 0
@@ -117,8 +148,23 @@ struct ModelSpec {
     return layer >= 0 && layer < static_cast<std::int64_t>(sliding_layers.size()) &&
            sliding_layers[static_cast<std::size_t>(layer)];
   }
+  [[nodiscard]] bool is_linear_layer(std::int64_t layer) const noexcept {
+    return linear_attention && layer >= 0 &&
+           layer < static_cast<std::int64_t>(linear_layers.size()) &&
+           linear_layers[static_cast<std::size_t>(layer)];
+  }
   [[nodiscard]] std::int64_t moe_layer_count() const noexcept;
   [[nodiscard]] std::int64_t sliding_layer_count() const noexcept;
+  [[nodiscard]] std::int64_t linear_layer_count() const noexcept;
+  // Layers that cache K and V (neither sliding nor linear hold it whole).
+  [[nodiscard]] std::int64_t full_attention_layer_count() const noexcept {
+    return layers - sliding_layer_count() - linear_layer_count();
+  }
+  // Elements of one sequence's recurrent state in one linear-attention layer
+  // (all heads: the delta rule's matrices in state_format, the convolution's
+  // window in the activation format), 0 without linear attention.
+  [[nodiscard]] double linear_state_elements() const noexcept;
+  [[nodiscard]] double linear_conv_state_elements() const noexcept;
   // Elements of K and V cached per token per layer (MLA: the latent + rope key).
   [[nodiscard]] std::int64_t kv_elements_per_token_per_layer() const noexcept;
 };
@@ -126,7 +172,8 @@ struct ModelSpec {
 // Parameter counts by component (elements, not bytes).
 struct ParamCounts {
   double embedding = 0;
-  double attention = 0;  // q/k/v/o (or MLA projections), biases, qk norms, sinks
+  double attention = 0;  // q/k/v/o (or MLA projections), biases, qk norms, sinks;
+                         // linear attention's projections, convolution and gates
   double dense_mlp = 0;  // MLPs of dense layers
   double routed_experts = 0;
   double shared_experts = 0;

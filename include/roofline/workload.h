@@ -55,6 +55,13 @@ enum class OpKind : std::uint8_t {
   kKvBProj,
   kKAbsorb,
   kVAbsorb,
+  // Gated DeltaNet linear attention (replaces q/k/v, RoPE and the attention
+  // core; o_proj stays) and the sigmoid output gate of gated softmax attention.
+  kLinearInProj,
+  kShortConv,
+  kDeltaRule,
+  kGatedNorm,
+  kOutputGate,
   // Tensor and pipeline parallel communication.
   kAllReduce,
   kPipelineSend,
@@ -171,6 +178,7 @@ struct Op {
   OpClass cls;
   bool moe_layer;      // part of an MoE layer
   bool sliding_layer;  // part of a sliding-window attention layer
+  bool linear_layer;   // part of a linear-attention (Gated DeltaNet) layer
   bool draft_head;     // part of the speculative draft head (Scenario::draft_tokens)
   double count;
   double flops;

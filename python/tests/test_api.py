@@ -27,6 +27,17 @@ def test_predict_has_the_cli_fields():
     assert sum(op["time_s"] for op in p["ops"]) == pytest.approx(p["time_s"])
 
 
+def test_linear_attention_ops_and_state():
+    # Qwen3.5: 45 Gated DeltaNet layers of 60; the delta rule's ops carry the
+    # recurrent state (decode), the model's JSON describes it.
+    p = roofline.predict("qwen3.5-397b-a17b", "b200", batch=8, seq_len=1000, tp=4, per_op=True)
+    rules = [op for op in p["ops"] if op["name"] == "delta_rule"]
+    assert len(rules) == 1 and rules[0]["count"] == 45 and rules[0]["linear_layer"]
+    m = roofline.model("qwen3.5-397b-a17b")
+    assert m["architecture"]["linear_attention"]["layers"] == 45
+    assert m["architecture"]["linear_attention"]["state_format"] == "fp32"
+
+
 def test_generate_and_recommend():
     g = roofline.generate("llama-3.1-8b", roofline.H100_SXM, prompt=512, gen=64)
     assert g["e2e_s"] == pytest.approx(g["ttft_s"] + 63 * g["tpot_s"])

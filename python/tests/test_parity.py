@@ -32,7 +32,8 @@ SCENARIOS = [
     dict(batch=8, seq_len=2048, draft_tokens=3, acceptance=0.7, engine="vllm"),
     dict(batch=16, seq_len=1024, tp=4, attention_dp=2, engine="sglang"),
 ]
-MODELS = [("llama-3.1-8b", "h100"), ("mixtral-8x7b", "h200"), ("qwen3-30b-a3b", "gb10")]
+MODELS = [("llama-3.1-8b", "h100"), ("mixtral-8x7b", "h200"), ("qwen3-30b-a3b", "gb10"),
+          ("qwen3.5-397b-a17b", "b200")]
 
 
 @pytest.mark.parametrize("model,hardware", MODELS)

@@ -122,7 +122,19 @@ const std::set<std::string, std::less<>> kIgnoredKeys = {"_name_or_path",
                                                          "use_routing_bias",
                                                          "use_mtp",
                                                          "num_mtp_modules",
-                                                         "mtp_transformer_layers"};
+                                                         "mtp_transformer_layers",
+                                                         "full_attention_interval",
+                                                         "linear_conv_kernel_dim",
+                                                         "linear_key_head_dim",
+                                                         "linear_value_head_dim",
+                                                         "linear_num_key_heads",
+                                                         "linear_num_value_heads",
+                                                         "attn_output_gate",
+                                                         "shared_expert_intermediate_size",
+                                                         "mamba_ssm_dtype",
+                                                         "rope_parameters",
+                                                         "mtp_num_hidden_layers",
+                                                         "mtp_use_dedicated_embeddings"};
 
 class ConfigReader {
  public:
@@ -324,6 +336,114 @@ void read_minimax_m2(const ConfigReader& r, ModelSpec* m) {
   }
 }
 
+// Qwen's MoE keys (qwen3_moe, qwen3_next, qwen3_5_moe): experts, the sparse
+// step and the dense layers; a shared expert when shared_expert_intermediate_size > 0.
+MoeSpec read_qwen_moe(const ConfigReader& r, const ModelSpec& m) {
+  MoeSpec e;
+  e.num_experts = r.integer("num_experts", 1, kMaxExperts);
+  e.top_k = r.integer("num_experts_per_tok", 1, e.num_experts);
+  e.expert_intermediate = r.integer("moe_intermediate_size", 1, kMaxIntermediate);
+  e.layer_step = r.integer_or("decoder_sparse_step", 1, 1, m.layers);
+  if (const json* dense = r.get("mlp_only_layers")) {
+    if (!dense->is_array()) r.fail("mlp_only_layers", "expected an array of layer indices");
+    // A list of layers cannot name more layers than there are.
+    if (static_cast<std::int64_t>(dense->size()) > m.layers) {
+      r.fail("mlp_only_layers", std::to_string(dense->size()) + " entries for " +
+                                    std::to_string(m.layers) + " layers");
+    }
+    for (const auto& l : *dense)
+      e.dense_layers.push_back(r.check_integer("mlp_only_layers", l, 0, m.layers - 1));
+    // Sorted and distinct: is_moe_layer looks layers up by binary search.
+    std::sort(e.dense_layers.begin(), e.dense_layers.end());
+    e.dense_layers.erase(std::unique(e.dense_layers.begin(), e.dense_layers.end()),
+                         e.dense_layers.end());
+  }
+  e.shared_intermediate = r.integer_or("shared_expert_intermediate_size", 0, 0, kMaxIntermediate);
+  e.num_shared_experts = e.shared_intermediate > 0 ? 1 : 0;
+  return e;
+}
+
+// Qwen3-Next and Qwen3.5 text models: Gated DeltaNet in three of every four
+// layers (layer_types, or every full_attention_interval-th layer keeping
+// softmax attention), gated softmax attention with per-head QK norms in the
+// rest, and (MoE) experts beside one shared expert.
+void read_qwen_hybrid(const ConfigReader& r, ModelSpec* m, bool moe) {
+  read_gqa(r, m);
+  LinearAttentionSpec x;
+  x.key_heads = r.integer("linear_num_key_heads", 1, kMaxHeads);
+  x.value_heads = r.integer("linear_num_value_heads", 1, kMaxHeads);
+  x.key_head_dim = r.integer("linear_key_head_dim", 1, kMaxHidden);
+  x.value_head_dim = r.integer("linear_value_head_dim", 1, kMaxHidden);
+  x.conv_kernel = r.integer("linear_conv_kernel_dim", 1, 64);
+  if (x.value_heads % x.key_heads != 0) {
+    r.fail("linear_num_value_heads", std::to_string(x.value_heads) +
+                                         " value heads are not a multiple of the " +
+                                         std::to_string(x.key_heads) + " key heads");
+  }
+  const std::string state = r.string_or("mamba_ssm_dtype", "");
+  if (state.empty() || state == "float32") {
+    x.state_format = Format::kFp32;
+    if (state.empty()) {
+      m->notes.push_back("the recurrent state is taken as float32 (no mamba_ssm_dtype given)");
+    }
+  } else if (state == "bfloat16") {
+    x.state_format = Format::kBf16;
+  } else if (state == "float16") {
+    x.state_format = Format::kFp16;
+  } else {
+    r.fail("mamba_ssm_dtype",
+           "'" + clip_utf8(state, 40) + "' is not understood (float32, bfloat16, float16)");
+  }
+  m->linear_attention = x;
+  if (const json* types = r.get("layer_types")) {
+    if (!types->is_array() || static_cast<std::int64_t>(types->size()) != m->layers) {
+      r.fail("layer_types", "expected one entry per layer (" + std::to_string(m->layers) + ")");
+    }
+    for (const auto& t : *types) {
+      if (!t.is_string() || (t.get<std::string>() != "linear_attention" &&
+                             t.get<std::string>() != "full_attention")) {
+        r.fail("layer_types", "entries must be \"linear_attention\" or \"full_attention\"");
+      }
+      m->linear_layers.push_back(t.get<std::string>() == "linear_attention");
+    }
+  } else {
+    const std::int64_t every = r.integer("full_attention_interval", 1, m->layers);
+    for (std::int64_t l = 0; l < m->layers; ++l) m->linear_layers.push_back((l + 1) % every != 0);
+  }
+  m->attention_output_gate = r.boolean_or("attn_output_gate", true);
+  m->qk_norm = true;
+  m->qkv_bias = m->o_bias = r.boolean_or("attention_bias", false);
+  if (moe) {
+    m->moe = read_qwen_moe(r, *m);
+    m->intermediate = r.integer_or("intermediate_size", 0, 0, kMaxIntermediate);
+    if (m->moe->num_shared_experts > 0) {
+      m->notes.push_back(
+          "the shared expert's sigmoid gate (hidden_size weights a layer) is left out");
+    }
+  } else {
+    m->intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
+  }
+  double rotary = 1;
+  if (const json* rope = r.get("rope_parameters"); rope != nullptr && rope->is_object() &&
+                                                   rope->contains("partial_rotary_factor") &&
+                                                   (*rope)["partial_rotary_factor"].is_number()) {
+    rotary = (*rope)["partial_rotary_factor"].get<double>();
+  }
+  if (const json* f = r.get("partial_rotary_factor"); f != nullptr && f->is_number())
+    rotary = f->get<double>();
+  if (rotary < 1) {
+    std::ostringstream factor;
+    factor << rotary;
+    m->notes.push_back("partial RoPE (partial_rotary_factor " + factor.str() +
+                       ") is costed over the whole head, an elementwise op");
+  }
+  if (r.integer_or("mtp_num_hidden_layers", 0, 0, 64) > 0) {
+    m->notes.push_back(
+        "the multi-token-prediction layer runs only as a speculative draft head "
+        "(--draft-tokens); otherwise left out");
+  }
+}
+
 void note_ignored_keys(const ConfigReader& r, ModelSpec* m) {
   std::string unknown;
   for (auto it = r.doc().begin(); it != r.doc().end(); ++it) {
@@ -339,15 +459,6 @@ void note_ignored_keys(const ConfigReader& r, ModelSpec* m) {
 // the nearest supported family.
 const char* unsupported_architecture(std::string_view model_type) {
   static const std::map<std::string_view, const char*> kWhy = {
-      {"qwen3_next",
-       "hybrid layers: three of every four are Gated DeltaNet linear attention (a recurrent "
-       "state, no KV cache), which is not modeled"},
-      {"qwen3_5_moe",
-       "Qwen3.5 is a multimodal wrapper around hybrid layers: three of every four are Gated "
-       "DeltaNet linear attention (a recurrent state, no KV cache), which is not modeled"},
-      {"qwen3_5_moe_text",
-       "hybrid layers: three of every four are Gated DeltaNet linear attention (a recurrent "
-       "state, no KV cache), which is not modeled"},
       {"glm_moe_dsa",
        "DeepSeek sparse attention: a lightning indexer picks the top index_topk cached tokens "
        "each query attends to, which is not modeled (costing it as dense MLA would overstate "
@@ -360,6 +471,21 @@ const char* unsupported_architecture(std::string_view model_type) {
   };
   const auto it = kWhy.find(model_type);
   return it == kWhy.end() ? nullptr : it->second;
+}
+
+// Qwen3.5's multimodal wrappers (qwen3_5, qwen3_5_moe): the text model is in
+// text_config; the wrapper's own embedding tie, dtype and quantization apply
+// to it when text_config does not restate them.
+json qwen_wrapper_text_config(const ConfigReader& r) {
+  const json* text = r.get("text_config");
+  if (text == nullptr || !text->is_object()) {
+    r.fail("text_config", "a Qwen3.5 wrapper config needs its text model's text_config object");
+  }
+  json merged = *text;
+  for (const char* key : {"tie_word_embeddings", "quantization_config", "torch_dtype", "dtype"}) {
+    if (!merged.contains(key) && r.has(key)) merged[key] = r.doc()[key];
+  }
+  return merged;
 }
 
 bool ends_with(std::string_view s, std::string_view suffix) {
@@ -383,6 +509,24 @@ std::int64_t ModelSpec::sliding_layer_count() const noexcept {
   std::int64_t n = 0;
   for (std::int64_t l = 0; l < layers; ++l) n += is_sliding_layer(l);
   return n;
+}
+
+std::int64_t ModelSpec::linear_layer_count() const noexcept {
+  if (!linear_attention) return 0;
+  return static_cast<std::int64_t>(std::count(linear_layers.begin(), linear_layers.end(), true));
+}
+
+double ModelSpec::linear_state_elements() const noexcept {
+  if (!linear_attention) return 0;
+  const auto& x = *linear_attention;
+  return static_cast<double>(x.value_heads) * static_cast<double>(x.key_head_dim) *
+         static_cast<double>(x.value_head_dim);
+}
+
+double ModelSpec::linear_conv_state_elements() const noexcept {
+  if (!linear_attention) return 0;
+  const auto& x = *linear_attention;
+  return static_cast<double>(x.conv_channels()) * static_cast<double>(x.conv_kernel - 1);
 }
 
 std::int64_t ModelSpec::kv_elements_per_token_per_layer() const noexcept {
@@ -413,13 +557,28 @@ ParamCounts count_parameters(const ModelSpec& m) {
   } else {
     const double q = static_cast<double>(m.heads * m.head_dim);
     const double kv = static_cast<double>(m.kv_heads * m.head_dim);
-    attn = h * q + 2 * h * kv + q * h;
+    attn = h * q * (m.attention_output_gate ? 2 : 1) + 2 * h * kv + q * h;
     if (m.qkv_bias) attn += q + 2 * kv;
     if (m.o_bias) attn += h;
     if (m.qk_norm) attn += 2 * static_cast<double>(m.head_dim);
     if (m.attention_sinks) attn += static_cast<double>(m.heads);
   }
-  p.attention = attn * static_cast<double>(m.layers);
+  const double linear_layers = static_cast<double>(m.linear_layer_count());
+  p.attention = attn * (static_cast<double>(m.layers) - linear_layers);
+  if (m.linear_attention) {
+    // Gated DeltaNet: q, k, v and the output gate z, and the per-head decay
+    // and write strength (a, b) from the hidden state; the short convolution
+    // over q, k and v; per-head A_log and dt_bias; the gated norm's weight;
+    // the output projection.
+    const auto& x = *m.linear_attention;
+    const double key = static_cast<double>(x.key_width());
+    const double value = static_cast<double>(x.value_width());
+    const double vh = static_cast<double>(x.value_heads);
+    const double one = h * (2 * key + 2 * value + 2 * vh) +
+                       static_cast<double>(x.conv_channels() * x.conv_kernel) + 2 * vh +
+                       static_cast<double>(x.value_head_dim) + value * h;
+    p.attention += one * linear_layers;
+  }
 
   const double mats = m.gated_mlp ? 3 : 2;
   const double moe_layers = static_cast<double>(m.moe_layer_count());
@@ -495,19 +654,58 @@ void validate(const ModelSpec& m) {
   if (!m.sliding_layers.empty() && static_cast<std::int64_t>(m.sliding_layers.size()) != m.layers) {
     throw InvalidArgument(m.origin + ": sliding layer list does not match the layer count");
   }
+  if (m.linear_attention) {
+    const auto& x = *m.linear_attention;
+    check("linear_num_key_heads", x.key_heads, 1, kMaxHeads);
+    check("linear_num_value_heads", x.value_heads, 1, kMaxHeads);
+    check("linear_key_head_dim", x.key_head_dim, 1, kMaxHidden);
+    check("linear_value_head_dim", x.value_head_dim, 1, kMaxHidden);
+    check("linear_conv_kernel_dim", x.conv_kernel, 1, 64);
+    if (x.value_heads % x.key_heads != 0) {
+      throw InvalidArgument(m.origin + ": linear value heads must be a multiple of the key heads");
+    }
+    if (static_cast<std::int64_t>(m.linear_layers.size()) != m.layers) {
+      throw InvalidArgument(m.origin + ": linear layer list does not match the layer count");
+    }
+    if (m.sliding_window > 0) {
+      throw Unsupported(m.origin +
+                        ": sliding-window layers beside linear attention are not modeled");
+    }
+  }
 }
 
 ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin) {
-  const json doc = detail::parse_json_text(json_text, origin, kMaxConfigBytes);
+  json doc = detail::parse_json_text(json_text, origin, kMaxConfigBytes);
   if (!doc.is_object()) throw ParseError(origin + ": expected a JSON object");
-  ConfigReader r(doc, origin);
+  std::string wrapper;
+  {
+    ConfigReader outer(doc, origin);
+    const std::string type = outer.string_or("model_type", "");
+    if (type == "qwen3_5" || type == "qwen3_5_moe") {
+      json text = qwen_wrapper_text_config(outer);
+      doc = std::move(text);
+      wrapper = type;
+    }
+  }
+  const std::string text_origin = wrapper.empty() ? origin : origin + " text_config";
+  ConfigReader r(doc, text_origin);
   ModelSpec m;
   m.origin = origin;
   m.model_type = r.string_or("model_type", "");
+  if (!wrapper.empty()) {
+    const std::string expected = wrapper + "_text";
+    if (m.model_type != expected) {
+      r.fail("model_type", "'" + clip_utf8(m.model_type, 40) + "' inside a " + wrapper +
+                               " wrapper (expected " + expected + ")");
+    }
+    m.notes.push_back("a multimodal " + wrapper +
+                      " wrapper: its text model is costed; the vision encoder runs only for "
+                      "image and video inputs and is left out");
+  }
   const std::string& t = m.model_type;
   static const char* kSupported =
-      "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, deepseek_v2, deepseek_v3, kimi_k2, "
-      "gpt_oss, minimax_m2";
+      "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, qwen3_5(_text), "
+      "qwen3_5_moe(_text), deepseek_v2, deepseek_v3, kimi_k2, gpt_oss, minimax_m2";
   if (t.empty()) {
     throw Unsupported(origin +
                       ": no model_type; this does not look like a Hugging Face "
@@ -523,33 +721,15 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
   if (t == "llama" || t == "mistral" || t == "mixtral" || t == "qwen2" || t == "qwen3" ||
       t == "qwen3_moe") {
     read_gqa(r, &m);
-    if (t == "mixtral" || t == "qwen3_moe") {
+    if (t == "mixtral") {
       MoeSpec e;
-      e.num_experts =
-          r.integer(t == "mixtral" ? "num_local_experts" : "num_experts", 1, kMaxExperts);
+      e.num_experts = r.integer("num_local_experts", 1, kMaxExperts);
       e.top_k = r.integer("num_experts_per_tok", 1, e.num_experts);
-      if (t == "mixtral") {
-        e.expert_intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
-      } else {
-        e.expert_intermediate = r.integer("moe_intermediate_size", 1, kMaxIntermediate);
-        e.layer_step = r.integer_or("decoder_sparse_step", 1, 1, m.layers);
-        if (const json* dense = r.get("mlp_only_layers")) {
-          if (!dense->is_array()) r.fail("mlp_only_layers", "expected an array of layer indices");
-          // A list of layers cannot name more layers than there are.
-          if (static_cast<std::int64_t>(dense->size()) > m.layers) {
-            r.fail("mlp_only_layers", std::to_string(dense->size()) + " entries for " +
-                                          std::to_string(m.layers) + " layers");
-          }
-          for (const auto& l : *dense)
-            e.dense_layers.push_back(r.check_integer("mlp_only_layers", l, 0, m.layers - 1));
-          // Sorted and distinct: is_moe_layer looks layers up by binary search.
-          std::sort(e.dense_layers.begin(), e.dense_layers.end());
-          e.dense_layers.erase(std::unique(e.dense_layers.begin(), e.dense_layers.end()),
-                               e.dense_layers.end());
-        }
-        m.intermediate = r.integer_or("intermediate_size", 0, 0, kMaxIntermediate);
-      }
+      e.expert_intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
       m.moe = e;
+    } else if (t == "qwen3_moe") {
+      m.moe = read_qwen_moe(r, m);
+      m.intermediate = r.integer_or("intermediate_size", 0, 0, kMaxIntermediate);
     } else {
       m.intermediate = r.integer("intermediate_size", 1, kMaxIntermediate);
     }
@@ -610,6 +790,8 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
   } else if (t == "minimax_m2") {
     read_gqa(r, &m);
     read_minimax_m2(r, &m);
+  } else if (t == "qwen3_next" || t == "qwen3_5_moe_text" || t == "qwen3_5_text") {
+    read_qwen_hybrid(r, &m, t != "qwen3_5_text");
   } else {
     throw Unsupported(origin + ": model_type '" + clip_utf8(t, 40) +
                       "' is not understood (supported: " + kSupported + ")");

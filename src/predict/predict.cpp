@@ -257,11 +257,22 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
                       static_cast<double>(m.head_dim) / dp;
   }
   const double sliding = static_cast<double>(m.sliding_layer_count());
-  const double full = static_cast<double>(m.layers) - sliding;
+  const double full = static_cast<double>(m.full_attention_layer_count());
   const double window_ctx =
       m.sliding_window > 0 ? std::min(ctx, static_cast<double>(m.sliding_window)) : ctx;
   const double kv_elems = B * per_token_layer * (full * ctx + sliding * window_ctx) / pp;
   mem.kv_cache_bytes = bytes_for(s.precision.kv, kv_elems);
+  if (m.linear_attention) {
+    // Linear-attention layers hold a fixed state a sequence, whatever its
+    // length: the delta rule's matrices and the convolution's window, heads
+    // split over the attention ranks. Counted with the KV cache (engines
+    // keep both in one pool of sequence slots).
+    const double layers = static_cast<double>(m.linear_layer_count()) / pp;
+    mem.kv_cache_bytes +=
+        B / dp * layers *
+        (bytes_for(m.linear_attention->state_format, m.linear_state_elements() / attention_tp) +
+         bytes_for(s.precision.act, m.linear_conv_state_elements() / attention_tp));
+  }
   if (s.draft_tokens > 0) {
     // The draft head: one more layer of the model's last kind, with its own
     // KV cache (a full-attention layer's), at the model's mean bytes a parameter.
@@ -598,7 +609,8 @@ KvReport kv_report(const ModelSpec& m, const Device& d, const Scenario& s) {
     r.weight_bytes += op.count * op.weight_bytes;
   }
   const double per_token_layer = static_cast<double>(m.kv_elements_per_token_per_layer());
-  const double layers = static_cast<double>(m.layers);
+  // Layers with a KV cache (linear-attention layers keep a fixed state instead).
+  const double layers = static_cast<double>(m.layers - m.linear_layer_count());
   const double sliding = static_cast<double>(m.sliding_layer_count());
   const double ctx = static_cast<double>(s.seq_len);
   const double window_ctx =

@@ -345,6 +345,21 @@ nlohmann::json to_json(const ModelSpec& m) {
                    {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
                    {"v_head_dim", m.mla.v_head_dim}};
   }
+  if (m.linear_attention) {
+    const auto& x = *m.linear_attention;
+    arch["attention_output_gate"] = m.attention_output_gate;
+    arch["linear_attention"] = {
+        {"kind", "gated_deltanet"},
+        {"layers", m.linear_layer_count()},
+        {"key_heads", x.key_heads},
+        {"value_heads", x.value_heads},
+        {"key_head_dim", x.key_head_dim},
+        {"value_head_dim", x.value_head_dim},
+        {"conv_kernel", x.conv_kernel},
+        {"state_format", format_id(x.state_format)},
+        {"state_elements_per_sequence_per_layer", m.linear_state_elements()},
+        {"conv_state_elements_per_sequence_per_layer", m.linear_conv_state_elements()}};
+  }
   if (m.moe) {
     arch["moe"] = {{"num_experts", m.moe->num_experts},
                    {"top_k", m.moe->top_k},
@@ -487,6 +502,7 @@ nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, c
                       t.efficiency > 0 ? nlohmann::json(t.efficiency) : nlohmann::json(nullptr)},
                      {"moe_layer", op.moe_layer},
                      {"sliding_layer", op.sliding_layer},
+                     {"linear_layer", op.linear_layer},
                      {"draft_head", op.draft_head}});
     }
     j["ops"] = ops;

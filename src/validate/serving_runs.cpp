@@ -128,6 +128,8 @@ std::string preset_of(std::string_view model_path) {
       {"minimaxai/minimax-m2", "minimax-m2"},
       {"minimaxai/minimax-m2.1", "minimax-m2"},
       {"minimaxai/minimax-m2.5", "minimax-m2"},
+      // The fp8 and nvfp4 checkpoints are this architecture; the run's quant modes set the formats.
+      {"qwen/qwen3.5-397b-a17b", "qwen3.5-397b-a17b"},
   };
   const auto it = kPresets.find(detail::ascii_lower(model_path));
   return it == kPresets.end() ? std::string() : it->second;
@@ -137,8 +139,6 @@ std::string preset_of(std::string_view model_path) {
 // no preset was added yet.
 std::string no_preset_reason(std::string_view model_path) {
   static const std::map<std::string, std::string, std::less<>> kWhy = {
-      {"qwen/qwen3.5-397b-a17b",
-       "unsupported: Qwen3.5 has Gated DeltaNet linear-attention layers, which are not modeled"},
       {"zhipuai/glm-5",
        "unsupported: GLM-5 uses DeepSeek sparse attention (a top-k token indexer), which is not "
        "modeled"},

@@ -13,13 +13,14 @@ namespace roofline {
 namespace {
 
 constexpr const char* kOpNames[kOpKindCount] = {
-    "attn_norm",    "q_proj",           "k_proj",         "v_proj",           "rope",
-    "qk_matmul",    "softmax",          "sv_matmul",      "o_proj",           "attn_residual",
-    "mlp_norm",     "gate_proj",        "up_proj",        "act_mul",          "down_proj",
-    "mlp_residual", "kv_cache_write",   "embedding",      "final_norm",       "lm_head",
-    "router",       "shared_gate_proj", "shared_up_proj", "shared_down_proj", "q_a_proj",
-    "q_b_proj",     "kv_a_proj",        "kv_b_proj",      "k_absorb",         "v_absorb",
-    "all_reduce",   "pipeline_send",    "all_to_all"};
+    "attn_norm",      "q_proj",           "k_proj",         "v_proj",           "rope",
+    "qk_matmul",      "softmax",          "sv_matmul",      "o_proj",           "attn_residual",
+    "mlp_norm",       "gate_proj",        "up_proj",        "act_mul",          "down_proj",
+    "mlp_residual",   "kv_cache_write",   "embedding",      "final_norm",       "lm_head",
+    "router",         "shared_gate_proj", "shared_up_proj", "shared_down_proj", "q_a_proj",
+    "q_b_proj",       "kv_a_proj",        "kv_b_proj",      "k_absorb",         "v_absorb",
+    "linear_in_proj", "short_conv",       "delta_rule",     "gated_norm",       "output_gate",
+    "all_reduce",     "pipeline_send",    "all_to_all"};
 
 // Vector operations per element, counted the same way everywhere:
 //   RMSNorm: square, sum, scale by rsqrt, multiply by the weight      = 4
@@ -32,6 +33,15 @@ constexpr double kRopeOps = 3;
 constexpr double kGatedActOps = 5;
 constexpr double kSoftmaxOps = 5;
 constexpr double kResidualOps = 1;
+//   SiLU or sigmoid gate: exp, add, divide, multiply                  = 4
+constexpr double kGateOps = 4;
+
+// Gated DeltaNet's chunkwise prefill (Yang et al., "Parallelizing Linear
+// Transformers with the Delta Rule over Sequence Length", NeurIPS 2024, sec. 3,
+// gated as in "Gated Delta Networks", ICLR 2025, sec. 3.3) over chunks of
+// kDeltaChunk tokens: flash-linear-attention's chunk_gated_delta_rule, which
+// vLLM and SGLang run, uses 64.
+constexpr double kDeltaChunk = 64;
 
 // Norm weights and routers stay in 16 bits in quantized checkpoints.
 constexpr Format kSmallWeights = Format::kBf16;
@@ -276,7 +286,9 @@ struct Builder {
 
   void gqa_projections(double count) {
     const bool bias = m.qkv_bias;
-    Op& q = linear(OpKind::kQProj, count, N, nh * dh, H, w, wplan, true, 1);
+    // A gated attention's q_proj also yields the output gate (one per q channel).
+    const double q_width = nh * dh * (m.attention_output_gate ? 2 : 1);
+    Op& q = linear(OpKind::kQProj, count, N, q_width, H, w, wplan, true, 1);
     Op& k = linear(OpKind::kKProj, count, N, nkv * dh, H, w, wplan, false, 0);
     Op& v = linear(OpKind::kVProj, count, N, nkv * dh, H, w, wplan, false, 0);
     if (bias) {
@@ -332,6 +344,64 @@ struct Builder {
              nh * static_cast<double>(x.qk_nope_head_dim + x.v_head_dim),
              static_cast<double>(x.kv_lora_rank), w, wplan, true, 1);
     }
+  }
+
+  // Gated DeltaNet (Qwen3-Next, Qwen3.5) up to o_proj: the in-projections
+  // (q, k, v, the output gate z; the per-head decay a and write strength b),
+  // the short causal convolution over q, k and v, the delta rule over each
+  // value head's state, and the norm gated by z. Heads split over the ranks.
+  // Returns the width o_proj reads.
+  double linear_attention_block(double count) {
+    const auto& x = *m.linear_attention;
+    const double hk = static_cast<double>(x.key_heads) / tp;
+    const double hv = static_cast<double>(x.value_heads) / tp;
+    const double dk = static_cast<double>(x.key_head_dim);
+    const double dvh = static_cast<double>(x.value_head_dim);
+    const double key = hk * dk, value = hv * dvh, conv = 2 * key + value;
+    const double kernel = static_cast<double>(x.conv_kernel);
+    // in_proj_qkvz and in_proj_ba: two GEMMs over the same input.
+    linear(OpKind::kLinearInProj, count, N, 2 * key + 2 * value + 2 * hv, H, w, wplan, true, 2);
+    // A multiply-add a tap and the SiLU; decoding reads and writes each
+    // sequence's last kernel - 1 inputs.
+    Op& cv = elementwise(OpKind::kShortConv, count, N * conv, 2 * kernel + kGateOps, 1, 1, 1);
+    cv.weight_bytes = bytes_for(kSmallWeights, conv * kernel);
+    if (decode) cv.kv_bytes = 2 * bytes_for(a, B * conv * (kernel - 1));
+
+    const double state_bytes = bytes_for(x.state_format, hv * dk * dvh);
+    // q, k, v, the decay and the write strength in; the output out.
+    auto io = [&](double tokens) {
+      return bytes_for(a, tokens * (2 * key + value + 2 * hv)) + bytes_for(a, tokens * value);
+    };
+    // Decoding: per token and value head, the state decays (dk dv), is read
+    // against k (2 dk dv), takes the rank-one correction (2 dk dv) and is read
+    // against q (2 dk dv), on the vector units; each sequence's state is read
+    // and written once a step.
+    const double recurrent = decode ? B * T : 0;
+    if (recurrent > 0) {
+      Op& op = add(OpKind::kDeltaRule, OpClass::kAttention, count);
+      op.flops = recurrent * hv * 7 * dk * dvh;
+      op.act_bytes = io(recurrent);
+      op.kv_bytes = 2 * B * state_bytes;
+      op.compute = Format::kFp32;
+      op.kernel_efficiency = std::nan("");
+    }
+    // Prompts, chunkwise on the tensor cores: per token and value head,
+    // 6 C dk + 4 C dv + C^2 / 3 + 6 dk dv (the chunk's gated K K^T, its
+    // triangular inverse, the W and U transforms, the outputs and the state
+    // update, C = kDeltaChunk); the chunk states are written and read back.
+    const double chunked = decode ? P : N;
+    if (chunked > 0) {
+      const double c = kDeltaChunk;
+      Op& op = add(OpKind::kDeltaRule, OpClass::kAttention, count);
+      op.flops = chunked * hv * (6 * c * dk + 4 * c * dvh + c * c / 3 + 6 * dk * dvh);
+      op.act_bytes = io(chunked) + 2 * state_bytes * std::ceil(chunked / c);
+      op.compute = a;
+      op.kernel_efficiency = std::nan("");
+    }
+    // RMSNorm of each head's output, times SiLU(z).
+    Op& gn = elementwise(OpKind::kGatedNorm, count, N * value, kNormOps + kGateOps, 2, 1, 1);
+    gn.weight_bytes = bytes_for(kSmallWeights, dvh);
+    return value;
   }
 
   void mlp(double count, bool shared, double inter, double rows) {
@@ -443,24 +513,32 @@ struct Builder {
     AttentionGroup& operator=(const AttentionGroup&) = delete;
   };
 
-  void layer(double count, bool moe, bool sliding) {
+  void layer(double count, bool moe, bool sliding, bool linear_attn) {
     const int first = g.size;
     std::optional<AttentionGroup> group;
     group.emplace(*this);
     norm(OpKind::kAttnNorm, count, N, true, 1);
     const bool mla = m.attention == AttentionKind::kMla;
-    if (mla) {
-      mla_projections(count);
+    double o_width = nh * dv;
+    if (linear_attn) {
+      o_width = linear_attention_block(count);
     } else {
-      gqa_projections(count);
+      if (mla) {
+        mla_projections(count);
+      } else {
+        gqa_projections(count);
+      }
+      attention(count, sliding, mla && decode);
+      if (P > 0) prefill_share_attention(count, sliding);
+      if (mla && decode) {
+        per_head(linear(OpKind::kVAbsorb, count, N * nh, static_cast<double>(m.mla.v_head_dim),
+                        static_cast<double>(m.mla.kv_lora_rank), w, wplan, true, 1));
+      }
+      if (m.attention_output_gate) {
+        elementwise(OpKind::kOutputGate, count, N * nh * dv, kGateOps, 2, 1, 1);
+      }
     }
-    attention(count, sliding, mla && decode);
-    if (P > 0) prefill_share_attention(count, sliding);
-    if (mla && decode) {
-      per_head(linear(OpKind::kVAbsorb, count, N * nh, static_cast<double>(m.mla.v_head_dim),
-                      static_cast<double>(m.mla.kv_lora_rank), w, wplan, true, 1));
-    }
-    Op& o = linear(OpKind::kOProj, count, N, H, nh * dv, w, wplan, true, 1);
+    Op& o = linear(OpKind::kOProj, count, N, H, o_width, w, wplan, true, 1);
     if (m.o_bias) o.weight_bytes += bytes_for(kSmallWeights, H);
     all_reduce(count);
     elementwise(OpKind::kAttnResidual, count, N * H, kResidualOps, 2, 1, 1);
@@ -486,6 +564,7 @@ struct Builder {
     for (int i = first; i < g.size; ++i) {
       g.ops[static_cast<std::size_t>(i)].moe_layer = moe;
       g.ops[static_cast<std::size_t>(i)].sliding_layer = sliding;
+      g.ops[static_cast<std::size_t>(i)].linear_layer = linear_attn;
     }
   }
 };
@@ -520,6 +599,7 @@ void scale_to_checkpoint(const ModelSpec& m, OpGraph* g) {
       case OpKind::kKvBProj:
       case OpKind::kKAbsorb:
       case OpKind::kVAbsorb:
+      case OpKind::kLinearInProj:
         r = r_attn;
         break;
       case OpKind::kGateProj:
@@ -672,6 +752,12 @@ void validate(const Scenario& s, const ModelSpec& m) {
                                               : "tp " + std::to_string(s.tp)) +
                           " does not divide the " + std::to_string(m.heads) + " attention heads");
   }
+  if (m.linear_attention && m.linear_attention->key_heads % attention_tp != 0) {
+    throw InvalidArgument((s.attention_dp > 1 ? "attention tp " + std::to_string(attention_tp)
+                                              : "tp " + std::to_string(s.tp)) +
+                          " does not divide the " + std::to_string(m.linear_attention->key_heads) +
+                          " linear-attention key heads");
+  }
   check("ep", s.ep, 1, s.tp);
   if (s.ep > 1) {
     if (!m.moe) throw InvalidArgument("ep " + std::to_string(s.ep) + ": the model has no experts");
@@ -736,17 +822,21 @@ OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s,
     emb.weight_bytes = bytes_for(m.native_weights, b.N * b.H);
     emb.act_bytes = bytes_for(b.a, b.N * b.H);
   }
-  // Layer classes: (moe, sliding) -> number of layers.
-  double counts[2][2] = {{0, 0}, {0, 0}};
-  if (!m.moe && m.sliding_window == 0) {
-    counts[0][0] = static_cast<double>(m.layers);
+  // Layer classes: (moe, attention: full, sliding or linear) -> number of layers.
+  enum { kFull, kSliding, kLinear };
+  const auto attention_of = [&m](std::int64_t l) {
+    return m.is_linear_layer(l) ? kLinear : m.is_sliding_layer(l) ? kSliding : kFull;
+  };
+  double counts[2][3] = {{0, 0, 0}, {0, 0, 0}};
+  if (!m.moe && m.sliding_window == 0 && !m.linear_attention) {
+    counts[0][kFull] = static_cast<double>(m.layers);
   } else {
-    for (std::int64_t l = 0; l < m.layers; ++l)
-      counts[m.is_moe_layer(l)][m.is_sliding_layer(l)] += 1;
+    for (std::int64_t l = 0; l < m.layers; ++l) counts[m.is_moe_layer(l)][attention_of(l)] += 1;
   }
   for (int moe = 0; moe < 2; ++moe) {
-    for (int sliding = 0; sliding < 2; ++sliding) {
-      if (counts[moe][sliding] > 0) b.layer(counts[moe][sliding], moe == 1, sliding == 1);
+    for (int kind = kFull; kind <= kLinear; ++kind) {
+      if (counts[moe][kind] > 0)
+        b.layer(counts[moe][kind], moe == 1, kind == kSliding, kind == kLinear);
     }
   }
   b.norm(OpKind::kFinalNorm, 1, b.N, true, 1);
@@ -773,7 +863,8 @@ OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s,
     b.N = b.B * b.T;
     b.drafting = true;
     const std::int64_t last = m.layers - 1;
-    b.layer(passes, m.moe && m.is_moe_layer(last), m.is_sliding_layer(last));
+    b.layer(passes, m.moe && m.is_moe_layer(last), m.is_sliding_layer(last),
+            m.is_linear_layer(last));
     b.norm(OpKind::kFinalNorm, passes, b.B, true, 1);
     if (m.vocab > 0) b.linear(OpKind::kLmHead, passes, b.B, b.V, b.H, b.w, b.wplan, true, 1);
     b.drafting = false;
@@ -814,12 +905,23 @@ LinearParameters linear_parameters(const ModelSpec& m) {
                                      static_cast<double>(a.qk_nope_head_dim + a.v_head_dim);
     at(lp.dense, OpKind::kOProj) = L * nh * static_cast<double>(a.v_head_dim) * h;
   } else {
+    // Softmax attention in the layers linear attention leaves.
+    const double full = L - static_cast<double>(m.linear_layer_count());
     const double q = static_cast<double>(m.heads * m.head_dim);
     const double kv = static_cast<double>(m.kv_heads * m.head_dim);
-    at(lp.dense, OpKind::kQProj) = L * h * q;
-    at(lp.dense, OpKind::kKProj) = L * h * kv;
-    at(lp.dense, OpKind::kVProj) = L * h * kv;
-    at(lp.dense, OpKind::kOProj) = L * q * h;
+    at(lp.dense, OpKind::kQProj) = full * h * q * (m.attention_output_gate ? 2 : 1);
+    at(lp.dense, OpKind::kKProj) = full * h * kv;
+    at(lp.dense, OpKind::kVProj) = full * h * kv;
+    at(lp.dense, OpKind::kOProj) = full * q * h;
+  }
+  if (m.linear_attention) {
+    const auto& x = *m.linear_attention;
+    const double linear = static_cast<double>(m.linear_layer_count());
+    const double key = static_cast<double>(x.key_width());
+    const double value = static_cast<double>(x.value_width());
+    at(lp.dense, OpKind::kLinearInProj) =
+        linear * h * (2 * key + 2 * value + 2 * static_cast<double>(x.value_heads));
+    at(lp.dense, OpKind::kOProj) += linear * value * h;
   }
   const double mats = m.gated_mlp ? 3 : 2;
   if (m.gated_mlp) at(lp.dense, OpKind::kGateProj) = p.dense_mlp / mats;

@@ -107,7 +107,7 @@ void structured(std::string_view input) {
   const auto byte = [&](std::size_t i) {
     return static_cast<std::uint8_t>(i < input.size() ? input[i] : 0);
   };
-  const int kind = byte(0) % 6;
+  const int kind = byte(0) % 7;
   const std::uint32_t n = byte(1) | (byte(2) << 8) | (byte(3) << 16);
   const std::string_view rest = input.substr(4);
   switch (kind) {
@@ -180,6 +180,44 @@ void structured(std::string_view input) {
       nlohmann::json body = {{"model", "llama-3.1-8b"}};
       body[kKeys[byte(5) % 8]] = name;
       call(static_cast<int>(n % 5), body);
+      break;
+    }
+    case 5: {  // a linear-attention hybrid (or its wrapper) with hostile values and layer lists
+      const nlohmann::json values[] = {
+          0, 1, 3, -2, 1e30, 65536, "4", nullptr, nlohmann::json::array(), true, 2.5};
+      nlohmann::json cfg = {{"model_type", "qwen3_5_moe_text"},
+                            {"hidden_size", 64},
+                            {"num_hidden_layers", 4},
+                            {"num_attention_heads", 4},
+                            {"num_key_value_heads", 2},
+                            {"vocab_size", 100},
+                            {"num_experts", 8},
+                            {"num_experts_per_tok", 2},
+                            {"moe_intermediate_size", 32},
+                            {"shared_expert_intermediate_size", 32},
+                            {"full_attention_interval", 4},
+                            {"linear_num_key_heads", 2},
+                            {"linear_num_value_heads", 4},
+                            {"linear_key_head_dim", 16},
+                            {"linear_value_head_dim", 16},
+                            {"linear_conv_kernel_dim", 4}};
+      static const char* kKeys[] = {"linear_num_key_heads",    "linear_num_value_heads",
+                                    "linear_key_head_dim",     "linear_conv_kernel_dim",
+                                    "full_attention_interval", "mamba_ssm_dtype",
+                                    "attn_output_gate",        "num_hidden_layers"};
+      cfg[kKeys[byte(4) % 8]] = values[byte(5) % 11];
+      if (byte(6) % 2) {
+        std::vector<std::string> types(n % 10'000, "linear_attention");
+        for (std::size_t i = 0; i < types.size(); ++i)
+          if (byte(7 + i % 32) % 3 == 0) types[i] = i % 5 ? "full_attention" : "x";
+        cfg["layer_types"] = types;
+      }
+      if (byte(7) % 2) cfg = {{"model_type", "qwen3_5_moe"}, {"text_config", cfg}};
+      try {
+        (void)roofline::parse_hf_config(cfg.dump(), "fuzz");
+      } catch (const roofline::Error&) {
+      }
+      call(static_cast<int>(n % 5), {{"model", cfg}});
       break;
     }
     default: {  // values of the wrong type where a string or number is expected
