@@ -16,7 +16,7 @@ constexpr double kParamRelTol = 0.02;
 
 TEST(Models, EveryPresetParsesWithoutUnmodeledKeys) {
   const auto& presets = ModelCatalog::built_in().presets();
-  ASSERT_EQ(presets.size(), 20u);
+  ASSERT_EQ(presets.size(), 22u);
   for (const auto& p : presets) {
     const ModelSpec m = preset_model(p);
     for (const auto& n : m.notes) {
@@ -264,6 +264,50 @@ TEST(Models, Qwen35MatchesTheConfigByHand) {
   EXPECT_NE(notes.find("partial_rotary_factor 0.25"), std::string::npos) << notes;
 }
 
+// GLM-5 by hand (its config.json: hidden 6144, 78 layers, the first 3 dense,
+// vocab 154,880, untied):
+//   embedding and lm_head 154,880 x 6,144 = 951,582,720 each
+//   MLA a layer: q_a 6144 x 2048 = 12,582,912 and its norm 2,048; q_b 2048 x 64 x (192 + 64)
+//     = 33,554,432; kv_a 6144 x 576 = 3,538,944 and its norm 512; kv_b 512 x 64 x (192 + 256)
+//     = 14,680,064; o 64 x 256 x 6144 = 100,663,296: 165,022,208
+//   the indexer a layer: queries 2048 x 32 x 128 = 8,388,608, key 6144 x 128 = 786,432, head
+//     weights 6144 x 32 = 196,608, LayerNorm 256: 9,371,904
+//   attention 78 x 174,394,112 = 13,602,740,736
+//   experts 256 x 3 x 6144 x 2048 = 9,663,676,416 a layer (75 MoE layers); shared 37,748,736;
+//     router 6144 x 256 + 256 = 1,573,120; dense MLP 3 x 6144 x 12,288 = 226,492,416 (3 layers)
+//   norms 2 x 6144 x 78 + 6144 = 964,608                  total 743,911,218,432
+TEST(Models, Glm5MatchesTheConfigByHand) {
+  const ModelSpec m = load_model("glm-5");
+  EXPECT_EQ(m.model_type, "glm_moe_dsa");
+  EXPECT_EQ(m.attention, AttentionKind::kMla);
+  EXPECT_EQ(m.mla.q_lora_rank, 2048);
+  EXPECT_EQ(m.mla.qk_nope_head_dim, 192);
+  EXPECT_EQ(m.mla.v_head_dim, 256);
+  ASSERT_TRUE(m.sparse_attention.has_value());
+  EXPECT_EQ(m.sparse_attention->index_heads, 32);
+  EXPECT_EQ(m.sparse_attention->index_head_dim, 128);
+  EXPECT_EQ(m.sparse_attention->top_k, 2048);
+  EXPECT_DOUBLE_EQ(m.indexer_parameters(), 78.0 * 9'371'904);
+  EXPECT_EQ(m.moe_layer_count(), 75);
+  const ParamCounts p = count_parameters(m);
+  EXPECT_DOUBLE_EQ(p.attention, 13'602'740'736);
+  EXPECT_DOUBLE_EQ(p.total, 743'911'218'432);
+  EXPECT_NEAR(p.total / 744e9, 1.0, kParamRelTol) << p.total;
+}
+
+// DeepSeek-V3.2 is DeepSeek-V3 plus the indexer: 61 layers of 1536 x 64 x 128
+// = 12,582,912 queries, 7168 x 128 = 917,504 key, 7168 x 64 = 458,752 head
+// weights and a 256-weight LayerNorm: 13,959,424 a layer, 851,524,864 in all.
+TEST(Models, DeepSeekV32IsV3WithAnIndexer) {
+  const ModelSpec v32 = load_model("deepseek-v3.2");
+  const ModelSpec v3 = load_model("deepseek-v3");
+  ASSERT_TRUE(v32.sparse_attention.has_value());
+  EXPECT_EQ(v32.sparse_attention->index_heads, 64);
+  EXPECT_FALSE(v3.sparse_attention.has_value());
+  EXPECT_DOUBLE_EQ(count_parameters(v32).total - count_parameters(v3).total, 851'524'864);
+  EXPECT_EQ(v32.native_weights, Format::kFp8);
+}
+
 // A Qwen3-Next-style text config: the layer pattern from full_attention_interval,
 // the output gate on by default, the state format said when not given.
 nlohmann::json hybrid_config() {
@@ -373,7 +417,6 @@ TEST(Models, UnmodeledArchitecturesSayWhy) {
     }
   };
   refused_because("kimi_linear", "Kimi Delta Attention");
-  refused_because("glm_moe_dsa", "sparse attention");
   refused_because("kimi_k25", "text_config");
 }
 

@@ -881,5 +881,63 @@ TEST(Ops, TensorParallelMustDivideTheLinearKeyHeads) {
   }
 }
 
+// DeepSeek-V3.2 decode at TP 8, batch 4, 10,000 cached tokens (10,001 attended):
+//   MLA reads only the indexer's top 2,048: q.k FLOPs 2 x 4 x 16 heads x 2,048 x 576
+//     = 150,994,944 a layer (DeepSeek-V3 reads all 10,001);
+//   the indexer, whole on every rank: 2 x 64 heads x 128 x 4 x 10,001 pairs = 655,425,536
+//     FLOPs; its cache read (4 x 10,001 tokens) and written (4) at 128 fp8 + 4 scale bytes:
+//     5,281,056 B; its queries 64 x 128 = 8,192 wide from the 1,536-wide q latent.
+TEST(Ops, SparseAttentionDecodeByHand) {
+  const ModelSpec m = load_model("deepseek-v3.2");
+  Scenario s = decode(4, 10'000);
+  s.tp = 8;
+  const OpGraph g = build_ops(m, registry().get("h200"), s, ideal());
+  EXPECT_DOUBLE_EQ(find_op(g, OpKind::kQkMatmul).flops, 150'994'944);
+  const Op& score = find_op(g, OpKind::kIndexerScore);
+  EXPECT_DOUBLE_EQ(score.flops, 655'425'536);
+  EXPECT_DOUBLE_EQ(score.kv_bytes, 5'281'056);
+  EXPECT_EQ(score.compute, Format::kFp8);
+  const Op& q = find_op(g, OpKind::kIndexerProj);
+  EXPECT_DOUBLE_EQ(q.gemm_n, 8'192);
+  EXPECT_DOUBLE_EQ(q.gemm_k, 1'536);
+  EXPECT_EQ(count_ops(g, OpKind::kIndexerTopk), count_ops(g, OpKind::kIndexerScore));
+  const OpGraph dense = build_ops(load_model("deepseek-v3"), registry().get("h200"), s, ideal());
+  EXPECT_DOUBLE_EQ(find_op(dense, OpKind::kQkMatmul).flops, 150'994'944.0 * 10'001 / 2'048);
+  EXPECT_EQ(count_ops(dense, OpKind::kIndexerScore), 0);
+}
+
+// A 4,096-token prompt: the indexer scores the causal pairs, 4,096 x 4,097 / 2
+// = 8,390,656, x 2 x 64 x 128 = 137,472,507,904 FLOPs; each query's attention
+// then covers at most 2,048 tokens, 4,096 x 2,048 - 2,048 x 2,047 / 2 =
+// 6,292,480 pairs a head instead of 8,390,656.
+TEST(Ops, SparseAttentionPrefillByHand) {
+  const ModelSpec m = load_model("deepseek-v3.2");
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 4096;
+  s.tp = 8;
+  const OpGraph g = build_ops(m, registry().get("h200"), s, ideal());
+  EXPECT_DOUBLE_EQ(find_op(g, OpKind::kIndexerScore).flops, 137'472'507'904);
+  const OpGraph dense = build_ops(load_model("deepseek-v3"), registry().get("h200"), s, ideal());
+  EXPECT_DOUBLE_EQ(find_op(g, OpKind::kQkMatmul).flops / find_op(dense, OpKind::kQkMatmul).flops,
+                   6'292'480.0 / 8'390'656);
+}
+
+// The indexer's cache holds every token (61 layers x 1,001 tokens x 132 B =
+// 8,060,052 B more than DeepSeek-V3 at batch 1), and its weights are whole on
+// every rank: at TP 8 a rank holds all 851,524,864 fp8 bytes of them.
+TEST(Memory, SparseAttentionIndexerCacheAndWeights) {
+  const ModelSpec v32 = load_model("deepseek-v3.2");
+  const ModelSpec v3 = load_model("deepseek-v3");
+  const Device& d = registry().get("h200");
+  EXPECT_DOUBLE_EQ(estimate_memory(v32, d, decode(1, 1000)).kv_cache_bytes -
+                       estimate_memory(v3, d, decode(1, 1000)).kv_cache_bytes,
+                   8'060'052);
+  Scenario s = decode(1, 1000);
+  s.tp = 8;
+  constexpr double kTensorScaleBytes = 4;  // bytes_for adds one fp8 tensor scale a call
+  EXPECT_NEAR(weight_memory(v32, s) - weight_memory(v3, s), 851'524'864, kTensorScaleBytes);
+}
+
 }  // namespace
 }  // namespace roofline

@@ -141,14 +141,13 @@ TEST(ServingRuns, ParsingIsStrict) {
 TEST(ServingRuns, DecodeStepsArePredictedOrRefusedWithAReason) {
   const Registry registry = Registry::built_in();
   const std::string text = std::string(kServingHeader) + serving_row("meta-llama/Llama-3.1-70B") +
-                           serving_row("zhipuai/GLM-5");
+                           serving_row("example/no-such-model");
   const DecodeStepReport r =
       validate_decode_steps(parse_serving_runs(text, "t.csv"), registry, {}, "case");
   ASSERT_EQ(r.rows.size(), 2u);
   EXPECT_EQ(r.predicted, 1);
   EXPECT_EQ(r.refused, 1);
-  EXPECT_NE(r.rows[1].refused.find("unsupported: GLM-5 uses DeepSeek sparse attention"),
-            std::string::npos)
+  EXPECT_NE(r.rows[1].refused.find("no preset for this model"), std::string::npos)
       << r.rows[1].refused;
   // The predicted row is the plain decode step: batch 16 over 1024 + 256/2
   // cached tokens at TP 2, W8A8 fp8, with vLLM's profile.

@@ -53,6 +53,13 @@ void cmd_model_show(const Common& c, const std::string& arg) {
                            m.layers, m.hidden, m.heads, m.kv_heads, m.head_dim, m.vocab,
                            m.attention == AttentionKind::kMla ? "multi-head latent attention"
                                                               : "grouped-query attention");
+  if (m.sparse_attention) {
+    const auto& x = *m.sparse_attention;
+    std::cout << fmt::format(
+        "sparse attention (DeepSeek): a lightning indexer of {} heads of {} picks the top {} "
+        "cached tokens a query\n",
+        x.index_heads, x.index_head_dim, x.top_k);
+  }
   if (m.linear_attention) {
     const auto& x = *m.linear_attention;
     std::cout << fmt::format(

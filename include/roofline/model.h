@@ -28,6 +28,18 @@ struct MlaSpec {
   std::int64_t v_head_dim = 0;
 };
 
+// DeepSeek sparse attention (DeepSeek-V3.2, GLM-5; DeepSeek-V3.2-Exp report,
+// "DeepSeek Sparse Attention"): a lightning indexer of index_heads heads of
+// index_head_dim scores every cached token for each query in fp8, and the MLA
+// attention then reads only the top_k best. The indexer keeps its own cache of
+// one fp8 key (and a scale) a token, and every tensor-parallel rank computes
+// it whole (engines replicate its weights: the chosen tokens must agree).
+struct SparseAttentionSpec {
+  std::int64_t index_heads = 0;
+  std::int64_t index_head_dim = 0;
+  std::int64_t top_k = 0;
+};
+
 // Gated DeltaNet linear attention (Qwen3-Next, Qwen3.5; Yang, Kautz and
 // Hatamizadeh, "Gated Delta Networks", ICLR 2025): in the layers it takes,
 // each sequence keeps a recurrent state of value_heads matrices of
@@ -112,6 +124,8 @@ struct ModelSpec {
   MlaSpec mla;
   std::optional<MoeSpec> moe;
 
+  std::optional<SparseAttentionSpec> sparse_attention;  // MLA models only
+
   // Qwen3-Next / Qwen3.5: q_proj also yields a per-channel sigmoid gate that
   // multiplies the attention output before o_proj (attn_output_gate).
   bool attention_output_gate = false;
@@ -165,6 +179,9 @@ struct ModelSpec {
   // window in the activation format), 0 without linear attention.
   [[nodiscard]] double linear_state_elements() const noexcept;
   [[nodiscard]] double linear_conv_state_elements() const noexcept;
+  // The sparse-attention indexer's weights over all layers (replicated on
+  // every tensor-parallel rank), 0 without one; part of ParamCounts::attention.
+  [[nodiscard]] double indexer_parameters() const noexcept;
   // Elements of K and V cached per token per layer (MLA: the latent + rope key).
   [[nodiscard]] std::int64_t kv_elements_per_token_per_layer() const noexcept;
 };

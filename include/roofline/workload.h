@@ -62,6 +62,10 @@ enum class OpKind : std::uint8_t {
   kDeltaRule,
   kGatedNorm,
   kOutputGate,
+  // DeepSeek sparse attention's lightning indexer.
+  kIndexerProj,
+  kIndexerScore,
+  kIndexerTopk,
   // Tensor and pipeline parallel communication.
   kAllReduce,
   kPipelineSend,

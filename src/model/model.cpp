@@ -134,7 +134,12 @@ const std::set<std::string, std::less<>> kIgnoredKeys = {"_name_or_path",
                                                          "mamba_ssm_dtype",
                                                          "rope_parameters",
                                                          "mtp_num_hidden_layers",
-                                                         "mtp_use_dedicated_embeddings"};
+                                                         "mtp_use_dedicated_embeddings",
+                                                         "index_n_heads",
+                                                         "index_head_dim",
+                                                         "index_topk",
+                                                         "indexer_rope_interleave",
+                                                         "qk_head_dim"};
 
 class ConfigReader {
  public:
@@ -459,10 +464,6 @@ void note_ignored_keys(const ConfigReader& r, ModelSpec* m) {
 // the nearest supported family.
 const char* unsupported_architecture(std::string_view model_type) {
   static const std::map<std::string_view, const char*> kWhy = {
-      {"glm_moe_dsa",
-       "DeepSeek sparse attention: a lightning indexer picks the top index_topk cached tokens "
-       "each query attends to, which is not modeled (costing it as dense MLA would overstate "
-       "long-context attention)"},
       {"kimi_linear",
        "hybrid layers of Kimi Delta Attention (linear) and MLA, which is not modeled"},
       {"kimi_k25",
@@ -516,6 +517,18 @@ std::int64_t ModelSpec::linear_layer_count() const noexcept {
   return static_cast<std::int64_t>(std::count(linear_layers.begin(), linear_layers.end(), true));
 }
 
+double ModelSpec::indexer_parameters() const noexcept {
+  if (!sparse_attention) return 0;
+  const auto& x = *sparse_attention;
+  const double h = static_cast<double>(hidden);
+  const double d = static_cast<double>(x.index_head_dim);
+  const double heads = static_cast<double>(x.index_heads);
+  // Queries from the q latent (or the hidden state), one key and the heads'
+  // weights from the hidden state, the key's LayerNorm (weight and bias).
+  const double q_in = mla.q_lora_rank > 0 ? static_cast<double>(mla.q_lora_rank) : h;
+  return static_cast<double>(layers) * (q_in * heads * d + h * d + h * heads + 2 * d);
+}
+
 double ModelSpec::linear_state_elements() const noexcept {
   if (!linear_attention) return 0;
   const auto& x = *linear_attention;
@@ -554,6 +567,7 @@ ParamCounts count_parameters(const ModelSpec& m) {
     attn += h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank /* kv_a_layernorm */;
     attn += a.kv_lora_rank * nh * (a.qk_nope_head_dim + a.v_head_dim);
     attn += nh * a.v_head_dim * h;
+    attn += m.indexer_parameters() / static_cast<double>(m.layers);
   } else {
     const double q = static_cast<double>(m.heads * m.head_dim);
     const double kv = static_cast<double>(m.kv_heads * m.head_dim);
@@ -705,7 +719,8 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
   const std::string& t = m.model_type;
   static const char* kSupported =
       "llama, mistral, mixtral, qwen2, qwen3, qwen3_moe, qwen3_next, qwen3_5(_text), "
-      "qwen3_5_moe(_text), deepseek_v2, deepseek_v3, kimi_k2, gpt_oss, minimax_m2";
+      "qwen3_5_moe(_text), deepseek_v2, deepseek_v3, deepseek_v32, kimi_k2, glm_moe_dsa, gpt_oss, "
+      "minimax_m2";
   if (t.empty()) {
     throw Unsupported(origin +
                       ": no model_type; this does not look like a Hugging Face "
@@ -746,7 +761,8 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
       m.qk_norm = true;  // Qwen3 normalizes q and k per head
       read_sliding_window(r, &m, true);
     }
-  } else if (t == "deepseek_v3" || t == "deepseek_v2" || t == "kimi_k2") {
+  } else if (t == "deepseek_v3" || t == "deepseek_v2" || t == "kimi_k2" || t == "deepseek_v32" ||
+             t == "glm_moe_dsa") {
     read_gqa(r, &m);
     m.attention = AttentionKind::kMla;
     m.mla.q_lora_rank = r.integer_or("q_lora_rank", 0, 0, kMaxHidden);
@@ -768,6 +784,13 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
       e.layer_step = r.integer_or("moe_layer_freq", 1, 1, m.layers);
       e.router_bias = (t != "deepseek_v2");  // V3 and Kimi K2: e_score_correction_bias
       m.moe = e;
+    }
+    if (t == "deepseek_v32" || t == "glm_moe_dsa") {
+      SparseAttentionSpec x;
+      x.index_heads = r.integer("index_n_heads", 1, kMaxHeads);
+      x.index_head_dim = r.integer("index_head_dim", 1, kMaxHidden);
+      x.top_k = r.integer("index_topk", 1, std::int64_t{1} << 40);
+      m.sparse_attention = x;
     }
     if (r.integer_or("num_nextn_predict_layers", 0, 0, 64) > 0) {
       m.notes.push_back(

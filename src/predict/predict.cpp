@@ -233,7 +233,10 @@ Bytes weight_memory(const ModelSpec& m, const Scenario& s) {
                bytes_for(e, routed);
     }
   }
-  const double replicated = bytes_for(Format::kBf16, p.norms + p.router);
+  // The sparse-attention indexer is held whole on every rank.
+  const double indexer = m.indexer_parameters();
+  split -= bytes_for(w, indexer);
+  const double replicated = bytes_for(Format::kBf16, p.norms + p.router) + bytes_for(w, indexer);
   // Attention data parallelism: attention weights split over tp / attention_dp.
   const double attention_copies = static_cast<double>(s.attention_dp) - 1;
   return (split / tp + attention_copies * bytes_for(w, p.attention) / tp + replicated) / pp;
@@ -262,6 +265,12 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
       m.sliding_window > 0 ? std::min(ctx, static_cast<double>(m.sliding_window)) : ctx;
   const double kv_elems = B * per_token_layer * (full * ctx + sliding * window_ctx) / pp;
   mem.kv_cache_bytes = bytes_for(s.precision.kv, kv_elems);
+  if (m.sparse_attention) {
+    // The indexer's cache: an fp8 key and its fp32 scale a token and layer,
+    // whole on every rank.
+    mem.kv_cache_bytes += B / dp * static_cast<double>(m.layers) / pp * ctx *
+                          (static_cast<double>(m.sparse_attention->index_head_dim) + 4);
+  }
   if (m.linear_attention) {
     // Linear-attention layers hold a fixed state a sequence, whatever its
     // length: the delta rule's matrices and the convolution's window, heads

@@ -345,6 +345,12 @@ nlohmann::json to_json(const ModelSpec& m) {
                    {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
                    {"v_head_dim", m.mla.v_head_dim}};
   }
+  if (m.sparse_attention) {
+    arch["sparse_attention"] = {{"kind", "deepseek_sparse"},
+                                {"index_heads", m.sparse_attention->index_heads},
+                                {"index_head_dim", m.sparse_attention->index_head_dim},
+                                {"top_k", m.sparse_attention->top_k}};
+  }
   if (m.linear_attention) {
     const auto& x = *m.linear_attention;
     arch["attention_output_gate"] = m.attention_output_gate;

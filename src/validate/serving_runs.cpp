@@ -130,22 +130,10 @@ std::string preset_of(std::string_view model_path) {
       {"minimaxai/minimax-m2.5", "minimax-m2"},
       // The fp8 and nvfp4 checkpoints are this architecture; the run's quant modes set the formats.
       {"qwen/qwen3.5-397b-a17b", "qwen3.5-397b-a17b"},
+      {"zhipuai/glm-5", "glm-5"},
   };
   const auto it = kPresets.find(detail::ascii_lower(model_path));
   return it == kPresets.end() ? std::string() : it->second;
-}
-
-// Why a development-set model has no preset: its architecture is not modeled, or
-// no preset was added yet.
-std::string no_preset_reason(std::string_view model_path) {
-  static const std::map<std::string, std::string, std::less<>> kWhy = {
-      {"zhipuai/glm-5",
-       "unsupported: GLM-5 uses DeepSeek sparse attention (a top-k token indexer), which is not "
-       "modeled"},
-  };
-  const auto it = kWhy.find(detail::ascii_lower(model_path));
-  return it == kWhy.end() ? "no preset for this model (the serving issue, #12, adds more)"
-                          : it->second;
 }
 
 // A quant mode of the development set as a format ("" -> unset).
@@ -387,7 +375,7 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
     row.run = r;
     try {
       row.model = preset_of(r.model_path);
-      if (row.model.empty()) throw Refusal(no_preset_reason(r.model_path));
+      if (row.model.empty()) throw Refusal("no preset for this model");
       const Device* d = registry.find(r.system);
       if (!d) {
         std::string id = r.system;

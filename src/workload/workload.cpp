@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <optional>
 #include <string>
 
@@ -12,7 +13,7 @@
 namespace roofline {
 namespace {
 
-constexpr const char* kOpNames[kOpKindCount] = {
+constexpr const char* kOpNames[] = {
     "attn_norm",      "q_proj",           "k_proj",         "v_proj",           "rope",
     "qk_matmul",      "softmax",          "sv_matmul",      "o_proj",           "attn_residual",
     "mlp_norm",       "gate_proj",        "up_proj",        "act_mul",          "down_proj",
@@ -20,7 +21,9 @@ constexpr const char* kOpNames[kOpKindCount] = {
     "router",         "shared_gate_proj", "shared_up_proj", "shared_down_proj", "q_a_proj",
     "q_b_proj",       "kv_a_proj",        "kv_b_proj",      "k_absorb",         "v_absorb",
     "linear_in_proj", "short_conv",       "delta_rule",     "gated_norm",       "output_gate",
-    "all_reduce",     "pipeline_send",    "all_to_all"};
+    "indexer_proj",   "indexer_score",    "indexer_topk",   "all_reduce",       "pipeline_send",
+    "all_to_all"};
+static_assert(std::size(kOpNames) == kOpKindCount, "one name for each OpKind");
 
 // Vector operations per element, counted the same way everywhere:
 //   RMSNorm: square, sum, scale by rsqrt, multiply by the weight      = 4
@@ -58,6 +61,7 @@ struct Builder {
   // Per-rank sizes.
   double tp = 1, H = 0, nh = 0, nkv = 0, dh = 0, dv = 0, I = 0, V = 0;
   double B = 1, T = 1, N = 1, ctx = 1;  // batch, tokens per sequence, tokens, attended context
+  double sparse_top_k = 0;              // DeepSeek sparse attention: cached tokens a query reads
   double P = 0;                         // prompt tokens riding along with a decode step (in N)
   Format w{}, e{}, a{}, kv{};
   ComputePlan wplan{}, eplan{};
@@ -165,7 +169,9 @@ struct Builder {
   // Attention core (qk_matmul, softmax, sv_matmul) for one layer class.
   void attention(double count, bool sliding, bool mla_latent) {
     const AttentionKernelInfo& kinfo = attention_kernel_info(g.attention);
-    const double window = sliding ? static_cast<double>(m.sliding_window) : 0;
+    // Sparse attention reads its top_k tokens as a window of that size would
+    // (the cache itself keeps every token).
+    const double window = sliding ? static_cast<double>(m.sliding_window) : sparse_top_k;
     const double sparsity = s.block_sparsity;
     // Head geometry: MLA decode attends over the shared latent (one "KV head"
     // of kv_lora + rope, values are the latent itself).
@@ -316,6 +322,42 @@ struct Builder {
     write.kv_bytes = bytes_for(kv, 2 * N * nkv * dh);
   }
 
+  // DeepSeek sparse attention's lightning indexer, whole on every rank: its
+  // queries from the q latent, one key and the heads' weights from the hidden
+  // state; then every query scores every cached token of its sequence (prompt
+  // tokens the tokens before them) in fp8, Σ_heads w · ReLU(q · k), and the
+  // top_k scores are selected from the fp32 logits it writes. Each token's
+  // key goes to the indexer's cache in fp8 with an fp32 scale.
+  void indexer(double count) {
+    const auto& x = *m.sparse_attention;
+    const double heads = static_cast<double>(x.index_heads);
+    const double d = static_cast<double>(x.index_head_dim);
+    const double q_in = m.mla.q_lora_rank > 0 ? static_cast<double>(m.mla.q_lora_rank) : H;
+    linear(OpKind::kIndexerProj, count, N, heads * d, q_in, w, wplan, true, 1);
+    linear(OpKind::kIndexerProj, count, N, d + heads, H, w, wplan, true, 1);
+    const double key_bytes = d + 4;
+    // Query-key pairs: decoding tokens against their whole cached context,
+    // prompt tokens causally within prompts of `prompt` tokens.
+    const double prompt_tokens = decode ? P : N;
+    const double prompt = decode ? static_cast<double>(s.prefill_prompt) : T;
+    double pairs = prompt_tokens > 0 ? prompt_tokens * (prompt + 1) / 2 : 0;
+    if (decode) pairs += B * T * ctx;
+    const Format score_fmt = dev.computes(Format::kFp8) ? Format::kFp8 : Format::kBf16;
+    Op& score = add(OpKind::kIndexerScore, OpClass::kAttention, count);
+    score.flops = 2 * heads * d * pairs;
+    score.act_bytes = bytes_for(score_fmt, N * heads * d) + bytes_for(Format::kFp32, N * heads) +
+                      bytes_for(Format::kFp32, pairs) + prompt_tokens * key_bytes;
+    score.kv_bytes = (decode ? B * ctx * key_bytes : 0) + N * key_bytes;
+    score.compute = score_fmt;
+    score.kernel_efficiency = std::nan("");
+    // Selection: a pass over the logits, top_k indices a query out.
+    Op& topk = add(OpKind::kIndexerTopk, OpClass::kElementwise, count);
+    topk.flops = 2 * pairs;
+    topk.act_bytes = bytes_for(Format::kFp32, pairs) +
+                     bytes_for(Format::kFp32, N * static_cast<double>(x.top_k));
+    topk.compute = Format::kFp32;
+  }
+
   void mla_projections(double count) {
     const auto& x = m.mla;
     const double qk_head = static_cast<double>(x.qk_nope_head_dim + x.qk_rope_head_dim);
@@ -334,6 +376,7 @@ struct Builder {
     Op& write = add(OpKind::kKvCacheWrite, OpClass::kMemory, count);
     write.act_bytes = bytes_for(a, N * latent);
     write.kv_bytes = bytes_for(kv, N * latent);
+    if (m.sparse_attention) indexer(count);
     if (decode) {
       // Weight absorption: q_nope x W_UK into the latent space, and the
       // latent output x W_UV back to values (DeepSeek-V2 section 2.1.3).
@@ -600,6 +643,7 @@ void scale_to_checkpoint(const ModelSpec& m, OpGraph* g) {
       case OpKind::kKAbsorb:
       case OpKind::kVAbsorb:
       case OpKind::kLinearInProj:
+      case OpKind::kIndexerProj:
         r = r_attn;
         break;
       case OpKind::kGateProj:
@@ -810,6 +854,7 @@ OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s,
     if (const auto* rule = opt.engine->expert_activation(b.e, b.a, dev))
       b.eplan = plan_compute(dev, b.e, rule->act);
   }
+  if (m.sparse_attention) b.sparse_top_k = static_cast<double>(m.sparse_attention->top_k);
   g.weights = b.w;
   g.experts = b.e;
   g.tokens = b.N;
@@ -904,6 +949,7 @@ LinearParameters linear_parameters(const ModelSpec& m) {
     at(lp.dense, OpKind::kKvBProj) = L * static_cast<double>(a.kv_lora_rank) * nh *
                                      static_cast<double>(a.qk_nope_head_dim + a.v_head_dim);
     at(lp.dense, OpKind::kOProj) = L * nh * static_cast<double>(a.v_head_dim) * h;
+    at(lp.dense, OpKind::kIndexerProj) = m.indexer_parameters();
   } else {
     // Softmax attention in the layers linear attention leaves.
     const double full = L - static_cast<double>(m.linear_layer_count());
