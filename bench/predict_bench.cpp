@@ -70,6 +70,27 @@ void BM_PredictMoeDecodeWithEngine(benchmark::State& state) {
 }
 BENCHMARK(BM_PredictMoeDecodeWithEngine);
 
+// The newer attention kinds with an engine: Qwen3.5-397B-A17B (Gated DeltaNet
+// in 45 of 60 layers) and DeepSeek-V3.2 (the sparse-attention indexer), decode
+// at batch 64 over 4K tokens at TP 8 on the B200 with SGLang.
+void attention_kind_bench(benchmark::State& state, const char* model) {
+  const auto m = roofline::load_model(model);
+  const auto& d = registry().get("b200");
+  auto s = decode_4k();
+  s.batch = 64;
+  s.tp = 8;
+  s.precision.weights = roofline::Format::kFp8;
+  const roofline::ModelOptions o =
+      roofline::with_engine({}, d, &roofline::EngineRegistry::built_in().get("sglang"));
+  for (auto _ : state) {
+    const auto p = roofline::predict(m, d, s, o);
+    benchmark::DoNotOptimize(p.time_s);
+  }
+}
+BENCHMARK_CAPTURE(attention_kind_bench, linear_qwen35, "qwen3.5-397b-a17b");
+BENCHMARK_CAPTURE(attention_kind_bench, sparse_deepseek_v32, "deepseek-v3.2");
+BENCHMARK_CAPTURE(attention_kind_bench, dense_deepseek_v3, "deepseek-v3");
+
 // The serving simulation (docs/SERVING.md): 640 requests (64 clients x 10
 // rounds) through vLLM's scheduler, its steps priced by predict() on a grid;
 // the budget is 50 ms. Llama 3.1 70B fp8 on H200s: one instance of TP

@@ -522,11 +522,11 @@ double ModelSpec::indexer_parameters() const noexcept {
   const auto& x = *sparse_attention;
   const double h = static_cast<double>(hidden);
   const double d = static_cast<double>(x.index_head_dim);
-  const double heads = static_cast<double>(x.index_heads);
+  const double index_heads = static_cast<double>(x.index_heads);
   // Queries from the q latent (or the hidden state), one key and the heads'
   // weights from the hidden state, the key's LayerNorm (weight and bias).
   const double q_in = mla.q_lora_rank > 0 ? static_cast<double>(mla.q_lora_rank) : h;
-  return static_cast<double>(layers) * (q_in * heads * d + h * d + h * heads + 2 * d);
+  return static_cast<double>(layers) * (q_in * index_heads * d + h * d + h * index_heads + 2 * d);
 }
 
 double ModelSpec::linear_state_elements() const noexcept {

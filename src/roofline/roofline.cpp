@@ -61,12 +61,14 @@ double wave_efficiency(double tiles, double tile_fill, double k_depth, double sm
   if (tiles <= 0 || sms <= 0) return 1.0;
   if (tiles < sms) {
     // Skinny shapes split k across thread blocks (split-K / stream-K) to
-    // occupy every SM, down to opt.min_split_k_depth of k per block.
+    // occupy every SM, down to opt.min_split_k_depth of k per block. The
+    // split tiles still fit in one wave.
     const double max_split = std::max(1.0, std::floor(k_depth / opt.min_split_k_depth));
-    tiles *= std::min(std::floor(sms / tiles), max_split);
+    return tiles * std::min(std::floor(sms / tiles), max_split) / sms * tile_fill;
   }
-  const double waves = ceil_div(tiles, sms);
-  return tiles / (waves * sms) * tile_fill;
+  // Full waves and the last, partly filled one (one division: a hot path).
+  const double in_waves = tiles / sms;
+  return in_waves / std::ceil(in_waves) * tile_fill;
 }
 
 std::string_view mode_name(Mode m) noexcept { return m == Mode::kIdeal ? "ideal" : "realistic"; }
