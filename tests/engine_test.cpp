@@ -510,6 +510,82 @@ TEST(EnginePrediction, EnginesThatDoNotFuseLaunchEachGemm) {
   EXPECT_DOUBLE_EQ(p.engine_step_s, 3.5e-4);
 }
 
+// CUDA graphs cover decode-only steps up to each engine's captured batch:
+// TensorRT-LLM 128 (CudaGraphConfig's default), SGLang 512, or 256 at TP below
+// 4 on GPUs under 160 GiB (server_args' defaults), vLLM 512 (its capture size
+// with these budgets). Past them, and in any step with prompt tokens, kernels
+// launch eagerly: the launch figure goes from 2 to 4 us a kernel.
+TEST(EnginePrediction, GraphsCoverDecodeStepsUpToTheCapturedBatch) {
+  const EngineRegistry& r = EngineRegistry::built_in();
+  const Device& h200 = devices().get("h200");
+  const Device& b200 = devices().get("b200");
+  const EngineProfile& trt = r.get("trtllm");
+  EXPECT_TRUE(trt.replays_graphs(h200, 1, 128, false));
+  EXPECT_FALSE(trt.replays_graphs(h200, 1, 129, false));
+  EXPECT_FALSE(trt.replays_graphs(h200, 1, 1, true));  // a prompt rides along
+  const EngineProfile& sglang = r.get("sglang");
+  EXPECT_FALSE(sglang.replays_graphs(h200, 2, 300, false));
+  EXPECT_TRUE(sglang.replays_graphs(h200, 4, 300, false));
+  EXPECT_TRUE(sglang.replays_graphs(b200, 2, 300, false));
+  EXPECT_FALSE(sglang.replays_graphs(b200, 2, 513, false));
+  EXPECT_TRUE(r.get("vllm").replays_graphs(h200, 1, 512, false));
+  EXPECT_FALSE(r.get("vllm").replays_graphs(h200, 1, 513, false));
+  EXPECT_TRUE(r.get("llama.cpp").replays_graphs(h200, 1, 4096, false));  // no cap given
+
+  // The same step at batch 128 and 129: the eager one pays 2 us more a kernel.
+  const ModelSpec m = load_model("llama-3.1-8b");
+  Scenario s;
+  s.seq_len = 1024;
+  ModelOptions o;
+  o.engine = &trt;
+  s.batch = 128;
+  const Prediction graphed = predict(m, h200, s, o);
+  s.batch = 129;
+  const Prediction eager = predict(m, h200, s, o);
+  EXPECT_TRUE(graphed.cuda_graphs);
+  EXPECT_FALSE(eager.cuda_graphs);
+  double kernels = 0;
+  for (int i = 0; i < eager.graph.size; ++i) {
+    const Op& op = eager.graph.ops[static_cast<std::size_t>(i)];
+    if (op.cls != OpClass::kCommunication) kernels += op.count * op.launches;
+  }
+  EXPECT_NEAR(eager.overhead_s - graphed.overhead_s, kernels * (4e-6 - 2e-6), 1e-12);
+}
+
+TEST(Engines, GraphCapsAreStrict) {
+  const std::string base = R"({"id": "x", "name": "x", "kind": "serving", "versions": "v",
+    "sources": {"s": "t"}, "decode_cuda_graphs": {GRAPHS},
+    "gemm": {"tables": "", "kernels": {}},
+    "attention_kernels": "a", "fusions": [], "unsupported_formats": []})";
+  auto with = [&](const std::string& graphs) {
+    std::string t = base;
+    t.replace(t.find("{GRAPHS}"), 8, graphs);
+    return t;
+  };
+  const EngineProfile e = parse_engine(with(R"({"value": true, "source": "s",
+        "max_batch": {"value": 64, "confidence": "vendor", "source": "s"},
+        "max_batch_small": {"below_tp": 2, "below_memory_gib": 100,
+          "max_batch": {"value": 8, "confidence": "vendor", "source": "s"}}})"),
+                                       "x.json");
+  EXPECT_DOUBLE_EQ(e.graph_max_batch.value, 64);
+  EXPECT_EQ(e.graph_max_batch_small.below_tp, 2);
+  EXPECT_TRUE(e.replays_graphs(devices().get("h100-sxm"), 1, 8, false));  // 80 GB: the small cap
+  EXPECT_FALSE(e.replays_graphs(devices().get("h100-sxm"), 1, 9, false));
+  for (const std::string& bad :
+       {std::string(R"({"value": false, "source": "s",
+          "max_batch": {"value": 64, "confidence": "vendor", "source": "s"}})"),
+        std::string(R"({"value": true, "source": "s",
+          "max_batch": {"value": 0, "confidence": "vendor", "source": "s"}})"),
+        std::string(R"({"value": true, "source": "s",
+          "max_batch": {"value": 64, "confidence": "vendor", "source": "z"}})"),
+        std::string(R"({"value": true, "source": "s", "max_batch_small": {"below_tp": 1,
+          "below_memory_gib": 100, "max_batch": {"value": 8, "confidence": "vendor", "source": "s"}}})"),
+        std::string(R"({"value": true, "source": "s", "max_batch_small": {"below_tp": 2,
+          "max_batch": {"value": 8, "confidence": "vendor", "source": "s"}}})")}) {
+    EXPECT_THROW((void)parse_engine(with(bad), "x.json"), ParseError) << bad;
+  }
+}
+
 // MLA decode absorbs W_UK and W_UV per head: one batched GEMM of the step's
 // tokens per head, each with its own weights. Its measured efficiency is looked
 // up at that shape (m = tokens, n k over all heads), not at m = tokens x heads

@@ -156,6 +156,22 @@ struct EngineProfile {
   std::map<std::string, std::string> sources;
   bool decode_cuda_graphs = false;
   std::string decode_cuda_graphs_source;
+  // The largest decode batch (sequences) the captured graphs cover; larger
+  // ones, and every step carrying prompt tokens, launch eagerly (or
+  // piecewise: the prefill figure). Unknown: every decode batch.
+  EngineFigure graph_max_batch;
+  // A smaller cap below a tensor-parallel size on smaller GPUs (SGLang: 256
+  // under TP 4 on GPUs under 160 GiB); below_tp 0: none.
+  struct SmallGraphCap {
+    std::int64_t below_tp = 0;
+    double below_memory_bytes = 0;
+    EngineFigure max_batch;
+  } graph_max_batch_small;
+  // Whether a step replays the decode graphs: graphs on, no prompt tokens
+  // riding along, and the batch within the captured sizes on this device at
+  // this tensor-parallel size.
+  [[nodiscard]] bool replays_graphs(const Device& d, std::int64_t tp, std::int64_t batch,
+                                    bool prompt_tokens) const noexcept;
   EngineFigure launch_decode_s;   // per kernel in a decode step (graphs replayed, when used)
   EngineFigure launch_prefill_s;  // per kernel in a prefill (eager)
   EngineFigure step_overhead_s;   // fixed host cost per forward pass (scheduling, sampling)

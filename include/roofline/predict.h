@@ -45,6 +45,7 @@ struct Prediction {
   Seconds compute_time_s = 0;  // sum over ops
   Seconds overhead_s = 0;      // launches and the engine's fixed cost per step
   Seconds engine_step_s = 0;   // the engine's fixed host cost in this pass (in overhead_s)
+  bool cuda_graphs = false;    // the engine replays CUDA graphs for this pass
   Seconds communication_s = 0;
   const EngineProfile* engine = nullptr;  // null: the reference engine
   const GemmTable* gemm_table = nullptr;

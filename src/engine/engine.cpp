@@ -453,6 +453,17 @@ std::int64_t EngineScheduler::running_on(const Device& d) const noexcept {
   return r && r->max_running > 0 ? r->max_running : static_cast<std::int64_t>(max_running.value);
 }
 
+bool EngineProfile::replays_graphs(const Device& d, std::int64_t tp, std::int64_t batch,
+                                   bool prompt_tokens) const noexcept {
+  if (!decode_cuda_graphs || prompt_tokens) return false;
+  double cap = graph_max_batch.known() ? graph_max_batch.value : 0;
+  const auto& small = graph_max_batch_small;
+  if (small.below_tp > 0 && tp < small.below_tp &&
+      d.memory_capacity_bytes.value < small.below_memory_bytes)
+    cap = small.max_batch.value;
+  return cap <= 0 || static_cast<double>(batch) <= cap;
+}
+
 bool EngineProfile::runs(Format f) const noexcept {
   return std::find(unsupported.begin(), unsupported.end(), f) == unsupported.end();
 }
@@ -497,6 +508,22 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
     if (!e.sources.count(e.decode_cuda_graphs_source))
       g.fail("source", "names no entry of \"sources\"");
     (void)g.optional_string("note", "");
+    if (g.has("max_batch")) e.graph_max_batch = figure(g, "max_batch", 1, 1 << 20, e.sources);
+    if (g.has("max_batch_small")) {
+      StrictObject small = g.object("max_batch_small");
+      const double tp = small.non_negative("below_tp");
+      if (tp < 2 || tp > 4096 || tp != std::floor(tp)) {
+        small.fail("below_tp", "must be a whole number from 2 to 4096");
+      }
+      const double gib = small.non_negative("below_memory_gib");
+      if (gib > 1e5) small.fail("below_memory_gib", "must be at most 100000");
+      e.graph_max_batch_small.below_tp = static_cast<std::int64_t>(tp);
+      e.graph_max_batch_small.below_memory_bytes = gib * 1073741824.0;
+      e.graph_max_batch_small.max_batch = figure(small, "max_batch", 1, 1 << 20, e.sources);
+      small.finish();
+    }
+    if (!e.decode_cuda_graphs && e.graph_max_batch.known())
+      g.fail("max_batch", "given for an engine without decode graphs");
     g.finish();
   }
   // A reference engine (today's realistic mode) leaves these to the device.
@@ -913,6 +940,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"versions", e.versions},
           {"decode_cuda_graphs", e.decode_cuda_graphs},
           {"decode_cuda_graphs_source", e.citation(e.decode_cuda_graphs_source)},
+          {"graph_max_batch", figure_json(e, e.graph_max_batch)},
           {"launch_overhead_decode_s", figure_json(e, e.launch_decode_s)},
           {"launch_overhead_prefill_s", figure_json(e, e.launch_prefill_s)},
           {"step_overhead_s", figure_json(e, e.step_overhead_s)},

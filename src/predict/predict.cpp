@@ -447,7 +447,12 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   }
   double launch = realistic ? d.launch_overhead_s.value : 0;
   if (engine) {
-    const EngineFigure& l = decode ? engine->launch_decode_s : engine->launch_prefill_s;
+    // Graphs cover decode-only steps up to the captured batch (a rank's
+    // share of the sequences under attention data parallelism); steps with
+    // prompt tokens and larger batches launch eagerly or piecewise.
+    p.cuda_graphs =
+        decode && engine->replays_graphs(d, s.tp, s.batch / s.attention_dp, s.prefill_tokens > 0);
+    const EngineFigure& l = p.cuda_graphs ? engine->launch_decode_s : engine->launch_prefill_s;
     if (l.known()) launch = l.value;
   }
   p.engine = engine;

@@ -442,14 +442,20 @@ nlohmann::json to_json(const MemoryEstimate& m) {
 
 // Which engine a prediction used, and where its GEMMs' efficiency came from.
 nlohmann::json engine_json(const Prediction& p) {
-  if (!p.engine) return {{"id", "roofline"}, {"gemm_table", nullptr}, {"step_overhead_s", 0}};
+  if (!p.engine) {
+    return {{"id", "roofline"},
+            {"gemm_table", nullptr},
+            {"step_overhead_s", 0},
+            {"cuda_graphs", false}};
+  }
   nlohmann::json j = {
       {"id", p.engine->id},
       {"gemm_table", p.gemm_table ? nlohmann::json(p.gemm_table->id) : nlohmann::json(nullptr)},
       {"gemm_table_source", p.gemm_table
                                 ? nlohmann::json(efficiency_source_name(p.gemm_table_source))
                                 : nlohmann::json(nullptr)},
-      {"step_overhead_s", p.engine_step_s}};
+      {"step_overhead_s", p.engine_step_s},
+      {"cuda_graphs", p.cuda_graphs}};
   // Only when a MoE table priced the MoE layers.
   if (p.moe_table) {
     j["moe_table"] = p.moe_table->id;
@@ -624,7 +630,7 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
   if (p.mode == Mode::kRealistic && p.engine) {
     const EngineProfile& e = *p.engine;
     const bool decode = s.phase == Phase::kDecode;
-    const EngineFigure& launch = decode ? e.launch_decode_s : e.launch_prefill_s;
+    const EngineFigure& launch = p.cuda_graphs ? e.launch_decode_s : e.launch_prefill_s;
     int from_table = 0, from_moe_table = 0, from_engine = 0, matmuls = 0;
     for (int i = 0; i < p.graph.size; ++i) {
       if (p.graph.ops[static_cast<std::size_t>(i)].cls != OpClass::kMatmul) continue;
@@ -666,13 +672,16 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
       gemms += fmt::format("; {} experts with {} activations ({})", format_id(rule->weights),
                            format_id(rule->act), rule->kernel);
     }
-    notes.push_back(
-        fmt::format("engine {}: {}; {} per kernel launch{}{}", e.name, gemms,
-                    human_time(launch.known() ? launch.value : d.launch_overhead_s.value),
-                    decode && e.decode_cuda_graphs ? " (CUDA graphs)" : "",
-                    p.engine_step_s > 0
-                        ? fmt::format("; {} fixed host cost per step", human_time(p.engine_step_s))
-                        : std::string()));
+    notes.push_back(fmt::format(
+        "engine {}: {}; {} per kernel launch{}{}", e.name, gemms,
+        human_time(launch.known() ? launch.value : d.launch_overhead_s.value),
+        p.cuda_graphs                    ? " (CUDA graphs)"
+        : decode && e.decode_cuda_graphs ? " (eager: a step with prompt tokens, or a batch "
+                                           "past the captured graphs)"
+                                         : "",
+        p.engine_step_s > 0
+            ? fmt::format("; {} fixed host cost per step", human_time(p.engine_step_s))
+            : std::string()));
   } else if (p.mode == Mode::kRealistic) {
     notes.push_back(
         fmt::format("realistic mode: bandwidth x {:.3f} ({}), matmul fractions per format, "
