@@ -176,7 +176,8 @@ void bind_documents(py::module_& m) {
          std::int64_t prefill_tp, std::int64_t decode_workers, std::int64_t decode_tp,
          std::int64_t prefill_attention_dp, std::int64_t prefill_ep, std::int64_t rounds,
          std::int64_t token_budget, std::int64_t max_running, std::int64_t draft_tokens,
-         std::optional<double> acceptance, std::int64_t shared_prefix) {
+         std::optional<double> acceptance, std::int64_t shared_prefix, const std::string& recipe,
+         std::int64_t prefill_batch, std::int64_t decode_batch) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
@@ -204,6 +205,9 @@ void bind_documents(py::module_& m) {
         s.shared_prefix = shared_prefix;
         s.token_budget = token_budget;
         s.max_running = max_running;
+        s.recipe = parse_serving_recipe(recipe);
+        s.prefill_batch = prefill_batch;
+        s.decode_batch = decode_batch;
         // Disaggregated: the step is a decode worker's (attention DP and EP divide its TP).
         if (s.mode == ServingMode::kDisaggregated) r.tp = decode_tp;
         s.step = build_scenario(r, *spec, &d);
@@ -226,7 +230,8 @@ void bind_documents(py::module_& m) {
       py::arg("prefill_ep") = serving_defaults.prefill_ep,
       py::arg("rounds") = serving_defaults.rounds, py::arg("token_budget") = 0,
       py::arg("max_running") = 0, py::arg("draft_tokens") = 0, py::arg("acceptance") = py::none(),
-      py::arg("shared_prefix") = serving_defaults.shared_prefix,
+      py::arg("shared_prefix") = serving_defaults.shared_prefix, py::arg("recipe") = "engine",
+      py::arg("prefill_batch") = 0, py::arg("decode_batch") = 0,
       "TTFT, TPOT and tokens/s of `concurrency` clients in a closed loop, simulated against the "
       "engine's scheduler; mode \"disagg\" with prefill and decode workers (roofline serving "
       "--json)");

@@ -721,6 +721,18 @@ TEST(Cli, ServingReportsTheIssuesFields) {
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --rounds 0", "--rounds");
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --isl 512 --shared-prefix 512",
                    "shared prefix = 512 must be from 0 to isl - 1");
+  expect_bad_input("serving --model llama-3.1-8b --hardware h200 --engine vllm --recipe dynamo",
+                   "recipe must be engine or aiconfigurator");
+  expect_bad_input("validate --recipe engine", "--recipe: give it with --serving");
+  // AIConfigurator's benchmark limits: 64 + 1024 + 1500 tokens a step, 64 running.
+  const CliRun aic = roofline(
+      "serving --model llama-3.1-70b --hardware h200 --engine vllm --tp 2 --weights fp8 --act fp8 "
+      "--isl 1024 --osl 256 --concurrency 64 --rounds 2 --recipe aiconfigurator --json");
+  ASSERT_EQ(aic.exit_code, 0) << aic.err;
+  const auto k = nlohmann::json::parse(aic.out);
+  EXPECT_EQ(k["token_budget"], 2588);
+  EXPECT_EQ(k["max_running"], 64);
+  EXPECT_EQ(k["recipe"], "aiconfigurator");
 }
 
 // Speculative decoding from the flags: the step's tokens in the JSON, the

@@ -153,6 +153,24 @@ TEST_F(ServerTest, ServingAndSearch) {
   expect_error("/api/serving",
                R"({"model": "deepseek-v3", "hardware": "h200", "tp": 8, "prefill_ep": 8})", 400,
                "invalid_argument");
+  // AIConfigurator's benchmark limits: a decode worker's batch of 8 and one prompt a
+  // prefill worker; an unknown recipe is a 400, the recipe without an engine a 422.
+  auto aic = post("/api/serving",
+                  R"({"model": "deepseek-v3", "hardware": "h200", "engine": "sglang",
+                      "weights": "fp8", "act": "fp8", "mode": "disagg", "prefill_tp": 8,
+                      "decode_tp": 8, "isl": 1024, "osl": 64, "concurrency": 16, "rounds": 2,
+                      "recipe": "aiconfigurator", "decode_batch": 8})",
+                  200);
+  EXPECT_EQ(aic["recipe"], "aiconfigurator");
+  EXPECT_EQ(aic["max_running"], 1);
+  EXPECT_EQ(aic["decode_max_running"], 8);
+  expect_error("/api/serving",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm",
+                   "recipe": "dynamo"})",
+               400, "invalid_argument");
+  expect_error("/api/serving",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "recipe": "aiconfigurator"})", 422,
+               "unsupported");
   // Speculative decoding: the step yields more tokens; bad acceptances are 400s.
   auto sp = post("/api/serving",
                  R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm", "isl": 512,

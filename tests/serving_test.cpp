@@ -361,6 +361,84 @@ TEST(Serving, EngineSchedulersFollowTheirDefaults) {
   }
 }
 
+// AIConfigurator's benchmark deployments (its generator's
+// rule_plugin/benchmark/*.rule): a worker runs its batch size of requests
+// with a token budget of batch + isl + 1500 (TensorRT-LLM: rounded up to its
+// 32-token blocks), graphs up to the batch; SGLang mixes its chunks with
+// decode tokens. 16 clients, 1,024-token prompts: 16 + 1024 + 1500 = 2,540
+// tokens (TensorRT-LLM 2,560).
+TEST(Serving, TheAiConfiguratorRecipeSetsEachEnginesLimits) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("h200");
+  ServingScenario s = llama70b_on_two_h200(16);
+  s.rounds = 2;
+  s.recipe = ServingRecipe::kAiConfigurator;
+  const auto run = [&](const char* engine, const ServingScenario& x) {
+    ModelOptions o;
+    o.engine = &EngineRegistry::built_in().get(engine);
+    return predict_serving(m, d, x, o);
+  };
+  const ServingResult trt = run("trtllm", s);
+  EXPECT_EQ(trt.token_budget, 2560);
+  EXPECT_EQ(trt.max_running, 16);
+  EXPECT_EQ(trt.recipe, ServingRecipe::kAiConfigurator);
+  const ServingResult v = run("vllm", s);
+  EXPECT_EQ(v.token_budget, 2540);
+  EXPECT_EQ(v.max_running, 16);
+  const ServingResult sg = run("sglang", s);
+  EXPECT_EQ(sg.token_budget, 2540);  // max-prefill-tokens 2,524 and the 16 decode tokens
+  bool mixed = false;
+  for (const auto& n : sg.notes) mixed |= n.find("mixed steps") != std::string::npos;
+  EXPECT_TRUE(mixed);  // enable_mixed_chunk: prefill-first no more
+  // The engine's own defaults otherwise.
+  ServingScenario own = s;
+  own.recipe = ServingRecipe::kEngineDefaults;
+  EXPECT_EQ(run("vllm", own).token_budget, 8192);
+  // What the caller sets wins.
+  ServingScenario set = s;
+  set.token_budget = 4096;
+  EXPECT_EQ(run("vllm", set).token_budget, 4096);
+
+  // Disaggregated, with attention data parallelism 4 in the prefill worker and
+  // 2 in the decode worker: a prefill rank takes one prompt of up to 1,024 +
+  // 1,500 tokens (2,528 in 32-token blocks), a decode rank its batch of 8.
+  ServingScenario dis = s;
+  dis.mode = ServingMode::kDisaggregated;
+  dis.prefill_tp = 4;
+  dis.prefill_attention_dp = 4;
+  dis.decode_tp = 2;
+  dis.step.attention_dp = 2;
+  const ServingResult dt = run("trtllm", dis);
+  EXPECT_EQ(dt.token_budget, 4 * 2528);
+  EXPECT_EQ(dt.max_running, 4);
+  EXPECT_EQ(dt.decode_max_running, 16);
+  EXPECT_EQ(dt.decode_token_budget, 2 * 32);  // 8 a rank, rounded up to a block
+  dis.decode_batch = 4;  // the deployment's own batch size a decode rank
+  EXPECT_EQ(run("trtllm", dis).decode_max_running, 8);
+
+  // Only the serving engines have such settings.
+  EXPECT_THROW((void)predict_serving(m, d, s, {}), Unsupported);
+  EXPECT_EQ(parse_serving_recipe("aiconfigurator"), ServingRecipe::kAiConfigurator);
+  EXPECT_THROW((void)parse_serving_recipe("dynamo"), InvalidArgument);
+}
+
+// The deployment's graph sizes replace the engine's: TensorRT-LLM captures up
+// to 128 by default, a deployment that captured 256 replays batch 200.
+TEST(Serving, ADeploymentsGraphSizesReplaceTheEngines) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  Scenario step;
+  step.batch = 200;
+  step.seq_len = 1024;
+  ModelOptions o;
+  o.engine = &EngineRegistry::built_in().get("trtllm");
+  EXPECT_FALSE(predict(m, devices().get("h200"), step, o).cuda_graphs);
+  o.graph_max_batch = 256;
+  EXPECT_TRUE(predict(m, devices().get("h200"), step, o).cuda_graphs);
+  step.prefill_tokens = 512;  // a prompt riding along: eager whatever the sizes
+  step.prefill_prompt = 1024;
+  EXPECT_FALSE(predict(m, devices().get("h200"), step, o).cuda_graphs);
+}
+
 // Pipeline stages with micro-batches: the instance runs one batch per stage,
 // each passing every stage in turn. While the KV cache and the running cap do
 // not bind, a P-stage instance of C clients serves as P one-batch pipelines

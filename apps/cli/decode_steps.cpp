@@ -134,14 +134,16 @@ void decode_steps_command(const Registry& registry, const std::string& file,
 }
 
 void serving_validation_command(const Registry& registry, const std::string& file,
-                                const std::string& engine, DecodeStepsOutput output) {
+                                const std::string& engine, ServingRecipe recipe,
+                                DecodeStepsOutput output) {
   const std::vector<ServingRun> runs =
       file.empty() ? built_in_serving_runs() : load_serving_runs(file);
-  const DecodeStepReport r = validate_serving(runs, registry, engine);
+  const DecodeStepReport r = validate_serving(runs, registry, engine, recipe);
   if (output == DecodeStepsOutput::kJson) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& row : r.rows) rows.push_back(row_json(row, true));
     nlohmann::json out = {{"check", "serving"},
+                          {"recipe", serving_recipe_name(recipe)},
                           {"predicted", r.predicted},
                           {"refused", r.refused},
                           {"tpot_groups", error_groups_json(r.groups)},
@@ -170,8 +172,12 @@ void serving_validation_command(const Registry& registry, const std::string& fil
     return;
   }
   std::cout << "The serving model (roofline serving: a simulation of the benchmark against the "
-               "engine's scheduler) "
-               "against measured serving runs\n(error = (predicted - measured) / measured: "
+               "engine's scheduler"
+            << (recipe == ServingRecipe::kAiConfigurator
+                    ? ", each engine with the limits AIConfigurator's generator sets for benchmark "
+                      "deployments"
+                    : ", each engine with its own defaults")
+            << ") against measured serving runs\n(error = (predicted - measured) / measured: "
                "negative is predicted faster)\n\nTPOT\n"
             << error_groups_table(r.groups) << "\nTTFT\n"
             << error_groups_table(r.ttft_groups);

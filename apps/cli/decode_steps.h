@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "roofline/hardware.h"
+#include "roofline/serving.h"
 #include "roofline/validate.h"
 
 namespace roofline::cli {
@@ -26,6 +27,7 @@ void decode_steps_command(const Registry& registry, const std::string& file,
 // `validate --serving [FILE]`: the serving model's TTFT and TPOT against every
 // row (aggregated; disaggregated rows refused with the reason).
 void serving_validation_command(const Registry& registry, const std::string& file,
-                                const std::string& engine, DecodeStepsOutput output);
+                                const std::string& engine, ServingRecipe recipe,
+                                DecodeStepsOutput output);
 
 }  // namespace roofline::cli

@@ -26,6 +26,7 @@ struct ServingArgs {
   std::string dp = "1";
   std::string prefill_attention_dp = "1", prefill_ep = "1";
   std::string shared_prefix = "0";
+  std::string recipe = "engine", prefill_batch = "0", decode_batch = "0";
 };
 
 // " attention DP 8 EP 8", or "" for plain tensor parallelism.
@@ -51,6 +52,9 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   s.shared_prefix = parse_count("--shared-prefix", a.shared_prefix, 0, kMaxSeqLen);
   s.token_budget = parse_count("--token-budget", a.token_budget, 0, kMaxBatch);
   s.max_running = parse_count("--max-running", a.max_running, 0, kMaxBatch);
+  s.recipe = parse_serving_recipe(a.recipe);
+  s.prefill_batch = parse_count("--prefill-batch", a.prefill_batch, 0, kMaxBatch);
+  s.decode_batch = parse_count("--decode-batch", a.decode_batch, 0, kMaxBatch);
   s.mode = parse_serving_mode(a.mode);
   s.replicas = parse_count("--dp", a.dp, 1, 1024);
   if (s.mode == ServingMode::kDisaggregated) {
@@ -177,6 +181,24 @@ void register_serving(CLI::App& app, Common& common) {
       ->type_name("INT");
   cmd->add_option("--max-running", a->max_running,
                   "Requests an instance runs at once (0: the engine's default)")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--recipe", a->recipe,
+                  "Engine settings: engine (its defaults) or aiconfigurator (the limits NVIDIA "
+                  "AIConfigurator's generator sets for benchmark deployments: a worker runs its "
+                  "batch size of requests, budgets of batch + isl + 1500 tokens, graphs up to the "
+                  "batch, SGLang mixed chunks)")
+      ->capture_default_str()
+      ->type_name("NAME");
+  cmd->add_option("--prefill-batch", a->prefill_batch,
+                  "With --recipe aiconfigurator, disaggregated: a prefill worker's batch size "
+                  "(0: 1)")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option(
+         "--decode-batch", a->decode_batch,
+         "With --recipe aiconfigurator: a decode worker's (or aggregated instance's) batch "
+         "size (0: its clients)")
       ->capture_default_str()
       ->type_name("INT");
   add_common(cmd, &common, false);

@@ -82,6 +82,7 @@ void register_validate(CLI::App& app, Common& common) {
     std::string engine = "case";
     bool decode_steps = false, leave_one_out = false, prefill_share = false;
     std::string serving_file, serving;
+    std::string recipe = "aiconfigurator";
   };
   auto a = std::make_shared<ValidateArgs>();
   auto* validation_file_opt =
@@ -117,22 +118,32 @@ void register_validate(CLI::App& app, Common& common) {
                        "built-in development set, or FILE in its CSV format")
           ->expected(0, 1)
           ->type_name("[FILE]");
+  auto* recipe_opt =
+      validate_cmd
+          ->add_option("--recipe", a->recipe,
+                       "With --serving: the engines' settings, aiconfigurator (the limits its "
+                       "generator sets for the benchmark deployments these runs are) or engine "
+                       "(each engine's defaults)")
+          ->capture_default_str()
+          ->type_name("NAME");
   add_common(validate_cmd, &common, true);
   validate_cmd->callback([&common, a, validation_file_opt, serving_file_opt, serving_opt,
-                          validate_cmd] {
+                          recipe_opt, validate_cmd] {
     if (serving_opt->count() > 0) {
       if (a->decode_steps || a->leave_one_out || a->prefill_share ||
           serving_file_opt->count() > 0 || a->ideal || validation_file_opt->count() > 0) {
-        throw InvalidArgument("--serving: takes only --engine and an output flag");
+        throw InvalidArgument("--serving: takes only --engine, --recipe and an output flag");
       }
       const std::string engine =
           validate_cmd->get_option("--engine")->count() > 0 ? a->engine : "case";
       serving_validation_command(load_registry(common), a->serving, engine,
+                                 parse_serving_recipe(a->recipe),
                                  common.output() == Output::kJson  ? DecodeStepsOutput::kJson
                                  : common.output() == Output::kCsv ? DecodeStepsOutput::kCsv
                                                                    : DecodeStepsOutput::kTable);
       return;
     }
+    if (recipe_opt->count() > 0) throw InvalidArgument("--recipe: give it with --serving");
     if (a->decode_steps || a->prefill_share || serving_file_opt->count() > 0) {
       if (!a->decode_steps) {
         throw InvalidArgument("--serving-file and --prefill-share: give them with --decode-steps");

@@ -77,6 +77,9 @@ struct ModelOptions {
   // The engine's measured all-reduce latencies for the device (null or empty:
   // the interconnect's bandwidth and collective_latency_s price them).
   const CommTable* comm_table = nullptr;
+  // The largest decode batch the deployment captured CUDA graphs for (0: the
+  // engine's default, EngineProfile::replays_graphs).
+  std::int64_t graph_max_batch = 0;
 };
 
 // One GEMM: C[m x n] = A[m x k] * B[k x n]. A holds activations, B weights.

@@ -44,6 +44,16 @@ inline constexpr std::int64_t kDefaultRounds = 10;
 // Within one NVLink domain the device's interconnect carries it.
 
 enum class ServingMode : std::uint8_t { kAggregated, kDisaggregated };
+
+// Whose settings the engine runs with: its own defaults, or the limits
+// NVIDIA AIConfigurator's generator sets for benchmark deployments
+// (rule_plugin/benchmark/<engine>.rule): from the worker's batch size and the
+// prompt length, the requests a worker runs, its token budget, the batch sizes
+// it captures CUDA graphs for, and SGLang's mixed chunks.
+enum class ServingRecipe : std::uint8_t { kEngineDefaults, kAiConfigurator };
+// "engine" or "aiconfigurator"; InvalidArgument otherwise.
+[[nodiscard]] ServingRecipe parse_serving_recipe(const std::string& text);
+[[nodiscard]] std::string_view serving_recipe_name(ServingRecipe r) noexcept;
 // "agg" or "disagg"; InvalidArgument otherwise.
 [[nodiscard]] ServingMode parse_serving_mode(const std::string& text);
 
@@ -71,8 +81,14 @@ struct ServingScenario {
   // the engine's prefix cache (a system prompt): each instance holds their KV
   // once, and no prompt computes them again. 0 to isl - 1.
   std::int64_t shared_prefix = 0;
-  // The engine's scheduler unless set (0): tokens per step, requests running.
+  // The engine's scheduler unless set (0): tokens per step, requests running
+  // (both pools); they override the recipe's.
   std::int64_t token_budget = 0, max_running = 0;
+  ServingRecipe recipe = ServingRecipe::kEngineDefaults;
+  // The recipe's worker batch sizes (0: the aggregated instance's clients;
+  // disaggregated, 1 for a prefill worker and the clients over the decode
+  // workers for a decode worker).
+  std::int64_t prefill_batch = 0, decode_batch = 0;
 };
 
 // Mean and percentiles over the simulated requests.
@@ -99,6 +115,9 @@ struct ServingResult {
   std::int64_t requests = 0, steps = 0;            // simulated
   std::int64_t preemptions = 0;                    // requests evicted when the cache ran out
   std::int64_t token_budget = 0, max_running = 0;  // the scheduler's, per instance
+  // Disaggregated: the decode workers' (the prefill workers' are above).
+  std::int64_t decode_token_budget = 0, decode_max_running = 0;
+  ServingRecipe recipe = ServingRecipe::kEngineDefaults;
   ServingMode mode = ServingMode::kAggregated;
   Bound bound = Bound::kMemory;  // of the plain step
   std::string limited_by;        // "kv_capacity", "prefill", "memory_bandwidth", "compute"

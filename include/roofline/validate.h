@@ -6,6 +6,7 @@
 
 #include "roofline/hardware.h"
 #include "roofline/predict.h"
+#include "roofline/serving.h"
 
 namespace roofline {
 
@@ -105,6 +106,9 @@ struct ServingRun {
   // batch_size: requests in flight. Disaggregated rows leave it empty; their
   // id carries it ("..._c64_..."), read when the column is empty.
   std::int64_t concurrency = 0;
+  // Disaggregated: the batch size each prefill and decode worker was deployed
+  // with (0 when not given).
+  std::int64_t prefill_batch = 0, decode_batch = 0;
   // Aggregated: the one pool; disaggregated: the decode pool.
   std::int64_t tp = 1, pp = 1, attention_dp = 1, moe_tp = 1, moe_ep = 1, prefill_moe_ep = 1;
   // Disaggregated: the prefill pool and the workers of each (workers_given
@@ -160,12 +164,14 @@ struct DecodeStepReport {
                                                      const EngineRegistry* tables = nullptr,
                                                      bool prefill_share = false);
 
-// The serving model (predict_serving, roofline/serving.h) against every
-// aggregated run: TPOT in `groups`, TTFT in `ttft_groups`. Disaggregated rows
-// are refused with a reason (not modeled yet).
-[[nodiscard]] DecodeStepReport validate_serving(const std::vector<ServingRun>& runs,
-                                                const Registry& registry,
-                                                const std::string& engine = "case");
+// The serving model (predict_serving, roofline/serving.h) against every run:
+// TPOT in `groups`, TTFT in `ttft_groups`. The runs are AIConfigurator's
+// benchmark deployments, so by default each engine runs with the limits its
+// generator set for them (ServingRecipe::kAiConfigurator); kEngineDefaults
+// runs each with its own defaults.
+[[nodiscard]] DecodeStepReport validate_serving(
+    const std::vector<ServingRun>& runs, const Registry& registry,
+    const std::string& engine = "case", ServingRecipe recipe = ServingRecipe::kAiConfigurator);
 
 // Leave one device out: for each device whose rows have measured GEMM tables,
 // its rows predicted without that device's tables (borrowing its architecture's

@@ -274,6 +274,11 @@ def test_sweep_gemm(cli):
          isl=1024, osl=256, concurrency=8, rounds=2, draft_tokens=3, acceptance=0.8),
     dict(model="llama-3.1-8b", hardware="h100", engine="sglang", isl=4096, osl=128, concurrency=16,
          rounds=2, shared_prefix=3000),
+    dict(model="llama-3.1-70b", hardware="h200", engine="trtllm", weights="fp8", act="fp8", tp=2,
+         isl=1024, osl=128, concurrency=16, rounds=2, recipe="aiconfigurator"),
+    dict(model="deepseek-v3", hardware="h200", engine="sglang", weights="fp8", act="fp8", isl=1024,
+         osl=64, concurrency=16, mode="disagg", prefill_tp=8, decode_tp=8, rounds=2,
+         recipe="aiconfigurator", prefill_batch=2, decode_batch=8),
 ])
 def test_serving(cli, case):
     model, hardware = case.pop("model"), case.pop("hardware")
@@ -288,6 +293,10 @@ def test_serving_bad_input_is_the_clis_error():
         roofline.serving("llama-3.1-70b", "h100")
     with pytest.raises(roofline.InvalidArgument, match="prefill ep = 3 must divide"):
         roofline.serving("deepseek-v3", "h200", mode="disagg", prefill_tp=8, decode_tp=8, prefill_ep=3)
+    with pytest.raises(roofline.InvalidArgument, match="recipe must be engine or aiconfigurator"):
+        roofline.serving("llama-3.1-8b", "h100", engine="vllm", recipe="dynamo")
+    with pytest.raises(roofline.Unsupported, match="aiconfigurator recipe"):
+        roofline.serving("llama-3.1-8b", "h100", recipe="aiconfigurator")
 
 
 def test_search(cli):

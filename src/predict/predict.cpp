@@ -450,8 +450,12 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     // Graphs cover decode-only steps up to the captured batch (a rank's
     // share of the sequences under attention data parallelism); steps with
     // prompt tokens and larger batches launch eagerly or piecewise.
+    const std::int64_t rank_batch = s.batch / s.attention_dp;
     p.cuda_graphs =
-        decode && engine->replays_graphs(d, s.tp, s.batch / s.attention_dp, s.prefill_tokens > 0);
+        decode && (opt.graph_max_batch > 0
+                       ? engine->decode_cuda_graphs && s.prefill_tokens == 0 &&
+                             rank_batch <= opt.graph_max_batch
+                       : engine->replays_graphs(d, s.tp, rank_batch, s.prefill_tokens > 0));
     const EngineFigure& l = p.cuda_graphs ? engine->launch_decode_s : engine->launch_prefill_s;
     if (l.known()) launch = l.value;
   }

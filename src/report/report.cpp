@@ -889,6 +889,9 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                       {"preemptions", r.preemptions},
                       {"token_budget", r.token_budget},
                       {"max_running", r.max_running},
+                      {"decode_token_budget", r.decode_token_budget},
+                      {"decode_max_running", r.decode_max_running},
+                      {"recipe", serving_recipe_name(r.recipe)},
                       {"limited_by", r.limited_by},
                       {"method",
                        "a discrete-event simulation of the closed-loop benchmark against the "

@@ -148,7 +148,66 @@ Spread spread(std::vector<double> v) {
   return s;
 }
 
+// A pool's scheduler limits and the decode batches its graphs cover.
+struct PoolLimits {
+  std::int64_t budget = 1, cap = 1;
+  bool prefill_first = false;
+  std::int64_t graph_max_batch = 0;  // 0: the engine's own
+};
+
+std::int64_t round_up(std::int64_t v, std::int64_t to) { return (v + to - 1) / to * to; }
+
+// NVIDIA AIConfigurator's benchmark deployments: its generator's
+// rule_plugin/benchmark/{trtllm,vllm,sglang}.rule (Apache-2.0, commit
+// 095f58a51c4ca8e61b66ec108d86f223f8d559ce) set, from a worker's batch size
+// bs and the prompt length, the requests it runs (bs), graphs for batches 1 to
+// bs, and its token budget: TensorRT-LLM max_num_tokens bs + isl + 1500
+// aggregated, isl + 1500 for a prefill worker, bs for a decode worker, each
+// rounded up to its 32-token KV blocks; vLLM max-num-batched-tokens the same
+// unrounded; SGLang max-prefill-tokens isl + 1500 with mixed chunks (decode
+// tokens ride beside the prompt's: prefill-first no more), its chunk size left
+// at the default.
+// With attention data parallelism each of a worker's `ranks` groups takes
+// these limits (a worker's batch size is a rank's).
+PoolLimits aiconfigurator_limits(const std::string& engine, detail::PoolSpec::Role role,
+                                 std::int64_t bs, std::int64_t ranks, std::int64_t isl,
+                                 const PoolLimits& defaults) {
+  using Role = detail::PoolSpec::Role;
+  PoolLimits l = defaults;
+  l.cap = bs * ranks;
+  l.graph_max_batch = bs;
+  const std::int64_t prompt = isl + 1500;
+  if (engine == "trtllm" || engine == "vllm") {
+    const std::int64_t block = engine == "trtllm" ? 32 : 1;
+    l.budget = ranks * round_up(role == Role::kMixed     ? bs + prompt
+                                : role == Role::kPrefill ? prompt
+                                                         : bs,
+                                block);
+  } else if (engine == "sglang") {
+    if (role != Role::kDecode) {
+      l.budget = ranks * (std::min(prompt, defaults.budget) + (role == Role::kMixed ? bs : 0));
+    }
+    if (role == Role::kMixed) l.prefill_first = false;
+  } else {
+    throw Unsupported(
+        "the aiconfigurator recipe covers the trtllm, vllm and sglang engines, not '" + engine +
+        "'");
+  }
+  return l;
+}
+
 }  // namespace
+
+ServingRecipe parse_serving_recipe(const std::string& text) {
+  if (text == "engine") return ServingRecipe::kEngineDefaults;
+  if (text == "aiconfigurator") return ServingRecipe::kAiConfigurator;
+  throw InvalidArgument("recipe must be engine or aiconfigurator, not '" + text.substr(0, 20) +
+                        "'");
+}
+
+std::string_view serving_recipe_name(ServingRecipe r) noexcept {
+  return r == ServingRecipe::kAiConfigurator ? "aiconfigurator" : "engine";
+}
 
 ServingMode parse_serving_mode(const std::string& text) {
   if (text == "agg") return ServingMode::kAggregated;
@@ -226,13 +285,50 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   const EngineProfile& reference = EngineRegistry::built_in().get("roofline");
   const EngineProfile* engine = o.engine && o.engine->scheduler.known ? o.engine : &reference;
   const EngineScheduler& sched = engine->scheduler;
-  const std::int64_t budget = in.token_budget ? in.token_budget : sched.budget_on(d);
-  const std::int64_t cap = in.max_running ? in.max_running : sched.running_on(d);
+  if (in.prefill_batch != 0) check("prefill batch", in.prefill_batch, kMaxBatch);
+  if (in.decode_batch != 0) check("decode batch", in.decode_batch, kMaxBatch);
+  const PoolLimits defaults{sched.budget_on(d), sched.running_on(d), sched.prefill_first, 0};
+  // Each pool's limits: the recipe's, then what the caller set.
+  const auto limits = [&](detail::PoolSpec::Role role, std::int64_t bs, std::int64_t ranks) {
+    PoolLimits l = defaults;
+    if (in.recipe == ServingRecipe::kAiConfigurator) {
+      if (engine == &reference) {
+        throw Unsupported(
+            "the aiconfigurator recipe sets a serving engine's limits: give --engine trtllm, "
+            "vllm or sglang");
+      }
+      l = aiconfigurator_limits(engine->id, role, bs, ranks, in.isl, defaults);
+    }
+    if (in.token_budget) l.budget = in.token_budget;
+    if (in.max_running) l.cap = in.max_running;
+    return l;
+  };
+  const auto per_rank = [](std::int64_t clients, std::int64_t ranks) {
+    return (clients + ranks - 1) / ranks;
+  };
+  const std::int64_t decode_ranks = in.step.attention_dp;
+  const PoolLimits first_limits =
+      disagg ? limits(detail::PoolSpec::Role::kPrefill, in.prefill_batch ? in.prefill_batch : 1,
+                      in.prefill_attention_dp)
+             : limits(detail::PoolSpec::Role::kMixed,
+                      in.decode_batch ? in.decode_batch : per_rank(in.concurrency, decode_ranks),
+                      decode_ranks);
+  const PoolLimits decode_limits = limits(
+      detail::PoolSpec::Role::kDecode,
+      in.decode_batch
+          ? in.decode_batch
+          : per_rank(in.concurrency, std::max<std::int64_t>(in.decode_workers, 1) * decode_ranks),
+      decode_ranks);
 
   ServingResult r;
   r.mode = in.mode;
-  r.token_budget = budget;
-  r.max_running = cap;
+  r.recipe = in.recipe;
+  r.token_budget = first_limits.budget;
+  r.max_running = first_limits.cap;
+  if (disagg) {
+    r.decode_token_budget = decode_limits.budget;
+    r.decode_max_running = decode_limits.cap;
+  }
   Scenario base = in.step;
   base.phase = Phase::kDecode;
   base.prefill_tokens = base.prefill_prompt = 0;
@@ -245,7 +341,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   const std::int64_t stages = sched.pipeline_micro_batches ? base.pp : 1;
   std::int64_t lanes_used = 1;
   const auto pool = [&](detail::PoolSpec::Role role, std::int64_t instances, std::int64_t kv_tokens,
-                        std::int64_t one_request, StepCostGrid& grid) {
+                        std::int64_t one_request, const PoolLimits& l, StepCostGrid& grid) {
     const std::int64_t lanes = std::clamp<std::int64_t>(kv_tokens / one_request, 1, stages);
     lanes_used = std::max(lanes_used, lanes);
     detail::PoolSpec p;
@@ -253,10 +349,10 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     p.instances = instances * lanes;
     p.kv_tokens = kv_tokens / lanes;
     p.reserve_whole = sched.reserve_whole;
-    p.max_running = (cap + lanes - 1) / lanes;
-    p.token_budget = budget;
+    p.max_running = (l.cap + lanes - 1) / lanes;
+    p.token_budget = l.budget;
     p.chunked_prefill = sched.chunked_prefill;
-    p.prefill_first = sched.prefill_first;
+    p.prefill_first = l.prefill_first;
     p.cost = [&grid](std::int64_t n, double ctx, std::int64_t prefill) {
       return grid(n, ctx, prefill);
     };
@@ -287,11 +383,14 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   const std::int64_t decode_room = std::max<std::int64_t>(decode_kv.tokens - in.shared_prefix, 0);
   const std::int64_t per_instance = decode_room / (own_prompt + in.osl);
   r.max_concurrency_that_fits = per_instance * (disagg ? in.decode_workers : 1);
-  StepCostGrid first_grid(m, d, prefill_base, o, in.isl);
-  StepCostGrid decode_grid(m, d, decode_base, o, in.isl);
+  ModelOptions first_options = o, decode_options = o;
+  first_options.graph_max_batch = first_limits.graph_max_batch;
+  decode_options.graph_max_batch = decode_limits.graph_max_batch;
+  StepCostGrid first_grid(m, d, prefill_base, first_options, in.isl);
+  StepCostGrid decode_grid(m, d, decode_base, decode_options, in.isl);
   if (!disagg) {
-    spec.first =
-        pool(detail::PoolSpec::Role::kMixed, 1, decode_room, own_prompt + in.osl, first_grid);
+    spec.first = pool(detail::PoolSpec::Role::kMixed, 1, decode_room, own_prompt + in.osl,
+                      first_limits, first_grid);
   } else {
     const KvCapacity prefill_kv = kv_capacity(m, d, prefill_base, in.isl);
     // Each decode GPU receives its shard of the prompt's cache, in parallel.
@@ -304,9 +403,9 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     spec.transfer_s = r.kv_transfer_s;
     spec.first = pool(detail::PoolSpec::Role::kPrefill, in.prefill_workers,
                       std::max<std::int64_t>(prefill_kv.tokens - in.shared_prefix, 0), own_prompt,
-                      first_grid);
+                      first_limits, first_grid);
     spec.decode = pool(detail::PoolSpec::Role::kDecode, in.decode_workers, decode_room,
-                       own_prompt + in.osl, decode_grid);
+                       own_prompt + in.osl, decode_limits, decode_grid);
   }
 
   const detail::SimResult sim = detail::simulate_serving(spec);
@@ -348,6 +447,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
 
   r.preemptions = sim.preemptions;
   const std::int64_t workers = disagg ? in.decode_workers : 1;
+  const std::int64_t cap = disagg ? decode_limits.cap : first_limits.cap;
   if (in.concurrency > r.max_concurrency_that_fits || in.concurrency > cap * workers ||
       sim.preemptions > 0) {
     r.limited_by = "kv_capacity";
@@ -365,11 +465,15 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   }
   r.notes.push_back(fmt::format(
       "simulated {} requests ({} clients x {} rounds, all starting together) over {} steps; "
-      "{} scheduler: {} steps, {}-token budget, {} prompts, at most {} running",
+      "{} scheduler{}: {} steps, {}-token budget, {} prompts, at most {} running{}",
       r.requests, in.concurrency, in.rounds, r.steps,
       engine == &reference ? std::string("generic") : engine->name,
-      sched.prefill_first ? "prefill-first" : "mixed", budget,
-      sched.chunked_prefill ? "chunked" : "whole", cap));
+      in.recipe == ServingRecipe::kAiConfigurator ? " with AIConfigurator's benchmark limits" : "",
+      first_limits.prefill_first ? "prefill-first" : "mixed", first_limits.budget,
+      sched.chunked_prefill ? "chunked" : "whole", first_limits.cap,
+      disagg ? fmt::format(" a prefill worker; a decode worker {}-token budget, at most {} running",
+                           decode_limits.budget, decode_limits.cap)
+             : std::string()));
   if (!o.engine || !o.engine->scheduler.known) {
     r.notes.push_back(
         fmt::format("{} has no scheduler profile: the reference's generic one is used",

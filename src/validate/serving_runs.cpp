@@ -295,8 +295,9 @@ std::vector<ServingRun> parse_serving_runs(std::string_view text, const std::str
           r.concurrency =
               in.size("id", std::string_view(r.id).substr(at + 2, digits_end - at - 2), 0);
       }
-      for (std::string_view c : {"prefill_batch_size", "prefill_moe_tp_size", "decode_batch_size"})
-        (void)in.size(c, col(c), 1);
+      r.prefill_batch = in.size("prefill_batch_size", col("prefill_batch_size"), 0);
+      r.decode_batch = in.size("decode_batch_size", col("decode_batch_size"), 0);
+      (void)in.size("prefill_moe_tp_size", col("prefill_moe_tp_size"), 1);
       r.prefill_moe_ep = in.size("prefill_moe_ep_size", col("prefill_moe_ep_size"), 1);
       r.workers_given = !col("prefill_num_workers").empty() && !col("decode_num_workers").empty();
       r.prefill_workers = in.size("prefill_num_workers", col("prefill_num_workers"), 1);
@@ -357,7 +358,8 @@ namespace {
 
 DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry& registry,
                             const ModelOptions& options, const std::string& engine,
-                            const EngineRegistry* tables, bool prefill_share, bool serving) {
+                            const EngineRegistry* tables, bool prefill_share, bool serving,
+                            ServingRecipe recipe = ServingRecipe::kEngineDefaults) {
   DecodeStepReport report;
   const EngineRegistry& engines = EngineRegistry::built_in();
   const EngineProfile* fixed = engine == "case" ? nullptr : &engines.get(engine);
@@ -409,6 +411,9 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         load.osl = r.osl;
         load.concurrency = r.concurrency;
         load.step = s;
+        load.recipe = recipe;
+        load.prefill_batch = r.prefill_batch;
+        load.decode_batch = r.decode_batch;
         if (disagg) {
           load.mode = ServingMode::kDisaggregated;
           load.prefill_workers = r.prefill_workers;
@@ -481,8 +486,8 @@ DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
 }
 
 DecodeStepReport validate_serving(const std::vector<ServingRun>& runs, const Registry& registry,
-                                  const std::string& engine) {
-  return check_runs(runs, registry, {}, engine, nullptr, true, true);
+                                  const std::string& engine, ServingRecipe recipe) {
+  return check_runs(runs, registry, {}, engine, nullptr, true, true, recipe);
 }
 
 std::vector<ErrorStats> leave_one_device_out(const std::vector<ServingRun>& runs,

@@ -237,8 +237,9 @@ try {
   const detail = await page.textContent('#serving-detail');
   const disaggVerdict = await page.textContent('[data-field="limited-by"]');
   check(/^Concurrency 64:/.test(disaggVerdict) && !/kv capacity/.test(disaggVerdict) && /KV transfer/.test(detail) && /\d+ requests \(64 clients × 10 rounds\) over \d+ steps/.test(detail) &&
-        /\d+-token budget per step, at most \d+ requests running per instance/.test(detail) && /from arrival to admission/.test(detail) && !/KV slot/.test(detail),
-        `the detail gives the simulation, the scheduler and the waits without a KV slot (${disaggVerdict})`);
+        /a prefill worker \d+-token budget, at most \d+ running; a decode worker \d+-token budget, at most \d+ running/.test(detail) &&
+        /from arrival to admission/.test(detail) && !/KV slot/.test(detail),
+        `the detail gives the simulation, each pool's scheduler and the waits without a KV slot (${disaggVerdict})`);
   const p90 = await page.evaluate(() => {
     const c = window.rooflineCharts.get('serving-latency');
     const ds = c.data.datasets;
@@ -263,7 +264,8 @@ try {
   await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
   const capped = await page.textContent('#serving-detail');
   check(servingBodies.length === 1 && servingBodies[0].token_budget === 4096 && servingBodies[0].max_running === 16 && servingBodies[0].rounds === 4 &&
-        /4096-token budget per step, at most 16 requests running per instance/.test(capped) && /256 requests \(64 clients × 4 rounds\)/.test(capped) &&
+        /a prefill worker 4096-token budget, at most 16 running; a decode worker 4096-token budget, at most 16 running/.test(capped) &&
+        /256 requests \(64 clients × 4 rounds\)/.test(capped) &&
         /limited by kv capacity/.test(await page.textContent('[data-field="limited-by"]')) &&
         /waiting to run \(at most 16 running per instance\)/.test(capped) && !/KV slot/.test(capped),
         'a scheduler set by hand is sent and shown; the admission wait is then for the running cap');
@@ -327,6 +329,15 @@ try {
         /2 micro-batches in flight/.test(await page.textContent('#serving-detail')),
         `pipeline stages are sent and named (${JSON.stringify(servingBodies[0])}; ${ppSub})`);
   await page.fill('#sv-pp', '1');
+  // AIConfigurator's benchmark deployment: sent, and the scheduler line says its limits.
+  servingBodies.length = 0;
+  await page.selectOption('#sv-recipe', 'aiconfigurator');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  check(servingBodies.length === 1 && servingBodies[0].recipe === 'aiconfigurator' &&
+        /AIConfigurator's benchmark deployment: \d+-token budget per step/.test(await page.textContent('#serving-detail')),
+        `the AIConfigurator recipe is sent and shown (${JSON.stringify(servingBodies[0])})`);
+  await page.selectOption('#sv-recipe', 'engine');
   page.off('request', onServing);
 
   // 5c. The Search page: its tab runs the default search (POST /api/search: llama-3.1-70b on 8

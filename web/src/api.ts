@@ -174,6 +174,9 @@ export interface Serving {
   requests: number; rounds: number; steps: number;  // simulated: requests (clients x rounds) over steps
   preemptions: number;                   // requests evicted when the KV cache ran out, then recomputed
   token_budget: number; max_running: number;  // the scheduler's, per instance: tokens a step, requests running
+                                         // (disaggregated: a prefill worker's)
+  decode_token_budget: number; decode_max_running: number;  // disaggregated: a decode worker's (0 aggregated)
+  recipe: 'engine' | 'aiconfigurator';   // the engine's defaults, or AIConfigurator's benchmark deployment
   prefill_workers?: number; prefill_tp?: number;  // disaggregated: workers of each pool, each of *_tp GPUs
   prefill_attention_dp?: number; prefill_ep?: number;  // disaggregated: within prefill_tp
   decode_workers?: number; decode_tp?: number;

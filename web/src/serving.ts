@@ -124,6 +124,8 @@ function request(): Record<string, unknown> {
   // 0: the engine's scheduler decides.
   req.token_budget = intValue('sv-token-budget', 'token budget', 0, MAX_CONCURRENCY);
   req.max_running = intValue('sv-max-running', 'max running', 0, MAX_CONCURRENCY);
+  // The engine's own defaults unless the deployment's recipe is chosen.
+  if (select('sv-recipe') === 'aiconfigurator') req.recipe = 'aiconfigurator';
   const prefix = intValue('sv-shared-prefix', 'shared prefix', 0, (req.isl as number) - 1);
   if (prefix > 0) req.shared_prefix = prefix;
   // Speculative decoding only with draft tokens (the server refuses an acceptance without).
@@ -160,6 +162,7 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   ($('sv-concurrency') as HTMLInputElement).value = DEFAULTS.concurrency;
   const number = (id: string, v: number) => { ($(id) as HTMLInputElement).value = String(v); };
   ($('sv-mode') as HTMLSelectElement).value = DEFAULTS.mode;
+  ($('sv-recipe') as HTMLSelectElement).value = 'engine';
   number('sv-attention-dp', DEFAULTS.attentionDp);
   number('sv-ep', DEFAULTS.ep);
   number('sv-dp', DEFAULTS.replicas);
@@ -366,13 +369,19 @@ function renderDetail(r: Serving | undefined): void {
   }
   // The admission wait is for a KV slot only when the cache is what limits; else for the scheduler.
   const kvFull = r.concurrency > r.max_concurrency_that_fits || r.preemptions > 0;
+  // Requests are admitted where their KV cache is held: the decode workers when disaggregated.
+  const admitCap = r.mode === 'disagg' ? r.decode_max_running : r.max_running;
   const admission = r.limited_by !== 'kv_capacity' ? 'from arrival to admission'
-    : kvFull ? 'waiting for a KV slot' : `waiting to run (at most ${r.max_running} running per instance)`;
+    : kvFull ? 'waiting for a KV slot' : `waiting to run (at most ${admitCap} running per instance)`;
   const figures: Array<[string, string]> = [
     ['simulated', `${counted(r.requests, 'request')} (${counted(r.concurrency, 'client')} × ${counted(r.rounds, 'round')}) ` +
       `over ${counted(r.steps, 'step')}, ` +
       (r.preemptions > 0 ? `${r.preemptions} preempted and recomputed` : 'none preempted')],
-    ['scheduler', `${r.token_budget}-token budget per step, at most ${r.max_running} requests running per instance`],
+    ['scheduler', (r.recipe === 'aiconfigurator' ? "AIConfigurator's benchmark deployment: " : '') +
+      (r.mode === 'disagg'
+        ? `a prefill worker ${r.token_budget}-token budget, at most ${r.max_running} running; ` +
+          `a decode worker ${r.decode_token_budget}-token budget, at most ${r.decode_max_running} running`
+        : `${r.token_budget}-token budget per step, at most ${r.max_running} requests running per instance`)],
     ['GPUs', r.mode === 'disagg'
       ? `${r.gpus}: prefill ${pool(r.prefill_workers!, r.prefill_tp!)}, decode ${pool(r.decode_workers!, r.decode_tp!)}`
       : r.dp > 1
