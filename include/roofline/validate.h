@@ -157,6 +157,8 @@ struct DecodeStepReport {
 // `prefill_share`: each step also carries its share of the prompts of the
 // requests that replace finished ones (steady-state continuous batching: per
 // step, concurrency x isl / osl prompt tokens; Scenario::prefill_tokens).
+// The steps replay CUDA graphs up to the row's batch, as these deployments
+// captured them (AIConfigurator's benchmark rules), unless options set sizes.
 [[nodiscard]] DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
                                                      const Registry& registry,
                                                      const ModelOptions& options = {},

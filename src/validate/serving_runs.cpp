@@ -405,6 +405,9 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
       ModelOptions o = options;
       o.engine = e;
       if (tables) o = with_engine(o, *d, e, *tables);
+      // A decode step alone: these deployments captured graphs up to their batch
+      // (AIConfigurator's benchmark rules; the serving model sets each pool's).
+      if (!serving && o.graph_max_batch == 0) o.graph_max_batch = s.batch / s.attention_dp;
       if (serving) {
         ServingScenario load;
         load.isl = r.isl;
