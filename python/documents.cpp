@@ -243,7 +243,7 @@ void bind_documents(py::module_& m) {
          std::int64_t osl, std::optional<double> ttft_max, std::optional<double> tpot_max,
          const std::vector<std::string>& engines, const std::vector<std::string>& weights,
          const std::vector<std::int64_t>& concurrencies, const std::vector<std::string>& modes,
-         std::int64_t draft_tokens, std::optional<double> acceptance) {
+         std::int64_t draft_tokens, std::optional<double> acceptance, const std::string& recipe) {
         const auto spec_model = model_of(model);
         const Device& d = device_of(hardware);
         SearchSpec spec;
@@ -258,6 +258,7 @@ void bind_documents(py::module_& m) {
         for (const auto& x : modes) spec.modes.push_back(parse_serving_mode(x));
         spec.draft_tokens = draft_tokens;
         spec.acceptance = acceptance;
+        spec.recipe = parse_serving_recipe(recipe);
         const SearchResult r = search_deployments(*spec_model, d, spec);
         return to_py(search_document(*spec_model, d, spec, r, registry()));
       },
@@ -268,7 +269,7 @@ void bind_documents(py::module_& m) {
       py::arg("weights") = std::vector<std::string>{},
       py::arg("concurrencies") = std::vector<std::int64_t>{},
       py::arg("modes") = std::vector<std::string>{}, py::arg("draft_tokens") = 0,
-      py::arg("acceptance") = py::none(),
+      py::arg("acceptance") = py::none(), py::arg("recipe") = "engine",
       "The deployment search: the Pareto front of tokens/s per GPU against per user and the "
       "best configuration meeting the targets (roofline search --json)");
 

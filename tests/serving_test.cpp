@@ -811,6 +811,31 @@ TEST(Search, DraftTokensApplyToEveryConfiguration) {
   EXPECT_THROW((void)search_deployments(m, d, spec), InvalidArgument);
 }
 
+// The recipe applies to every configuration: each is what predict_serving
+// gives with it (vLLM: 4 + 1024 + 1500 tokens a step, 4 running).
+TEST(Search, TheRecipeAppliesToEveryConfiguration) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("h100");
+  SearchSpec spec;
+  spec.gpus = 1;
+  spec.engines = {"vllm"};
+  spec.weights = {Format::kFp8};
+  spec.concurrencies = {4};
+  spec.recipe = ServingRecipe::kAiConfigurator;
+  const SearchResult r = search_deployments(m, d, spec);
+  ASSERT_TRUE(r.best);
+  EXPECT_EQ(r.best->serving.recipe, ServingRecipe::kAiConfigurator);
+  EXPECT_EQ(r.best->serving.token_budget, 4 + 1024 + 1500);
+  EXPECT_EQ(r.best->serving.max_running, 4);
+  ServingScenario s;
+  s.isl = spec.isl;
+  s.osl = spec.osl;
+  s.concurrency = 4;
+  s.step.precision.weights = s.step.precision.act = Format::kFp8;
+  s.recipe = ServingRecipe::kAiConfigurator;
+  EXPECT_DOUBLE_EQ(r.best->serving.ttft_s, predict_serving(m, d, s, vllm()).ttft_s);
+}
+
 TEST(Search, BadSpecsAreRefused) {
   const ModelSpec m = load_model("llama-3.1-8b");
   const Device& d = devices().get("h100");

@@ -19,6 +19,7 @@ struct SearchArgs {
   std::string model = "llama-3.1-70b", hardware = "h200", gpus = "8", isl = "1024", osl = "256";
   std::string ttft_max, tpot_max, engines, weights, concurrency, modes;
   std::string draft_tokens = "0", acceptance;
+  std::string recipe = "engine";
 };
 
 std::string row_name(const Deployment& d) { return deployment_name(d); }
@@ -48,6 +49,7 @@ void cmd_search(const Common& c, const SearchArgs& a) {
   }
   spec.draft_tokens = parse_count("--draft-tokens", a.draft_tokens, 0, kMaxDraftTokens);
   if (!a.acceptance.empty()) spec.acceptance = parse_positive("--acceptance", a.acceptance);
+  spec.recipe = parse_serving_recipe(a.recipe);
   const bool terminal = ::isatty(STDERR_FILENO) == 1;
   const SearchResult r =
       search_deployments(m, d, spec, [terminal](std::int64_t done, std::int64_t total) {
@@ -60,13 +62,16 @@ void cmd_search(const Common& c, const SearchArgs& a) {
     return;
   }
   std::cout << fmt::format(
-      "{} on {} x {}: {} prompt / {} output tokens{}; {} configurations, {} refused, {} skipped "
-      "(past twice the requests a layout runs at once)\n\n",
+      "{} on {} x {}: {} prompt / {} output tokens{}{}; {} configurations, {} refused, {} "
+      "skipped (past twice the requests a layout runs at once)\n\n",
       m.name, spec.gpus, d.id, spec.isl, spec.osl,
       spec.draft_tokens > 0
           ? fmt::format(", {} draft tokens a step at acceptance {}", spec.draft_tokens,
                         draft_acceptance(spec.draft_tokens, spec.acceptance))
           : std::string(),
+      spec.recipe == ServingRecipe::kAiConfigurator
+          ? ", each engine with AIConfigurator's benchmark limits"
+          : "",
       r.evaluated, r.refused, r.skipped);
   Table t({"deployment", "concurrency", "tokens/s/GPU", "tokens/s/user", "TTFT", "TPOT",
            "limited by", "targets"});
@@ -118,6 +123,11 @@ void register_search(CLI::App& app, Common& common) {
   cmd->add_option("--acceptance", a->acceptance,
                   "Speculative decoding: the chance each draft token is accepted (default 0.85)")
       ->type_name("F");
+  cmd->add_option("--recipe", a->recipe,
+                  "Every configuration's engine settings: engine (its defaults) or aiconfigurator "
+                  "(the limits AIConfigurator's generator sets for benchmark deployments)")
+      ->capture_default_str()
+      ->type_name("NAME");
   cmd->add_option("--tpot-max", a->tpot_max, "TPOT target in seconds")->type_name("S");
   cmd->add_option("--engines", a->engines, "Engines to consider (default: vllm, sglang, trtllm)")
       ->type_name("LIST");

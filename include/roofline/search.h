@@ -36,6 +36,8 @@ struct SearchSpec {
   // acceptance kDefaultDraftAcceptance unless given); 0: plain decoding.
   std::int64_t draft_tokens = 0;
   std::optional<double> acceptance;
+  // The engines' settings in every configuration (ServingScenario::recipe).
+  ServingRecipe recipe = ServingRecipe::kEngineDefaults;
 };
 
 struct Deployment {

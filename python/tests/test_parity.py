@@ -307,6 +307,12 @@ def test_search(cli):
     assert doc["best"]["meets_targets"]
     with pytest.raises(roofline.NotFound, match="nope"):
         roofline.search("llama-3.1-8b", "h100", engines=["nope"])
+    # AIConfigurator's benchmark limits in every configuration: the same doc as the CLI's.
+    aic = roofline.search("llama-3.1-8b", "h100", gpus=1, engines=["vllm"], concurrencies=[4],
+                          recipe="aiconfigurator")
+    assert aic == cli("search", "--model", "llama-3.1-8b", "--hardware", "h100", "--gpus", "1",
+                      "--engines", "vllm", "--concurrency", "4", "--recipe", "aiconfigurator")
+    assert aic["recipe"] == "aiconfigurator"
     # Speculative decoding in every configuration: the same document as the CLI's, faster TPOTs.
     spec = roofline.search("llama-3.1-8b", "h100", gpus=1, engines=["vllm"], weights=["fp8"],
                            concurrencies=[1, 8], draft_tokens=3, acceptance=0.7)

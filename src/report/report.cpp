@@ -820,6 +820,7 @@ nlohmann::json search_document(const ModelSpec& m, const Device& d, const Search
                         {"isl", spec.isl},
                         {"osl", spec.osl},
                         {"draft_tokens", spec.draft_tokens},
+                        {"recipe", serving_recipe_name(spec.recipe)},
                         {"acceptance", optional(spec.acceptance)},
                         {"ttft_max_s", optional(spec.ttft_max_s)},
                         {"tpot_max_s", optional(spec.tpot_max_s)},

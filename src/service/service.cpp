@@ -293,6 +293,7 @@ json search(const json& request, const Registry& registry, const Limits& limits)
       throw InvalidArgument("engines and weights: at most 16 each");
     spec.draft_tokens = integer(o, "draft_tokens", 0, 0, kMaxDraftTokens);
     if (o.has("acceptance")) spec.acceptance = number(o, "acceptance", kDefaultDraftAcceptance);
+    spec.recipe = parse_serving_recipe(text(o, "recipe", "engine"));
     o.finish();
     const SearchResult r = search_deployments(m, d, spec);
     return search_document(m, d, spec, r, registry);

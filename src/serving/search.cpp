@@ -207,6 +207,7 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
               s.prefill_ep = d.prefill_ep = l.prefill_ep;
             }
             s.step.precision.weights = w;
+            s.recipe = spec.recipe;
             s.step.draft_tokens = spec.draft_tokens;
             s.step.acceptance = acceptance;
             // W8A8 and W4A4: activations in the weights' format where computed.
@@ -222,9 +223,10 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
           ++result.evaluated;
           // Twice the requests that can run at once: more clients only wait
           // longer for the same throughput, so larger concurrencies are skipped.
+          const bool aggregated = l.mode == ServingMode::kAggregated;
           const std::int64_t held =
               std::min(d.serving.max_concurrency_that_fits,
-                       d.serving.max_running * (l.mode == ServingMode::kAggregated ? 1 : l.dw));
+                       aggregated ? d.serving.max_running : d.serving.decode_max_running * l.dw);
           if (held > 0 && c >= 2 * held) saturated = c;
           d.tokens_per_s = d.serving.output_tokens_per_s * static_cast<double>(d.replicas);
           d.tokens_per_s_per_gpu = d.tokens_per_s / static_cast<double>(spec.gpus);

@@ -462,6 +462,13 @@ try {
   check(searches.length === 1, 'a disaggregated search on one GPU is refused in the page');
   await page.fill('#sr-gpus', '8');
   await page.selectOption('#sr-modes', 'both');
+  // AIConfigurator's benchmark limits in every configuration: sent with the search.
+  searches.length = 0;
+  await page.selectOption('#sr-recipe', 'aiconfigurator');
+  await page.click('#search-run');
+  await page.waitForFunction(() => /^Done/.test(document.getElementById('search-status')?.textContent ?? ''));
+  check(searches.length === 1 && searches[0].body.recipe === 'aiconfigurator', `the search sends the recipe (${JSON.stringify(searches[0]?.body)})`);
+  await page.selectOption('#sr-recipe', 'engine');
   page.off('response', onSearch);
   // A target nothing meets: no best; those with the most tokens/s per GPU, with what they miss.
   await page.fill('#sr-tpot', '1');

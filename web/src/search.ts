@@ -64,6 +64,7 @@ function request(): Record<string, unknown> {
     if (!(a >= 0 && a <= 1)) throw new Error('acceptance must be a number from 0 to 1');
     req.acceptance = a;
   }
+  if (select('sr-recipe') === 'aiconfigurator') req.recipe = 'aiconfigurator';
   return req;
 }
 
