@@ -413,7 +413,7 @@ TEST(Serving, TheAiConfiguratorRecipeSetsEachEnginesLimits) {
   EXPECT_EQ(dt.max_running, 4);
   EXPECT_EQ(dt.decode_max_running, 16);
   EXPECT_EQ(dt.decode_token_budget, 2 * 32);  // 8 a rank, rounded up to a block
-  dis.decode_batch = 4;  // the deployment's own batch size a decode rank
+  dis.decode_batch = 4;                       // the deployment's own batch size a decode rank
   EXPECT_EQ(run("trtllm", dis).decode_max_running, 8);
 
   // Only the serving engines have such settings.
