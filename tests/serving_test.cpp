@@ -784,14 +784,20 @@ TEST(Search, MoeDisaggregatedPoolsAlsoTryWideExpertParallelism) {
 // Speculative decoding in every configuration: the same layouts, each with
 // the serving model's speculative steps, so a configuration's TPOT is the
 // one predict_serving gives with those draft tokens.
-TEST(Search, DraftTokensApplyToEveryConfiguration) {
-  const ModelSpec m = load_model("llama-3.1-8b");
-  const Device& d = devices().get("h100");
+// The smallest search: 4 clients of Llama-3.1-8B on one H100, vLLM, fp8.
+SearchSpec one_h100_vllm_fp8() {
   SearchSpec spec;
   spec.gpus = 1;
   spec.engines = {"vllm"};
   spec.weights = {Format::kFp8};
   spec.concurrencies = {4};
+  return spec;
+}
+
+TEST(Search, DraftTokensApplyToEveryConfiguration) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("h100");
+  SearchSpec spec = one_h100_vllm_fp8();
   const SearchResult plain = search_deployments(m, d, spec);
   spec.draft_tokens = 3;
   const SearchResult drafted = search_deployments(m, d, spec);
@@ -816,11 +822,7 @@ TEST(Search, DraftTokensApplyToEveryConfiguration) {
 TEST(Search, TheRecipeAppliesToEveryConfiguration) {
   const ModelSpec m = load_model("llama-3.1-8b");
   const Device& d = devices().get("h100");
-  SearchSpec spec;
-  spec.gpus = 1;
-  spec.engines = {"vllm"};
-  spec.weights = {Format::kFp8};
-  spec.concurrencies = {4};
+  SearchSpec spec = one_h100_vllm_fp8();
   spec.recipe = ServingRecipe::kAiConfigurator;
   const SearchResult r = search_deployments(m, d, spec);
   ASSERT_TRUE(r.best);
