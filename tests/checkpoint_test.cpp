@@ -107,6 +107,30 @@ TEST(Safetensors, HeaderGivesExactBytesByComponent) {
   EXPECT_EQ(c.dominant_type, "BF16");
 }
 
+// Linear-attention (Gated DeltaNet) and sparse-attention indexer tensors are
+// attention, as count_parameters counts them; their norms are norms.
+TEST(Safetensors, HybridAndIndexerTensorsAreAttention) {
+  const auto tensor = [](const char* name, double bytes) {
+    TensorInfo t;
+    t.name = name;
+    t.dtype = "BF16";
+    t.bytes = bytes;
+    return t;
+  };
+  const CheckpointBytes c =
+      classify_tensors({tensor("model.layers.0.linear_attn.in_proj_qkvz.weight", 100),
+                        tensor("model.layers.0.linear_attn.conv1d.weight", 10),
+                        tensor("model.layers.0.linear_attn.A_log", 1),
+                        tensor("model.layers.0.linear_attn.out_proj.weight", 50),
+                        tensor("model.layers.0.linear_attn.norm.weight", 2),
+                        tensor("model.layers.1.self_attn.indexer.wq_b.weight", 20),
+                        tensor("model.layers.1.self_attn.indexer.k_norm.weight", 3)},
+                       "hybrid");
+  EXPECT_DOUBLE_EQ(c.attention, 100 + 10 + 1 + 50 + 20);
+  EXPECT_DOUBLE_EQ(c.norms, 2 + 3);
+  EXPECT_DOUBLE_EQ(c.other, 0);
+}
+
 TEST(Safetensors, ModelDirectoryUsesExactBytes) {
   TempDir dir;
   TinyModel t;

@@ -398,7 +398,8 @@ CheckpointBytes classify_tensors(const std::vector<TensorInfo>& tensors, const s
       slot = &c.router;
     } else if (has(n, "norm")) {
       slot = &c.norms;
-    } else if (has(n, "self_attn") || has(n, ".attn_") || has(n, "attention")) {
+    } else if (has(n, "self_attn") || has(n, ".attn_") || has(n, "attention") ||
+               has(n, "linear_attn") || has(n, ".ssm_")) {  // Gated DeltaNet layers
       slot = &c.attention;
     } else if (has(n, ".mlp.") || has(n, ".ffn_")) {
       slot = &c.dense_mlp;
