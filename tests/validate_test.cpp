@@ -172,6 +172,40 @@ TEST(ServingRuns, DecodeStepsArePredictedOrRefusedWithAReason) {
   EXPECT_EQ(r.groups[0].rows, 1);
 }
 
+// AIConfigurator's SDK gives a quantized checkpoint (here the -FP8 release of
+// Qwen3-235B-A22B) an fp8 KV cache; a bf16 checkpoint run at fp8 (Llama-3.1-70B)
+// keeps a bf16 one. The decode step of each row says so.
+TEST(ServingRuns, QuantizedCheckpointsKeepAnFp8KvCache) {
+  const Registry registry = Registry::built_in();
+  const std::string text = std::string(kServingHeader) +
+                           serving_row("Qwen/Qwen3-235B-A22B-FP8", "20.5", "8") +
+                           serving_row("meta-llama/Llama-3.1-70B");
+  const DecodeStepReport r =
+      validate_decode_steps(parse_serving_runs(text, "t.csv"), registry, {}, "case");
+  ASSERT_EQ(r.predicted, 2);
+  ModelOptions o;
+  o.engine = &EngineRegistry::built_in().get("vllm");
+  o.graph_max_batch = 16;  // the row's batch: its deployment's graph sizes
+  const auto step = [](std::int64_t tp, Format kv) {
+    Scenario s;
+    s.batch = 16;
+    s.seq_len = 1024 + 128;
+    s.tp = tp;
+    s.precision.weights = s.precision.experts = Format::kFp8;
+    s.precision.act = Format::kFp8;
+    s.precision.kv = kv;
+    return s;
+  };
+  const Device& h200 = registry.get("h200");
+  const ModelSpec qwen = load_model("qwen3-235b-a22b");
+  EXPECT_DOUBLE_EQ(r.rows[0].predicted_ms,
+                   predict(qwen, h200, step(8, Format::kFp8), o).time_s * 1e3);
+  Scenario llama = step(2, Format::kBf16);
+  llama.precision.experts.reset();
+  EXPECT_DOUBLE_EQ(r.rows[1].predicted_ms,
+                   predict(load_model("llama-3.1-70b"), h200, llama, o).time_s * 1e3);
+}
+
 // With the prompts' share, a step is the plain step plus batch / osl of what
 // one whole prompt adds to a step (the run: isl 1024, osl 256, concurrency 16).
 TEST(ServingRuns, PromptShareAddsBatchOverOslOfOnePrompt) {

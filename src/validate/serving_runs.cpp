@@ -150,7 +150,14 @@ struct Refusal : Unsupported {
 };
 
 // The scenario of one aggregated run's decode step; throws Refusal with the reason.
-Scenario decode_step(const ServingRun& r, const ModelSpec& m, std::string* formats) {
+// `aiconfigurator`: the run is one of AIConfigurator's deployments, whose SDK
+// reads the checkpoint the run names and gives an fp8 or nvfp4 one (fp8 block
+// scales included: DeepSeek-V3/R1's and MiniMax-M2.5's own, "-FP8" and
+// "-NVFP4" releases) an fp8 KV cache (sdk/models/helpers.py,
+// _infer_quant_modes_from_raw_config); a bf16 checkpoint run at a lower
+// precision keeps the default bf16 cache, as do int4 and mxfp4 ones.
+Scenario decode_step(const ServingRun& r, const ModelSpec& m, std::string* formats,
+                     bool aiconfigurator) {
   if (r.pp > 1) throw Refusal("pipeline parallel serving is not modeled (the serving issue, #12)");
   Scenario s;
   s.phase = Phase::kDecode;
@@ -180,6 +187,15 @@ Scenario decode_step(const ServingRun& r, const ModelSpec& m, std::string* forma
   const std::optional<Format> act_from = gemm ? gemm : moe;
   if (act_from && (*act_from == Format::kFp8 || *act_from == Format::kNvfp4))
     s.precision.act = *act_from;
+  const std::string path = detail::ascii_lower(r.model_path);
+  const auto ends_with = [&path](std::string_view tail) {
+    return path.size() >= tail.size() &&
+           path.compare(path.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  const bool quantized_checkpoint = m.native_weights == Format::kFp8 ||
+                                    m.native_weights == Format::kNvfp4 || ends_with("-fp8") ||
+                                    ends_with("-nvfp4") || ends_with("-fp4");
+  if (aiconfigurator && quantized_checkpoint) s.precision.kv = Format::kFp8;
   *formats = std::string(format_id(s.precision.weights.value_or(m.native_weights)));
   if (m.moe)
     *formats += "/" + std::string(format_id(s.precision.experts.value_or(
@@ -401,7 +417,8 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         throw Refusal("disaggregated row without its prefill and decode worker counts");
       if (disagg && r.prefill_pp > 1)
         throw Refusal("pipeline parallel serving is not modeled (the serving issue, #12)");
-      const Scenario s = decode_step(r, it->second, &row.formats);
+      const Scenario s = decode_step(r, it->second, &row.formats,
+                                     !serving || recipe == ServingRecipe::kAiConfigurator);
       ModelOptions o = options;
       o.engine = e;
       if (tables) o = with_engine(o, *d, e, *tables);
