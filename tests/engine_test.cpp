@@ -86,6 +86,26 @@ TEST(Engines, SchedulerSectionsAreStrict) {
   const std::string one = R"("pipeline": {"value": "one_batch", "source": "s"},)";
   good.replace(good.find(one), one.size(), micro);
   EXPECT_TRUE(parse_engine(good, "x.json").scheduler.pipeline_micro_batches);
+  // AIConfigurator's deployment limits: every key, each of its type.
+  const std::string aic =
+      R"("aiconfigurator": {"prompt_headroom": {"value": 1500, "confidence": "vendor",
+      "source": "s"}, "block_tokens": {"value": 32, "confidence": "vendor", "source": "s"},
+      "prompt_within_chunk": false, "decode_budget_is_batch": true, "mixed_steps": false,
+      "source": "s"},)";
+  std::string with_aic = text;
+  with_aic.replace(with_aic.find(one), one.size(), one + aic);
+  const EngineProfile x = parse_engine(with_aic, "x.json");
+  EXPECT_TRUE(x.scheduler.aiconfigurator.known);
+  EXPECT_DOUBLE_EQ(x.scheduler.aiconfigurator.block_tokens.value, 32);
+  EXPECT_FALSE(e.scheduler.aiconfigurator.known);
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"\"mixed_steps\": false", "\"mixed_steps\": 0"},
+        {"\"block_tokens\": {\"value\": 32", "\"block_tokens\": {\"value\": 0"},
+        {"\"decode_budget_is_batch\": true, ", ""}}) {
+    std::string bad = with_aic;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
+  }
   for (const std::string& to :
        {std::string(R"("pipeline": {"value": "two", "source": "s"},)"),
         std::string(R"("pipeline": {"value": true, "source": "s"},)"),

@@ -117,6 +117,20 @@ void engines_command(const std::string& id, bool json) {
             r.except_architecture.empty() ? "" : " except " + r.except_architecture,
             e.citation(r.source));
       }
+      if (const auto& a = s.aiconfigurator; a.known) {
+        choice("AIConfigurator deployments",
+               fmt::format("a rank runs its batch size bs; budgets of bs + isl + {:g}{}, "
+                           "prefill workers isl + {:g}, decode workers {}{}{}",
+                           a.prompt_headroom.value,
+                           a.prompt_within_chunk ? " (the prompt part within the chunk size)" : "",
+                           a.prompt_headroom.value,
+                           a.decode_budget_is_batch ? "bs" : "the engine's own",
+                           a.block_tokens.value > 1
+                               ? fmt::format(", in blocks of {:g} tokens", a.block_tokens.value)
+                               : std::string(),
+                           a.mixed_steps ? "; mixed steps" : ""),
+               a.source);
+      }
     }
     for (const auto& r : e.expert_activations) {
       std::cout << fmt::format("  {:<28} {} activations on {}: {}\n      source: {}\n",

@@ -141,6 +141,23 @@ struct EngineScheduler {
     std::string source;
   };
   std::vector<Rule> rules;
+  // The limits NVIDIA AIConfigurator's generator sets for this engine's
+  // benchmark deployments (ServingRecipe::kAiConfigurator), from a worker
+  // rank's batch size bs and the prompt length: bs requests running, graphs
+  // for batches up to bs, and token budgets of bs + isl + prompt_headroom
+  // (aggregated), isl + prompt_headroom (a prefill worker) and bs (a decode
+  // worker, or the engine's own when decode_budget_is_batch is false), each
+  // rounded up to block_tokens. prompt_within_chunk: the prompt part stays
+  // within the engine's own budget (SGLang's chunk size), decode tokens beside
+  // it; mixed_steps: prompt and decode tokens share steps whatever the policy.
+  struct AiConfigurator {
+    bool known = false;
+    EngineFigure prompt_headroom, block_tokens;
+    bool prompt_within_chunk = false;
+    bool decode_budget_is_batch = true;
+    bool mixed_steps = false;
+    std::string source;  // of the three choices
+  } aiconfigurator;
   std::string policy_source, chunked_source, admission_source, pipeline_source, note;
 
   // The budget and the running cap on `device` (the first rule it meets).

@@ -123,6 +123,25 @@ EngineScheduler parse_scheduler(StrictObject& parent,
       s.rules.push_back(std::move(rule));
     }
   }
+  if (o.has("aiconfigurator")) {
+    StrictObject a = o.object("aiconfigurator");
+    auto& x = s.aiconfigurator;
+    x.known = true;
+    x.prompt_headroom = figure(a, "prompt_headroom", 0, 1 << 20, sources);
+    x.block_tokens = figure(a, "block_tokens", 1, 1024, sources);
+    const auto flag = [&a](std::string_view key) {
+      const json& v = a.required(key);
+      if (!v.is_boolean()) a.fail(key, "expected true or false");
+      return v.get<bool>();
+    };
+    x.prompt_within_chunk = flag("prompt_within_chunk");
+    x.decode_budget_is_batch = flag("decode_budget_is_batch");
+    x.mixed_steps = flag("mixed_steps");
+    x.source = a.string("source");
+    if (!sources.count(x.source)) a.fail("source", "names no entry of \"sources\"");
+    (void)a.optional_string("note", "");
+    a.finish();
+  }
   s.note = o.optional_string("note", "");
   o.finish();
   return s;
@@ -850,6 +869,14 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
     rules.push_back(std::move(x));
   }
   j["by_memory"] = std::move(rules);
+  if (const auto& a = s.aiconfigurator; a.known) {
+    j["aiconfigurator"] = {{"prompt_headroom", figure_json(e, a.prompt_headroom)},
+                           {"block_tokens", figure_json(e, a.block_tokens)},
+                           {"prompt_within_chunk", a.prompt_within_chunk},
+                           {"decode_budget_is_batch", a.decode_budget_is_batch},
+                           {"mixed_steps", a.mixed_steps},
+                           {"source", e.citation(a.source)}};
+  }
   if (!s.note.empty()) j["note"] = s.note;
   return j;
 }

@@ -157,41 +157,31 @@ struct PoolLimits {
 
 std::int64_t round_up(std::int64_t v, std::int64_t to) { return (v + to - 1) / to * to; }
 
-// NVIDIA AIConfigurator's benchmark deployments: its generator's
-// rule_plugin/benchmark/{trtllm,vllm,sglang}.rule (Apache-2.0, commit
-// 095f58a51c4ca8e61b66ec108d86f223f8d559ce) set, from a worker's batch size
-// bs and the prompt length, the requests it runs (bs), graphs for batches 1 to
-// bs, and its token budget: TensorRT-LLM max_num_tokens bs + isl + 1500
-// aggregated, isl + 1500 for a prefill worker, bs for a decode worker, each
-// rounded up to its 32-token KV blocks; vLLM max-num-batched-tokens the same
-// unrounded; SGLang max-prefill-tokens isl + 1500 with mixed chunks (decode
-// tokens ride beside the prompt's: prefill-first no more), its chunk size left
-// at the default.
-// With attention data parallelism each of a worker's `ranks` groups takes
-// these limits (a worker's batch size is a rank's).
-PoolLimits aiconfigurator_limits(const std::string& engine, detail::PoolSpec::Role role,
+// The limits AIConfigurator's generator sets for the engine's benchmark
+// deployments (EngineScheduler::AiConfigurator, from data/engines): a worker
+// rank of batch size bs runs bs requests with graphs up to bs, and a budget
+// of its prompt part plus its decode tokens in whole blocks. With attention
+// data parallelism each of a worker's `ranks` groups takes these limits.
+PoolLimits aiconfigurator_limits(const EngineProfile& engine, detail::PoolSpec::Role role,
                                  std::int64_t bs, std::int64_t ranks, std::int64_t isl,
                                  const PoolLimits& defaults) {
   using Role = detail::PoolSpec::Role;
+  const auto& x = engine.scheduler.aiconfigurator;
+  if (!x.known) {
+    throw Unsupported("the aiconfigurator recipe has no limits for the " + engine.name +
+                      " engine (its profile gives none)");
+  }
   PoolLimits l = defaults;
   l.cap = bs * ranks;
   l.graph_max_batch = bs;
-  const std::int64_t prompt = isl + 1500;
-  if (engine == "trtllm" || engine == "vllm") {
-    const std::int64_t block = engine == "trtllm" ? 32 : 1;
-    l.budget = ranks * round_up(role == Role::kMixed     ? bs + prompt
-                                : role == Role::kPrefill ? prompt
-                                                         : bs,
-                                block);
-  } else if (engine == "sglang") {
-    if (role != Role::kDecode) {
-      l.budget = ranks * (std::min(prompt, defaults.budget) + (role == Role::kMixed ? bs : 0));
-    }
-    if (role == Role::kMixed) l.prefill_first = false;
+  if (x.mixed_steps && role == Role::kMixed) l.prefill_first = false;
+  const auto block = static_cast<std::int64_t>(x.block_tokens.value);
+  std::int64_t prompt = isl + static_cast<std::int64_t>(x.prompt_headroom.value);
+  if (x.prompt_within_chunk) prompt = std::min(prompt, defaults.budget);
+  if (role == Role::kDecode) {
+    if (x.decode_budget_is_batch) l.budget = ranks * round_up(bs, block);
   } else {
-    throw Unsupported(
-        "the aiconfigurator recipe covers the trtllm, vllm and sglang engines, not '" + engine +
-        "'");
+    l.budget = ranks * round_up(prompt + (role == Role::kMixed ? bs : 0), block);
   }
   return l;
 }
@@ -297,7 +287,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
             "the aiconfigurator recipe sets a serving engine's limits: give --engine trtllm, "
             "vllm or sglang");
       }
-      l = aiconfigurator_limits(engine->id, role, bs, ranks, in.isl, defaults);
+      l = aiconfigurator_limits(*engine, role, bs, ranks, in.isl, defaults);
     }
     if (in.token_budget) l.budget = in.token_budget;
     if (in.max_running) l.cap = in.max_running;
