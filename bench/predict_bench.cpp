@@ -72,7 +72,7 @@ BENCHMARK(BM_PredictMoeDecodeWithEngine);
 
 // The newer attention kinds with an engine: Qwen3.5-397B-A17B (Gated DeltaNet
 // in 45 of 60 layers) and DeepSeek-V3.2 (the sparse-attention indexer), decode
-// at batch 64 over 4K tokens at TP 8 on the B200 with SGLang.
+// at batch 64 over 4K tokens at TP 8 on the B200 with SGLang, fp8 W8A8.
 void attention_kind_bench(benchmark::State& state, const char* model) {
   const auto m = roofline::load_model(model);
   const auto& d = registry().get("b200");
@@ -80,6 +80,7 @@ void attention_kind_bench(benchmark::State& state, const char* model) {
   s.batch = 64;
   s.tp = 8;
   s.precision.weights = roofline::Format::kFp8;
+  s.precision.act = roofline::Format::kFp8;  // W8A8, as SGLang serves fp8 checkpoints
   const roofline::ModelOptions o =
       roofline::with_engine({}, d, &roofline::EngineRegistry::built_in().get("sglang"));
   for (auto _ : state) {
