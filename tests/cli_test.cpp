@@ -245,7 +245,7 @@ TEST(Cli, GenerateKvAttentionModelValidate) {
 
   r = roofline("model list --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(nlohmann::json::parse(r.out)["models"].size(), 22u);
+  EXPECT_EQ(nlohmann::json::parse(r.out)["models"].size(), 25u);
 
   r = roofline("validate --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -16,7 +16,7 @@ constexpr double kParamRelTol = 0.02;
 
 TEST(Models, EveryPresetParsesWithoutUnmodeledKeys) {
   const auto& presets = ModelCatalog::built_in().presets();
-  ASSERT_EQ(presets.size(), 22u);
+  ASSERT_EQ(presets.size(), 25u);
   for (const auto& p : presets) {
     const ModelSpec m = preset_model(p);
     for (const auto& n : m.notes) {

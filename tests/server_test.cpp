@@ -87,7 +87,7 @@ TEST_F(ServerTest, HealthAndLists) {
   EXPECT_GE(nlohmann::json::parse(hw->body)["devices"].size(), 18u);
   auto models = c.Get("/api/public/models");
   ASSERT_TRUE(models);
-  EXPECT_EQ(nlohmann::json::parse(models->body)["models"].size(), 22u);
+  EXPECT_EQ(nlohmann::json::parse(models->body)["models"].size(), 25u);
   auto api = c.Get("/api/openapi.json");
   ASSERT_TRUE(api);
   const auto doc = nlohmann::json::parse(api->body);
