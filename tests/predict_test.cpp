@@ -866,6 +866,10 @@ TEST(Memory, LinearAttentionStateDoesNotGrowWithContext) {
   EXPECT_DOUBLE_EQ(short_ctx.kv_cache_bytes, 30'750'720.0 + 192'061'440.0);
   const MemoryEstimate long_ctx = estimate_memory(m, d, decode(1, 2000));
   EXPECT_DOUBLE_EQ(long_ctx.kv_cache_bytes - short_ctx.kv_cache_bytes, 15.0 * 1000 * 2048);
+  // roofline kv says the state apart from the per-token rows.
+  EXPECT_DOUBLE_EQ(kv_report(m, d, decode(1, 1000)).state_bytes_per_sequence, 192'061'440.0);
+  EXPECT_DOUBLE_EQ(
+      kv_report(load_model("llama-3.1-8b"), d, decode(1, 1000)).state_bytes_per_sequence, 0);
 }
 
 TEST(Ops, TensorParallelMustDivideTheLinearKeyHeads) {

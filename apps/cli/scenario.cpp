@@ -166,6 +166,13 @@ void cmd_kv(const Common& c, const ScenarioArgs& a) {
       m.name, r.context, r.batch, d.id, human_bytes(r.weight_bytes),
       a.weights.empty() ? std::string(format_id(m.native_weights)) : a.weights);
   std::cout << t.text();
+  if (r.state_bytes_per_sequence > 0) {
+    std::cout << fmt::format(
+        "\nplus the linear-attention layers' fixed state: {} a sequence ({} for the batch), "
+        "whatever the KV format or the context\n",
+        human_bytes(r.state_bytes_per_sequence),
+        human_bytes(r.state_bytes_per_sequence * static_cast<double>(r.batch)));
+  }
 }
 
 void cmd_attention(const Common& c, const ScenarioArgs& a) {

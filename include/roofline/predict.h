@@ -116,6 +116,10 @@ struct KvReport {
   // MoE only the experts the batch touches. What the crossover compares with.
   Bytes weight_bytes = 0;
   Bytes resident_weight_bytes = 0;  // all the weights in memory (weight_memory)
+  // Linear-attention layers' fixed state of one sequence (the delta rule's in
+  // its own format, the convolution's in the activations'), beside the KV
+  // cache whatever its format or the context; 0 without linear attention.
+  Bytes state_bytes_per_sequence = 0;
   std::vector<KvFormatRow> rows;
 };
 

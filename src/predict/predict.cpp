@@ -626,6 +626,12 @@ KvReport kv_report(const ModelSpec& m, const Device& d, const Scenario& s) {
     const Op& op = step.ops[static_cast<std::size_t>(i)];
     r.weight_bytes += op.count * op.weight_bytes;
   }
+  if (m.linear_attention) {
+    r.state_bytes_per_sequence =
+        static_cast<double>(m.linear_layer_count()) *
+        (bytes_for(m.linear_attention->state_format, m.linear_state_elements()) +
+         bytes_for(s.precision.act, m.linear_conv_state_elements()));
+  }
   const double per_token_layer = static_cast<double>(m.kv_elements_per_token_per_layer());
   // Layers with a KV cache (linear-attention layers keep a fixed state instead).
   const double layers = static_cast<double>(m.layers - m.linear_layer_count());

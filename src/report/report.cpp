@@ -557,6 +557,7 @@ nlohmann::json to_json(const KvReport& r) {
           {"batch", r.batch},
           {"weight_bytes", r.weight_bytes},
           {"resident_weight_bytes", r.resident_weight_bytes},
+          {"state_bytes_per_sequence", r.state_bytes_per_sequence},
           {"formats", rows}};
 }
 
