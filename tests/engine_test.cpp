@@ -601,7 +601,10 @@ TEST(Engines, GraphCapsAreStrict) {
         std::string(R"({"value": true, "source": "s", "max_batch_small": {"below_tp": 1,
           "below_memory_gib": 100, "max_batch": {"value": 8, "confidence": "vendor", "source": "s"}}})"),
         std::string(R"({"value": true, "source": "s", "max_batch_small": {"below_tp": 2,
-          "max_batch": {"value": 8, "confidence": "vendor", "source": "s"}}})")}) {
+          "max_batch": {"value": 8, "confidence": "vendor", "source": "s"}}})"),
+        std::string(R"({"value": true, "source": "s", "max_batch_small": {"below_tp": 2,
+          "below_memory_gib": 100, "max_batch": {"value": 8, "confidence": "vendor",
+          "source": "s"}}})")}) {
     EXPECT_THROW((void)parse_engine(with(bad), "x.json"), ParseError) << bad;
   }
 }

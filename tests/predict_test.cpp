@@ -852,6 +852,11 @@ TEST(Ops, GatedDeltaNetPrefillByHand) {
   EXPECT_NEAR(rule.flops, 512.0 * 16 * (49'152 + 32'768 + 4'096.0 / 3 + 98'304), 1e-3);
   EXPECT_EQ(rule.compute, Format::kBf16);
   EXPECT_DOUBLE_EQ(rule.kv_bytes, 0);
+  // fp8 activations (W8A8): the chunk kernels still multiply in 16 bits.
+  s.precision.weights = s.precision.experts = Format::kFp8;
+  s.precision.act = Format::kFp8;
+  EXPECT_EQ(find_op(build_ops(m, registry().get("b200"), s, ideal()), OpKind::kDeltaRule).compute,
+            Format::kBf16);
 }
 
 // KV cache and state of one sequence at TP 1: the 15 full-attention layers
@@ -941,6 +946,10 @@ TEST(Memory, SparseAttentionIndexerCacheAndWeights) {
   s.tp = 8;
   constexpr double kTensorScaleBytes = 4;  // bytes_for adds one fp8 tensor scale a call
   EXPECT_NEAR(weight_memory(v32, s) - weight_memory(v3, s), 851'524'864, kTensorScaleBytes);
+  // With attention data parallelism the attention copies leave the indexer
+  // out: it is held whole once a rank already.
+  s.attention_dp = 8;
+  EXPECT_NEAR(weight_memory(v32, s) - weight_memory(v3, s), 851'524'864, 2 * kTensorScaleBytes);
 }
 
 }  // namespace

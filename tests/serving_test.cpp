@@ -416,8 +416,14 @@ TEST(Serving, TheAiConfiguratorRecipeSetsEachEnginesLimits) {
   dis.decode_batch = 4;                       // the deployment's own batch size a decode rank
   EXPECT_EQ(run("trtllm", dis).decode_max_running, 8);
 
-  // Only the serving engines have such settings.
+  // Only the serving engines have such settings, and batch sizes only with them.
   EXPECT_THROW((void)predict_serving(m, d, s, {}), Unsupported);
+  ServingScenario loose = own;
+  loose.decode_batch = 8;
+  EXPECT_THROW((void)run("vllm", loose), InvalidArgument);
+  ServingScenario agg_prefill = s;
+  agg_prefill.prefill_batch = 2;  // aggregated: no prefill workers
+  EXPECT_THROW((void)run("vllm", agg_prefill), InvalidArgument);
   EXPECT_EQ(parse_serving_recipe("aiconfigurator"), ServingRecipe::kAiConfigurator);
   EXPECT_THROW((void)parse_serving_recipe("dynamo"), InvalidArgument);
 }

@@ -103,6 +103,25 @@ std::string serving_row(const std::string& model, const std::string& tpot = "20.
          ",1,1,,,,,,,,,,,,,,,,," + "150.0," + tpot + "\n";
 }
 
+// Under attention data parallelism batch_size is a rank's batch: the clients
+// are the id's "_c<N>_", else batch x attention_dp.
+TEST(ServingRuns, AttentionDpRowsCountEveryRanksClients) {
+  const std::string row_dp =
+      "r_agg_c64_tp4,vllm,0.12.0,m,h200_sxm,fp8,agg,1024,256,fp8,fp8,16,4,1,4,,,,,,,,,,,,,,,,,"
+      "150.0,20.5\n";
+  const std::string row_no_id =
+      "r2,vllm,0.12.0,m,h200_sxm,fp8,agg,1024,256,fp8,fp8,16,4,1,4,,,,,,,,,,,,,,,,,150.0,20.5\n";
+  const std::string row_cfg_first =
+      "x_cfg12_c8_y,vllm,0.12.0,m,h200_sxm,fp8,agg,1024,256,fp8,fp8,8,2,1,,,,,,,,,,,,,,,,,,"
+      "150.0,20.5\n";
+  const auto runs =
+      parse_serving_runs(std::string(kServingHeader) + row_dp + row_no_id + row_cfg_first, "t.csv");
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].concurrency, 64);
+  EXPECT_EQ(runs[1].concurrency, 16 * 4);
+  EXPECT_EQ(runs[2].concurrency, 8);  // the first "_c<digits>_" of the id
+}
+
 TEST(ServingRuns, BuiltInDevelopmentSetLoadsWholly) {
   const std::vector<ServingRun> runs = built_in_serving_runs();
   // reference/serving-measurements/README.md: 2,101 runs (1,502 agg, 599 disagg).

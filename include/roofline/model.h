@@ -40,6 +40,10 @@ struct SparseAttentionSpec {
   std::int64_t top_k = 0;
 };
 
+// The short convolution's window of past inputs, kept in the model's 16-bit
+// dtype by the engines whatever the activations' format.
+inline constexpr Format kLinearConvStateFormat = Format::kBf16;
+
 // Gated DeltaNet linear attention (Qwen3-Next, Qwen3.5; Yang, Kautz and
 // Hatamizadeh, "Gated Delta Networks", ICLR 2025): in the layers it takes,
 // each sequence keeps a recurrent state of value_heads matrices of
@@ -176,7 +180,7 @@ struct ModelSpec {
   }
   // Elements of one sequence's recurrent state in one linear-attention layer
   // (all heads: the delta rule's matrices in state_format, the convolution's
-  // window in the activation format), 0 without linear attention.
+  // window in kLinearConvStateFormat), 0 without linear attention.
   [[nodiscard]] double linear_state_elements() const noexcept;
   [[nodiscard]] double linear_conv_state_elements() const noexcept;
   // The sparse-attention indexer's weights over all layers (replicated on

@@ -535,14 +535,21 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
         small.fail("below_tp", "must be a whole number from 2 to 4096");
       }
       const double gib = small.non_negative("below_memory_gib");
-      if (gib > 1e5) small.fail("below_memory_gib", "must be at most 100000");
+      if (!(gib > 0) || gib > 1e5)
+        small.fail("below_memory_gib", "must be above 0, at most 100000");
       e.graph_max_batch_small.below_tp = static_cast<std::int64_t>(tp);
       e.graph_max_batch_small.below_memory_bytes = gib * 1073741824.0;
       e.graph_max_batch_small.max_batch = figure(small, "max_batch", 1, 1 << 20, e.sources);
       small.finish();
     }
-    if (!e.decode_cuda_graphs && e.graph_max_batch.known())
+    if (!e.decode_cuda_graphs &&
+        (e.graph_max_batch.known() || e.graph_max_batch_small.below_tp > 0))
       g.fail("max_batch", "given for an engine without decode graphs");
+    if (e.graph_max_batch_small.below_tp > 0 &&
+        (!e.graph_max_batch.known() ||
+         e.graph_max_batch_small.max_batch.value > e.graph_max_batch.value)) {
+      g.fail("max_batch_small", "needs max_batch, and at most it");
+    }
     g.finish();
   }
   // A reference engine (today's realistic mode) leaves these to the device.
@@ -968,6 +975,13 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"decode_cuda_graphs", e.decode_cuda_graphs},
           {"decode_cuda_graphs_source", e.citation(e.decode_cuda_graphs_source)},
           {"graph_max_batch", figure_json(e, e.graph_max_batch)},
+          {"graph_max_batch_small",
+           e.graph_max_batch_small.below_tp > 0
+               ? nlohmann::json{{"below_tp", e.graph_max_batch_small.below_tp},
+                                {"below_memory_gib",
+                                 e.graph_max_batch_small.below_memory_bytes / 1073741824.0},
+                                {"max_batch", figure_json(e, e.graph_max_batch_small.max_batch)}}
+               : nlohmann::json(nullptr)},
           {"launch_overhead_decode_s", figure_json(e, e.launch_decode_s)},
           {"launch_overhead_prefill_s", figure_json(e, e.launch_prefill_s)},
           {"step_overhead_s", figure_json(e, e.step_overhead_s)},

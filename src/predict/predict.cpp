@@ -239,7 +239,8 @@ Bytes weight_memory(const ModelSpec& m, const Scenario& s) {
   const double replicated = bytes_for(Format::kBf16, p.norms + p.router) + bytes_for(w, indexer);
   // Attention data parallelism: attention weights split over tp / attention_dp.
   const double attention_copies = static_cast<double>(s.attention_dp) - 1;
-  return (split / tp + attention_copies * bytes_for(w, p.attention) / tp + replicated) / pp;
+  return (split / tp + attention_copies * bytes_for(w, p.attention - indexer) / tp + replicated) /
+         pp;
 }
 
 MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenario& s) {
@@ -280,7 +281,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
     mem.kv_cache_bytes +=
         B / dp * layers *
         (bytes_for(m.linear_attention->state_format, m.linear_state_elements() / attention_tp) +
-         bytes_for(s.precision.act, m.linear_conv_state_elements() / attention_tp));
+         bytes_for(kLinearConvStateFormat, m.linear_conv_state_elements() / attention_tp));
   }
   if (s.draft_tokens > 0) {
     // The draft head: one more layer of the model's last kind, with its own
@@ -450,7 +451,8 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     // Graphs cover decode-only steps up to the captured batch (a rank's
     // share of the sequences under attention data parallelism); steps with
     // prompt tokens and larger batches launch eagerly or piecewise.
-    const std::int64_t rank_batch = s.batch / s.attention_dp;
+    // The busiest attention data-parallel rank's share of the sequences.
+    const std::int64_t rank_batch = (s.batch + s.attention_dp - 1) / s.attention_dp;
     p.cuda_graphs =
         decode && (opt.graph_max_batch > 0
                        ? engine->decode_cuda_graphs && s.prefill_tokens == 0 &&
@@ -630,7 +632,7 @@ KvReport kv_report(const ModelSpec& m, const Device& d, const Scenario& s) {
     r.state_bytes_per_sequence =
         static_cast<double>(m.linear_layer_count()) *
         (bytes_for(m.linear_attention->state_format, m.linear_state_elements()) +
-         bytes_for(s.precision.act, m.linear_conv_state_elements()));
+         bytes_for(kLinearConvStateFormat, m.linear_conv_state_elements()));
   }
   const double per_token_layer = static_cast<double>(m.kv_elements_per_token_per_layer());
   // Layers with a KV cache (linear-attention layers keep a fixed state instead).

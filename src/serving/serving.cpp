@@ -275,8 +275,20 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   const EngineProfile& reference = EngineRegistry::built_in().get("roofline");
   const EngineProfile* engine = o.engine && o.engine->scheduler.known ? o.engine : &reference;
   const EngineScheduler& sched = engine->scheduler;
+  if (in.step.attention_dp < 1 || in.prefill_attention_dp < 1) {
+    throw InvalidArgument("attention dp must be at least 1");
+  }
   if (in.prefill_batch != 0) check("prefill batch", in.prefill_batch, kMaxBatch);
   if (in.decode_batch != 0) check("decode batch", in.decode_batch, kMaxBatch);
+  if ((in.prefill_batch != 0 || in.decode_batch != 0) &&
+      in.recipe != ServingRecipe::kAiConfigurator) {
+    throw InvalidArgument(
+        "prefill and decode batch sizes set a deployment's limits: give them with the "
+        "aiconfigurator recipe");
+  }
+  if (in.prefill_batch != 0 && in.mode != ServingMode::kDisaggregated) {
+    throw InvalidArgument("prefill batch: disaggregated serving only (its prefill workers)");
+  }
   const PoolLimits defaults{sched.budget_on(d), sched.running_on(d), sched.prefill_first, 0};
   // Each pool's limits: the recipe's, then what the caller set.
   const auto limits = [&](detail::PoolSpec::Role role, std::int64_t bs, std::int64_t ranks) {

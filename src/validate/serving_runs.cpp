@@ -102,6 +102,17 @@ struct LineReader {
   }
 };
 
+// The client concurrency an id names ("..._c64_..."), or 0 when it names none.
+std::int64_t id_concurrency(const LineReader& in, std::string_view id) {
+  for (std::size_t at = id.find("_c"); at != std::string_view::npos; at = id.find("_c", at + 2)) {
+    std::size_t end = at + 2;
+    while (end < id.size() && std::isdigit(static_cast<unsigned char>(id[end]))) ++end;
+    if (end > at + 2 && end < id.size() && id[end] == '_')
+      return in.size("id", id.substr(at + 2, end - at - 2), 0);
+  }
+  return 0;
+}
+
 // The preset a Hugging Face id names, or empty.
 std::string preset_of(std::string_view model_path) {
   static const std::map<std::string, std::string, std::less<>> kPresets = {
@@ -288,29 +299,26 @@ std::vector<ServingRun> parse_serving_runs(std::string_view text, const std::str
     r.osl = in.size("osl", col("osl"), 0, false);
     if (r.isl == 0 || r.osl == 0) in.fail("isl", "isl and osl are required");
     if (r.mode == "agg") {
-      r.concurrency = in.size("batch_size", col("batch_size"), 0, false);
-      if (r.concurrency == 0) in.fail("batch_size", "required in aggregated rows");
+      const std::int64_t batch = in.size("batch_size", col("batch_size"), 0, false);
+      if (batch == 0) in.fail("batch_size", "required in aggregated rows");
       r.tp = in.size("tp_size", col("tp_size"), 1);
       r.pp = in.size("pp_size", col("pp_size"), 1);
       r.attention_dp = in.size("attention_dp_size", col("attention_dp_size"), 1);
+      // batch_size is a rank's batch under attention data parallelism: the
+      // clients are the id's "_c<N>_" (batch x attention_dp in 74 of the set's
+      // 75 such rows), else that product. Without it the id agrees with
+      // batch_size in 1,418 of 1,426 rows; it is the benchmark's label, so it
+      // wins where given.
+      r.concurrency = id_concurrency(in, r.id);
+      if (r.concurrency == 0) r.concurrency = batch * r.attention_dp;
       r.moe_tp = in.size("moe_tp_size", col("moe_tp_size"), 1);
       r.moe_ep = in.size("moe_ep_size", col("moe_ep_size"), 1);
     } else {
       // Disaggregated rows: the client concurrency from batch_size, else the
       // id's "_c<N>_"; the decode pool's figures in the shared fields.
       r.concurrency = in.size("batch_size", col("batch_size"), 0);
-      if (r.concurrency == 0) {
-        const std::size_t at = r.id.find("_c");
-        std::size_t digits_end = at == std::string::npos ? at : at + 2;
-        while (digits_end != std::string::npos && digits_end < r.id.size() &&
-               std::isdigit(static_cast<unsigned char>(r.id[digits_end])))
-          ++digits_end;
-        // Neither: concurrency stays 0 and the row is refused.
-        if (at != std::string::npos && digits_end > at + 2 && digits_end < r.id.size() &&
-            r.id[digits_end] == '_')
-          r.concurrency =
-              in.size("id", std::string_view(r.id).substr(at + 2, digits_end - at - 2), 0);
-      }
+      // Neither: concurrency stays 0 and the row is refused.
+      if (r.concurrency == 0) r.concurrency = id_concurrency(in, r.id);
       r.prefill_batch = in.size("prefill_batch_size", col("prefill_batch_size"), 0);
       r.decode_batch = in.size("decode_batch_size", col("decode_batch_size"), 0);
       (void)in.size("prefill_moe_tp_size", col("prefill_moe_tp_size"), 1);
@@ -424,7 +432,8 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
       if (tables) o = with_engine(o, *d, e, *tables);
       // A decode step alone: these deployments captured graphs up to their batch
       // (AIConfigurator's benchmark rules; the serving model sets each pool's).
-      if (!serving && o.graph_max_batch == 0) o.graph_max_batch = s.batch / s.attention_dp;
+      if (!serving && o.graph_max_batch == 0)
+        o.graph_max_batch = (s.batch + s.attention_dp - 1) / s.attention_dp;
       if (serving) {
         ServingScenario load;
         load.isl = r.isl;
@@ -432,8 +441,10 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         load.concurrency = r.concurrency;
         load.step = s;
         load.recipe = recipe;
-        load.prefill_batch = r.prefill_batch;
-        load.decode_batch = r.decode_batch;
+        if (recipe == ServingRecipe::kAiConfigurator && disagg) {
+          load.prefill_batch = r.prefill_batch;
+          load.decode_batch = r.decode_batch;
+        }
         if (disagg) {
           load.mode = ServingMode::kDisaggregated;
           load.prefill_workers = r.prefill_workers;

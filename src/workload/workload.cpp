@@ -408,7 +408,7 @@ struct Builder {
     // sequence's last kernel - 1 inputs.
     Op& cv = elementwise(OpKind::kShortConv, count, N * conv, 2 * kernel + kGateOps, 1, 1, 1);
     cv.weight_bytes = bytes_for(kSmallWeights, conv * kernel);
-    if (decode) cv.kv_bytes = 2 * bytes_for(a, B * conv * (kernel - 1));
+    if (decode) cv.kv_bytes = 2 * bytes_for(kLinearConvStateFormat, B * conv * (kernel - 1));
 
     const double state_bytes = bytes_for(x.state_format, hv * dk * dvh);
     // q, k, v, the decay and the write strength in; the output out.
@@ -438,7 +438,9 @@ struct Builder {
       Op& op = add(OpKind::kDeltaRule, OpClass::kAttention, count);
       op.flops = chunked * hv * (6 * c * dk + 4 * c * dvh + c * c / 3 + 6 * dk * dvh);
       op.act_bytes = io(chunked) + 2 * state_bytes * std::ceil(chunked / c);
-      op.compute = a;
+      // The chunk kernels multiply in 16 bits (or wider) whatever the
+      // activations' format, on the tensor cores.
+      op.compute = format_info(a).block_bits >= 16 && dev.computes(a) ? a : Format::kBf16;
       op.kernel_efficiency = std::nan("");
     }
     // RMSNorm of each head's output, times SiLU(z).
