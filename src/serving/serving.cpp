@@ -177,7 +177,9 @@ PoolLimits aiconfigurator_limits(const EngineProfile& engine, detail::PoolSpec::
   if (x.mixed_steps && role == Role::kMixed) l.prefill_first = false;
   const auto block = static_cast<std::int64_t>(x.block_tokens.value);
   std::int64_t prompt = isl + static_cast<std::int64_t>(x.prompt_headroom.value);
-  if (x.prompt_within_chunk) prompt = std::min(prompt, defaults.budget);
+  // SGLang divides its chunk size among the attention data-parallel ranks
+  // (server_args' _handle_data_parallelism: chunked_prefill_size // dp_size).
+  if (x.prompt_within_chunk) prompt = std::min(prompt, defaults.budget / ranks);
   if (role == Role::kDecode) {
     if (x.decode_budget_is_batch) l.budget = ranks * round_up(bs, block);
   } else {
