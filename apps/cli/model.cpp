@@ -64,11 +64,10 @@ void cmd_model_show(const Common& c, const std::string& arg) {
     const auto& x = *m.linear_attention;
     std::cout << fmt::format(
         "linear attention (Gated DeltaNet) in {} of {} layers: {} key / {} value heads of {} / {}, "
-        "convolution {}, {} state {} per sequence{}\n",
+        "convolution {}, {} state and the convolution's window {} per sequence{}\n",
         m.linear_layer_count(), m.layers, x.key_heads, x.value_heads, x.key_head_dim,
         x.value_head_dim, x.conv_kernel, format_id(x.state_format),
-        human_bytes(static_cast<double>(m.linear_layer_count()) *
-                    bytes_for(x.state_format, m.linear_state_elements())),
+        human_bytes(m.linear_state_bytes()),
         m.attention_output_gate ? "; gated softmax attention in the rest" : "");
   }
   if (m.moe) {

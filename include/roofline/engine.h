@@ -186,9 +186,10 @@ struct EngineProfile {
   } graph_max_batch_small;
   // Whether a step replays the decode graphs: graphs on, no prompt tokens
   // riding along, and the batch within the captured sizes on this device at
-  // this tensor-parallel size.
+  // this tensor-parallel size (`captured` > 0: the deployment's own largest
+  // size instead of the engine's defaults).
   [[nodiscard]] bool replays_graphs(const Device& d, std::int64_t tp, std::int64_t batch,
-                                    bool prompt_tokens) const noexcept;
+                                    bool prompt_tokens, std::int64_t captured = 0) const noexcept;
   EngineFigure launch_decode_s;   // per kernel in a decode step (graphs replayed, when used)
   EngineFigure launch_prefill_s;  // per kernel in a prefill (eager)
   EngineFigure step_overhead_s;   // fixed host cost per forward pass (scheduling, sampling)

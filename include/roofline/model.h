@@ -183,6 +183,9 @@ struct ModelSpec {
   // window in kLinearConvStateFormat), 0 without linear attention.
   [[nodiscard]] double linear_state_elements() const noexcept;
   [[nodiscard]] double linear_conv_state_elements() const noexcept;
+  // Bytes of one sequence's state over all linear-attention layers (both
+  // parts, each in its format), all heads; 0 without linear attention.
+  [[nodiscard]] double linear_state_bytes() const noexcept;
   // The sparse-attention indexer's weights over all layers (replicated on
   // every tensor-parallel rank), 0 without one; part of ParamCounts::attention.
   [[nodiscard]] double indexer_parameters() const noexcept;

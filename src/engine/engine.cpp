@@ -473,8 +473,9 @@ std::int64_t EngineScheduler::running_on(const Device& d) const noexcept {
 }
 
 bool EngineProfile::replays_graphs(const Device& d, std::int64_t tp, std::int64_t batch,
-                                   bool prompt_tokens) const noexcept {
+                                   bool prompt_tokens, std::int64_t captured) const noexcept {
   if (!decode_cuda_graphs || prompt_tokens) return false;
+  if (captured > 0) return batch <= captured;
   double cap = graph_max_batch.known() ? graph_max_batch.value : 0;
   const auto& small = graph_max_batch_small;
   if (small.below_tp > 0 && tp < small.below_tp &&

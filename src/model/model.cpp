@@ -542,6 +542,13 @@ double ModelSpec::linear_conv_state_elements() const noexcept {
   return static_cast<double>(x.conv_channels()) * static_cast<double>(x.conv_kernel - 1);
 }
 
+double ModelSpec::linear_state_bytes() const noexcept {
+  if (!linear_attention) return 0;
+  return static_cast<double>(linear_layer_count()) *
+         (bytes_for(linear_attention->state_format, linear_state_elements()) +
+          bytes_for(kLinearConvStateFormat, linear_conv_state_elements()));
+}
+
 std::int64_t ModelSpec::kv_elements_per_token_per_layer() const noexcept {
   if (attention == AttentionKind::kMla) return mla.kv_lora_rank + mla.qk_rope_head_dim;
   return 2 * kv_heads * head_dim;

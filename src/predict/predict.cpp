@@ -272,17 +272,11 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
     mem.kv_cache_bytes += B / dp * static_cast<double>(m.layers) / pp * ctx *
                           (static_cast<double>(m.sparse_attention->index_head_dim) + 4);
   }
-  if (m.linear_attention) {
-    // Linear-attention layers hold a fixed state a sequence, whatever its
-    // length: the delta rule's matrices and the convolution's window, heads
-    // split over the attention ranks. Counted with the KV cache (engines
-    // keep both in one pool of sequence slots).
-    const double layers = static_cast<double>(m.linear_layer_count()) / pp;
-    mem.kv_cache_bytes +=
-        B / dp * layers *
-        (bytes_for(m.linear_attention->state_format, m.linear_state_elements() / attention_tp) +
-         bytes_for(kLinearConvStateFormat, m.linear_conv_state_elements() / attention_tp));
-  }
+  // Linear-attention layers hold a fixed state a sequence, whatever its
+  // length: the delta rule's matrices and the convolution's window, heads
+  // split over the attention ranks. Counted with the KV cache (engines keep
+  // both in one pool of sequence slots).
+  mem.kv_cache_bytes += B / dp * m.linear_state_bytes() / attention_tp / pp;
   if (s.draft_tokens > 0) {
     // The draft head: one more layer of the model's last kind, with its own
     // KV cache (a full-attention layer's), at the model's mean bytes a parameter.
@@ -448,16 +442,12 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   }
   double launch = realistic ? d.launch_overhead_s.value : 0;
   if (engine) {
-    // Graphs cover decode-only steps up to the captured batch (a rank's
-    // share of the sequences under attention data parallelism); steps with
+    // Graphs cover decode-only steps up to the captured batch (the busiest
+    // attention data-parallel rank's share of the sequences); steps with
     // prompt tokens and larger batches launch eagerly or piecewise.
-    // The busiest attention data-parallel rank's share of the sequences.
     const std::int64_t rank_batch = (s.batch + s.attention_dp - 1) / s.attention_dp;
-    p.cuda_graphs =
-        decode && (opt.graph_max_batch > 0
-                       ? engine->decode_cuda_graphs && s.prefill_tokens == 0 &&
-                             rank_batch <= opt.graph_max_batch
-                       : engine->replays_graphs(d, s.tp, rank_batch, s.prefill_tokens > 0));
+    p.cuda_graphs = decode && engine->replays_graphs(d, s.tp, rank_batch, s.prefill_tokens > 0,
+                                                     opt.graph_max_batch);
     const EngineFigure& l = p.cuda_graphs ? engine->launch_decode_s : engine->launch_prefill_s;
     if (l.known()) launch = l.value;
   }
@@ -628,12 +618,7 @@ KvReport kv_report(const ModelSpec& m, const Device& d, const Scenario& s) {
     const Op& op = step.ops[static_cast<std::size_t>(i)];
     r.weight_bytes += op.count * op.weight_bytes;
   }
-  if (m.linear_attention) {
-    r.state_bytes_per_sequence =
-        static_cast<double>(m.linear_layer_count()) *
-        (bytes_for(m.linear_attention->state_format, m.linear_state_elements()) +
-         bytes_for(kLinearConvStateFormat, m.linear_conv_state_elements()));
-  }
+  r.state_bytes_per_sequence = m.linear_state_bytes();
   const double per_token_layer = static_cast<double>(m.kv_elements_per_token_per_layer());
   // Layers with a KV cache (linear-attention layers keep a fixed state instead).
   const double layers = static_cast<double>(m.layers - m.linear_layer_count());
