@@ -55,6 +55,26 @@ TEST(Models, AliasesResolve) {
   EXPECT_THROW((void)load_model("gpt-5"), NotFound);
 }
 
+// moe_layer_count() counts without a loop when no layer is listed dense;
+// it must agree with is_moe_layer() layer by layer for every first-dense
+// count and step (Qwen's decoder_sparse_step), including a first past the end.
+TEST(Models, MoeLayerCountMatchesEveryLayer) {
+  ModelSpec m = load_model("deepseek-v3");
+  for (std::int64_t layers : {1, 2, 7, 61}) {
+    for (std::int64_t first : {0, 1, 3, 6, 70}) {
+      for (std::int64_t step : {1, 2, 3, 4}) {
+        m.layers = layers;
+        m.moe->first_dense_layers = first;
+        m.moe->layer_step = step;
+        std::int64_t by_layer = 0;
+        for (std::int64_t l = 0; l < layers; ++l) by_layer += m.is_moe_layer(l);
+        EXPECT_EQ(m.moe_layer_count(), by_layer)
+            << layers << " layers, first " << first << ", step " << step;
+      }
+    }
+  }
+}
+
 TEST(Models, MoeAndMlaPresets) {
   const ModelSpec ds = load_model("deepseek-v3");
   EXPECT_EQ(ds.attention, AttentionKind::kMla);

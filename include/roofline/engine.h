@@ -57,6 +57,9 @@ struct GemmTable {
   [[nodiscard]] const Entry* find(std::string_view format_key) const noexcept;
   // Bilinear in (log2 m, log2 n k), held at the grid's edges. Never above 1.
   [[nodiscard]] double efficiency(const Entry& e, double m, double nk) const noexcept;
+  // The same at log2(max(m, 1)) and log2(max(nk, 1)) already taken.
+  [[nodiscard]] double efficiency_log2(const Entry& e, double log2_m,
+                                       double log2_nk) const noexcept;
   // The dynamic-scale cost of one call with m x k activations: linear between
   // the grid's points in log2(m k), held at its edges; 0 when not measured.
   [[nodiscard]] double fp8_dynamic_scale(double mk) const noexcept;

@@ -176,7 +176,7 @@ enum class OpClass : std::uint8_t {
 // One operator of the forward pass. Quantities are per instance; `count`
 // instances run per forward pass (the layers that have it). Trivial (no
 // member initializers) so that an OpGraph's op array costs nothing until
-// used; build_ops value-initializes each op it adds.
+// used; build_ops sets every field of each op it adds.
 struct Op {
   OpKind kind;
   OpClass cls;
@@ -228,6 +228,10 @@ struct OpGraph {
 // cannot run on the device.
 [[nodiscard]] OpGraph build_ops(const ModelSpec& model, const Device& device, const Scenario& s,
                                 const ModelOptions& options = {});
+// The same into `out`, which it overwrites: predict() builds in place rather
+// than copying the graph's whole op array.
+void build_ops(const ModelSpec& model, const Device& device, const Scenario& s,
+               const ModelOptions& options, OpGraph* out);
 
 // The weight parameters of each linear operator kind over the whole model
 // (every layer, every expert): what a per-operator format applies to. Routed

@@ -250,6 +250,11 @@ double GemmTable::efficiency(const Entry& e, double m, double nk) const noexcept
   return detail::log2_grid_value(e.efficiency, log2_m0, m_points, log2_nk0, nk_points, m, nk);
 }
 
+double GemmTable::efficiency_log2(const Entry& e, double log2_m, double log2_nk) const noexcept {
+  return detail::log2_grid_value_at(e.efficiency, log2_m0, m_points, log2_nk0, nk_points, log2_m,
+                                    log2_nk);
+}
+
 double GemmTable::fp8_dynamic_scale(double mk) const noexcept {
   const auto n = static_cast<int>(fp8_dynamic_scale_s.size());
   if (n == 0) return 0;

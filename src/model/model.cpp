@@ -499,6 +499,14 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 std::int64_t ModelSpec::moe_layer_count() const noexcept {
   if (!moe) return 0;
+  if (moe->dense_layers.empty()) {
+    // Every layer_step-th layer from first_dense_layers on, counted without a
+    // loop (predictions ask on every call): layers l >= first with
+    // (l + 1) % step == 0.
+    const std::int64_t step = std::max<std::int64_t>(1, moe->layer_step);
+    const std::int64_t first = std::clamp<std::int64_t>(moe->first_dense_layers, 0, layers);
+    return layers / step - first / step;
+  }
   std::int64_t n = 0;
   for (std::int64_t l = 0; l < layers; ++l) n += is_moe_layer(l);
   return n;

@@ -1,7 +1,9 @@
 #include "roofline/predict.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 
 #include "moe_layers.h"
 #include "roofline/deadline.h"
@@ -55,22 +57,81 @@ const EngineProfile::DequantGemm::Figures* dequant_figures(const Device& d, cons
   return it == q.architectures.end() ? nullptr : &it->second;
 }
 
+// What one prediction has looked up in the GEMM table: the entry of the
+// last format triple asked for, and the efficiencies of the shapes seen (a
+// fused kernel's GEMMs, and each layer class's attention projections, ask
+// for the same ones).
+struct TableMemo {
+  Format weights{}, compute{};
+  bool weight_only = false, asked = false, fp8 = false;
+  const GemmTable::Entry* entry = nullptr;
+  struct Shape {
+    double m, nk, efficiency;
+    double mk, fp8_scale_s;  // fp8_scale's argument and answer (NaN: not asked)
+  };
+  // Direct-mapped on the shape's bits: one comparison a lookup. A slot holds
+  // a shape when its entry is set (only those are cleared up front).
+  std::array<const GemmTable::Entry*, 32> slot_entry{};
+  std::array<Shape, 32> shapes;
+  double last_m = std::nan(""), last_log2_m = 0;  // the ops of a pass share their rows
+
+  const GemmTable::Entry* find(const GemmTable& table, const Op& op) {
+    if (!asked || op.weights != weights || op.compute != compute || op.weight_only != weight_only) {
+      weights = op.weights;
+      compute = op.compute;
+      weight_only = op.weight_only;
+      asked = true;
+      const std::string_view key = gemm_table_key(op.weights, op.compute, op.weight_only);
+      entry = table.find(key);
+      fp8 = key == "fp8";
+    }
+    return entry;
+  }
+
+  Shape& shape(const GemmTable& table, const GemmTable::Entry& e, double m, double nk) {
+    const std::uint64_t bits =
+        std::bit_cast<std::uint64_t>(m) * 0x9E3779B97F4A7C15ULL ^ std::bit_cast<std::uint64_t>(nk);
+    const auto slot = static_cast<std::size_t>((bits * 0xBF58476D1CE4E5B9ULL) >> 59);
+    Shape& x = shapes[slot];
+    if (slot_entry[slot] != &e || x.m != m || x.nk != nk) {
+      slot_entry[slot] = &e;
+      if (!(m == last_m)) {
+        last_m = m;
+        last_log2_m = std::log2(std::max(m, 1.0));
+      }
+      x = {m, nk, table.efficiency_log2(e, last_log2_m, std::log2(std::max(nk, 1.0))), std::nan(""),
+           0};
+    }
+    return x;
+  }
+  static double fp8_scale(const GemmTable& table, Shape& x, double mk) {
+    if (!(x.mk == mk)) {
+      x.mk = mk;
+      x.fp8_scale_s = table.fp8_dynamic_scale(mk);
+    }
+    return x.fp8_scale_s;
+  }
+};
+
 // A matmul the engine's measured GEMM table prices: its efficiency against
 // the datasheet roofline at this shape, on both sides of the roofline alike
 // (the table's latencies include dequantization and activation scaling).
 // False when the table has no entry for the op's formats. Out of line: the
 // common path (no engine) stays small.
 [[gnu::noinline]] bool table_timing(const Device& d, const Op& op, const ModelOptions& opt,
-                                    double kernel_n, double rate, OpTiming* out) {
-  const std::string_view key = gemm_table_key(op.weights, op.compute, op.weight_only);
-  const GemmTable::Entry* e = opt.gemm_table->find(key);
+                                    double kernel_n, double rate, TableMemo* memo, OpTiming* out) {
+  const GemmTable::Entry* e = memo->find(*opt.gemm_table, op);
   if (e == nullptr) return false;
   OpTiming& t = *out;
-  double eff = opt.gemm_table->efficiency(*e, op.gemm_m, kernel_n * op.gemm_k * op.gemm_groups);
+  TableMemo::Shape& shape =
+      memo->shape(*opt.gemm_table, *e, op.gemm_m, kernel_n * op.gemm_k * op.gemm_groups);
+  double eff = shape.efficiency;
   if (opt.engine && opt.engine->gemm_table_scale.known()) eff *= opt.engine->gemm_table_scale.value;
   eff = std::clamp(eff, 1e-4, 1.0);
-  t.memory_time_s = op.count * op.bytes() / d.memory_bandwidth_Bps.value / eff;
-  t.compute_time_s = op.count * op.flops / rate / eff;
+  const double memory_roofline_s = op.count * op.bytes() / d.memory_bandwidth_Bps.value;
+  const double compute_roofline_s = op.count * op.flops / rate;
+  t.memory_time_s = memory_roofline_s / eff;
+  t.compute_time_s = compute_roofline_s / eff;
   // No call is faster than the fastest the engine was measured at (a shape
   // below the grid would otherwise shrink with its bytes).
   const double share = kernel_n > 0 ? std::min(1.0, op.gemm_n / kernel_n) : 1.0;
@@ -78,16 +139,15 @@ const EngineProfile::DequantGemm::Figures* dequant_figures(const Device& d, cons
   if (std::max(t.memory_time_s, t.compute_time_s) < floor) {
     (t.memory_time_s >= t.compute_time_s ? t.memory_time_s : t.compute_time_s) = floor;
   }
-  if (key == "fp8") {
+  if (memo->fp8) {
     // The fp8 rows include computing a dynamic activation scale; a per-tensor
     // fp8 checkpoint carries static input scales and skips it (AIConfigurator
     // prices its fp8_static mode so). Never below the roofline itself.
     double& longer = t.memory_time_s >= t.compute_time_s ? t.memory_time_s : t.compute_time_s;
-    const double ideal =
-        std::max(op.count * op.bytes() / d.memory_bandwidth_Bps.value, op.count * op.flops / rate);
-    longer = std::max(ideal, longer - op.count * share *
-                                          opt.gemm_table->fp8_dynamic_scale(op.gemm_m * op.gemm_k *
-                                                                            op.gemm_groups));
+    longer = std::max(std::max(memory_roofline_s, compute_roofline_s),
+                      longer - op.count * share *
+                                   TableMemo::fp8_scale(*opt.gemm_table, shape,
+                                                        op.gemm_m * op.gemm_k * op.gemm_groups));
   }
   t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
   t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
@@ -122,7 +182,7 @@ const EngineProfile::DequantGemm::Figures* dequant_figures(const Device& d, cons
 // efficiency a GEMM table gives it; the op takes its width's share of the
 // kernel's one latency floor.
 void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double kernel_n,
-                 OpTiming& t) {
+                 TableMemo* memo, OpTiming& t) {
   const bool realistic = opt.mode == Mode::kRealistic;
   double bw = d.memory_bandwidth_Bps.value * (realistic ? d.bandwidth_fraction.value : 1.0);
   t = OpTiming{};
@@ -131,7 +191,7 @@ void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double 
     case OpClass::kMatmul: {
       double rate = checked_peak(d, op.compute);
       t.source = realistic ? EfficiencySource::kDevice : EfficiencySource::kIdeal;
-      if (realistic && opt.gemm_table && table_timing(d, op, opt, kernel_n, rate, &t)) return;
+      if (realistic && opt.gemm_table && table_timing(d, op, opt, kernel_n, rate, memo, &t)) return;
       if (realistic) {
         rate *= d.matmul_fraction_for(op.compute).value * op.wave_efficiency;
         // The engine's own matrix-vector kernel: bytes in flight per SM bound it.
@@ -368,6 +428,7 @@ void apply_engine_fusions(const EngineProfile& e, OpGraph* g) {
     return std::find(e.fusions.begin(), e.fusions.end(), what) != e.fusions.end();
   };
   const bool qkv = fuses("qkv"), gate_up = fuses("gate_up");
+  if (qkv && gate_up) return;  // the graph's own fusions
   for (int i = 0; i < g->size; ++i) {
     Op& op = g->ops[static_cast<std::size_t>(i)];
     if (op.cls != OpClass::kMatmul || op.launches != 0) continue;
@@ -430,7 +491,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   const ModelOptions& opt = resolved(given, d, &scratch);
   Prediction p;
   p.mode = opt.mode;
-  p.graph = build_ops(m, d, s, opt);
+  build_ops(m, d, s, opt, &p.graph);
   const bool realistic = opt.mode == Mode::kRealistic;
   const bool decode = s.phase == Phase::kDecode;
   const EngineProfile* engine = realistic ? opt.engine : nullptr;  // null for the reference
@@ -462,6 +523,12 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     p.moe_table_source = opt.moe_table_source;
   }
   double memory_bound_time = 0, compute_bound_time = 0;
+  TableMemo memo;
+  // The totals, summed in locals (kept in registers, not stored each op).
+  struct {
+    double time_s = 0, overhead_s = 0, memory_time_s = 0, compute_time_s = 0, flops = 0,
+           weight_bytes = 0, act_bytes = 0, kv_bytes = 0, communication_s = 0;
+  } sum;
 
   const int n = p.graph.size;
   int i = 0;
@@ -487,9 +554,9 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
       if (!moe_priced[static_cast<std::size_t>(k)])
-        evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n, t);
+        evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n, &memo, t);
       if (op.cls == OpClass::kCommunication) {
-        p.communication_s += t.time_s;
+        sum.communication_s += t.time_s;
       }
       mem += t.memory_time_s;
       comp += t.compute_time_s;
@@ -501,20 +568,32 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
       const double own = std::max(t.memory_time_s, t.compute_time_s);
       t.overhead_s = op.cls == OpClass::kCommunication ? 0 : op.count * op.launches * launch;
-      t.time_s = (standalone > 0 ? kernel_time * own / standalone : 0) + t.overhead_s;
-      p.time_s += t.time_s;
-      p.overhead_s += t.overhead_s;
-      p.memory_time_s += t.memory_time_s;
-      p.compute_time_s += t.compute_time_s;
-      p.flops += op.count * op.flops;
-      p.weight_bytes += op.count * op.weight_bytes;
-      p.act_bytes += op.count * op.act_bytes;
-      p.kv_bytes += op.count * op.kv_bytes;
+      // A kernel of one op takes its own time (no division: it dominated this loop).
+      const double share_s =
+          j == i + 1 ? own : (standalone > 0 ? kernel_time * own / standalone : 0);
+      t.time_s = share_s + t.overhead_s;
+      sum.time_s += t.time_s;
+      sum.overhead_s += t.overhead_s;
+      sum.memory_time_s += t.memory_time_s;
+      sum.compute_time_s += t.compute_time_s;
+      sum.flops += op.count * op.flops;
+      sum.weight_bytes += op.count * op.weight_bytes;
+      sum.act_bytes += op.count * op.act_bytes;
+      sum.kv_bytes += op.count * op.kv_bytes;
       (t.bound == Bound::kMemory ? memory_bound_time : compute_bound_time) +=
           t.time_s - t.overhead_s;
     }
     i = j;
   }
+  p.time_s = sum.time_s;
+  p.overhead_s = sum.overhead_s;
+  p.memory_time_s = sum.memory_time_s;
+  p.compute_time_s = sum.compute_time_s;
+  p.flops = sum.flops;
+  p.weight_bytes = sum.weight_bytes;
+  p.act_bytes = sum.act_bytes;
+  p.kv_bytes = sum.kv_bytes;
+  p.communication_s = sum.communication_s;
   if (engine && engine->step_overhead_s.known()) {
     // Per forward pass of a pipeline stage: scheduling, sampling, host work not hidden.
     p.engine_step_s = engine->step_overhead_s.value;
