@@ -122,6 +122,37 @@ TEST(ServingRuns, AttentionDpRowsCountEveryRanksClients) {
   EXPECT_EQ(runs[2].concurrency, 8);  // the first "_c<digits>_" of the id
 }
 
+// Rows written tp_size N x N with moe_tp_size = moe_ep_size = N are the
+// deployment of N GPUs with expert parallelism N (their ids say "_tpN_epN_");
+// rows whose id names other sizes, or whose factors differ, stand as written.
+TEST(ServingRuns, TpTimesEpRowsAreTheirDeployment) {
+  auto row = [](const std::string& id, const std::string& tp, const std::string& dp,
+                const std::string& moe_tp, const std::string& moe_ep) {
+    return id + ",sglang,0.5,m,b200_sxm,fp8,agg,1024,1024,fp8,fp8,16," + tp + ",1," + dp + "," +
+           moe_tp + "," + moe_ep + ",,,,,,,,,,,,,,,150.0,20.5\n";
+  };
+  const auto runs = parse_serving_runs(
+      std::string(kServingHeader) + row("a_agg_1024x1024_c16_tp4_ep4_7", "16", "1", "4", "4") +
+          row("b_agg_1024x1024_c16_cfg3", "64", "1", "8", "8") +
+          row("c_agg_1024x1024_c128_tp4_ep4_9", "1", "16", "4", "4") +
+          row("d_agg_128x128_c16_tp4_epnone_2", "4", "", "2", "2") +
+          row("e_agg_1024x1024_c16_cfg4", "8", "1", "2", "4") +
+          row("f_agg_1024x1024_c16_tp8_ep2_1", "16", "1", "4", "4"),
+      "t.csv");
+  ASSERT_EQ(runs.size(), 6u);
+  auto layout = [](const ServingRun& r) {
+    return std::array<std::int64_t, 4>{r.tp, r.attention_dp, r.moe_tp, r.moe_ep};
+  };
+  using L = std::array<std::int64_t, 4>;
+  EXPECT_EQ(layout(runs[0]), (L{4, 1, 1, 4}));   // the id's TP 4, EP 4: 4 GPUs
+  EXPECT_EQ(layout(runs[1]), (L{8, 1, 1, 8}));   // no label: the equal factors
+  EXPECT_EQ(layout(runs[2]), (L{1, 4, 1, 4}));   // attention DP 4, EP 4
+  EXPECT_EQ(runs[2].concurrency, 128);           // the id's clients
+  EXPECT_EQ(layout(runs[3]), (L{4, 1, 2, 2}));   // the id says TP 4: 4 GPUs as written
+  EXPECT_EQ(layout(runs[4]), (L{8, 1, 2, 4}));   // unequal factors: as written
+  EXPECT_EQ(layout(runs[5]), (L{16, 1, 4, 4}));  // the id names other sizes: as written
+}
+
 TEST(ServingRuns, BuiltInDevelopmentSetLoadsWholly) {
   const std::vector<ServingRun> runs = built_in_serving_runs();
   // reference/serving-measurements/README.md: 2,101 runs (1,502 agg, 599 disagg).

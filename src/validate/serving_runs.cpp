@@ -113,6 +113,44 @@ std::int64_t id_concurrency(const LineReader& in, std::string_view id) {
   return 0;
 }
 
+// The id's "_tp<A>_ep<B>_" label: {A, B}; B is 0 for "_epnone_"; {0, 0} without one.
+std::pair<std::int64_t, std::int64_t> id_tp_ep(const LineReader& in, std::string_view id) {
+  for (std::size_t at = id.find("_tp"); at != std::string_view::npos; at = id.find("_tp", at + 3)) {
+    std::size_t end = at + 3;
+    while (end < id.size() && std::isdigit(static_cast<unsigned char>(id[end]))) ++end;
+    if (end == at + 3 || id.substr(end, 3) != "_ep") continue;
+    const std::int64_t tp = in.size("id", id.substr(at + 3, end - at - 3), 0);
+    std::size_t ep_end = end + 3;
+    while (ep_end < id.size() && std::isdigit(static_cast<unsigned char>(id[ep_end]))) ++ep_end;
+    const std::int64_t ep =
+        ep_end > end + 3 ? in.size("id", id.substr(end + 3, ep_end - end - 3), 0) : 0;
+    return {tp, ep};
+  }
+  return {0, 0};
+}
+
+// Some of the set's campaigns write a deployment of N GPUs with attention TP
+// (or attention DP) N and expert parallelism N as tp_size (or
+// attention_dp_size) N x N, moe_tp_size N and moe_ep_size N: their ids read
+// "_tp4_ep4_" where tp_size is 16, and 23 of these rows repeat, TTFT and TPOT
+// alike, rows of the same runs written tp_size 4, moe_tp_size 1, moe_ep_size 4
+// (or attention_dp_size 4). Such rows are read as that deployment: N GPUs,
+// the experts split N ways. Where the id gives other sizes ("_tp4_epnone_"
+// for tp_size 4 with moe 2 x 2), the row's own fields stand.
+void undo_tp_times_ep(const LineReader& in, ServingRun* r) {
+  const std::int64_t n = r->moe_ep;
+  if (r->moe_tp != n || n <= 1 || r->tp * r->attention_dp != n * n) return;
+  const auto [id_tp, id_ep] = id_tp_ep(in, r->id);
+  if (id_tp != 0 && (id_tp != n || id_ep != n)) return;
+  if (r->attention_dp > 1) {
+    if (r->tp != 1) return;
+    r->attention_dp = n;
+  } else {
+    r->tp = n;
+  }
+  r->moe_tp = 1;
+}
+
 // The preset a Hugging Face id names, or empty.
 std::string preset_of(std::string_view model_path) {
   static const std::map<std::string, std::string, std::less<>> kPresets = {
@@ -310,9 +348,10 @@ std::vector<ServingRun> parse_serving_runs(std::string_view text, const std::str
       // batch_size in 1,418 of 1,426 rows; it is the benchmark's label, so it
       // wins where given.
       r.concurrency = id_concurrency(in, r.id);
-      if (r.concurrency == 0) r.concurrency = batch * r.attention_dp;
+      if (r.concurrency == 0) r.concurrency = batch * r.attention_dp;  // as written
       r.moe_tp = in.size("moe_tp_size", col("moe_tp_size"), 1);
       r.moe_ep = in.size("moe_ep_size", col("moe_ep_size"), 1);
+      undo_tp_times_ep(in, &r);
     } else {
       // Disaggregated rows: the client concurrency from batch_size, else the
       // id's "_c<N>_"; the decode pool's figures in the shared fields.
