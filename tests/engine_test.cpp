@@ -1297,3 +1297,74 @@ TEST(CommTables, AllToAllsTakeTheMeasuredLatency) {
 
 }  // namespace
 }  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// TensorRT-LLM's nvfp4 GEMMs are priced by SGLang's entry of the same device
+// (its collector timed an untuned tactic): the entry is SGLang's grid, says
+// where it came from, and a prediction's nvfp4 matmuls report a derived table.
+TEST(Engines, BorrowedFormatsTakeTheLendersEntry) {
+  const EngineRegistry& r = EngineRegistry::built_in();
+  const GemmTable* trt = nullptr;
+  const GemmTable* sgl = nullptr;
+  for (const GemmTable& t : r.gemm_tables()) {
+    if (t.device == "b200" && t.engine == "trtllm") trt = &t;
+    if (t.device == "b200" && t.engine == "sglang") sgl = &t;
+  }
+  ASSERT_NE(trt, nullptr);
+  ASSERT_NE(sgl, nullptr);
+  const GemmTable::Entry* lent = trt->find("nvfp4");
+  ASSERT_NE(lent, nullptr);
+  EXPECT_EQ(lent->borrowed_from, "sglang " + sgl->engine_version);
+  EXPECT_EQ(lent->efficiency, sgl->find("nvfp4")->efficiency);
+  EXPECT_TRUE(trt->find("fp8")->borrowed_from.empty());  // its own fp8 rows stay
+
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("b200");
+  Scenario s;
+  s.phase = Phase::kDecode;
+  s.batch = 4;
+  s.seq_len = 2048;
+  s.precision.weights = Format::kNvfp4;
+  s.precision.act = Format::kNvfp4;
+  const Prediction p = predict(m, d, s, with_engine({}, d, &r.get("trtllm")));
+  int derived = 0;
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    if (op.cls != OpClass::kMatmul || op.weights != Format::kNvfp4) continue;
+    EXPECT_EQ(p.timings[static_cast<std::size_t>(i)].source, EfficiencySource::kDerivedTable)
+        << op_name(op.kind);
+    ++derived;
+  }
+  EXPECT_GE(derived, 4);  // qkv, o, gate/up, down (and the LM head)
+}
+
+TEST(Engines, BorrowedFormatsAreStrict) {
+  const std::string base = R"({"id": "x", "name": "x", "kind": "serving", "versions": "v",
+    "sources": {"s": "t"}, "decode_cuda_graphs": {"value": true, "source": "s"},
+    "gemm": {"tables": "trtllm", "borrowed_formats": BORROWED, "kernels": {}},
+    "attention_kernels": "a", "fusions": [], "unsupported_formats": []})";
+  auto with = [&](const std::string& borrowed) {
+    std::string t = base;
+    t.replace(t.find("BORROWED"), 8, borrowed);
+    return t;
+  };
+  const EngineProfile e =
+      parse_engine(with(R"([{"format": "nvfp4", "from": "sglang", "source": "s"}])"), "x.json");
+  ASSERT_EQ(e.borrowed_gemm_formats.size(), 1u);
+  EXPECT_EQ(e.borrowed_gemm_formats[0].from, "sglang");
+  for (const std::string& bad :
+       {std::string(R"([])"),
+        std::string(R"([{"format": "q4_0", "from": "sglang", "source": "s"}])"),
+        std::string(R"([{"format": "nvfp4", "from": "llama.cpp", "source": "s"}])"),
+        std::string(R"([{"format": "nvfp4", "from": "trtllm", "source": "s"}])"),
+        std::string(R"([{"format": "nvfp4", "from": "sglang", "source": "z"}])"),
+        std::string(R"([{"format": "nvfp4", "from": "sglang"}])"),
+        std::string(R"([{"format": "nvfp4", "from": "sglang", "source": "s", "x": 1}])")}) {
+    EXPECT_THROW((void)parse_engine(with(bad), "x.json"), ParseError) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace roofline

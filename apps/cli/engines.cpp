@@ -80,6 +80,11 @@ void engines_command(const std::string& id, bool json) {
           list(moe_table_devices(e)) + " (others: the nearest device of their architecture)");
     }
     if (e.gemm_table_scale.known()) figure("factor on the tables", e.gemm_table_scale);
+    for (const auto& b : e.borrowed_gemm_formats) {
+      std::cout << fmt::format(
+          "  {:<28} {}\n      source: {}\n", fmt::format("{} GEMMs priced by", b.format_key),
+          b.from + "'s table of the same device (derived)", e.citation(b.source));
+    }
     if (e.gemv_bandwidth_per_sm_Bps.known()) {
       figure("GEMV bytes/s per SM", e.gemv_bandwidth_per_sm_Bps);
       figure("GEMV up to rows", e.gemv_max_m);

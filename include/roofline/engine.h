@@ -37,6 +37,9 @@ struct GemmTable {
   struct Entry {
     std::string kernel;  // the kernel the engine ran ("torch.nn.functional.linear", ...)
     double floor_s = 0;  // the fastest call measured: a latency floor
+    // Not this engine's measurement: "<engine> <version>" whose entry of the
+    // same device stands in for it (EngineProfile::borrowed_gemm_formats).
+    std::string borrowed_from;
     std::int64_t rows = 0;
     std::int64_t capped_rows = 0;   // measured above the roofline (operands in L2), capped at 1
     std::vector<float> efficiency;  // row-major [log2 m][log2 nk]
@@ -201,6 +204,15 @@ struct EngineProfile {
   // that runs other kernels than the measured one (1 when it is the measured one).
   std::string gemm_tables;
   EngineFigure gemm_table_scale;
+  // Formats whose entries in the engine's tables are not its serving kernels
+  // (the collector ran them another way than serving does): each is priced by
+  // the entry of another measured engine's table of the same device.
+  struct BorrowedFormat {
+    std::string format_key;  // a GEMM table key: "nvfp4", ...
+    std::string from;        // the measured engine lending its entry
+    std::string source;      // the key in `sources` that says why
+  };
+  std::vector<BorrowedFormat> borrowed_gemm_formats;
   // The engine's own matrix-vector kernels (GEMMs of at most gemv_max_m rows
   // without a measured table) keep a bounded number of bytes in flight per
   // SM, so they stream at most this many bytes/s per SM: on HBM parts, with

@@ -574,6 +574,29 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
       g.fail("tables", "must be \"\", vllm, sglang or trtllm (the engines measured)");
     }
     if (g.has("table_scale")) e.gemm_table_scale = figure(g, "table_scale", 0.05, 2.0, e.sources);
+    if (g.has("borrowed_formats")) {
+      const json& list = g.required("borrowed_formats");
+      if (!list.is_array() || list.empty() || list.size() > 8)
+        g.fail("borrowed_formats", "expected a list of 1 to 8 formats");
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        StrictObject b(list[i], g.origin(), "gemm.borrowed_formats[" + std::to_string(i) + "]");
+        EngineProfile::BorrowedFormat f;
+        f.format_key = b.string("format");
+        if (f.format_key != "bf16" && f.format_key != "fp8" && f.format_key != "fp8_block" &&
+            f.format_key != "nvfp4" && f.format_key != "int8" && f.format_key != "int8_wo" &&
+            f.format_key != "int4")
+          b.fail("format", "'" + clip_utf8(f.format_key, 20) + "' is not a GEMM table format");
+        f.from = b.string("from");
+        if (f.from != "vllm" && f.from != "sglang" && f.from != "trtllm")
+          b.fail("from", "must be vllm, sglang or trtllm (the engines measured)");
+        if (f.from == e.gemm_tables) b.fail("from", "an engine cannot lend to itself");
+        f.source = b.string("source");
+        if (e.sources.find(f.source) == e.sources.end())
+          b.fail("source", "'" + clip_utf8(f.source, 40) + "' is not in sources");
+        b.finish();
+        e.borrowed_gemm_formats.push_back(std::move(f));
+      }
+    }
     if (g.has("gemv_bandwidth_per_sm_Bps") || g.has("gemv_max_m")) {
       e.gemv_bandwidth_per_sm_Bps = figure(g, "gemv_bandwidth_per_sm_Bps", 1e8, 1e12, e.sources);
       e.gemv_max_m = figure(g, "gemv_max_m", 1, 64, e.sources);
@@ -655,6 +678,38 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
   return e;
 }
 
+namespace {
+
+// Each engine's borrowed formats (EngineProfile::borrowed_gemm_formats): in
+// every table of the engine, the entry of that format becomes the lending
+// engine's entry of the same device, marked with where it came from. A
+// device the lender did not measure, or measured on another grid, keeps its
+// own entry.
+void lend_borrowed_formats(const std::vector<EngineProfile>& engines,
+                           std::vector<GemmTable>* tables) {
+  for (const EngineProfile& e : engines) {
+    for (const EngineProfile::BorrowedFormat& b : e.borrowed_gemm_formats) {
+      for (GemmTable& t : *tables) {
+        if (t.engine != e.gemm_tables) continue;
+        const auto lender = std::find_if(tables->begin(), tables->end(), [&](const GemmTable& x) {
+          return x.engine == b.from && x.device == t.device;
+        });
+        if (lender == tables->end() || lender->log2_m0 != t.log2_m0 ||
+            lender->m_points != t.m_points || lender->log2_nk0 != t.log2_nk0 ||
+            lender->nk_points != t.nk_points)
+          continue;
+        const auto entry = lender->formats.find(b.format_key);
+        if (entry == lender->formats.end()) continue;
+        GemmTable::Entry lent = entry->second;
+        lent.borrowed_from = lender->engine + " " + lender->engine_version;
+        t.formats[b.format_key] = std::move(lent);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 const EngineRegistry& EngineRegistry::built_in() {
   static const EngineRegistry registry = [] {
     EngineRegistry r;
@@ -670,6 +725,7 @@ const EngineRegistry& EngineRegistry::built_in() {
         r.comm_tables_.push_back(parse_comm_table(file.text, name));
       }
     }
+    lend_borrowed_formats(r.engines_, &r.tables_);
     // "roofline" (the reference) first, then by id.
     std::sort(r.engines_.begin(), r.engines_.end(),
               [](const EngineProfile& a, const EngineProfile& b) {
@@ -910,9 +966,15 @@ nlohmann::json to_json(const EngineProfile& e) {
   for (const auto& t : EngineRegistry::built_in().gemm_tables()) {
     if (!e.gemm_tables.empty() && t.engine == e.gemm_tables) {
       nlohmann::json formats = nlohmann::json::array();
-      for (const auto& [key, entry] : t.formats) formats.push_back(key);
-      tables.push_back(
-          {{"device", t.device}, {"engine_version", t.engine_version}, {"formats", formats}});
+      nlohmann::json borrowed = nlohmann::json::object();
+      for (const auto& [key, entry] : t.formats) {
+        formats.push_back(key);
+        if (!entry.borrowed_from.empty()) borrowed[key] = entry.borrowed_from;
+      }
+      nlohmann::json table = {
+          {"device", t.device}, {"engine_version", t.engine_version}, {"formats", formats}};
+      if (!borrowed.empty()) table["borrowed"] = std::move(borrowed);
+      tables.push_back(std::move(table));
     }
   }
   nlohmann::json moe_tables = nlohmann::json::array();
@@ -932,6 +994,11 @@ nlohmann::json to_json(const EngineProfile& e) {
       comm_tables.push_back(
           {{"device", t.device}, {"engine_version", t.engine_version}, {"gpus", gpus}});
     }
+  }
+  nlohmann::json borrowed_formats = nlohmann::json::array();
+  for (const auto& b : e.borrowed_gemm_formats) {
+    borrowed_formats.push_back(
+        {{"format", b.format_key}, {"from", b.from}, {"source", e.citation(b.source)}});
   }
   nlohmann::json unsupported = nlohmann::json::array();
   for (Format f : e.unsupported) unsupported.push_back(format_id(f));
@@ -995,6 +1062,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"moe_tables", moe_tables},
           {"comm_tables", comm_tables},
           {"gemm_table_scale", figure_json(e, e.gemm_table_scale)},
+          {"borrowed_gemm_formats", borrowed_formats},
           {"gemv_bandwidth_per_sm_Bps", figure_json(e, e.gemv_bandwidth_per_sm_Bps)},
           {"gemv_max_m", figure_json(e, e.gemv_max_m)},
           {"weight_only_stream", weight_only},

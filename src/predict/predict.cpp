@@ -151,7 +151,7 @@ struct TableMemo {
   }
   t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
   t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
-  t.source = opt.gemm_table_source;
+  t.source = e->borrowed_from.empty() ? opt.gemm_table_source : EfficiencySource::kDerivedTable;
   t.efficiency = eff;
   return true;
 }
