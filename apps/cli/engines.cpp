@@ -114,6 +114,7 @@ void engines_command(const std::string& id, bool json) {
              s.pipeline_source);
       figure("token budget a step", s.token_budget);
       figure("requests running", s.max_running);
+      if (s.kv_block_tokens.known()) figure("KV block tokens", s.kv_block_tokens);
       for (const EngineScheduler::Rule& r : s.rules) {
         std::cout << fmt::format(
             "  {:<28} {} tokens{} from {:g} GiB{}\n      source: {}\n", "  by device memory",

@@ -137,6 +137,10 @@ struct EngineScheduler {
   bool pipeline_micro_batches = false;
   EngineFigure token_budget;  // tokens per step: decode tokens and prompt chunks
   EngineFigure max_running;   // requests one instance runs at once
+  // The KV cache's paging: a request holds whole blocks of this many tokens
+  // (vLLM's block_size, SGLang's page_size, TensorRT-LLM's tokens_per_block);
+  // unknown: token-granular.
+  EngineFigure kv_block_tokens;
   // Defaults that follow the device's memory (vLLM and SGLang size their
   // budgets by it): the first rule the device meets replaces the figures.
   struct Rule {

@@ -115,6 +115,7 @@ struct ServingResult {
   std::int64_t requests = 0, steps = 0;            // simulated
   std::int64_t preemptions = 0;                    // requests evicted when the cache ran out
   std::int64_t token_budget = 0, max_running = 0;  // the scheduler's, per instance
+  std::int64_t kv_block_tokens = 1;                // the cache's paging (1: token-granular)
   // Disaggregated: the decode workers' (the prefill workers' are above).
   std::int64_t decode_token_budget = 0, decode_max_running = 0;
   ServingRecipe recipe = ServingRecipe::kEngineDefaults;

@@ -99,6 +99,7 @@ EngineScheduler parse_scheduler(StrictObject& parent,
   s.pipeline_micro_batches = pipeline == "micro_batches";
   s.token_budget = figure(o, "token_budget", 16, 1 << 20, sources);
   s.max_running = figure(o, "max_running", 1, 1 << 20, sources);
+  if (o.has("kv_block_tokens")) s.kv_block_tokens = figure(o, "kv_block_tokens", 1, 1024, sources);
   if (o.has("by_memory")) {
     const json& list = o.required("by_memory");
     if (!list.is_array() || list.size() > 8) o.fail("by_memory", "expected a list of at most 8");
@@ -927,7 +928,8 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
                       {"pipeline", s.pipeline_micro_batches ? "micro_batches" : "one_batch"},
                       {"pipeline_source", e.citation(s.pipeline_source)},
                       {"token_budget", figure_json(e, s.token_budget)},
-                      {"max_running", figure_json(e, s.max_running)}};
+                      {"max_running", figure_json(e, s.max_running)},
+                      {"kv_block_tokens", figure_json(e, s.kv_block_tokens)}};
   nlohmann::json rules = nlohmann::json::array();
   for (const EngineScheduler::Rule& r : s.rules) {
     nlohmann::json x = {{"memory_at_least_gib", r.memory_at_least_bytes / 1073741824.0},

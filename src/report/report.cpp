@@ -891,6 +891,7 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                       {"preemptions", r.preemptions},
                       {"token_budget", r.token_budget},
                       {"max_running", r.max_running},
+                      {"kv_block_tokens", r.kv_block_tokens},
                       {"decode_token_budget", r.decode_token_budget},
                       {"decode_max_running", r.decode_max_running},
                       {"recipe", serving_recipe_name(r.recipe)},

@@ -343,16 +343,25 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   // lanes split the instance's KV cache and running cap; as many as the cache
   // holds requests of `one_request` tokens.
   const std::int64_t stages = sched.pipeline_micro_batches ? base.pp : 1;
+  // The cache's paging: a request holds whole blocks.
+  const std::int64_t block =
+      sched.kv_block_tokens.known() ? static_cast<std::int64_t>(sched.kv_block_tokens.value) : 1;
+  r.kv_block_tokens = block;
+  const auto in_blocks = [block](std::int64_t tokens) {
+    return (tokens + block - 1) / block * block;
+  };
   std::int64_t lanes_used = 1;
   const auto pool = [&](detail::PoolSpec::Role role, std::int64_t instances, std::int64_t kv_tokens,
                         std::int64_t one_request, const PoolLimits& l, StepCostGrid& grid) {
-    const std::int64_t lanes = std::clamp<std::int64_t>(kv_tokens / one_request, 1, stages);
+    const std::int64_t lanes =
+        std::clamp<std::int64_t>(kv_tokens / in_blocks(one_request), 1, stages);
     lanes_used = std::max(lanes_used, lanes);
     detail::PoolSpec p;
     p.role = role;
     p.instances = instances * lanes;
     p.kv_tokens = kv_tokens / lanes;
     p.reserve_whole = sched.reserve_whole;
+    p.kv_block_tokens = block;
     p.max_running = (l.cap + lanes - 1) / lanes;
     p.token_budget = l.budget;
     p.chunked_prefill = sched.chunked_prefill;
@@ -385,7 +394,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   const KvCapacity decode_kv = kv_capacity(m, d, decode_base, in.isl + in.osl);
   // The shared prefix's cache is held once an instance, beside the requests'.
   const std::int64_t decode_room = std::max<std::int64_t>(decode_kv.tokens - in.shared_prefix, 0);
-  const std::int64_t per_instance = decode_room / (own_prompt + in.osl);
+  const std::int64_t per_instance = decode_room / in_blocks(own_prompt + in.osl);
   r.max_concurrency_that_fits = per_instance * (disagg ? in.decode_workers : 1);
   ModelOptions first_options = o, decode_options = o;
   first_options.graph_max_batch = first_limits.graph_max_batch;

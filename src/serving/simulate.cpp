@@ -25,6 +25,9 @@ struct Request {
   std::int64_t offset = 0;  // while decoding: generated = offset + the instance's decode_step
   std::uint64_t order = 0;  // admission order (the newest is preempted first)
   std::int32_t home = 0;    // disaggregated: the decode instance holding its cache
+  // KV tokens its blocks hold beyond its own: the unused part of the last
+  // block it took at admission (kept while it grows a token a step).
+  double slack = 0;
 };
 
 struct Instance {
@@ -189,6 +192,13 @@ class Simulation {
                : static_cast<double>(q.target);
   }
 
+  // `tokens` of cache rounded up to the pool's whole blocks.
+  static double in_blocks(const PoolSpec& p, double tokens) {
+    if (p.kv_block_tokens <= 1) return tokens;
+    const auto b = static_cast<double>(p.kv_block_tokens);
+    return std::ceil(tokens / b - 1e-9) * b;
+  }
+
   // Tokens a decoding request holds under on-demand admission (its own part
   // of the prompt and its output).
   double held(const Instance& in, const Request& q) const {
@@ -215,7 +225,7 @@ class Simulation {
       in.by_order.erase(std::prev(in.by_order.end()));
       Request& q = req(id);
       in.decoding.erase({steps_ - q.offset, id});
-      in.kv_used -= held(in, q);
+      in.kv_used -= held(in, q) + q.slack;
       in.context_offset -= q.offset;
       q.generated = q.offset + in.decode_step;
       --in.running;
@@ -241,7 +251,7 @@ class Simulation {
     while (!preempted && !in.waiting.empty() && in.running < p.max_running) {
       const std::int32_t id = in.waiting.front();
       Request& q = req(id);
-      const double need = admission_tokens(p, q);
+      const double need = in_blocks(p, admission_tokens(p, q));
       // Decode tokens need room in the coming step too.
       const double growth = p.reserve_whole || p.role == PoolSpec::Role::kPrefill
                                 ? 0
@@ -251,6 +261,7 @@ class Simulation {
       if (q.admitted < 0) q.admitted = now;
       q.order = order_++;
       ++in.running;
+      q.slack = need - admission_tokens(p, q);
       in.kv_used += need;
       if (p.role != PoolSpec::Role::kDecode) {
         in.prefilling.push_back(id);
@@ -355,12 +366,12 @@ class Simulation {
       ++q.generated;  // a prefill samples the next token
       if (p.role == PoolSpec::Role::kPrefill) {
         --in.running;
-        in.kv_used -= static_cast<double>(own_prompt_);
+        in.kv_used -= static_cast<double>(own_prompt_) + q.slack;
         q.target = 0;
         arrive(q.home, id, now + s_.transfer_s, Event::Kind::kReady);
       } else if (q.generated >= steps_) {
         --in.running;
-        in.kv_used -= admission_tokens(p, q);
+        in.kv_used -= admission_tokens(p, q) + q.slack;
         complete(id, now);
       } else {
         if (!p.reserve_whole) in.kv_used += tokens(1);  // the first output step's cache
@@ -373,7 +384,8 @@ class Simulation {
       in.decoding.erase(in.decoding.begin());
       in.by_order.erase({q.order, id});
       in.context_offset -= q.offset;
-      in.kv_used -= p.reserve_whole ? static_cast<double>(own_prompt_ + s_.osl) : held(in, q);
+      in.kv_used -=
+          (p.reserve_whole ? static_cast<double>(own_prompt_ + s_.osl) : held(in, q)) + q.slack;
       --in.running;
       complete(id, now);
     }
@@ -418,11 +430,14 @@ class Simulation {
 };
 
 void check_pool(const PoolSpec& p, const char* name, std::int64_t one_request) {
-  if (p.instances < 1 || p.max_running < 1 || p.token_budget < 1 || !p.cost) {
+  if (p.instances < 1 || p.max_running < 1 || p.token_budget < 1 || !p.cost ||
+      p.kv_block_tokens < 1 || p.kv_block_tokens > 1024) {
     throw InvalidArgument(std::string("serving simulation: the ") + name +
-                          " pool needs instances, a running cap, a token budget and a step cost");
+                          " pool needs instances, a running cap, a token budget, a step cost "
+                          "and KV blocks of 1 to 1024 tokens");
   }
-  if (p.kv_tokens < one_request) {
+  const std::int64_t b = p.kv_block_tokens;
+  if (p.kv_tokens < (one_request + b - 1) / b * b) {
     throw InvalidArgument(std::string("serving simulation: the ") + name +
                           " pool's KV cache cannot hold one request");
   }

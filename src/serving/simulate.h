@@ -33,7 +33,11 @@ struct PoolSpec {
   // caches grow a token a step, and when they run out the newest running
   // request is preempted and later recomputed (vLLM, SGLang).
   bool reserve_whole = false;
-  std::int64_t max_running = 1;   // the engine's cap on requests in flight
+  std::int64_t max_running = 1;  // the engine's cap on requests in flight
+  // The cache is paged in blocks of this many tokens: a request's admission
+  // takes whole blocks, and the last one's unused part stays with it while
+  // it grows (1: token-granular).
+  std::int64_t kv_block_tokens = 1;
   std::int64_t token_budget = 1;  // tokens a step may carry (decode tokens and chunks)
   bool chunked_prefill = true;    // prompts split across steps to fill the budget
   bool prefill_first = false;     // a step with prompt work carries no decode tokens
