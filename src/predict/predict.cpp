@@ -130,8 +130,9 @@ struct TableMemo {
   eff = std::clamp(eff, 1e-4, 1.0);
   const double memory_roofline_s = op.count * op.bytes() / d.memory_bandwidth_Bps.value;
   const double compute_roofline_s = op.count * op.flops / rate;
-  t.memory_time_s = memory_roofline_s / eff;
-  t.compute_time_s = compute_roofline_s / eff;
+  const double slowdown = 1 / eff;  // one division, not two
+  t.memory_time_s = memory_roofline_s * slowdown;
+  t.compute_time_s = compute_roofline_s * slowdown;
   // No call is faster than the fastest the engine was measured at (a shape
   // below the grid would otherwise shrink with its bytes).
   const double share = kernel_n > 0 ? std::min(1.0, op.gemm_n / kernel_n) : 1.0;
