@@ -98,6 +98,20 @@ TEST(Engines, SchedulerSectionsAreStrict) {
   EXPECT_TRUE(x.scheduler.aiconfigurator.known);
   EXPECT_DOUBLE_EQ(x.scheduler.aiconfigurator.block_tokens.value, 32);
   EXPECT_FALSE(e.scheduler.aiconfigurator.known);
+  EXPECT_FALSE(e.scheduler.kv_block_tokens.known());  // token-granular unless given
+  // KV blocks: a whole number of tokens, 1 to 1024.
+  for (const auto& [block, ok] :
+       {std::pair<std::string, bool>{"16", true}, {"16.5", false}, {"0", false}, {"2048", false}}) {
+    std::string b = text;
+    b.replace(b.find(one), one.size(),
+              one + R"("kv_block_tokens": {"value": )" + block +
+                  R"(, "confidence": "vendor", "source": "s"},)");
+    if (ok) {
+      EXPECT_DOUBLE_EQ(parse_engine(b, "x.json").scheduler.kv_block_tokens.value, 16);
+    } else {
+      EXPECT_THROW((void)parse_engine(b, "x.json"), ParseError) << block;
+    }
+  }
   for (const auto& [from, to] :
        {std::pair<std::string, std::string>{"\"mixed_steps\": false", "\"mixed_steps\": 0"},
         {"\"block_tokens\": {\"value\": 32", "\"block_tokens\": {\"value\": 0"},
@@ -1361,9 +1375,22 @@ TEST(Engines, BorrowedFormatsAreStrict) {
         std::string(R"([{"format": "nvfp4", "from": "trtllm", "source": "s"}])"),
         std::string(R"([{"format": "nvfp4", "from": "sglang", "source": "z"}])"),
         std::string(R"([{"format": "nvfp4", "from": "sglang"}])"),
-        std::string(R"([{"format": "nvfp4", "from": "sglang", "source": "s", "x": 1}])")}) {
+        std::string(R"([{"format": "nvfp4", "from": "sglang", "source": "s", "x": 1}])"),
+        std::string(R"([{"format": "fp8_block", "from": "sglang", "source": "s"}])"),
+        std::string(R"([{"format": "nvfp4", "from": "sglang", "source": "s"},
+                        {"format": "nvfp4", "from": "vllm", "source": "s"}])")}) {
     EXPECT_THROW((void)parse_engine(with(bad), "x.json"), ParseError) << bad;
   }
+  // Nothing to lend into without tables of its own.
+  std::string no_tables = with(R"([{"format": "nvfp4", "from": "sglang", "source": "s"}])");
+  no_tables.replace(no_tables.find(R"("tables": "trtllm")"), 18, R"("tables": "")");
+  EXPECT_THROW((void)parse_engine(no_tables, "x.json"), ParseError);
+}
+
+TEST(Engines, KvBlockTokensAreWholeAndSourced) {
+  EXPECT_DOUBLE_EQ(EngineRegistry::built_in().get("vllm").scheduler.kv_block_tokens.value, 16);
+  EXPECT_DOUBLE_EQ(EngineRegistry::built_in().get("trtllm").scheduler.kv_block_tokens.value, 32);
+  EXPECT_DOUBLE_EQ(EngineRegistry::built_in().get("sglang").scheduler.kv_block_tokens.value, 1);
 }
 
 }  // namespace

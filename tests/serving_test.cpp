@@ -179,6 +179,33 @@ TEST(ServingSimulation, PagedCachesHoldWholeBlocks) {
   EXPECT_THROW((void)sim::simulate_serving(s), InvalidArgument);
 }
 
+// Every request gives back the cache it took, whatever the pool's block:
+// aggregated with preemptions, and disaggregated, where the prefill worker
+// (blocks of 64: a 100-token prompt takes 128) and the decode worker (blocks
+// of 16: 101 tokens take 112) round the same request differently.
+TEST(ServingSimulation, PoolsEndEmpty) {
+  for (std::int64_t block : {1, 16, 64}) {
+    sim::SimSpec mixed = simple_spec(4, 3);
+    mixed.first.kv_tokens = 520;  // preempts: four prompts fit, not their growth
+    mixed.first.kv_block_tokens = block;
+    const sim::SimResult a = sim::simulate_serving(mixed);
+    EXPECT_EQ(a.e2e_s.size(), 12u);
+    EXPECT_NEAR(a.kv_left, 0, 1e-9) << block;
+    EXPECT_EQ(a.running_left, 0);
+
+    sim::SimSpec split = simple_spec(6, 3);
+    split.first = simple_pool(sim::PoolSpec::Role::kPrefill);
+    split.first.kv_block_tokens = 64;
+    split.decode = simple_pool(sim::PoolSpec::Role::kDecode);
+    split.decode->kv_tokens = 3 * 112;  // three requests at once: queueing and preemption
+    split.decode->kv_block_tokens = block == 1 ? 16 : block;
+    const sim::SimResult b = sim::simulate_serving(split);
+    EXPECT_EQ(b.e2e_s.size(), 18u);
+    EXPECT_NEAR(b.kv_left, 0, 1e-9) << block;
+    EXPECT_EQ(b.running_left, 0);
+  }
+}
+
 // On-demand admission (vLLM): all four prompts fit, but not their growth;
 // the newest requests are preempted and recomputed, and every one finishes.
 TEST(ServingSimulation, OnDemandCachesPreemptAndRecompute) {

@@ -137,9 +137,10 @@ TEST(ServingRuns, TpTimesEpRowsAreTheirDeployment) {
           row("c_agg_1024x1024_c128_tp4_ep4_9", "1", "16", "4", "4") +
           row("d_agg_128x128_c16_tp4_epnone_2", "4", "", "2", "2") +
           row("e_agg_1024x1024_c16_cfg4", "8", "1", "2", "4") +
-          row("f_agg_1024x1024_c16_tp8_ep2_1", "16", "1", "4", "4"),
+          row("f_agg_1024x1024_c16_tp8_ep2_1", "16", "1", "4", "4") +
+          row("g_agg_1024x1024_c16_cfg5", "4", "1", "2", "2"),
       "t.csv");
-  ASSERT_EQ(runs.size(), 6u);
+  ASSERT_EQ(runs.size(), 7u);
   auto layout = [](const ServingRun& r) {
     return std::array<std::int64_t, 4>{r.tp, r.attention_dp, r.moe_tp, r.moe_ep};
   };
@@ -151,6 +152,7 @@ TEST(ServingRuns, TpTimesEpRowsAreTheirDeployment) {
   EXPECT_EQ(layout(runs[3]), (L{4, 1, 2, 2}));   // the id says TP 4: 4 GPUs as written
   EXPECT_EQ(layout(runs[4]), (L{8, 1, 2, 4}));   // unequal factors: as written
   EXPECT_EQ(layout(runs[5]), (L{16, 1, 4, 4}));  // the id names other sizes: as written
+  EXPECT_EQ(layout(runs[6]), (L{4, 1, 2, 2}));   // no label, within 8 GPUs: as written
 }
 
 TEST(ServingRuns, BuiltInDevelopmentSetLoadsWholly) {

@@ -99,7 +99,11 @@ EngineScheduler parse_scheduler(StrictObject& parent,
   s.pipeline_micro_batches = pipeline == "micro_batches";
   s.token_budget = figure(o, "token_budget", 16, 1 << 20, sources);
   s.max_running = figure(o, "max_running", 1, 1 << 20, sources);
-  if (o.has("kv_block_tokens")) s.kv_block_tokens = figure(o, "kv_block_tokens", 1, 1024, sources);
+  if (o.has("kv_block_tokens")) {
+    s.kv_block_tokens = figure(o, "kv_block_tokens", 1, 1024, sources);
+    if (s.kv_block_tokens.value != std::floor(s.kv_block_tokens.value))
+      o.fail("kv_block_tokens", "must be a whole number of tokens");
+  }
   if (o.has("by_memory")) {
     const json& list = o.required("by_memory");
     if (!list.is_array() || list.size() > 8) o.fail("by_memory", "expected a list of at most 8");
@@ -576,6 +580,7 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
     }
     if (g.has("table_scale")) e.gemm_table_scale = figure(g, "table_scale", 0.05, 2.0, e.sources);
     if (g.has("borrowed_formats")) {
+      if (e.gemm_tables.empty()) g.fail("borrowed_formats", "needs the engine's own tables");
       const json& list = g.required("borrowed_formats");
       if (!list.is_array() || list.empty() || list.size() > 8)
         g.fail("borrowed_formats", "expected a list of 1 to 8 formats");
@@ -583,10 +588,15 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
         StrictObject b(list[i], g.origin(), "gemm.borrowed_formats[" + std::to_string(i) + "]");
         EngineProfile::BorrowedFormat f;
         f.format_key = b.string("format");
-        if (f.format_key != "bf16" && f.format_key != "fp8" && f.format_key != "fp8_block" &&
-            f.format_key != "nvfp4" && f.format_key != "int8" && f.format_key != "int8_wo" &&
-            f.format_key != "int4")
-          b.fail("format", "'" + clip_utf8(f.format_key, 20) + "' is not a GEMM table format");
+        // The keys gemm_table_key() gives (a dense GEMM never reads fp8_block).
+        if (f.format_key != "bf16" && f.format_key != "fp8" && f.format_key != "nvfp4" &&
+            f.format_key != "int8" && f.format_key != "int8_wo" && f.format_key != "int4")
+          b.fail("format", "'" + clip_utf8(f.format_key, 20) +
+                               "' is not a GEMM table format a prediction reads (bf16, fp8, "
+                               "nvfp4, int8, int8_wo, int4)");
+        for (const auto& other : e.borrowed_gemm_formats) {
+          if (other.format_key == f.format_key) b.fail("format", "is borrowed twice");
+        }
         f.from = b.string("from");
         if (f.from != "vllm" && f.from != "sglang" && f.from != "trtllm")
           b.fail("from", "must be vllm, sglang or trtllm (the engines measured)");
@@ -688,6 +698,23 @@ namespace {
 // own entry.
 void lend_borrowed_formats(const std::vector<EngineProfile>& engines,
                            std::vector<GemmTable>* tables) {
+  // Lending rewrites the tables themselves: every profile reading them must
+  // borrow the same formats.
+  for (const EngineProfile& a : engines) {
+    for (const EngineProfile& b : engines) {
+      if (a.gemm_tables.empty() || a.gemm_tables != b.gemm_tables) continue;
+      auto keys = [](const EngineProfile& e) {
+        std::vector<std::string> k;
+        for (const auto& f : e.borrowed_gemm_formats) k.push_back(f.format_key + ":" + f.from);
+        std::sort(k.begin(), k.end());
+        return k;
+      };
+      if (keys(a) != keys(b)) {
+        throw ParseError("engines " + a.id + " and " + b.id + " read the " + a.gemm_tables +
+                         " tables but borrow different formats into them");
+      }
+    }
+  }
   for (const EngineProfile& e : engines) {
     for (const EngineProfile::BorrowedFormat& b : e.borrowed_gemm_formats) {
       for (GemmTable& t : *tables) {

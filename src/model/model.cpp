@@ -504,7 +504,8 @@ std::int64_t ModelSpec::moe_layer_count() const noexcept {
     // loop (predictions ask on every call): layers l >= first with
     // (l + 1) % step == 0.
     const std::int64_t step = std::max<std::int64_t>(1, moe->layer_step);
-    const std::int64_t first = std::clamp<std::int64_t>(moe->first_dense_layers, 0, layers);
+    const std::int64_t first = std::min(std::max<std::int64_t>(moe->first_dense_layers, 0),
+                                        std::max<std::int64_t>(layers, 0));
     return layers / step - first / step;
   }
   std::int64_t n = 0;

@@ -126,6 +126,11 @@ class Simulation {
       r_.admit_wait_s = admit / static_cast<double>(counted);
       r_.chunk_wait_s = chunk / static_cast<double>(counted);
     }
+    // Every request gave back what it took: the pools end empty.
+    for (const Instance& in : instances_) {
+      r_.kv_left = std::max(r_.kv_left, std::fabs(in.kv_used));
+      r_.running_left += in.running;
+    }
     return std::move(r_);
   }
 
@@ -261,7 +266,9 @@ class Simulation {
       if (q.admitted < 0) q.admitted = now;
       q.order = order_++;
       ++in.running;
-      q.slack = need - admission_tokens(p, q);
+      // A prefill worker's rounding is its own (released with the prompt);
+      // the request's slack is the pool that keeps its cache.
+      if (p.role != PoolSpec::Role::kPrefill) q.slack = need - admission_tokens(p, q);
       in.kv_used += need;
       if (p.role != PoolSpec::Role::kDecode) {
         in.prefilling.push_back(id);
@@ -366,7 +373,7 @@ class Simulation {
       ++q.generated;  // a prefill samples the next token
       if (p.role == PoolSpec::Role::kPrefill) {
         --in.running;
-        in.kv_used -= static_cast<double>(own_prompt_) + q.slack;
+        in.kv_used -= in_blocks(p, static_cast<double>(own_prompt_));
         q.target = 0;
         arrive(q.home, id, now + s_.transfer_s, Event::Kind::kReady);
       } else if (q.generated >= steps_) {

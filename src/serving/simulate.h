@@ -65,6 +65,10 @@ struct SimResult {
   std::vector<double> ttft_s, tpot_s, e2e_s;
   double duration_s = 0;  // from the first arrival to the last completion
   std::int64_t steps = 0;
+  // At the end, the largest KV cache an instance still holds and the
+  // requests still admitted (both 0: every request gave back what it took).
+  double kv_left = 0;
+  std::int64_t running_left = 0;
   std::int64_t prompt_steps = 0;   // steps that carried prompt tokens
   double busy_s = 0;               // all instances' step time
   double prefill_added_s = 0;      // of busy_s, what prompt tokens added to the steps

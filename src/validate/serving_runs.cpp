@@ -132,16 +132,21 @@ std::pair<std::int64_t, std::int64_t> id_tp_ep(const LineReader& in, std::string
 // Some of the set's campaigns write a deployment of N GPUs with attention TP
 // (or attention DP) N and expert parallelism N as tp_size (or
 // attention_dp_size) N x N, moe_tp_size N and moe_ep_size N: their ids read
-// "_tp4_ep4_" where tp_size is 16, and 23 of these rows repeat, TTFT and TPOT
-// alike, rows of the same runs written tp_size 4, moe_tp_size 1, moe_ep_size 4
-// (or attention_dp_size 4). Such rows are read as that deployment: N GPUs,
-// the experts split N ways. Where the id gives other sizes ("_tp4_epnone_"
-// for tp_size 4 with moe 2 x 2), the row's own fields stand.
+// "_tp4_ep4_" where tp_size is 16 (104 rows), and 23 of these rows repeat,
+// TTFT and TPOT alike, rows of the same runs written tp_size 4, moe_tp_size
+// 1, moe_ep_size 4 (or attention_dp_size 4). Such rows are read as that
+// deployment: N GPUs, the experts split N ways; so are the 46 unlabelled
+// rows of the same shape past 8 GPUs. Where the id gives other sizes
+// ("_tp4_epnone_" for tp_size 4 with moe 2 x 2), the row's own fields stand.
 void undo_tp_times_ep(const LineReader& in, ServingRun* r) {
   const std::int64_t n = r->moe_ep;
   if (r->moe_tp != n || n <= 1 || r->tp * r->attention_dp != n * n) return;
   const auto [id_tp, id_ep] = id_tp_ep(in, r->id);
   if (id_tp != 0 && (id_tp != n || id_ep != n)) return;
+  // Without a label only layouts past one 8-GPU node (16 and 64 here, at
+  // concurrencies as low as 4): TensorRT-LLM's moe_tp x moe_ep must equal
+  // its TP, so a labelless TP 4 with MoE 2 x 2 is a real 4-GPU deployment.
+  if (id_tp == 0 && n * n <= 8) return;
   if (r->attention_dp > 1) {
     if (r->tp != 1) return;
     r->attention_dp = n;

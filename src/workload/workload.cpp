@@ -93,7 +93,8 @@ struct Builder {
     if (g.size >= kMaxOps) throw InvalidArgument("model has too many operator groups");
     Op& op = g.ops[static_cast<std::size_t>(g.size++)];
     // Field by field: `op = Op{}` compiles to a `rep stos`, whose start-up
-    // cost was a tenth of a prediction.
+    // cost was a tenth of a prediction. A field added to Op must be set here
+    // too (the size check misses one that lands in padding).
     static_assert(sizeof(Op) == 152, "a field was added to Op: initialize it here");
     op.kind = kind;
     op.cls = cls;

@@ -175,6 +175,7 @@ export interface Serving {
   preemptions: number;                   // requests evicted when the KV cache ran out, then recomputed
   token_budget: number; max_running: number;  // the scheduler's, per instance: tokens a step, requests running
                                          // (disaggregated: a prefill worker's)
+  kv_block_tokens: number;  // the KV cache's paging: tokens a block (1: token-granular)
   decode_token_budget: number; decode_max_running: number;  // disaggregated: a decode worker's (0 aggregated)
   recipe: 'engine' | 'aiconfigurator';   // the engine's defaults, or AIConfigurator's benchmark deployment
   prefill_workers?: number; prefill_tp?: number;  // disaggregated: workers of each pool, each of *_tp GPUs
