@@ -229,6 +229,12 @@ struct Gguf {
     kv += str(key) + le32(8) + str(v);
     ++n_kv;
   }
+  // An array of numbers: ggml type 4 (u32) or 7 (bool, one byte each).
+  void array(const std::string& key, std::uint32_t type, const std::vector<std::uint32_t>& v) {
+    kv += str(key) + le32(9) + le32(type) + le64(v.size());
+    for (auto x : v) kv += type == 7 ? std::string(1, static_cast<char>(x != 0)) : le32(x);
+    ++n_kv;
+  }
   // ggml type ids: 0 F32, 1 F16, 8 q8_0, 12 q4_K, 14 q6_K.
   void tensor(const std::string& name, std::vector<std::uint64_t> dims, std::uint32_t type,
               std::uint64_t bytes) {
@@ -326,6 +332,81 @@ TEST(Gguf, HostileFilesAreRejected) {
   Gguf arch;
   arch.text("general.architecture", "mamba");
   EXPECT_THROW((void)parse_gguf(arch.file(), "x"), Unsupported);
+}
+
+// A Qwen3.5 MoE file as llama.cpp writes it (arch qwen35moe): the delta rule's
+// sizes under llama.cpp's SSM keys, a per-layer KV-head array (0 in the linear
+// layers), and one multi-token-prediction block counted in block_count.
+Gguf tiny_qwen35moe() {
+  Gguf g;
+  g.text("general.architecture", "qwen35moe");
+  g.u32("qwen35moe.embedding_length", 256);
+  g.u32("qwen35moe.block_count", 5);  // 4 layers and the MTP block
+  g.u32("qwen35moe.nextn_predict_layers", 1);
+  g.u32("qwen35moe.attention.head_count", 4);
+  g.array("qwen35moe.attention.head_count_kv", 4, {0, 0, 0, 2, 2});
+  g.u32("qwen35moe.attention.key_length", 64);
+  g.u32("qwen35moe.attention.value_length", 64);
+  g.u32("qwen35moe.rope.dimension_count", 16);
+  g.u32("qwen35moe.context_length", 4096);
+  g.u32("qwen35moe.vocab_size", 1024);
+  g.u32("qwen35moe.expert_count", 8);
+  g.u32("qwen35moe.expert_used_count", 2);
+  g.u32("qwen35moe.expert_feed_forward_length", 64);
+  g.u32("qwen35moe.expert_shared_feed_forward_length", 64);
+  g.u32("qwen35moe.ssm.conv_kernel", 4);
+  g.u32("qwen35moe.ssm.group_count", 2);     // key heads
+  g.u32("qwen35moe.ssm.time_step_rank", 4);  // value heads
+  g.u32("qwen35moe.ssm.state_size", 32);     // a key head's width
+  g.u32("qwen35moe.ssm.inner_size", 4 * 32);
+  g.u32("qwen35moe.full_attention_interval", 4);
+  g.tensor("token_embd.weight", {256, 1024}, 8, 256 * 1024 / 32 * 34);
+  g.tensor("blk.0.ssm_out.weight", {128, 256}, 8, 128 * 256 / 32 * 34);
+  g.tensor("output.weight", {256, 1024}, 8, 256 * 1024 / 32 * 34);
+  return g;
+}
+
+TEST(Gguf, GatedDeltaNetHybridsAreRead) {
+  const ModelSpec m = parse_gguf(tiny_qwen35moe().file(), "q.gguf");
+  EXPECT_EQ(m.layers, 4);  // block_count less the MTP block
+  EXPECT_EQ(m.heads, 4);
+  EXPECT_EQ(m.kv_heads, 2);  // the softmax layers' count of the per-layer array
+  EXPECT_EQ(m.head_dim, 64);
+  ASSERT_TRUE(m.linear_attention.has_value());
+  EXPECT_EQ(m.linear_attention->key_heads, 2);
+  EXPECT_EQ(m.linear_attention->value_heads, 4);
+  EXPECT_EQ(m.linear_attention->key_head_dim, 32);
+  EXPECT_EQ(m.linear_attention->value_head_dim, 32);  // inner_size / time_step_rank
+  EXPECT_EQ(m.linear_attention->conv_kernel, 4);
+  // Every 4th layer is full attention: layers 0-2 linear, 3 softmax.
+  EXPECT_EQ(m.linear_layers, (std::vector<bool>{true, true, true, false}));
+  ASSERT_TRUE(m.moe.has_value());
+  EXPECT_EQ(m.moe->num_experts, 8);
+  EXPECT_EQ(m.moe->top_k, 2);
+  EXPECT_EQ(m.moe->shared_intermediate, 64);
+
+  // A per-layer list of linear layers wins over the interval.
+  Gguf listed = tiny_qwen35moe();
+  listed.array("qwen35moe.attention.recurrent_layers", 7, {1, 0, 1, 0, 0});
+  EXPECT_EQ(parse_gguf(listed.file(), "q.gguf").linear_layers,
+            (std::vector<bool>{true, false, true, false}));
+
+  // Sizes that cannot be: value heads that do not divide the inner width,
+  // a missing SSM key, an MTP count not below the block count.
+  Gguf odd = tiny_qwen35moe();
+  odd.u32("qwen35moe.ssm.inner_size", 130);  // a later key replaces the first
+  EXPECT_THROW((void)parse_gguf(odd.file(), "q.gguf"), ParseError);
+  Gguf lacking;
+  lacking.text("general.architecture", "qwen3next");
+  lacking.u32("qwen3next.embedding_length", 256);
+  lacking.u32("qwen3next.block_count", 4);
+  lacking.u32("qwen3next.attention.head_count", 4);
+  lacking.u32("qwen3next.vocab_size", 1024);
+  lacking.u32("qwen3next.feed_forward_length", 512);
+  EXPECT_THROW((void)parse_gguf(lacking.file(), "q.gguf"), ParseError);
+  Gguf all_draft = tiny_qwen35moe();
+  all_draft.u32("qwen35moe.nextn_predict_layers", 5);
+  EXPECT_THROW((void)parse_gguf(all_draft.file(), "q.gguf"), ParseError);
 }
 
 // Issue #10, item 4: tensors may not share bytes (safetensors forbids it; 40

@@ -211,12 +211,16 @@ class Reader {
   std::uint64_t pos_ = 0;
 };
 
-// A GGUF metadata value: numbers as double, strings, or an array length.
+// A GGUF metadata value: numbers as double, strings, or an array length
+// (and its items, for arrays of at most kMaxGgufArrayItems numbers: per-layer
+// head counts and layer kinds).
+constexpr std::uint64_t kMaxGgufArrayItems = 4096;
 struct GgufValue {
   enum Kind { kNumber, kString, kArray, kBool } kind = kNumber;
   double number = 0;
   std::string text;
   std::uint64_t array_length = 0;
+  std::vector<double> items;
 };
 
 std::uint64_t gguf_scalar_size(std::uint32_t type) {
@@ -290,7 +294,12 @@ GgufValue read_gguf_value(Reader& r, std::uint32_t type) {
     } else if (const auto size = gguf_scalar_size(item_type); size > 0) {
       if (count > r.remaining() / size)
         r.fail("array of " + std::to_string(count) + " items is longer than the file");
-      r.skip(count * size);
+      if (count <= kMaxGgufArrayItems) {
+        v.items.reserve(count);
+        for (std::uint64_t i = 0; i < count; ++i) v.items.push_back(read_gguf_number(r, item_type));
+      } else {
+        r.skip(count * size);
+      }
     } else {
       r.fail("array item type " + std::to_string(item_type) + " is not supported");
     }
@@ -535,23 +544,49 @@ ModelSpec parse_gguf_prefix(std::string_view bytes, std::uint64_t file_size,
   // Translate to a config.json and reuse its validation.
   json cfg;
   static const std::map<std::string, std::string> kArch = {
-      {"llama", "llama"},        {"qwen2", "qwen2"},           {"qwen3", "qwen3"},
-      {"qwen3moe", "qwen3_moe"}, {"deepseek2", "deepseek_v3"}, {"gpt-oss", "gpt_oss"}};
+      {"llama", "llama"},          {"qwen2", "qwen2"},           {"qwen3", "qwen3"},
+      {"qwen3moe", "qwen3_moe"},   {"deepseek2", "deepseek_v3"}, {"gpt-oss", "gpt_oss"},
+      {"qwen3next", "qwen3_next"}, {"qwen35", "qwen3_5_text"},   {"qwen35moe", "qwen3_5_moe_text"}};
   auto arch_it = kArch.find(arch);
   if (arch_it == kArch.end()) {
     throw Unsupported(origin + ": GGUF architecture '" + clip_utf8(arch, 40) +
-                      "' is not understood (llama, qwen2, qwen3, qwen3moe, deepseek2, gpt-oss)");
+                      "' is not understood (llama, qwen2, qwen3, qwen3moe, deepseek2, gpt-oss, "
+                      "qwen3next, qwen35, qwen35moe)");
   }
   std::string model_type = arch_it->second;
   const double experts = number("expert_count", false);
   if (model_type == "llama" && experts > 0) model_type = "mixtral";
+  // Gated DeltaNet hybrids (llama.cpp's qwen3next, qwen35, qwen35moe).
+  const bool hybrid = arch == "qwen3next" || arch == "qwen35" || arch == "qwen35moe";
+  // Arrays of numbers the file may give per layer.
+  auto items = [&](const std::string& key) -> const std::vector<double>* {
+    auto it = meta.find(arch + "." + key);
+    return it != meta.end() && it->second.kind == GgufValue::kArray ? &it->second.items : nullptr;
+  };
   cfg["model_type"] = model_type;
   cfg["hidden_size"] = number("embedding_length", true);
-  cfg["num_hidden_layers"] = number("block_count", true);
+  // A multi-token-prediction block rides after the trunk (block_count counts it).
+  const double blocks = number("block_count", true);
+  const double draft_blocks = hybrid ? number("nextn_predict_layers", false) : 0;
+  if (!(draft_blocks >= 0 && draft_blocks < blocks))
+    throw ParseError(origin + ": GGUF metadata " + arch + ".nextn_predict_layers must be below " +
+                     arch + ".block_count");
+  cfg["num_hidden_layers"] = blocks - draft_blocks;
   cfg["num_attention_heads"] = number("attention.head_count", true);
-  cfg["num_key_value_heads"] = meta.count(arch + ".attention.head_count_kv")
-                                   ? number("attention.head_count_kv", true)
-                                   : number("attention.head_count", true);
+  if (const auto* per_layer = items("attention.head_count_kv")) {
+    // Per layer (0 in linear-attention layers): the softmax layers' count.
+    double kv = 0;
+    for (double v : *per_layer) kv = std::max(kv, v);
+    if (!(kv >= 1))
+      throw ParseError(origin + ": GGUF metadata " + arch +
+                       ".attention.head_count_kv gives no layer a KV head (or has over " +
+                       std::to_string(kMaxGgufArrayItems) + " entries)");
+    cfg["num_key_value_heads"] = kv;
+  } else {
+    cfg["num_key_value_heads"] = meta.count(arch + ".attention.head_count_kv")
+                                     ? number("attention.head_count_kv", true)
+                                     : number("attention.head_count", true);
+  }
   if (const double kl = number("attention.key_length", false);
       kl > 0 && model_type != "deepseek_v3") {
     cfg["head_dim"] = kl;
@@ -592,6 +627,41 @@ ModelSpec parse_gguf_prefix(std::string_view bytes, std::uint64_t file_size,
     cfg["n_shared_experts"] = number("expert_shared_count", false);
     cfg["first_k_dense_replace"] = number("leading_dense_block_count", false);
   }
+  if (hybrid) {
+    // llama.cpp's SSM keys for the delta rule: conv_kernel the convolution's
+    // window, group_count the key heads, time_step_rank the value heads,
+    // state_size a key head's width, inner_size all value heads' width.
+    cfg["linear_conv_kernel_dim"] = number("ssm.conv_kernel", true);
+    const double key_heads = number("ssm.group_count", true);
+    const double value_heads = number("ssm.time_step_rank", true);
+    const double inner = number("ssm.inner_size", true);
+    if (!(value_heads >= 1) || std::fmod(inner, value_heads) != 0)
+      throw ParseError(origin + ": GGUF metadata " + arch + ".ssm.inner_size (" +
+                       std::to_string(static_cast<std::int64_t>(inner)) +
+                       ") is not a whole number of ssm.time_step_rank value heads");
+    cfg["linear_num_key_heads"] = key_heads;
+    cfg["linear_num_value_heads"] = value_heads;
+    cfg["linear_key_head_dim"] = number("ssm.state_size", true);
+    cfg["linear_value_head_dim"] = inner / value_heads;
+    const std::int64_t layers = static_cast<std::int64_t>(blocks - draft_blocks);
+    if (const auto* recurrent = items("attention.recurrent_layers");
+        recurrent && static_cast<std::int64_t>(recurrent->size()) >= layers && layers > 0) {
+      json types = json::array();
+      for (std::int64_t l = 0; l < layers; ++l)
+        types.push_back((*recurrent)[static_cast<std::size_t>(l)] != 0 ? "linear_attention"
+                                                                       : "full_attention");
+      cfg["layer_types"] = types;
+    } else {
+      // llama.cpp's default when the file gives no interval.
+      const double every = number("full_attention_interval", false);
+      cfg["full_attention_interval"] = every > 0 ? every : 4;
+    }
+    const double key_length = number("attention.key_length", true);
+    if (const double rope = number("rope.dimension_count", false); rope > 0 && key_length > 0)
+      cfg["partial_rotary_factor"] = rope / key_length;
+    if (experts > 0)
+      cfg["shared_expert_intermediate_size"] = number("expert_shared_feed_forward_length", false);
+  }
   if (const double window = number("attention.sliding_window", false); window > 0) {
     cfg["sliding_window"] = window;
     cfg["use_sliding_window"] = true;
@@ -610,6 +680,12 @@ ModelSpec parse_gguf_prefix(std::string_view bytes, std::uint64_t file_size,
   m.notes.erase(std::remove_if(m.notes.begin(), m.notes.end(),
                                [](const std::string& n) { return n.rfind("config keys", 0) == 0; }),
                 m.notes.end());
+  if (draft_blocks > 0) {
+    m.notes.push_back("the file's " + std::to_string(static_cast<std::int64_t>(draft_blocks)) +
+                      " multi-token-prediction block(s) count in its bytes; predictions run the " +
+                      std::to_string(m.layers) +
+                      " trunk layers (--draft-tokens adds a draft head)");
+  }
   m.notes.push_back("from GGUF metadata (" + arch + "); exact bytes from " +
                     std::to_string(tensors.size()) + " tensor headers, mostly " +
                     m.checkpoint->dominant_type);
