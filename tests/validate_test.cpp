@@ -145,7 +145,9 @@ TEST(ServingRuns, TpTimesEpRowsAreTheirDeployment) {
     return std::array<std::int64_t, 4>{r.tp, r.attention_dp, r.moe_tp, r.moe_ep};
   };
   using L = std::array<std::int64_t, 4>;
-  EXPECT_EQ(layout(runs[0]), (L{4, 1, 1, 4}));   // the id's TP 4, EP 4: 4 GPUs
+  EXPECT_EQ(layout(runs[0]), (L{4, 1, 1, 4}));  // the id's TP 4, EP 4: 4 GPUs
+  EXPECT_NE(runs[0].layout_note.find("read as 4 GPUs"), std::string::npos) << runs[0].layout_note;
+  EXPECT_TRUE(runs[3].layout_note.empty());
   EXPECT_EQ(layout(runs[1]), (L{8, 1, 1, 8}));   // no label: the equal factors
   EXPECT_EQ(layout(runs[2]), (L{1, 4, 1, 4}));   // attention DP 4, EP 4
   EXPECT_EQ(runs[2].concurrency, 128);           // the id's clients

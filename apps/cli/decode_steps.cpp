@@ -24,8 +24,11 @@ nlohmann::json row_json(const DecodeStepRow& row, bool serving) {
                       {"osl", row.run.osl},
                       {"concurrency", row.run.concurrency},
                       {"tp", row.run.tp},
+                      {"attention_dp", row.run.attention_dp},
+                      {"ep", row.run.moe_ep},
                       {"measured_tpot_ms", row.run.tpot_ms}};
   if (serving) j["measured_ttft_ms"] = row.run.ttft_ms;
+  if (!row.run.layout_note.empty()) j["layout_note"] = row.run.layout_note;
   if (!row.refused.empty()) {
     j["refused"] = row.refused;
     return j;

@@ -111,6 +111,9 @@ struct ServingRun {
   std::int64_t prefill_batch = 0, decode_batch = 0;
   // Aggregated: the one pool; disaggregated: the decode pool.
   std::int64_t tp = 1, pp = 1, attention_dp = 1, moe_tp = 1, moe_ep = 1, prefill_moe_ep = 1;
+  // How the row's parallel layout was read where it is not as written (the
+  // set's TP x EP rows); empty otherwise.
+  std::string layout_note;
   // Disaggregated: the prefill pool and the workers of each (workers_given
   // false when the row leaves them empty: such rows are refused).
   std::int64_t prefill_tp = 1, prefill_pp = 1, prefill_attention_dp = 1;

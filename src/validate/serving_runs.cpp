@@ -147,6 +147,11 @@ void undo_tp_times_ep(const LineReader& in, ServingRun* r) {
   // concurrencies as low as 4): TensorRT-LLM's moe_tp x moe_ep must equal
   // its TP, so a labelless TP 4 with MoE 2 x 2 is a real 4-GPU deployment.
   if (id_tp == 0 && n * n <= 8) return;
+  r->layout_note =
+      "written " + std::string(r->attention_dp > 1 ? "attention_dp_size " : "tp_size ") +
+      std::to_string(n * n) + " with moe " + std::to_string(n) + " x " + std::to_string(n) +
+      "; read as " + std::to_string(n) + " GPUs with expert parallelism " + std::to_string(n) +
+      (id_tp != 0 ? " (its id)" : " (no id label; past 8 GPUs)");
   if (r->attention_dp > 1) {
     if (r->tp != 1) return;
     r->attention_dp = n;
