@@ -824,7 +824,11 @@ TEST(Ops, GatedDeltaNetDecodeByHand) {
   EXPECT_TRUE(rule.linear_layer);
   EXPECT_EQ(count_ops(g, OpKind::kDeltaRule), 1);  // one class: every layer is MoE
   EXPECT_DOUBLE_EQ(find_op(g, OpKind::kShortConv).kv_bytes, 294'912);
-  EXPECT_DOUBLE_EQ(find_op(g, OpKind::kLinearInProj).gemm_n, 5'152);
+  // in_proj_qkvz a rank: 2 x 4 key heads x 128 + 2 x 16 value heads x 128;
+  // in_proj_ba: 2 x 16 value heads, its own GEMM and launch.
+  EXPECT_DOUBLE_EQ(find_op(g, OpKind::kLinearInProj).gemm_n, 5'120);
+  EXPECT_DOUBLE_EQ(find_op(g, OpKind::kLinearBaProj).gemm_n, 32);
+  EXPECT_DOUBLE_EQ(find_op(g, OpKind::kLinearBaProj).launches, 1);
   EXPECT_DOUBLE_EQ(find_op(g, OpKind::kKvCacheWrite).count, 15);
   EXPECT_DOUBLE_EQ(find_op(g, OpKind::kOutputGate).count, 15);
   EXPECT_DOUBLE_EQ(find_op(g, OpKind::kQProj).gemm_n, 4'096);

@@ -57,7 +57,8 @@ enum class OpKind : std::uint8_t {
   kVAbsorb,
   // Gated DeltaNet linear attention (replaces q/k/v, RoPE and the attention
   // core; o_proj stays) and the sigmoid output gate of gated softmax attention.
-  kLinearInProj,
+  kLinearInProj,  // in_proj_qkvz: q, k, v and the gate z
+  kLinearBaProj,  // in_proj_ba: each value head's decay (a) and write strength (b)
   kShortConv,
   kDeltaRule,
   kGatedNorm,

@@ -20,9 +20,9 @@ constexpr const char* kOpNames[] = {
     "mlp_residual",   "kv_cache_write",   "embedding",      "final_norm",       "lm_head",
     "router",         "shared_gate_proj", "shared_up_proj", "shared_down_proj", "q_a_proj",
     "q_b_proj",       "kv_a_proj",        "kv_b_proj",      "k_absorb",         "v_absorb",
-    "linear_in_proj", "short_conv",       "delta_rule",     "gated_norm",       "output_gate",
-    "indexer_proj",   "indexer_score",    "indexer_topk",   "all_reduce",       "pipeline_send",
-    "all_to_all"};
+    "linear_in_proj", "linear_ba_proj",   "short_conv",     "delta_rule",       "gated_norm",
+    "output_gate",    "indexer_proj",     "indexer_score",  "indexer_topk",     "all_reduce",
+    "pipeline_send",  "all_to_all"};
 static_assert(std::size(kOpNames) == kOpKindCount, "one name for each OpKind");
 
 // Vector operations per element, counted the same way everywhere:
@@ -412,8 +412,11 @@ struct Builder {
     const double dvh = static_cast<double>(x.value_head_dim);
     const double key = hk * dk, value = hv * dvh, conv = 2 * key + value;
     const double kernel = static_cast<double>(x.conv_kernel);
-    // in_proj_qkvz and in_proj_ba: two GEMMs over the same input.
-    linear(OpKind::kLinearInProj, count, N, 2 * key + 2 * value + 2 * hv, H, w, wplan, true, 2);
+    // in_proj_qkvz and in_proj_ba: two GEMMs over the same input (separate
+    // layers in Transformers, vLLM, SGLang and TensorRT-LLM); the second, a
+    // few columns a rank, costs its kernel's floor.
+    linear(OpKind::kLinearInProj, count, N, 2 * key + 2 * value, H, w, wplan, true, 1);
+    linear(OpKind::kLinearBaProj, count, N, 2 * hv, H, w, wplan, false, 1);
     // A multiply-add a tap and the SiLU; decoding reads and writes each
     // sequence's last kernel - 1 inputs.
     Op& cv = elementwise(OpKind::kShortConv, count, N * conv, 2 * kernel + kGateOps, 1, 1, 1);
@@ -655,6 +658,7 @@ void scale_to_checkpoint(const ModelSpec& m, OpGraph* g) {
       case OpKind::kKAbsorb:
       case OpKind::kVAbsorb:
       case OpKind::kLinearInProj:
+      case OpKind::kLinearBaProj:
       case OpKind::kIndexerProj:
         r = r_attn;
         break;
@@ -993,8 +997,8 @@ LinearParameters linear_parameters(const ModelSpec& m) {
     const double linear = static_cast<double>(m.linear_layer_count());
     const double key = static_cast<double>(x.key_width());
     const double value = static_cast<double>(x.value_width());
-    at(lp.dense, OpKind::kLinearInProj) =
-        linear * h * (2 * key + 2 * value + 2 * static_cast<double>(x.value_heads));
+    at(lp.dense, OpKind::kLinearInProj) = linear * h * (2 * key + 2 * value);
+    at(lp.dense, OpKind::kLinearBaProj) = linear * h * 2 * static_cast<double>(x.value_heads);
     at(lp.dense, OpKind::kOProj) += linear * value * h;
   }
   const double mats = m.gated_mlp ? 3 : 2;
