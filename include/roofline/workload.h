@@ -229,10 +229,6 @@ struct OpGraph {
 // cannot run on the device.
 [[nodiscard]] OpGraph build_ops(const ModelSpec& model, const Device& device, const Scenario& s,
                                 const ModelOptions& options = {});
-// The same into `out`, which it overwrites: predict() builds in place rather
-// than copying the graph's whole op array.
-void build_ops(const ModelSpec& model, const Device& device, const Scenario& s,
-               const ModelOptions& options, OpGraph* out);
 
 // The weight parameters of each linear operator kind over the whole model
 // (every layer, every expert): what a per-operator format applies to. Routed

@@ -492,7 +492,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   const ModelOptions& opt = resolved(given, d, &scratch);
   Prediction p;
   p.mode = opt.mode;
-  build_ops(m, d, s, opt, &p.graph);
+  p.graph = build_ops(m, d, s, opt);
   const bool realistic = opt.mode == Mode::kRealistic;
   const bool decode = s.phase == Phase::kDecode;
   const EngineProfile* engine = realistic ? opt.engine : nullptr;  // null for the reference
@@ -525,11 +525,6 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   }
   double memory_bound_time = 0, compute_bound_time = 0;
   TableMemo memo;
-  // The totals, summed in locals (kept in registers, not stored each op).
-  struct {
-    double time_s = 0, overhead_s = 0, memory_time_s = 0, compute_time_s = 0, flops = 0,
-           weight_bytes = 0, act_bytes = 0, kv_bytes = 0, communication_s = 0;
-  } sum;
 
   const int n = p.graph.size;
   int i = 0;
@@ -557,7 +552,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       if (!moe_priced[static_cast<std::size_t>(k)])
         evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n, &memo, t);
       if (op.cls == OpClass::kCommunication) {
-        sum.communication_s += t.time_s;
+        p.communication_s += t.time_s;
       }
       mem += t.memory_time_s;
       comp += t.compute_time_s;
@@ -569,32 +564,20 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
       const double own = std::max(t.memory_time_s, t.compute_time_s);
       t.overhead_s = op.cls == OpClass::kCommunication ? 0 : op.count * op.launches * launch;
-      // A kernel of one op takes its own time (no division: it dominated this loop).
-      const double share_s =
-          j == i + 1 ? own : (standalone > 0 ? kernel_time * own / standalone : 0);
-      t.time_s = share_s + t.overhead_s;
-      sum.time_s += t.time_s;
-      sum.overhead_s += t.overhead_s;
-      sum.memory_time_s += t.memory_time_s;
-      sum.compute_time_s += t.compute_time_s;
-      sum.flops += op.count * op.flops;
-      sum.weight_bytes += op.count * op.weight_bytes;
-      sum.act_bytes += op.count * op.act_bytes;
-      sum.kv_bytes += op.count * op.kv_bytes;
+      t.time_s = (standalone > 0 ? kernel_time * own / standalone : 0) + t.overhead_s;
+      p.time_s += t.time_s;
+      p.overhead_s += t.overhead_s;
+      p.memory_time_s += t.memory_time_s;
+      p.compute_time_s += t.compute_time_s;
+      p.flops += op.count * op.flops;
+      p.weight_bytes += op.count * op.weight_bytes;
+      p.act_bytes += op.count * op.act_bytes;
+      p.kv_bytes += op.count * op.kv_bytes;
       (t.bound == Bound::kMemory ? memory_bound_time : compute_bound_time) +=
           t.time_s - t.overhead_s;
     }
     i = j;
   }
-  p.time_s = sum.time_s;
-  p.overhead_s = sum.overhead_s;
-  p.memory_time_s = sum.memory_time_s;
-  p.compute_time_s = sum.compute_time_s;
-  p.flops = sum.flops;
-  p.weight_bytes = sum.weight_bytes;
-  p.act_bytes = sum.act_bytes;
-  p.kv_bytes = sum.kv_bytes;
-  p.communication_s = sum.communication_s;
   if (engine && engine->step_overhead_s.known()) {
     // Per forward pass of a pipeline stage: scheduling, sampling, host work not hidden.
     p.engine_step_s = engine->step_overhead_s.value;
