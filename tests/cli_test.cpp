@@ -724,6 +724,9 @@ TEST(Cli, ServingReportsTheIssuesFields) {
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --engine vllm --recipe dynamo",
                    "recipe must be engine or aiconfigurator");
   expect_bad_input("validate --recipe engine", "--recipe: give it with --serving");
+  expect_bad_input("validate --rounds 20", "--rounds: give it with --serving");
+  expect_bad_input("validate --serving --rounds 0", "--rounds");
+  expect_bad_input("validate --serving --rounds 1001", "--rounds");
   // AIConfigurator's benchmark limits: 64 + 1024 + 1500 tokens a step, 64 running.
   const CliRun aic = roofline(
       "serving --model llama-3.1-70b --hardware h200 --engine vllm --tp 2 --weights fp8 --act fp8 "

@@ -671,6 +671,41 @@ TEST(Serving, EveryRowOfTheDevelopmentSetIsPredictedOrRefused) {
   EXPECT_EQ(r.ttft_groups[0].rows, r.predicted);
 }
 
+// The benchmark's length (validate --serving --rounds): every client starts
+// together, so the first round's prompts queue behind each other; where the KV
+// cache holds every client's request, later rounds do not queue so, and the
+// longer the benchmark, the less that first round weighs in the mean TTFT.
+// (Where it does not, a backlog builds up and longer runs wait longer.)
+TEST(Serving, ValidationFollowsTheBenchmarksLength) {
+  // Aggregated H200 vLLM Llama-3.1-70B rows with 1,024-token prompts at
+  // concurrency 32 and above (2,048 tokens of fp8 KV cache a request).
+  std::vector<ServingRun> runs;
+  for (const ServingRun& r : built_in_serving_runs()) {
+    if (r.backend == "vllm" && r.system == "h200_sxm" && r.mode == "agg" && r.isl == 1024 &&
+        r.osl == 1024 && r.concurrency >= 32 &&
+        r.model_path.find("Llama-3.1-70B") != std::string::npos)
+      runs.push_back(r);
+  }
+  ASSERT_GE(runs.size(), 3u);
+  const DecodeStepReport one =
+      validate_serving(runs, devices(), "case", ServingRecipe::kAiConfigurator, 1);
+  const DecodeStepReport twenty =
+      validate_serving(runs, devices(), "case", ServingRecipe::kAiConfigurator, 20);
+  ASSERT_EQ(one.rows.size(), twenty.rows.size());
+  int compared = 0;
+  for (std::size_t i = 0; i < one.rows.size(); ++i) {
+    if (!one.rows[i].refused.empty() || !twenty.rows[i].refused.empty()) continue;
+    ++compared;
+    EXPECT_GT(one.rows[i].predicted_ttft_ms, twenty.rows[i].predicted_ttft_ms) << runs[i].id;
+  }
+  EXPECT_GE(compared, 3);
+  EXPECT_THROW((void)validate_serving(runs, devices(), "case", ServingRecipe::kAiConfigurator, 0),
+               InvalidArgument);
+  EXPECT_THROW((void)validate_serving(runs, devices(), "case", ServingRecipe::kAiConfigurator,
+                                      kMaxRounds + 1),
+               InvalidArgument);
+}
+
 }  // namespace
 }  // namespace roofline
 

@@ -138,15 +138,16 @@ void decode_steps_command(const Registry& registry, const std::string& file,
 
 void serving_validation_command(const Registry& registry, const std::string& file,
                                 const std::string& engine, ServingRecipe recipe,
-                                DecodeStepsOutput output) {
+                                DecodeStepsOutput output, std::int64_t rounds) {
   const std::vector<ServingRun> runs =
       file.empty() ? built_in_serving_runs() : load_serving_runs(file);
-  const DecodeStepReport r = validate_serving(runs, registry, engine, recipe);
+  const DecodeStepReport r = validate_serving(runs, registry, engine, recipe, rounds);
   if (output == DecodeStepsOutput::kJson) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& row : r.rows) rows.push_back(row_json(row, true));
     nlohmann::json out = {{"check", "serving"},
                           {"recipe", serving_recipe_name(recipe)},
+                          {"rounds", rounds},
                           {"predicted", r.predicted},
                           {"refused", r.refused},
                           {"tpot_groups", error_groups_json(r.groups)},
@@ -180,6 +181,7 @@ void serving_validation_command(const Registry& registry, const std::string& fil
                     ? ", each engine with the limits AIConfigurator's generator sets for benchmark "
                       "deployments"
                     : ", each engine with its own defaults")
+            << fmt::format(", {} requests a client", rounds)
             << ") against measured serving runs\n(error = (predicted - measured) / measured: "
                "negative is predicted faster)\n\nTPOT\n"
             << error_groups_table(r.groups) << "\nTTFT\n"

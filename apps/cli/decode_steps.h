@@ -25,9 +25,10 @@ void decode_steps_command(const Registry& registry, const std::string& file,
                           bool leave_one_out = false, bool prefill_share = false);
 
 // `validate --serving [FILE]`: the serving model's TTFT and TPOT against every
-// row (aggregated; disaggregated rows refused with the reason).
+// row (aggregated; disaggregated rows refused with the reason), each client of
+// the simulated benchmark sending `rounds` requests.
 void serving_validation_command(const Registry& registry, const std::string& file,
                                 const std::string& engine, ServingRecipe recipe,
-                                DecodeStepsOutput output);
+                                DecodeStepsOutput output, std::int64_t rounds = kDefaultRounds);
 
 }  // namespace roofline::cli

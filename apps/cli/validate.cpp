@@ -83,6 +83,7 @@ void register_validate(CLI::App& app, Common& common) {
     bool decode_steps = false, leave_one_out = false, prefill_share = false;
     std::string serving_file, serving;
     std::string recipe = "aiconfigurator";
+    std::int64_t rounds = kDefaultRounds;
   };
   auto a = std::make_shared<ValidateArgs>();
   auto* validation_file_opt =
@@ -126,13 +127,21 @@ void register_validate(CLI::App& app, Common& common) {
                        "(each engine's defaults)")
           ->capture_default_str()
           ->type_name("NAME");
+  auto* rounds_opt =
+      validate_cmd
+          ->add_option("--rounds", a->rounds,
+                       "With --serving: requests each simulated client sends, to match the "
+                       "benchmark that measured the runs (aiperf's --num-requests / concurrency)")
+          ->check(CLI::Range(std::int64_t{1}, kMaxRounds))
+          ->capture_default_str();
   add_common(validate_cmd, &common, true);
   validate_cmd->callback([&common, a, validation_file_opt, serving_file_opt, serving_opt,
-                          recipe_opt, validate_cmd] {
+                          recipe_opt, rounds_opt, validate_cmd] {
     if (serving_opt->count() > 0) {
       if (a->decode_steps || a->leave_one_out || a->prefill_share ||
           serving_file_opt->count() > 0 || a->ideal || validation_file_opt->count() > 0) {
-        throw InvalidArgument("--serving: takes only --engine, --recipe and an output flag");
+        throw InvalidArgument(
+            "--serving: takes only --engine, --recipe, --rounds and an output flag");
       }
       const std::string engine =
           validate_cmd->get_option("--engine")->count() > 0 ? a->engine : "case";
@@ -140,10 +149,12 @@ void register_validate(CLI::App& app, Common& common) {
                                  parse_serving_recipe(a->recipe),
                                  common.output() == Output::kJson  ? DecodeStepsOutput::kJson
                                  : common.output() == Output::kCsv ? DecodeStepsOutput::kCsv
-                                                                   : DecodeStepsOutput::kTable);
+                                                                   : DecodeStepsOutput::kTable,
+                                 a->rounds);
       return;
     }
     if (recipe_opt->count() > 0) throw InvalidArgument("--recipe: give it with --serving");
+    if (rounds_opt->count() > 0) throw InvalidArgument("--rounds: give it with --serving");
     if (a->decode_steps || a->prefill_share || serving_file_opt->count() > 0) {
       if (!a->decode_steps) {
         throw InvalidArgument("--serving-file and --prefill-share: give them with --decode-steps");

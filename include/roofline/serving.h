@@ -39,6 +39,8 @@ inline constexpr double kKvMemoryShare = 0.9;
 // benchmarks with `concurrency * 10` requests to dilute the first batch
 // (github.com/ai-dynamo/aiconfigurator, docs/dynamo_deployment_guide.md).
 inline constexpr std::int64_t kDefaultRounds = 10;
+// The most requests one client may send in a simulation.
+inline constexpr std::int64_t kMaxRounds = 1000;
 
 // Prefill-to-decode KV transfer between nodes: kNodeLinkBps (hardware.h).
 // Within one NVLink domain the device's interconnect carries it.

@@ -173,10 +173,13 @@ struct DecodeStepReport {
 // TPOT in `groups`, TTFT in `ttft_groups`. The runs are AIConfigurator's
 // benchmark deployments, so by default each engine runs with the limits its
 // generator set for them (ServingRecipe::kAiConfigurator); kEngineDefaults
-// runs each with its own defaults.
+// runs each with its own defaults. `rounds`: requests each simulated client
+// sends (ServingScenario::rounds), to match the length of the benchmark that
+// measured the runs.
 [[nodiscard]] DecodeStepReport validate_serving(
     const std::vector<ServingRun>& runs, const Registry& registry,
-    const std::string& engine = "case", ServingRecipe recipe = ServingRecipe::kAiConfigurator);
+    const std::string& engine = "case", ServingRecipe recipe = ServingRecipe::kAiConfigurator,
+    std::int64_t rounds = kDefaultRounds);
 
 // Leave one device out: for each device whose rows have measured GEMM tables,
 // its rows predicted without that device's tables (borrowing its architecture's

@@ -218,7 +218,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   check("isl", in.isl, kMaxSeqLen);
   check("osl", in.osl, kMaxSeqLen - in.isl);
   check("concurrency", in.concurrency, kMaxBatch);
-  check("rounds", in.rounds, 1000);
+  check("rounds", in.rounds, kMaxRounds);
   check("replicas", in.replicas, 1024);
   if (in.replicas > 1) {
     if (in.mode == ServingMode::kDisaggregated)

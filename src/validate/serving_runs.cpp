@@ -1,5 +1,7 @@
 // Measured serving runs (data/validation/serving-dev.csv) and the decode-step
 // check: one decode step at batch = concurrency against the measured TPOT.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -432,7 +434,8 @@ namespace {
 DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry& registry,
                             const ModelOptions& options, const std::string& engine,
                             const EngineRegistry* tables, bool prefill_share, bool serving,
-                            ServingRecipe recipe = ServingRecipe::kEngineDefaults) {
+                            ServingRecipe recipe = ServingRecipe::kEngineDefaults,
+                            std::int64_t rounds = kDefaultRounds) {
   DecodeStepReport report;
   const EngineRegistry& engines = EngineRegistry::built_in();
   const EngineProfile* fixed = engine == "case" ? nullptr : &engines.get(engine);
@@ -490,6 +493,7 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         load.concurrency = r.concurrency;
         load.step = s;
         load.recipe = recipe;
+        load.rounds = rounds;
         if (recipe == ServingRecipe::kAiConfigurator && disagg) {
           load.prefill_batch = r.prefill_batch;
           load.decode_batch = r.decode_batch;
@@ -566,8 +570,13 @@ DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
 }
 
 DecodeStepReport validate_serving(const std::vector<ServingRun>& runs, const Registry& registry,
-                                  const std::string& engine, ServingRecipe recipe) {
-  return check_runs(runs, registry, {}, engine, nullptr, true, true, recipe);
+                                  const std::string& engine, ServingRecipe recipe,
+                                  std::int64_t rounds) {
+  // The simulation's own bound (predict_serving), checked once rather than
+  // refused row by row.
+  if (rounds < 1 || rounds > kMaxRounds)
+    throw InvalidArgument(fmt::format("rounds: {} is outside 1 to {}", rounds, kMaxRounds));
+  return check_runs(runs, registry, {}, engine, nullptr, true, true, recipe, rounds);
 }
 
 std::vector<ErrorStats> leave_one_device_out(const std::vector<ServingRun>& runs,
