@@ -336,6 +336,48 @@ void bind_documents(py::module_& m) {
       "Predictions against published measurements (roofline validate --json); engine: \"case\" "
       "for each case's own framework (the default), or an id for every case");
 
+  m.def(
+      "validate_serving",
+      [](std::optional<std::string> file, const std::string& engine, const std::string& recipe,
+         std::int64_t rounds) {
+        const ServingRecipe r = parse_serving_recipe(recipe);
+        const std::vector<ServingRun> runs =
+            file ? load_serving_runs(*file) : built_in_serving_runs();
+        DecodeStepReport report;
+        {
+          py::gil_scoped_release release;
+          report = validate_serving(runs, registry(), engine, r, rounds);
+        }
+        return to_py(serving_validation_document(report, r, rounds, registry()));
+      },
+      py::kw_only(), py::arg("file") = py::none(), py::arg("engine") = "case",
+      py::arg("recipe") = "aiconfigurator", py::arg("rounds") = kDefaultRounds,
+      "The serving model against measured TTFT and TPOT (roofline validate --serving [FILE] "
+      "--json): the built-in development set, or a CSV in its format; recipe: aiconfigurator or "
+      "engine; rounds: requests each simulated client sends");
+
+  m.def(
+      "validate_decode_steps",
+      [](std::optional<std::string> file, const std::string& engine, bool prefill_share,
+         bool leave_one_out) {
+        if (leave_one_out && engine != "case")
+          throw InvalidArgument("leave_one_out: predicts with each run's own engine (no engine)");
+        const std::vector<ServingRun> runs =
+            file ? load_serving_runs(*file) : built_in_serving_runs();
+        DecodeStepReport report;
+        std::vector<ErrorStats> held_out;
+        {
+          py::gil_scoped_release release;
+          report = validate_decode_steps(runs, registry(), {}, engine, nullptr, prefill_share);
+          if (leave_one_out) held_out = leave_one_device_out(runs, registry(), prefill_share);
+        }
+        return to_py(decode_steps_document(report, prefill_share, held_out, registry()));
+      },
+      py::kw_only(), py::arg("file") = py::none(), py::arg("engine") = "case",
+      py::arg("prefill_share") = false, py::arg("leave_one_out") = false,
+      "Decode steps against measured serving TPOT (roofline validate --decode-steps "
+      "[--serving-file FILE] --json)");
+
   const QuantizeOptions q;
   m.def(
       "quantize",

@@ -10,58 +10,6 @@
 
 namespace roofline::cli {
 
-namespace {
-
-// A checked run as JSON: the run, then what was predicted (`serving`: TTFT and
-// TPOT) or why it was refused.
-nlohmann::json row_json(const DecodeStepRow& row, bool serving) {
-  nlohmann::json j = {{"id", row.run.id},
-                      {"backend", row.run.backend},
-                      {"model_path", row.run.model_path},
-                      {"system", row.run.system},
-                      {"mode", row.run.mode},
-                      {"isl", row.run.isl},
-                      {"osl", row.run.osl},
-                      {"concurrency", row.run.concurrency},
-                      {"tp", row.run.tp},
-                      {"attention_dp", row.run.attention_dp},
-                      {"ep", row.run.moe_ep},
-                      {"measured_tpot_ms", row.run.tpot_ms}};
-  if (serving) j["measured_ttft_ms"] = row.run.ttft_ms;
-  if (!row.run.layout_note.empty()) j["layout_note"] = row.run.layout_note;
-  if (!row.refused.empty()) {
-    j["refused"] = row.refused;
-    return j;
-  }
-  j.update({{"model", row.model},
-            {"hardware", row.device},
-            {"engine", row.engine},
-            {"formats", row.formats}});
-  if (serving) {
-    j.update({{"predicted_ttft_ms", row.predicted_ttft_ms},
-              {"predicted_tpot_ms", row.predicted_ms},
-              {"ttft_error_pct", row.ttft_error_pct},
-              {"tpot_error_pct", row.error_pct}});
-  } else {
-    j.update({{"predicted_step_ms", row.predicted_ms}, {"error_pct", row.error_pct}});
-  }
-  return j;
-}
-
-nlohmann::json refusals_json(const DecodeStepReport& r) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& [reason, n] : r.refusals) out.push_back({{"reason", reason}, {"rows", n}});
-  return out;
-}
-
-}  // namespace
-
-nlohmann::json error_groups_json(const std::vector<ErrorStats>& groups) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& g : groups) out.push_back(to_json(g));
-  return out;
-}
-
 std::string error_groups_table(const std::vector<ErrorStats>& groups) {
   Table t({"group", "rows", "median |error|", "p90", "max", "signed median"});
   for (const auto& g : groups) {
@@ -86,19 +34,7 @@ void decode_steps_command(const Registry& registry, const std::string& file,
     held_out = leave_one_device_out(runs, registry, prefill_share);
   }
   if (output == DecodeStepsOutput::kJson) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& row : r.rows) rows.push_back(row_json(row, false));
-    nlohmann::json out = {{"check", "decode_steps"},
-                          {"prefill_share", prefill_share},
-                          {"predicted", r.predicted},
-                          {"refused", r.refused},
-                          {"skipped_disaggregated", r.skipped_disaggregated},
-                          {"groups", error_groups_json(r.groups)},
-                          {"refusals", refusals_json(r)},
-                          {"leave_one_device_out", error_groups_json(held_out)},
-                          {"rows", rows}};
-    out.update(stamp(registry));
-    std::cout << out.dump(2) << "\n";
+    std::cout << decode_steps_document(r, prefill_share, held_out, registry).dump(2) << "\n";
     return;
   }
   if (output == DecodeStepsOutput::kCsv) {
@@ -143,19 +79,7 @@ void serving_validation_command(const Registry& registry, const std::string& fil
       file.empty() ? built_in_serving_runs() : load_serving_runs(file);
   const DecodeStepReport r = validate_serving(runs, registry, engine, recipe, rounds);
   if (output == DecodeStepsOutput::kJson) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& row : r.rows) rows.push_back(row_json(row, true));
-    nlohmann::json out = {{"check", "serving"},
-                          {"recipe", serving_recipe_name(recipe)},
-                          {"rounds", rounds},
-                          {"predicted", r.predicted},
-                          {"refused", r.refused},
-                          {"tpot_groups", error_groups_json(r.groups)},
-                          {"ttft_groups", error_groups_json(r.ttft_groups)},
-                          {"refusals", refusals_json(r)},
-                          {"rows", rows}};
-    out.update(stamp(registry));
-    std::cout << out.dump(2) << "\n";
+    std::cout << serving_validation_document(r, recipe, rounds, registry).dump(2) << "\n";
     return;
   }
   if (output == DecodeStepsOutput::kCsv) {

@@ -14,8 +14,7 @@ namespace roofline::cli {
 
 enum class DecodeStepsOutput { kTable, kJson, kCsv };
 
-// Error statistics by group, as JSON and as a text table.
-[[nodiscard]] nlohmann::json error_groups_json(const std::vector<ErrorStats>& groups);
+// Error statistics by group as a text table (report.h has them as JSON).
 [[nodiscard]] std::string error_groups_table(const std::vector<ErrorStats>& groups);
 
 // `file` empty: the built-in development set. `engine`: "case" or an engine id.

@@ -128,6 +128,21 @@ namespace roofline {
 // `validate`: {"mode", "cases", "evaluated", "*_error_pct", "groups"} + stamp.
 [[nodiscard]] nlohmann::json validation_document(const ValidationReport& r, Mode mode,
                                                  const Registry& registry);
+// A list of error groups, to_json of each.
+[[nodiscard]] nlohmann::json error_groups_json(const std::vector<ErrorStats>& groups);
+// `validate --decode-steps`: {"check": "decode_steps", "prefill_share", "predicted",
+// "refused", "skipped_disaggregated", "groups", "refusals", "leave_one_device_out",
+// "rows"} + stamp; each row the run, then its prediction (`predicted_step_ms`,
+// `error_pct`) or why it was `refused`.
+[[nodiscard]] nlohmann::json decode_steps_document(const DecodeStepReport& r, bool prefill_share,
+                                                   const std::vector<ErrorStats>& held_out,
+                                                   const Registry& registry);
+// `validate --serving`: {"check": "serving", "recipe", "rounds", "predicted", "refused",
+// "tpot_groups", "ttft_groups", "refusals", "rows"} + stamp; each row the run, then
+// `predicted_ttft_ms`, `predicted_tpot_ms` and their errors, or why it was `refused`.
+[[nodiscard]] nlohmann::json serving_validation_document(const DecodeStepReport& r,
+                                                         ServingRecipe recipe, std::int64_t rounds,
+                                                         const Registry& registry);
 // One tensor of `quantize`: statistics, error per format, the plan.
 [[nodiscard]] nlohmann::json to_json(const TensorReport& t);
 // `quantize`: {"version", "checkpoint", "budget_sqnr_db", "tensors",

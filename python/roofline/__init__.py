@@ -54,6 +54,8 @@ from ._roofline import (
     recommend,
     strategies,
     validate,
+    validate_decode_steps,
+    validate_serving,
 )
 from .calculator_shell import RooflineCalculator
 from .hardware_registry import (
@@ -93,7 +95,7 @@ _Mapping.register(Generation)
 __all__ = [
     # the commands: predict and generate return result objects, the others dicts
     "predict", "generate", "serving", "search", "gemm", "kv", "attention", "capacity", "recommend", "sweep",
-    "sweep_gemm", "validate", "quantize", "quantize_array", "analyze_array",
+    "sweep_gemm", "validate", "validate_serving", "validate_decode_steps", "quantize", "quantize_array", "analyze_array",
     # the registries
     "hardware", "hardware_ids", "hardware_list", "formats", "canonical_format", "models", "model",
     "strategies", "engines", "engine",

@@ -97,6 +97,48 @@ def test_validate(cli, case):
     assert roofline.validate(**case) == cli("validate", *flags(**case))
 
 
+@pytest.fixture()
+def serving_runs(tmp_path):
+    """The development set's header and a few of its rows: aggregated vLLM, SGLang and
+    TensorRT-LLM runs and a disaggregated one without worker counts (refused)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "data", "validation", "serving-dev.csv")) as f:
+        lines = f.read().splitlines()
+    picked = [lines[0]]
+    for backend in ("vllm", "sglang", "trtllm"):
+        picked += [l for l in lines[1:] if f",{backend}," in l and ",agg," in l][:3]
+    picked += [l for l in lines[1:] if ",disagg," in l][:1]
+    path = tmp_path / "runs.csv"
+    path.write_text("\n".join(picked) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("case", [dict(), dict(engine="vllm", recipe="engine", rounds=3)])
+def test_validate_serving(cli, serving_runs, case):
+    doc = roofline.validate_serving(file=str(serving_runs), **case)
+    assert doc == cli("validate", "--serving", serving_runs, *flags(**case))
+    assert doc["predicted"] + doc["refused"] == 10
+    assert doc["refused"] >= 1  # the disaggregated row gives no worker counts
+
+
+@pytest.mark.parametrize("case", [dict(), dict(prefill_share=True)])
+def test_validate_decode_steps(cli, serving_runs, case):
+    doc = roofline.validate_decode_steps(file=str(serving_runs), **case)
+    assert doc == cli("validate", "--decode-steps", "--serving-file", serving_runs, *flags(**case))
+    assert doc["skipped_disaggregated"] == 1
+
+
+def test_validate_serving_bad_input(tmp_path):
+    with pytest.raises(ValueError):
+        roofline.validate_serving(rounds=0)
+    with pytest.raises(ValueError):
+        roofline.validate_serving(recipe="dynamo")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("id,nonsense\n1,2\n")
+    with pytest.raises(ValueError):
+        roofline.validate_serving(file=str(bad))
+
+
 def test_quantize(cli, checkpoint):
     doc = roofline.quantize(checkpoint)
     assert doc == cli("quantize", "--checkpoint", checkpoint)

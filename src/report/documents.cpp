@@ -129,6 +129,93 @@ nlohmann::json recommend_document(const ModelSpec& model, const Device& device,
   return j;
 }
 
+namespace {
+
+// A checked run as JSON: the run, then what was predicted (`serving`: TTFT and
+// TPOT) or why it was refused.
+nlohmann::json row_json(const DecodeStepRow& row, bool serving) {
+  nlohmann::json j = {{"id", row.run.id},
+                      {"backend", row.run.backend},
+                      {"model_path", row.run.model_path},
+                      {"system", row.run.system},
+                      {"mode", row.run.mode},
+                      {"isl", row.run.isl},
+                      {"osl", row.run.osl},
+                      {"concurrency", row.run.concurrency},
+                      {"tp", row.run.tp},
+                      {"attention_dp", row.run.attention_dp},
+                      {"ep", row.run.moe_ep},
+                      {"measured_tpot_ms", row.run.tpot_ms}};
+  if (serving) j["measured_ttft_ms"] = row.run.ttft_ms;
+  if (!row.run.layout_note.empty()) j["layout_note"] = row.run.layout_note;
+  if (!row.refused.empty()) {
+    j["refused"] = row.refused;
+    return j;
+  }
+  j.update({{"model", row.model},
+            {"hardware", row.device},
+            {"engine", row.engine},
+            {"formats", row.formats}});
+  if (serving) {
+    j.update({{"predicted_ttft_ms", row.predicted_ttft_ms},
+              {"predicted_tpot_ms", row.predicted_ms},
+              {"ttft_error_pct", row.ttft_error_pct},
+              {"tpot_error_pct", row.error_pct}});
+  } else {
+    j.update({{"predicted_step_ms", row.predicted_ms}, {"error_pct", row.error_pct}});
+  }
+  return j;
+}
+
+nlohmann::json refusals_json(const DecodeStepReport& r) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [reason, n] : r.refusals) out.push_back({{"reason", reason}, {"rows", n}});
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json error_groups_json(const std::vector<ErrorStats>& groups) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& g : groups) out.push_back(to_json(g));
+  return out;
+}
+
+nlohmann::json decode_steps_document(const DecodeStepReport& r, bool prefill_share,
+                                     const std::vector<ErrorStats>& held_out,
+                                     const Registry& registry) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : r.rows) rows.push_back(row_json(row, false));
+  nlohmann::json out = {{"check", "decode_steps"},
+                        {"prefill_share", prefill_share},
+                        {"predicted", r.predicted},
+                        {"refused", r.refused},
+                        {"skipped_disaggregated", r.skipped_disaggregated},
+                        {"groups", error_groups_json(r.groups)},
+                        {"refusals", refusals_json(r)},
+                        {"leave_one_device_out", error_groups_json(held_out)},
+                        {"rows", rows}};
+  out.update(stamp(registry));
+  return out;
+}
+
+nlohmann::json serving_validation_document(const DecodeStepReport& r, ServingRecipe recipe,
+                                           std::int64_t rounds, const Registry& registry) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& row : r.rows) rows.push_back(row_json(row, true));
+  nlohmann::json out = {{"check", "serving"},
+                        {"recipe", serving_recipe_name(recipe)},
+                        {"rounds", rounds},
+                        {"predicted", r.predicted},
+                        {"refused", r.refused},
+                        {"tpot_groups", error_groups_json(r.groups)},
+                        {"ttft_groups", error_groups_json(r.ttft_groups)},
+                        {"refusals", refusals_json(r)},
+                        {"rows", rows}};
+  out.update(stamp(registry));
+  return out;
+}
+
 nlohmann::json validation_document(const ValidationReport& r, Mode mode, const Registry& registry) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& row : r.rows) {
