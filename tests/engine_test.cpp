@@ -544,6 +544,42 @@ TEST(EnginePrediction, EnginesThatDoNotFuseLaunchEachGemm) {
   EXPECT_DOUBLE_EQ(p.engine_step_s, 3.5e-4);
 }
 
+// MLA's two down-projections read the same hidden state, and vLLM, SGLang and
+// TensorRT-LLM run them as one GEMM: kv_a_proj rides in q_a_proj's kernel (one
+// table lookup at their summed width, 1,536 + 576 columns for DeepSeek-V3).
+// llama.cpp keeps them as two GGUF tensors, two GEMMs.
+TEST(EnginePrediction, MlaDownProjectionsAreOneGemm) {
+  const ModelSpec m = load_model("deepseek-v3");
+  const Device& d = devices().get("b200");
+  Scenario s;
+  s.batch = 4;
+  s.seq_len = 1024;
+  s.tp = 8;
+  s.precision.weights = Format::kFp8;
+  s.precision.act = Format::kFp8;
+  auto fused_into_q_a = [&](const Prediction& p) {
+    for (int i = 1; i < p.graph.size; ++i) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+      if (op.kind != OpKind::kKvAProj) continue;
+      const Op& before = p.graph.ops[static_cast<std::size_t>(i - 1)];
+      return op.launches == 0 && before.kind == OpKind::kQAProj;
+    }
+    ADD_FAILURE() << "no kv_a_proj";
+    return false;
+  };
+  for (const char* id : {"vllm", "sglang", "trtllm"}) {
+    ModelOptions o;
+    o.engine = &EngineRegistry::built_in().get(id);
+    EXPECT_TRUE(fused_into_q_a(predict(m, d, s, o))) << id;
+  }
+  ModelOptions llama;
+  llama.engine = &EngineRegistry::built_in().get("llama.cpp");
+  s.precision = {};
+  s.precision.weights = Format::kQ8_0;  // a format llama.cpp runs
+  s.precision.act = Format::kFp16;
+  EXPECT_FALSE(fused_into_q_a(predict(m, d, s, llama)));
+}
+
 // CUDA graphs cover decode-only steps up to each engine's captured batch:
 // TensorRT-LLM 128 (CudaGraphConfig's default), SGLang 512, or 256 at TP below
 // 4 on GPUs under 160 GiB (server_args' defaults), vLLM 512 (its capture size

@@ -421,9 +421,9 @@ const ModelOptions& resolved(const ModelOptions& options, const Device& d, Model
   return *scratch;
 }
 
-// The graph fuses Q/K/V and gate/up into one GEMM each; an engine that runs
-// them as separate GEMMs (llama.cpp's GGUF tensors, gpt-fast's w1/w3) launches
-// each and reads its input again.
+// The graph fuses Q/K/V (MLA: q_a and kv_a) and gate/up into one GEMM each; an
+// engine that runs them as separate GEMMs (llama.cpp's GGUF tensors, gpt-fast's
+// w1/w3) launches each and reads its input again.
 void apply_engine_fusions(const EngineProfile& e, OpGraph* g) {
   auto fuses = [&](std::string_view what) {
     return std::find(e.fusions.begin(), e.fusions.end(), what) != e.fusions.end();
@@ -433,8 +433,10 @@ void apply_engine_fusions(const EngineProfile& e, OpGraph* g) {
   for (int i = 0; i < g->size; ++i) {
     Op& op = g->ops[static_cast<std::size_t>(i)];
     if (op.cls != OpClass::kMatmul || op.launches != 0) continue;
-    const bool split = ((op.kind == OpKind::kKProj || op.kind == OpKind::kVProj) && !qkv) ||
-                       (op.kind == OpKind::kUpProj && !gate_up);
+    const bool split =
+        ((op.kind == OpKind::kKProj || op.kind == OpKind::kVProj || op.kind == OpKind::kKvAProj) &&
+         !qkv) ||
+        (op.kind == OpKind::kUpProj && !gate_up);
     if (!split) continue;
     op.launches = 1;
     op.act_bytes += bytes_for(op.compute, op.gemm_m * op.gemm_k);

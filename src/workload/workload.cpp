@@ -372,15 +372,20 @@ struct Builder {
     const auto& x = m.mla;
     const double qk_head = static_cast<double>(x.qk_nope_head_dim + x.qk_rope_head_dim);
     const double latent = static_cast<double>(x.kv_lora_rank + x.qk_rope_head_dim);
+    // The latents are not split across tensor-parallel ranks.
     if (x.q_lora_rank > 0) {
+      // q_a_proj and kv_a_proj read the same hidden state, and the engines
+      // run them as one GEMM (vLLM's fused_qkv_a_proj, SGLang's
+      // fused_qkv_a_proj_with_mqa, TensorRT-LLM's kv_a_proj_with_mqa over
+      // both); an engine without the fusion splits it (predict.cpp).
       linear(OpKind::kQAProj, count, N, static_cast<double>(x.q_lora_rank), H, w, wplan, true, 1);
+      linear(OpKind::kKvAProj, count, N, latent, H, w, wplan, false, 0);
       linear(OpKind::kQBProj, count, N, nh * qk_head, static_cast<double>(x.q_lora_rank), w, wplan,
              true, 1);
     } else {
       linear(OpKind::kQProj, count, N, nh * qk_head, H, w, wplan, true, 1);
+      linear(OpKind::kKvAProj, count, N, latent, H, w, wplan, true, 1);
     }
-    // The latent is not split across tensor-parallel ranks.
-    linear(OpKind::kKvAProj, count, N, latent, H, w, wplan, true, 1);
     elementwise(OpKind::kRope, count, N * (nh + 1) * static_cast<double>(x.qk_rope_head_dim),
                 kRopeOps, 1, 1, 1);
     Op& write = add(OpKind::kKvCacheWrite, OpClass::kMemory, count);
