@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -542,6 +543,99 @@ TEST(EnginePrediction, EnginesThatDoNotFuseLaunchEachGemm) {
   EXPECT_DOUBLE_EQ(launches, reference_launches + 3 * 32);
   // And the fixed host cost per step is in the time.
   EXPECT_DOUBLE_EQ(p.engine_step_s, 3.5e-4);
+}
+
+// The shared-experts stream: its source, an optional token limit with its
+// own, and whether only replayed graphs use it (which needs graphs).
+TEST(Engines, SharedExpertsStreamIsStrict) {
+  const std::string head = R"({"id": "x", "name": "x", "kind": "serving", "versions": "v",
+    "sources": {"s": "t"}, "decode_cuda_graphs": {"value": )";
+  const std::string tail = R"(, "source": "s"},
+    "gemm": {"tables": "", "kernels": {}},
+    "attention_kernels": "a", "fusions": [], "unsupported_formats": []})";
+  auto engine = [&](const std::string& graphs, const std::string& stream) {
+    std::string t = head + graphs + tail;
+    t.insert(t.rfind('}'), R"(, "shared_experts_stream": {)" + stream + "}");
+    return parse_engine(t, "x.json");
+  };
+  const std::string limit =
+      R"("max_tokens": {"value": 256, "confidence": "vendor", "source": "s"}, )";
+  const EngineProfile e = engine("true", limit + R"("graphs_only": true, "source": "s")");
+  EXPECT_TRUE(e.shared_experts_stream.on);
+  EXPECT_DOUBLE_EQ(e.shared_experts_stream.max_tokens.value, 256);
+  EXPECT_TRUE(e.shared_experts_stream.graphs_only);
+  const EngineProfile any = engine("false", R"("graphs_only": false, "source": "s")");
+  EXPECT_TRUE(any.shared_experts_stream.on);
+  EXPECT_FALSE(any.shared_experts_stream.max_tokens.known());  // no limit
+  EXPECT_FALSE(parse_engine(head + "true" + tail, "x.json").shared_experts_stream.on);
+  // Graphs only, but no graphs; not a boolean; no source or an unknown one; a
+  // limit of 0 tokens; an unknown key.
+  const std::vector<std::string> bad_streams = {
+      R"("graphs_only": true, "source": "s")",
+      R"("graphs_only": 1, "source": "s")",
+      R"("graphs_only": false)",
+      R"("graphs_only": false, "source": "nowhere")",
+      R"("max_tokens": {"value": 0, "confidence": "vendor", "source": "s"}, )"
+      R"("graphs_only": false, "source": "s")",
+      R"("graphs_only": false, "source": "s", "extra": 1)"};
+  for (const std::string& bad : bad_streams) {
+    EXPECT_THROW((void)engine("false", bad), ParseError) << bad;
+  }
+}
+
+// vLLM (passes of at most 256 tokens) and TensorRT-LLM (in replayed graphs)
+// run an MoE layer's shared experts on a second stream beside the routed
+// ones: the pair takes the longer of the two, unless their bytes together
+// take longer at the achievable bandwidth. DeepSeek-V3 fp8 at TP 8 on B200,
+// 4 sequences: the shared experts' kernels hide behind the routed MoE.
+TEST(EnginePrediction, SharedExpertsOverlapTheRoutedOnes) {
+  const ModelSpec m = load_model("deepseek-v3");
+  const Device& d = devices().get("b200");
+  Scenario s;
+  s.batch = 4;
+  s.seq_len = 1024;
+  s.tp = 8;
+  s.precision.weights = Format::kFp8;
+  s.precision.act = Format::kFp8;
+  auto shared_time = [](const Prediction& p) {
+    double t = 0;
+    for (int i = 0; i < p.graph.size; ++i) {
+      const OpKind k = p.graph.ops[static_cast<std::size_t>(i)].kind;
+      if (k == OpKind::kSharedGateProj || k == OpKind::kSharedUpProj ||
+          k == OpKind::kSharedDownProj)
+        t += p.timings[static_cast<std::size_t>(i)].time_s;
+    }
+    return t;
+  };
+  // The same engines with the shared experts after the routed ones. (Alive
+  // through the test: predict() remembers the last engine it resolved by address.)
+  std::map<std::string, EngineProfile> serial;
+  for (const char* id : {"vllm", "trtllm"}) {
+    serial[id] = EngineRegistry::built_in().get(id);
+    serial[id].shared_experts_stream = {};
+  }
+  for (const char* id : {"vllm", "trtllm"}) {
+    ModelOptions with, without;
+    with.engine = &EngineRegistry::built_in().get(id);
+    without.engine = &serial[id];
+    const Prediction a = predict(m, d, s, with);
+    const Prediction b = predict(m, d, s, without);
+    const double saved = b.time_s - a.time_s;
+    EXPECT_GT(saved, 0) << id;
+    // At most the shared experts' own time, all of it here: 4 tokens keep
+    // both far from the bandwidth, and the routed layer is the longer.
+    EXPECT_NEAR(saved, shared_time(b) - shared_time(a), 1e-12) << id;
+    EXPECT_NEAR(shared_time(a), 0, 1e-12) << id;
+    double sum = 0;
+    for (int i = 0; i < a.graph.size; ++i) sum += a.timings[static_cast<std::size_t>(i)].time_s;
+    EXPECT_NEAR(sum + a.engine_step_s, a.time_s, 1e-12) << id;
+  }
+  // Past vLLM's 256 tokens the shared experts run after the routed ones.
+  s.batch = 512;
+  ModelOptions with, without;
+  with.engine = &EngineRegistry::built_in().get("vllm");
+  without.engine = &serial["vllm"];
+  EXPECT_DOUBLE_EQ(predict(m, d, s, with).time_s, predict(m, d, s, without).time_s);
 }
 
 // MLA's two down-projections read the same hidden state, and vLLM, SGLang and

@@ -68,6 +68,14 @@ void engines_command(const std::string& id, bool json) {
     figure("launch per kernel, decode s", e.launch_decode_s);
     figure("launch per kernel, prefill s", e.launch_prefill_s);
     figure("fixed cost per step s", e.step_overhead_s);
+    if (e.shared_experts_stream.on) {
+      const auto& x = e.shared_experts_stream;
+      std::cout << fmt::format(
+          "  {:<28} beside the routed ones{}{}\n      source: {}\n", "shared experts stream",
+          x.max_tokens.known() ? fmt::format(", passes of at most {:g} tokens", x.max_tokens.value)
+                               : std::string(),
+          x.graphs_only ? ", in replayed graphs" : "", e.citation(x.source));
+    }
     std::cout << fmt::format("  {:<28} {}\n", "GEMM tables measured on",
                              e.gemm_tables.empty()
                                  ? std::string("none: the device's achievable fractions")

@@ -203,6 +203,16 @@ struct EngineProfile {
   EngineFigure launch_decode_s;   // per kernel in a decode step (graphs replayed, when used)
   EngineFigure launch_prefill_s;  // per kernel in a prefill (eager)
   EngineFigure step_overhead_s;   // fixed host cost per forward pass (scheduling, sampling)
+  // MoE layers with shared experts: when `on`, the engine runs the shared
+  // experts on a second CUDA stream beside the routed ones in passes of at
+  // most `max_tokens` tokens (unknown: any), only in replayed decode graphs
+  // when `graphs_only`, so the two overlap. Off: one after the other.
+  struct SharedExpertsStream {
+    bool on = false;
+    EngineFigure max_tokens;
+    bool graphs_only = false;
+    std::string source;  // a key of `sources`
+  } shared_experts_stream;
   // GEMMs: the engine whose measured tables describe these kernels ("" none:
   // the device's fractions), and a factor on those efficiencies for an engine
   // that runs other kernels than the measured one (1 when it is the measured one).

@@ -571,6 +571,21 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
     l.finish();
   }
   if (o.has("step_overhead_s")) e.step_overhead_s = figure(o, "step_overhead_s", 0, 1.0, e.sources);
+  if (o.has("shared_experts_stream")) {
+    StrictObject s = o.object("shared_experts_stream");
+    e.shared_experts_stream.on = true;
+    e.shared_experts_stream.source = s.string("source");
+    if (!e.sources.count(e.shared_experts_stream.source))
+      s.fail("source", "names no entry of \"sources\"");
+    if (s.has("max_tokens"))
+      e.shared_experts_stream.max_tokens = figure(s, "max_tokens", 1, 1 << 20, e.sources);
+    const json& g = s.required("graphs_only");
+    if (!g.is_boolean()) s.fail("graphs_only", "expected true or false");
+    e.shared_experts_stream.graphs_only = g.get<bool>();
+    if (e.shared_experts_stream.graphs_only && !e.decode_cuda_graphs)
+      s.fail("graphs_only", "the engine replays no decode graphs");
+    s.finish();
+  }
   {
     StrictObject g = o.object("gemm");
     e.gemm_tables = g.string("tables");
@@ -1087,6 +1102,12 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"launch_overhead_decode_s", figure_json(e, e.launch_decode_s)},
           {"launch_overhead_prefill_s", figure_json(e, e.launch_prefill_s)},
           {"step_overhead_s", figure_json(e, e.step_overhead_s)},
+          {"shared_experts_stream",
+           e.shared_experts_stream.on
+               ? nlohmann::json{{"max_tokens", figure_json(e, e.shared_experts_stream.max_tokens)},
+                                {"graphs_only", e.shared_experts_stream.graphs_only},
+                                {"source", e.citation(e.shared_experts_stream.source)}}
+               : nlohmann::json(nullptr)},
           {"gemm_tables", tables},
           {"moe_tables", moe_tables},
           {"comm_tables", comm_tables},

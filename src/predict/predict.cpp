@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 #include "moe_layers.h"
 #include "roofline/deadline.h"
@@ -475,6 +476,55 @@ double apply_engine_file_mix(const EngineProfile& e, const ModelSpec& m, OpGraph
   return delta;
 }
 
+// An engine that runs an MoE layer's shared experts on a second stream beside
+// its routed experts (EngineProfile::SharedExpertsStream) overlaps the two:
+// the pair takes the longer of them, or the time their bytes take together at
+// the achievable bandwidth, whichever is longer. The shared experts' ops keep
+// what shows beyond the routed ones, their parts in proportion. Returns the
+// time saved.
+double overlap_shared_experts(const Device& d, const OpGraph& g, double max_tokens,
+                              std::array<OpTiming, kMaxOps>* timings) {
+  auto routed = [](const Op& op) {
+    return op.moe_layer && (op.kind == OpKind::kGateProj || op.kind == OpKind::kUpProj ||
+                            op.kind == OpKind::kActMul || op.kind == OpKind::kDownProj);
+  };
+  auto shared = [](const Op& op) {
+    return op.moe_layer && (op.kind == OpKind::kSharedGateProj ||
+                            op.kind == OpKind::kSharedUpProj || op.kind == OpKind::kSharedDownProj);
+  };
+  const double bandwidth = d.memory_bandwidth_Bps.value * d.bandwidth_fraction.value;
+  double saved = 0;
+  int i = 0;
+  while (i < g.size) {
+    if (!routed(g.ops[static_cast<std::size_t>(i)])) {
+      ++i;
+      continue;
+    }
+    const int r0 = i;
+    while (i < g.size && routed(g.ops[static_cast<std::size_t>(i)])) ++i;
+    const int s0 = i;
+    while (i < g.size && shared(g.ops[static_cast<std::size_t>(i)])) ++i;
+    if (i == s0 || g.ops[static_cast<std::size_t>(s0)].gemm_m > max_tokens) continue;
+    double routed_s = 0, shared_s = 0, bytes = 0;
+    for (int k = r0; k < i; ++k) {
+      const Op& op = g.ops[static_cast<std::size_t>(k)];
+      (k < s0 ? routed_s : shared_s) += (*timings)[static_cast<std::size_t>(k)].time_s;
+      bytes += op.count * op.bytes();
+    }
+    const double together = std::max({routed_s, shared_s, bytes / bandwidth});
+    const double shown = together - routed_s;  // of the shared experts' time
+    if (!(shared_s > 0) || shown >= shared_s) continue;
+    const double keep = shown / shared_s;
+    for (int k = s0; k < i; ++k) {
+      OpTiming& t = (*timings)[static_cast<std::size_t>(k)];
+      t.time_s *= keep;
+      t.overhead_s *= keep;
+    }
+    saved += shared_s - shown;
+  }
+  return saved;
+}
+
 // Throws Unsupported when the engine cannot load one of the formats.
 void check_engine_formats(const EngineProfile& e, const OpGraph& g, const Scenario& s) {
   for (const Format f : {g.weights, g.experts, s.precision.act, s.precision.kv}) {
@@ -579,6 +629,19 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
           t.time_s - t.overhead_s;
     }
     i = j;
+  }
+  if (engine && engine->shared_experts_stream.on &&
+      (p.cuda_graphs || !engine->shared_experts_stream.graphs_only)) {
+    const EngineFigure& limit = engine->shared_experts_stream.max_tokens;
+    const double saved = overlap_shared_experts(
+        d, p.graph, limit.known() ? limit.value : std::numeric_limits<double>::infinity(),
+        &p.timings);
+    if (saved > 0) {
+      p.time_s -= saved;
+      p.overhead_s = 0;
+      for (int k = 0; k < p.graph.size; ++k)
+        p.overhead_s += p.timings[static_cast<std::size_t>(k)].overhead_s;
+    }
   }
   if (engine && engine->step_overhead_s.known()) {
     // Per forward pass of a pipeline stage: scheduling, sampling, host work not hidden.
