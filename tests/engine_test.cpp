@@ -545,6 +545,17 @@ TEST(EnginePrediction, EnginesThatDoNotFuseLaunchEachGemm) {
   EXPECT_DOUBLE_EQ(p.engine_step_s, 3.5e-4);
 }
 
+// DeepSeek-V3 fp8 (W8A8) decoding 4 sequences of 1,024 tokens at TP 8 on B200.
+Scenario deepseek_v3_fp8_decode_at_tp8() {
+  Scenario s;
+  s.batch = 4;
+  s.seq_len = 1024;
+  s.tp = 8;
+  s.precision.weights = Format::kFp8;
+  s.precision.act = Format::kFp8;
+  return s;
+}
+
 // The shared-experts stream: its source, an optional token limit with its
 // own, and whether only replayed graphs use it (which needs graphs).
 TEST(Engines, SharedExpertsStreamIsStrict) {
@@ -591,12 +602,7 @@ TEST(Engines, SharedExpertsStreamIsStrict) {
 TEST(EnginePrediction, SharedExpertsOverlapTheRoutedOnes) {
   const ModelSpec m = load_model("deepseek-v3");
   const Device& d = devices().get("b200");
-  Scenario s;
-  s.batch = 4;
-  s.seq_len = 1024;
-  s.tp = 8;
-  s.precision.weights = Format::kFp8;
-  s.precision.act = Format::kFp8;
+  Scenario s = deepseek_v3_fp8_decode_at_tp8();
   auto shared_time = [](const Prediction& p) {
     double t = 0;
     for (int i = 0; i < p.graph.size; ++i) {
@@ -645,12 +651,7 @@ TEST(EnginePrediction, SharedExpertsOverlapTheRoutedOnes) {
 TEST(EnginePrediction, MlaDownProjectionsAreOneGemm) {
   const ModelSpec m = load_model("deepseek-v3");
   const Device& d = devices().get("b200");
-  Scenario s;
-  s.batch = 4;
-  s.seq_len = 1024;
-  s.tp = 8;
-  s.precision.weights = Format::kFp8;
-  s.precision.act = Format::kFp8;
+  Scenario s = deepseek_v3_fp8_decode_at_tp8();
   auto fused_into_q_a = [&](const Prediction& p) {
     for (int i = 1; i < p.graph.size; ++i) {
       const Op& op = p.graph.ops[static_cast<std::size_t>(i)];

@@ -3,6 +3,7 @@
 // the CLI, the server and the Python bindings call these.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,5 +45,7 @@ struct ScenarioRequest {
 // A model given as JSON: the original short form {"H", "L", ...} or a Hugging
 // Face config.json document. `origin` names it in errors.
 [[nodiscard]] ModelSpec model_from_json(std::string_view json_text, const std::string& origin);
+// The same from the document (a request body's object; its size is the body's).
+[[nodiscard]] ModelSpec model_from_document(const nlohmann::json& doc, const std::string& origin);
 
 }  // namespace roofline

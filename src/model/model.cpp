@@ -10,6 +10,7 @@
 
 #include "../common/embedded_data.h"
 #include "../common/strict_json.h"
+#include "model_document.h"
 #include "roofline/checkpoint.h"
 #include "roofline/error.h"
 
@@ -705,7 +706,11 @@ void validate(const ModelSpec& m) {
 }
 
 ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin) {
-  json doc = detail::parse_json_text(json_text, origin, kMaxConfigBytes);
+  return detail::parse_hf_config_document(
+      detail::parse_json_text(json_text, origin, kMaxConfigBytes), origin);
+}
+
+ModelSpec detail::parse_hf_config_document(json doc, const std::string& origin) {
   if (!doc.is_object()) throw ParseError(origin + ": expected a JSON object");
   std::string wrapper;
   {
@@ -842,7 +847,11 @@ ModelSpec parse_hf_config(std::string_view json_text, const std::string& origin)
 }
 
 ModelSpec parse_short_form(std::string_view json_text, const std::string& origin) {
-  const json doc = detail::parse_json_text(json_text, origin, kMaxConfigBytes);
+  return detail::parse_short_form_document(
+      detail::parse_json_text(json_text, origin, kMaxConfigBytes), origin);
+}
+
+ModelSpec detail::parse_short_form_document(const json& doc, const std::string& origin) {
   StrictObject obj(doc, origin, "");
   ConfigReader r(doc, origin);
   ModelSpec m;
@@ -943,11 +952,11 @@ ModelSpec load_model(std::string_view arg) {
   }
   const std::string text = detail::read_text_file(path.string(), kMaxConfigBytes);
   ModelSpec m;
-  const json probe = detail::parse_json_text(text, path.string(), kMaxConfigBytes);
-  if (probe.is_object() && probe.contains("H") && !probe.contains("model_type")) {
-    m = parse_short_form(text, path.string());
+  json doc = detail::parse_json_text(text, path.string(), kMaxConfigBytes);
+  if (doc.is_object() && doc.contains("H") && !doc.contains("model_type")) {
+    m = detail::parse_short_form_document(doc, path.string());
   } else {
-    m = parse_hf_config(text, path.string());
+    m = detail::parse_hf_config_document(std::move(doc), path.string());
   }
   m.id = path.stem().string() == "config" ? path.parent_path().filename().string()
                                           : path.stem().string();

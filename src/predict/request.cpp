@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "../common/strict_json.h"
+#include "../model/model_document.h"
 #include "roofline/error.h"
 #include "roofline/strategy.h"
 
@@ -53,13 +54,13 @@ Scenario build_scenario(const ScenarioRequest& r, const ModelSpec& m, const Devi
 }
 
 ModelSpec model_from_json(std::string_view text, const std::string& origin) {
-  const auto doc = detail::parse_json_text(text, origin, 4 << 20);
-  if (doc.is_object() && doc.contains("H") && !doc.contains("model_type")) {
-    ModelSpec m = parse_short_form(text, origin);
-    m.id = m.name = "custom";
-    return m;
-  }
-  ModelSpec m = parse_hf_config(text, origin);
+  return model_from_document(detail::parse_json_text(text, origin, 4 << 20), origin);
+}
+
+ModelSpec model_from_document(const nlohmann::json& doc, const std::string& origin) {
+  ModelSpec m = doc.is_object() && doc.contains("H") && !doc.contains("model_type")
+                    ? detail::parse_short_form_document(doc, origin)
+                    : detail::parse_hf_config_document(doc, origin);
   m.id = m.name = "custom";
   return m;
 }

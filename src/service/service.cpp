@@ -110,7 +110,7 @@ std::string preset_ids() {
 // `key` names it in errors. Without allow_files a string is a preset id and
 // nothing else: no name reaches the file system.
 ModelSpec model_from_value(const json& v, const std::string& key, const Limits& limits) {
-  if (v.is_object()) return model_from_json(v.dump(), key);
+  if (v.is_object()) return model_from_document(v, key);
   if (!v.is_string())
     throw InvalidArgument(key + ": expected a preset id or an object (short form or config.json)");
   const std::string id = v.get<std::string>();
