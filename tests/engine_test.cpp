@@ -346,6 +346,206 @@ TEST(MoeTables, DevicesWithoutTablesBorrowTheirArchitecturesNearest) {
   EXPECT_EQ(with_engine({}, devices().get("h200"), &e.get("roofline")).moe_table, nullptr);
 }
 
+TEST(AttentionTables, EveryMeasuredDeviceEngineLoads) {
+  const EngineRegistry& e = EngineRegistry::built_in();
+  // 8 registry devices x 3 engines, each measured decode and prefill attention.
+  EXPECT_EQ(e.attention_tables().size(), 24u);
+  for (const auto& t : e.attention_tables()) {
+    EXPECT_NE(devices().find(t.device), nullptr) << t.id;
+    EXPECT_NE(t.citation.find("Apache-2.0"), std::string::npos) << t.id;
+    EXPECT_NE(t.find("decode_gqa_bf16"), nullptr) << t.id;
+    EXPECT_NE(t.find("prefill_gqa_bf16"), nullptr) << t.id;
+    for (const auto& entry : t.entries) {
+      const std::string& key = entry.key;
+      // Every call measured takes a few microseconds at least (3.8-17 us).
+      EXPECT_GT(entry.floor_s, 2e-6) << t.id << " " << key;
+      EXPECT_LT(entry.floor_s, 50e-6) << t.id << " " << key;
+      // The distillation predicts its own rows back within a median of 20%.
+      EXPECT_LT(entry.fit_median_error, 0.2) << t.id << " " << key;
+      EXPECT_FALSE(entry.kernel.empty()) << t.id << " " << key;
+    }
+  }
+  // vLLM's MLA decode rows time host work (left out): no MLA entry.
+  const AttentionTable* vllm = nullptr;
+  for (const auto& t : e.attention_tables())
+    if (t.id == "h200-vllm") vllm = &t;
+  ASSERT_NE(vllm, nullptr);
+  EXPECT_EQ(vllm->find("decode_mla_bf16"), nullptr);
+  EXPECT_EQ(vllm->find("decode_gqa_bf16")->kernel, "vllm_flash_attn_fa3");
+}
+
+// A 2 x 2 x 2 grid over log2 streams 0..1, log2 group 0..1, log2 span 10..11.
+constexpr const char* kAttentionDoc = R"({"schema":"roofline-attention-efficiency-1",
+  "device":"h200","engine":"vllm","engine_version":"t","sources":{"s":"test","m":"mla"},
+  "confidence":"measured","source":"s","method":"m","log2_streams":[0,1],"log2_group":[0,1],
+  "log2_span":[10,11],"entries":{"decode_gqa_bf16":{"kernel":"k","engine_version":"t",
+    "source":"s","rows":8,"capped_rows":0,"floor_s":1e-5,"fit_median_error":0.05,
+    "fit_p90_error":0.2,"efficiency":[[[0.1,0.4],[0.2,0.8]],[[0.05,0.2],[0.1,1.0]]]}}})";
+
+TEST(AttentionTables, InterpolatesTheLogarithmAndHoldsTheEdges) {
+  const AttentionTable t = parse_attention_table(kAttentionDoc, "t");
+  EXPECT_EQ(t.id, "h200-vllm");
+  const AttentionTable::Entry& e = *t.find("decode_gqa_bf16");
+  EXPECT_EQ(e.rows, 8);
+  EXPECT_DOUBLE_EQ(e.floor_s, 1e-5);
+  EXPECT_EQ(e.citation, "test");
+  constexpr double kFloat = 1e-6;  // the grid is stored as floats
+  EXPECT_NEAR(t.efficiency(e, 1, 1, 1024), 0.1, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 2, 2, 2048), 1.0, kFloat);
+  // Halfway along the span (2^10.5) at the first streams and group: the
+  // geometric mean sqrt(0.1 x 0.4) = 0.2, where the time stays flat (the
+  // efficiency grows as the bytes do); a linear mean would give 0.25.
+  EXPECT_NEAR(t.efficiency(e, 1, 1, std::pow(2.0, 10.5)), 0.2, kFloat);
+  // Halfway on all three axes: the geometric mean of the eight corners,
+  // (0.1 0.4 0.2 0.8 0.05 0.2 0.1 1.0)^(1/8) = (6.4e-6)^(1/8) = 0.2242.
+  EXPECT_NEAR(t.efficiency(e, std::sqrt(2.0), std::sqrt(2.0), std::pow(2.0, 10.5)),
+              std::pow(6.4e-6, 0.125), kFloat);
+  // Held at every edge.
+  EXPECT_NEAR(t.efficiency(e, 0.5, 0.5, 10), 0.1, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 1e6, 1e6, 1e12), 1.0, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 1e6, 1, 1), 0.05, kFloat);
+  // Keys: by phase, kind and cache format (fp16 reads as bf16).
+  EXPECT_EQ(t.find(false, false, Format::kBf16), &e);
+  EXPECT_EQ(t.find(false, false, Format::kFp16), &e);
+  EXPECT_EQ(t.find(false, false, Format::kFp8), nullptr);
+  EXPECT_EQ(t.find(true, false, Format::kBf16), nullptr);
+  EXPECT_EQ(t.find(false, true, Format::kBf16), nullptr);
+  EXPECT_EQ(t.find(false, false, Format::kInt8), nullptr);
+}
+
+TEST(AttentionTables, ParsingIsStrictAndNamesTheFileAndKey) {
+  auto error_of = [](const std::string& doc) -> std::string {
+    try {
+      (void)parse_attention_table(doc, "kernels/attention/t.json");
+    } catch (const ParseError& x) {
+      return x.what();
+    }
+    return "(parsed)";
+  };
+  auto with = [](std::string_view from, std::string_view to) {
+    std::string doc = kAttentionDoc;
+    const std::size_t at = doc.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    doc.replace(at, from.size(), to);
+    return doc;
+  };
+  auto expect_error = [&](const std::string& doc, std::string_view key) {
+    const std::string what = error_of(doc);
+    EXPECT_NE(what.find("kernels/attention/t.json"), std::string::npos) << what;
+    EXPECT_NE(what.find(key), std::string::npos) << what;
+  };
+  EXPECT_EQ(error_of(kAttentionDoc), "(parsed)");
+  expect_error(with("\"schema\":", "\"extra\":1,\"schema\":"), "extra");  // unknown key
+  expect_error(with("\"method\":\"m\",", ""), "method");                  // missing key
+  expect_error(with("\"fit_p90_error\":0.2,", ""), "fit_p90_error");
+  expect_error(with("[0.1,0.4]", "[0.1,1.4]"), "efficiency");                // above 1
+  expect_error(with("[0.1,0.4]", "[0,0.4]"), "efficiency");                  // not above 0
+  expect_error(with("[0.1,0.4]", "[0.1]"), "efficiency");                    // short row
+  expect_error(with("[[0.1,0.4],[0.2,0.8]]", "[[0.1,0.4]]"), "efficiency");  // short plane
+  expect_error(with("\"floor_s\":1e-5", "\"floor_s\":0"), "floor_s");
+  expect_error(with("\"floor_s\":1e-5", "\"floor_s\":2"), "floor_s");
+  expect_error(with("\"capped_rows\":0", "\"capped_rows\":9"), "capped_rows");
+  expect_error(with("\"rows\":8", "\"rows\":0"), "rows");
+  expect_error(with("[10,11]", "[10,12]"), "log2_span");
+  expect_error(with("\"decode_gqa_bf16\":", "\"decode_gqa_int4\":"), "decode_gqa_int4");
+  expect_error(with("\"source\":\"s\",\"rows\"", "\"source\":\"x\",\"rows\""), "source");
+  expect_error(with("roofline-attention-efficiency-1", "roofline-moe-efficiency-1"), "schema");
+}
+
+TEST(AttentionTables, DevicesWithoutTablesBorrowTheirArchitecturesNearest) {
+  const EngineRegistry& e = EngineRegistry::built_in();
+  EfficiencySource source{};
+  const AttentionTable* own = e.attention_table(devices().get("h200"), e.get("sglang"), &source);
+  ASSERT_NE(own, nullptr);
+  EXPECT_EQ(own->id, "h200-sglang");
+  EXPECT_EQ(source, EfficiencySource::kMeasuredAttentionTable);
+  const AttentionTable* pcie =
+      e.attention_table(devices().get("h100-pcie"), e.get("vllm"), &source);
+  ASSERT_NE(pcie, nullptr);
+  EXPECT_EQ(pcie->device, "h100-sxm");
+  EXPECT_EQ(source, EfficiencySource::kDerivedAttentionTable);
+  // Leave one device out: H200 then borrows the other measured Hopper's.
+  const EngineRegistry without = e.without_tables_of("h200");
+  const AttentionTable* held_out =
+      without.attention_table(devices().get("h200"), e.get("sglang"), &source);
+  ASSERT_NE(held_out, nullptr);
+  EXPECT_EQ(held_out->device, "h100-sxm");
+  EXPECT_EQ(source, EfficiencySource::kDerivedAttentionTable);
+  // llama.cpp measured no kernels.
+  EXPECT_EQ(e.attention_table(devices().get("h200"), e.get("llama.cpp"), &source), nullptr);
+}
+
+// A decode step of Llama-3.1-8B (32 query, 8 KV heads of 128) on H200 with
+// vLLM at batch 4 over 1,025 cached tokens: the attention call takes the
+// table's efficiency; its KV-cache write is inside the call.
+TEST(EnginePrediction, AttentionTablePricesTheDecodeCall) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("h200");
+  Scenario s;
+  s.phase = Phase::kDecode;
+  s.batch = 4;
+  s.seq_len = 1024;
+  const EngineRegistry& engines = EngineRegistry::built_in();
+  const ModelOptions o = with_engine({}, d, &engines.get("vllm"));
+  const Prediction p = predict(m, d, s, o);
+  ASSERT_NE(p.attention_table, nullptr);
+  EXPECT_EQ(p.attention_table->id, "h200-vllm");
+  EXPECT_EQ(p.attention_table_source, EfficiencySource::kMeasuredAttentionTable);
+  const std::size_t qk = first_op(p, OpKind::kQkMatmul);
+  const Op& op = p.graph.ops[qk];
+  EXPECT_EQ(op.gemm_m, 4 * 8);         // streams: sequences x KV heads
+  EXPECT_EQ(op.gemm_n, 4);             // query heads per KV head
+  EXPECT_EQ(op.gemm_k, 1025.0 * 128);  // cached tokens x head dim
+  EXPECT_EQ(op.gemm_groups, 0.5);      // K's half of the key + value dims
+  // Golden value. h200-vllm decode_gqa_bf16 at log2 streams 5, log2 group 2,
+  // log2 span 17.0014 (131,200): 0.213 at 2^17 and 0.369 at 2^18, so
+  // 0.213 x (0.369 / 0.213)^0.0014 = 0.21317. K read 4 x 8 x 1,025 x 128 x
+  // 2 B = 8,396,800 B plus 4 x 32 x 128 x 2 B of queries = 8,429,568 B:
+  //   8,429,568 / (4.8e12 x 0.21317) = 8.238 us a layer (over its floor's
+  //   half, 4.9 us), 32 layers.
+  const double eff = 0.213 * std::pow(0.369 / 0.213, std::log2(1025.0 * 128) - 17);
+  EXPECT_NEAR(p.timings[qk].efficiency, eff, 1e-3 * eff);
+  EXPECT_NEAR(p.timings[qk].memory_time_s, 32 * 8429568 / (4.8e12 * eff), 1e-3 * 32 * 8.24e-6);
+  EXPECT_EQ(p.timings[qk].source, EfficiencySource::kMeasuredAttentionTable);
+  EXPECT_EQ(p.timings[first_op(p, OpKind::kSoftmax)].time_s, 0);  // inside the call
+  const OpTiming& write = p.timings[first_op(p, OpKind::kKvCacheWrite)];
+  EXPECT_EQ(write.time_s, 0);
+  EXPECT_EQ(write.overhead_s, 0);
+  EXPECT_GT(p.timings[first_op(p, OpKind::kRope)].time_s, 0);  // vLLM: its own kernel
+  // TensorRT-LLM applies RoPE inside its attention op: held by the call too.
+  const Prediction trt = predict(m, d, s, with_engine({}, d, &engines.get("trtllm")));
+  EXPECT_EQ(trt.timings[first_op(trt, OpKind::kRope)].time_s, 0);
+  EXPECT_EQ(trt.timings[first_op(trt, OpKind::kKvCacheWrite)].time_s, 0);
+  // The reference engine keeps the catalog's FlashAttention efficiency.
+  const Prediction reference = predict(m, d, s);
+  EXPECT_EQ(reference.attention_table, nullptr);
+  EXPECT_GT(reference.timings[first_op(reference, OpKind::kRope)].time_s, 0);
+}
+
+// A prompt of 8,192 tokens of Llama-3.1-8B on H200 with vLLM: the attention
+// call is priced by its FLOPs at the table's efficiency.
+TEST(EnginePrediction, AttentionTablePricesPromptsByTheirFlops) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("h200");
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.batch = 1;
+  s.seq_len = 8192;
+  const Prediction p =
+      predict(m, d, s, with_engine({}, d, &EngineRegistry::built_in().get("vllm")));
+  const std::size_t qk = first_op(p, OpKind::kQkMatmul);
+  EXPECT_TRUE(p.graph.ops[qk].prompt_attention);
+  // Golden value. h200-vllm prefill_gqa_bf16 at the grid point log2 streams 3
+  // (8 KV heads), log2 group 2, log2 span 20 (8,192 x 128): 0.57. Q K^T over
+  // the causal pairs: 2 x 32 heads x (8,192 x 8,193 / 2) x 128 = 2.749e11
+  // FLOPs a layer, / (989.4e12 x 0.57) = 0.4875 ms a layer, 32 layers.
+  const double flops = 2 * 32 * (8192.0 * 8193 / 2) * 128;
+  EXPECT_NEAR(p.graph.ops[qk].flops, flops, 1e-9 * flops);
+  EXPECT_NEAR(p.timings[qk].efficiency, 0.57, 1e-6);
+  EXPECT_NEAR(p.timings[qk].compute_time_s, 32 * flops / (989.4e12 * 0.57), 1e-9);
+  EXPECT_EQ(p.timings[qk].bound, Bound::kCompute);
+}
+
 // The routed experts' ops of one MoE layer class of a prediction: their time
 // per layer (launches apart), the sources they say, and the count of ops.
 struct ExpertWork {
@@ -481,7 +681,8 @@ TEST(EnginePrediction, TablesSetEachMatmulsTimeAndSayWhere) {
   double efficiency[kOpKindCount] = {};
   for (int i = 0; i < engine.graph.size; ++i) {
     const Op& op = engine.graph.ops[static_cast<std::size_t>(i)];
-    launches += op.count * op.launches;
+    // The KV-cache write is inside vLLM's measured attention call.
+    if (op.kind != OpKind::kKvCacheWrite) launches += op.count * op.launches;
     efficiency[static_cast<int>(op.kind)] = engine.timings[static_cast<std::size_t>(i)].efficiency;
   }
   EXPECT_NEAR(engine.overhead_s, launches * 2e-6, 1e-12);
@@ -712,7 +913,9 @@ TEST(EnginePrediction, GraphsCoverDecodeStepsUpToTheCapturedBatch) {
   double kernels = 0;
   for (int i = 0; i < eager.graph.size; ++i) {
     const Op& op = eager.graph.ops[static_cast<std::size_t>(i)];
-    if (op.cls != OpClass::kCommunication) kernels += op.count * op.launches;
+    // RoPE and the KV-cache write run inside TensorRT-LLM's attention call.
+    const bool in_attention = op.kind == OpKind::kRope || op.kind == OpKind::kKvCacheWrite;
+    if (op.cls != OpClass::kCommunication && !in_attention) kernels += op.count * op.launches;
   }
   EXPECT_NEAR(eager.overhead_s - graphed.overhead_s, kernels * (4e-6 - 2e-6), 1e-12);
 }

@@ -42,6 +42,15 @@ std::vector<std::string> moe_table_devices(const EngineProfile& e) {
   return devices;
 }
 
+std::vector<std::string> attention_table_devices(const EngineProfile& e) {
+  std::vector<std::string> devices;
+  if (e.gemm_tables.empty()) return devices;
+  for (const auto& t : EngineRegistry::built_in().attention_tables()) {
+    if (t.engine == e.gemm_tables) devices.push_back(t.device);
+  }
+  return devices;
+}
+
 }  // namespace
 
 void engines_command(const std::string& id, bool json) {
@@ -86,6 +95,9 @@ void engines_command(const std::string& id, bool json) {
       std::cout << fmt::format(
           "  {:<28} {}\n", "MoE tables measured on",
           list(moe_table_devices(e)) + " (others: the nearest device of their architecture)");
+      std::cout << fmt::format(
+          "  {:<28} {}\n", "attention tables measured on",
+          list(attention_table_devices(e)) + " (others: the nearest device of their architecture)");
     }
     if (e.gemm_table_scale.known()) figure("factor on the tables", e.gemm_table_scale);
     for (const auto& b : e.borrowed_gemm_formats) {

@@ -7,7 +7,9 @@
 // vLLM, SGLang and TensorRT-LLM) gives, per format, the efficiency against the
 // datasheet roofline over log2(m) x log2(n k). A MoE table (roofline/moe_table.h,
 // data/kernels/moe/*.json, from the same source) prices a MoE layer's fused
-// expert kernel as a whole.
+// expert kernel as a whole. An attention table (roofline/attention_table.h,
+// data/kernels/attention/*.json, from the same source) prices the engine's
+// attention calls.
 //
 // Example:
 //   const EngineRegistry& engines = EngineRegistry::built_in();
@@ -23,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "roofline/attention_table.h"
 #include "roofline/comm_table.h"
 #include "roofline/formats.h"
 #include "roofline/hardware.h"
@@ -269,6 +272,7 @@ struct EngineProfile {
   std::map<std::string, std::string> gemm_kernels;  // format -> kernel family (documentation)
   std::string attention_kernels;
   std::vector<std::string> fusions;
+  bool rope_in_attention = false;   // fusions holds "rope_in_attention"
   std::vector<Format> unsupported;  // formats the engine cannot load
   std::vector<FileMix> file_mixes;
   EngineScheduler scheduler;
@@ -326,11 +330,22 @@ class EngineRegistry {
   [[nodiscard]] const CommTable* comm_table(const Device& device, const EngineProfile& engine,
                                             bool* own) const noexcept;
 
+  // The attention tables, and the one for `device` and `engine` picked
+  // as gemm_table() picks (kMeasuredAttentionTable for the device's own,
+  // kDerivedAttentionTable for the nearest of its architecture).
+  [[nodiscard]] const std::vector<AttentionTable>& attention_tables() const noexcept {
+    return attention_tables_;
+  }
+  [[nodiscard]] const AttentionTable* attention_table(const Device& device,
+                                                      const EngineProfile& engine,
+                                                      EfficiencySource* source) const noexcept;
+
  private:
   std::vector<EngineProfile> engines_;
   std::vector<GemmTable> tables_;
   std::vector<MoeTable> moe_tables_;
   std::vector<CommTable> comm_tables_;
+  std::vector<AttentionTable> attention_tables_;
 };
 
 // An engine as JSON (`roofline engines`, GET /api/engines): its figures with

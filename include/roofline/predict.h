@@ -53,6 +53,9 @@ struct Prediction {
   // The MoE table that priced the MoE layers' expert work (null: none did).
   const MoeTable* moe_table = nullptr;
   EfficiencySource moe_table_source = EfficiencySource::kMeasuredMoeTable;
+  // The attention table that priced the attention (null: none did).
+  const AttentionTable* attention_table = nullptr;
+  EfficiencySource attention_table_source = EfficiencySource::kMeasuredAttentionTable;
   Flops flops = 0;
   Bytes weight_bytes = 0;  // streamed in this pass (MoE: the experts touched)
   Bytes act_bytes = 0;

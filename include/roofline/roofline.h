@@ -31,13 +31,19 @@ enum class EfficiencySource : std::uint8_t {
   // The engine profile's own kernel figures, derived from published runs
   // (llama.cpp's dequantizing GEMMs).
   kEngine,
+  // An attention call priced by an attention table
+  // (roofline/attention_table.h) of this device, or of a related device of
+  // the same architecture.
+  kMeasuredAttentionTable,
+  kDerivedAttentionTable,
 };
 [[nodiscard]] std::string_view efficiency_source_name(EfficiencySource s) noexcept;
 
 struct EngineProfile;  // roofline/engine.h
 struct GemmTable;
-struct MoeTable;   // roofline/moe_table.h
-struct CommTable;  // roofline/comm_table.h
+struct MoeTable;        // roofline/moe_table.h
+struct CommTable;       // roofline/comm_table.h
+struct AttentionTable;  // roofline/attention_table.h
 
 [[nodiscard]] std::string_view mode_name(Mode m) noexcept;
 [[nodiscard]] std::string_view bound_name(Bound b) noexcept;
@@ -77,6 +83,10 @@ struct ModelOptions {
   // The engine's measured all-reduce latencies for the device (null or empty:
   // the interconnect's bandwidth and collective_latency_s price them).
   const CommTable* comm_table = nullptr;
+  // The engine's measured attention calls for the device (null or empty:
+  // the attention kernel's catalog efficiency prices them).
+  const AttentionTable* attention_table = nullptr;
+  EfficiencySource attention_table_source = EfficiencySource::kMeasuredAttentionTable;
   // The largest decode batch the deployment captured CUDA graphs for (0: the
   // engine's default, EngineProfile::replays_graphs).
   std::int64_t graph_max_batch = 0;

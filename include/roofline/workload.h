@@ -193,6 +193,8 @@ struct Op {
   double vector_ops;  // dequantization work on the vector units
   Format compute;
   bool weight_only;
+  bool latent_attention;  // attention over MLA's shared latent (decode)
+  bool prompt_attention;  // prompt tokens attending causally (prefill, chunks)
   // Matmul ops: the fraction of the SMs doing useful work after wave
   // quantization and tile padding (realistic mode; 1 in ideal mode).
   double wave_efficiency;
@@ -204,6 +206,12 @@ struct Op {
   double launches;
   // Matmul ops: the GEMM's shape per group (m tokens, n x k weights), the
   // groups run as one kernel (MoE experts) and the stored weight format.
+  // Attention in a fused kernel, the key of an attention table
+  // (roofline/attention_table.h): gemm_m the streams (sequences x KV heads),
+  // gemm_n the query heads per KV head, gemm_k the elements a stream attends
+  // (tokens x key head dim), gemm_groups the op's share of the kernel (its
+  // part of the key + value dims); `weights` the KV cache's format. All 0 for
+  // unfused attention.
   double gemm_m, gemm_n, gemm_k, gemm_groups;
   Format weights;
   // Communication ops: the GPUs taking part and each one's message (elements).

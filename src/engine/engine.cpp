@@ -242,6 +242,10 @@ std::string_view efficiency_source_name(EfficiencySource s) noexcept {
       return "derived-moe-table";
     case EfficiencySource::kEngine:
       return "engine";
+    case EfficiencySource::kMeasuredAttentionTable:
+      return "measured-attention-table";
+    case EfficiencySource::kDerivedAttentionTable:
+      return "derived-attention-table";
   }
   return "?";
 }
@@ -691,6 +695,8 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
   }
   e.attention_kernels = o.string("attention_kernels");
   e.fusions = strings(o, "fusions");
+  e.rope_in_attention =
+      std::find(e.fusions.begin(), e.fusions.end(), "rope_in_attention") != e.fusions.end();
   for (const std::string& f : strings(o, "unsupported_formats")) {
     Format fmt{};
     if (!try_parse_format(f, &fmt))
@@ -766,6 +772,8 @@ const EngineRegistry& EngineRegistry::built_in() {
         r.moe_tables_.push_back(parse_moe_table(file.text, name));
       } else if (name.rfind("kernels/comm/", 0) == 0) {
         r.comm_tables_.push_back(parse_comm_table(file.text, name));
+      } else if (name.rfind("kernels/attention/", 0) == 0) {
+        r.attention_tables_.push_back(parse_attention_table(file.text, name));
       }
     }
     lend_borrowed_formats(r.engines_, &r.tables_);
@@ -803,6 +811,7 @@ EngineRegistry EngineRegistry::without_tables_of(std::string_view device) const 
   r.moe_tables_.erase(std::remove_if(r.moe_tables_.begin(), r.moe_tables_.end(),
                                      [&](const MoeTable& t) { return t.device == device; }),
                       r.moe_tables_.end());
+  std::erase_if(r.attention_tables_, [&](const AttentionTable& t) { return t.device == device; });
   return r;
 }
 
@@ -880,6 +889,17 @@ const CommTable* EngineRegistry::comm_table(const Device& device, const EnginePr
   return t;
 }
 
+const AttentionTable* EngineRegistry::attention_table(const Device& device,
+                                                      const EngineProfile& engine,
+                                                      EfficiencySource* source) const noexcept {
+  bool own = false;
+  const AttentionTable* t = pick_table(attention_tables_, device, engine, &own);
+  if (t && source)
+    *source =
+        own ? EfficiencySource::kMeasuredAttentionTable : EfficiencySource::kDerivedAttentionTable;
+  return t;
+}
+
 void EngineRegistry::add_moe_table(MoeTable table) {
   for (auto& t : moe_tables_) {
     if (t.id == table.id) {
@@ -930,6 +950,10 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
   static const CommTable kNoCommTable{};
   options.comm_table = tables.comm_table(device, *engine, nullptr);
   if (options.comm_table == nullptr) options.comm_table = &kNoCommTable;
+  static const AttentionTable kNoAttentionTable{};
+  options.attention_table =
+      tables.attention_table(device, *engine, &options.attention_table_source);
+  if (options.attention_table == nullptr) options.attention_table = &kNoAttentionTable;
   return options;
 }
 
@@ -939,6 +963,7 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
     options.gemm_table = nullptr;
     options.moe_table = nullptr;
     options.comm_table = nullptr;
+    options.attention_table = nullptr;
     return options;
   }
   options.engine = engine;
@@ -948,6 +973,8 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
   options.moe_table =
       EngineRegistry::built_in().moe_table(device, *engine, &options.moe_table_source);
   options.comm_table = EngineRegistry::built_in().comm_table(device, *engine, nullptr);
+  options.attention_table =
+      EngineRegistry::built_in().attention_table(device, *engine, &options.attention_table_source);
   return options;
 }
 
@@ -1039,6 +1066,19 @@ nlohmann::json to_json(const EngineProfile& e) {
           {{"device", t.device}, {"engine_version", t.engine_version}, {"gpus", gpus}});
     }
   }
+  nlohmann::json attention_tables = nlohmann::json::array();
+  for (const auto& t : EngineRegistry::built_in().attention_tables()) {
+    if (!e.gemm_tables.empty() && t.engine == e.gemm_tables) {
+      nlohmann::json entries = nlohmann::json::object();
+      for (const auto& entry : t.entries) {
+        entries[entry.key] = {{"kernel", entry.kernel},
+                              {"engine_version", entry.engine_version},
+                              {"floor_s", entry.floor_s},
+                              {"fit_median_error", entry.fit_median_error}};
+      }
+      attention_tables.push_back({{"device", t.device}, {"entries", entries}});
+    }
+  }
   nlohmann::json borrowed_formats = nlohmann::json::array();
   for (const auto& b : e.borrowed_gemm_formats) {
     borrowed_formats.push_back(
@@ -1111,6 +1151,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"gemm_tables", tables},
           {"moe_tables", moe_tables},
           {"comm_tables", comm_tables},
+          {"attention_tables", attention_tables},
           {"gemm_table_scale", figure_json(e, e.gemm_table_scale)},
           {"borrowed_gemm_formats", borrowed_formats},
           {"gemv_bandwidth_per_sm_Bps", figure_json(e, e.gemv_bandwidth_per_sm_Bps)},

@@ -75,6 +75,21 @@ struct TableMemo {
   std::array<const GemmTable::Entry*, 32> slot_entry{};
   std::array<Shape, 32> shapes;
   double last_m = std::nan(""), last_log2_m = 0;  // the ops of a pass share their rows
+  // The last attention call's efficiency: its two ops (scores, values) share it.
+  const AttentionTable::Entry* attention_entry = nullptr;
+  double attention_key[3] = {}, attention_efficiency = 0;
+
+  double attention(const AttentionTable& table, const AttentionTable::Entry& e, const Op& op) {
+    if (attention_entry != &e || attention_key[0] != op.gemm_m || attention_key[1] != op.gemm_n ||
+        attention_key[2] != op.gemm_k) {
+      attention_entry = &e;
+      attention_key[0] = op.gemm_m;
+      attention_key[1] = op.gemm_n;
+      attention_key[2] = op.gemm_k;
+      attention_efficiency = table.efficiency(e, op.gemm_m, op.gemm_n, op.gemm_k);
+    }
+    return attention_efficiency;
+  }
 
   const GemmTable::Entry* find(const GemmTable& table, const Op& op) {
     if (!asked || op.weights != weights || op.compute != compute || op.weight_only != weight_only) {
@@ -178,6 +193,37 @@ struct TableMemo {
   return true;
 }
 
+// An attention the engine's attention table prices (its whole call: scores,
+// softmax, values): the op's part of the call's roofline at the datasheet
+// bandwidth and bf16 peak over the table's efficiency, and its share of the
+// call's floor. The roofline is the table's (attention_table.h): a decode
+// step's op reads its bytes; a prompt's reads Q, K, V and writes O once in
+// 16 bits, 4 x streams x span x (group + 1) bytes for the call (the graph's
+// bytes count FlashAttention's K/V re-reads, which the table's efficiency
+// already holds). False when the table has no entry for it.
+[[gnu::noinline]] bool attention_table_timing(const Device& d, const Op& op,
+                                              const ModelOptions& opt, TableMemo* memo,
+                                              OpTiming* out) {
+  if (op.gemm_m <= 0 || opt.attention_table == nullptr) return false;
+  const AttentionTable& table = *opt.attention_table;
+  const AttentionTable::Entry* e = table.find(op.prompt_attention, op.latent_attention, op.weights);
+  if (e == nullptr) return false;
+  const double eff = memo->attention(table, *e, op);
+  OpTiming& t = *out;
+  const double bytes = op.prompt_attention
+                           ? 4 * op.gemm_m * op.gemm_k * (op.gemm_n + 1) * op.gemm_groups
+                           : op.bytes();
+  t.memory_time_s = op.count * bytes / (d.memory_bandwidth_Bps.value * eff);
+  t.compute_time_s = op.count * op.flops / (checked_peak(d, Format::kBf16) * eff);
+  t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
+  double& longer = t.bound == Bound::kMemory ? t.memory_time_s : t.compute_time_s;
+  longer = std::max(longer, op.count * e->floor_s * op.gemm_groups);
+  t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
+  t.source = opt.attention_table_source;
+  t.efficiency = eff;
+  return true;
+}
+
 // One op on its own (no fusion): memory and compute time of all instances.
 // `kernel_n`: for a matmul in a fused kernel
 // (QKV, gate+up), the output width of the whole kernel, which sets the
@@ -212,6 +258,7 @@ void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double 
       break;
     }
     case OpClass::kAttention: {
+      if (realistic && attention_table_timing(d, op, opt, memo, &t)) return;
       double rate = checked_peak(d, op.compute);
       if (realistic) {
         const double eff = std::isnan(op.kernel_efficiency) || op.kernel_efficiency <= 0
@@ -394,7 +441,7 @@ const ModelOptions& resolved(const ModelOptions& options, const Device& d, Model
   // is the engine's.
   if (options.engine == nullptr || options.mode != Mode::kRealistic ||
       (options.gemm_table != nullptr && options.moe_table != nullptr &&
-       options.comm_table != nullptr)) {
+       options.comm_table != nullptr && options.attention_table != nullptr)) {
     return options;
   }
   struct Memo {
@@ -419,6 +466,10 @@ const ModelOptions& resolved(const ModelOptions& options, const Device& d, Model
     scratch->moe_table_source = memo.resolved.moe_table_source;
   }
   if (options.comm_table == nullptr) scratch->comm_table = memo.resolved.comm_table;
+  if (options.attention_table == nullptr) {
+    scratch->attention_table = memo.resolved.attention_table;
+    scratch->attention_table_source = memo.resolved.attention_table_source;
+  }
   return *scratch;
 }
 
@@ -442,6 +493,32 @@ void apply_engine_fusions(const EngineProfile& e, OpGraph* g) {
     op.launches = 1;
     op.act_bytes += bytes_for(op.compute, op.gemm_m * op.gemm_k);
   }
+}
+
+// Ops whose work an attention table's measured call holds besides the
+// attention: the collectors time the engine's whole decode-attention call,
+// which writes the step's new K/V to the cache (vLLM's do_kv_cache_update,
+// SGLang's save_kv_cache, TensorRT-LLM's attention op) and, in an engine that
+// applies RoPE inside its attention op (fusion "rope_in_attention"), RoPE.
+// Empty unless the table prices the graph's decode attention.
+std::bitset<kMaxOps> held_by_attention_calls(const EngineProfile& e, const ModelOptions& opt,
+                                             const OpGraph& g) {
+  std::bitset<kMaxOps> held;
+  if (opt.attention_table == nullptr || opt.attention_table->entries.empty()) return held;
+  bool priced = false;
+  for (int i = 0; i < g.size && !priced; ++i) {
+    const Op& op = g.ops[static_cast<std::size_t>(i)];
+    priced =
+        op.cls == OpClass::kAttention && op.gemm_m > 0 &&
+        opt.attention_table->find(op.prompt_attention, op.latent_attention, op.weights) != nullptr;
+  }
+  if (!priced) return held;
+  for (int i = 0; i < g.size; ++i) {
+    const OpKind kind = g.ops[static_cast<std::size_t>(i)].kind;
+    if (kind == OpKind::kKvCacheWrite || (e.rope_in_attention && kind == OpKind::kRope))
+      held.set(static_cast<std::size_t>(i));
+  }
+  return held;
 }
 
 // The engine's files keep some tensors of a requested format in another one
@@ -575,6 +652,8 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     p.moe_table = opt.moe_table;
     p.moe_table_source = opt.moe_table_source;
   }
+  const std::bitset<kMaxOps> held =
+      engine ? held_by_attention_calls(*engine, opt, p.graph) : std::bitset<kMaxOps>{};
   double memory_bound_time = 0, compute_bound_time = 0;
   TableMemo memo;
 
@@ -585,6 +664,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     int j = i + 1;
     while (j < n && p.graph.ops[static_cast<std::size_t>(j)].launches == 0) ++j;
     double mem = 0, comp = 0, standalone = 0;
+    bool table_attention = false;
     // The matmuls of one kernel that share its rows and depth are one GEMM of
     // their summed width (a fused QKV or gate+up).
     const Op& first = p.graph.ops[static_cast<std::size_t>(i)];
@@ -601,10 +681,21 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     for (int k = i; k < j; ++k) {
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
-      if (!moe_priced[static_cast<std::size_t>(k)])
+      if (held[static_cast<std::size_t>(k)]) {
+        t = OpTiming{};  // in the attention call's measured time
+      } else if (!moe_priced[static_cast<std::size_t>(k)]) {
         evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n, &memo, t);
+      }
       if (op.cls == OpClass::kCommunication) {
         p.communication_s += t.time_s;
+      }
+      // A table-priced attention call's measured time holds its softmax (the
+      // call's first op prices it).
+      if (op.cls == OpClass::kAttention) {
+        table_attention |= t.source == EfficiencySource::kMeasuredAttentionTable ||
+                           t.source == EfficiencySource::kDerivedAttentionTable;
+      } else if (table_attention) {
+        t.memory_time_s = t.compute_time_s = 0;
       }
       mem += t.memory_time_s;
       comp += t.compute_time_s;
@@ -615,7 +706,9 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
       const double own = std::max(t.memory_time_s, t.compute_time_s);
-      t.overhead_s = op.cls == OpClass::kCommunication ? 0 : op.count * op.launches * launch;
+      t.overhead_s = op.cls == OpClass::kCommunication || held[static_cast<std::size_t>(k)]
+                         ? 0
+                         : op.count * op.launches * launch;
       t.time_s = (standalone > 0 ? kernel_time * own / standalone : 0) + t.overhead_s;
       p.time_s += t.time_s;
       p.overhead_s += t.overhead_s;
@@ -627,6 +720,10 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       p.kv_bytes += op.count * op.kv_bytes;
       (t.bound == Bound::kMemory ? memory_bound_time : compute_bound_time) +=
           t.time_s - t.overhead_s;
+    }
+    if (table_attention) {
+      p.attention_table = opt.attention_table;
+      p.attention_table_source = opt.attention_table_source;
     }
     i = j;
   }

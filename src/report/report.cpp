@@ -1,8 +1,11 @@
 #include "roofline/report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "roofline/engine.h"
 #include "roofline/version.h"
@@ -461,6 +464,11 @@ nlohmann::json engine_json(const Prediction& p) {
     j["moe_table"] = p.moe_table->id;
     j["moe_table_source"] = efficiency_source_name(p.moe_table_source);
   }
+  // Only when an attention table priced the attention.
+  if (p.attention_table) {
+    j["attention_table"] = p.attention_table->id;
+    j["attention_table_source"] = efficiency_source_name(p.attention_table_source);
+  }
   return j;
 }
 
@@ -667,6 +675,28 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                 : "");
       }
       if (from_table + from_moe_table < matmuls) gemms += ", the rest at the device's fractions";
+    }
+    if (p.attention_table) {
+      std::set<std::string> kernels;
+      for (int i = 0; i < p.graph.size; ++i) {
+        const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+        const EfficiencySource src = p.timings[static_cast<std::size_t>(i)].source;
+        if (src != EfficiencySource::kMeasuredAttentionTable &&
+            src != EfficiencySource::kDerivedAttentionTable)
+          continue;
+        const auto* entry =
+            p.attention_table->find(op.prompt_attention, op.latent_attention, op.weights);
+        if (entry) kernels.insert(entry->kernel);
+      }
+      gemms += fmt::format(
+          "; attention calls ({}) from the {} attention table ({}{}; a call holds the KV-cache "
+          "write{})",
+          fmt::join(kernels, ", "), p.attention_table->id,
+          efficiency_source_name(p.attention_table_source),
+          p.attention_table_source == EfficiencySource::kDerivedAttentionTable
+              ? ", the nearest measured device of this architecture"
+              : "",
+          e.rope_in_attention ? " and RoPE" : "");
     }
     if (const auto* rule = e.expert_activation(p.graph.experts, s.precision.act, d);
         rule && m.moe) {

@@ -103,7 +103,7 @@ struct Builder {
     op.count = count;
     op.flops = op.weight_bytes = op.act_bytes = op.kv_bytes = op.vector_ops = 0;
     op.compute = a;
-    op.weight_only = false;
+    op.weight_only = op.latent_attention = op.prompt_attention = false;
     op.wave_efficiency = 1;
     op.parallel_blocks = op.kernel_efficiency = 0;
     op.launches = 1;
@@ -268,6 +268,21 @@ struct Builder {
     sv.parallel_blocks = parallel;
     sv.kernel_efficiency = efficiency;
 
+    if (kinfo.loop != AttentionLoop::kUnfused) {
+      // The kernel's shape, as attention tables key it (in decode, T queries
+      // of a sequence share its K/V the way a KV head's query heads do).
+      const double L = !decode ? S : window > 0 ? std::min(ctx, window) : ctx;
+      for (Op* op : {&qk, &sv}) {
+        op->gemm_m = B * kv_heads;
+        op->gemm_n = nh / kv_heads * (decode ? T : 1);
+        op->gemm_k = L * (decode ? sparsity : 1) * q_dim;
+        op->weights = kv;
+        op->latent_attention = mla_latent;
+        op->prompt_attention = !decode;
+      }
+      qk.gemm_groups = q_dim / (q_dim + v_dim);
+      sv.gemm_groups = v_dim / (q_dim + v_dim);
+    }
     if (kinfo.loop == AttentionLoop::kUnfused) {
       // Scores and probabilities round-trip through HBM; three kernels.
       qk.act_bytes += bytes_for(a, scores);

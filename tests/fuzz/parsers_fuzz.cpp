@@ -3,8 +3,8 @@
 // uploaded .safetensors bodies (the quantization analysis), and the server's
 // JSON requests (predict, generate, recommend, analyze, sweep, sweep/gemm, as the HTTP
 // handlers call them), engine profiles, GEMM efficiency tables, roofline-gpu's
-// JSON lines and kernel tables (selectors 12-15), serving runs (16) and MoE
-// tables (17). The first byte picks the parser; selector 11 builds
+// JSON lines and kernel tables (selectors 12-15), serving runs (16), MoE
+// tables (17), attention tables (18). The first byte picks the parser; selector 11 builds
 // hostile structures from a few parameter bytes (issue #10): deep nesting,
 // long layer lists, overlapping tensors, oversized shapes, names cut around
 // multi-byte UTF-8 characters, values of the wrong type. A typed roofline::Error
@@ -245,7 +245,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    const int selector = data[0] % 18;
+    const int selector = data[0] % 19;
     switch (selector) {
       case 0:
         (void)roofline::parse_hf_config(input, "fuzz");
@@ -285,6 +285,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       case 17:
         (void)roofline::parse_moe_table(input, "fuzz");
+        break;
+      case 18:
+        (void)roofline::parse_attention_table(input, "fuzz");
         break;
       default:
         request(selector - 6, input);
