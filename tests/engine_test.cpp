@@ -226,6 +226,35 @@ TEST(MoeTables, EveryMeasuredDeviceEngineLoads) {
   EXPECT_NE(e.moe_tables().front().find("bf16"), nullptr);
 }
 
+// A valid table document edited one way at a time, and the error each edit
+// must raise from a strict parser: the file and the key named.
+template <typename Parse>
+struct StrictEdits {
+  std::string_view doc, origin;
+  Parse parse;
+
+  std::string error_of(const std::string& text) const {
+    try {
+      (void)parse(text, std::string(origin));
+    } catch (const ParseError& x) {
+      return x.what();
+    }
+    return "(parsed)";
+  }
+  std::string with(std::string_view from, std::string_view to) const {
+    std::string text(doc);
+    const std::size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) text.replace(at, from.size(), to);
+    return text;
+  }
+  void expect_error(const std::string& text, std::string_view key) const {
+    const std::string what = error_of(text);
+    EXPECT_NE(what.find(origin), std::string::npos) << what;
+    EXPECT_NE(what.find(key), std::string::npos) << what;
+  }
+};
+
 // A 3 x 3 grid over log2 tokens = 0..2 and log2 weight bytes = 20..22.
 constexpr const char* kMoeDoc = R"({"schema":"roofline-moe-efficiency-1","device":"h200",
   "engine":"vllm","engine_version":"t","sources":{"s":"test"},"confidence":"measured","source":"s",
@@ -264,25 +293,10 @@ TEST(MoeTables, InterpolatesInLogSpaceAndHoldsTheEdges) {
 }
 
 TEST(MoeTables, ParsingIsStrictAndNamesTheFileAndKey) {
-  auto error_of = [](const std::string& doc) -> std::string {
-    try {
-      (void)parse_moe_table(doc, "kernels/moe/t.json");
-    } catch (const ParseError& x) {
-      return x.what();
-    }
-    return "(parsed)";
-  };
-  auto with = [](std::string_view from, std::string_view to) {
-    std::string doc = kMoeDoc;
-    const std::size_t at = doc.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    doc.replace(at, from.size(), to);
-    return doc;
-  };
+  const StrictEdits edits{kMoeDoc, "kernels/moe/t.json", parse_moe_table};
+  auto with = [&](std::string_view from, std::string_view to) { return edits.with(from, to); };
   auto expect_error = [&](const std::string& doc, std::string_view key) {
-    const std::string what = error_of(doc);
-    EXPECT_NE(what.find("kernels/moe/t.json"), std::string::npos) << what;
-    EXPECT_NE(what.find(key), std::string::npos) << what;
+    edits.expect_error(doc, key);
   };
   expect_error(with("\"schema\":", "\"extra\":1,\"schema\":"), "extra");  // unknown key
   expect_error(with("\"method\":\"m\",", ""), "method");                  // missing key
@@ -414,27 +428,12 @@ TEST(AttentionTables, InterpolatesTheLogarithmAndHoldsTheEdges) {
 }
 
 TEST(AttentionTables, ParsingIsStrictAndNamesTheFileAndKey) {
-  auto error_of = [](const std::string& doc) -> std::string {
-    try {
-      (void)parse_attention_table(doc, "kernels/attention/t.json");
-    } catch (const ParseError& x) {
-      return x.what();
-    }
-    return "(parsed)";
-  };
-  auto with = [](std::string_view from, std::string_view to) {
-    std::string doc = kAttentionDoc;
-    const std::size_t at = doc.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    doc.replace(at, from.size(), to);
-    return doc;
-  };
+  const StrictEdits edits{kAttentionDoc, "kernels/attention/t.json", parse_attention_table};
+  auto with = [&](std::string_view from, std::string_view to) { return edits.with(from, to); };
   auto expect_error = [&](const std::string& doc, std::string_view key) {
-    const std::string what = error_of(doc);
-    EXPECT_NE(what.find("kernels/attention/t.json"), std::string::npos) << what;
-    EXPECT_NE(what.find(key), std::string::npos) << what;
+    edits.expect_error(doc, key);
   };
-  EXPECT_EQ(error_of(kAttentionDoc), "(parsed)");
+  EXPECT_EQ(edits.error_of(kAttentionDoc), "(parsed)");
   expect_error(with("\"schema\":", "\"extra\":1,\"schema\":"), "extra");  // unknown key
   expect_error(with("\"method\":\"m\",", ""), "method");                  // missing key
   expect_error(with("\"fit_p90_error\":0.2,", ""), "fit_p90_error");

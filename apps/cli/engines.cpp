@@ -24,28 +24,12 @@ std::string list(const std::vector<std::string>& v) {
   return out.empty() ? "-" : out;
 }
 
-std::vector<std::string> table_devices(const EngineProfile& e) {
+// The devices whose tables (GEMM, MoE or attention) measured `e`'s kernels.
+template <typename Table>
+std::vector<std::string> devices_of(const std::vector<Table>& tables, const EngineProfile& e) {
   std::vector<std::string> devices;
   if (e.gemm_tables.empty()) return devices;
-  for (const auto& t : EngineRegistry::built_in().gemm_tables()) {
-    if (t.engine == e.gemm_tables) devices.push_back(t.device);
-  }
-  return devices;
-}
-
-std::vector<std::string> moe_table_devices(const EngineProfile& e) {
-  std::vector<std::string> devices;
-  if (e.gemm_tables.empty()) return devices;
-  for (const auto& t : EngineRegistry::built_in().moe_tables()) {
-    if (t.engine == e.gemm_tables) devices.push_back(t.device);
-  }
-  return devices;
-}
-
-std::vector<std::string> attention_table_devices(const EngineProfile& e) {
-  std::vector<std::string> devices;
-  if (e.gemm_tables.empty()) return devices;
-  for (const auto& t : EngineRegistry::built_in().attention_tables()) {
+  for (const auto& t : tables) {
     if (t.engine == e.gemm_tables) devices.push_back(t.device);
   }
   return devices;
@@ -88,16 +72,16 @@ void engines_command(const std::string& id, bool json) {
     std::cout << fmt::format("  {:<28} {}\n", "GEMM tables measured on",
                              e.gemm_tables.empty()
                                  ? std::string("none: the device's achievable fractions")
-                                 : list(table_devices(e)) +
+                                 : list(devices_of(engines.gemm_tables(), e)) +
                                        " (others: the nearest device of "
                                        "their architecture)");
     if (!e.gemm_tables.empty()) {
-      std::cout << fmt::format(
-          "  {:<28} {}\n", "MoE tables measured on",
-          list(moe_table_devices(e)) + " (others: the nearest device of their architecture)");
-      std::cout << fmt::format(
-          "  {:<28} {}\n", "attention tables measured on",
-          list(attention_table_devices(e)) + " (others: the nearest device of their architecture)");
+      std::cout << fmt::format("  {:<28} {}\n", "MoE tables measured on",
+                               list(devices_of(engines.moe_tables(), e)) +
+                                   " (others: the nearest device of their architecture)");
+      std::cout << fmt::format("  {:<28} {}\n", "attention tables measured on",
+                               list(devices_of(engines.attention_tables(), e)) +
+                                   " (others: the nearest device of their architecture)");
     }
     if (e.gemm_table_scale.known()) figure("factor on the tables", e.gemm_table_scale);
     for (const auto& b : e.borrowed_gemm_formats) {
@@ -181,7 +165,7 @@ void engines_command(const std::string& id, bool json) {
   Table t({"id", "name", "kind", "decode graphs", "launch decode", "launch prefill", "step cost",
            "GEMM tables"});
   for (const auto& e : engines.engines()) {
-    const auto devices = table_devices(e);
+    const auto devices = devices_of(engines.gemm_tables(), e);
     t.add_row(
         {e.id, e.name, e.kind, e.decode_cuda_graphs ? "yes" : "no", micros(e.launch_decode_s),
          micros(e.launch_prefill_s),

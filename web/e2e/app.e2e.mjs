@@ -416,10 +416,16 @@ try {
   await page.waitForFunction(() => window.rooflineCharts.get('search-front').tooltip.opacity > 0);
   const searchTip = await page.evaluate(() => {
     const t = window.rooflineCharts.get('search-front').tooltip;
-    return { title: t.title.join(' '), body: t.body.flatMap((b) => b.lines).join(' | ') };
+    const c = window.rooflineCharts.get('search-front');
+    const best = c.getDatasetMeta(0).data[0];
+    // A deployment drawn where the best is (the same figures: e.g. 2 replicas of a layout and 1
+    // of twice its workers) may be the one hit first.
+    const atBest = t.dataPoints.length > 0 && t.dataPoints.every((p) =>
+      Math.abs(p.element.x - best.x) < 1 && Math.abs(p.element.y - best.y) < 1);
+    return { title: t.title.join(' '), body: t.body.flatMap((b) => b.lines).join(' | '), atBest };
   });
-  check(searchTip.title.startsWith(bestName) && /concurrency \d+ per replica/.test(searchTip.title) && /^best/.test(searchTip.body) &&
-        /TPOT/.test(searchTip.body), `hovering the best shows its figures (${searchTip.title}: ${searchTip.body.slice(0, 70)}...)`);
+  check(((searchTip.title.startsWith(bestName) && /^best/.test(searchTip.body)) || searchTip.atBest) &&
+        /concurrency \d+ per replica/.test(searchTip.title) && /TPOT/.test(searchTip.body), `hovering the best shows its figures (${searchTip.title}: ${searchTip.body.slice(0, 70)}...)`);
   // Hovering a runner-up's row shows its point's tooltip.
   await page.hover('#search-table tbody tr[data-rank="1"]');
   const rowTip = await page.evaluate(() => window.rooflineCharts.get('search-front').tooltip.title.join(' '));

@@ -578,10 +578,17 @@ export function drawSearchFront(canvasId: string, r: SearchResult): void {
           filter: (item: { datasetIndex?: number }, data: { datasets: Array<{ data: unknown[] }> }) =>
             data.datasets[item.datasetIndex ?? 0].data.length > 0 } },
         tooltip: {
-          // A point drawn twice (the best is often on the front) is described once, by its first dataset.
-          filter: (item: TooltipItem<'scatter'>, index: number, items: TooltipItem<'scatter'>[]) => {
+          // Points drawn at one place (two deployments with the same figures) are listed best first,
+          // then the runners-up, then the front.
+          itemSort: (a: TooltipItem<'scatter'>, b: TooltipItem<'scatter'>) => a.datasetIndex - b.datasetIndex,
+          // A point drawn twice (the best is often on the front) is described once, by its first
+          // dataset (the best's, then the runners-up's), whatever order the hit test found them in.
+          filter: (item: TooltipItem<'scatter'>, _index: number, items: TooltipItem<'scatter'>[]) => {
             const key = deploymentKey((item.raw as SearchPoint).d);
-            return key !== '' && items.findIndex((x) => deploymentKey((x.raw as SearchPoint).d) === key) === index;
+            if (key === '') return false;
+            const same = items.filter((x) => deploymentKey((x.raw as SearchPoint).d) === key);
+            return same.every((x) => x.datasetIndex >= item.datasetIndex) &&
+              same.find((x) => x.datasetIndex === item.datasetIndex) === item;
           },
           callbacks: {
             title: (items: TooltipItem<'scatter'>[]) => {
