@@ -521,6 +521,49 @@ TEST(EnginePrediction, AttentionTablePricesTheDecodeCall) {
   EXPECT_GT(reference.timings[first_op(reference, OpKind::kRope)].time_s, 0);
 }
 
+// TensorRT-LLM adds the residual and applies the next RMSNorm inside its
+// all-reduce kernels under tensor parallelism: those ops keep their bytes and
+// lose their launches (one each per layer). Not at TP 1, not with attention
+// data parallelism, and not in an engine without the fusion (vLLM).
+TEST(EnginePrediction, AllReduceHoldsResidualAndNormLaunches) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("h200");
+  Scenario s;
+  s.phase = Phase::kDecode;
+  s.batch = 16;
+  s.seq_len = 2048;
+  s.tp = 8;
+  const EngineRegistry& engines = EngineRegistry::built_in();
+  const Prediction trt = predict(m, d, s, with_engine({}, d, &engines.get("trtllm")));
+  for (const OpKind kind : {OpKind::kAttnResidual, OpKind::kAttnNorm}) {
+    const OpTiming& t = trt.timings[first_op(trt, kind)];
+    EXPECT_EQ(t.overhead_s, 0);
+    EXPECT_GT(t.memory_time_s, 0);  // the kernel still moves its bytes
+  }
+  // The launch the graph gives the all-reduce's followers, for comparison:
+  // the same step with the fusion off.
+  EngineProfile unfused = engines.get("trtllm");
+  unfused.allreduce_residual_rmsnorm = false;
+  const Prediction plain = predict(m, d, s, with_engine({}, d, &unfused));
+  const double launch = engines.get("trtllm").launch_decode_s.value;
+  EXPECT_NEAR(plain.overhead_s - trt.overhead_s, 2 * m.layers * launch, 1e-9);
+  // TP 1: no all-reduce, nothing to hold them.
+  s.tp = 1;
+  const Prediction single = predict(m, d, s, with_engine({}, d, &engines.get("trtllm")));
+  EXPECT_GT(single.timings[first_op(single, OpKind::kAttnNorm)].overhead_s, 0);
+  // vLLM launches them.
+  s.tp = 8;
+  const Prediction vllm = predict(m, d, s, with_engine({}, d, &engines.get("vllm")));
+  EXPECT_GT(vllm.timings[first_op(vllm, OpKind::kAttnResidual)].overhead_s, 0);
+  // Attention data parallelism: each rank's attention is whole, the norms run alone.
+  Scenario dp = s;
+  dp.attention_dp = 8;
+  dp.precision.weights = Format::kFp8;
+  const ModelSpec deepseek = load_model("deepseek-v3");
+  const Prediction adp = predict(deepseek, d, dp, with_engine({}, d, &engines.get("trtllm")));
+  EXPECT_GT(adp.timings[first_op(adp, OpKind::kAttnNorm)].overhead_s, 0);
+}
+
 // A prompt of 8,192 tokens of Llama-3.1-8B on H200 with vLLM: the attention
 // call is priced by its FLOPs at the table's efficiency.
 TEST(EnginePrediction, AttentionTablePricesPromptsByTheirFlops) {

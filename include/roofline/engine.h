@@ -272,7 +272,11 @@ struct EngineProfile {
   std::map<std::string, std::string> gemm_kernels;  // format -> kernel family (documentation)
   std::string attention_kernels;
   std::vector<std::string> fusions;
-  bool rope_in_attention = false;   // fusions holds "rope_in_attention"
+  bool rope_in_attention = false;  // fusions holds "rope_in_attention"
+  // fusions holds "allreduce_residual_rmsnorm": under tensor parallelism
+  // (without attention data parallelism) the residual add and the RMSNorm
+  // after each all-reduce run inside the all-reduce kernel.
+  bool allreduce_residual_rmsnorm = false;
   std::vector<Format> unsupported;  // formats the engine cannot load
   std::vector<FileMix> file_mixes;
   EngineScheduler scheduler;

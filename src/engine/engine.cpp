@@ -695,8 +695,11 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
   }
   e.attention_kernels = o.string("attention_kernels");
   e.fusions = strings(o, "fusions");
-  e.rope_in_attention =
-      std::find(e.fusions.begin(), e.fusions.end(), "rope_in_attention") != e.fusions.end();
+  auto fuses = [&](std::string_view f) {
+    return std::find(e.fusions.begin(), e.fusions.end(), f) != e.fusions.end();
+  };
+  e.rope_in_attention = fuses("rope_in_attention");
+  e.allreduce_residual_rmsnorm = fuses("allreduce_residual_rmsnorm");
   for (const std::string& f : strings(o, "unsupported_formats")) {
     Format fmt{};
     if (!try_parse_format(f, &fmt))

@@ -521,6 +521,29 @@ std::bitset<kMaxOps> held_by_attention_calls(const EngineProfile& e, const Model
   return held;
 }
 
+// Ops that run inside an all-reduce kernel: an engine with the fusion
+// "allreduce_residual_rmsnorm" (TensorRT-LLM's AllReduceFusionOp.RESIDUAL_RMS_NORM)
+// adds the residual and applies the next RMSNorm in the all-reduce that ends
+// the attention block (the MLP's norm) and the one that ends the MLP or MoE
+// block (the next layer's input norm), when the layers are tensor-parallel
+// without attention data parallelism. They keep their bytes and lose their
+// launch. Qwen3-MoE leaves the second fusion off with pipeline stages.
+std::bitset<kMaxOps> launched_by_all_reduce(const EngineProfile& e, const Scenario& s,
+                                            const OpGraph& g) {
+  std::bitset<kMaxOps> inside;
+  if (!e.allreduce_residual_rmsnorm || s.tp <= 1 || s.attention_dp != 1) return inside;
+  bool reduces = false;
+  for (int i = 0; i < g.size && !reduces; ++i)
+    reduces = g.ops[static_cast<std::size_t>(i)].kind == OpKind::kAllReduce;
+  if (!reduces) return inside;
+  for (int i = 0; i < g.size; ++i) {
+    const OpKind kind = g.ops[static_cast<std::size_t>(i)].kind;
+    if (kind == OpKind::kAttnResidual || (kind == OpKind::kAttnNorm && s.pp == 1))
+      inside.set(static_cast<std::size_t>(i));
+  }
+  return inside;
+}
+
 // The engine's files keep some tensors of a requested format in another one
 // (llama.cpp Q4_K_M: Q6_K LM head and, in half the layers, V and down
 // projections): their streamed bytes follow the file. Returns the change in
@@ -654,6 +677,8 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   }
   const std::bitset<kMaxOps> held =
       engine ? held_by_attention_calls(*engine, opt, p.graph) : std::bitset<kMaxOps>{};
+  const std::bitset<kMaxOps> in_all_reduce =
+      engine ? launched_by_all_reduce(*engine, s, p.graph) : std::bitset<kMaxOps>{};
   double memory_bound_time = 0, compute_bound_time = 0;
   TableMemo memo;
 
@@ -706,7 +731,8 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
       const double own = std::max(t.memory_time_s, t.compute_time_s);
-      t.overhead_s = op.cls == OpClass::kCommunication || held[static_cast<std::size_t>(k)]
+      t.overhead_s = op.cls == OpClass::kCommunication || held[static_cast<std::size_t>(k)] ||
+                             in_all_reduce[static_cast<std::size_t>(k)]
                          ? 0
                          : op.count * op.launches * launch;
       t.time_s = (standalone > 0 ? kernel_time * own / standalone : 0) + t.overhead_s;

@@ -698,6 +698,9 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
               : "",
           e.rope_in_attention ? " and RoPE" : "");
     }
+    if (e.allreduce_residual_rmsnorm && s.tp > 1 && s.attention_dp == 1) {
+      gemms += "; residual adds and RMSNorms inside the all-reduce kernels";
+    }
     if (const auto* rule = e.expert_activation(p.graph.experts, s.precision.act, d);
         rule && m.moe) {
       gemms += fmt::format("; {} experts with {} activations ({})", format_id(rule->weights),
