@@ -177,7 +177,8 @@ void bind_documents(py::module_& m) {
          std::int64_t prefill_attention_dp, std::int64_t prefill_ep, std::int64_t rounds,
          std::int64_t token_budget, std::int64_t max_running, std::int64_t draft_tokens,
          std::optional<double> acceptance, std::int64_t shared_prefix, const std::string& recipe,
-         std::int64_t prefill_batch, std::int64_t decode_batch) {
+         std::int64_t prefill_batch, std::int64_t decode_batch, std::int64_t isl_min,
+         std::int64_t osl_min, std::optional<double> range_ratio) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
@@ -192,6 +193,14 @@ void bind_documents(py::module_& m) {
         ServingScenario s;
         s.isl = isl;
         s.osl = osl;
+        if (range_ratio) {
+          if (isl_min != 0 || osl_min != 0)
+            throw InvalidArgument("range_ratio gives isl_min and osl_min: not both");
+          set_range_ratio(s, *range_ratio);
+        } else {
+          s.isl_min = isl_min;
+          s.osl_min = osl_min;
+        }
         s.concurrency = concurrency;
         s.mode = parse_serving_mode(mode);
         s.replicas = dp;
@@ -231,10 +240,11 @@ void bind_documents(py::module_& m) {
       py::arg("rounds") = serving_defaults.rounds, py::arg("token_budget") = 0,
       py::arg("max_running") = 0, py::arg("draft_tokens") = 0, py::arg("acceptance") = py::none(),
       py::arg("shared_prefix") = serving_defaults.shared_prefix, py::arg("recipe") = "engine",
-      py::arg("prefill_batch") = 0, py::arg("decode_batch") = 0,
+      py::arg("prefill_batch") = 0, py::arg("decode_batch") = 0, py::arg("isl_min") = 0,
+      py::arg("osl_min") = 0, py::arg("range_ratio") = py::none(),
       "TTFT, TPOT and tokens/s of `concurrency` clients in a closed loop, simulated against the "
-      "engine's scheduler; mode \"disagg\" with prefill and decode workers (roofline serving "
-      "--json)");
+      "engine's scheduler; mode \"disagg\" with prefill and decode workers; isl_min / osl_min "
+      "(or range_ratio) draw random lengths (roofline serving --json)");
 
   const SearchSpec search_defaults;
   m.def(

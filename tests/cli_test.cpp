@@ -720,7 +720,15 @@ TEST(Cli, ServingReportsTheIssuesFields) {
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --mode both", "mode");
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --rounds 0", "--rounds");
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --isl 512 --shared-prefix 512",
-                   "shared prefix = 512 must be from 0 to isl - 1");
+                   "shared prefix = 512 must be from 0 to the shortest prompt - 1 (511)");
+  expect_bad_input("serving --model llama-3.1-8b --hardware h200 --range-ratio 1.5",
+                   "range ratio = 1.5 must be from 0 to 1");
+  expect_bad_input("serving --model llama-3.1-8b --hardware h200 --range-ratio 0.8 --isl-min 3",
+                   "excludes");
+  expect_bad_input("serving --model llama-3.1-8b --hardware h200 --isl 512 --isl-min 600",
+                   "--isl-min");
+  expect_bad_input("serving --model llama-3.1-8b --hardware h200 --range-ratio nan",
+                   "--range-ratio");
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --engine vllm --recipe dynamo",
                    "recipe must be engine or aiconfigurator");
   expect_bad_input("validate --recipe engine", "--recipe: give it with --serving");

@@ -190,6 +190,23 @@ TEST_F(ServerTest, ServingAndSearch) {
   expect_error("/api/serving",
                R"({"model": "llama-3.1-8b", "hardware": "h100", "isl": 512, "shared_prefix": 512})",
                400, "invalid_argument");
+  // Random lengths: InferenceMAX's range ratio, or the shortest lengths; not both.
+  auto ranged = post("/api/serving",
+                     R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm", "isl": 512,
+                         "osl": 64, "concurrency": 4, "rounds": 2, "range_ratio": 0.8})",
+                     200);
+  EXPECT_EQ(ranged["isl_min"], 409);
+  EXPECT_EQ(ranged["osl_min"], 51);
+  EXPECT_EQ(plain["isl_min"], 512);
+  expect_error("/api/serving",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "range_ratio": 0.8,
+                   "isl_min": 100})",
+               400, "invalid_argument");
+  expect_error("/api/serving",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "isl": 512, "isl_min": 513})", 400,
+               "invalid_argument");
+  expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "range_ratio": 2})",
+               400, "invalid_argument");
   expect_error("/api/predict",
                R"({"model": "llama-3.1-8b", "hardware": "h100", "draft_tokens": 2,
                    "acceptance": 1.5})",

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "roofline/engine.h"
 #include "roofline/error.h"
@@ -274,6 +275,64 @@ TEST(ServingSimulation, ACachedPrefixIsNeitherComputedNorHeldPerRequest) {
   EXPECT_THROW((void)sim::simulate_serving(two), InvalidArgument);
   two.cached_prefix = 100;  // the whole prompt: nothing left to compute
   EXPECT_THROW((void)sim::simulate_serving(two), InvalidArgument);
+}
+
+// Random lengths: one client, so each request runs alone and its times show
+// its lengths: TTFT = 1 ms + 1 us a prompt token, e2e - TTFT = 1 ms for each
+// output token after the first. Every length falls in its range, they vary,
+// the sum of outputs is counted, and the same spec draws the same requests.
+TEST(ServingSimulation, RandomLengthsStayInTheirRanges) {
+  sim::SimSpec s = simple_spec(1, 40);
+  s.isl_min = 50;
+  s.osl_min = 5;
+  const sim::SimResult r = sim::simulate_serving(s);
+  ASSERT_EQ(r.ttft_s.size(), 40u);
+  ASSERT_EQ(r.tpot_s.size(), 40u);
+  std::int64_t outputs = 0;
+  std::vector<std::int64_t> prompts;
+  for (std::size_t i = 0; i < r.ttft_s.size(); ++i) {
+    const double prompt = (r.ttft_s[i] - kStep) / kPerToken;
+    EXPECT_NEAR(prompt, std::round(prompt), 1e-6) << i;
+    EXPECT_GE(std::llround(prompt), 50);
+    EXPECT_LE(std::llround(prompt), 100);
+    prompts.push_back(std::llround(prompt));
+    const double decode_steps = (r.e2e_s[i] - r.ttft_s[i]) / kStep;
+    EXPECT_NEAR(decode_steps, std::round(decode_steps), 1e-6) << i;
+    EXPECT_GE(std::llround(decode_steps) + 1, 5);
+    EXPECT_LE(std::llround(decode_steps) + 1, 10);
+    outputs += std::llround(decode_steps) + 1;
+    EXPECT_NEAR(r.tpot_s[i], kStep, kExact);
+  }
+  EXPECT_EQ(r.output_tokens, outputs);
+  std::sort(prompts.begin(), prompts.end());
+  EXPECT_GT(prompts.back() - prompts.front(), 25);  // 40 draws from 51 values spread out
+  const sim::SimResult again = sim::simulate_serving(s);
+  EXPECT_EQ(again.ttft_s, r.ttft_s);
+  EXPECT_EQ(again.e2e_s, r.e2e_s);
+  // A range of one value is the fixed length.
+  sim::SimSpec fixed = simple_spec(4, 3), same = fixed;
+  same.isl_min = same.isl;
+  same.osl_min = same.osl;
+  EXPECT_EQ(sim::simulate_serving(same).ttft_s, sim::simulate_serving(fixed).ttft_s);
+  EXPECT_EQ(sim::simulate_serving(fixed).output_tokens, 12 * 10);
+  // Requests of one output token have no TPOT, unless all have one.
+  sim::SimSpec one = simple_spec(1, 30);
+  one.osl = 2;
+  one.osl_min = 1;
+  const sim::SimResult mixed = sim::simulate_serving(one);
+  EXPECT_LT(mixed.tpot_s.size(), 30u);
+  EXPECT_GT(mixed.tpot_s.size(), 0u);
+  EXPECT_EQ(mixed.output_tokens,
+            static_cast<std::int64_t>(30 + mixed.tpot_s.size()));  // 1 each, 2 with a TPOT
+  // Out of range: above the longest, or a cached prefix as long as the shortest prompt.
+  s.isl_min = 101;
+  EXPECT_THROW((void)sim::simulate_serving(s), InvalidArgument);
+  s.isl_min = 50;
+  s.osl_min = 11;
+  EXPECT_THROW((void)sim::simulate_serving(s), InvalidArgument);
+  s.osl_min = 5;
+  s.cached_prefix = 50;
+  EXPECT_THROW((void)sim::simulate_serving(s), InvalidArgument);
 }
 
 TEST(ServingSimulation, InconsistentSpecsAreRefused) {
@@ -636,6 +695,60 @@ TEST(Serving, DisaggregatedPoolsTakeTheirOwnParallelism) {
   agg.mode = ServingMode::kAggregated;
   agg.prefill_ep = 8;  // aggregated serving has no prefill pool
   EXPECT_THROW((void)predict_serving(m, d, agg, o), InvalidArgument);
+}
+
+// InferenceMAX's and SGLang bench_serving's range ratio: [int(R L), L].
+TEST(Serving, RangeRatiosSetTheShortestLengths) {
+  ServingScenario s;
+  s.isl = 1024;
+  s.osl = 8192;
+  set_range_ratio(s, 0.8);
+  EXPECT_EQ(s.isl_min, 819);  // int(0.8 x 1024)
+  EXPECT_EQ(s.osl_min, 6553);
+  set_range_ratio(s, 1);
+  EXPECT_EQ(s.isl_min, 1024);
+  set_range_ratio(s, 0);  // bench_serving's default: from 1 (a prompt has a token)
+  EXPECT_EQ(s.isl_min, 1);
+  EXPECT_EQ(s.osl_min, 1);
+  EXPECT_THROW(set_range_ratio(s, 1.5), InvalidArgument);
+  EXPECT_THROW(set_range_ratio(s, -0.1), InvalidArgument);
+  EXPECT_THROW(set_range_ratio(s, std::nan("")), InvalidArgument);
+}
+
+// One client with prompts of 512 to 1024 tokens: each TTFT is one prompt
+// step, so the mean lies between the two lengths' steps and the requests
+// differ; the output counts follow the drawn lengths (their throughput is the
+// outputs over the run, not requests x osl).
+TEST(Serving, RandomPromptsSpreadTheFirstTokens) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("h200");
+  ServingScenario s = llama70b_on_two_h200(1);
+  s.rounds = 20;
+  s.isl_min = 512;
+  const ServingResult r = predict_serving(m, d, s, vllm());
+  Scenario step = s.step;
+  step.phase = Phase::kDecode;
+  step.batch = 1;
+  step.seq_len = 512;
+  step.prefill_tokens = step.prefill_prompt = 512;
+  const double shortest = predict(m, d, step, vllm()).time_s;
+  step.seq_len = step.prefill_tokens = step.prefill_prompt = 1024;
+  const double longest = predict(m, d, step, vllm()).time_s;
+  EXPECT_GT(r.ttft.mean, shortest);
+  EXPECT_LT(r.ttft.mean, longest);
+  EXPECT_LT(r.ttft.p50, r.ttft.p99);
+  EXPECT_EQ(r.requests, 20);
+  ServingScenario fixed = llama70b_on_two_h200(1);
+  fixed.rounds = 20;
+  const ServingResult f = predict_serving(m, d, fixed, vllm());
+  EXPECT_LT(r.ttft.mean, f.ttft.mean);  // shorter prompts on average
+  EXPECT_TRUE(std::any_of(r.notes.begin(), r.notes.end(),
+                          [](const std::string& n) { return n.rfind("random lengths", 0) == 0; }));
+  s.isl_min = 2048;  // above isl
+  EXPECT_THROW((void)predict_serving(m, d, s, vllm()), InvalidArgument);
+  s.isl_min = 512;
+  s.shared_prefix = 600;  // longer than the shortest prompt
+  EXPECT_THROW((void)predict_serving(m, d, s, vllm()), InvalidArgument);
 }
 
 TEST(Serving, BadSizesAndModelsThatDoNotFitAreRefused) {

@@ -19,6 +19,7 @@ namespace {
 struct ServingArgs {
   ScenarioArgs sc;
   std::string isl = "1024", osl = "256", concurrency = "1";
+  std::string isl_min = "0", osl_min = "0", range_ratio;  // random lengths
   std::string mode = "agg";
   std::string prefill_workers = "1", prefill_tp = "1", decode_workers = "1", decode_tp = "1";
   std::string rounds = std::to_string(kDefaultRounds), token_budget = "0", max_running = "0";
@@ -43,6 +44,12 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   s.isl = parse_count("--isl", a.isl, 1, kMaxSeqLen);
   s.osl = parse_count("--osl", a.osl, 1, kMaxSeqLen);
   s.concurrency = parse_count("--concurrency", a.concurrency, 1, kMaxBatch);
+  if (!a.range_ratio.empty()) {
+    set_range_ratio(s, parse_positive("--range-ratio", a.range_ratio));
+  } else {
+    s.isl_min = parse_count("--isl-min", a.isl_min, 0, s.isl);
+    s.osl_min = parse_count("--osl-min", a.osl_min, 0, s.osl);
+  }
   s.rounds = parse_count("--rounds", a.rounds, 1, 1000);
   if (!a.requests.empty()) {
     // The benchmark's request count: every client sends its share (rounded up).
@@ -89,9 +96,14 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
                         s.prefill_workers, s.prefill_tp,
                         parallel_text(s.prefill_attention_dp, s.prefill_ep), s.decode_workers,
                         s.decode_tp, parallel_text(s.step.attention_dp, s.step.ep));
+  // "1024" or "819-1024" (random lengths).
+  const auto length = [](std::int64_t lo, std::int64_t hi) {
+    return lo != 0 && lo != hi ? fmt::format("{}-{}", lo, hi) : std::to_string(hi);
+  };
   std::cout << fmt::format(
       "{} on {} ({}), {} engine: {} clients, {} prompt / {} output tokens, {}\n\n", m.name, d.name,
-      d.id, o.engine ? o.engine->id : std::string("roofline"), s.concurrency, s.isl, s.osl, layout);
+      d.id, o.engine ? o.engine->id : std::string("roofline"), s.concurrency,
+      length(s.isl_min, s.isl), length(s.osl_min, s.osl), layout);
   const auto spread = [](const Spread& x) {
     return fmt::format("{} (p50 {}, p90 {}, p99 {})", human_time(x.mean), human_time(x.p50),
                        human_time(x.p90), human_time(x.p99));
@@ -129,6 +141,22 @@ void register_serving(CLI::App& app, Common& common) {
   cmd->add_option("--osl", a->osl, "Output tokens per request")
       ->capture_default_str()
       ->type_name("INT");
+  auto* isl_min = cmd->add_option("--isl-min", a->isl_min,
+                                  "Random lengths: each prompt uniform from this to --isl (0: "
+                                  "every prompt --isl)")
+                      ->capture_default_str()
+                      ->type_name("INT");
+  auto* osl_min = cmd->add_option("--osl-min", a->osl_min,
+                                  "Random lengths: each output uniform from this to --osl (0: "
+                                  "every output --osl)")
+                      ->capture_default_str()
+                      ->type_name("INT");
+  cmd->add_option("--range-ratio", a->range_ratio,
+                  "Random lengths as InferenceMAX and SGLang's bench_serving draw them "
+                  "(--random-range-ratio R): each uniform from floor(R x length) to the length")
+      ->type_name("R")
+      ->excludes(isl_min)
+      ->excludes(osl_min);
   cmd->add_option("--concurrency", a->concurrency, "Clients, each with one request in flight")
       ->capture_default_str()
       ->type_name("INT");

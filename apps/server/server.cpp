@@ -214,6 +214,19 @@ json request_schemas() {
       "take ep within decode_tp)");
   serving["decode_workers"] = integer_schema(1, 1024, 1, "disagg: decode workers");
   serving["decode_tp"] = integer_schema(1, kMaxParallel, 1, "disagg: GPUs per decode worker");
+  serving["isl_min"] = integer_schema(
+      0, kMaxSeqLen, 0,
+      "random lengths: each prompt uniform from isl_min to isl (0: every prompt isl)");
+  serving["osl_min"] = integer_schema(
+      0, kMaxSeqLen, 0,
+      "random lengths: each output uniform from osl_min to osl (0: every output osl)");
+  serving["range_ratio"] = {
+      {"type", "number"},
+      {"minimum", 0},
+      {"maximum", 1},
+      {"description",
+       "random lengths as InferenceMAX and SGLang's bench_serving draw them: each uniform from "
+       "floor(range_ratio x length) to the length (instead of isl_min and osl_min)"}};
   serving["rounds"] = integer_schema(1, 1000, kDefaultRounds, "requests each client sends");
   serving["shared_prefix"] = integer_schema(
       0, kMaxSeqLen, 0,

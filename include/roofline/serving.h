@@ -60,8 +60,14 @@ enum class ServingRecipe : std::uint8_t { kEngineDefaults, kAiConfigurator };
 [[nodiscard]] ServingMode parse_serving_mode(const std::string& text);
 
 struct ServingScenario {
-  std::int64_t isl = 1024;       // prompt tokens per request
-  std::int64_t osl = 256;        // output tokens per request
+  std::int64_t isl = 1024;  // prompt tokens per request
+  std::int64_t osl = 256;   // output tokens per request
+  // Random lengths: each request's prompt and output drawn uniformly from
+  // [isl_min, isl] and [osl_min, osl], as a benchmark's random dataset makes
+  // them (InferenceMAX's and SGLang's bench_serving: [ratio x L, L]; vLLM's
+  // `vllm bench serve`: [L (1 - r), L (1 + r)]), from a generator of fixed
+  // seed. 0: every request exactly isl and osl.
+  std::int64_t isl_min = 0, osl_min = 0;
   std::int64_t concurrency = 1;  // clients, each with one request in flight
   // Formats, attention kernel and tensor parallelism of a step; its batch,
   // phase and context follow from the fields above. step.tp is the
@@ -92,6 +98,12 @@ struct ServingScenario {
   // workers for a decode worker).
   std::int64_t prefill_batch = 0, decode_batch = 0;
 };
+
+// A benchmark client's --random-range-ratio R as InferenceMAX's
+// benchmark_serving and SGLang's bench_serving apply it: each length uniform
+// on [max(1, floor(R L)), L] (R = 1: fixed). Sets isl_min and osl_min from
+// isl and osl; InvalidArgument unless 0 <= R <= 1.
+void set_range_ratio(ServingScenario& s, double ratio);
 
 // Mean and percentiles over the simulated requests.
 struct Spread {
@@ -127,9 +139,10 @@ struct ServingResult {
   std::vector<std::string> notes;
 };
 
-// Throws InvalidArgument for sizes out of range (isl, osl >= 1, concurrency
-// 1 to 2^20, at most kMaxSimulatedRequests requests), Unsupported when one
-// request's KV cache does not fit.
+// Throws InvalidArgument for sizes out of range (isl, osl >= 1, isl_min and
+// osl_min 0 or 1 to isl and osl, concurrency 1 to 2^20, at most
+// kMaxSimulatedRequests requests), Unsupported when one request of the
+// longest lengths does not fit.
 inline constexpr std::int64_t kMaxSimulatedRequests = std::int64_t{1} << 19;
 [[nodiscard]] ServingResult predict_serving(const ModelSpec& model, const Device& device,
                                             const ServingScenario& s,

@@ -886,6 +886,8 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                       {"engine", o.engine ? o.engine->id : std::string("roofline")},
                       {"isl", s.isl},
                       {"osl", s.osl},
+                      {"isl_min", s.isl_min != 0 ? s.isl_min : s.isl},
+                      {"osl_min", s.osl_min != 0 ? s.osl_min : s.osl},
                       {"concurrency", s.concurrency},
                       {"tp", s.step.tp},
                       {"pp", s.step.pp},

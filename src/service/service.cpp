@@ -310,6 +310,14 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     ServingScenario s;
     s.isl = integer(o, "isl", 1024, 1, kMaxSeqLen);
     s.osl = integer(o, "osl", 256, 1, kMaxSeqLen);
+    if (o.has("range_ratio")) {
+      if (o.has("isl_min") || o.has("osl_min"))
+        o.fail("range_ratio", "gives isl_min and osl_min: not both");
+      set_range_ratio(s, number(o, "range_ratio", 1));
+    } else {
+      s.isl_min = integer(o, "isl_min", 0, 0, s.isl);
+      s.osl_min = integer(o, "osl_min", 0, 0, s.osl);
+    }
     s.concurrency = integer(o, "concurrency", 1, 1, kMaxBatch);
     s.mode = parse_serving_mode(text(o, "mode", "agg"));
     s.replicas = integer(o, "dp", 1, 1, 1024);

@@ -201,6 +201,18 @@ std::string_view serving_recipe_name(ServingRecipe r) noexcept {
   return r == ServingRecipe::kAiConfigurator ? "aiconfigurator" : "engine";
 }
 
+void set_range_ratio(ServingScenario& s, double ratio) {
+  if (!(ratio >= 0 && ratio <= 1)) {
+    throw InvalidArgument(fmt::format("range ratio = {} must be from 0 to 1", ratio));
+  }
+  const auto low = [ratio](std::int64_t length) {
+    return std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(std::floor(ratio * static_cast<double>(length))));
+  };
+  s.isl_min = low(s.isl);
+  s.osl_min = low(s.osl);
+}
+
 ServingMode parse_serving_mode(const std::string& text) {
   if (text == "agg") return ServingMode::kAggregated;
   if (text == "disagg") return ServingMode::kDisaggregated;
@@ -217,6 +229,14 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   };
   check("isl", in.isl, kMaxSeqLen);
   check("osl", in.osl, kMaxSeqLen - in.isl);
+  if (in.isl_min != 0) check("isl_min", in.isl_min, in.isl);
+  if (in.osl_min != 0) check("osl_min", in.osl_min, in.osl);
+  // Mean lengths of the requests drawn (the longest set the KV sizing).
+  const bool random_lengths =
+      (in.isl_min != 0 && in.isl_min != in.isl) || (in.osl_min != 0 && in.osl_min != in.osl);
+  const std::int64_t shortest_prompt = in.isl_min != 0 ? in.isl_min : in.isl;
+  const std::int64_t mean_isl = (shortest_prompt + in.isl + 1) / 2;
+  const std::int64_t mean_osl = ((in.osl_min != 0 ? in.osl_min : in.osl) + in.osl + 1) / 2;
   check("concurrency", in.concurrency, kMaxBatch);
   check("rounds", in.rounds, kMaxRounds);
   check("replicas", in.replicas, 1024);
@@ -246,10 +266,11 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         fmt::format("{} clients x {} rounds = {} requests is too many to simulate (at most {})",
                     in.concurrency, in.rounds, in.concurrency * in.rounds, kMaxSimulatedRequests));
   }
-  if (in.shared_prefix < 0 || in.shared_prefix >= in.isl) {
+  if (in.shared_prefix < 0 || in.shared_prefix >= shortest_prompt) {
     throw InvalidArgument(fmt::format(
-        "shared prefix = {} must be from 0 to isl - 1 ({}): a prompt computes a token at least",
-        in.shared_prefix, in.isl - 1));
+        "shared prefix = {} must be from 0 to the shortest prompt - 1 ({}): a prompt computes a "
+        "token at least",
+        in.shared_prefix, shortest_prompt - 1));
   }
   if (in.token_budget != 0) check("token budget", in.token_budget, kMaxBatch);
   if (in.max_running != 0) check("max running", in.max_running, kMaxBatch);
@@ -375,6 +396,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   detail::SimSpec spec;
   spec.isl = in.isl;
   spec.osl = in.osl;
+  spec.isl_min = in.isl_min;
+  spec.osl_min = in.osl_min;
   spec.clients = in.concurrency;
   spec.requests_per_client = in.rounds;
   spec.tokens_per_step = tokens_per_step(in.step);
@@ -399,8 +422,9 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   ModelOptions first_options = o, decode_options = o;
   first_options.graph_max_batch = first_limits.graph_max_batch;
   decode_options.graph_max_batch = decode_limits.graph_max_batch;
-  StepCostGrid first_grid(m, d, prefill_base, first_options, in.isl);
-  StepCostGrid decode_grid(m, d, decode_base, decode_options, in.isl);
+  // A step's prompt tokens attend as prompts of the mean length.
+  StepCostGrid first_grid(m, d, prefill_base, first_options, mean_isl);
+  StepCostGrid decode_grid(m, d, decode_base, decode_options, mean_isl);
   if (!disagg) {
     spec.first = pool(detail::PoolSpec::Role::kMixed, 1, decode_room, own_prompt + in.osl,
                       first_limits, first_grid);
@@ -433,7 +457,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   r.queue_wait_s = sim.admit_wait_s;
   r.prompt_queue_wait_s = sim.chunk_wait_s;
   r.output_tokens_per_s =
-      sim.duration_s > 0 ? static_cast<double>(r.requests * in.osl) / sim.duration_s : 0;
+      sim.duration_s > 0 ? static_cast<double>(sim.output_tokens) / sim.duration_s : 0;
   r.output_tokens_per_s_per_gpu = r.output_tokens_per_s / static_cast<double>(r.gpus);
   r.output_tokens_per_s_per_user = r.tpot_s > 0 ? 1 / r.tpot_s : 0;
   r.prompts_per_step =
@@ -450,9 +474,9 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
                   : 1;
 
   // The decode step of the mean batch, alone and with one whole prompt.
-  const std::int64_t mean_context = in.isl + in.osl / 2;
+  const std::int64_t mean_context = mean_isl + mean_osl / 2;
   r.plain_step_s = decode_grid.at(r.running, 0, mean_context);
-  r.prompt_step_s = (disagg ? first_grid : decode_grid).at(r.running, in.isl, mean_context);
+  r.prompt_step_s = (disagg ? first_grid : decode_grid).at(r.running, mean_isl, mean_context);
   Scenario plain = decode_base;
   plain.batch = r.running;
   plain.seq_len = mean_context;
@@ -487,6 +511,13 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
       disagg ? fmt::format(" a prefill worker; a decode worker {}-token budget, at most {} running",
                            decode_limits.budget, decode_limits.cap)
              : std::string()));
+  if (random_lengths) {
+    r.notes.push_back(fmt::format(
+        "random lengths: each request's prompt uniform on {} to {} tokens (mean {}) and its output "
+        "on {} to {} (mean {}); the KV capacity counts requests of the longest",
+        shortest_prompt, in.isl, mean_isl, in.osl_min != 0 ? in.osl_min : in.osl, in.osl,
+        mean_osl));
+  }
   if (!o.engine || !o.engine->scheduler.known) {
     r.notes.push_back(
         fmt::format("{} has no scheduler profile: the reference's generic one is used",

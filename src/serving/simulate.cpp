@@ -17,8 +17,11 @@ namespace {
 struct Request {
   std::int32_t client = 0;
   double arrival = 0, admitted = -1, first_chunk = -1, first_token = -1;
-  std::int64_t target = 0;     // prompt tokens to compute (more after a preemption)
-  std::int64_t prefilled = 0;  // of target
+  std::int64_t isl = 0, osl = 0;  // its lengths
+  std::int64_t own = 0;           // prompt tokens it computes and holds (past the cached prefix)
+  std::int64_t steps = 0;         // output steps it takes (the prefill's included)
+  std::int64_t target = 0;        // prompt tokens to compute (more after a preemption)
+  std::int64_t prefilled = 0;     // of target
   // Output steps so far (the prefill's token, then one a decode step), when
   // not decoding; a step yields tokens_per_step tokens.
   std::int64_t generated = 0;
@@ -42,6 +45,7 @@ struct Instance {
   // a decoding request's output count is its offset plus this.
   std::int64_t decode_step = 0;
   std::int64_t context_offset = 0;  // sum of the decoding requests' offsets
+  std::int64_t context_isl = 0;     // sum of the decoding requests' prompt lengths
   std::int64_t running = 0;         // admitted requests
   double kv_used = 0;               // tokens of KV cache held
   bool busy = false;
@@ -69,10 +73,8 @@ class Simulation {
   explicit Simulation(const SimSpec& s)
       : s_(s),
         per_step_(s.tokens_per_step),
-        own_prompt_(s.isl - s.cached_prefix),
-        // The prefill's token, then enough decode steps for the other osl - 1.
-        steps_(1 + static_cast<std::int64_t>(
-                       std::ceil(static_cast<double>(s.osl - 1) / s.tokens_per_step - 1e-9))) {
+        isl_min_(s.isl_min > 0 ? s.isl_min : s.isl),
+        osl_min_(s.osl_min > 0 ? s.osl_min : s.osl) {
     const auto add = [this](const PoolSpec& p) {
       for (std::int64_t i = 0; i < p.instances; ++i) {
         instances_.emplace_back();
@@ -161,6 +163,17 @@ class Simulation {
     push(in.started + static_cast<double>(keep) * in.step_s, Event::Kind::kStepEnd, index, 0);
   }
 
+  // A length uniform on [lo, hi] (splitmix64: a fixed sequence, so the same
+  // spec gives the same requests).
+  std::int64_t draw(std::int64_t lo, std::int64_t hi) {
+    if (hi <= lo) return hi;
+    std::uint64_t z = (rng_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return lo + static_cast<std::int64_t>(z % static_cast<std::uint64_t>(hi - lo + 1));
+  }
+
   // A client's next request. Aggregated: to its replica. Disaggregated: to a
   // decode instance, which takes its KV cache first and then hands the
   // prompt to a prefill worker (the decode-first flow of NVIDIA Dynamo and
@@ -173,7 +186,13 @@ class Simulation {
     Request q;
     q.client = client;
     q.arrival = now;
-    q.target = own_prompt_;
+    q.isl = draw(isl_min_, s_.isl);
+    q.osl = draw(osl_min_, s_.osl);
+    q.own = q.isl - s_.cached_prefix;
+    // The prefill's token, then enough decode steps for the other osl - 1.
+    q.steps =
+        1 + static_cast<std::int64_t>(std::ceil(static_cast<double>(q.osl - 1) / per_step_ - 1e-9));
+    q.target = q.own;
     requests_.push_back(q);
     const std::int32_t target =
         s_.decode ? pick_decode_instance() : client % first_count_;  // a client keeps its replica
@@ -190,10 +209,10 @@ class Simulation {
 
   // KV tokens a request takes when admitted.
   double admission_tokens(const PoolSpec& p, const Request& q) const {
-    if (p.role == PoolSpec::Role::kPrefill) return static_cast<double>(own_prompt_);
-    if (p.reserve_whole) return static_cast<double>(own_prompt_ + s_.osl);
+    if (p.role == PoolSpec::Role::kPrefill) return static_cast<double>(q.own);
+    if (p.reserve_whole) return static_cast<double>(q.own + q.osl);
     return p.role == PoolSpec::Role::kDecode
-               ? static_cast<double>(own_prompt_) + tokens(std::max<std::int64_t>(q.generated, 1))
+               ? static_cast<double>(q.own) + tokens(std::max<std::int64_t>(q.generated, 1))
                : static_cast<double>(q.target);
   }
 
@@ -207,15 +226,23 @@ class Simulation {
   // Tokens a decoding request holds under on-demand admission (its own part
   // of the prompt and its output).
   double held(const Instance& in, const Request& q) const {
-    return static_cast<double>(own_prompt_) + tokens(q.offset + in.decode_step);
+    return static_cast<double>(q.own) + tokens(q.offset + in.decode_step);
   }
 
   void start_decoding(Instance& in, std::int32_t id) {
     Request& q = req(id);
     q.offset = q.generated - in.decode_step;
-    in.decoding.emplace(steps_ - q.offset, id);
+    in.decoding.emplace(q.steps - q.offset, id);
     in.by_order.emplace(q.order, id);
     in.context_offset += q.offset;
+    in.context_isl += q.isl;
+  }
+
+  void stop_decoding(Instance& in, const Request& q, std::int32_t id) {
+    in.decoding.erase({q.steps - q.offset, id});
+    in.by_order.erase({q.order, id});
+    in.context_offset -= q.offset;
+    in.context_isl -= q.isl;
   }
 
   // On-demand caches grow a token a step; preempt the newest decoding
@@ -227,17 +254,15 @@ class Simulation {
            in.kv_used + tokens(static_cast<std::int64_t>(in.decoding.size())) >
                static_cast<double>(p.kv_tokens)) {
       const std::int32_t id = std::prev(in.by_order.end())->second;
-      in.by_order.erase(std::prev(in.by_order.end()));
       Request& q = req(id);
-      in.decoding.erase({steps_ - q.offset, id});
+      stop_decoding(in, q, id);
       in.kv_used -= held(in, q) + q.slack;
-      in.context_offset -= q.offset;
       q.generated = q.offset + in.decode_step;
       --in.running;
       if (p.role == PoolSpec::Role::kDecode) {
         q.target = 0;  // its cache came over once; taken as moved back in
       } else {
-        q.target = own_prompt_ + std::llround(tokens(q.generated));  // recomputed from the start
+        q.target = q.own + std::llround(tokens(q.generated));  // recomputed from the start
         q.prefilled = 0;
       }
       in.waiting.push_front(id);
@@ -315,9 +340,9 @@ class Simulation {
     if (prompt_tokens == 0 && decode_now == 0) return;  // idle until an arrival
 
     const double context = decode_now > 0
-                               ? static_cast<double>(s_.isl) +
-                                     tokens(decode_now * in.decode_step + in.context_offset) /
-                                         static_cast<double>(decode_now)
+                               ? (static_cast<double>(in.context_isl) +
+                                  tokens(decode_now * in.decode_step + in.context_offset)) /
+                                     static_cast<double>(decode_now)
                                : 0;
     std::int64_t k = 1;
     double step_s = p.cost(decode_now, context, prompt_tokens);
@@ -373,10 +398,10 @@ class Simulation {
       ++q.generated;  // a prefill samples the next token
       if (p.role == PoolSpec::Role::kPrefill) {
         --in.running;
-        in.kv_used -= in_blocks(p, static_cast<double>(own_prompt_));
+        in.kv_used -= in_blocks(p, static_cast<double>(q.own));
         q.target = 0;
         arrive(q.home, id, now + s_.transfer_s, Event::Kind::kReady);
-      } else if (q.generated >= steps_) {
+      } else if (q.generated >= q.steps) {
         --in.running;
         in.kv_used -= admission_tokens(p, q) + q.slack;
         complete(id, now);
@@ -388,11 +413,8 @@ class Simulation {
     while (!in.decoding.empty() && in.decoding.begin()->first <= in.decode_step) {
       const std::int32_t id = in.decoding.begin()->second;
       Request& q = req(id);
-      in.decoding.erase(in.decoding.begin());
-      in.by_order.erase({q.order, id});
-      in.context_offset -= q.offset;
-      in.kv_used -=
-          (p.reserve_whole ? static_cast<double>(own_prompt_ + s_.osl) : held(in, q)) + q.slack;
+      stop_decoding(in, q, id);
+      in.kv_used -= (p.reserve_whole ? static_cast<double>(q.own + q.osl) : held(in, q)) + q.slack;
       --in.running;
       complete(id, now);
     }
@@ -418,15 +440,20 @@ class Simulation {
     const Request& q = req(id);
     r_.ttft_s.push_back(q.first_token - q.arrival);
     r_.e2e_s.push_back(now - q.arrival);
-    r_.tpot_s.push_back(s_.osl > 1 ? (now - q.first_token) / static_cast<double>(s_.osl - 1) : 0);
+    if (q.osl > 1) {
+      r_.tpot_s.push_back((now - q.first_token) / static_cast<double>(q.osl - 1));
+    } else if (osl_min_ == s_.osl) {
+      r_.tpot_s.push_back(0);  // every request has one output token
+    }
+    r_.output_tokens += q.osl;
     r_.duration_s = std::max(r_.duration_s, now);
     send(q.client, now);
   }
 
   const SimSpec& s_;
-  const double per_step_;          // output tokens a step yields
-  const std::int64_t own_prompt_;  // prompt tokens a request computes and holds (past the prefix)
-  const std::int64_t steps_;       // output steps a request takes (the prefill's included)
+  const double per_step_;                 // output tokens a step yields
+  const std::int64_t isl_min_, osl_min_;  // the shortest lengths drawn
+  std::uint64_t rng_ = 0x5EED5EED5EED5EEDULL;
   std::vector<Instance> instances_;
   std::int32_t first_count_ = 0, next_prefill_ = 0;
   std::vector<Request> requests_;
@@ -453,10 +480,12 @@ void check_pool(const PoolSpec& p, const char* name, std::int64_t one_request) {
 }  // namespace
 
 SimResult simulate_serving(const SimSpec& s) {
+  const std::int64_t shortest_prompt = s.isl_min > 0 ? s.isl_min : s.isl;
   if (s.isl < 1 || s.osl < 1 || s.clients < 1 || s.requests_per_client < 1 ||
       s.clients * s.requests_per_client > (std::int64_t{1} << 24) || !(s.transfer_s >= 0) ||
       !(s.tokens_per_step >= 1 && s.tokens_per_step <= 1e6) || s.cached_prefix < 0 ||
-      s.cached_prefix >= s.isl) {
+      s.isl_min < 0 || s.isl_min > s.isl || s.osl_min < 0 || s.osl_min > s.osl ||
+      s.cached_prefix >= shortest_prompt) {
     throw InvalidArgument("serving simulation: sizes out of range");
   }
   if (s.decode) {

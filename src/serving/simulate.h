@@ -45,7 +45,12 @@ struct PoolSpec {
 };
 
 struct SimSpec {
+  // Each request's prompt and output lengths, drawn uniformly from
+  // [isl_min, isl] and [osl_min, osl] (a benchmark's random lengths, as
+  // InferenceMAX and SGLang's bench_serving draw them) by a generator of fixed
+  // seed, so a simulation is a pure function of its spec. 0: fixed at isl, osl.
   std::int64_t isl = 1, osl = 1, clients = 1, requests_per_client = 1;
+  std::int64_t isl_min = 0, osl_min = 0;
   PoolSpec first;                  // kMixed (aggregated) or kPrefill
   std::optional<PoolSpec> decode;  // kDecode, with a kPrefill first pool
   double transfer_s = 0;           // a prompt's KV cache from prefill to decode
@@ -55,15 +60,18 @@ struct SimSpec {
   double tokens_per_step = 1;
   // Tokens at the start of every prompt that the prefix cache already holds
   // (a shared system prompt): never computed, held once (the pools' kv_tokens
-  // are what is left beside it). Below isl.
+  // are what is left beside it). Below the shortest prompt.
   std::int64_t cached_prefix = 0;
 };
 
 struct SimResult {
   // Per request, in completion order: time to first token, time per output
-  // token after the first ((e2e - ttft) / (osl - 1); 0 when osl is 1), e2e.
+  // token after the first ((e2e - ttft) / (osl - 1); requests of one output
+  // token have none, as benchmarks count it, unless every request has one:
+  // then 0 each), e2e.
   std::vector<double> ttft_s, tpot_s, e2e_s;
-  double duration_s = 0;  // from the first arrival to the last completion
+  std::int64_t output_tokens = 0;  // the requests' output lengths summed
+  double duration_s = 0;           // from the first arrival to the last completion
   std::int64_t steps = 0;
   // At the end, the largest KV cache an instance still holds and the
   // requests still admitted (both 0: every request gave back what it took).

@@ -148,6 +148,7 @@ export interface Spread { mean: number; p50: number; p90: number; p99: number }
 export interface Serving {
   model: string; hardware: string; engine: string;
   isl: number; osl: number; concurrency: number;
+  isl_min: number; osl_min: number;      // random lengths: each uniform from *_min to isl / osl
   mode: 'agg' | 'disagg';
   tp: number;                            // the aggregated instance's (not used when disaggregated)
   pp: number;                            // pipeline stages of each instance

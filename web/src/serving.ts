@@ -21,6 +21,7 @@ const DEFAULTS = {
   rounds: 10, tokenBudget: 0, maxRunning: 0,  // the server's kDefaultRounds; 0: the engine's scheduler
   draftTokens: 0, acceptance: 0.85,           // plain decoding; the server's kDefaultDraftAcceptance
   sharedPrefix: 0,                            // no prefix cache hits
+  rangeRatio: 1,                              // fixed lengths (InferenceMAX runs 0.8)
 };
 const WEIGHTS = ['fp16', 'bf16', 'fp8', 'int8', 'int4', 'nvfp4', 'mxfp4', 'q8_0', 'q4_k_m', 'q4_0'];
 const ACTS = ['bf16', 'fp16', 'fp8', 'int8', 'nvfp4'];
@@ -126,7 +127,12 @@ function request(): Record<string, unknown> {
   req.max_running = intValue('sv-max-running', 'max running', 0, MAX_CONCURRENCY);
   // The engine's own defaults unless the deployment's recipe is chosen.
   if (select('sv-recipe') === 'aiconfigurator') req.recipe = 'aiconfigurator';
-  const prefix = intValue('sv-shared-prefix', 'shared prefix', 0, (req.isl as number) - 1);
+  // Random lengths: each uniform from floor(ratio x length) to the length; 1 keeps them fixed.
+  const ratio = Number(($('sv-range-ratio') as HTMLInputElement).value);
+  if (!(ratio >= 0 && ratio <= 1)) throw new Error('range ratio must be a number from 0 to 1');
+  if (ratio < 1) req.range_ratio = ratio;
+  const shortest = ratio < 1 ? Math.max(1, Math.floor(ratio * (req.isl as number))) : (req.isl as number);
+  const prefix = intValue('sv-shared-prefix', 'shared prefix', 0, shortest - 1);
   if (prefix > 0) req.shared_prefix = prefix;
   // Speculative decoding only with draft tokens (the server refuses an acceptance without).
   const drafts = intValue('sv-draft-tokens', 'draft tokens', 0, MAX_DRAFT_TOKENS);
@@ -181,6 +187,7 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   number('sv-draft-tokens', DEFAULTS.draftTokens);
   number('sv-acceptance', DEFAULTS.acceptance);
   number('sv-shared-prefix', DEFAULTS.sharedPrefix);
+  number('sv-range-ratio', DEFAULTS.rangeRatio);
   showMode();
   $('sv-mode').addEventListener('change', showMode);
   page.engines = api.engines().then((engines: Engine[]) => {
