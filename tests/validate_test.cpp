@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
@@ -71,6 +72,135 @@ TEST(Validate, SchemaIsStrict) {
   doc = one_case();
   doc["cases"][0].erase("batch");
   EXPECT_THROW((void)parse_validation(doc.dump(), "v.json"), ParseError);
+}
+
+nlohmann::json one_serving_case(const std::string& metric) {
+  auto doc = one_case();
+  auto& c = doc["cases"][0];
+  c["framework"] = "vllm";
+  c["hardware"] = "h200";
+  c["model"] = "llama-3.1-70b";
+  c["weights"] = c["act"] = c["kv"] = "fp8";
+  c["batch"] = 16;  // clients
+  c["prompt"] = 1024;
+  c["gen"] = 256;
+  c["tp"] = 2;
+  c["requests"] = 160;
+  c["metric"] = metric;
+  c["value"] = metric == "serving_ttft_s" ? 0.2 : 0.02;
+  return doc;
+}
+
+// A serving case is the serving simulation of its benchmark: `batch` clients,
+// its lengths, its TP, its request count (160 requests of 16 clients: 10
+// rounds), the engine's own settings.
+TEST(Validate, ServingCasesAreTheServingSimulation) {
+  const Registry reg = Registry::built_in();
+  ServingScenario s;
+  s.isl = 1024;
+  s.osl = 256;
+  s.concurrency = 16;
+  s.rounds = 10;
+  s.step.tp = 2;
+  s.step.precision.weights = s.step.precision.act = s.step.precision.kv = Format::kFp8;
+  const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
+  ModelOptions o;
+  o.engine = &vllm;
+  const ServingResult expected =
+      predict_serving(load_model("llama-3.1-70b"), reg.get("h200"), s, o);
+  ASSERT_GT(expected.tpot_s, 0);
+  for (const std::string metric : {"serving_ttft_s", "serving_tpot_s"}) {
+    const auto cases = parse_validation(one_serving_case(metric).dump(), "v.json");
+    ASSERT_EQ(cases.size(), 1u);
+    EXPECT_EQ(cases[0].tp, 2);
+    EXPECT_EQ(cases[0].requests, 160);
+    const ValidationReport r = validate_cases(cases, reg, {}, "case");
+    ASSERT_TRUE(r.rows[0].error.empty()) << r.rows[0].error;
+    EXPECT_EQ(r.rows[0].engine, "vllm");
+    EXPECT_DOUBLE_EQ(r.rows[0].predicted,
+                     metric == "serving_ttft_s" ? expected.ttft_s : expected.tpot_s);
+  }
+}
+
+// Tensor parallelism reaches static-batch cases too: at TP 2 a decode step
+// streams half the weights a GPU, so it is faster than at TP 1.
+TEST(Validate, TensorParallelCasesSplitTheModel) {
+  const Registry reg = Registry::built_in();
+  auto doc = one_case();
+  const double tp1 = validate_cases(parse_validation(doc.dump(), "v.json"), reg).rows[0].predicted;
+  doc["cases"][0]["tp"] = 2;
+  const double tp2 = validate_cases(parse_validation(doc.dump(), "v.json"), reg).rows[0].predicted;
+  EXPECT_GT(tp2, tp1);
+}
+
+TEST(Validate, ServingCasesNeedTheirLengthsAndSaneSizes) {
+  const auto rejects = [](const std::function<void(nlohmann::json&)>& edit) {
+    auto doc = one_serving_case("serving_tpot_s");
+    edit(doc["cases"][0]);
+    EXPECT_THROW((void)parse_validation(doc.dump(), "v.json"), ParseError) << doc.dump();
+  };
+  rejects([](nlohmann::json& c) { c["prompt"] = 0; });            // input length not stated
+  rejects([](nlohmann::json& c) { c["gen"] = 1; });               // no TPOT from one token
+  rejects([](nlohmann::json& c) { c["requests"] = 8; });          // fewer requests than clients
+  rejects([](nlohmann::json& c) { c["requests"] = 1LL << 40; });  // absurd
+  rejects([](nlohmann::json& c) { c["tp"] = 0; });
+  rejects([](nlohmann::json& c) { c["tp"] = 1 << 20; });
+  rejects([](nlohmann::json& c) { c["ep"] = 3; });  // does not divide tp 2
+  rejects([](nlohmann::json& c) { c["tp"] = 2.5; });
+  rejects([](nlohmann::json& c) {  // a request count belongs to serving cases only
+    c["metric"] = "decode_tokens_per_s";
+  });
+  rejects([](nlohmann::json& c) { c["prompt_min"] = 1025; });  // above the prompt
+  rejects([](nlohmann::json& c) { c["gen_min"] = 0; });
+  rejects([](nlohmann::json& c) { c["token_budget"] = 1LL << 40; });
+  rejects([](nlohmann::json& c) { c["max_running"] = -1; });
+  rejects([](nlohmann::json& c) { c["metric"] = "serving_ttft_p99_s"; });
+  rejects([](nlohmann::json& c) {  // random lengths belong to serving cases only
+    c.erase("requests");
+    c["metric"] = "decode_tokens_per_s";
+    c["gen_min"] = 128;
+  });
+}
+
+// A serving case's random lengths, the deployment's scheduler limits and the
+// medians reach the simulation as they would from roofline serving.
+TEST(Validate, ServingCasesCarryLengthsLimitsAndMedians) {
+  const Registry reg = Registry::built_in();
+  ServingScenario s;
+  s.isl = 1024;
+  s.osl = 256;
+  s.isl_min = 819;
+  s.osl_min = 204;
+  s.concurrency = 16;
+  s.rounds = 10;
+  s.token_budget = 4096;
+  s.max_running = 8;
+  s.step.tp = 2;
+  s.step.precision.weights = s.step.precision.act = s.step.precision.kv = Format::kFp8;
+  const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
+  ModelOptions o;
+  o.engine = &vllm;
+  const ServingResult expected =
+      predict_serving(load_model("llama-3.1-70b"), reg.get("h200"), s, o);
+  ASSERT_GT(expected.ttft.p50, 0);
+  for (const std::string metric : {"serving_ttft_p50_s", "serving_tpot_p50_s", "serving_ttft_s"}) {
+    auto doc = one_serving_case(metric);
+    auto& c = doc["cases"][0];
+    c["prompt_min"] = 819;
+    c["gen_min"] = 204;
+    c["token_budget"] = 4096;
+    c["max_running"] = 8;
+    const auto cases = parse_validation(doc.dump(), "v.json");
+    ASSERT_EQ(cases.size(), 1u);
+    EXPECT_EQ(cases[0].prompt_min, 819);
+    EXPECT_EQ(cases[0].max_running, 8);
+    const ValidationReport r = validate_cases(cases, reg, {}, "case");
+    ASSERT_TRUE(r.rows[0].error.empty()) << r.rows[0].error;
+    const double want = metric == "serving_ttft_p50_s"   ? expected.ttft.p50
+                        : metric == "serving_tpot_p50_s" ? expected.tpot.p50
+                                                         : expected.ttft.mean;
+    EXPECT_DOUBLE_EQ(r.rows[0].predicted, want) << metric;
+  }
 }
 
 TEST(Validate, UnknownDevicesBecomeRowErrors) {

@@ -19,11 +19,28 @@ struct ValidationCase {
   std::string weights;  // format id; the model's native format means "as shipped"
   std::string act;
   std::string kv;
+  // Sequences of a static batch; for the serving metrics, the benchmark's
+  // clients (each with one request in flight: vLLM's and SGLang's
+  // --max-concurrency, aiperf's --concurrency).
   std::int64_t batch = 1;
-  std::int64_t prompt = 0;  // 0: not stated
-  std::int64_t gen = 0;     // 0: not stated or not generated
-  std::string metric;       // decode_tokens_per_s, decode_total_tokens_per_s,
-                            // prefill_tokens_per_s, ttft_s, e2e_s, output_tokens_per_s
+  std::int64_t prompt = 0;    // 0: not stated (serving metrics: the input length, required)
+  std::int64_t gen = 0;       // 0: not stated or not generated (serving: the output length)
+  std::int64_t tp = 1;        // tensor-parallel GPUs ("tp", optional)
+  std::int64_t ep = 1;        // expert-parallel groups within tp ("ep", optional)
+  std::int64_t requests = 0;  // serving: the benchmark's request count (0: not stated)
+  // Serving, optional: random lengths, each request's uniform on
+  // [prompt_min, prompt] and [gen_min, gen] (0: fixed), and the deployment's
+  // scheduler settings where the source gives them (0: the engine's defaults):
+  // tokens a step carries (SGLang's --chunked-prefill-size, vLLM's
+  // --max-num-batched-tokens) and requests running at once.
+  std::int64_t prompt_min = 0, gen_min = 0;
+  std::int64_t token_budget = 0, max_running = 0;
+  std::string metric;  // decode_tokens_per_s, decode_total_tokens_per_s,
+                       // prefill_tokens_per_s, ttft_s, e2e_s, output_tokens_per_s;
+                       // serving_ttft_s, serving_tpot_s (a closed-loop benchmark
+                       // of `batch` clients: roofline serving with the engine's
+                       // defaults, means over the requests), serving_ttft_p50_s,
+                       // serving_tpot_p50_s (their medians)
   double value = 0;
   std::string source;  // citation text
   std::string note;

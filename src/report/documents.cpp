@@ -224,7 +224,13 @@ nlohmann::json validation_document(const ValidationReport& r, Mode mode, const R
                         {"weights", row.c.weights}, {"batch", row.c.batch},
                         {"prompt", row.c.prompt},   {"gen", row.c.gen},
                         {"metric", row.c.metric},   {"measured", row.c.value},
-                        {"source", row.c.source},   {"engine", row.engine}};
+                        {"source", row.c.source},   {"engine", row.engine},
+                        {"tp", row.c.tp},           {"ep", row.c.ep}};
+    if (row.c.requests > 0) j["requests"] = row.c.requests;
+    if (row.c.prompt_min > 0) j["prompt_min"] = row.c.prompt_min;
+    if (row.c.gen_min > 0) j["gen_min"] = row.c.gen_min;
+    if (row.c.token_budget > 0) j["token_budget"] = row.c.token_budget;
+    if (row.c.max_running > 0) j["max_running"] = row.c.max_running;
     if (row.error.empty()) {
       j["predicted"] = row.predicted;
       j["error_pct"] = row.error_pct;

@@ -14,9 +14,32 @@ namespace {
 
 using detail::StrictObject;
 
-const char* const kMetrics[] = {
-    "decode_tokens_per_s", "decode_total_tokens_per_s", "prefill_tokens_per_s", "ttft_s", "e2e_s",
-    "output_tokens_per_s"};
+const char* const kMetrics[] = {"decode_tokens_per_s",
+                                "decode_total_tokens_per_s",
+                                "prefill_tokens_per_s",
+                                "ttft_s",
+                                "e2e_s",
+                                "output_tokens_per_s",
+                                "serving_ttft_s",
+                                "serving_tpot_s",
+                                "serving_ttft_p50_s",
+                                "serving_tpot_p50_s"};
+
+// The most GPUs a case may name (tp): far beyond any single deployment, and
+// small enough that nothing sized by it grows unbounded.
+constexpr std::int64_t kMaxCaseGpus = 1024;
+
+bool serving_metric(std::string_view metric) { return metric.rfind("serving_", 0) == 0; }
+
+// An optional whole number in [1, max]; `fallback` when the key is absent.
+std::int64_t optional_positive(StrictObject& obj, std::string_view key, std::int64_t fallback,
+                               std::int64_t max) {
+  const auto* v = obj.optional(key);
+  if (v == nullptr) return fallback;
+  if (!v->is_number_integer() || v->get<std::int64_t>() < 1 || v->get<std::int64_t>() > max)
+    obj.fail(key, "expected a whole number from 1 to " + std::to_string(max));
+  return v->get<std::int64_t>();
+}
 
 std::int64_t optional_count(StrictObject& obj, std::string_view key) {
   const auto& v = obj.required(key);
@@ -41,6 +64,8 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
   const ModelSpec m = load_model(c.model);
   Scenario s;
   s.batch = c.batch;
+  s.tp = c.tp;
+  s.ep = c.ep;
   const Format w = parse_format(c.weights);
   // The model's own format means "the checkpoint as shipped" (gpt-oss: mxfp4
   // experts with bf16 attention).
@@ -49,6 +74,25 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
   s.precision.kv = parse_format(c.kv);
   const std::int64_t prompt = std::max<std::int64_t>(c.prompt, 1);
   const std::string& k = c.metric;
+  if (serving_metric(k)) {
+    // A closed-loop benchmark of `batch` clients against one instance with
+    // the engine's own settings (public benchmarks run engines as shipped).
+    ServingScenario ss;
+    ss.isl = c.prompt;
+    ss.osl = c.gen;
+    ss.isl_min = c.prompt_min;
+    ss.osl_min = c.gen_min;
+    ss.token_budget = c.token_budget;
+    ss.max_running = c.max_running;
+    ss.concurrency = c.batch;
+    ss.step = s;
+    if (c.requests > 0)
+      ss.rounds = std::clamp<std::int64_t>((c.requests + c.batch - 1) / c.batch, 1, kMaxRounds);
+    const ServingResult r = predict_serving(m, d, ss, opt);
+    if (k == "serving_ttft_s") return r.ttft.mean;
+    if (k == "serving_tpot_s") return r.tpot.mean;
+    return k == "serving_ttft_p50_s" ? r.ttft.p50 : r.tpot.p50;
+  }
   if (k == "prefill_tokens_per_s" || k == "ttft_s") {
     s.phase = Phase::kPrefill;
     s.seq_len = prompt;
@@ -95,9 +139,31 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
     c.batch = batch.get<std::int64_t>();
     c.prompt = optional_count(o, "prompt");
     c.gen = optional_count(o, "gen");
+    c.tp = optional_positive(o, "tp", 1, kMaxCaseGpus);
+    c.ep = optional_positive(o, "ep", 1, c.tp);
+    if (c.tp % c.ep != 0) o.fail("ep", "must divide tp (" + std::to_string(c.tp) + ")");
     c.metric = o.string("metric");
     if (std::find(std::begin(kMetrics), std::end(kMetrics), c.metric) == std::end(kMetrics)) {
       o.fail("metric", "'" + c.metric + "' is not a known metric");
+    }
+    if (serving_metric(c.metric)) {
+      c.requests = optional_positive(o, "requests", 0, kMaxSimulatedRequests);
+      if (c.prompt < 1 || c.prompt >= kMaxSeqLen)
+        o.fail("prompt", "a serving case needs its input length (1 to 2^30 - 1 tokens)");
+      if (c.gen < 2 || c.gen > kMaxSeqLen - c.prompt)
+        o.fail("gen",
+               "a serving case needs its output length (at least 2 tokens: TPOT spans them)");
+      if (c.requests > 0 && c.requests < c.batch)
+        o.fail("requests", "fewer requests than clients (batch)");
+      c.prompt_min = optional_positive(o, "prompt_min", 0, c.prompt);
+      c.gen_min = optional_positive(o, "gen_min", 0, c.gen);
+      c.token_budget = optional_positive(o, "token_budget", 0, kMaxBatch);
+      c.max_running = optional_positive(o, "max_running", 0, kMaxBatch);
+    } else {
+      for (const char* key : {"requests", "prompt_min", "gen_min", "token_budget", "max_running"}) {
+        if (o.optional(key) != nullptr)
+          o.fail(key, "only serving cases (metrics serving_*) have it");
+      }
     }
     c.value = o.non_negative("value");
     if (c.value <= 0) o.fail("value", "must be positive");
