@@ -253,13 +253,18 @@ void bind_documents(py::module_& m) {
          std::int64_t osl, std::optional<double> ttft_max, std::optional<double> tpot_max,
          const std::vector<std::string>& engines, const std::vector<std::string>& weights,
          const std::vector<std::int64_t>& concurrencies, const std::vector<std::string>& modes,
-         std::int64_t draft_tokens, std::optional<double> acceptance, const std::string& recipe) {
+         std::int64_t draft_tokens, std::optional<double> acceptance, const std::string& recipe,
+         std::optional<double> range_ratio) {
         const auto spec_model = model_of(model);
         const Device& d = device_of(hardware);
         SearchSpec spec;
         spec.gpus = gpus;
         spec.isl = isl;
         spec.osl = osl;
+        if (range_ratio) {
+          spec.isl_min = range_ratio_min(isl, *range_ratio);
+          spec.osl_min = range_ratio_min(osl, *range_ratio);
+        }
         spec.ttft_max_s = ttft_max;
         spec.tpot_max_s = tpot_max;
         spec.engines = engines;
@@ -280,6 +285,7 @@ void bind_documents(py::module_& m) {
       py::arg("concurrencies") = std::vector<std::int64_t>{},
       py::arg("modes") = std::vector<std::string>{}, py::arg("draft_tokens") = 0,
       py::arg("acceptance") = py::none(), py::arg("recipe") = "engine",
+      py::arg("range_ratio") = py::none(),
       "The deployment search: the Pareto front of tokens/s per GPU against per user and the "
       "best configuration meeting the targets (roofline search --json)");
 

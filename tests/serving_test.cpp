@@ -1053,6 +1053,28 @@ TEST(Search, TheRecipeAppliesToEveryConfiguration) {
   EXPECT_DOUBLE_EQ(r.best->serving.ttft_s, predict_serving(m, d, s, vllm()).ttft_s);
 }
 
+// Random lengths reach every configuration: the best is the serving
+// simulation of its deployment with the same ranges.
+TEST(Search, RandomLengthsApplyToEveryConfiguration) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("h100");
+  SearchSpec spec = one_h100_vllm_fp8();
+  spec.isl_min = range_ratio_min(spec.isl, 0.8);
+  spec.osl_min = range_ratio_min(spec.osl, 0.8);
+  const SearchResult r = search_deployments(m, d, spec);
+  ASSERT_TRUE(r.best);
+  ServingScenario s;
+  s.isl = spec.isl;
+  s.osl = spec.osl;
+  s.isl_min = 819;  // int(0.8 x 1024)
+  s.osl_min = 204;  // int(0.8 x 256)
+  s.concurrency = r.best->concurrency;
+  s.step.precision.weights = s.step.precision.act = Format::kFp8;
+  EXPECT_DOUBLE_EQ(r.best->serving.ttft_s, predict_serving(m, d, s, vllm()).ttft_s);
+  spec.isl_min = spec.isl + 1;
+  EXPECT_THROW((void)search_deployments(m, d, spec), InvalidArgument);
+}
+
 TEST(Search, BadSpecsAreRefused) {
   const ModelSpec m = load_model("llama-3.1-8b");
   const Device& d = devices().get("h100");

@@ -20,6 +20,7 @@ struct SearchArgs {
   std::string ttft_max, tpot_max, engines, weights, concurrency, modes;
   std::string draft_tokens = "0", acceptance;
   std::string recipe = "engine";
+  std::string range_ratio;
 };
 
 std::string row_name(const Deployment& d) { return deployment_name(d); }
@@ -32,6 +33,11 @@ void cmd_search(const Common& c, const SearchArgs& a) {
   spec.gpus = parse_count("--gpus", a.gpus, 1, 4096);
   spec.isl = parse_count("--isl", a.isl, 1, kMaxSeqLen);
   spec.osl = parse_count("--osl", a.osl, 1, kMaxSeqLen);
+  if (!a.range_ratio.empty()) {
+    const double ratio = parse_positive("--range-ratio", a.range_ratio);
+    spec.isl_min = range_ratio_min(spec.isl, ratio);
+    spec.osl_min = range_ratio_min(spec.osl, ratio);
+  }
   if (!a.ttft_max.empty()) spec.ttft_max_s = parse_positive("--ttft-max", a.ttft_max);
   if (!a.tpot_max.empty()) spec.tpot_max_s = parse_positive("--tpot-max", a.tpot_max);
   if (!a.engines.empty()) spec.engines = split_list("--engines", a.engines);
@@ -115,6 +121,10 @@ void register_search(CLI::App& app, Common& common) {
   cmd->add_option("--gpus", a->gpus, "GPUs to deploy on")->capture_default_str();
   cmd->add_option("--isl", a->isl, "Prompt tokens per request")->capture_default_str();
   cmd->add_option("--osl", a->osl, "Output tokens per request")->capture_default_str();
+  cmd->add_option("--range-ratio", a->range_ratio,
+                  "Random lengths in every configuration, as InferenceMAX and SGLang's "
+                  "bench_serving draw them: each uniform from floor(R x length) to the length")
+      ->type_name("R");
   cmd->add_option("--ttft-max", a->ttft_max, "TTFT target in seconds")->type_name("S");
   cmd->add_option("--draft-tokens", a->draft_tokens,
                   "Speculative decoding in every configuration: draft tokens a step (MTP, EAGLE)")

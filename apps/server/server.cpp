@@ -243,6 +243,7 @@ json request_schemas() {
       {"gpus", integer_schema(1, kMaxParallel, 8, "GPUs to deploy on")},
       {"isl", serving["isl"]},
       {"osl", serving["osl"]},
+      {"range_ratio", serving["range_ratio"]},
       {"ttft_max", {{"type", "number"}, {"description", "TTFT target, seconds"}}},
       {"tpot_max", {{"type", "number"}, {"description", "TPOT target, seconds"}}},
       {"engines", string_list},

@@ -27,6 +27,8 @@ namespace roofline {
 struct SearchSpec {
   std::int64_t gpus = 8;
   std::int64_t isl = 1024, osl = 256;
+  // Random lengths in every configuration (ServingScenario::isl_min, osl_min; 0: fixed).
+  std::int64_t isl_min = 0, osl_min = 0;
   std::optional<double> ttft_max_s, tpot_max_s;
   std::vector<std::string> engines;  // empty: every serving engine (vllm, sglang, trtllm)
   std::vector<Format> weights;       // empty: bf16, fp8 and nvfp4 where the device computes them

@@ -104,6 +104,8 @@ struct ServingScenario {
 // on [max(1, floor(R L)), L] (R = 1: fixed). Sets isl_min and osl_min from
 // isl and osl; InvalidArgument unless 0 <= R <= 1.
 void set_range_ratio(ServingScenario& s, double ratio);
+// The shortest length that ratio draws for a length L: max(1, floor(R L)).
+[[nodiscard]] std::int64_t range_ratio_min(std::int64_t length, double ratio);
 
 // Mean and percentiles over the simulated requests.
 struct Spread {

@@ -366,5 +366,12 @@ def test_search(cli):
                        "--engines", "vllm", "--weights", "fp8", "--concurrency", "1,8",
                        "--draft-tokens", "3", "--acceptance", "0.7")
     assert spec["draft_tokens"] == 3 and spec["acceptance"] == 0.7
+    # Random lengths in every configuration (InferenceMAX's range ratio).
+    ranged = roofline.search("llama-3.1-8b", "h100", gpus=1, engines=["vllm"], weights=["fp8"],
+                             concurrencies=[8], range_ratio=0.8)
+    assert ranged == cli("search", "--model", "llama-3.1-8b", "--hardware", "h100", "--gpus", "1",
+                         "--engines", "vllm", "--weights", "fp8", "--concurrency", "8",
+                         "--range-ratio", "0.8")
+    assert ranged["isl_min"] == 819 and ranged["osl_min"] == 204
     with pytest.raises(roofline.InvalidArgument, match="acceptance needs draft tokens"):
         roofline.search("llama-3.1-8b", "h100", acceptance=0.7)

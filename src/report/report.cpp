@@ -853,6 +853,8 @@ nlohmann::json search_document(const ModelSpec& m, const Device& d, const Search
                         {"gpus", spec.gpus},
                         {"isl", spec.isl},
                         {"osl", spec.osl},
+                        {"isl_min", spec.isl_min != 0 ? spec.isl_min : spec.isl},
+                        {"osl_min", spec.osl_min != 0 ? spec.osl_min : spec.osl},
                         {"draft_tokens", spec.draft_tokens},
                         {"recipe", serving_recipe_name(spec.recipe)},
                         {"acceptance", optional(spec.acceptance)},

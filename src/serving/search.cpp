@@ -78,6 +78,8 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
     throw InvalidArgument(fmt::format("gpus = {} is out of range (1 to {})", spec.gpus, kMaxGpus));
   if (spec.isl < 1 || spec.osl < 1 || spec.isl > kMaxSeqLen || spec.osl > kMaxSeqLen - spec.isl)
     throw InvalidArgument("isl and osl must be at least 1 (and isl + osl at most 2^30)");
+  if (spec.isl_min < 0 || spec.isl_min > spec.isl || spec.osl_min < 0 || spec.osl_min > spec.osl)
+    throw InvalidArgument("isl_min and osl_min must be from 0 (fixed) to isl and osl");
   for (const auto& t : {spec.ttft_max_s, spec.tpot_max_s}) {
     if (t && !(*t > 0 && std::isfinite(*t)))
       throw InvalidArgument("latency targets must be positive seconds");
@@ -193,6 +195,8 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
             ServingScenario s;
             s.isl = spec.isl;
             s.osl = spec.osl;
+            s.isl_min = spec.isl_min;
+            s.osl_min = spec.osl_min;
             s.concurrency = c;
             s.step.tp = l.tp;
             s.step.attention_dp = l.attention_dp;

@@ -201,16 +201,17 @@ std::string_view serving_recipe_name(ServingRecipe r) noexcept {
   return r == ServingRecipe::kAiConfigurator ? "aiconfigurator" : "engine";
 }
 
-void set_range_ratio(ServingScenario& s, double ratio) {
+std::int64_t range_ratio_min(std::int64_t length, double ratio) {
   if (!(ratio >= 0 && ratio <= 1)) {
     throw InvalidArgument(fmt::format("range ratio = {} must be from 0 to 1", ratio));
   }
-  const auto low = [ratio](std::int64_t length) {
-    return std::max<std::int64_t>(
-        1, static_cast<std::int64_t>(std::floor(ratio * static_cast<double>(length))));
-  };
-  s.isl_min = low(s.isl);
-  s.osl_min = low(s.osl);
+  return std::max<std::int64_t>(
+      1, static_cast<std::int64_t>(std::floor(ratio * static_cast<double>(length))));
+}
+
+void set_range_ratio(ServingScenario& s, double ratio) {
+  s.isl_min = range_ratio_min(s.isl, ratio);
+  s.osl_min = range_ratio_min(s.osl, ratio);
 }
 
 ServingMode parse_serving_mode(const std::string& text) {
