@@ -436,7 +436,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
                             ? d.interconnect_bandwidth_Bps.value
                             : kNodeLinkBps;
     // The decode worker holds the shared prefix already: the rest moves.
-    r.kv_transfer_s = decode_kv.request_bytes * static_cast<double>(own_prompt) /
+    // A prompt of the mean length (random lengths: each moves its own, about this).
+    r.kv_transfer_s = decode_kv.request_bytes * static_cast<double>(mean_isl - in.shared_prefix) /
                       static_cast<double>(in.isl + in.osl) / link;
     spec.transfer_s = r.kv_transfer_s;
     spec.first = pool(detail::PoolSpec::Role::kPrefill, in.prefill_workers,
