@@ -65,6 +65,10 @@ function request(): Record<string, unknown> {
     req.acceptance = a;
   }
   if (select('sr-recipe') === 'aiconfigurator') req.recipe = 'aiconfigurator';
+  // Random lengths: each uniform from floor(ratio x length) to the length; 1 keeps them fixed.
+  const ratio = Number(($('sr-range-ratio') as HTMLInputElement).value);
+  if (!(ratio >= 0 && ratio <= 1)) throw new Error('range ratio must be a number from 0 to 1');
+  if (ratio < 1) req.range_ratio = ratio;
   return req;
 }
 
@@ -80,6 +84,7 @@ export function initSearch(models: ModelPreset[], devices: Device[]): void {
   ($('sr-modes') as HTMLSelectElement).value = DEFAULTS.modes;
   ($('sr-draft-tokens') as HTMLInputElement).value = '0';  // plain decoding
   ($('sr-acceptance') as HTMLInputElement).value = '0.85';  // the server's kDefaultDraftAcceptance
+  ($('sr-range-ratio') as HTMLInputElement).value = '1';  // fixed lengths
   page.engines = api.engines().then((engines: Engine[]) => {
     const order = (e: Engine) => (e.kind === 'serving' ? 0 : e.kind === 'local' ? 1 : 2);
     const sorted = [...engines].sort((a, b) => order(a) - order(b));
