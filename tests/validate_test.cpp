@@ -94,8 +94,9 @@ nlohmann::json one_serving_case(const std::string& metric) {
 // A serving case is the serving simulation of its benchmark: `batch` clients,
 // its lengths, its TP, its request count (160 requests of 16 clients: 10
 // rounds), the engine's own settings.
-TEST(Validate, ServingCasesAreTheServingSimulation) {
-  const Registry reg = Registry::built_in();
+// one_serving_case's benchmark as roofline serving runs it: 16 clients of
+// 1024/256 tokens, 10 rounds, Llama-3.1-70B fp8 at TP 2 on H200s with vLLM.
+ServingScenario one_serving_benchmark() {
   ServingScenario s;
   s.isl = 1024;
   s.osl = 256;
@@ -103,11 +104,18 @@ TEST(Validate, ServingCasesAreTheServingSimulation) {
   s.rounds = 10;
   s.step.tp = 2;
   s.step.precision.weights = s.step.precision.act = s.step.precision.kv = Format::kFp8;
-  const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
+  return s;
+}
+
+ServingResult serve_with_vllm(const ServingScenario& s, const Registry& reg) {
   ModelOptions o;
-  o.engine = &vllm;
-  const ServingResult expected =
-      predict_serving(load_model("llama-3.1-70b"), reg.get("h200"), s, o);
+  o.engine = &EngineRegistry::built_in().get("vllm");
+  return predict_serving(load_model("llama-3.1-70b"), reg.get("h200"), s, o);
+}
+
+TEST(Validate, ServingCasesAreTheServingSimulation) {
+  const Registry reg = Registry::built_in();
+  const ServingResult expected = serve_with_vllm(one_serving_benchmark(), reg);
   ASSERT_GT(expected.tpot_s, 0);
   for (const std::string metric : {"serving_ttft_s", "serving_tpot_s"}) {
     const auto cases = parse_validation(one_serving_case(metric).dump(), "v.json");
@@ -166,22 +174,12 @@ TEST(Validate, ServingCasesNeedTheirLengthsAndSaneSizes) {
 // medians reach the simulation as they would from roofline serving.
 TEST(Validate, ServingCasesCarryLengthsLimitsAndMedians) {
   const Registry reg = Registry::built_in();
-  ServingScenario s;
-  s.isl = 1024;
-  s.osl = 256;
+  ServingScenario s = one_serving_benchmark();
   s.isl_min = 819;
   s.osl_min = 204;
-  s.concurrency = 16;
-  s.rounds = 10;
   s.token_budget = 4096;
   s.max_running = 8;
-  s.step.tp = 2;
-  s.step.precision.weights = s.step.precision.act = s.step.precision.kv = Format::kFp8;
-  const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
-  ModelOptions o;
-  o.engine = &vllm;
-  const ServingResult expected =
-      predict_serving(load_model("llama-3.1-70b"), reg.get("h200"), s, o);
+  const ServingResult expected = serve_with_vllm(s, reg);
   ASSERT_GT(expected.ttft.p50, 0);
   for (const std::string metric : {"serving_ttft_p50_s", "serving_tpot_p50_s", "serving_ttft_s"}) {
     auto doc = one_serving_case(metric);
