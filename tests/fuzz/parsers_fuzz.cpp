@@ -4,7 +4,8 @@
 // JSON requests (predict, generate, recommend, analyze, sweep, sweep/gemm, as the HTTP
 // handlers call them), engine profiles, GEMM efficiency tables, roofline-gpu's
 // JSON lines and kernel tables (selectors 12-15), serving runs (16), MoE
-// tables (17), attention tables (18). The first byte picks the parser; selector 11 builds
+// tables (17), attention tables (18), published validation cases (19: `roofline validate
+// FILE`). The first byte picks the parser; selector 11 builds
 // hostile structures from a few parameter bytes (issue #10): deep nesting,
 // long layer lists, overlapping tensors, oversized shapes, names cut around
 // multi-byte UTF-8 characters, values of the wrong type. A typed roofline::Error
@@ -245,7 +246,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    const int selector = data[0] % 19;
+    const int selector = data[0] % 20;
     switch (selector) {
       case 0:
         (void)roofline::parse_hf_config(input, "fuzz");
@@ -288,6 +289,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       case 18:
         (void)roofline::parse_attention_table(input, "fuzz");
+        break;
+      case 19:
+        (void)roofline::parse_validation(input, "fuzz");
         break;
       default:
         request(selector - 6, input);
