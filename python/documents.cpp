@@ -261,10 +261,7 @@ void bind_documents(py::module_& m) {
         spec.gpus = gpus;
         spec.isl = isl;
         spec.osl = osl;
-        if (range_ratio) {
-          spec.isl_min = range_ratio_min(isl, *range_ratio);
-          spec.osl_min = range_ratio_min(osl, *range_ratio);
-        }
+        if (range_ratio) set_range_ratio(spec, *range_ratio);
         spec.ttft_max_s = ttft_max;
         spec.tpot_max_s = tpot_max;
         spec.engines = engines;

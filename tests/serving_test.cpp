@@ -1059,8 +1059,7 @@ TEST(Search, RandomLengthsApplyToEveryConfiguration) {
   const ModelSpec m = load_model("llama-3.1-8b");
   const Device& d = devices().get("h100");
   SearchSpec spec = one_h100_vllm_fp8();
-  spec.isl_min = range_ratio_min(spec.isl, 0.8);
-  spec.osl_min = range_ratio_min(spec.osl, 0.8);
+  set_range_ratio(spec, 0.8);
   const SearchResult r = search_deployments(m, d, spec);
   ASSERT_TRUE(r.best);
   ServingScenario s;

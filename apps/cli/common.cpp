@@ -135,6 +135,10 @@ std::vector<std::string> split_list(const std::string& flag, const std::string& 
   return out;
 }
 
+std::string length_range(std::int64_t min, std::int64_t length) {
+  return min != 0 && min != length ? fmt::format("{}-{}", min, length) : std::to_string(length);
+}
+
 std::string join(const std::vector<std::string>& v, std::string_view sep) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : std::string(sep)) + x;

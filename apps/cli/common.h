@@ -48,6 +48,9 @@ void print_json(const nlohmann::json& j);
 // Prints each note as a "- " line.
 void print_notes(const std::vector<std::string>& notes);
 
+// A request length as the tables show it: "1024", or "819-1024" for a range from `min` (0: fixed).
+[[nodiscard]] std::string length_range(std::int64_t min, std::int64_t length);
+
 // Joins `v` with `sep` between items.
 [[nodiscard]] std::string join(const std::vector<std::string>& v, std::string_view sep);
 

@@ -33,11 +33,7 @@ void cmd_search(const Common& c, const SearchArgs& a) {
   spec.gpus = parse_count("--gpus", a.gpus, 1, 4096);
   spec.isl = parse_count("--isl", a.isl, 1, kMaxSeqLen);
   spec.osl = parse_count("--osl", a.osl, 1, kMaxSeqLen);
-  if (!a.range_ratio.empty()) {
-    const double ratio = parse_positive("--range-ratio", a.range_ratio);
-    spec.isl_min = range_ratio_min(spec.isl, ratio);
-    spec.osl_min = range_ratio_min(spec.osl, ratio);
-  }
+  if (!a.range_ratio.empty()) set_range_ratio(spec, parse_positive("--range-ratio", a.range_ratio));
   if (!a.ttft_max.empty()) spec.ttft_max_s = parse_positive("--ttft-max", a.ttft_max);
   if (!a.tpot_max.empty()) spec.tpot_max_s = parse_positive("--tpot-max", a.tpot_max);
   if (!a.engines.empty()) spec.engines = split_list("--engines", a.engines);

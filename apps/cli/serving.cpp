@@ -96,14 +96,10 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
                         s.prefill_workers, s.prefill_tp,
                         parallel_text(s.prefill_attention_dp, s.prefill_ep), s.decode_workers,
                         s.decode_tp, parallel_text(s.step.attention_dp, s.step.ep));
-  // "1024" or "819-1024" (random lengths).
-  const auto length = [](std::int64_t lo, std::int64_t hi) {
-    return lo != 0 && lo != hi ? fmt::format("{}-{}", lo, hi) : std::to_string(hi);
-  };
   std::cout << fmt::format(
       "{} on {} ({}), {} engine: {} clients, {} prompt / {} output tokens, {}\n\n", m.name, d.name,
       d.id, o.engine ? o.engine->id : std::string("roofline"), s.concurrency,
-      length(s.isl_min, s.isl), length(s.osl_min, s.osl), layout);
+      length_range(s.isl_min, s.isl), length_range(s.osl_min, s.osl), layout);
   const auto spread = [](const Spread& x) {
     return fmt::format("{} (p50 {}, p90 {}, p99 {})", human_time(x.mean), human_time(x.p50),
                        human_time(x.p90), human_time(x.p99));

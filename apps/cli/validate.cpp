@@ -44,18 +44,14 @@ void cmd_validate(const Common& c, const std::optional<std::string>& file, bool 
     print_json(j);
     return;
   }
-  // "1024", or "819-1024" for a serving case's random lengths.
-  const auto lengths = [](std::int64_t lo, std::int64_t hi) {
-    return lo > 0 && lo != hi ? fmt::format("{}-{}", lo, hi) : std::to_string(hi);
-  };
   // batch: a static batch's sequences, or a serving case's clients.
   Table t({"case", "hardware", "model", "framework", "engine", "weights", "tp", "batch",
            "prompt/gen", "metric", "measured", "predicted", "error"});
   for (const auto& row : r.rows) {
     t.add_row({row.c.id, row.c.hardware, row.c.model, row.c.framework, row.engine, row.c.weights,
                std::to_string(row.c.tp), std::to_string(row.c.batch),
-               fmt::format("{}/{}", lengths(row.c.prompt_min, row.c.prompt),
-                           lengths(row.c.gen_min, row.c.gen)),
+               fmt::format("{}/{}", length_range(row.c.prompt_min, row.c.prompt),
+                           length_range(row.c.gen_min, row.c.gen)),
                row.c.metric, fmt::format("{:.4g}", row.c.value),
                row.error.empty() ? fmt::format("{:.4g}", row.predicted) : "-",
                row.error.empty() ? fmt::format("{:+.1f}%", row.error_pct) : row.error});

@@ -42,6 +42,9 @@ struct SearchSpec {
   ServingRecipe recipe = ServingRecipe::kEngineDefaults;
 };
 
+// set_range_ratio for every configuration of a search (isl_min, osl_min).
+void set_range_ratio(SearchSpec& spec, double ratio);
+
 struct Deployment {
   std::string engine;
   Format weights = Format::kBf16;

@@ -99,6 +99,11 @@ struct ServingScenario {
   std::int64_t prefill_batch = 0, decode_batch = 0;
 };
 
+// The shortest length drawn for a range whose lower end is `min` (0: fixed at `length`).
+[[nodiscard]] inline std::int64_t shortest_length(std::int64_t min, std::int64_t length) noexcept {
+  return min != 0 ? min : length;
+}
+
 // A benchmark client's --random-range-ratio R as InferenceMAX's
 // benchmark_serving and SGLang's bench_serving apply it: each length uniform
 // on [max(1, floor(R L)), L] (R = 1: fixed). Sets isl_min and osl_min from

@@ -267,11 +267,7 @@ json search(const json& request, const Registry& registry, const Limits& limits)
     spec.gpus = integer(o, "gpus", 8, 1, kMaxParallel);
     spec.isl = integer(o, "isl", 1024, 1, kMaxSeqLen);
     spec.osl = integer(o, "osl", 256, 1, kMaxSeqLen);
-    if (o.has("range_ratio")) {
-      const double ratio = number(o, "range_ratio", 1);
-      spec.isl_min = range_ratio_min(spec.isl, ratio);
-      spec.osl_min = range_ratio_min(spec.osl, ratio);
-    }
+    if (o.has("range_ratio")) set_range_ratio(spec, number(o, "range_ratio", 1));
     for (const char* key : {"ttft_max", "tpot_max"}) {
       if (!o.has(key)) continue;
       const double v = number(o, key, 0.0);

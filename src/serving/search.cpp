@@ -72,6 +72,11 @@ std::string deployment_name(const Deployment& d) {
                      d.prefill_tp, d.decode_workers, d.decode_tp, d.replicas);
 }
 
+void set_range_ratio(SearchSpec& spec, double ratio) {
+  spec.isl_min = range_ratio_min(spec.isl, ratio);
+  spec.osl_min = range_ratio_min(spec.osl, ratio);
+}
+
 SearchResult search_deployments(const ModelSpec& m, const Device& device, const SearchSpec& spec,
                                 const std::function<void(std::int64_t, std::int64_t)>& progress) {
   if (spec.gpus < 1 || spec.gpus > kMaxGpus)

@@ -232,12 +232,11 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   check("osl", in.osl, kMaxSeqLen - in.isl);
   if (in.isl_min != 0) check("isl_min", in.isl_min, in.isl);
   if (in.osl_min != 0) check("osl_min", in.osl_min, in.osl);
-  // Mean lengths of the requests drawn (the longest set the KV sizing).
-  const bool random_lengths =
-      (in.isl_min != 0 && in.isl_min != in.isl) || (in.osl_min != 0 && in.osl_min != in.osl);
-  const std::int64_t shortest_prompt = in.isl_min != 0 ? in.isl_min : in.isl;
+  // The requests' lengths drawn: their mean prices the steps, the longest sizes the KV cache.
+  const std::int64_t shortest_prompt = shortest_length(in.isl_min, in.isl);
+  const std::int64_t shortest_output = shortest_length(in.osl_min, in.osl);
   const std::int64_t mean_isl = (shortest_prompt + in.isl + 1) / 2;
-  const std::int64_t mean_osl = ((in.osl_min != 0 ? in.osl_min : in.osl) + in.osl + 1) / 2;
+  const std::int64_t mean_osl = (shortest_output + in.osl + 1) / 2;
   check("concurrency", in.concurrency, kMaxBatch);
   check("rounds", in.rounds, kMaxRounds);
   check("replicas", in.replicas, 1024);
@@ -513,12 +512,11 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
       disagg ? fmt::format(" a prefill worker; a decode worker {}-token budget, at most {} running",
                            decode_limits.budget, decode_limits.cap)
              : std::string()));
-  if (random_lengths) {
+  if (shortest_prompt != in.isl || shortest_output != in.osl) {
     r.notes.push_back(fmt::format(
         "random lengths: each request's prompt uniform on {} to {} tokens (mean {}) and its output "
         "on {} to {} (mean {}); the KV capacity counts requests of the longest",
-        shortest_prompt, in.isl, mean_isl, in.osl_min != 0 ? in.osl_min : in.osl, in.osl,
-        mean_osl));
+        shortest_prompt, in.isl, mean_isl, shortest_output, in.osl, mean_osl));
   }
   if (!o.engine || !o.engine->scheduler.known) {
     r.notes.push_back(
