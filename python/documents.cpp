@@ -178,7 +178,8 @@ void bind_documents(py::module_& m) {
          std::int64_t token_budget, std::int64_t max_running, std::int64_t draft_tokens,
          std::optional<double> acceptance, std::int64_t shared_prefix, const std::string& recipe,
          std::int64_t prefill_batch, std::int64_t decode_batch, std::int64_t isl_min,
-         std::int64_t osl_min, std::optional<double> range_ratio) {
+         std::int64_t osl_min, std::optional<double> range_ratio,
+         const std::string& engine_version) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
@@ -217,6 +218,7 @@ void bind_documents(py::module_& m) {
         s.recipe = parse_serving_recipe(recipe);
         s.prefill_batch = prefill_batch;
         s.decode_batch = decode_batch;
+        s.engine_version = engine_version;
         // Disaggregated: the step is a decode worker's (attention DP and EP divide its TP).
         if (s.mode == ServingMode::kDisaggregated) r.tp = decode_tp;
         s.step = build_scenario(r, *spec, &d);
@@ -241,10 +243,11 @@ void bind_documents(py::module_& m) {
       py::arg("max_running") = 0, py::arg("draft_tokens") = 0, py::arg("acceptance") = py::none(),
       py::arg("shared_prefix") = serving_defaults.shared_prefix, py::arg("recipe") = "engine",
       py::arg("prefill_batch") = 0, py::arg("decode_batch") = 0, py::arg("isl_min") = 0,
-      py::arg("osl_min") = 0, py::arg("range_ratio") = py::none(),
+      py::arg("osl_min") = 0, py::arg("range_ratio") = py::none(), py::arg("engine_version") = "",
       "TTFT, TPOT and tokens/s of `concurrency` clients in a closed loop, simulated against the "
       "engine's scheduler; mode \"disagg\" with prefill and decode workers; isl_min / osl_min "
-      "(or range_ratio) draw random lengths (roofline serving --json)");
+      "(or range_ratio) draw random lengths; engine_version dates the engine's behaviour "
+      "(roofline serving --json)");
 
   const SearchSpec search_defaults;
   m.def(

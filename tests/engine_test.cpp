@@ -77,11 +77,53 @@ TEST(Engines, SchedulerSectionsAreStrict) {
       "chunked_prefill": {"value": true, "source": "s"},
       "kv_admission": {"value": "prompt", "source": "s"},
       "pipeline": {"value": "one_batch", "source": "s"},
+      "batch_formed": {"value": "as_it_starts", "source": "s"},
       "token_budget": {"value": 2048, "confidence": "derived", "source": "s"},
       "max_running": {"value": 256, "confidence": "derived", "source": "s"}}})";
   const EngineProfile e = parse_engine(text, "x.json");
   EXPECT_TRUE(e.scheduler.known);
   EXPECT_FALSE(e.scheduler.pipeline_micro_batches);
+  EXPECT_FALSE(e.scheduler.formed_a_step_ahead);
+  EXPECT_TRUE(e.scheduler.ahead_with_pipeline_parallel);
+  // When a step's batch is formed: one of two values, a known source, an
+  // optional flag for pipeline parallelism; the key itself is required.
+  const std::string as_starts = R"("batch_formed": {"value": "as_it_starts", "source": "s"},)";
+  const auto with_formed = [&](const std::string& replacement) {
+    std::string t = text;
+    t.replace(t.find(as_starts), as_starts.size(), replacement);
+    return t;
+  };
+  const EngineProfile ahead =
+      parse_engine(with_formed(R"("batch_formed": {"value": "a_step_ahead", "source": "s",
+                  "with_pipeline_parallel": false},)"),
+                   "x.json");
+  EXPECT_TRUE(ahead.scheduler.formed_a_step_ahead);
+  EXPECT_FALSE(ahead.scheduler.ahead_with_pipeline_parallel);
+  // A release it became the default in: earlier releases, and pipeline
+  // stages where the flag says so, form each batch as its step starts.
+  const EngineProfile since =
+      parse_engine(with_formed(R"("batch_formed": {"value": "a_step_ahead", "source": "s",
+                  "with_pipeline_parallel": false, "since_version": "0.14.0"},)"),
+                   "x.json");
+  EXPECT_TRUE(since.scheduler.a_step_ahead(1, ""));              // unknown: the current release
+  EXPECT_TRUE(since.scheduler.a_step_ahead(1, "nightly-5b8c"));  // unparsed: likewise
+  EXPECT_TRUE(since.scheduler.a_step_ahead(1, "0.14.0"));
+  EXPECT_TRUE(since.scheduler.a_step_ahead(1, "0.19.0rc1"));
+  EXPECT_TRUE(since.scheduler.a_step_ahead(1, "1.0"));
+  EXPECT_FALSE(since.scheduler.a_step_ahead(1, "0.12.0"));
+  EXPECT_FALSE(since.scheduler.a_step_ahead(1, "0.9.2"));
+  EXPECT_FALSE(since.scheduler.a_step_ahead(2, "0.19.0"));  // pipeline stages
+  EXPECT_FALSE(e.scheduler.a_step_ahead(1, ""));
+  for (
+      const std::string& bad : std::vector<std::string>{
+          R"("batch_formed": {"value": "later", "source": "s"},)",
+          R"("batch_formed": {"value": "a_step_ahead", "source": "nowhere"},)",
+          R"("batch_formed": {"value": "a_step_ahead", "source": "s", "steps": 2},)",
+          R"("batch_formed": {"value": "a_step_ahead", "source": "s", "with_pipeline_parallel": 1},)",
+          R"("batch_formed": {"value": "a_step_ahead", "source": "s", "since_version": "soon"},)",
+          std::string()}) {
+    EXPECT_THROW((void)parse_engine(with_formed(bad), "x.json"), ParseError) << bad;
+  }
   const std::string micro = R"("pipeline": {"value": "micro_batches", "source": "s"},)";
   std::string good = text;
   const std::string one = R"("pipeline": {"value": "one_batch", "source": "s"},)";
@@ -98,6 +140,7 @@ TEST(Engines, SchedulerSectionsAreStrict) {
   const EngineProfile x = parse_engine(with_aic, "x.json");
   EXPECT_TRUE(x.scheduler.aiconfigurator.known);
   EXPECT_DOUBLE_EQ(x.scheduler.aiconfigurator.block_tokens.value, 32);
+  EXPECT_TRUE(x.scheduler.aiconfigurator.prefill_workers_ahead);  // like the engine unless given
   EXPECT_FALSE(e.scheduler.aiconfigurator.known);
   EXPECT_FALSE(e.scheduler.kv_block_tokens.known());  // token-granular unless given
   // KV blocks: a whole number of tokens, 1 to 1024.
@@ -338,14 +381,19 @@ TEST(MoeTables, DevicesWithoutTablesBorrowTheirArchitecturesNearest) {
   ASSERT_NE(pcie, nullptr);
   EXPECT_EQ(pcie->device, "h100-sxm");
   EXPECT_EQ(source, EfficiencySource::kDerivedMoeTable);
-  // B200 TensorRT-LLM, measured only with expert parallelism, has its own
-  // table of W4A8 (MXFP4 x MXFP8) layers, the one format its source holds.
+  // B200 TensorRT-LLM: 1.3.0rc23 recollected only DeepSeek-V4's shapes and
+  // reuses 1.3.0rc20's for the rest (its reuse.yaml), so the table holds both;
+  // block-scaled fp8 is left out (the collector timed DeepGEMM, which serving
+  // does not run on SM100), so fp8 weights take the per-tensor fp8 layers.
   const MoeTable* b200 = e.moe_table(devices().get("b200"), e.get("trtllm"), &source);
   ASSERT_NE(b200, nullptr);
   EXPECT_EQ(b200->id, "b200-trtllm");
   EXPECT_EQ(source, EfficiencySource::kMeasuredMoeTable);
   EXPECT_NE(b200->find("mxfp4_mxfp8"), nullptr);
-  EXPECT_EQ(b200->find("bf16"), nullptr);
+  EXPECT_NE(b200->find("nvfp4"), nullptr);
+  EXPECT_NE(b200->find("bf16"), nullptr);
+  EXPECT_EQ(b200->find("fp8_block"), nullptr);
+  EXPECT_EQ(b200->find(Format::kFp8, Format::kFp8, false), b200->find("fp8"));
   // A100: SGLang's own; no Ampere table for TensorRT-LLM; none for AMD or the reference.
   EXPECT_EQ(e.moe_table(devices().get("a100-80gb"), e.get("sglang"), &source)->id,
             "a100-80gb-sglang");

@@ -116,6 +116,13 @@ void engines_command(const std::string& id, bool json) {
       choice("pipeline stages",
              s.pipeline_micro_batches ? "a micro-batch per stage in flight" : "one batch at a time",
              s.pipeline_source);
+      choice(
+          "batches formed",
+          s.formed_a_step_ahead
+              ? std::string("a step ahead (a newcomer waits a step more)") +
+                    (s.ahead_with_pipeline_parallel ? "" : "; as each starts with pipeline stages")
+              : std::string("as each step starts"),
+          s.formed_source);
       figure("token budget a step", s.token_budget);
       figure("requests running", s.max_running);
       if (s.kv_block_tokens.known()) figure("KV block tokens", s.kv_block_tokens);
@@ -130,7 +137,7 @@ void engines_command(const std::string& id, bool json) {
       if (const auto& a = s.aiconfigurator; a.known) {
         choice("AIConfigurator deployments",
                fmt::format("a rank runs its batch size bs; budgets of bs + isl + {:g}{}, "
-                           "prefill workers isl + {:g}, decode workers {}{}{}",
+                           "prefill workers isl + {:g}, decode workers {}{}{}{}",
                            a.prompt_headroom.value,
                            a.prompt_within_chunk ? " (the prompt part within the chunk size)" : "",
                            a.prompt_headroom.value,
@@ -138,7 +145,10 @@ void engines_command(const std::string& id, bool json) {
                            a.block_tokens.value > 1
                                ? fmt::format(", in blocks of {:g} tokens", a.block_tokens.value)
                                : std::string(),
-                           a.mixed_steps ? "; mixed steps" : ""),
+                           a.mixed_steps ? "; mixed steps" : "",
+                           a.prefill_workers_ahead || !s.formed_a_step_ahead
+                               ? ""
+                               : "; prefill workers form batches as each step starts"),
                a.source);
       }
     }

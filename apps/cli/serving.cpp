@@ -28,6 +28,7 @@ struct ServingArgs {
   std::string prefill_attention_dp = "1", prefill_ep = "1";
   std::string shared_prefix = "0";
   std::string recipe = "engine", prefill_batch = "0", decode_batch = "0";
+  std::string engine_version;
 };
 
 // " attention DP 8 EP 8", or "" for plain tensor parallelism.
@@ -60,6 +61,7 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   s.token_budget = parse_count("--token-budget", a.token_budget, 0, kMaxBatch);
   s.max_running = parse_count("--max-running", a.max_running, 0, kMaxBatch);
   s.recipe = parse_serving_recipe(a.recipe);
+  s.engine_version = a.engine_version;
   s.prefill_batch = parse_count("--prefill-batch", a.prefill_batch, 0, kMaxBatch);
   s.decode_batch = parse_count("--decode-batch", a.decode_batch, 0, kMaxBatch);
   s.mode = parse_serving_mode(a.mode);
@@ -207,6 +209,10 @@ void register_serving(CLI::App& app, Common& common) {
                   "Requests an instance runs at once (0: the engine's default)")
       ->capture_default_str()
       ->type_name("INT");
+  cmd->add_option("--engine-version", a->engine_version,
+                  "The engine's release (e.g. 0.12.0): behaviour its profile dates by release "
+                  "follows it (vLLM's async scheduling from 0.14.0); default the current one")
+      ->type_name("TEXT");
   cmd->add_option("--recipe", a->recipe,
                   "Engine settings: engine (its defaults) or aiconfigurator (the limits NVIDIA "
                   "AIConfigurator's generator sets for benchmark deployments: a worker runs its "

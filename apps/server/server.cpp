@@ -227,6 +227,12 @@ json request_schemas() {
       {"description",
        "random lengths as InferenceMAX and SGLang's bench_serving draw them: each uniform from "
        "floor(range_ratio x length) to the length (instead of isl_min and osl_min)"}};
+  serving["engine_version"] = {
+      {"type", "string"},
+      {"maxLength", 40},
+      {"description",
+       "the engine's release (e.g. 0.12.0): behaviour its profile dates by release follows it "
+       "(vLLM's async scheduling from 0.14.0); empty: the current release"}};
   serving["rounds"] = integer_schema(1, 1000, kDefaultRounds, "requests each client sends");
   serving["shared_prefix"] = integer_schema(
       0, kMaxSeqLen, 0,

@@ -138,8 +138,15 @@ struct EngineScheduler {
   // With pipeline stages, one micro-batch per stage in flight (vLLM's batch
   // queue, TensorRT-LLM's and SGLang's PP loops); else one batch at a time.
   bool pipeline_micro_batches = false;
-  EngineFigure token_budget;  // tokens per step: decode tokens and prompt chunks
-  EngineFigure max_running;   // requests one instance runs at once
+  // Each step's batch is formed as the step before it starts, the CPU's
+  // scheduling overlapped with the GPU's step (TensorRT-LLM's and SGLang's
+  // overlap schedulers, vLLM's async scheduling): a newcomer waits a step
+  // more. Else each batch is formed as its step starts.
+  bool formed_a_step_ahead = false;
+  bool ahead_with_pipeline_parallel = true;  // false: pipeline stages turn it off (vLLM)
+  std::string ahead_since;                   // the release that made it the default ("" always)
+  EngineFigure token_budget;                 // tokens per step: decode tokens and prompt chunks
+  EngineFigure max_running;                  // requests one instance runs at once
   // The KV cache's paging: a request holds whole blocks of this many tokens
   // (vLLM's block_size, SGLang's page_size, TensorRT-LLM's tokens_per_block);
   // unknown: token-granular.
@@ -169,11 +176,17 @@ struct EngineScheduler {
     bool prompt_within_chunk = false;
     bool decode_budget_is_batch = true;
     bool mixed_steps = false;
-    std::string source;  // of the three choices
+    // Prefill workers form batches a step ahead like the engine (TensorRT-LLM's
+    // rule turns its overlap scheduler off on them).
+    bool prefill_workers_ahead = true;
+    std::string source;  // of the choices
   } aiconfigurator;
-  std::string policy_source, chunked_source, admission_source, pipeline_source, note;
+  std::string policy_source, chunked_source, admission_source, pipeline_source, formed_source, note;
 
   // The budget and the running cap on `device` (the first rule it meets).
+  // Whether batches are formed a step ahead at `pp` pipeline stages in
+  // release `version` ("" or unparsed: the current one).
+  [[nodiscard]] bool a_step_ahead(std::int64_t pp, std::string_view version) const noexcept;
   [[nodiscard]] std::int64_t budget_on(const Device& device) const noexcept;
   [[nodiscard]] std::int64_t running_on(const Device& device) const noexcept;
   [[nodiscard]] const Rule* rule_for(const Device& device) const noexcept;

@@ -97,6 +97,9 @@ struct ServingScenario {
   // disaggregated, 1 for a prefill worker and the clients over the decode
   // workers for a decode worker).
   std::int64_t prefill_batch = 0, decode_batch = 0;
+  // The engine's release when known ("0.12.0"): behaviour a profile dates by
+  // version follows it; "" or unparsed, the profile's current behaviour.
+  std::string engine_version;
 };
 
 // The shortest length drawn for a range whose lower end is `min` (0: fixed at `length`).
@@ -137,6 +140,9 @@ struct ServingResult {
   std::int64_t preemptions = 0;                    // requests evicted when the cache ran out
   std::int64_t token_budget = 0, max_running = 0;  // the scheduler's, per instance
   std::int64_t kv_block_tokens = 1;                // the cache's paging (1: token-granular)
+  // Batches formed a step ahead (the engine's overlap scheduling): on the
+  // aggregated instances or prefill workers, and on the decode workers.
+  bool formed_a_step_ahead = false, decode_formed_a_step_ahead = false;
   // Disaggregated: the decode workers' (the prefill workers' are above).
   std::int64_t decode_token_budget = 0, decode_max_running = 0;
   ServingRecipe recipe = ServingRecipe::kEngineDefaults;

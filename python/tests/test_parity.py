@@ -325,11 +325,26 @@ def test_sweep_gemm(cli):
     dict(model="deepseek-v3", hardware="h200", engine="sglang", weights="fp8", act="fp8", isl=1024,
          osl=64, concurrency=16, mode="disagg", prefill_tp=8, decode_tp=8, rounds=2,
          recipe="aiconfigurator", prefill_batch=2, decode_batch=8),
+    dict(model="llama-3.1-8b", hardware="h100", engine="vllm", isl=1024, osl=64, concurrency=8,
+         rounds=2, engine_version="0.12.0"),
 ])
 def test_serving(cli, case):
     model, hardware = case.pop("model"), case.pop("hardware")
     assert roofline.serving(model, hardware, **case) == cli(
         "serving", "--model", model, "--hardware", hardware, *flags(**case))
+
+
+def test_serving_engine_version_dates_async_scheduling():
+    # vLLM forms each batch a step ahead from 0.14.0 (async scheduling on by default): a
+    # newcomer waits a step more, so TTFT is longer than with the 0.12 scheduler.
+    case = dict(engine="vllm", isl=1024, osl=64, concurrency=8, rounds=3)
+    now = roofline.serving("llama-3.1-8b", "h100", **case)
+    old = roofline.serving("llama-3.1-8b", "h100", engine_version="0.12.0", **case)
+    assert now["formed_a_step_ahead"] and not old["formed_a_step_ahead"]
+    assert old["engine_version"] == "0.12.0"
+    assert now["ttft_s"] > old["ttft_s"]
+    with pytest.raises(roofline.InvalidArgument, match="engine version"):
+        roofline.serving("llama-3.1-8b", "h100", engine="vllm", engine_version="0.14; rm")
 
 
 def test_serving_bad_input_is_the_clis_error():

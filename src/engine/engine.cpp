@@ -12,6 +12,23 @@
 namespace roofline {
 namespace {
 
+// A release's leading numbers ("1.2.0rc6" -> 1, 2, 0): each dot-separated
+// part's digits up to the first other character; none when the text does not
+// start with a number (a nightly build, a branch name).
+std::vector<int> release_numbers(std::string_view v) {
+  std::vector<int> out;
+  while (!v.empty() && out.size() < 6) {
+    std::size_t i = 0;
+    int n = 0;
+    while (i < v.size() && i < 6 && v[i] >= '0' && v[i] <= '9') n = n * 10 + (v[i++] - '0');
+    if (i == 0) break;
+    out.push_back(n);
+    if (i >= v.size() || v[i] != '.') break;
+    v.remove_prefix(i + 1);
+  }
+  return out;
+}
+
 using detail::StrictObject;
 using nlohmann::json;
 
@@ -64,6 +81,8 @@ Format format_key(StrictObject& o, std::string_view key) {
 //   "chunked_prefill": {"value": true, "source": key},
 //   "kv_admission": {"value": "prompt" | "whole", "source": key},
 //   "pipeline": {"value": "micro_batches" | "one_batch", "source": key},
+//   "batch_formed": {"value": "a_step_ahead" | "as_it_starts", "source": key,
+//                    "with_pipeline_parallel": true, "since_version": "0.14.0"},
 //   "token_budget": figure, "max_running": figure, "note": text}
 EngineScheduler parse_scheduler(StrictObject& parent,
                                 const std::map<std::string, std::string>& sources) {
@@ -97,6 +116,27 @@ EngineScheduler parse_scheduler(StrictObject& parent,
     o.fail("pipeline", "value must be \"micro_batches\" or \"one_batch\"");
   }
   s.pipeline_micro_batches = pipeline == "micro_batches";
+  {
+    StrictObject f = o.object("batch_formed");
+    const json v = f.required("value");
+    if (v != "a_step_ahead" && v != "as_it_starts") {
+      f.fail("value", "must be \"a_step_ahead\" or \"as_it_starts\"");
+    }
+    s.formed_a_step_ahead = v == "a_step_ahead";
+    s.formed_source = f.string("source");
+    if (!sources.count(s.formed_source)) f.fail("source", "names no entry of \"sources\"");
+    s.ahead_since = f.optional_string("since_version", "");
+    if (!s.ahead_since.empty() && release_numbers(s.ahead_since).empty()) {
+      f.fail("since_version", "expected a release such as \"0.14.0\"");
+    }
+    if (f.has("with_pipeline_parallel")) {
+      const json& w = f.required("with_pipeline_parallel");
+      if (!w.is_boolean()) f.fail("with_pipeline_parallel", "expected true or false");
+      s.ahead_with_pipeline_parallel = w.get<bool>();
+    }
+    (void)f.optional_string("note", "");
+    f.finish();
+  }
   s.token_budget = figure(o, "token_budget", 16, 1 << 20, sources);
   s.max_running = figure(o, "max_running", 1, 1 << 20, sources);
   if (o.has("kv_block_tokens")) {
@@ -142,6 +182,7 @@ EngineScheduler parse_scheduler(StrictObject& parent,
     x.prompt_within_chunk = flag("prompt_within_chunk");
     x.decode_budget_is_batch = flag("decode_budget_is_batch");
     x.mixed_steps = flag("mixed_steps");
+    if (a.has("prefill_workers_ahead")) x.prefill_workers_ahead = flag("prefill_workers_ahead");
     x.source = a.string("source");
     if (!sources.count(x.source)) a.fail("source", "names no entry of \"sources\"");
     (void)a.optional_string("note", "");
@@ -474,6 +515,14 @@ const EngineScheduler::Rule* EngineScheduler::rule_for(const Device& d) const no
     }
   }
   return nullptr;
+}
+
+bool EngineScheduler::a_step_ahead(std::int64_t pp, std::string_view version) const noexcept {
+  if (!formed_a_step_ahead || (pp > 1 && !ahead_with_pipeline_parallel)) return false;
+  const std::vector<int> have = release_numbers(version);
+  if (ahead_since.empty() || have.empty()) return true;
+  const std::vector<int> since = release_numbers(ahead_since);
+  return !std::lexicographical_compare(have.begin(), have.end(), since.begin(), since.end());
 }
 
 std::int64_t EngineScheduler::budget_on(const Device& d) const noexcept {
@@ -999,6 +1048,10 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
                       {"kv_admission_source", e.citation(s.admission_source)},
                       {"pipeline", s.pipeline_micro_batches ? "micro_batches" : "one_batch"},
                       {"pipeline_source", e.citation(s.pipeline_source)},
+                      {"batch_formed", s.formed_a_step_ahead ? "a_step_ahead" : "as_it_starts"},
+                      {"batch_formed_with_pipeline_parallel", s.ahead_with_pipeline_parallel},
+                      {"batch_formed_since", s.ahead_since},
+                      {"batch_formed_source", e.citation(s.formed_source)},
                       {"token_budget", figure_json(e, s.token_budget)},
                       {"max_running", figure_json(e, s.max_running)},
                       {"kv_block_tokens", figure_json(e, s.kv_block_tokens)}};
@@ -1018,6 +1071,7 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
                            {"prompt_within_chunk", a.prompt_within_chunk},
                            {"decode_budget_is_batch", a.decode_budget_is_batch},
                            {"mixed_steps", a.mixed_steps},
+                           {"prefill_workers_ahead", a.prefill_workers_ahead},
                            {"source", e.citation(a.source)}};
   }
   if (!s.note.empty()) j["note"] = s.note;

@@ -333,6 +333,7 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     s.token_budget = integer(o, "token_budget", 0, 0, kMaxBatch);
     s.max_running = integer(o, "max_running", 0, 0, kMaxBatch);
     s.recipe = parse_serving_recipe(text(o, "recipe", "engine"));
+    s.engine_version = text(o, "engine_version", "");
     s.prefill_batch = integer(o, "prefill_batch", 0, 0, kMaxBatch);
     s.decode_batch = integer(o, "decode_batch", 0, 0, kMaxBatch);
     const ModelOptions opt = options_of(o);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <unordered_map>
 
@@ -152,6 +153,7 @@ Spread spread(std::vector<double> v) {
 struct PoolLimits {
   std::int64_t budget = 1, cap = 1;
   bool prefill_first = false;
+  bool a_step_ahead = false;  // batches formed a step ahead (the engine's overlap scheduling)
   std::int64_t graph_max_batch = 0;  // 0: the engine's own
 };
 
@@ -175,6 +177,7 @@ PoolLimits aiconfigurator_limits(const EngineProfile& engine, detail::PoolSpec::
   l.cap = bs * ranks;
   l.graph_max_batch = bs;
   if (x.mixed_steps && role == Role::kMixed) l.prefill_first = false;
+  if (role == Role::kPrefill && !x.prefill_workers_ahead) l.a_step_ahead = false;
   const auto block = static_cast<std::int64_t>(x.block_tokens.value);
   std::int64_t prompt = isl + static_cast<std::int64_t>(x.prompt_headroom.value);
   // SGLang divides its chunk size among the attention data-parallel ranks
@@ -301,6 +304,14 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   if (in.step.attention_dp < 1 || in.prefill_attention_dp < 1) {
     throw InvalidArgument("attention dp must be at least 1");
   }
+  if (in.engine_version.size() > 40 ||
+      !std::all_of(in.engine_version.begin(), in.engine_version.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' ||
+               c == '_';
+      })) {
+    throw InvalidArgument(
+        "engine version: at most 40 letters, digits and . - + _ (a release such as 0.14.0)");
+  }
   if (in.prefill_batch != 0) check("prefill batch", in.prefill_batch, kMaxBatch);
   if (in.decode_batch != 0) check("decode batch", in.decode_batch, kMaxBatch);
   if ((in.prefill_batch != 0 || in.decode_batch != 0) &&
@@ -312,7 +323,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   if (in.prefill_batch != 0 && in.mode != ServingMode::kDisaggregated) {
     throw InvalidArgument("prefill batch: disaggregated serving only (its prefill workers)");
   }
-  const PoolLimits defaults{sched.budget_on(d), sched.running_on(d), sched.prefill_first, 0};
+  const PoolLimits defaults{sched.budget_on(d), sched.running_on(d), sched.prefill_first,
+                            sched.a_step_ahead(in.step.pp, in.engine_version), 0};
   // Each pool's limits: the recipe's, then what the caller set.
   const auto limits = [&](detail::PoolSpec::Role role, std::int64_t bs, std::int64_t ranks) {
     PoolLimits l = defaults;
@@ -350,6 +362,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   r.recipe = in.recipe;
   r.token_budget = first_limits.budget;
   r.max_running = first_limits.cap;
+  r.formed_a_step_ahead = first_limits.a_step_ahead;
+  r.decode_formed_a_step_ahead = disagg && decode_limits.a_step_ahead;
   if (disagg) {
     r.decode_token_budget = decode_limits.budget;
     r.decode_max_running = decode_limits.cap;
@@ -387,6 +401,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     p.token_budget = l.budget;
     p.chunked_prefill = sched.chunked_prefill;
     p.prefill_first = l.prefill_first;
+    p.formed_a_step_ahead = l.a_step_ahead;
     p.cost = [&grid](std::int64_t n, double ctx, std::int64_t prefill) {
       return grid(n, ctx, prefill);
     };
@@ -503,7 +518,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   }
   r.notes.push_back(fmt::format(
       "simulated {} requests ({} clients x {} rounds, all starting together) over {} steps; "
-      "{} scheduler{}: {} steps, {}-token budget, {} prompts, at most {} running{}",
+      "{} scheduler{}: {} steps, {}-token budget, {} prompts, at most {} running{}{}",
       r.requests, in.concurrency, in.rounds, r.steps,
       engine == &reference ? std::string("generic") : engine->name,
       in.recipe == ServingRecipe::kAiConfigurator ? " with AIConfigurator's benchmark limits" : "",
@@ -511,7 +526,12 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
       sched.chunked_prefill ? "chunked" : "whole", first_limits.cap,
       disagg ? fmt::format(" a prefill worker; a decode worker {}-token budget, at most {} running",
                            decode_limits.budget, decode_limits.cap)
-             : std::string()));
+             : std::string(),
+      first_limits.a_step_ahead || decode_limits.a_step_ahead
+          ? fmt::format("; batches formed a step ahead{} (overlap scheduling: a newcomer waits a "
+                        "step more)",
+                        disagg && !first_limits.a_step_ahead ? " on decode workers" : "")
+          : std::string()));
   if (shortest_prompt != in.isl || shortest_output != in.osl) {
     r.notes.push_back(fmt::format(
         "random lengths: each request's prompt uniform on {} to {} tokens (mean {}) and its output "

@@ -28,6 +28,10 @@ struct Request {
   std::int64_t offset = 0;  // while decoding: generated = offset + the instance's decode_step
   std::uint64_t order = 0;  // admission order (the newest is preempted first)
   std::int32_t home = 0;    // disaggregated: the decode instance holding its cache
+  // When it last joined its instance's queue (waiting or ready), and whether
+  // it was sent in reply to a response given at that instant.
+  double queued = 0;
+  bool reply = false;
   // KV tokens its blocks hold beyond its own: the unused part of the last
   // block it took at admission (kept while it grows a token a step).
   double slack = 0;
@@ -49,9 +53,24 @@ struct Instance {
   std::int64_t running = 0;         // admitted requests
   double kv_used = 0;               // tokens of KV cache held
   bool busy = false;
-  // The step under way: how many steps it stands for, its start, its chunks.
+  // Batches formed a step ahead: the next step takes what had queued before
+  // this instant (the start of the step under way); +inf when idle.
+  double cutoff = std::numeric_limits<double>::infinity();
+  // Replies sent at the cutoff made it too: the step then under way started
+  // from an idle loop, which forms the next batch a moment after launching.
+  bool ties_in = false;
+  bool from_idle = false;  // the step under way started from an idle loop
+  // Batches formed a step ahead: the requests that finished with the last
+  // step are still in the next one (their completion was not yet known when
+  // it was formed), a decode token each that nobody receives, at this
+  // summed context.
+  std::int64_t finished = 0;
+  double finished_context = 0;
+  // The step under way: how many steps it stands for, when it began, its
+  // chunks. Step j of a run ends at started + j step_s (started is later than
+  // begun by what finished requests riding along add to the first step).
   std::int64_t k = 0, decode_now = 0;
-  double started = 0, step_s = 0;
+  double begun = 0, started = 0, step_s = 0;
   std::uint64_t epoch = 0;  // a step's end event is stale once this moves on
   std::vector<std::pair<std::int32_t, std::int64_t>> chunks;
 };
@@ -106,11 +125,14 @@ class Simulation {
         continue;
       }
       in.pending.erase(in.pending.find(e.time));
+      req(e.request).queued = e.time;
       (e.kind == Event::Kind::kArrival ? in.waiting : in.ready).push_back(e.request);
       // An engine's loop starts a step as soon as it has work: of a burst
       // of clients, the first request to arrive runs alone and the others,
       // a moment behind it, share the next step.
       if (!in.busy) {
+        in.cutoff = std::numeric_limits<double>::infinity();  // an idle loop takes it at once
+        in.from_idle = true;
         start_step(e.instance, e.time);
       } else if (in.k > 1) {
         cut_short(e.instance, e.time);
@@ -150,8 +172,12 @@ class Simulation {
   void cut_short(std::int32_t index, double now) {
     Instance& in = instances_[static_cast<std::size_t>(index)];
     if (!(in.step_s > 0)) return;
-    const auto done = static_cast<std::int64_t>(std::floor((now - in.started) / in.step_s)) + 1;
-    const std::int64_t keep = std::clamp<std::int64_t>(done, 1, in.k);
+    // Steps done or under way (the first may be longer: `now` before `started`).
+    const auto done = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(std::floor((now - in.started) / in.step_s)) + 1);
+    // A batch formed a step ahead: the step after the one under way is set.
+    const std::int64_t keep =
+        std::clamp<std::int64_t>(done + (in.pool->formed_a_step_ahead ? 1 : 0), 1, in.k);
     if (keep == in.k) return;
     const std::int64_t dropped = in.k - keep;
     r_.steps -= dropped;
@@ -186,6 +212,7 @@ class Simulation {
     Request q;
     q.client = client;
     q.arrival = now;
+    q.reply = now > 0;  // the benchmark's first requests go out together, not in reply
     q.isl = draw(isl_min_, s_.isl);
     q.osl = draw(osl_min_, s_.osl);
     q.own = q.isl - s_.cached_prefix;
@@ -272,6 +299,20 @@ class Simulation {
     return preempted;
   }
 
+  // Whether `q` had queued when the coming step's batch was formed: before
+  // the cutoff, or at it unless sent in reply to a response given then.
+  static bool formed_in_time(const Instance& in, const Request& q) {
+    return q.queued < in.cutoff || (q.queued == in.cutoff && (!q.reply || in.ties_in));
+  }
+
+  // Whether the front of the queue (waiting, else ready), held back by the
+  // cutoff, makes the batch formed as a step starting `now` starts.
+  bool next_batch_takes(const Instance& in, double now, bool from_idle) {
+    const std::deque<std::int32_t>& queue = in.waiting.empty() ? in.ready : in.waiting;
+    const Request& q = req(queue.front());
+    return q.queued < now || (q.queued == now && (!q.reply || from_idle));
+  }
+
   void start_step(std::int32_t index, double now) {
     Instance& in = instances_[static_cast<std::size_t>(index)];
     const PoolSpec& p = *in.pool;
@@ -281,6 +322,7 @@ class Simulation {
     while (!preempted && !in.waiting.empty() && in.running < p.max_running) {
       const std::int32_t id = in.waiting.front();
       Request& q = req(id);
+      if (!formed_in_time(in, q)) break;
       const double need = in_blocks(p, admission_tokens(p, q));
       // Decode tokens need room in the coming step too.
       const double growth = p.reserve_whole || p.role == PoolSpec::Role::kPrefill
@@ -288,6 +330,7 @@ class Simulation {
                                 : tokens(static_cast<std::int64_t>(in.decoding.size()) + 1);
       if (in.running > 0 && in.kv_used + need + growth > static_cast<double>(p.kv_tokens)) break;
       in.waiting.pop_front();
+      q.reply = false;  // a later queue (a prefill worker's, after a preemption) is no reply
       if (q.admitted < 0) q.admitted = now;
       q.order = order_++;
       ++in.running;
@@ -305,10 +348,16 @@ class Simulation {
         next_prefill_ = (next_prefill_ + 1) % first_count_;
       }
     }
-    while (!in.ready.empty()) {
+    while (!in.ready.empty() && formed_in_time(in, req(in.ready.front()))) {
       start_decoding(in, in.ready.front());  // with the prefill worker's first token
       in.ready.pop_front();
     }
+    // Requests the cutoff held back join the next step, or the one after.
+    const bool held_back = std::isfinite(in.cutoff) &&
+                           ((!in.waiting.empty() && !formed_in_time(in, req(in.waiting.front()))) ||
+                            (!in.ready.empty() && !formed_in_time(in, req(in.ready.front()))));
+    const bool from_idle = in.from_idle;
+    in.from_idle = false;
     const auto decoding = static_cast<std::int64_t>(in.decoding.size());
     in.chunks.clear();
     std::int64_t prompt_tokens = 0;
@@ -337,18 +386,44 @@ class Simulation {
       }
     }
     const std::int64_t decode_now = decode_paused ? 0 : decoding;
-    if (prompt_tokens == 0 && decode_now == 0) return;  // idle until an arrival
+    // The requests that finished with the last step ride along (a batch formed
+    // a step ahead), unless the step is a prefill batch apart.
+    const std::int64_t gone = decode_paused ? 0 : in.finished;
+    const double gone_context = in.finished_context;
+    in.finished = 0;
+    in.finished_context = 0;
+    if (prompt_tokens == 0 && decode_now == 0 && gone == 0) {
+      // The batch formed ahead came out empty: the engine's loop goes round
+      // at once and takes what has queued since.
+      if (held_back) {
+        in.cutoff = std::numeric_limits<double>::infinity();
+        in.from_idle = true;
+        start_step(index, now);
+      }
+      return;  // idle until an arrival
+    }
 
-    const double context = decode_now > 0
-                               ? (static_cast<double>(in.context_isl) +
-                                  tokens(decode_now * in.decode_step + in.context_offset)) /
-                                     static_cast<double>(decode_now)
-                               : 0;
+    const double decode_context = decode_now > 0
+                                      ? (static_cast<double>(in.context_isl) +
+                                         tokens(decode_now * in.decode_step + in.context_offset)) /
+                                            static_cast<double>(decode_now)
+                                      : 0;
+    const double context = gone > 0
+                               ? (decode_context * static_cast<double>(decode_now) + gone_context) /
+                                     static_cast<double>(decode_now + gone)
+                               : decode_context;
     std::int64_t k = 1;
-    double step_s = p.cost(decode_now, context, prompt_tokens);
-    if (prompt_tokens == 0) {
+    double step_s = p.cost(decode_now + gone, context, prompt_tokens);
+    double lead = 0;  // what the finished requests riding along add to the first step
+    if (prompt_tokens == 0 && decode_now > 0) {
       // Pure decoding: nothing changes until the next completion, until the
-      // cache runs out, or until an arrival, which joins after its step.
+      // cache runs out, or until an arrival, which joins after its step. The
+      // run's steps are alike but its first, which finished requests may lengthen.
+      if (gone > 0) {
+        const double alone = p.cost(decode_now, decode_context, 0);
+        lead = std::max(0.0, step_s - alone);
+        step_s = alone;
+      }
       k = std::max<std::int64_t>(1, in.decoding.begin()->first - in.decode_step);
       if (!p.reserve_whole) {
         const double room = (static_cast<double>(p.kv_tokens) - in.kv_used) / tokens(decode_now);
@@ -356,40 +431,58 @@ class Simulation {
                                      k);
       }
       if (!in.pending.empty() && step_s > 0) {
-        const double steps_to_arrival = std::floor((*in.pending.begin() - now) / step_s) + 1;
+        // An arrival joins the step after its own (after the next when
+        // batches are formed a step ahead).
+        const double steps_to_arrival = std::floor((*in.pending.begin() - now - lead) / step_s) +
+                                        1 + (p.formed_a_step_ahead ? 1 : 0);
         k = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::min(steps_to_arrival, 1e15)), 1,
                                      k);
       }
-      if (k > 1) step_s = p.cost(decode_now, context + 0.5 * tokens(k - 1), 0);
+      if (held_back) k = std::min<std::int64_t>(k, next_batch_takes(in, now, from_idle) ? 1 : 2);
+      if (k > 1) step_s = p.cost(decode_now, decode_context + 0.5 * tokens(k - 1), 0);
     }
     in.busy = true;
+    in.ties_in = from_idle;  // kept for the cutoff this step sets
     in.k = k;
     in.decode_now = decode_now;
-    in.started = now;
+    in.begun = now;
+    in.started = now + lead;  // step j of the run ends at started + j step_s
     in.step_s = step_s;
     const double kd = static_cast<double>(k);
     r_.steps += k;
-    r_.busy_s += kd * step_s;
+    r_.busy_s += kd * step_s + lead;
     r_.decoding_step_sum += kd * static_cast<double>(decode_now);
     if (decode_now > 0) r_.decode_steps += k;
     if (p.role == PoolSpec::Role::kPrefill) r_.prefill_pool_busy_s += kd * step_s;
     if (prompt_tokens > 0) {
       ++r_.prompt_steps;
-      r_.prefill_added_s +=
-          decode_now > 0 ? std::max(0.0, step_s - p.cost(decode_now, context, 0)) : step_s;
+      r_.prefill_added_s += decode_now + gone > 0
+                                ? std::max(0.0, step_s - p.cost(decode_now + gone, context, 0))
+                                : step_s;
     }
-    push(now + kd * step_s, Event::Kind::kStepEnd, index, 0);
+    push(in.started + kd * step_s, Event::Kind::kStepEnd, index, 0);
   }
 
   void finish_step(std::int32_t index, double now) {
     Instance& in = instances_[static_cast<std::size_t>(index)];
     const PoolSpec& p = *in.pool;
     in.busy = false;
+    // The next batch was formed as the last step of this run started.
+    in.cutoff = !p.formed_a_step_ahead ? std::numeric_limits<double>::infinity()
+                : in.k == 1            ? in.begun
+                                       : in.started + static_cast<double>(in.k - 1) * in.step_s;
+    in.ties_in = in.ties_in && in.k == 1;
     if (in.decode_now > 0) in.decode_step += in.k;
     if (!p.reserve_whole) in.kv_used += tokens(in.decode_now * in.k);  // each decode step's cache
+    std::int64_t finished = 0;  // requests that completed with this step
+    double finished_context = 0;
+    const auto count_finished = [&](const Request& q) {
+      finished_context += static_cast<double>(q.isl) + tokens(q.steps);
+      ++finished;
+    };
     for (const auto& [id, take] : in.chunks) {
       Request& q = req(id);
-      if (q.first_chunk < 0) q.first_chunk = in.started;
+      if (q.first_chunk < 0) q.first_chunk = in.begun;
       q.prefilled += take;
       if (q.prefilled < q.target) continue;
       // Chunks are taken in order, so the finished prompts lead the queue.
@@ -404,6 +497,7 @@ class Simulation {
       } else if (q.generated >= q.steps) {
         --in.running;
         in.kv_used -= admission_tokens(p, q) + q.slack;
+        count_finished(q);
         complete(id, now);
       } else {
         if (!p.reserve_whole) in.kv_used += tokens(1);  // the first output step's cache
@@ -416,7 +510,12 @@ class Simulation {
       stop_decoding(in, q, id);
       in.kv_used -= (p.reserve_whole ? static_cast<double>(q.own + q.osl) : held(in, q)) + q.slack;
       --in.running;
+      count_finished(q);
       complete(id, now);
+    }
+    if (p.formed_a_step_ahead && p.role != PoolSpec::Role::kPrefill) {
+      in.finished = finished;
+      in.finished_context = finished_context;
     }
     start_step(index, now);
   }

@@ -41,6 +41,12 @@ struct PoolSpec {
   std::int64_t token_budget = 1;  // tokens a step may carry (decode tokens and chunks)
   bool chunked_prefill = true;    // prompts split across steps to fill the budget
   bool prefill_first = false;     // a step with prompt work carries no decode tokens
+  // Each step's batch is formed as the step before it starts (TensorRT-LLM's
+  // and SGLang's overlap schedulers, vLLM's async scheduling): a request that
+  // arrives during step n joins step n + 2, and one sent in reply to a
+  // response at a step's end joins the step after next. Else a batch is
+  // formed as its step starts.
+  bool formed_a_step_ahead = false;
   StepCost cost;
 };
 

@@ -494,6 +494,7 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         load.step = s;
         load.recipe = recipe;
         load.rounds = rounds;
+        load.engine_version = r.backend_version;
         if (recipe == ServingRecipe::kAiConfigurator && disagg) {
           load.prefill_batch = r.prefill_batch;
           load.decode_batch = r.decode_batch;
