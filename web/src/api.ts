@@ -177,6 +177,9 @@ export interface Serving {
   token_budget: number; max_running: number;  // the scheduler's, per instance: tokens a step, requests running
                                          // (disaggregated: a prefill worker's)
   kv_block_tokens: number;  // the KV cache's paging: tokens a block (1: token-granular)
+  formed_a_step_ahead: boolean;          // batches formed while the step before runs (overlap scheduling)
+  decode_formed_a_step_ahead: boolean;   // the same on the decode workers (disaggregated)
+  engine_version: string;                // as asked ("" the current release)
   decode_token_budget: number; decode_max_running: number;  // disaggregated: a decode worker's (0 aggregated)
   recipe: 'engine' | 'aiconfigurator';   // the engine's defaults, or AIConfigurator's benchmark deployment
   prefill_workers?: number; prefill_tp?: number;  // disaggregated: workers of each pool, each of *_tp GPUs

@@ -127,6 +127,9 @@ function request(): Record<string, unknown> {
   req.max_running = intValue('sv-max-running', 'max running', 0, MAX_CONCURRENCY);
   // The engine's own defaults unless the deployment's recipe is chosen.
   if (select('sv-recipe') === 'aiconfigurator') req.recipe = 'aiconfigurator';
+  // The engine's release, when given (the server checks its characters).
+  const version = ($('sv-engine-version') as HTMLInputElement).value.trim();
+  if (version) req.engine_version = version;
   // Random lengths: each uniform from floor(ratio x length) to the length; 1 keeps them fixed.
   const ratio = Number(($('sv-range-ratio') as HTMLInputElement).value);
   if (!(ratio >= 0 && ratio <= 1)) throw new Error('range ratio must be a number from 0 to 1');
@@ -388,7 +391,9 @@ function renderDetail(r: Serving | undefined): void {
       (r.mode === 'disagg'
         ? `a prefill worker ${r.token_budget}-token budget, at most ${r.max_running} running; ` +
           `a decode worker ${r.decode_token_budget}-token budget, at most ${r.decode_max_running} running`
-        : `${r.token_budget}-token budget per step, at most ${r.max_running} requests running per instance`)],
+        : `${r.token_budget}-token budget per step, at most ${r.max_running} requests running per instance`) +
+      (r.formed_a_step_ahead || r.decode_formed_a_step_ahead
+        ? '; each batch formed a step ahead (overlap scheduling: a newcomer waits a step more)' : '')],
     ['GPUs', r.mode === 'disagg'
       ? `${r.gpus}: prefill ${pool(r.prefill_workers!, r.prefill_tp!)}, decode ${pool(r.decode_workers!, r.decode_tp!)}`
       : r.dp > 1
