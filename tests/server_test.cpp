@@ -207,6 +207,24 @@ TEST_F(ServerTest, ServingAndSearch) {
                "invalid_argument");
   expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "range_ratio": 2})",
                400, "invalid_argument");
+  // The engine's release dates its behaviour: vLLM before 0.14.0 forms each batch as
+  // its step starts. Not a string, too long, or other characters: 400s.
+  auto dated = post("/api/serving",
+                    R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm", "isl": 512,
+                        "osl": 64, "concurrency": 4, "rounds": 2, "engine_version": "0.12.0"})",
+                    200);
+  EXPECT_EQ(dated["engine_version"], "0.12.0");
+  EXPECT_FALSE(dated["formed_a_step_ahead"].get<bool>());
+  EXPECT_TRUE(plain["formed_a_step_ahead"].get<bool>());
+  EXPECT_LT(dated["ttft_s"].get<double>(), plain["ttft_s"].get<double>());
+  for (const char* bad : {R"("engine_version": 14)", R"("engine_version": "0.14.0; rm -rf")",
+                          R"("engine_version": "0123456789012345678901234567890123456789x")"}) {
+    expect_error(
+        "/api/serving",
+        std::string(R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm", )") + bad +
+            "}",
+        400, "invalid_argument");
+  }
   expect_error("/api/predict",
                R"({"model": "llama-3.1-8b", "hardware": "h100", "draft_tokens": 2,
                    "acceptance": 1.5})",
