@@ -110,6 +110,9 @@ TEST(Engines, SchedulerSectionsAreStrict) {
   EXPECT_TRUE(since.scheduler.a_step_ahead(1, "0.14.0"));
   EXPECT_TRUE(since.scheduler.a_step_ahead(1, "0.19.0rc1"));
   EXPECT_TRUE(since.scheduler.a_step_ahead(1, "1.0"));
+  EXPECT_TRUE(since.scheduler.a_step_ahead(1, "0.14"));     // missing parts are zeros
+  EXPECT_TRUE(since.scheduler.a_step_ahead(1, "v0.14.0"));  // a tag's leading v
+  EXPECT_FALSE(since.scheduler.a_step_ahead(1, "v0.13.2"));
   EXPECT_FALSE(since.scheduler.a_step_ahead(1, "0.12.0"));
   EXPECT_FALSE(since.scheduler.a_step_ahead(1, "0.9.2"));
   EXPECT_FALSE(since.scheduler.a_step_ahead(2, "0.19.0"));  // pipeline stages

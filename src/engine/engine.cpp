@@ -12,10 +12,13 @@
 namespace roofline {
 namespace {
 
-// A release's leading numbers ("1.2.0rc6" -> 1, 2, 0): each dot-separated
-// part's digits up to the first other character; none when the text does not
-// start with a number (a nightly build, a branch name).
+// A release's leading numbers ("1.2.0rc6" or "v1.2.0" -> 1, 2, 0): each
+// dot-separated part's digits up to the first other character; none when the
+// text does not start with a number (a nightly build, a branch name). A
+// pre-release counts as its release.
 std::vector<int> release_numbers(std::string_view v) {
+  if (v.size() > 1 && (v[0] == 'v' || v[0] == 'V') && v[1] >= '0' && v[1] <= '9')
+    v.remove_prefix(1);
   std::vector<int> out;
   while (!v.empty() && out.size() < 6) {
     std::size_t i = 0;
@@ -521,8 +524,13 @@ bool EngineScheduler::a_step_ahead(std::int64_t pp, std::string_view version) co
   if (!formed_a_step_ahead || (pp > 1 && !ahead_with_pipeline_parallel)) return false;
   const std::vector<int> have = release_numbers(version);
   if (ahead_since.empty() || have.empty()) return true;
-  const std::vector<int> since = release_numbers(ahead_since);
-  return !std::lexicographical_compare(have.begin(), have.end(), since.begin(), since.end());
+  std::vector<int> since = release_numbers(ahead_since);
+  // Missing parts are zeros: 0.14 is 0.14.0.
+  std::vector<int> ours = have;
+  const std::size_t parts = std::max(ours.size(), since.size());
+  ours.resize(parts, 0);
+  since.resize(parts, 0);
+  return !std::lexicographical_compare(ours.begin(), ours.end(), since.begin(), since.end());
 }
 
 std::int64_t EngineScheduler::budget_on(const Device& d) const noexcept {

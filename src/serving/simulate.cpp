@@ -305,12 +305,16 @@ class Simulation {
     return q.queued < in.cutoff || (q.queued == in.cutoff && (!q.reply || in.ties_in));
   }
 
-  // Whether the front of the queue (waiting, else ready), held back by the
-  // cutoff, makes the batch formed as a step starting `now` starts.
+  // Whether a queue's front held back by the cutoff (waiting's or ready's)
+  // makes the batch formed as a step starting `now` starts.
   bool next_batch_takes(const Instance& in, double now, bool from_idle) {
-    const std::deque<std::int32_t>& queue = in.waiting.empty() ? in.ready : in.waiting;
-    const Request& q = req(queue.front());
-    return q.queued < now || (q.queued == now && (!q.reply || from_idle));
+    const auto takes = [&](const std::deque<std::int32_t>& queue) {
+      if (queue.empty()) return false;
+      const Request& q = req(queue.front());
+      return !formed_in_time(in, q) &&
+             (q.queued < now || (q.queued == now && (!q.reply || from_idle)));
+    };
+    return takes(in.waiting) || takes(in.ready);
   }
 
   void start_step(std::int32_t index, double now) {
