@@ -183,10 +183,10 @@ struct EngineScheduler {
   } aiconfigurator;
   std::string policy_source, chunked_source, admission_source, pipeline_source, formed_source, note;
 
-  // The budget and the running cap on `device` (the first rule it meets).
   // Whether batches are formed a step ahead at `pp` pipeline stages in
   // release `version` ("" or unparsed: the current one).
   [[nodiscard]] bool a_step_ahead(std::int64_t pp, std::string_view version) const noexcept;
+  // The budget and the running cap on `device` (the first rule it meets).
   [[nodiscard]] std::int64_t budget_on(const Device& device) const noexcept;
   [[nodiscard]] std::int64_t running_on(const Device& device) const noexcept;
   [[nodiscard]] const Rule* rule_for(const Device& device) const noexcept;

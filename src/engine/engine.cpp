@@ -522,15 +522,14 @@ const EngineScheduler::Rule* EngineScheduler::rule_for(const Device& d) const no
 
 bool EngineScheduler::a_step_ahead(std::int64_t pp, std::string_view version) const noexcept {
   if (!formed_a_step_ahead || (pp > 1 && !ahead_with_pipeline_parallel)) return false;
-  const std::vector<int> have = release_numbers(version);
+  std::vector<int> have = release_numbers(version);
   if (ahead_since.empty() || have.empty()) return true;
   std::vector<int> since = release_numbers(ahead_since);
   // Missing parts are zeros: 0.14 is 0.14.0.
-  std::vector<int> ours = have;
-  const std::size_t parts = std::max(ours.size(), since.size());
-  ours.resize(parts, 0);
+  const std::size_t parts = std::max(have.size(), since.size());
+  have.resize(parts, 0);
   since.resize(parts, 0);
-  return !std::lexicographical_compare(ours.begin(), ours.end(), since.begin(), since.end());
+  return !std::lexicographical_compare(have.begin(), have.end(), since.begin(), since.end());
 }
 
 std::int64_t EngineScheduler::budget_on(const Device& d) const noexcept {

@@ -527,10 +527,10 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
       disagg ? fmt::format(" a prefill worker; a decode worker {}-token budget, at most {} running",
                            decode_limits.budget, decode_limits.cap)
              : std::string(),
-      first_limits.a_step_ahead || decode_limits.a_step_ahead
+      r.formed_a_step_ahead || r.decode_formed_a_step_ahead
           ? fmt::format("; batches formed a step ahead{} (overlap scheduling: a newcomer waits a "
                         "step more)",
-                        disagg && !first_limits.a_step_ahead ? " on decode workers" : "")
+                        r.formed_a_step_ahead ? "" : " on decode workers")
           : std::string()));
   if (shortest_prompt != in.isl || shortest_output != in.osl) {
     r.notes.push_back(fmt::format(

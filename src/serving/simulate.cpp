@@ -305,16 +305,11 @@ class Simulation {
     return q.queued < in.cutoff || (q.queued == in.cutoff && (!q.reply || in.ties_in));
   }
 
-  // Whether a queue's front held back by the cutoff (waiting's or ready's)
-  // makes the batch formed as a step starting `now` starts.
-  bool next_batch_takes(const Instance& in, double now, bool from_idle) {
-    const auto takes = [&](const std::deque<std::int32_t>& queue) {
-      if (queue.empty()) return false;
-      const Request& q = req(queue.front());
-      return !formed_in_time(in, q) &&
-             (q.queued < now || (q.queued == now && (!q.reply || from_idle)));
-    };
-    return takes(in.waiting) || takes(in.ready);
+  // The front of `queue` when the cutoff held it back, else null.
+  const Request* held_front(const Instance& in, const std::deque<std::int32_t>& queue) {
+    if (queue.empty()) return nullptr;
+    const Request& q = req(queue.front());
+    return formed_in_time(in, q) ? nullptr : &q;
   }
 
   void start_step(std::int32_t index, double now) {
@@ -357,9 +352,9 @@ class Simulation {
       in.ready.pop_front();
     }
     // Requests the cutoff held back join the next step, or the one after.
-    const bool held_back = std::isfinite(in.cutoff) &&
-                           ((!in.waiting.empty() && !formed_in_time(in, req(in.waiting.front()))) ||
-                            (!in.ready.empty() && !formed_in_time(in, req(in.ready.front()))));
+    const Request* held_waiting = held_front(in, in.waiting);
+    const Request* held_ready = held_front(in, in.ready);
+    const bool held_back = held_waiting != nullptr || held_ready != nullptr;
     const bool from_idle = in.from_idle;
     in.from_idle = false;
     const auto decoding = static_cast<std::int64_t>(in.decoding.size());
@@ -442,7 +437,14 @@ class Simulation {
         k = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::min(steps_to_arrival, 1e15)), 1,
                                      k);
       }
-      if (held_back) k = std::min<std::int64_t>(k, next_batch_takes(in, now, from_idle) ? 1 : 2);
+      if (held_back) {
+        // Whether the batch formed as this step starts takes a held-back front.
+        const auto taken = [&](const Request* q) {
+          return q != nullptr &&
+                 (q->queued < now || (q->queued == now && (!q->reply || from_idle)));
+        };
+        k = std::min<std::int64_t>(k, taken(held_waiting) || taken(held_ready) ? 1 : 2);
+      }
       if (k > 1) step_s = p.cost(decode_now, decode_context + 0.5 * tokens(k - 1), 0);
     }
     in.busy = true;
