@@ -1110,9 +1110,12 @@ TEST(EnginePrediction, EngineMatrixVectorKernelsAreBoundPerSm) {
   // A100 80GB: 108 SMs x 7.27 GB/s = 785 GB/s, below 2,039 GB/s x 0.834 = 1,700.
   const Device& a100 = devices().get("a100-80gb");
   EXPECT_NEAR(down_proj_seconds_per_byte(a100, 1), 1 / (108 * per_sm), kRelative / (108 * per_sm));
-  // At 16 rows MMQ or cuBLAS runs: the device's fraction again.
-  const double a100_bw = a100.memory_bandwidth_Bps.value * a100.bandwidth_fraction.value;
-  EXPECT_NEAR(down_proj_seconds_per_byte(a100, 16), 1 / a100_bw, kRelative / a100_bw);
+  // At 16 rows MMQ runs: on Hopper, where no MMQ figure applies, at the
+  // device's fraction again (H100 SXM: 132 x 7.27 = 960 GB/s would bind).
+  const Device& h100 = devices().get("h100-sxm");
+  const double h100_bw = h100.memory_bandwidth_Bps.value * h100.bandwidth_fraction.value;
+  ASSERT_GT(h100_bw, 132 * per_sm);
+  EXPECT_NEAR(down_proj_seconds_per_byte(h100, 16), 1 / h100_bw, kRelative / h100_bw);
   // RTX 4090: 128 SMs x 7.27 = 931 GB/s, above its own 1,008 GB/s x fraction.
   const Device& rtx = devices().get("rtx-4090");
   const double rtx_bw = rtx.memory_bandwidth_Bps.value * rtx.bandwidth_fraction.value;
@@ -1168,6 +1171,34 @@ TEST(EnginePrediction, WeightOnlyKernelsStreamAtTheirShareOfBf16) {
                      "confidence": "derived", "source": "s"})");
   EXPECT_DOUBLE_EQ(
       parse_engine(dequant, "x.json").dequant_gemm.architectures.at("ada").compute.value, 0.3);
+  // A cuBLAS GEMM block: 16-bit formats, an accumulation its formats allow, a
+  // known source, figures in (0, 1].
+  std::string cublas = dequant;
+  cublas.replace(cublas.find("\"kernels\": {}"), 13,
+                 R"("kernels": {}, "cublas_gemm": {"kernel": "c", "formats": ["fp16"],
+                    "accumulate": "fp16", "source": "s", "architectures": {
+                    "ada": {"value": 0.5, "confidence": "derived", "source": "s"}}})");
+  const EngineProfile parsed = parse_engine(cublas, "x.json");
+  EXPECT_TRUE(parsed.cublas_gemm.fp16_accumulate);
+  EXPECT_DOUBLE_EQ(parsed.cublas_gemm.compute.at("ada").value, 0.5);
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {R"("formats": ["fp16"])", R"("formats": ["q8_0"])"},
+           {R"("formats": ["fp16"])", R"("formats": [])"},
+           {R"("formats": ["fp16"])", R"("formats": ["fp16", "bf16"])"},
+           {R"("accumulate": "fp16")", R"("accumulate": "int32")"},
+           {R"("accumulate": "fp16", "source": "s")", R"("accumulate": "fp16", "source": "t")"},
+           {R"("value": 0.5)", R"("value": 1.5)"},
+           {R"("kernel": "c")", R"("kernel": "c", "typo": 1)"},
+           {R"("ada": {"value": 0.5, "confidence": "derived", "source": "s"})", ""}}) {
+    std::string bad = cublas;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
+  }
+  // BF16 weights with FP32 accumulation parse.
+  std::string bf16 = cublas;
+  bf16.replace(bf16.find(R"(["fp16"])"), 8, R"(["bf16"])");
+  bf16.replace(bf16.find(R"("accumulate": "fp16")"), 20, R"("accumulate": "fp32")");
+  EXPECT_FALSE(parse_engine(bf16, "x.json").cublas_gemm.fp16_accumulate);
 }
 
 // TensorRT-LLM's default MoE backend on Blackwell runs gpt-oss's MXFP4 experts
@@ -1252,8 +1283,62 @@ TEST(EnginePrediction, DequantizingGemmsAddTheStreamAndTheMath) {
   EXPECT_EQ(t.source, EfficiencySource::kEngine);
   // Eight rows: the matrix-vector kernel, bound per SM, as before.
   EXPECT_EQ(down_proj(rtx, Phase::kDecode, 8).second.source, EfficiencySource::kDevice);
-  // An architecture no published run covers keeps the device's fractions.
+  // Ampere runs the same kernel: Ada's figures, derived.
+  const auto& ampere = llama.dequant_gemm.architectures.at("ampere");
+  EXPECT_EQ(ampere.compute.confidence, Confidence::kDerived);
+  EXPECT_DOUBLE_EQ(ampere.compute.value, ada.compute.value);
   EXPECT_EQ(down_proj(devices().get("a100-80gb"), Phase::kPrefill, 1).second.source,
+            EfficiencySource::kEngine);
+  // Hopper, whose int8 peak MMQ's mma.sync does not reach by a published
+  // margin, keeps the device's fractions.
+  EXPECT_EQ(down_proj(devices().get("h100-sxm"), Phase::kPrefill, 1).second.source,
+            EfficiencySource::kDevice);
+}
+
+// llama.cpp's F16 GEMMs above its matrix-vector rows go to cuBLAS with
+// CUBLAS_COMPUTE_16F: the math at the architecture's share of the FP16-
+// accumulate rate (twice the FP32-accumulate peak on GeForce parts), the bytes
+// at the device's achievable bandwidth, the longer of the two.
+TEST(EnginePrediction, CublasF16GemmsRunAtTheFp16AccumulateRate) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const EngineProfile& llama = EngineRegistry::built_in().get("llama.cpp");
+  ModelOptions o;
+  o.engine = &llama;
+  auto gate = [&](const Device& d, Format weights, Phase phase, std::int64_t batch) {
+    Scenario s = q8_0_llama_step(phase, batch);
+    s.precision.weights = weights;
+    const Prediction p = predict(m, d, s, o);
+    const std::size_t i = first_op(p, OpKind::kGateProj);
+    return std::make_pair(p.graph.ops[i], p.timings[i]);
+  };
+  constexpr double kRelative = 1e-12;
+  // RTX 4090, a 512-token prompt: 512 x 4096 -> 14336 in F16 at 0.514 of 330.3 TF.
+  const Device& rtx = devices().get("rtx-4090");
+  EXPECT_DOUBLE_EQ(rtx.peak_fp16_accumulate(Format::kFp16), 330.3e12);
+  const double ada = llama.cublas_gemm.compute.at("ada").value;
+  const auto [op, t] = gate(rtx, Format::kFp16, Phase::kPrefill, 1);
+  const double math = op.count * op.flops / (330.3e12 * ada);
+  const double stream =
+      op.count * op.bytes() / (rtx.memory_bandwidth_Bps.value * rtx.bandwidth_fraction.value);
+  EXPECT_NEAR(t.compute_time_s, math, kRelative * math);
+  EXPECT_NEAR(t.memory_time_s, stream, kRelative * stream);
+  EXPECT_GT(math, stream);
+  EXPECT_EQ(t.source, EfficiencySource::kEngine);
+  EXPECT_DOUBLE_EQ(t.efficiency, ada);
+  // H100 SXM: no separate FP16-accumulate rate (its dense fp16 peak), and
+  // Hopper's figure is Ampere's, derived.
+  const Device& h100 = devices().get("h100-sxm");
+  const double hopper = llama.cublas_gemm.compute.at("hopper").value;
+  EXPECT_EQ(llama.cublas_gemm.compute.at("hopper").confidence, Confidence::kDerived);
+  EXPECT_DOUBLE_EQ(hopper, llama.cublas_gemm.compute.at("ampere").value);
+  const auto [op_h, t_h] = gate(h100, Format::kFp16, Phase::kPrefill, 1);
+  const double math_h = op_h.count * op_h.flops / (h100.peak(Format::kFp16) * hopper);
+  EXPECT_NEAR(t_h.compute_time_s, math_h, kRelative * math_h);
+  // Eight rows: the matrix-vector kernel; BF16 weights (FP32 accumulation):
+  // not this figure; MI300X (cdna3): no figure.
+  EXPECT_EQ(gate(rtx, Format::kFp16, Phase::kDecode, 8).second.source, EfficiencySource::kDevice);
+  EXPECT_EQ(gate(rtx, Format::kBf16, Phase::kPrefill, 1).second.source, EfficiencySource::kDevice);
+  EXPECT_EQ(gate(devices().get("mi300x"), Format::kFp16, Phase::kPrefill, 1).second.source,
             EfficiencySource::kDevice);
 }
 
@@ -1344,6 +1429,7 @@ TEST(CalibrationIsNotValidation, NoFigureCitesAValidationSource) {
       figures.push_back(&f.stream);
       figures.push_back(&f.compute);
     }
+    for (const auto& [arch, f] : p.cublas_gemm.compute) figures.push_back(&f);
     for (const EngineFigure* f : figures) {
       if (f->known()) used.emplace_back(p.id, p.citation(f->source));
     }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -139,6 +140,38 @@ TEST(Registry, ConsumerTensorRatesAreFp32Accumulate) {
   const auto& p5090 = *registry().get("rtx-5090").peaks[format_index(Format::kBf16)];
   EXPECT_DOUBLE_EQ(p5090.value, 209.5e12);
   EXPECT_EQ(p5090.accumulate, Accumulate::kFp32);
+  // Their FP16-accumulate rates are figures of their own (FP16 and FP8
+  // inputs; BF16 accumulates in FP32 only); a datacenter part runs both alike.
+  EXPECT_DOUBLE_EQ(registry().get("rtx-4090").peak_fp16_accumulate(Format::kFp16), 330.3e12);
+  EXPECT_DOUBLE_EQ(registry().get("rtx-4090").peak_fp16_accumulate(Format::kFp8), 660.6e12);
+  EXPECT_DOUBLE_EQ(registry().get("rtx-4090").peak_fp16_accumulate(Format::kBf16), 165.2e12);
+  EXPECT_DOUBLE_EQ(registry().get("rtx-5090").peak_fp16_accumulate(Format::kFp16), 419e12);
+  const Device& h100 = registry().get("h100-sxm");
+  EXPECT_DOUBLE_EQ(h100.peak_fp16_accumulate(Format::kFp16), h100.peak(Format::kFp16));
+  EXPECT_TRUE(std::isnan(h100.peak_fp16_accumulate(Format::kNvfp4)));
+}
+
+// An FP16-accumulate rate belongs to a published FP32-accumulate tensor peak
+// and runs 1 to 4 times it.
+TEST(DeviceFile, Fp16AccumulateRatesAreChecked) {
+  auto doc = base_device();
+  const double fp16 = doc["peaks"]["fp16"]["value"].get<double>();
+  doc["peaks"]["fp16"]["fp16_accumulate"] = {
+      {"value", 2 * fp16}, {"confidence", "vendor"}, {"source", doc["peaks"]["fp16"]["source"]}};
+  EXPECT_DOUBLE_EQ(parse_device(doc.dump(), "test.json").peak_fp16_accumulate(Format::kFp16),
+                   2 * fp16);
+  auto bad = doc;
+  bad["peaks"]["fp16"]["fp16_accumulate"]["value"] = fp16 / 2;
+  expect_parse_error(bad, {"peaks.fp16.fp16_accumulate", "1 to 4 times"});
+  bad = doc;
+  bad["peaks"]["fp16"]["fp16_accumulate"]["source"] = "nowhere";
+  expect_parse_error(bad, {"fp16_accumulate", "nowhere"});
+  bad = doc;
+  bad["peaks"]["fp16"]["accumulate"] = "fp16";
+  expect_parse_error(bad, {"peaks.fp16.fp16_accumulate", "FP32-accumulate tensor peak"});
+  bad = doc;
+  bad["peaks"]["fp32"]["fp16_accumulate"] = doc["peaks"]["fp16"]["fp16_accumulate"];
+  expect_parse_error(bad, {"peaks.fp32.fp16_accumulate"});
 }
 
 TEST(Registry, FractionsAreWithinZeroAndOne) {

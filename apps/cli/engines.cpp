@@ -103,6 +103,12 @@ void engines_command(const std::string& id, bool json) {
                  .c_str(),
              f.compute);
     }
+    for (const auto& [arch, f] : e.cublas_gemm.compute) {
+      figure(fmt::format("cuBLAS {} share, {}", e.cublas_gemm.fp16_accumulate ? "fp16-acc" : "peak",
+                         arch)
+                 .c_str(),
+             f);
+    }
     if (e.scheduler.known) {
       // The serving scheduler (roofline serving): each choice with its source.
       const EngineScheduler& s = e.scheduler;

@@ -104,6 +104,10 @@ void cmd_hardware_show(const Common& c, const std::string& id) {
         fmt::format("peak {} ({}, {} acc)", info.id, compute_unit_name(p->unit),
                     accumulate_name(p->accumulate)),
         *p, human_rate(p->value, "FLOP/s"));
+    if (p->fp16_accumulate.known()) {
+      row(t, fmt::format("peak {} ({}, fp16 acc)", info.id, compute_unit_name(p->unit)),
+          p->fp16_accumulate, human_rate(p->fp16_accumulate.value, "FLOP/s"));
+    }
   }
   row(t, "achievable bandwidth", d.bandwidth_fraction,
       fmt::format("{:.1f}%", 100 * d.bandwidth_fraction.value));

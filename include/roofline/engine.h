@@ -270,6 +270,21 @@ struct EngineProfile {
     std::map<std::string, Figures, std::less<>> architectures;
   };
   DequantGemm dequant_gemm;
+  // The engine's 16-bit GEMMs above gemv_max_m rows that go to cuBLAS
+  // (llama.cpp's F16 weights: cublasGemmEx with CUBLAS_COMPUTE_16F, the
+  // tensor cores accumulating in FP16, twice the FP32-accumulate rate on
+  // GeForce parts):
+  //   time = max(bytes / achievable bandwidth, flops / (rate * compute))
+  // `rate` the device's FP16-accumulate peak when fp16_accumulate, `compute`
+  // the figure of the device's architecture (none: the device's fractions).
+  struct CublasGemm {
+    std::string kernel;
+    std::vector<Format> formats;
+    bool fp16_accumulate = false;
+    std::string source;                                        // the code that says so
+    std::map<std::string, EngineFigure, std::less<>> compute;  // by architecture
+  };
+  CublasGemm cublas_gemm;
   // Routed experts whose math runs in another format than the activations
   // ask: the engine's fused MoE for experts in `weights` on these
   // architectures quantizes the activations to `act` on the fly (TensorRT-LLM

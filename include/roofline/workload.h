@@ -237,6 +237,10 @@ struct OpGraph {
 // cannot run on the device.
 [[nodiscard]] OpGraph build_ops(const ModelSpec& model, const Device& device, const Scenario& s,
                                 const ModelOptions& options = {});
+// The same into `*out`, which predict() fills in place: the graph's fixed
+// array is not copied.
+void build_ops(const ModelSpec& model, const Device& device, const Scenario& s,
+               const ModelOptions& options, OpGraph* out);
 
 // The weight parameters of each linear operator kind over the whole model
 // (every layer, every expert): what a per-operator format applies to. Routed

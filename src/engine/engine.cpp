@@ -711,6 +711,35 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
       if (!e.gemv_max_m.known())
         g.fail("dequant_gemm", "needs gemv_max_m (the rows it starts above)");
     }
+    if (g.has("cublas_gemm")) {
+      StrictObject c = g.object("cublas_gemm");
+      EngineProfile::CublasGemm& cb = e.cublas_gemm;
+      cb.kernel = c.string("kernel");
+      for (const std::string& f : strings(c, "formats")) {
+        Format fmt{};
+        if (!try_parse_format(f, &fmt) || (fmt != Format::kFp16 && fmt != Format::kBf16))
+          c.fail("formats", "'" + clip_utf8(f, 20) + "' is not a 16-bit format (fp16, bf16)");
+        cb.formats.push_back(fmt);
+      }
+      if (cb.formats.empty()) c.fail("formats", "must name at least one format");
+      const std::string acc = c.string("accumulate");
+      if (acc != "fp16" && acc != "fp32") c.fail("accumulate", "must be \"fp16\" or \"fp32\"");
+      cb.fp16_accumulate = acc == "fp16";
+      if (cb.fp16_accumulate &&
+          std::find(cb.formats.begin(), cb.formats.end(), Format::kBf16) != cb.formats.end())
+        c.fail("accumulate", "bf16 GEMMs accumulate in fp32");
+      cb.source = c.string("source");
+      if (e.sources.find(cb.source) == e.sources.end())
+        c.fail("source", "'" + clip_utf8(cb.source, 40) + "' is not in sources");
+      StrictObject a = c.object("architectures");
+      for (auto it = a.json().begin(); it != a.json().end(); ++it)
+        cb.compute.emplace(it.key(), figure(a, it.key(), 0.01, 1.0, e.sources));
+      a.finish();
+      if (cb.compute.empty()) c.fail("architectures", "must give at least one architecture");
+      c.finish();
+      if (!e.gemv_max_m.known())
+        g.fail("cublas_gemm", "needs gemv_max_m (the rows it starts above)");
+    }
     if (g.has("weight_only_stream")) {
       StrictObject w = g.object("weight_only_stream");
       for (auto it = w.json().begin(); it != w.json().end(); ++it) {
@@ -1179,6 +1208,17 @@ nlohmann::json to_json(const EngineProfile& e) {
                {"peak", format_id(e.dequant_gemm.peak)},
                {"architectures", archs}};
   }
+  json cublas = nullptr;
+  if (!e.cublas_gemm.compute.empty()) {
+    json formats = json::array(), archs = json::object();
+    for (Format f : e.cublas_gemm.formats) formats.push_back(format_id(f));
+    for (const auto& [arch, f] : e.cublas_gemm.compute) archs[arch] = figure_json(e, f);
+    cublas = {{"kernel", e.cublas_gemm.kernel},
+              {"formats", formats},
+              {"accumulate", e.cublas_gemm.fp16_accumulate ? "fp16" : "fp32"},
+              {"source", e.citation(e.cublas_gemm.source)},
+              {"architectures", archs}};
+  }
   json expert_acts = json::array();
   for (const auto& r : e.expert_activations)
     expert_acts.push_back({{"weights", format_id(r.weights)},
@@ -1222,6 +1262,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"gemv_max_m", figure_json(e, e.gemv_max_m)},
           {"weight_only_stream", weight_only},
           {"dequant_gemm", dequant},
+          {"cublas_gemm", cublas},
           {"expert_activations", expert_acts},
           {"gemm_kernels", e.gemm_kernels},
           {"attention_kernels", e.attention_kernels},

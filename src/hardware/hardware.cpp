@@ -142,6 +142,14 @@ PeakFigure read_peak(StrictObject& peaks, std::string_view key,
   } else {
     obj.fail("accumulate", "must be \"fp32\", \"fp16\" or \"int32\"");
   }
+  if (obj.has("fp16_accumulate")) {
+    if (p.unit != ComputeUnit::kTensor || p.accumulate != Accumulate::kFp32 || !p.known())
+      obj.fail("fp16_accumulate", "only a published FP32-accumulate tensor peak has one");
+    p.fp16_accumulate = read_positive_figure(obj, "fp16_accumulate", sources);
+    // GeForce parts run FP16 accumulation at twice the FP32-accumulate rate.
+    if (p.fp16_accumulate.value < p.value || p.fp16_accumulate.value > 4 * p.value)
+      obj.fail("fp16_accumulate", "must be 1 to 4 times the peak's value");
+  }
   obj.finish();
   return p;
 }

@@ -193,6 +193,41 @@ struct TableMemo {
   return true;
 }
 
+// The engine's cuBLAS figure for this matmul on `d`, or nullptr: 16-bit
+// weights of its formats (the engine converts the activations to them), more
+// rows than its matrix-vector kernels take, and a figure for the device's
+// architecture.
+const EngineFigure* cublas_figure(const Device& d, const Op& op, const ModelOptions& opt) {
+  if (!opt.engine || opt.engine->cublas_gemm.compute.empty() || op.weight_only ||
+      !(op.gemm_m > opt.engine->gemv_max_m.value))
+    return nullptr;
+  const auto& c = opt.engine->cublas_gemm;
+  if (std::find(c.formats.begin(), c.formats.end(), op.weights) == c.formats.end()) return nullptr;
+  const auto it = c.compute.find(d.architecture);
+  return it == c.compute.end() ? nullptr : &it->second;
+}
+
+// A matmul the engine's cuBLAS figure prices: the math at its share of the
+// FP16-accumulate rate (or the format's peak), the bytes at the device's
+// achievable bandwidth, the longer of the two. False when no figure applies.
+[[gnu::noinline]] bool cublas_timing(const Device& d, const Op& op, const ModelOptions& opt,
+                                     OpTiming* out) {
+  const EngineFigure* f = cublas_figure(d, op, opt);
+  if (f == nullptr) return false;
+  const double peak = opt.engine->cublas_gemm.fp16_accumulate ? d.peak_fp16_accumulate(op.weights)
+                                                              : checked_peak(d, op.weights);
+  if (!(peak > 0)) return false;
+  OpTiming& t = *out;
+  t.memory_time_s =
+      op.count * op.bytes() / (d.memory_bandwidth_Bps.value * d.bandwidth_fraction.value);
+  t.compute_time_s = op.count * op.flops / (peak * f->value);
+  t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
+  t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
+  t.source = EfficiencySource::kEngine;
+  t.efficiency = f->value;
+  return true;
+}
+
 // An attention the engine's attention table prices (its whole call: scores,
 // softmax, values): the op's part of the call's roofline at the datasheet
 // bandwidth and bf16 peak over the table's efficiency, and its share of the
@@ -252,7 +287,7 @@ void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double 
           const auto it = opt.engine->weight_only_stream.find(op.weights);
           if (it != opt.engine->weight_only_stream.end()) bw *= it->second.value;
         }
-        if (opt.engine && dequant_timing(d, op, opt, &t)) return;
+        if (opt.engine && (dequant_timing(d, op, opt, &t) || cublas_timing(d, op, opt, &t))) return;
       }
       compute = op.flops / rate + op.vector_ops / d.peak(Format::kFp32);
       break;
@@ -644,7 +679,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   const ModelOptions& opt = resolved(given, d, &scratch);
   Prediction p;
   p.mode = opt.mode;
-  p.graph = build_ops(m, d, s, opt);
+  build_ops(m, d, s, opt, &p.graph);
   const bool realistic = opt.mode == Mode::kRealistic;
   const bool decode = s.phase == Phase::kDecode;
   const EngineProfile* engine = realistic ? opt.engine : nullptr;  // null for the reference
@@ -680,6 +715,10 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   const std::bitset<kMaxOps> in_all_reduce =
       engine ? launched_by_all_reduce(*engine, s, p.graph) : std::bitset<kMaxOps>{};
   double memory_bound_time = 0, compute_bound_time = 0;
+  // The totals, summed in locals (the compiler keeps them in registers, where
+  // p's fields would round-trip through memory every op).
+  double total_s = 0, overhead_s = 0, memory_s = 0, compute_s = 0, flops = 0, weight_bytes = 0,
+         act_bytes = 0, kv_bytes = 0, communication_s = 0;
   TableMemo memo;
 
   const int n = p.graph.size;
@@ -711,9 +750,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       } else if (!moe_priced[static_cast<std::size_t>(k)]) {
         evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n, &memo, t);
       }
-      if (op.cls == OpClass::kCommunication) {
-        p.communication_s += t.time_s;
-      }
+      if (op.cls == OpClass::kCommunication) communication_s += t.time_s;
       // A table-priced attention call's measured time holds its softmax (the
       // call's first op prices it).
       if (op.cls == OpClass::kAttention) {
@@ -736,14 +773,14 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
                          ? 0
                          : op.count * op.launches * launch;
       t.time_s = (standalone > 0 ? kernel_time * own / standalone : 0) + t.overhead_s;
-      p.time_s += t.time_s;
-      p.overhead_s += t.overhead_s;
-      p.memory_time_s += t.memory_time_s;
-      p.compute_time_s += t.compute_time_s;
-      p.flops += op.count * op.flops;
-      p.weight_bytes += op.count * op.weight_bytes;
-      p.act_bytes += op.count * op.act_bytes;
-      p.kv_bytes += op.count * op.kv_bytes;
+      total_s += t.time_s;
+      overhead_s += t.overhead_s;
+      memory_s += t.memory_time_s;
+      compute_s += t.compute_time_s;
+      flops += op.count * op.flops;
+      weight_bytes += op.count * op.weight_bytes;
+      act_bytes += op.count * op.act_bytes;
+      kv_bytes += op.count * op.kv_bytes;
       (t.bound == Bound::kMemory ? memory_bound_time : compute_bound_time) +=
           t.time_s - t.overhead_s;
     }
@@ -753,6 +790,15 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     }
     i = j;
   }
+  p.time_s = total_s;
+  p.overhead_s = overhead_s;
+  p.memory_time_s = memory_s;
+  p.compute_time_s = compute_s;
+  p.flops = flops;
+  p.weight_bytes = weight_bytes;
+  p.act_bytes = act_bytes;
+  p.kv_bytes = kv_bytes;
+  p.communication_s = communication_s;
   if (engine && engine->shared_experts_stream.on &&
       (p.cuda_graphs || !engine->shared_experts_stream.graphs_only)) {
     const EngineFigure& limit = engine->shared_experts_stream.max_tokens;

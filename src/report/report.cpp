@@ -88,6 +88,7 @@ nlohmann::json to_json(const Device& d) {
       nlohmann::json pj = to_json(d, *p);
       pj["unit"] = compute_unit_name(p->unit);
       pj["accumulate"] = accumulate_name(p->accumulate);
+      if (p->fp16_accumulate.known()) pj["fp16_accumulate"] = to_json(d, p->fp16_accumulate);
       peaks[std::string(info.id)] = pj;
       if (p->unit == ComputeUnit::kTensor) formats.push_back(info.id);
     }
@@ -187,12 +188,11 @@ std::vector<std::string> explain(const Device& d, const GemmProblem& p, const Ro
         fmt::format("mixed {} x {} operands run natively at the {} rate", w, format_id(p.act), c));
   }
   const auto& peak = *d.peaks[format_index(r.compute_format)];
-  if (peak.accumulate == Accumulate::kFp32 && r.compute_format != Format::kFp32 &&
-      peak.note.find("FP16 accumulate") != std::string::npos) {
+  if (peak.fp16_accumulate.known()) {
     notes.push_back(fmt::format(
         "the {} peak {} is the FP32-accumulate rate that frameworks use; this device's tensor "
-        "cores run FP16-accumulate at twice it",
-        c, human_rate(peak.value, "FLOP/s")));
+        "cores run FP16 accumulation at {}",
+        c, human_rate(peak.value, "FLOP/s"), human_rate(peak.fp16_accumulate.value, "FLOP/s")));
   }
   if (r.mode == Mode::kIdeal) {
     notes.push_back(fmt::format("ideal mode: datasheet peaks ({} {}, {} memory), no overheads",
@@ -640,25 +640,45 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
     const EngineProfile& e = *p.engine;
     const bool decode = s.phase == Phase::kDecode;
     const EngineFigure& launch = p.cuda_graphs ? e.launch_decode_s : e.launch_prefill_s;
-    int from_table = 0, from_moe_table = 0, from_engine = 0, matmuls = 0;
+    int from_table = 0, from_moe_table = 0, from_dequant = 0, from_cublas = 0, matmuls = 0;
+    const auto cublas_format = [&e](Format f) {
+      return std::find(e.cublas_gemm.formats.begin(), e.cublas_gemm.formats.end(), f) !=
+             e.cublas_gemm.formats.end();
+    };
     for (int i = 0; i < p.graph.size; ++i) {
-      if (p.graph.ops[static_cast<std::size_t>(i)].cls != OpClass::kMatmul) continue;
+      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+      if (op.cls != OpClass::kMatmul) continue;
       ++matmuls;
       const EfficiencySource src = p.timings[static_cast<std::size_t>(i)].source;
       from_table +=
           src == EfficiencySource::kMeasuredTable || src == EfficiencySource::kDerivedTable;
       from_moe_table +=
           src == EfficiencySource::kMeasuredMoeTable || src == EfficiencySource::kDerivedMoeTable;
-      from_engine += src == EfficiencySource::kEngine;
+      if (src == EfficiencySource::kEngine)
+        ++(cublas_format(op.weights) ? from_cublas : from_dequant);
     }
     std::string gemms = "GEMMs at the device's fractions (no measured tables for its kernels)";
-    if (from_engine > 0) {
+    if (from_dequant + from_cublas > 0) {
+      std::vector<std::string> parts;
+      if (const auto it = e.dequant_gemm.architectures.find(d.architecture);
+          from_dequant > 0 && it != e.dequant_gemm.architectures.end()) {
+        parts.push_back(fmt::format("{} as {} (dequantize, then multiply at {:.3g} of the {} peak)",
+                                    from_dequant, e.dequant_gemm.kernel, it->second.compute.value,
+                                    format_id(e.dequant_gemm.peak)));
+      }
+      if (const auto it = e.cublas_gemm.compute.find(d.architecture);
+          from_cublas > 0 && it != e.cublas_gemm.compute.end()) {
+        parts.push_back(fmt::format(
+            "{} as {} (at {:.3g} of the {} rate{})", from_cublas, e.cublas_gemm.kernel,
+            it->second.value, e.cublas_gemm.fp16_accumulate ? "FP16-accumulate" : "datasheet",
+            it->second.confidence == Confidence::kDerived && !it->second.note.empty()
+                ? "; " + it->second.note
+                : ""));
+      }
       gemms = fmt::format(
-          "{} of {} matmul groups as {} (dequantize, then multiply at {:.3g} of the {} peak; "
-          "derived from published llama-bench runs, {}), the rest at the device's fractions",
-          from_engine, matmuls, e.dequant_gemm.kernel,
-          e.dequant_gemm.architectures.at(d.architecture).compute.value,
-          format_id(e.dequant_gemm.peak), d.architecture);
+          "{} of {} matmul groups: {} (derived from published llama-bench runs, {}), the rest at "
+          "the device's fractions",
+          from_dequant + from_cublas, matmuls, fmt::join(parts, "; "), d.architecture);
     }
     if (p.gemm_table) {
       gemms = fmt::format("{} of {} matmul groups from the {} GEMM table ({}{})", from_table,

@@ -861,8 +861,17 @@ void validate(const Scenario& s, const ModelSpec& m) {
 
 OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s,
                   const ModelOptions& opt) {
-  validate(s, m);
   OpGraph g;
+  build_ops(m, dev, s, opt, &g);
+  return g;
+}
+
+void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const ModelOptions& opt,
+               OpGraph* out) {
+  validate(s, m);
+  OpGraph& g = *out;
+  g.size = 0;
+  g.distinct_experts = 0;
   Builder b{m, dev, s, opt, g};
   b.decode = s.phase == Phase::kDecode;
   b.tp = static_cast<double>(s.tp);
@@ -968,7 +977,6 @@ OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s,
     send.act_bytes = bytes_for(b.a, b.N * b.H);
     send.compute = Format::kFp32;
   }
-  return g;
 }
 
 LinearParameters linear_parameters(const ModelSpec& m) {
