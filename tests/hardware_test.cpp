@@ -172,6 +172,9 @@ TEST(DeviceFile, Fp16AccumulateRatesAreChecked) {
   bad = doc;
   bad["peaks"]["fp32"]["fp16_accumulate"] = doc["peaks"]["fp16"]["fp16_accumulate"];
   expect_parse_error(bad, {"peaks.fp32.fp16_accumulate"});
+  bad = doc;
+  bad["peaks"]["bf16"]["fp16_accumulate"] = doc["peaks"]["fp16"]["fp16_accumulate"];
+  expect_parse_error(bad, {"peaks.bf16.fp16_accumulate", "fp16 and fp8 inputs"});
 }
 
 TEST(Registry, FractionsAreWithinZeroAndOne) {

@@ -145,6 +145,9 @@ PeakFigure read_peak(StrictObject& peaks, std::string_view key,
   if (obj.has("fp16_accumulate")) {
     if (p.unit != ComputeUnit::kTensor || p.accumulate != Accumulate::kFp32 || !p.known())
       obj.fail("fp16_accumulate", "only a published FP32-accumulate tensor peak has one");
+    // The tensor instructions that take an FP16 accumulator: FP16 and FP8 inputs.
+    if (key != "fp16" && key != "fp8" && key != "fp8-e5m2")
+      obj.fail("fp16_accumulate", "only fp16 and fp8 inputs accumulate in FP16");
     p.fp16_accumulate = read_positive_figure(obj, "fp16_accumulate", sources);
     // GeForce parts run FP16 accumulation at twice the FP32-accumulate rate.
     if (p.fp16_accumulate.value < p.value || p.fp16_accumulate.value > 4 * p.value)
