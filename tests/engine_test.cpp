@@ -1194,6 +1194,27 @@ TEST(EnginePrediction, WeightOnlyKernelsStreamAtTheirShareOfBf16) {
     bad.replace(bad.find(from), from.size(), to);
     EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
   }
+  // Fp8 inputs the kernel before writes: operator names, a known source.
+  std::string pre = dequant;
+  pre.replace(pre.find("\"kernels\": {}"), 13,
+              R"("kernels": {}, "fp8_prequantized": {"ops": ["o_proj"],
+                 "with_allreduce_fusion": ["q_proj", "gate_proj"], "source": "s"})");
+  const EngineProfile pq = parse_engine(pre, "x.json");
+  EXPECT_EQ(pq.fp8_prequantized.ops, std::vector<OpKind>{OpKind::kOProj});
+  EXPECT_EQ(pq.fp8_prequantized.with_allreduce_fusion,
+            (std::vector<OpKind>{OpKind::kQProj, OpKind::kGateProj}));
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {R"(["o_proj"])", R"(["o_projection"])"},
+           {R"("source": "s"})", R"("source": "t"})"},
+           {R"("ops": ["o_proj"],)", R"("ops": ["o_proj"], "typo": 1,)"},
+           {R"("ops": ["o_proj"],
+                 "with_allreduce_fusion": ["q_proj", "gate_proj"],)",
+            R"("ops": [], "with_allreduce_fusion": [],)"}}) {
+    std::string bad = pre;
+    ASSERT_NE(bad.find(from), std::string::npos) << from;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
+  }
   // BF16 weights with FP32 accumulation parse.
   std::string bf16 = cublas;
   bf16.replace(bf16.find(R"(["fp16"])"), 8, R"(["bf16"])");
@@ -1670,6 +1691,78 @@ TEST(GemmTables, StaticFp8ScalesShedTheDynamicScalingCost) {
   }
   EXPECT_GE(fp8_calls, 7);  // q, k, v, o, gate, up, down
   EXPECT_EQ(kernel_times(t, Format::kBf16), kernel_times(plain, Format::kBf16));
+}
+
+// TensorRT-LLM's kernels before a per-tensor fp8 GEMM write its input in fp8
+// with the GEMM's static scale (the attention kernel for o_proj, SwiGLU for
+// down_proj; the fused all-reduce for QKV and gate/up under tensor
+// parallelism): those calls shed the static quantize kernel the table's rows
+// still hold, once a kernel. Other engines, block-scaled checkpoints and MLA
+// keep it.
+TEST(GemmTables, Fp8InputsTheKernelBeforeWritesShedTheStaticQuantize) {
+  constexpr double kFloor = 1e-6;
+  constexpr double kScale = 5e-6, kStatic = 2e-6;  // flat over m x k
+  // At a quarter of the roofline every call stays above it less both costs.
+  GemmTable t = gemm_table_from_measurements({{"fp8", "k", 1, 1 << 20, kFloor, 0.25},
+                                              {"fp8", "k", 4096, 1 << 30, kFloor, 0.25},
+                                              {"bf16", "k", 1, 1 << 20, kFloor, 0.25}},
+                                             "h200", "measured", "test");
+  t.log2_mk0 = 5;
+  t.fp8_dynamic_scale_s = {kScale, kScale};
+  const GemmTable plain = t;  // no static quantize measured: nothing to shed
+  t.fp8_static_quantize_s = {kStatic, kStatic};
+  t.fp8_dynamic_scale_citation = "scales";
+  t.fp8_static_quantize_citation = "static";
+  const GemmTable back = parse_gemm_table(to_json(t).dump(), "round trip");
+  EXPECT_EQ(back.fp8_static_quantize_s, t.fp8_static_quantize_s);
+  EXPECT_EQ(back.fp8_static_quantize_citation, "static");
+  EXPECT_DOUBLE_EQ(back.fp8_static_quantize(1e6), kStatic);
+  // Time shed per instance, summed over each kind's ops (a fused kernel's ops
+  // share its one call).
+  auto shed = [&](const char* engine, const char* model, std::int64_t tp) {
+    std::map<OpKind, double> by_kind;
+    const ModelSpec m = load_model(model);
+    Scenario s;
+    s.tp = tp;
+    s.precision.weights = Format::kFp8;
+    s.precision.act = Format::kFp8;
+    const auto run = [&](const GemmTable& table) {
+      ModelOptions o;
+      o.gemm_table = &table;
+      o.gemm_table_source = EfficiencySource::kMeasuredTable;
+      o.engine = &EngineRegistry::built_in().get(engine);
+      return predict(m, devices().get("h200"), s, o);
+    };
+    const Prediction with = run(t), without = run(plain);
+    for (int i = 0; i < with.graph.size; ++i) {
+      const Op& op = with.graph.ops[static_cast<std::size_t>(i)];
+      const OpTiming& a = with.timings[static_cast<std::size_t>(i)];
+      const OpTiming& b = without.timings[static_cast<std::size_t>(i)];
+      if (a.source != EfficiencySource::kMeasuredTable) continue;
+      by_kind[op.kind] += (std::max(b.memory_time_s, b.compute_time_s) -
+                           std::max(a.memory_time_s, a.compute_time_s)) /
+                          op.count;
+    }
+    return by_kind;
+  };
+  constexpr double kExact = 1e-15;
+  // Llama-3.1-70B on one GPU: o_proj and down_proj; QKV and gate/up follow a
+  // plain RMSNorm and quantize their own input.
+  auto one = shed("trtllm", "llama-3.1-70b", 1);
+  EXPECT_NEAR(one[OpKind::kOProj], kStatic, kExact);
+  EXPECT_NEAR(one[OpKind::kDownProj], kStatic, kExact);
+  EXPECT_NEAR(one[OpKind::kQProj] + one[OpKind::kKProj] + one[OpKind::kVProj], 0, kExact);
+  EXPECT_NEAR(one[OpKind::kGateProj] + one[OpKind::kUpProj], 0, kExact);
+  EXPECT_NEAR(one[OpKind::kLmHead], 0, kExact);
+  // At TP 2 the all-reduce before QKV and gate/up writes their input too.
+  auto two = shed("trtllm", "llama-3.1-70b", 2);
+  EXPECT_NEAR(two[OpKind::kQProj] + two[OpKind::kKProj] + two[OpKind::kVProj], kStatic, kExact);
+  EXPECT_NEAR(two[OpKind::kGateProj] + two[OpKind::kUpProj], kStatic, kExact);
+  // vLLM's profile says nothing of it; DeepSeek-V3 ships block-scaled fp8 (MLA).
+  for (const auto& [kind, seconds] : shed("vllm", "llama-3.1-70b", 2))
+    EXPECT_NEAR(seconds, 0, kExact) << op_name(kind);
+  for (const auto& [kind, seconds] : shed("trtllm", "deepseek-v3", 8))
+    EXPECT_NEAR(seconds, 0, kExact) << op_name(kind);
 }
 
 }  // namespace

@@ -103,6 +103,16 @@ void engines_command(const std::string& id, bool json) {
                  .c_str(),
              f.compute);
     }
+    if (!e.fp8_prequantized.source.empty()) {
+      std::vector<std::string> ops, with_reduce;
+      for (OpKind k : e.fp8_prequantized.ops) ops.emplace_back(op_name(k));
+      for (OpKind k : e.fp8_prequantized.with_allreduce_fusion)
+        with_reduce.emplace_back(op_name(k));
+      std::cout << fmt::format(
+          "  {:<28} {}; with the all-reduce fusion also {}\n      source: {}\n",
+          "fp8 inputs written before", fmt::join(ops, ", "), fmt::join(with_reduce, ", "),
+          e.citation(e.fp8_prequantized.source));
+    }
     for (const auto& [arch, f] : e.cublas_gemm.compute) {
       figure(fmt::format("cuBLAS {} share, {}", e.cublas_gemm.fp16_accumulate ? "fp16-acc" : "peak",
                          arch)

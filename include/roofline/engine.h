@@ -59,6 +59,12 @@ struct GemmTable {
   int log2_mk0 = 0;
   std::vector<double> fp8_dynamic_scale_s;
   std::string fp8_dynamic_scale_citation;
+  // The static quantize kernel per call on the same grid (empty when not
+  // measured): what an fp8 row still holds once the scale's computation is
+  // taken off, and what an engine whose kernel before the GEMM writes the
+  // input in fp8 (EngineProfile::fp8_inputs_prequantized) does not run.
+  std::vector<double> fp8_static_quantize_s;
+  std::string fp8_static_quantize_citation;
 
   [[nodiscard]] const Entry* find(std::string_view format_key) const noexcept;
   // Bilinear in (log2 m, log2 n k), held at the grid's edges. Never above 1.
@@ -69,6 +75,8 @@ struct GemmTable {
   // The dynamic-scale cost of one call with m x k activations: linear between
   // the grid's points in log2(m k), held at its edges; 0 when not measured.
   [[nodiscard]] double fp8_dynamic_scale(double mk) const noexcept;
+  // The static quantize kernel's time for m x k activations, the same way.
+  [[nodiscard]] double fp8_static_quantize(double mk) const noexcept;
 };
 
 // Strict: unknown or missing keys, a grid of the wrong size, efficiencies
@@ -285,6 +293,17 @@ struct EngineProfile {
     std::map<std::string, EngineFigure, std::less<>> compute;  // by architecture
   };
   CublasGemm cublas_gemm;
+  // Per-tensor fp8 GEMMs whose input the kernel before them already writes in
+  // fp8 with the GEMM's static scale (TensorRT-LLM: the attention kernel for
+  // o_proj, SwiGLU for down_proj, and the all-reduce fused with the residual
+  // and RMSNorm for QKV and gate/up): their table rows, which hold the static
+  // quantize kernel, lose its time (GemmTable::fp8_static_quantize).
+  struct Fp8Prequantized {
+    std::vector<OpKind> ops;                    // always
+    std::vector<OpKind> with_allreduce_fusion;  // where allreduce_residual_rmsnorm applies
+    std::string source;
+  };
+  Fp8Prequantized fp8_prequantized;
   // Routed experts whose math runs in another format than the activations
   // ask: the engine's fused MoE for experts in `weights` on these
   // architectures quantizes the activations to `act` on the fly (TensorRT-LLM

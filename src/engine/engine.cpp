@@ -308,16 +308,57 @@ double GemmTable::efficiency_log2(const Entry& e, double log2_m, double log2_nk)
                                     log2_nk);
 }
 
-double GemmTable::fp8_dynamic_scale(double mk) const noexcept {
-  const auto n = static_cast<int>(fp8_dynamic_scale_s.size());
+namespace {
+
+// A latency on a grid of log2(m k) from `log2_mk0`: linear between its points
+// in log2(m k), held at its edges; 0 when empty.
+double latency_by_mk(const std::vector<double>& grid, int log2_mk0, double mk) noexcept {
+  const auto n = static_cast<int>(grid.size());
   if (n == 0) return 0;
   const double x =
       std::clamp(std::log2(std::max(mk, 1.0)) - log2_mk0, 0.0, static_cast<double>(n - 1));
   const int i = std::min(static_cast<int>(x), std::max(n - 2, 0));
   const int j = std::min(i + 1, n - 1);
   const double f = x - i;
-  return (1 - f) * fp8_dynamic_scale_s[static_cast<std::size_t>(i)] +
-         f * fp8_dynamic_scale_s[static_cast<std::size_t>(j)];
+  return (1 - f) * grid[static_cast<std::size_t>(i)] + f * grid[static_cast<std::size_t>(j)];
+}
+
+// Reads a GEMM table's latency grid over log2(m k) (fp8_dynamic_scale,
+// fp8_static_quantize): its citation and values; the axis must start where
+// `*log2_mk0` says once one grid has set it.
+void read_mk_latency(StrictObject& o, std::string_view key, const detail::KernelTableHeader& h,
+                     bool* axis_set, int* log2_mk0, std::vector<double>* out,
+                     std::string* citation) {
+  StrictObject d = o.object(key);
+  *citation = detail::cited_source(d, h);
+  const double rows = d.non_negative("rows");
+  if (rows != std::floor(rows) || rows > 1e9)
+    d.fail("rows", "must be a whole number of at most 1e9");
+  int points = 0, start = 0;
+  detail::read_log2_axis(d, "log2_mk", 62, &start, &points);
+  if (*axis_set && start != *log2_mk0)
+    d.fail("log2_mk", "must start where the table's other log2_mk grid does");
+  *axis_set = true;
+  *log2_mk0 = start;
+  const json& latency = d.required("latency_s");
+  if (!latency.is_array() || latency.size() != static_cast<std::size_t>(points))
+    d.fail("latency_s", "expected one value per log2_mk point");
+  for (const auto& v : latency) {
+    if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1)
+      d.fail("latency_s", "every value must be in [0, 1] s");
+    out->push_back(v.get<double>());
+  }
+  d.finish();
+}
+
+}  // namespace
+
+double GemmTable::fp8_dynamic_scale(double mk) const noexcept {
+  return latency_by_mk(fp8_dynamic_scale_s, log2_mk0, mk);
+}
+
+double GemmTable::fp8_static_quantize(double mk) const noexcept {
+  return latency_by_mk(fp8_static_quantize_s, log2_mk0, mk);
 }
 
 GemmTable parse_gemm_table(std::string_view text, const std::string& origin) {
@@ -358,24 +399,14 @@ GemmTable parse_gemm_table(std::string_view text, const std::string& origin) {
     t.formats.emplace(it.key(), std::move(e));
   }
   formats.finish();
-  if (o.has("fp8_dynamic_scale")) {
-    StrictObject d = o.object("fp8_dynamic_scale");
-    t.fp8_dynamic_scale_citation = detail::cited_source(d, h);
-    const double rows = d.non_negative("rows");
-    if (rows != std::floor(rows) || rows > 1e9)
-      d.fail("rows", "must be a whole number of at most 1e9");
-    int points = 0;
-    detail::read_log2_axis(d, "log2_mk", 62, &t.log2_mk0, &points);
-    const json& latency = d.required("latency_s");
-    if (!latency.is_array() || latency.size() != static_cast<std::size_t>(points))
-      d.fail("latency_s", "expected one value per log2_mk point");
-    for (const auto& v : latency) {
-      if (!v.is_number() || !(v.get<double>() >= 0) || v.get<double>() > 1)
-        d.fail("latency_s", "every value must be in [0, 1] s");
-      t.fp8_dynamic_scale_s.push_back(v.get<double>());
-    }
-    d.finish();
-    if (!t.formats.contains("fp8")) d.fail("source", "the table measures no fp8 GEMM");
+  bool mk_axis = false;
+  for (const std::string_view key : {"fp8_dynamic_scale", "fp8_static_quantize"}) {
+    if (!o.has(key)) continue;
+    const bool dynamic = key == "fp8_dynamic_scale";
+    read_mk_latency(o, key, h, &mk_axis, &t.log2_mk0,
+                    dynamic ? &t.fp8_dynamic_scale_s : &t.fp8_static_quantize_s,
+                    dynamic ? &t.fp8_dynamic_scale_citation : &t.fp8_static_quantize_citation);
+    if (!t.formats.contains("fp8")) o.fail(key, "the table measures no fp8 GEMM");
   }
   o.finish();
   if (t.formats.empty()) throw ParseError(origin + ": formats: no format measured");
@@ -497,16 +528,20 @@ nlohmann::json to_json(const GemmTable& t) {
               {"log2_m", axis_m},
               {"log2_nk", axis_nk},
               {"formats", formats}};
-  if (!t.fp8_dynamic_scale_s.empty()) {
+  // The latency grids over log2(m k), each with its citation.
+  const auto mk_grid = [&](const char* key, const char* source, const std::vector<double>& grid,
+                           const std::string& citation) {
+    if (grid.empty()) return;
     json axis_mk = json::array();
-    for (std::size_t i = 0; i < t.fp8_dynamic_scale_s.size(); ++i)
+    for (std::size_t i = 0; i < grid.size(); ++i)
       axis_mk.push_back(t.log2_mk0 + static_cast<int>(i));
-    doc["sources"]["dynamic-scale"] = t.fp8_dynamic_scale_citation;
-    doc["fp8_dynamic_scale"] = {{"source", "dynamic-scale"},
-                                {"rows", 0},
-                                {"log2_mk", axis_mk},
-                                {"latency_s", t.fp8_dynamic_scale_s}};
-  }
+    doc["sources"][source] = citation;
+    doc[key] = {{"source", source}, {"rows", 0}, {"log2_mk", axis_mk}, {"latency_s", grid}};
+  };
+  mk_grid("fp8_dynamic_scale", "dynamic-scale", t.fp8_dynamic_scale_s,
+          t.fp8_dynamic_scale_citation);
+  mk_grid("fp8_static_quantize", "static-quantize", t.fp8_static_quantize_s,
+          t.fp8_static_quantize_citation);
   return doc;
 }
 
@@ -739,6 +774,31 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
       c.finish();
       if (!e.gemv_max_m.known())
         g.fail("cublas_gemm", "needs gemv_max_m (the rows it starts above)");
+    }
+    if (g.has("fp8_prequantized")) {
+      StrictObject q = g.object("fp8_prequantized");
+      EngineProfile::Fp8Prequantized& pq = e.fp8_prequantized;
+      const auto kinds = [&q](std::string_view key) {
+        std::vector<OpKind> out;
+        for (const std::string& name : strings(q, key)) {
+          bool found = false;
+          for (int k = 0; k < kOpKindCount && !found; ++k) {
+            const auto kind = static_cast<OpKind>(k);
+            if (op_name(kind) != name) continue;
+            out.push_back(kind);
+            found = true;
+          }
+          if (!found) q.fail(key, "'" + clip_utf8(name, 24) + "' is not an operator name");
+        }
+        return out;
+      };
+      pq.ops = kinds("ops");
+      pq.with_allreduce_fusion = kinds("with_allreduce_fusion");
+      if (pq.ops.empty() && pq.with_allreduce_fusion.empty()) q.fail("ops", "names no operator");
+      pq.source = q.string("source");
+      if (e.sources.find(pq.source) == e.sources.end())
+        q.fail("source", "'" + clip_utf8(pq.source, 40) + "' is not in sources");
+      q.finish();
     }
     if (g.has("weight_only_stream")) {
       StrictObject w = g.object("weight_only_stream");
@@ -1219,6 +1279,15 @@ nlohmann::json to_json(const EngineProfile& e) {
               {"source", e.citation(e.cublas_gemm.source)},
               {"architectures", archs}};
   }
+  json prequantized = nullptr;
+  if (!e.fp8_prequantized.source.empty()) {
+    json ops = json::array(), with_reduce = json::array();
+    for (OpKind k : e.fp8_prequantized.ops) ops.push_back(op_name(k));
+    for (OpKind k : e.fp8_prequantized.with_allreduce_fusion) with_reduce.push_back(op_name(k));
+    prequantized = {{"ops", ops},
+                    {"with_allreduce_fusion", with_reduce},
+                    {"source", e.citation(e.fp8_prequantized.source)}};
+  }
   json expert_acts = json::array();
   for (const auto& r : e.expert_activations)
     expert_acts.push_back({{"weights", format_id(r.weights)},
@@ -1263,6 +1332,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"weight_only_stream", weight_only},
           {"dequant_gemm", dequant},
           {"cublas_gemm", cublas},
+          {"fp8_prequantized", prequantized},
           {"expert_activations", expert_acts},
           {"gemm_kernels", e.gemm_kernels},
           {"attention_kernels", e.attention_kernels},

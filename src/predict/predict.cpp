@@ -135,7 +135,8 @@ struct TableMemo {
 // False when the table has no entry for the op's formats. Out of line: the
 // common path (no engine) stays small.
 [[gnu::noinline]] bool table_timing(const Device& d, const Op& op, const ModelOptions& opt,
-                                    double kernel_n, double rate, TableMemo* memo, OpTiming* out) {
+                                    double kernel_n, double rate, bool prequantized,
+                                    TableMemo* memo, OpTiming* out) {
   const GemmTable::Entry* e = memo->find(*opt.gemm_table, op);
   if (e == nullptr) return false;
   OpTiming& t = *out;
@@ -160,11 +161,14 @@ struct TableMemo {
     // The fp8 rows include computing a dynamic activation scale; a per-tensor
     // fp8 checkpoint carries static input scales and skips it (AIConfigurator
     // prices its fp8_static mode so). Never below the roofline itself.
+    // An input the kernel before wrote in fp8 skips the static quantize
+    // kernel the rows still hold too.
     double& longer = t.memory_time_s >= t.compute_time_s ? t.memory_time_s : t.compute_time_s;
+    const double mk = op.gemm_m * op.gemm_k * op.gemm_groups;
+    const double skipped = TableMemo::fp8_scale(*opt.gemm_table, shape, mk) +
+                           (prequantized ? opt.gemm_table->fp8_static_quantize(mk) : 0);
     longer = std::max(std::max(memory_roofline_s, compute_roofline_s),
-                      longer - op.count * share *
-                                   TableMemo::fp8_scale(*opt.gemm_table, shape,
-                                                        op.gemm_m * op.gemm_k * op.gemm_groups));
+                      longer - op.count * share * skipped);
   }
   t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
   t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
@@ -265,7 +269,7 @@ const EngineFigure* cublas_figure(const Device& d, const Op& op, const ModelOpti
 // efficiency a GEMM table gives it; the op takes its width's share of the
 // kernel's one latency floor.
 void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double kernel_n,
-                 TableMemo* memo, OpTiming& t) {
+                 bool fp8_prequantized, TableMemo* memo, OpTiming& t) {
   const bool realistic = opt.mode == Mode::kRealistic;
   double bw = d.memory_bandwidth_Bps.value * (realistic ? d.bandwidth_fraction.value : 1.0);
   t = OpTiming{};
@@ -274,7 +278,9 @@ void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double 
     case OpClass::kMatmul: {
       double rate = checked_peak(d, op.compute);
       t.source = realistic ? EfficiencySource::kDevice : EfficiencySource::kIdeal;
-      if (realistic && opt.gemm_table && table_timing(d, op, opt, kernel_n, rate, memo, &t)) return;
+      if (realistic && opt.gemm_table &&
+          table_timing(d, op, opt, kernel_n, rate, fp8_prequantized, memo, &t))
+        return;
       if (realistic) {
         rate *= d.matmul_fraction_for(op.compute).value * op.wave_efficiency;
         // The engine's own matrix-vector kernel: bytes in flight per SM bound it.
@@ -579,6 +585,38 @@ std::bitset<kMaxOps> launched_by_all_reduce(const EngineProfile& e, const Scenar
   return inside;
 }
 
+// Per-tensor fp8 GEMMs whose input the kernel before them writes in fp8
+// (EngineProfile::Fp8Prequantized): the engine's listed ops always, the ones
+// after an all-reduce where the all-reduce fusion applies (as
+// launched_by_all_reduce). Not for checkpoints that ship fp8 (block-scaled:
+// their per-group activation scales are computed, not static) nor MLA, whose
+// attention module the source does not cover.
+std::bitset<kMaxOps> fp8_inputs_prequantized(const EngineProfile& e, const ModelSpec& m,
+                                             const Scenario& s, const OpGraph& g) {
+  std::bitset<kMaxOps> set;
+  const auto& pq = e.fp8_prequantized;
+  if ((pq.ops.empty() && pq.with_allreduce_fusion.empty()) || m.native_weights == Format::kFp8 ||
+      m.attention == AttentionKind::kMla)
+    return set;
+  bool reduces = false;
+  for (int i = 0; i < g.size && !reduces; ++i)
+    reduces = g.ops[static_cast<std::size_t>(i)].kind == OpKind::kAllReduce;
+  const bool fused_reduce =
+      reduces && e.allreduce_residual_rmsnorm && s.tp > 1 && s.attention_dp == 1;
+  const auto listed = [](const std::vector<OpKind>& kinds, OpKind k) {
+    return std::find(kinds.begin(), kinds.end(), k) != kinds.end();
+  };
+  for (int i = 0; i < g.size; ++i) {
+    const Op& op = g.ops[static_cast<std::size_t>(i)];
+    if (op.cls != OpClass::kMatmul || op.weights != Format::kFp8 || op.compute != Format::kFp8 ||
+        op.weight_only)
+      continue;
+    if (listed(pq.ops, op.kind) || (fused_reduce && listed(pq.with_allreduce_fusion, op.kind)))
+      set.set(static_cast<std::size_t>(i));
+  }
+  return set;
+}
+
 // The engine's files keep some tensors of a requested format in another one
 // (llama.cpp Q4_K_M: Q6_K LM head and, in half the layers, V and down
 // projections): their streamed bytes follow the file. Returns the change in
@@ -714,6 +752,8 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       engine ? held_by_attention_calls(*engine, opt, p.graph) : std::bitset<kMaxOps>{};
   const std::bitset<kMaxOps> in_all_reduce =
       engine ? launched_by_all_reduce(*engine, s, p.graph) : std::bitset<kMaxOps>{};
+  const std::bitset<kMaxOps> prequantized =
+      engine ? fp8_inputs_prequantized(*engine, m, s, p.graph) : std::bitset<kMaxOps>{};
   double memory_bound_time = 0, compute_bound_time = 0;
   // The totals, summed in locals (the compiler keeps them in registers, where
   // p's fields would round-trip through memory every op).
@@ -748,7 +788,8 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       if (held[static_cast<std::size_t>(k)]) {
         t = OpTiming{};  // in the attention call's measured time
       } else if (!moe_priced[static_cast<std::size_t>(k)]) {
-        evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n, &memo, t);
+        evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n,
+                    prequantized[static_cast<std::size_t>(k)], &memo, t);
       }
       if (op.cls == OpClass::kCommunication) communication_s += t.time_s;
       // A table-priced attention call's measured time holds its softmax (the
