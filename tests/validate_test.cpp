@@ -294,6 +294,25 @@ TEST(ServingRuns, BuiltInDevelopmentSetLoadsWholly) {
       1502);
 }
 
+// A run recorded under two ids counts once as a repeat: every field but the
+// id must match as read (another TPOT, or clients the id reads otherwise, is
+// another run).
+TEST(ServingRuns, RepeatedRunsAreCounted) {
+  const std::string a = serving_row("m");
+  std::string b = a;
+  b.replace(0, 2, "r9");                           // the same run, another id
+  const std::string c = serving_row("m", "20.6");  // another TPOT: another run
+  const auto runs = parse_serving_runs(std::string(kServingHeader) + a + b + c + b, "t.csv");
+  EXPECT_EQ(repeated_serving_runs(runs), 2);
+  EXPECT_EQ(repeated_serving_runs(parse_serving_runs(std::string(kServingHeader) + a + c, "t.csv")),
+            0);
+  // The development set: 157 of its 2,101 rows repeat another's every column
+  // but the id; 13 of those are read differently, their ids labelling the
+  // TP x EP layout one way and the other not (undo_tp_times_ep), so 144
+  // repeat as read.
+  EXPECT_EQ(repeated_serving_runs(built_in_serving_runs()), 144);
+}
+
 TEST(ServingRuns, ParsingIsStrict) {
   const std::string good = std::string(kServingHeader) + serving_row("meta-llama/Llama-3.1-70B");
   const auto runs = parse_serving_runs(good, "t.csv");

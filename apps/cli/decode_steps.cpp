@@ -20,6 +20,19 @@ std::string error_groups_table(const std::vector<ErrorStats>& groups) {
   return t.text();
 }
 
+namespace {
+
+// The runs recorded twice, which the figures count each time.
+void print_repeated(const DecodeStepReport& r) {
+  if (r.repeated == 0) return;
+  std::cout << fmt::format(
+      "{} rows are read the same as an earlier row in every field but the id (one run recorded "
+      "twice); each counts in the figures above\n",
+      r.repeated);
+}
+
+}  // namespace
+
 void decode_steps_command(const Registry& registry, const std::string& file,
                           const std::string& engine, DecodeStepsOutput output, bool leave_one_out,
                           bool prefill_share) {
@@ -64,6 +77,7 @@ void decode_steps_command(const Registry& registry, const std::string& file,
   std::cout << fmt::format("\n{} rows predicted, {} refused, {} disaggregated rows skipped\n",
                            r.predicted, r.refused, r.skipped_disaggregated);
   for (const auto& [reason, n] : r.refusals) std::cout << fmt::format("  {:4}  {}\n", n, reason);
+  print_repeated(r);
   if (leave_one_out) {
     std::cout << "\nLeave one device out: each measured device's rows with its own GEMM "
                  "tables, then without them\n(borrowing its architecture's nearest other "
@@ -112,6 +126,7 @@ void serving_validation_command(const Registry& registry, const std::string& fil
             << error_groups_table(r.ttft_groups);
   std::cout << fmt::format("\n{} rows predicted, {} refused\n", r.predicted, r.refused);
   for (const auto& [reason, n] : r.refusals) std::cout << fmt::format("  {:4}  {}\n", n, reason);
+  print_repeated(r);
 }
 
 }  // namespace roofline::cli

@@ -144,6 +144,9 @@ struct ServingRun {
 // ParseError "<origin>: line N: column: message".
 [[nodiscard]] std::vector<ServingRun> parse_serving_runs(std::string_view csv_text,
                                                          const std::string& origin);
+// Rows read the same as an earlier row in every field but the id (the fields
+// as parsed: the clients and layout an id's labels give included).
+[[nodiscard]] int repeated_serving_runs(const std::vector<ServingRun>& runs);
 // The embedded development set (data/validation/serving-dev.csv).
 [[nodiscard]] std::vector<ServingRun> built_in_serving_runs();
 // A file of at most 16 MB (checked before reading), then parse_serving_runs.
@@ -166,6 +169,9 @@ struct DecodeStepRow {
 struct DecodeStepReport {
   std::vector<DecodeStepRow> rows;  // aggregated rows, predicted or refused
   int predicted = 0, refused = 0, skipped_disaggregated = 0;
+  // Rows read the same as an earlier row in every field but the id (one run
+  // recorded under two ids): each still counts in the figures.
+  int repeated = 0;
   std::vector<ErrorStats> groups;       // "all" first, then per engine, device and model
   std::vector<ErrorStats> ttft_groups;  // validate_serving: the same for TTFT
   std::vector<std::pair<std::string, int>> refusals;  // reason -> rows

@@ -7,7 +7,9 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <iterator>
 #include <map>
+#include <tuple>
 
 #include "../common/embedded_data.h"
 #include "../common/strict_json.h"
@@ -437,6 +439,14 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
                             ServingRecipe recipe = ServingRecipe::kEngineDefaults,
                             std::int64_t rounds = kDefaultRounds) {
   DecodeStepReport report;
+  if (serving) {
+    report.repeated = repeated_serving_runs(runs);
+  } else {  // the decode-step check reads aggregated rows only
+    std::vector<ServingRun> aggregated;
+    std::copy_if(runs.begin(), runs.end(), std::back_inserter(aggregated),
+                 [](const ServingRun& r) { return r.mode == "agg"; });
+    report.repeated = repeated_serving_runs(aggregated);
+  }
   const EngineRegistry& engines = EngineRegistry::built_in();
   const EngineProfile* fixed = engine == "case" ? nullptr : &engines.get(engine);
   std::map<std::string, ModelSpec> models;
@@ -568,6 +578,24 @@ DecodeStepReport validate_decode_steps(const std::vector<ServingRun>& runs,
                                        const std::string& engine, const EngineRegistry* tables,
                                        bool prefill_share) {
   return check_runs(runs, registry, options, engine, tables, prefill_share, false);
+}
+
+int repeated_serving_runs(const std::vector<ServingRun>& runs) {
+  const auto key = [](const ServingRun& r) {
+    return std::tie(r.backend, r.backend_version, r.model_path, r.system, r.precision, r.mode,
+                    r.gemm_quant, r.moe_quant, r.isl, r.osl, r.concurrency, r.prefill_batch,
+                    r.decode_batch, r.tp, r.pp, r.attention_dp, r.moe_tp, r.moe_ep,
+                    r.prefill_moe_ep, r.prefill_tp, r.prefill_pp, r.prefill_attention_dp,
+                    r.prefill_workers, r.decode_workers, r.workers_given, r.ttft_ms, r.tpot_ms);
+  };
+  std::vector<const ServingRun*> order;
+  order.reserve(runs.size());
+  for (const ServingRun& r : runs) order.push_back(&r);
+  std::sort(order.begin(), order.end(),
+            [&](const ServingRun* a, const ServingRun* b) { return key(*a) < key(*b); });
+  int repeated = 0;
+  for (std::size_t i = 1; i < order.size(); ++i) repeated += key(*order[i]) == key(*order[i - 1]);
+  return repeated;
 }
 
 DecodeStepReport validate_serving(const std::vector<ServingRun>& runs, const Registry& registry,
