@@ -45,6 +45,14 @@ Confidence parse_confidence(StrictObject& o, std::string_view key) {
   o.fail(key, "must be vendor, derived or measured");
 }
 
+// The operator `name` names, in the list at `key`; fails on `o` otherwise.
+OpKind op_kind_named(StrictObject& o, std::string_view key, const std::string& name) {
+  for (int k = 0; k < kOpKindCount; ++k) {
+    if (op_name(static_cast<OpKind>(k)) == name) return static_cast<OpKind>(k);
+  }
+  o.fail(key, "'" + clip_utf8(name, 24) + "' is not an operator name");
+}
+
 std::vector<std::string> strings(StrictObject& o, std::string_view key) {
   const json& v = o.required(key);
   if (!v.is_array()) o.fail(key, "expected an array of strings");
@@ -224,14 +232,7 @@ std::vector<FileMix> parse_file_mixes(StrictObject& o,
           role.non_expert = true;
           continue;
         }
-        bool found = false;
-        for (int k = 0; k < kOpKindCount && !found; ++k) {
-          if (op_name(static_cast<OpKind>(k)) == name) {
-            role.ops.push_back(static_cast<OpKind>(k));
-            found = true;
-          }
-        }
-        if (!found) ro.fail("ops", "'" + clip_utf8(name, 24) + "' is not an operator name");
+        role.ops.push_back(op_kind_named(ro, "ops", name));
       }
       role.format = format_key(ro, "format");
       const std::string layers = ro.string("layers");
@@ -780,16 +781,7 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
       EngineProfile::Fp8Prequantized& pq = e.fp8_prequantized;
       const auto kinds = [&q](std::string_view key) {
         std::vector<OpKind> out;
-        for (const std::string& name : strings(q, key)) {
-          bool found = false;
-          for (int k = 0; k < kOpKindCount && !found; ++k) {
-            const auto kind = static_cast<OpKind>(k);
-            if (op_name(kind) != name) continue;
-            out.push_back(kind);
-            found = true;
-          }
-          if (!found) q.fail(key, "'" + clip_utf8(name, 24) + "' is not an operator name");
-        }
+        for (const std::string& name : strings(q, key)) out.push_back(op_kind_named(q, key, name));
         return out;
       };
       pq.ops = kinds("ops");

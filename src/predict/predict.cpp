@@ -562,6 +562,16 @@ std::bitset<kMaxOps> held_by_attention_calls(const EngineProfile& e, const Model
   return held;
 }
 
+// Whether the engine's all-reduce fusion applies to this pass: the fusion,
+// tensor parallelism without attention data parallelism, and an all-reduce.
+bool all_reduce_fused(const EngineProfile& e, const Scenario& s, const OpGraph& g) {
+  if (!e.allreduce_residual_rmsnorm || s.tp <= 1 || s.attention_dp != 1) return false;
+  for (int i = 0; i < g.size; ++i) {
+    if (g.ops[static_cast<std::size_t>(i)].kind == OpKind::kAllReduce) return true;
+  }
+  return false;
+}
+
 // Ops that run inside an all-reduce kernel: an engine with the fusion
 // "allreduce_residual_rmsnorm" (TensorRT-LLM's AllReduceFusionOp.RESIDUAL_RMS_NORM)
 // adds the residual and applies the next RMSNorm in the all-reduce that ends
@@ -572,11 +582,7 @@ std::bitset<kMaxOps> held_by_attention_calls(const EngineProfile& e, const Model
 std::bitset<kMaxOps> launched_by_all_reduce(const EngineProfile& e, const Scenario& s,
                                             const OpGraph& g) {
   std::bitset<kMaxOps> inside;
-  if (!e.allreduce_residual_rmsnorm || s.tp <= 1 || s.attention_dp != 1) return inside;
-  bool reduces = false;
-  for (int i = 0; i < g.size && !reduces; ++i)
-    reduces = g.ops[static_cast<std::size_t>(i)].kind == OpKind::kAllReduce;
-  if (!reduces) return inside;
+  if (!all_reduce_fused(e, s, g)) return inside;
   for (int i = 0; i < g.size; ++i) {
     const OpKind kind = g.ops[static_cast<std::size_t>(i)].kind;
     if (kind == OpKind::kAttnResidual || (kind == OpKind::kAttnNorm && s.pp == 1))
@@ -598,11 +604,7 @@ std::bitset<kMaxOps> fp8_inputs_prequantized(const EngineProfile& e, const Model
   if ((pq.ops.empty() && pq.with_allreduce_fusion.empty()) || m.native_weights == Format::kFp8 ||
       m.attention == AttentionKind::kMla)
     return set;
-  bool reduces = false;
-  for (int i = 0; i < g.size && !reduces; ++i)
-    reduces = g.ops[static_cast<std::size_t>(i)].kind == OpKind::kAllReduce;
-  const bool fused_reduce =
-      reduces && e.allreduce_residual_rmsnorm && s.tp > 1 && s.attention_dp == 1;
+  const bool fused_reduce = all_reduce_fused(e, s, g);
   const auto listed = [](const std::vector<OpKind>& kinds, OpKind k) {
     return std::find(kinds.begin(), kinds.end(), k) != kinds.end();
   };
