@@ -178,8 +178,8 @@ void bind_documents(py::module_& m) {
          std::int64_t token_budget, std::int64_t max_running, std::int64_t draft_tokens,
          std::optional<double> acceptance, std::int64_t shared_prefix, const std::string& recipe,
          std::int64_t prefill_batch, std::int64_t decode_batch, std::int64_t isl_min,
-         std::int64_t osl_min, std::optional<double> range_ratio,
-         const std::string& engine_version) {
+         std::int64_t osl_min, std::optional<double> range_ratio, const std::string& engine_version,
+         std::int64_t prompt_pool) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
@@ -213,6 +213,7 @@ void bind_documents(py::module_& m) {
         s.prefill_ep = prefill_ep;
         s.rounds = rounds;
         s.shared_prefix = shared_prefix;
+        s.prompt_pool = prompt_pool;
         s.token_budget = token_budget;
         s.max_running = max_running;
         s.recipe = parse_serving_recipe(recipe);
@@ -244,9 +245,12 @@ void bind_documents(py::module_& m) {
       py::arg("shared_prefix") = serving_defaults.shared_prefix, py::arg("recipe") = "engine",
       py::arg("prefill_batch") = 0, py::arg("decode_batch") = 0, py::arg("isl_min") = 0,
       py::arg("osl_min") = 0, py::arg("range_ratio") = py::none(), py::arg("engine_version") = "",
+      py::arg("prompt_pool") = serving_defaults.prompt_pool,
       "TTFT, TPOT and tokens/s of `concurrency` clients in a closed loop, simulated against the "
       "engine's scheduler; mode \"disagg\" with prefill and decode workers; isl_min / osl_min "
-      "(or range_ratio) draw random lengths; engine_version dates the engine's behaviour "
+      "(or range_ratio) draw random lengths; prompt_pool draws prompts from that many distinct "
+      "ones "
+      "(the prefix cache skips repeats); engine_version dates the engine's behaviour "
       "(roofline serving --json)");
 
   const SearchSpec search_defaults;
@@ -355,22 +359,24 @@ void bind_documents(py::module_& m) {
   m.def(
       "validate_serving",
       [](std::optional<std::string> file, const std::string& engine, const std::string& recipe,
-         std::int64_t rounds) {
+         std::int64_t rounds, std::int64_t prompt_pool) {
         const ServingRecipe r = parse_serving_recipe(recipe);
         const std::vector<ServingRun> runs =
             file ? load_serving_runs(*file) : built_in_serving_runs();
         DecodeStepReport report;
         {
           py::gil_scoped_release release;
-          report = validate_serving(runs, registry(), engine, r, rounds);
+          report = validate_serving(runs, registry(), engine, r, rounds, prompt_pool);
         }
         return to_py(serving_validation_document(report, r, rounds, registry()));
       },
       py::kw_only(), py::arg("file") = py::none(), py::arg("engine") = "case",
       py::arg("recipe") = "aiconfigurator", py::arg("rounds") = kDefaultRounds,
+      py::arg("prompt_pool") = 0,
       "The serving model against measured TTFT and TPOT (roofline validate --serving [FILE] "
       "--json): the built-in development set, or a CSV in its format; recipe: aiconfigurator or "
-      "engine; rounds: requests each simulated client sends");
+      "engine; rounds: requests each simulated client sends; prompt_pool: the distinct prompts "
+      "each benchmark drew from (0: every prompt unique)");
 
   m.def(
       "validate_decode_steps",

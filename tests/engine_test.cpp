@@ -78,6 +78,7 @@ TEST(Engines, SchedulerSectionsAreStrict) {
       "kv_admission": {"value": "prompt", "source": "s"},
       "pipeline": {"value": "one_batch", "source": "s"},
       "batch_formed": {"value": "as_it_starts", "source": "s"},
+      "prefix_cache": {"value": false, "source": "s"},
       "token_budget": {"value": 2048, "confidence": "derived", "source": "s"},
       "max_running": {"value": 256, "confidence": "derived", "source": "s"}}})";
   const EngineProfile e = parse_engine(text, "x.json");
@@ -126,6 +127,24 @@ TEST(Engines, SchedulerSectionsAreStrict) {
           R"("batch_formed": {"value": "a_step_ahead", "source": "s", "since_version": "soon"},)",
           std::string()}) {
     EXPECT_THROW((void)parse_engine(with_formed(bad), "x.json"), ParseError) << bad;
+  }
+  // The prefix cache: true or false with a known source, and required.
+  EXPECT_FALSE(e.scheduler.prefix_cache);
+  const std::string no_cache = R"("prefix_cache": {"value": false, "source": "s"},)";
+  const auto with_cache = [&](const std::string& replacement) {
+    std::string t = text;
+    t.replace(t.find(no_cache), no_cache.size(), replacement);
+    return t;
+  };
+  const EngineProfile cached =
+      parse_engine(with_cache(R"("prefix_cache": {"value": true, "source": "s"},)"), "x.json");
+  EXPECT_TRUE(cached.scheduler.prefix_cache);
+  EXPECT_EQ(cached.scheduler.prefix_cache_source, "s");
+  for (const std::string& bad :
+       std::vector<std::string>{R"("prefix_cache": {"value": "yes", "source": "s"},)",
+                                R"("prefix_cache": {"value": true, "source": "nowhere"},)",
+                                R"("prefix_cache": {"value": true},)", std::string()}) {
+    EXPECT_THROW((void)parse_engine(with_cache(bad), "x.json"), ParseError) << bad;
   }
   const std::string micro = R"("pipeline": {"value": "micro_batches", "source": "s"},)";
   std::string good = text;

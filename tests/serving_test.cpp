@@ -326,6 +326,61 @@ TEST(ServingSimulation, ACachedPrefixIsNeitherComputedNorHeldPerRequest) {
   EXPECT_THROW((void)sim::simulate_serving(two), InvalidArgument);
 }
 
+// A pool of one prompt, one client: the first request computes its 100
+// tokens (TTFT 1 ms + 100 us); the prefix cache keeps them, so each later
+// request finds them (the free cache holds the kept prompt: chance 1) and
+// computes only the token past the last whole block: with 16-token blocks,
+// 100 - 6 x 16 = 4 tokens (TTFT 1 ms + 4 us), and it holds only those.
+TEST(ServingSimulation, APromptFoundInThePrefixCacheComputesItsLastBlock) {
+  sim::SimSpec s = simple_spec(1, 4);
+  s.first.kv_block_tokens = 16;
+  s.prompt_pool = 1;
+  const sim::SimResult r = sim::simulate_serving(s);
+  ASSERT_EQ(r.ttft_s.size(), 4u);
+  EXPECT_EQ(r.prompts, 4);
+  EXPECT_EQ(r.prefix_hits, 3);
+  EXPECT_NEAR(r.ttft_s[0], kStep + 100 * kPerToken, kExact);
+  for (std::size_t i = 1; i < 4; ++i) EXPECT_NEAR(r.ttft_s[i], kStep + 4 * kPerToken, kExact);
+  EXPECT_EQ(r.kv_left, 0);  // what the requests took they gave back
+  // Token-granular caches share all but the last token.
+  s.first.kv_block_tokens = 1;
+  const sim::SimResult one = sim::simulate_serving(s);
+  EXPECT_NEAR(one.ttft_s[3], kStep + 1 * kPerToken, kExact);
+  // Without a pool nothing is found: every prompt is computed.
+  s.prompt_pool = 0;
+  const sim::SimResult none = sim::simulate_serving(s);
+  EXPECT_EQ(none.prefix_hits, 0);
+  for (double t : none.ttft_s) EXPECT_NEAR(t, kStep + 100 * kPerToken, kExact);
+}
+
+// A kept prompt is found with the chance that the free cache holds every kept
+// prompt: 64 clients over a pool of 100 prompts of 100 tokens (10,000 tokens
+// once all are kept) find fewer in a cache of 6,000 tokens (what the running
+// requests leave holds about half the kept prompts) than in one of 2^20,
+// where every kept prompt is found; a pool larger than the 1,280 requests
+// sent finds fewer still. Disaggregated pools are refused.
+TEST(ServingSimulation, ASmallCacheFindsFewerKeptPrompts) {
+  sim::SimSpec s = simple_spec(64, 20);
+  s.prompt_pool = 100;
+  const sim::SimResult ample = sim::simulate_serving(s);
+  s.first.kv_tokens = 6000;
+  const sim::SimResult small = sim::simulate_serving(s);
+  EXPECT_GT(ample.prefix_hits, 64 * 20 / 2);  // 100 prompts seen early, most draws repeat
+  EXPECT_LT(small.prefix_hits, ample.prefix_hits);
+  EXPECT_GT(small.prefix_hits, 0);
+  s.prompt_pool = 100000;
+  const sim::SimResult sparse = sim::simulate_serving(s);
+  EXPECT_LT(sparse.prefix_hits, small.prefix_hits);
+  s = simple_spec(1, 1);
+  s.prompt_pool = 1;
+  s.first = simple_pool(sim::PoolSpec::Role::kPrefill);
+  s.decode = simple_pool(sim::PoolSpec::Role::kDecode);
+  EXPECT_THROW((void)sim::simulate_serving(s), InvalidArgument);
+  s = simple_spec(1, 1);
+  s.prompt_pool = -1;
+  EXPECT_THROW((void)sim::simulate_serving(s), InvalidArgument);
+}
+
 // Random lengths: one client, so each request runs alone and its times show
 // its lengths: TTFT = 1 ms + 1 us a prompt token, e2e - TTFT = 1 ms for each
 // output token after the first. Every length falls in its range, they vary,
@@ -495,6 +550,52 @@ TEST(Serving, ASharedPrefixShortensPromptsAndSavesCache) {
   s.shared_prefix = 2048;
   EXPECT_THROW((void)predict_serving(m, d, s, vllm()), InvalidArgument);
   s.shared_prefix = -1;
+  EXPECT_THROW((void)predict_serving(m, d, s, vllm()), InvalidArgument);
+}
+
+// A prompt pool on the real model: with vLLM's prefix cache (on by
+// default), 4 clients x 10 rounds over 5 prompts find most of them cached
+// (the 5 prompts are prefilled within the first rounds), so TTFT falls and
+// the hit rate is reported; the reference engine's generic scheduler has one
+// too. A scheduler whose profile says it keeps none computes every prompt;
+// disaggregated serving and pools out of range are refused.
+TEST(Serving, APromptPoolSkipsTheCachedPrefills) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("h200");
+  ServingScenario s = llama70b_on_two_h200(4);
+  const ServingResult unique = predict_serving(m, d, s, vllm());
+  EXPECT_EQ(unique.prefix_hit_rate, 0);
+  s.prompt_pool = 5;
+  const ServingResult pooled = predict_serving(m, d, s, vllm());
+  EXPECT_GT(pooled.prefix_hit_rate, 0.7);  // at most 5 of the 40 miss, plus first-round ties
+  EXPECT_LE(pooled.prefix_hit_rate, 1.0);
+  EXPECT_LT(pooled.ttft_s, 0.8 * unique.ttft_s);
+  EXPECT_LE(pooled.tpot_s, unique.tpot_s * (1 + 1e-9));  // fewer prompt tokens share the steps
+  EngineProfile no_cache = EngineRegistry::built_in().get("vllm");
+  no_cache.scheduler.prefix_cache = false;
+  ModelOptions o;
+  o.engine = &no_cache;
+  const ServingResult computed = predict_serving(m, d, s, o);
+  EXPECT_EQ(computed.prefix_hit_rate, 0);
+  EXPECT_NEAR(computed.ttft_s, unique.ttft_s, 1e-12);
+  // TensorRT-LLM keeps KV blocks for reuse by default, but AIConfigurator's
+  // deployment template turns that off.
+  ModelOptions trtllm;
+  trtllm.engine = &EngineRegistry::built_in().get("trtllm");
+  EXPECT_GT(predict_serving(m, d, s, trtllm).prefix_hit_rate, 0.7);
+  ServingScenario deployed = s;
+  deployed.recipe = ServingRecipe::kAiConfigurator;
+  const ServingResult off = predict_serving(m, d, deployed, trtllm);
+  EXPECT_EQ(off.prefix_hit_rate, 0);
+  EXPECT_TRUE(std::any_of(off.notes.begin(), off.notes.end(), [](const std::string& n) {
+    return n.find("keeps no prefix cache") != std::string::npos;
+  }));
+  deployed.prompt_pool = 0;
+  EXPECT_NEAR(predict_serving(m, d, deployed, trtllm).ttft_s, off.ttft_s, 1e-12);
+  s.prompt_pool = kMaxPromptPool + 1;
+  EXPECT_THROW((void)predict_serving(m, d, s, vllm()), InvalidArgument);
+  s.prompt_pool = 5;
+  s.mode = ServingMode::kDisaggregated;
   EXPECT_THROW((void)predict_serving(m, d, s, vllm()), InvalidArgument);
 }
 

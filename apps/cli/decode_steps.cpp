@@ -88,10 +88,11 @@ void decode_steps_command(const Registry& registry, const std::string& file,
 
 void serving_validation_command(const Registry& registry, const std::string& file,
                                 const std::string& engine, ServingRecipe recipe,
-                                DecodeStepsOutput output, std::int64_t rounds) {
+                                DecodeStepsOutput output, std::int64_t rounds,
+                                std::int64_t prompt_pool) {
   const std::vector<ServingRun> runs =
       file.empty() ? built_in_serving_runs() : load_serving_runs(file);
-  const DecodeStepReport r = validate_serving(runs, registry, engine, recipe, rounds);
+  const DecodeStepReport r = validate_serving(runs, registry, engine, recipe, rounds, prompt_pool);
   if (output == DecodeStepsOutput::kJson) {
     std::cout << serving_validation_document(r, recipe, rounds, registry).dump(2) << "\n";
     return;
@@ -120,6 +121,9 @@ void serving_validation_command(const Registry& registry, const std::string& fil
                       "deployments"
                     : ", each engine with its own defaults")
             << fmt::format(", {} requests a client", rounds)
+            << (prompt_pool > 0 ? fmt::format(", prompts drawn from a pool of {} (aggregated rows)",
+                                              prompt_pool)
+                                : std::string())
             << ") against measured serving runs\n(error = (predicted - measured) / measured: "
                "negative is predicted faster)\n\nTPOT\n"
             << error_groups_table(r.groups) << "\nTTFT\n"

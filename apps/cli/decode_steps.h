@@ -28,6 +28,7 @@ void decode_steps_command(const Registry& registry, const std::string& file,
 // the simulated benchmark sending `rounds` requests.
 void serving_validation_command(const Registry& registry, const std::string& file,
                                 const std::string& engine, ServingRecipe recipe,
-                                DecodeStepsOutput output, std::int64_t rounds = kDefaultRounds);
+                                DecodeStepsOutput output, std::int64_t rounds = kDefaultRounds,
+                                std::int64_t prompt_pool = 0);
 
 }  // namespace roofline::cli

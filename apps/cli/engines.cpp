@@ -139,6 +139,10 @@ void engines_command(const std::string& id, bool json) {
                     (s.ahead_with_pipeline_parallel ? "" : "; as each starts with pipeline stages")
               : std::string("as each step starts"),
           s.formed_source);
+      choice("prefix cache",
+             s.prefix_cache ? "on: a prompt found in the KV cache skips its prefill"
+                            : "off: every prompt computed",
+             s.prefix_cache_source);
       figure("token budget a step", s.token_budget);
       figure("requests running", s.max_running);
       if (s.kv_block_tokens.known()) figure("KV block tokens", s.kv_block_tokens);
@@ -153,7 +157,7 @@ void engines_command(const std::string& id, bool json) {
       if (const auto& a = s.aiconfigurator; a.known) {
         choice("AIConfigurator deployments",
                fmt::format("a rank runs its batch size bs; budgets of bs + isl + {:g}{}, "
-                           "prefill workers isl + {:g}, decode workers {}{}{}{}",
+                           "prefill workers isl + {:g}, decode workers {}{}{}{}{}",
                            a.prompt_headroom.value,
                            a.prompt_within_chunk ? " (the prompt part within the chunk size)" : "",
                            a.prompt_headroom.value,
@@ -164,7 +168,10 @@ void engines_command(const std::string& id, bool json) {
                            a.mixed_steps ? "; mixed steps" : "",
                            a.prefill_workers_ahead || !s.formed_a_step_ahead
                                ? ""
-                               : "; prefill workers form batches as each step starts"),
+                               : "; prefill workers form batches as each step starts",
+                           a.prefix_cache && *a.prefix_cache != s.prefix_cache
+                               ? (*a.prefix_cache ? "; prefix cache on" : "; prefix cache off")
+                               : ""),
                a.source);
       }
     }

@@ -27,6 +27,7 @@ struct ServingArgs {
   std::string dp = "1";
   std::string prefill_attention_dp = "1", prefill_ep = "1";
   std::string shared_prefix = "0";
+  std::string prompt_pool = "0";
   std::string recipe = "engine", prefill_batch = "0", decode_batch = "0";
   std::string engine_version;
 };
@@ -58,6 +59,7 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
     s.rounds = std::clamp<std::int64_t>((n + s.concurrency - 1) / s.concurrency, 1, 1000);
   }
   s.shared_prefix = parse_count("--shared-prefix", a.shared_prefix, 0, kMaxSeqLen);
+  s.prompt_pool = parse_count("--prompt-pool", a.prompt_pool, 0, kMaxPromptPool);
   s.token_budget = parse_count("--token-budget", a.token_budget, 0, kMaxBatch);
   s.max_running = parse_count("--max-running", a.max_running, 0, kMaxBatch);
   s.recipe = parse_serving_recipe(a.recipe);
@@ -199,6 +201,12 @@ void register_serving(CLI::App& app, Common& common) {
   cmd->add_option("--shared-prefix", a->shared_prefix,
                   "Tokens at the start of every prompt shared and kept by the prefix cache (a "
                   "system prompt): held once an instance, never computed again")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--prompt-pool", a->prompt_pool,
+                  "Distinct prompts the benchmark draws each request's from, with replacement "
+                  "(aiperf's synthetic dataset: 100); a prompt the engine's prefix cache still "
+                  "holds skips its prefill. 0: every prompt unique (aggregated serving only)")
       ->capture_default_str()
       ->type_name("INT");
   cmd->add_option("--token-budget", a->token_budget,

@@ -87,6 +87,7 @@ void register_validate(CLI::App& app, Common& common) {
     std::string serving_file, serving;
     std::string recipe = "aiconfigurator";
     std::int64_t rounds = kDefaultRounds;
+    std::int64_t prompt_pool = 0;
   };
   auto a = std::make_shared<ValidateArgs>();
   auto* validation_file_opt =
@@ -137,14 +138,23 @@ void register_validate(CLI::App& app, Common& common) {
                        "benchmark that measured the runs (aiperf's --num-requests / concurrency)")
           ->check(CLI::Range(std::int64_t{1}, kMaxRounds))
           ->capture_default_str();
+  auto* pool_opt =
+      validate_cmd
+          ->add_option("--prompt-pool", a->prompt_pool,
+                       "With --serving: each simulated benchmark draws its prompts with "
+                       "replacement from this many distinct ones (aiperf's default dataset: "
+                       "100), repeats found in the engine's prefix cache; 0: every prompt unique")
+          ->check(CLI::Range(std::int64_t{0}, kMaxPromptPool))
+          ->capture_default_str();
   add_common(validate_cmd, &common, true);
   validate_cmd->callback([&common, a, validation_file_opt, serving_file_opt, serving_opt,
-                          recipe_opt, rounds_opt, validate_cmd] {
+                          recipe_opt, rounds_opt, pool_opt, validate_cmd] {
     if (serving_opt->count() > 0) {
       if (a->decode_steps || a->leave_one_out || a->prefill_share ||
           serving_file_opt->count() > 0 || a->ideal || validation_file_opt->count() > 0) {
         throw InvalidArgument(
-            "--serving: takes only --engine, --recipe, --rounds and an output flag");
+            "--serving: takes only --engine, --recipe, --rounds, --prompt-pool and an output "
+            "flag");
       }
       const std::string engine =
           validate_cmd->get_option("--engine")->count() > 0 ? a->engine : "case";
@@ -153,11 +163,12 @@ void register_validate(CLI::App& app, Common& common) {
                                  common.output() == Output::kJson  ? DecodeStepsOutput::kJson
                                  : common.output() == Output::kCsv ? DecodeStepsOutput::kCsv
                                                                    : DecodeStepsOutput::kTable,
-                                 a->rounds);
+                                 a->rounds, a->prompt_pool);
       return;
     }
     if (recipe_opt->count() > 0) throw InvalidArgument("--recipe: give it with --serving");
     if (rounds_opt->count() > 0) throw InvalidArgument("--rounds: give it with --serving");
+    if (pool_opt->count() > 0) throw InvalidArgument("--prompt-pool: give it with --serving");
     if (a->decode_steps || a->prefill_share || serving_file_opt->count() > 0) {
       if (!a->decode_steps) {
         throw InvalidArgument("--serving-file and --prefill-share: give them with --decode-steps");

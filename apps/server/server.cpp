@@ -238,6 +238,10 @@ json request_schemas() {
       0, kMaxSeqLen, 0,
       "tokens at the start of every prompt kept by the prefix cache (held once an instance, never "
       "computed again); below isl");
+  serving["prompt_pool"] = integer_schema(
+      0, kMaxPromptPool, 0,
+      "distinct prompts each request's is drawn from, with replacement (a benchmark's dataset); "
+      "a prompt the prefix cache holds skips its prefill. 0: every prompt unique");
   serving["token_budget"] =
       integer_schema(0, kMaxBatch, 0, "tokens a step may carry (0: the engine's default)");
   serving["max_running"] =

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -151,6 +152,9 @@ struct EngineScheduler {
   // overlap schedulers, vLLM's async scheduling): a newcomer waits a step
   // more. Else each batch is formed as its step starts.
   bool formed_a_step_ahead = false;
+  // Prompts found in the KV cache skip their prefill (vLLM's automatic
+  // prefix caching, SGLang's radix cache, TensorRT-LLM's block reuse).
+  bool prefix_cache = false;
   bool ahead_with_pipeline_parallel = true;  // false: pipeline stages turn it off (vLLM)
   std::string ahead_since;                   // the release that made it the default ("" always)
   EngineFigure token_budget;                 // tokens per step: decode tokens and prompt chunks
@@ -187,9 +191,13 @@ struct EngineScheduler {
     // Prefill workers form batches a step ahead like the engine (TensorRT-LLM's
     // rule turns its overlap scheduler off on them).
     bool prefill_workers_ahead = true;
+    // Whether its deployments keep the engine's prefix cache (TensorRT-LLM's
+    // template turns block reuse off); unset: as the engine does.
+    std::optional<bool> prefix_cache;
     std::string source;  // of the choices
   } aiconfigurator;
-  std::string policy_source, chunked_source, admission_source, pipeline_source, formed_source, note;
+  std::string policy_source, chunked_source, admission_source, pipeline_source, formed_source,
+      prefix_cache_source, note;
 
   // Whether batches are formed a step ahead at `pp` pipeline stages in
   // release `version` ("" or unparsed: the current one).

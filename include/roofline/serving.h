@@ -41,6 +41,8 @@ inline constexpr double kKvMemoryShare = 0.9;
 inline constexpr std::int64_t kDefaultRounds = 10;
 // The most requests one client may send in a simulation.
 inline constexpr std::int64_t kMaxRounds = 1000;
+// The most distinct prompts a prompt pool may hold.
+inline constexpr std::int64_t kMaxPromptPool = std::int64_t{1} << 20;
 
 // Prefill-to-decode KV transfer between nodes: kNodeLinkBps (hardware.h).
 // Within one NVLink domain the device's interconnect carries it.
@@ -89,6 +91,12 @@ struct ServingScenario {
   // the engine's prefix cache (a system prompt): each instance holds their KV
   // once, and no prompt computes them again. 0 to isl - 1.
   std::int64_t shared_prefix = 0;
+  // Prompts drawn with replacement from this many distinct ones, as a
+  // benchmark's dataset gives them (aiperf's synthetic dataset holds 100 by
+  // default); with the engine's prefix cache a prompt seen before skips its
+  // prefill while the cache still holds it. 0: every prompt unique.
+  // Aggregated serving only.
+  std::int64_t prompt_pool = 0;
   // The engine's scheduler unless set (0): tokens per step, requests running
   // (both pools); they override the recipe's.
   std::int64_t token_budget = 0, max_running = 0;
@@ -127,17 +135,18 @@ struct ServingResult {
   double output_tokens_per_s_per_gpu = 0;
   double output_tokens_per_s_per_user = 0;  // 1 / TPOT
   std::int64_t gpus = 1;
-  std::int64_t max_concurrency_that_fits = 0;      // requests whose KV cache fits (all instances)
-  std::int64_t running = 0;                        // mean requests decoding in a decode step
-  double queue_wait_s = 0;                         // mean wait for a KV slot (or the running cap)
-  double prompt_queue_wait_s = 0;                  // mean wait from admission to its first chunk
-  double plain_step_s = 0;                         // decode step of `running` requests alone
-  double prompt_step_s = 0;                        // the same step carrying one whole prompt
-  double prompts_per_step = 0;                     // prompts started per step
-  double prompt_share = 0;                         // of the steps' time, what prompt tokens add
-  double kv_transfer_s = 0;                        // disaggregated: one prompt's KV cache
-  std::int64_t requests = 0, steps = 0;            // simulated
-  std::int64_t preemptions = 0;                    // requests evicted when the cache ran out
+  std::int64_t max_concurrency_that_fits = 0;  // requests whose KV cache fits (all instances)
+  std::int64_t running = 0;                    // mean requests decoding in a decode step
+  double queue_wait_s = 0;                     // mean wait for a KV slot (or the running cap)
+  double prompt_queue_wait_s = 0;              // mean wait from admission to its first chunk
+  double plain_step_s = 0;                     // decode step of `running` requests alone
+  double prompt_step_s = 0;                    // the same step carrying one whole prompt
+  double prompts_per_step = 0;                 // prompts started per step
+  double prompt_share = 0;                     // of the steps' time, what prompt tokens add
+  double kv_transfer_s = 0;                    // disaggregated: one prompt's KV cache
+  std::int64_t requests = 0, steps = 0;        // simulated
+  std::int64_t preemptions = 0;                // requests evicted when the cache ran out
+  double prefix_hit_rate = 0;  // a prompt pool: of the requests, those whose prompt was cached
   std::int64_t token_budget = 0, max_running = 0;  // the scheduler's, per instance
   std::int64_t kv_block_tokens = 1;                // the cache's paging (1: token-granular)
   // Batches formed a step ahead (the engine's overlap scheduling): on the

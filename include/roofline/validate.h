@@ -172,6 +172,8 @@ struct DecodeStepReport {
   // Rows read the same as an earlier row in every field but the id (one run
   // recorded under two ids): each still counts in the figures.
   int repeated = 0;
+  // validate_serving: the prompt pool every simulated benchmark drew from (0: none).
+  std::int64_t prompt_pool = 0;
   std::vector<ErrorStats> groups;       // "all" first, then per engine, device and model
   std::vector<ErrorStats> ttft_groups;  // validate_serving: the same for TTFT
   std::vector<std::pair<std::string, int>> refusals;  // reason -> rows
@@ -198,11 +200,12 @@ struct DecodeStepReport {
 // generator set for them (ServingRecipe::kAiConfigurator); kEngineDefaults
 // runs each with its own defaults. `rounds`: requests each simulated client
 // sends (ServingScenario::rounds), to match the length of the benchmark that
-// measured the runs.
+// measured the runs. `prompt_pool`: the distinct prompts each benchmark drew
+// its requests' from (ServingScenario::prompt_pool; aggregated rows).
 [[nodiscard]] DecodeStepReport validate_serving(
     const std::vector<ServingRun>& runs, const Registry& registry,
     const std::string& engine = "case", ServingRecipe recipe = ServingRecipe::kAiConfigurator,
-    std::int64_t rounds = kDefaultRounds);
+    std::int64_t rounds = kDefaultRounds, std::int64_t prompt_pool = 0);
 
 // Leave one device out: for each device whose rows have measured GEMM tables,
 // its rows predicted without that device's tables (borrowing its architecture's

@@ -327,6 +327,8 @@ def test_sweep_gemm(cli):
          recipe="aiconfigurator", prefill_batch=2, decode_batch=8),
     dict(model="llama-3.1-8b", hardware="h100", engine="vllm", isl=1024, osl=64, concurrency=8,
          rounds=2, engine_version="0.12.0"),
+    dict(model="llama-3.1-8b", hardware="h100", engine="sglang", isl=1024, osl=64, concurrency=8,
+         rounds=4, prompt_pool=6),
 ])
 def test_serving(cli, case):
     model, hardware = case.pop("model"), case.pop("hardware")
@@ -345,6 +347,21 @@ def test_serving_engine_version_dates_async_scheduling():
     assert now["ttft_s"] > old["ttft_s"]
     with pytest.raises(roofline.InvalidArgument, match="engine version"):
         roofline.serving("llama-3.1-8b", "h100", engine="vllm", engine_version="0.14; rm")
+
+
+def test_serving_prompt_pool_finds_repeats_in_the_prefix_cache():
+    # 8 clients x 4 rounds over 6 prompts: most draws repeat a prompt already prefilled, which
+    # the prefix cache serves; every prompt unique (the default), none is found.
+    case = dict(engine="vllm", isl=1024, osl=64, concurrency=8, rounds=4)
+    unique = roofline.serving("llama-3.1-8b", "h100", **case)
+    pooled = roofline.serving("llama-3.1-8b", "h100", prompt_pool=6, **case)
+    assert unique["prefix_hit_rate"] == 0 and unique["prompt_pool"] == 0
+    assert 0.5 < pooled["prefix_hit_rate"] <= 1
+    assert pooled["ttft_s"] < unique["ttft_s"]
+    with pytest.raises(roofline.InvalidArgument, match="prompt pool"):
+        roofline.serving("llama-3.1-8b", "h100", prompt_pool=-1, **case)
+    with pytest.raises(roofline.InvalidArgument, match="prompt pool"):
+        roofline.validate_serving(prompt_pool=-1)
 
 
 def test_serving_bad_input_is_the_clis_error():

@@ -94,6 +94,7 @@ Format format_key(StrictObject& o, std::string_view key) {
 //   "pipeline": {"value": "micro_batches" | "one_batch", "source": key},
 //   "batch_formed": {"value": "a_step_ahead" | "as_it_starts", "source": key,
 //                    "with_pipeline_parallel": true, "since_version": "0.14.0"},
+//   "prefix_cache": {"value": true, "source": key},
 //   "token_budget": figure, "max_running": figure, "note": text}
 EngineScheduler parse_scheduler(StrictObject& parent,
                                 const std::map<std::string, std::string>& sources) {
@@ -127,6 +128,9 @@ EngineScheduler parse_scheduler(StrictObject& parent,
     o.fail("pipeline", "value must be \"micro_batches\" or \"one_batch\"");
   }
   s.pipeline_micro_batches = pipeline == "micro_batches";
+  const json prefix = choice("prefix_cache", &s.prefix_cache_source);
+  if (!prefix.is_boolean()) o.fail("prefix_cache", "value must be true or false");
+  s.prefix_cache = prefix.get<bool>();
   {
     StrictObject f = o.object("batch_formed");
     const json v = f.required("value");
@@ -194,6 +198,7 @@ EngineScheduler parse_scheduler(StrictObject& parent,
     x.decode_budget_is_batch = flag("decode_budget_is_batch");
     x.mixed_steps = flag("mixed_steps");
     if (a.has("prefill_workers_ahead")) x.prefill_workers_ahead = flag("prefill_workers_ahead");
+    if (a.has("prefix_cache")) x.prefix_cache = flag("prefix_cache");
     x.source = a.string("source");
     if (!sources.count(x.source)) a.fail("source", "names no entry of \"sources\"");
     (void)a.optional_string("note", "");
@@ -1140,6 +1145,8 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
                       {"batch_formed_with_pipeline_parallel", s.ahead_with_pipeline_parallel},
                       {"batch_formed_since", s.ahead_since},
                       {"batch_formed_source", e.citation(s.formed_source)},
+                      {"prefix_cache", s.prefix_cache},
+                      {"prefix_cache_source", e.citation(s.prefix_cache_source)},
                       {"token_budget", figure_json(e, s.token_budget)},
                       {"max_running", figure_json(e, s.max_running)},
                       {"kv_block_tokens", figure_json(e, s.kv_block_tokens)}};
@@ -1161,6 +1168,7 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
                            {"mixed_steps", a.mixed_steps},
                            {"prefill_workers_ahead", a.prefill_workers_ahead},
                            {"source", e.citation(a.source)}};
+    if (a.prefix_cache) j["aiconfigurator"]["prefix_cache"] = *a.prefix_cache;
   }
   if (!s.note.empty()) j["note"] = s.note;
   return j;

@@ -207,6 +207,7 @@ nlohmann::json serving_validation_document(const DecodeStepReport& r, ServingRec
   nlohmann::json out = {{"check", "serving"},
                         {"recipe", serving_recipe_name(recipe)},
                         {"rounds", rounds},
+                        {"prompt_pool", r.prompt_pool},
                         {"predicted", r.predicted},
                         {"refused", r.refused},
                         {"repeated_rows", r.repeated},

@@ -330,6 +330,7 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     s.prefill_ep = integer(o, "prefill_ep", 1, 1, kMaxParallel);
     s.rounds = integer(o, "rounds", kDefaultRounds, 1, 1000);
     s.shared_prefix = integer(o, "shared_prefix", 0, 0, kMaxSeqLen);
+    s.prompt_pool = integer(o, "prompt_pool", 0, 0, kMaxPromptPool);
     s.token_budget = integer(o, "token_budget", 0, 0, kMaxBatch);
     s.max_running = integer(o, "max_running", 0, 0, kMaxBatch);
     s.recipe = parse_serving_recipe(text(o, "recipe", "engine"));

@@ -275,6 +275,15 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         "token at least",
         in.shared_prefix, shortest_prompt - 1));
   }
+  if (in.prompt_pool < 0 || in.prompt_pool > kMaxPromptPool) {
+    throw InvalidArgument(fmt::format("prompt pool = {} must be from 0 (every prompt unique) to {}",
+                                      in.prompt_pool, kMaxPromptPool));
+  }
+  if (in.prompt_pool > 0 && in.mode == ServingMode::kDisaggregated) {
+    throw InvalidArgument(
+        "prompt pool: modeled for aggregated serving only (a disaggregated prefill worker's cache "
+        "and the decode worker's transfer of a cached prompt are not)");
+  }
   if (in.token_budget != 0) check("token budget", in.token_budget, kMaxBatch);
   if (in.max_running != 0) check("max running", in.max_running, kMaxBatch);
   const bool disagg = in.mode == ServingMode::kDisaggregated;
@@ -323,6 +332,11 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   if (in.prefill_batch != 0 && in.mode != ServingMode::kDisaggregated) {
     throw InvalidArgument("prefill batch: disaggregated serving only (its prefill workers)");
   }
+  // AIConfigurator's deployments may turn the engine's prefix cache off.
+  const bool prefix_cache = in.recipe == ServingRecipe::kAiConfigurator &&
+                                    sched.aiconfigurator.known && sched.aiconfigurator.prefix_cache
+                                ? *sched.aiconfigurator.prefix_cache
+                                : sched.prefix_cache;
   const PoolLimits defaults{sched.budget_on(d), sched.running_on(d), sched.prefill_first,
                             sched.a_step_ahead(in.step.pp, in.engine_version), 0};
   // Each pool's limits: the recipe's, then what the caller set.
@@ -417,6 +431,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   spec.requests_per_client = in.rounds;
   spec.tokens_per_step = tokens_per_step(in.step);
   spec.cached_prefix = in.shared_prefix;
+  spec.prompt_pool = prefix_cache ? in.prompt_pool : 0;
   const std::int64_t own_prompt = in.isl - in.shared_prefix;  // computed and held per request
   Scenario decode_base = base;
   Scenario prefill_base = base;
@@ -499,6 +514,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   r.bound = predict(m, d, plain, o).bound;
 
   r.preemptions = sim.preemptions;
+  r.prefix_hit_rate =
+      sim.prompts > 0 ? static_cast<double>(sim.prefix_hits) / static_cast<double>(sim.prompts) : 0;
   const std::int64_t workers = disagg ? in.decode_workers : 1;
   const std::int64_t cap = disagg ? decode_limits.cap : first_limits.cap;
   if (in.concurrency > r.max_concurrency_that_fits || in.concurrency > cap * workers ||
@@ -591,6 +608,25 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         "an instance); each prompt computes its other {}, attending to all {} (its attention "
         "priced as a whole prompt's)",
         in.shared_prefix, own_prompt, in.isl));
+  }
+  if (in.prompt_pool > 0 && !prefix_cache) {
+    r.notes.push_back(fmt::format(
+        "prompt pool of {}: {} keeps no prefix cache, so every prompt is computed", in.prompt_pool,
+        sched.prefix_cache
+            ? "AIConfigurator's deployment of " + engine->name + " (source " +
+                  sched.aiconfigurator.source + " in `roofline engines show " + engine->id + "`)"
+            : "the " + (engine == &reference ? std::string("generic") : engine->name) +
+                  " scheduler"));
+  } else if (in.prompt_pool > 0) {
+    r.notes.push_back(fmt::format(
+        "prompt pool: each prompt drawn with replacement from {} (its length fixed per prompt); "
+        "{:.0f}% of the requests found theirs in the prefix cache and computed only the tokens "
+        "past "
+        "its last whole {}-token block (source {} in `roofline engines show {}`); a kept prompt is "
+        "found with the chance that the free KV cache holds every prompt kept, and its blocks are "
+        "the cache's, not the request's",
+        in.prompt_pool, r.prefix_hit_rate * 100, r.kv_block_tokens, sched.prefix_cache_source,
+        engine->id));
   }
   if (base.draft_tokens > 0) {
     r.notes.push_back(fmt::format(

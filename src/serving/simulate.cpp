@@ -25,9 +25,10 @@ struct Request {
   // Output steps so far (the prefill's token, then one a decode step), when
   // not decoding; a step yields tokens_per_step tokens.
   std::int64_t generated = 0;
-  std::int64_t offset = 0;  // while decoding: generated = offset + the instance's decode_step
-  std::uint64_t order = 0;  // admission order (the newest is preempted first)
-  std::int32_t home = 0;    // disaggregated: the decode instance holding its cache
+  std::int64_t offset = 0;   // while decoding: generated = offset + the instance's decode_step
+  std::uint64_t order = 0;   // admission order (the newest is preempted first)
+  std::int32_t home = 0;     // disaggregated: the decode instance holding its cache
+  std::int32_t prompt = -1;  // its prompt's index in the pool (-1: no pool)
   // When it last joined its instance's queue (waiting or ready), and whether
   // it was sent in reply to a response given at that instant.
   double queued = 0;
@@ -73,6 +74,9 @@ struct Instance {
   double begun = 0, started = 0, step_s = 0;
   std::uint64_t epoch = 0;  // a step's end event is stale once this moves on
   std::vector<std::pair<std::int32_t, std::int64_t>> chunks;
+  // A prompt pool: the prompts whose KV cache the prefix cache keeps, and their tokens summed.
+  std::vector<bool> kept;
+  double kept_tokens = 0;
 };
 
 struct Event {
@@ -102,6 +106,11 @@ class Simulation {
     };
     add(s.first);
     first_count_ = static_cast<std::int32_t>(instances_.size());
+    if (s.prompt_pool > 0) {
+      pool_isl_.assign(static_cast<std::size_t>(s.prompt_pool), 0);
+      for (Instance& in : instances_)
+        in.kept.assign(static_cast<std::size_t>(s.prompt_pool), false);
+    }
     if (s.decode) add(*s.decode);
     remaining_.assign(static_cast<std::size_t>(s.clients), s.requests_per_client);
     const std::size_t total = static_cast<std::size_t>(s.clients * s.requests_per_client);
@@ -213,17 +222,50 @@ class Simulation {
     q.client = client;
     q.arrival = now;
     q.reply = now > 0;  // the benchmark's first requests go out together, not in reply
-    q.isl = draw(isl_min_, s_.isl);
+    const std::int32_t target =
+        s_.decode ? pick_decode_instance() : client % first_count_;  // a client keeps its replica
+    bool hit = false;
+    if (s_.prompt_pool > 0) {
+      q.prompt = static_cast<std::int32_t>(draw(0, s_.prompt_pool - 1));
+      auto& length = pool_isl_[static_cast<std::size_t>(q.prompt)];
+      if (length == 0) length = draw(isl_min_, s_.isl);
+      q.isl = length;
+      hit = found_in_cache(instances_[static_cast<std::size_t>(target)], q.prompt);
+    } else {
+      q.isl = draw(isl_min_, s_.isl);
+    }
     q.osl = draw(osl_min_, s_.osl);
     q.own = q.isl - s_.cached_prefix;
+    ++r_.prompts;
+    if (hit) {
+      // Only whole blocks are shared: the tokens past the last one (at
+      // least one, the engine's sampling needs its logits) are computed.
+      const std::int64_t b = instances_[static_cast<std::size_t>(target)].pool->kv_block_tokens;
+      q.own = std::max<std::int64_t>(1, q.isl - (q.isl - 1) / b * b);
+      ++r_.prefix_hits;
+    }
     // The prefill's token, then enough decode steps for the other osl - 1.
     q.steps =
         1 + static_cast<std::int64_t>(std::ceil(static_cast<double>(q.osl - 1) / per_step_ - 1e-9));
     q.target = q.own;
     requests_.push_back(q);
-    const std::int32_t target =
-        s_.decode ? pick_decode_instance() : client % first_count_;  // a client keeps its replica
     arrive(target, static_cast<std::int32_t>(requests_.size() - 1), now, Event::Kind::kArrival);
+  }
+
+  // Whether a prompt the instance kept is still in its prefix cache: with
+  // the chance that the free KV cache holds every prompt it keeps (an LRU
+  // cache under uniform popularity hits at capacity / working set).
+  bool found_in_cache(const Instance& in, std::int32_t prompt) {
+    if (!in.kept[static_cast<std::size_t>(prompt)]) return false;
+    const double free = static_cast<double>(in.pool->kv_tokens) - in.kv_used;
+    const double chance = in.kept_tokens > 0 ? std::clamp(free / in.kept_tokens, 0.0, 1.0) : 0.0;
+    return uniform() < chance;
+  }
+
+  // Uniform on [0, 1) from the same fixed sequence as the lengths.
+  double uniform() {
+    return static_cast<double>(static_cast<std::uint64_t>(draw(0, (std::int64_t{1} << 53) - 1))) /
+           9007199254740992.0;
   }
 
   void arrive(std::int32_t instance, std::int32_t request, double time, Event::Kind kind) {
@@ -495,6 +537,13 @@ class Simulation {
       in.prefilling.pop_front();
       if (q.first_token < 0) q.first_token = now;
       ++q.generated;  // a prefill samples the next token
+      if (q.prompt >= 0 && p.role == PoolSpec::Role::kMixed) {
+        const auto slot = static_cast<std::size_t>(q.prompt);
+        if (!in.kept[slot]) {
+          in.kept[slot] = true;
+          in.kept_tokens += static_cast<double>(q.isl);
+        }
+      }
       if (p.role == PoolSpec::Role::kPrefill) {
         --in.running;
         in.kv_used -= in_blocks(p, static_cast<double>(q.own));
@@ -559,6 +608,7 @@ class Simulation {
   const double per_step_;                 // output tokens a step yields
   const std::int64_t isl_min_, osl_min_;  // the shortest lengths drawn
   std::uint64_t rng_ = 0x5EED5EED5EED5EEDULL;
+  std::vector<std::int64_t> pool_isl_;  // a prompt pool's lengths, drawn on first use (0: not yet)
   std::vector<Instance> instances_;
   std::int32_t first_count_ = 0, next_prefill_ = 0;
   std::vector<Request> requests_;
@@ -590,8 +640,12 @@ SimResult simulate_serving(const SimSpec& s) {
       s.clients * s.requests_per_client > (std::int64_t{1} << 24) || !(s.transfer_s >= 0) ||
       !(s.tokens_per_step >= 1 && s.tokens_per_step <= 1e6) || s.cached_prefix < 0 ||
       s.isl_min < 0 || s.isl_min > s.isl || s.osl_min < 0 || s.osl_min > s.osl ||
-      s.cached_prefix >= shortest_prompt) {
+      s.cached_prefix >= shortest_prompt || s.prompt_pool < 0 ||
+      s.prompt_pool > (std::int64_t{1} << 20)) {
     throw InvalidArgument("serving simulation: sizes out of range");
+  }
+  if (s.prompt_pool > 0 && s.decode) {
+    throw InvalidArgument("serving simulation: a prompt pool is modeled for aggregated pools only");
   }
   if (s.decode) {
     check_pool(s.first, "prefill", s.isl - s.cached_prefix);

@@ -68,6 +68,14 @@ struct SimSpec {
   // (a shared system prompt): never computed, held once (the pools' kv_tokens
   // are what is left beside it). Below the shortest prompt.
   std::int64_t cached_prefix = 0;
+  // Prompts drawn with replacement from this many distinct ones (a
+  // benchmark's dataset: aiperf's synthetic one holds 100 by default), each
+  // with its own length; 0: every prompt unique. An instance's prefix cache
+  // keeps each prompt it has prefilled; a prompt it keeps is found with the
+  // chance that its free KV cache holds every prompt kept (what LRU gives
+  // under uniform popularity), and then computes only the tokens past its
+  // last whole cache block. Aggregated pools only.
+  std::int64_t prompt_pool = 0;
 };
 
 struct SimResult {
@@ -90,8 +98,9 @@ struct SimResult {
   double decoding_step_sum = 0;    // decode requests summed over steps (mean batch)
   std::int64_t decode_steps = 0;   // steps with decode tokens
   std::int64_t preemptions = 0;
-  double admit_wait_s = 0;  // mean wait from arrival to admission (KV slot, cap)
-  double chunk_wait_s = 0;  // mean from admission to the first prompt chunk
+  std::int64_t prompts = 0, prefix_hits = 0;  // requests sent; of them, found in the prefix cache
+  double admit_wait_s = 0;                    // mean wait from arrival to admission (KV slot, cap)
+  double chunk_wait_s = 0;                    // mean from admission to the first prompt chunk
 };
 
 // Throws InvalidArgument for an inconsistent spec (sizes < 1, a decode pool

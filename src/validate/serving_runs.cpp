@@ -437,8 +437,9 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
                             const ModelOptions& options, const std::string& engine,
                             const EngineRegistry* tables, bool prefill_share, bool serving,
                             ServingRecipe recipe = ServingRecipe::kEngineDefaults,
-                            std::int64_t rounds = kDefaultRounds) {
+                            std::int64_t rounds = kDefaultRounds, std::int64_t prompt_pool = 0) {
   DecodeStepReport report;
+  report.prompt_pool = prompt_pool;
   if (serving) {
     report.repeated = repeated_serving_runs(runs);
   } else {  // the decode-step check reads aggregated rows only
@@ -504,6 +505,7 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         load.step = s;
         load.recipe = recipe;
         load.rounds = rounds;
+        if (!disagg) load.prompt_pool = prompt_pool;
         load.engine_version = r.backend_version;
         if (recipe == ServingRecipe::kAiConfigurator && disagg) {
           load.prefill_batch = r.prefill_batch;
@@ -600,12 +602,16 @@ int repeated_serving_runs(const std::vector<ServingRun>& runs) {
 
 DecodeStepReport validate_serving(const std::vector<ServingRun>& runs, const Registry& registry,
                                   const std::string& engine, ServingRecipe recipe,
-                                  std::int64_t rounds) {
+                                  std::int64_t rounds, std::int64_t prompt_pool) {
   // The simulation's own bound (predict_serving), checked once rather than
   // refused row by row.
   if (rounds < 1 || rounds > kMaxRounds)
     throw InvalidArgument(fmt::format("rounds: {} is outside 1 to {}", rounds, kMaxRounds));
-  return check_runs(runs, registry, {}, engine, nullptr, true, true, recipe, rounds);
+  if (prompt_pool < 0 || prompt_pool > kMaxPromptPool) {
+    throw InvalidArgument(
+        fmt::format("prompt pool: {} is outside 0 to {}", prompt_pool, kMaxPromptPool));
+  }
+  return check_runs(runs, registry, {}, engine, nullptr, true, true, recipe, rounds, prompt_pool);
 }
 
 std::vector<ErrorStats> leave_one_device_out(const std::vector<ServingRun>& runs,

@@ -319,6 +319,15 @@ try {
         /shared prefix: the first 512 tokens of every prompt come from the prefix cache/.test(await page.textContent('#serving-detail')),
         `a shared prefix is sent and explained (${JSON.stringify(servingBodies[0])})`);
   await page.fill('#sv-shared-prefix', '0');
+  // A prompt pool: sent, and the share of prompts found in the prefix cache shown.
+  servingBodies.length = 0;
+  await page.fill('#sv-prompt-pool', '4');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  check(servingBodies.length === 1 && servingBodies[0].prompt_pool === 4 &&
+        /of the requests found their prompt cached \(drawn from 4 prompts\)/.test(await page.textContent('#serving-detail')),
+        `a prompt pool is sent and its hits shown (${JSON.stringify(servingBodies[0])})`);
+  await page.fill('#sv-prompt-pool', '0');
   // Pipeline stages: sent, named, and the micro-batches said in the notes.
   servingBodies.length = 0;
   await page.fill('#sv-pp', '2');

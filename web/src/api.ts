@@ -158,6 +158,8 @@ export interface Serving {
   draft_tokens: number; acceptance: number;  // speculative decoding (0 draft tokens: plain decoding)
   tokens_per_step: number;               // tokens a decode step yields per request
   shared_prefix: number;                 // prompt tokens every request takes from the prefix cache
+  prompt_pool: number;                   // distinct prompts each request's is drawn from (0: every prompt unique)
+  prefix_hit_rate: number;               // of the requests, those whose prompt the prefix cache held
   weights: string; act: string; kv: string;
   ttft_s: number; tpot_s: number; e2e_s: number;  // the means of ttft, tpot, e2e
   ttft: Spread; tpot: Spread; e2e: Spread;

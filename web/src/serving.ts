@@ -21,11 +21,14 @@ const DEFAULTS = {
   rounds: 10, tokenBudget: 0, maxRunning: 0,  // the server's kDefaultRounds; 0: the engine's scheduler
   draftTokens: 0, acceptance: 0.85,           // plain decoding; the server's kDefaultDraftAcceptance
   sharedPrefix: 0,                            // no prefix cache hits
+  promptPool: 0,                              // every prompt unique
   rangeRatio: 1,                              // fixed lengths (InferenceMAX runs 0.8)
 };
 const WEIGHTS = ['fp16', 'bf16', 'fp8', 'int8', 'int4', 'nvfp4', 'mxfp4', 'q8_0', 'q4_k_m', 'q4_0'];
 const ACTS = ['bf16', 'fp16', 'fp8', 'int8', 'nvfp4'];
 const KVS = ['bf16', 'fp16', 'fp8', 'int8', 'nvfp4'];
+/** The server's kMaxPromptPool. */
+const MAX_PROMPT_POOL = 1 << 20;
 /** Most points one run asks for, and requests in flight at once. */
 const MAX_POINTS = 64;
 const IN_FLIGHT = 4;
@@ -137,6 +140,9 @@ function request(): Record<string, unknown> {
   const shortest = ratio < 1 ? Math.max(1, Math.floor(ratio * (req.isl as number))) : (req.isl as number);
   const prefix = intValue('sv-shared-prefix', 'shared prefix', 0, shortest - 1);
   if (prefix > 0) req.shared_prefix = prefix;
+  // Prompts drawn from a pool, repeats found in the prefix cache (aggregated serving only).
+  const promptPool = intValue('sv-prompt-pool', 'prompt pool', 0, MAX_PROMPT_POOL);
+  if (promptPool > 0) req.prompt_pool = promptPool;
   // Speculative decoding only with draft tokens (the server refuses an acceptance without).
   const drafts = intValue('sv-draft-tokens', 'draft tokens', 0, MAX_DRAFT_TOKENS);
   if (drafts > 0) {
@@ -190,6 +196,7 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   number('sv-draft-tokens', DEFAULTS.draftTokens);
   number('sv-acceptance', DEFAULTS.acceptance);
   number('sv-shared-prefix', DEFAULTS.sharedPrefix);
+  number('sv-prompt-pool', DEFAULTS.promptPool);
   number('sv-range-ratio', DEFAULTS.rangeRatio);
   showMode();
   $('sv-mode').addEventListener('change', showMode);
@@ -408,6 +415,8 @@ function renderDetail(r: Serving | undefined): void {
     ...(r.draft_tokens > 0 ? [['speculative', `${r.draft_tokens} draft tokens a step, each accepted at ${r.acceptance}: ` +
       `${r.tokens_per_step.toPrecision(3)} tokens a request a step`] as [string, string]] : []),
     ['prompts', `${r.prompts_per_step.toPrecision(3)} started per step; prompt tokens add ${pct(r.prompt_share * 100)} of the steps' time`],
+    ...(r.prompt_pool > 0 ? [['prefix cache', `${pct(r.prefix_hit_rate * 100)} of the requests found their prompt cached ` +
+      `(drawn from ${counted(r.prompt_pool, 'prompt')})`] as [string, string]] : []),
     ['waits', `${wait(r.queue_wait_s)} ${admission}, then ${wait(r.prompt_queue_wait_s)} from admission to the first prompt chunk`],
   ];
   $('serving-detail').innerHTML = `
