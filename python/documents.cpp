@@ -261,7 +261,7 @@ void bind_documents(py::module_& m) {
          const std::vector<std::string>& engines, const std::vector<std::string>& weights,
          const std::vector<std::int64_t>& concurrencies, const std::vector<std::string>& modes,
          std::int64_t draft_tokens, std::optional<double> acceptance, const std::string& recipe,
-         std::optional<double> range_ratio) {
+         std::optional<double> range_ratio, std::int64_t shared_prefix, std::int64_t prompt_pool) {
         const auto spec_model = model_of(model);
         const Device& d = device_of(hardware);
         SearchSpec spec;
@@ -278,6 +278,8 @@ void bind_documents(py::module_& m) {
         spec.draft_tokens = draft_tokens;
         spec.acceptance = acceptance;
         spec.recipe = parse_serving_recipe(recipe);
+        spec.shared_prefix = shared_prefix;
+        spec.prompt_pool = prompt_pool;
         const SearchResult r = search_deployments(*spec_model, d, spec);
         return to_py(search_document(*spec_model, d, spec, r, registry()));
       },
@@ -289,7 +291,7 @@ void bind_documents(py::module_& m) {
       py::arg("concurrencies") = std::vector<std::int64_t>{},
       py::arg("modes") = std::vector<std::string>{}, py::arg("draft_tokens") = 0,
       py::arg("acceptance") = py::none(), py::arg("recipe") = "engine",
-      py::arg("range_ratio") = py::none(),
+      py::arg("range_ratio") = py::none(), py::arg("shared_prefix") = 0, py::arg("prompt_pool") = 0,
       "The deployment search: the Pareto front of tokens/s per GPU against per user and the "
       "best configuration meeting the targets (roofline search --json)");
 

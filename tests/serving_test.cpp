@@ -1189,6 +1189,40 @@ TEST(Search, DraftTokensApplyToEveryConfiguration) {
   EXPECT_THROW((void)search_deployments(m, d, spec), InvalidArgument);
 }
 
+// Prefix reuse applies to every configuration: the best one is what
+// predict_serving gives with the same shared prefix and prompt pool, and its
+// TTFT falls; on 2 GPUs, disaggregated layouts are refused with the pool's
+// reason while aggregated ones still run.
+TEST(Search, PrefixReuseAppliesToEveryConfiguration) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("h100");
+  SearchSpec spec = one_h100_vllm_fp8();
+  const SearchResult plain = search_deployments(m, d, spec);
+  spec.shared_prefix = 256;
+  spec.prompt_pool = 2;
+  const SearchResult reused = search_deployments(m, d, spec);
+  ASSERT_TRUE(plain.best && reused.best);
+  ServingScenario s;
+  s.isl = spec.isl;
+  s.osl = spec.osl;
+  s.concurrency = 4;
+  s.step.precision.weights = s.step.precision.act = Format::kFp8;
+  s.shared_prefix = 256;
+  s.prompt_pool = 2;
+  const ServingResult direct = predict_serving(m, d, s, vllm());
+  EXPECT_DOUBLE_EQ(reused.best->serving.ttft_s, direct.ttft_s);
+  EXPECT_GT(reused.best->serving.prefix_hit_rate, 0);
+  EXPECT_LT(reused.best->serving.ttft_s, plain.best->serving.ttft_s);
+  spec.gpus = 2;
+  const SearchResult two = search_deployments(m, d, spec);
+  EXPECT_GT(two.evaluated, 0);
+  EXPECT_TRUE(std::any_of(two.refusals.begin(), two.refusals.end(), [](const auto& r) {
+    return r.first.find("prompt pool: modeled for aggregated serving only") != std::string::npos;
+  }));
+  spec.prompt_pool = -1;
+  EXPECT_THROW((void)search_deployments(m, d, spec), InvalidArgument);
+}
+
 // The recipe applies to every configuration: each is what predict_serving
 // gives with it (vLLM: 4 + 1024 + 1500 tokens a step, 4 running).
 TEST(Search, TheRecipeAppliesToEveryConfiguration) {

@@ -21,6 +21,7 @@ struct SearchArgs {
   std::string draft_tokens = "0", acceptance;
   std::string recipe = "engine";
   std::string range_ratio;
+  std::string shared_prefix = "0", prompt_pool = "0";
 };
 
 std::string row_name(const Deployment& d) { return deployment_name(d); }
@@ -52,6 +53,8 @@ void cmd_search(const Common& c, const SearchArgs& a) {
   spec.draft_tokens = parse_count("--draft-tokens", a.draft_tokens, 0, kMaxDraftTokens);
   if (!a.acceptance.empty()) spec.acceptance = parse_positive("--acceptance", a.acceptance);
   spec.recipe = parse_serving_recipe(a.recipe);
+  spec.shared_prefix = parse_count("--shared-prefix", a.shared_prefix, 0, kMaxSeqLen);
+  spec.prompt_pool = parse_count("--prompt-pool", a.prompt_pool, 0, kMaxPromptPool);
   const bool terminal = ::isatty(STDERR_FILENO) == 1;
   const SearchResult r =
       search_deployments(m, d, spec, [terminal](std::int64_t done, std::int64_t total) {
@@ -64,7 +67,7 @@ void cmd_search(const Common& c, const SearchArgs& a) {
     return;
   }
   std::cout << fmt::format(
-      "{} on {} x {}: {} prompt / {} output tokens{}{}; {} configurations, {} refused, {} "
+      "{} on {} x {}: {} prompt / {} output tokens{}{}{}; {} configurations, {} refused, {} "
       "skipped (past twice the requests a layout runs at once)\n\n",
       m.name, spec.gpus, d.id, spec.isl, spec.osl,
       spec.draft_tokens > 0
@@ -74,6 +77,10 @@ void cmd_search(const Common& c, const SearchArgs& a) {
       spec.recipe == ServingRecipe::kAiConfigurator
           ? ", each engine with AIConfigurator's benchmark limits"
           : "",
+      (spec.shared_prefix > 0 ? fmt::format(", a {}-token shared prefix", spec.shared_prefix)
+                              : std::string()) +
+          (spec.prompt_pool > 0 ? fmt::format(", prompts from a pool of {}", spec.prompt_pool)
+                                : std::string()),
       r.evaluated, r.refused, r.skipped);
   Table t({"deployment", "concurrency", "tokens/s/GPU", "tokens/s/user", "TTFT", "TPOT",
            "limited by", "targets"});
@@ -129,6 +136,17 @@ void register_search(CLI::App& app, Common& common) {
   cmd->add_option("--acceptance", a->acceptance,
                   "Speculative decoding: the chance each draft token is accepted (default 0.85)")
       ->type_name("F");
+  cmd->add_option("--shared-prefix", a->shared_prefix,
+                  "Every configuration: tokens at the start of every prompt kept by the prefix "
+                  "cache (a system prompt)")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--prompt-pool", a->prompt_pool,
+                  "Every configuration: prompts drawn with replacement from this many distinct "
+                  "ones, repeats found in the prefix cache (disaggregated layouts refused); 0: "
+                  "every prompt unique")
+      ->capture_default_str()
+      ->type_name("INT");
   cmd->add_option("--recipe", a->recipe,
                   "Every configuration's engine settings: engine (its defaults) or aiconfigurator "
                   "(the limits AIConfigurator's generator sets for benchmark deployments)")

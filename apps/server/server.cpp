@@ -265,7 +265,9 @@ json request_schemas() {
       {"concurrencies",
        {{"type", "array"}, {"maxItems", 64}, {"items", {{"type", "integer"}, {"minimum", 1}}}}},
       {"draft_tokens", scenario["draft_tokens"]},
-      {"acceptance", scenario["acceptance"]}};
+      {"acceptance", scenario["acceptance"]},
+      {"shared_prefix", serving["shared_prefix"]},
+      {"prompt_pool", serving["prompt_pool"]}};
   json recommend = {{"model", model_schema()},
                     {"hardware", scenario["hardware"]},
                     {"phase", phase},

@@ -40,6 +40,11 @@ struct SearchSpec {
   std::optional<double> acceptance;
   // The engines' settings in every configuration (ServingScenario::recipe).
   ServingRecipe recipe = ServingRecipe::kEngineDefaults;
+  // The workload's prefix reuse in every configuration: a system prompt
+  // every request shares (ServingScenario::shared_prefix) and prompts drawn
+  // from a pool (ServingScenario::prompt_pool; disaggregated layouts are then
+  // refused, their caches not modeled). 0: none.
+  std::int64_t shared_prefix = 0, prompt_pool = 0;
 };
 
 // set_range_ratio for every configuration of a search (isl_min, osl_min).

@@ -405,5 +405,15 @@ def test_search(cli):
                          "--engines", "vllm", "--weights", "fp8", "--concurrency", "8",
                          "--range-ratio", "0.8")
     assert ranged["isl_min"] == 819 and ranged["osl_min"] == 204
+    # Prefix reuse in every configuration: a shared system prompt and a prompt pool.
+    reused = roofline.search("llama-3.1-8b", "h100", gpus=1, engines=["vllm"], weights=["fp8"],
+                             concurrencies=[8], shared_prefix=128, prompt_pool=4)
+    assert reused == cli("search", "--model", "llama-3.1-8b", "--hardware", "h100", "--gpus", "1",
+                         "--engines", "vllm", "--weights", "fp8", "--concurrency", "8",
+                         "--shared-prefix", "128", "--prompt-pool", "4")
+    assert reused["shared_prefix"] == 128 and reused["prompt_pool"] == 4
+    assert reused["best"]["prefix_hit_rate"] > 0
+    with pytest.raises(roofline.InvalidArgument, match="shared prefix"):
+        roofline.search("llama-3.1-8b", "h100", shared_prefix=1024)
     with pytest.raises(roofline.InvalidArgument, match="acceptance needs draft tokens"):
         roofline.search("llama-3.1-8b", "h100", acceptance=0.7)

@@ -839,6 +839,7 @@ nlohmann::json deployment_json(const Deployment& d) {
                       {"output_tokens_per_s_per_gpu", d.tokens_per_s_per_gpu},
                       {"output_tokens_per_s_per_user", d.tokens_per_s_per_user},
                       {"limited_by", d.serving.limited_by},
+                      {"prefix_hit_rate", d.serving.prefix_hit_rate},
                       {"meets_targets", d.meets_targets},
                       {"misses", d.misses}};
   if (d.mode == ServingMode::kDisaggregated) {
@@ -877,6 +878,8 @@ nlohmann::json search_document(const ModelSpec& m, const Device& d, const Search
                         {"osl_min", shortest_length(spec.osl_min, spec.osl)},
                         {"draft_tokens", spec.draft_tokens},
                         {"recipe", serving_recipe_name(spec.recipe)},
+                        {"shared_prefix", spec.shared_prefix},
+                        {"prompt_pool", spec.prompt_pool},
                         {"acceptance", optional(spec.acceptance)},
                         {"ttft_max_s", optional(spec.ttft_max_s)},
                         {"tpot_max_s", optional(spec.tpot_max_s)},

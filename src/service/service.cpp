@@ -295,6 +295,8 @@ json search(const json& request, const Registry& registry, const Limits& limits)
     spec.draft_tokens = integer(o, "draft_tokens", 0, 0, kMaxDraftTokens);
     if (o.has("acceptance")) spec.acceptance = number(o, "acceptance", kDefaultDraftAcceptance);
     spec.recipe = parse_serving_recipe(text(o, "recipe", "engine"));
+    spec.shared_prefix = integer(o, "shared_prefix", 0, 0, kMaxSeqLen);
+    spec.prompt_pool = integer(o, "prompt_pool", 0, 0, kMaxPromptPool);
     o.finish();
     const SearchResult r = search_deployments(m, d, spec);
     return search_document(m, d, spec, r, registry);

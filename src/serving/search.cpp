@@ -92,6 +92,16 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
   if (spec.draft_tokens < 0 || spec.draft_tokens > kMaxDraftTokens) {
     throw InvalidArgument(fmt::format("draft tokens must be 0 to {}", kMaxDraftTokens));
   }
+  if (spec.prompt_pool < 0 || spec.prompt_pool > kMaxPromptPool) {
+    throw InvalidArgument(fmt::format("prompt pool = {} must be from 0 (every prompt unique) to {}",
+                                      spec.prompt_pool, kMaxPromptPool));
+  }
+  const std::int64_t shortest_prompt = shortest_length(spec.isl_min, spec.isl);
+  if (spec.shared_prefix < 0 || spec.shared_prefix >= shortest_prompt) {
+    throw InvalidArgument(
+        fmt::format("shared prefix = {} must be from 0 to the shortest prompt - 1 ({})",
+                    spec.shared_prefix, shortest_prompt - 1));
+  }
   const double acceptance = draft_acceptance(spec.draft_tokens, spec.acceptance);
   const EngineRegistry& registry = EngineRegistry::built_in();
   std::vector<const EngineProfile*> engines;
@@ -218,6 +228,8 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
             s.step.precision.weights = w;
             s.recipe = spec.recipe;
             s.step.draft_tokens = spec.draft_tokens;
+            s.shared_prefix = spec.shared_prefix;
+            s.prompt_pool = spec.prompt_pool;
             s.step.acceptance = acceptance;
             // W8A8 and W4A4: activations in the weights' format where computed.
             if (w == Format::kFp8 || w == Format::kNvfp4) s.step.precision.act = w;

@@ -214,6 +214,7 @@ export interface Deployment {
   output_tokens_per_s_per_gpu: number;
   output_tokens_per_s_per_user: number;  // 1 / TPOT
   limited_by: string;                    // as Serving's
+  prefix_hit_rate: number;               // as Serving's (0 without a prompt pool)
   meets_targets: boolean;
   misses: string;                        // why it misses the targets; "" when it meets them
 }
