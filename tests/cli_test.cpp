@@ -721,6 +721,13 @@ TEST(Cli, ServingReportsTheIssuesFields) {
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --rounds 0", "--rounds");
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --isl 512 --shared-prefix 512",
                    "shared prefix = 512 must be from 0 to the shortest prompt - 1 (511)");
+  expect_bad_input("serving --model llama-3.1-8b --hardware h200 --prompt-pool -1",
+                   "--prompt-pool");
+  expect_bad_input("serving --model llama-3.1-8b --hardware h200 --prompt-pool 4 --mode disagg",
+                   "prompt pool: modeled for aggregated serving only");
+  expect_bad_input("validate --prompt-pool 100", "--prompt-pool: give it with --serving");
+  expect_bad_input("search --model llama-3.1-8b --hardware h100 --isl 512 --shared-prefix 512",
+                   "shared prefix = 512 must be from 0 to the shortest prompt - 1 (511)");
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --range-ratio 1.5",
                    "range ratio = 1.5 must be from 0 to 1");
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --range-ratio 0.8 --isl-min 3",

@@ -190,6 +190,24 @@ TEST_F(ServerTest, ServingAndSearch) {
   expect_error("/api/serving",
                R"({"model": "llama-3.1-8b", "hardware": "h100", "isl": 512, "shared_prefix": 512})",
                400, "invalid_argument");
+  // A prompt pool: repeats found in the prefix cache; bad pools and disaggregated ones are 400s.
+  auto pooled = post("/api/serving",
+                     R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm", "isl": 512,
+                         "osl": 64, "concurrency": 4, "rounds": 4, "prompt_pool": 2})",
+                     200);
+  EXPECT_EQ(pooled["prompt_pool"], 2);
+  EXPECT_GT(pooled["prefix_hit_rate"].get<double>(), 0.5);
+  EXPECT_EQ(plain["prefix_hit_rate"], 0);
+  for (const char* bad : {R"("prompt_pool": -1)", R"("prompt_pool": "100")",
+                          R"("prompt_pool": 1.5)", R"("prompt_pool": 1e300)"}) {
+    expect_error("/api/serving",
+                 std::string(R"({"model": "llama-3.1-8b", "hardware": "h100", )") + bad + "}", 400,
+                 "invalid_argument");
+  }
+  expect_error("/api/serving",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "mode": "disagg",
+                   "prompt_pool": 4})",
+               400, "invalid_argument");
   // Random lengths: InferenceMAX's range ratio, or the shortest lengths; not both.
   auto ranged = post("/api/serving",
                      R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm", "isl": 512,
