@@ -484,6 +484,17 @@ try {
   await page.waitForFunction(() => /^Done/.test(document.getElementById('search-status')?.textContent ?? ''));
   check(searches.length === 1 && searches[0].body.recipe === 'aiconfigurator', `the search sends the recipe (${JSON.stringify(searches[0]?.body)})`);
   await page.selectOption('#sr-recipe', 'engine');
+  // The workload's prefix reuse: sent with the search; with a pool the disaggregated layouts are refused, said why.
+  searches.length = 0;
+  await page.fill('#sr-shared-prefix', '256');
+  await page.fill('#sr-prompt-pool', '100');
+  await page.click('#search-run');
+  await page.waitForFunction(() => /^Done/.test(document.getElementById('search-status')?.textContent ?? ''));
+  check(searches.length === 1 && searches[0].body.shared_prefix === 256 && searches[0].body.prompt_pool === 100 &&
+        /prompt pool: modeled for aggregated serving only/.test(await page.textContent('#search-refusals')),
+        `the search sends the prefix reuse and shows the pool's refusals (${JSON.stringify(searches[0]?.body)})`);
+  await page.fill('#sr-shared-prefix', '0');
+  await page.fill('#sr-prompt-pool', '0');
   page.off('response', onSearch);
   // A target nothing meets: no best; those with the most tokens/s per GPU, with what they miss.
   await page.fill('#sr-tpot', '1');

@@ -15,6 +15,7 @@ const MODES: Record<string, string[]> = { both: ['agg', 'disagg'], agg: ['agg'],
 const MAX_GPUS = 4096;       // the library's limit (roofline/search.h)
 const MAX_TOKENS = 1 << 30;  // kMaxSeqLen; the server checks isl + osl against it
 const MAX_DRAFT_TOKENS = 16; // kMaxDraftTokens (roofline/workload.h)
+const MAX_PROMPT_POOL = 1 << 20; // kMaxPromptPool (roofline/serving.h)
 
 const page = { run: 0, shown: false, engines: null as Promise<void> | null };
 
@@ -69,6 +70,13 @@ function request(): Record<string, unknown> {
   const ratio = Number(($('sr-range-ratio') as HTMLInputElement).value);
   if (!(ratio >= 0 && ratio <= 1)) throw new Error('range ratio must be a number from 0 to 1');
   if (ratio < 1) req.range_ratio = ratio;
+  // The workload's prefix reuse in every configuration.
+  const isl = req.isl as number;
+  const shortest = ratio < 1 ? Math.max(1, Math.floor(ratio * isl)) : isl;
+  const prefix = intValue('sr-shared-prefix', 'shared prefix', 0, shortest - 1);
+  if (prefix > 0) req.shared_prefix = prefix;
+  const pool = intValue('sr-prompt-pool', 'prompt pool', 0, MAX_PROMPT_POOL);
+  if (pool > 0) req.prompt_pool = pool;
   return req;
 }
 
@@ -85,6 +93,8 @@ export function initSearch(models: ModelPreset[], devices: Device[]): void {
   ($('sr-draft-tokens') as HTMLInputElement).value = '0';  // plain decoding
   ($('sr-acceptance') as HTMLInputElement).value = '0.85';  // the server's kDefaultDraftAcceptance
   ($('sr-range-ratio') as HTMLInputElement).value = '1';  // fixed lengths
+  ($('sr-shared-prefix') as HTMLInputElement).value = '0';  // no system prompt
+  ($('sr-prompt-pool') as HTMLInputElement).value = '0';  // every prompt unique
   page.engines = api.engines().then((engines: Engine[]) => {
     const order = (e: Engine) => (e.kind === 'serving' ? 0 : e.kind === 'local' ? 1 : 2);
     const sorted = [...engines].sort((a, b) => order(a) - order(b));
