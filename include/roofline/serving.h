@@ -123,6 +123,11 @@ void set_range_ratio(ServingScenario& s, double ratio);
 // The shortest length that ratio draws for a length L: max(1, floor(R L)).
 [[nodiscard]] std::int64_t range_ratio_min(std::int64_t length, double ratio);
 
+// InvalidArgument unless a shared prefix is 0 to shortest_prompt - 1 and a
+// prompt pool 0 to kMaxPromptPool (ServingScenario::shared_prefix, prompt_pool).
+void check_prefix_reuse(std::int64_t shared_prefix, std::int64_t prompt_pool,
+                        std::int64_t shortest_prompt);
+
 // Mean and percentiles over the simulated requests.
 struct Spread {
   double mean = 0, p50 = 0, p90 = 0, p99 = 0;
@@ -146,7 +151,8 @@ struct ServingResult {
   double kv_transfer_s = 0;                    // disaggregated: one prompt's KV cache
   std::int64_t requests = 0, steps = 0;        // simulated
   std::int64_t preemptions = 0;                // requests evicted when the cache ran out
-  double prefix_hit_rate = 0;  // a prompt pool: of the requests, those whose prompt was cached
+  // A prompt pool: of the requests, those whose prompt the prefix cache held.
+  double prefix_hit_rate = 0;
   std::int64_t token_budget = 0, max_running = 0;  // the scheduler's, per instance
   std::int64_t kv_block_tokens = 1;                // the cache's paging (1: token-granular)
   // Batches formed a step ahead (the engine's overlap scheduling): on the

@@ -92,16 +92,7 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
   if (spec.draft_tokens < 0 || spec.draft_tokens > kMaxDraftTokens) {
     throw InvalidArgument(fmt::format("draft tokens must be 0 to {}", kMaxDraftTokens));
   }
-  if (spec.prompt_pool < 0 || spec.prompt_pool > kMaxPromptPool) {
-    throw InvalidArgument(fmt::format("prompt pool = {} must be from 0 (every prompt unique) to {}",
-                                      spec.prompt_pool, kMaxPromptPool));
-  }
-  const std::int64_t shortest_prompt = shortest_length(spec.isl_min, spec.isl);
-  if (spec.shared_prefix < 0 || spec.shared_prefix >= shortest_prompt) {
-    throw InvalidArgument(
-        fmt::format("shared prefix = {} must be from 0 to the shortest prompt - 1 ({})",
-                    spec.shared_prefix, shortest_prompt - 1));
-  }
+  check_prefix_reuse(spec.shared_prefix, spec.prompt_pool, shortest_length(spec.isl_min, spec.isl));
   const double acceptance = draft_acceptance(spec.draft_tokens, spec.acceptance);
   const EngineRegistry& registry = EngineRegistry::built_in();
   std::vector<const EngineProfile*> engines;

@@ -212,6 +212,20 @@ std::int64_t range_ratio_min(std::int64_t length, double ratio) {
       1, static_cast<std::int64_t>(std::floor(ratio * static_cast<double>(length))));
 }
 
+void check_prefix_reuse(std::int64_t shared_prefix, std::int64_t prompt_pool,
+                        std::int64_t shortest_prompt) {
+  if (shared_prefix < 0 || shared_prefix >= shortest_prompt) {
+    throw InvalidArgument(fmt::format(
+        "shared prefix = {} must be from 0 to the shortest prompt - 1 ({}): a prompt computes a "
+        "token at least",
+        shared_prefix, shortest_prompt - 1));
+  }
+  if (prompt_pool < 0 || prompt_pool > kMaxPromptPool) {
+    throw InvalidArgument(fmt::format("prompt pool = {} must be from 0 (every prompt unique) to {}",
+                                      prompt_pool, kMaxPromptPool));
+  }
+}
+
 void set_range_ratio(ServingScenario& s, double ratio) {
   s.isl_min = range_ratio_min(s.isl, ratio);
   s.osl_min = range_ratio_min(s.osl, ratio);
@@ -269,16 +283,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         fmt::format("{} clients x {} rounds = {} requests is too many to simulate (at most {})",
                     in.concurrency, in.rounds, in.concurrency * in.rounds, kMaxSimulatedRequests));
   }
-  if (in.shared_prefix < 0 || in.shared_prefix >= shortest_prompt) {
-    throw InvalidArgument(fmt::format(
-        "shared prefix = {} must be from 0 to the shortest prompt - 1 ({}): a prompt computes a "
-        "token at least",
-        in.shared_prefix, shortest_prompt - 1));
-  }
-  if (in.prompt_pool < 0 || in.prompt_pool > kMaxPromptPool) {
-    throw InvalidArgument(fmt::format("prompt pool = {} must be from 0 (every prompt unique) to {}",
-                                      in.prompt_pool, kMaxPromptPool));
-  }
+  check_prefix_reuse(in.shared_prefix, in.prompt_pool, shortest_prompt);
   if (in.prompt_pool > 0 && in.mode == ServingMode::kDisaggregated) {
     throw InvalidArgument(
         "prompt pool: modeled for aggregated serving only (a disaggregated prefill worker's cache "
@@ -621,8 +626,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     r.notes.push_back(fmt::format(
         "prompt pool: each prompt drawn with replacement from {} (its length fixed per prompt); "
         "{:.0f}% of the requests found theirs in the prefix cache and computed only the tokens "
-        "past "
-        "its last whole {}-token block (source {} in `roofline engines show {}`); a kept prompt is "
+        "past its last whole {}-token block (source {} in `roofline engines show {}`); a kept "
+        "prompt is "
         "found with the chance that the free KV cache holds every prompt kept, and its blocks are "
         "the cache's, not the request's",
         in.prompt_pool, r.prefix_hit_rate * 100, r.kv_block_tokens, sched.prefix_cache_source,

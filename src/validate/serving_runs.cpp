@@ -607,10 +607,7 @@ DecodeStepReport validate_serving(const std::vector<ServingRun>& runs, const Reg
   // refused row by row.
   if (rounds < 1 || rounds > kMaxRounds)
     throw InvalidArgument(fmt::format("rounds: {} is outside 1 to {}", rounds, kMaxRounds));
-  if (prompt_pool < 0 || prompt_pool > kMaxPromptPool) {
-    throw InvalidArgument(
-        fmt::format("prompt pool: {} is outside 0 to {}", prompt_pool, kMaxPromptPool));
-  }
+  check_prefix_reuse(0, prompt_pool, 1);
   return check_runs(runs, registry, {}, engine, nullptr, true, true, recipe, rounds, prompt_pool);
 }
 
