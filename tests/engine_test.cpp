@@ -320,12 +320,16 @@ struct StrictEdits {
   }
 };
 
-// A 3 x 3 grid over log2 tokens = 0..2 and log2 weight bytes = 20..22.
-constexpr const char* kMoeDoc = R"({"schema":"roofline-moe-efficiency-1","device":"h200",
+// A 3 x 3 grid over log2 tokens = 0..2 and log2 weight bytes = 20..22, and a
+// 3 x 2 width factor over log2 tokens and log2 expert width = 7..8 that is 1
+// at 128 columns (so the grid's own tests read it at width 128).
+constexpr const char* kMoeDoc = R"({"schema":"roofline-moe-efficiency-2","device":"h200",
   "engine":"vllm","engine_version":"t","sources":{"s":"test"},"confidence":"measured","source":"s",
-  "method":"m","log2_tokens":[0,1,2],"log2_weight_bytes":[20,21,22],
+  "method":"m","log2_tokens":[0,1,2],"log2_weight_bytes":[20,21,22],"log2_expert_width":[7,8],
   "formats":{"fp8_block":{"kernel":"k","rows":9,"rows_above_roofline":1,"floor_s":2e-5,
-    "efficiency":[[0.1,0.2,0.4],[0.2,0.4,0.8],[0.3,0.6,1.0]]}}})";
+    "efficiency":[[0.1,0.2,0.4],[0.2,0.4,0.8],[0.3,0.6,1.0]],
+    "width_correction":[[1,1],[1,2],[1,0.5]]}}})";
+constexpr double kWidth128 = 128;  // the width factor's column of ones
 
 TEST(MoeTables, InterpolatesInLogSpaceAndHoldsTheEdges) {
   const MoeTable t = parse_moe_table(kMoeDoc, "t");
@@ -335,26 +339,45 @@ TEST(MoeTables, InterpolatesInLogSpaceAndHoldsTheEdges) {
   EXPECT_EQ(e.rows_above_roofline, 1);
   EXPECT_DOUBLE_EQ(e.floor_s, 2e-5);
   constexpr double kFloat = 1e-7;  // the grid is stored as floats
-  EXPECT_NEAR(t.efficiency(e, 1, 1 << 20), 0.1, kFloat);
-  EXPECT_NEAR(t.efficiency(e, 4, 1 << 22), 1.0, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 1, 1 << 20, kWidth128), 0.1, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 4, 1 << 22, kWidth128), 1.0, kFloat);
   // Halfway in log2 tokens (sqrt 2 tokens) at the middle column: (0.2 + 0.4) / 2.
-  EXPECT_NEAR(t.efficiency(e, std::sqrt(2.0), 1 << 21), 0.3, 1e-6);
+  EXPECT_NEAR(t.efficiency(e, std::sqrt(2.0), 1 << 21, kWidth128), 0.3, 1e-6);
   // Both halfway: the mean of the four corners (0.1 + 0.2 + 0.2 + 0.4) / 4.
-  EXPECT_NEAR(t.efficiency(e, std::sqrt(2.0), std::pow(2.0, 20.5)), 0.225, 1e-6);
+  EXPECT_NEAR(t.efficiency(e, std::sqrt(2.0), std::pow(2.0, 20.5), kWidth128), 0.225, 1e-6);
   // Held at every edge, never extrapolated: below and above both axes.
-  EXPECT_NEAR(t.efficiency(e, 1e6, 1e12), 1.0, kFloat);
-  EXPECT_NEAR(t.efficiency(e, 0.5, 10), 0.1, kFloat);
-  EXPECT_NEAR(t.efficiency(e, 0, 0), 0.1, kFloat);
-  EXPECT_NEAR(t.efficiency(e, 1e6, 10), 0.3, kFloat);
-  EXPECT_NEAR(t.efficiency(e, 1, 1e12), 0.4, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 1e6, 1e12, kWidth128), 1.0, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 0.5, 10, kWidth128), 0.1, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 0, 0, kWidth128), 0.1, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 1e6, 10, kWidth128), 0.3, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 1, 1e12, kWidth128), 0.4, kFloat);
   // The last cell's interior: 3 tokens (log2 1.585) at 2^21.5 bytes.
   const double fx = std::log2(3.0) - 1;
-  EXPECT_NEAR(t.efficiency(e, 3, std::pow(2.0, 21.5)),
+  EXPECT_NEAR(t.efficiency(e, 3, std::pow(2.0, 21.5), kWidth128),
               (1 - fx) * (0.4 + 0.8) / 2 + fx * (0.6 + 1.0) / 2, 1e-6);
   // FP8 experts take the block-scaled entry; no entry for the other formats.
   EXPECT_EQ(t.find(Format::kFp8, Format::kFp8, false), &e);
   EXPECT_EQ(t.find(Format::kBf16, Format::kBf16, false), nullptr);
   EXPECT_EQ(t.find(Format::kQ4_K_M, Format::kBf16, true), nullptr);
+}
+
+TEST(MoeTables, TheWidthFactorScalesTheGridAndIsCappedAtTheRoofline) {
+  const MoeTable t = parse_moe_table(kMoeDoc, "t");
+  const MoeTable::Entry& e = *t.find("fp8_block");
+  constexpr double kFloat = 1e-6;  // both grids are stored as floats
+  // 2 tokens (row 1), 256 columns (factor 2): the grid's 0.2 at 2^20 bytes doubled.
+  EXPECT_NEAR(t.efficiency(e, 2, 1 << 20, 256), 0.4, kFloat);
+  // 0.8 at 2^22 bytes doubled is past the roofline: held at 1.
+  EXPECT_NEAR(t.efficiency(e, 2, 1 << 22, 256), 1.0, kFloat);
+  // 4 tokens (row 2), factor 0.5: the grid's 0.6 at 2^21 halved.
+  EXPECT_NEAR(t.efficiency(e, 4, 1 << 21, 256), 0.3, kFloat);
+  // Halfway in log2 width (2^7.5 columns): factor (1 + 0.5) / 2.
+  EXPECT_NEAR(t.efficiency(e, 4, 1 << 21, std::pow(2.0, 7.5)), 0.6 * 0.75, kFloat);
+  // Held at the width axis's edges: wider than 256 reads 0.5, narrower than 128 reads 1.
+  EXPECT_NEAR(t.efficiency(e, 4, 1 << 21, 1e9), 0.3, kFloat);
+  EXPECT_NEAR(t.efficiency(e, 4, 1 << 21, 1), 0.6, kFloat);
+  // Halfway in log2 tokens (2^1.5) at 256 columns: grid (0.4 + 0.6) / 2, factor (2 + 0.5) / 2.
+  EXPECT_NEAR(t.efficiency(e, std::pow(2.0, 1.5), 1 << 21, 256), 0.5 * 1.25, kFloat);
 }
 
 TEST(MoeTables, ParsingIsStrictAndNamesTheFileAndKey) {
@@ -375,7 +398,13 @@ TEST(MoeTables, ParsingIsStrictAndNamesTheFileAndKey) {
   expect_error(with("[0,1,2]", "[0,2,3]"), "log2_tokens");
   expect_error(with("\"fp8_block\":", "\"fp9\":"), "fp9");  // not a MoE table format
   expect_error(with("\"rows\":9", "\"rows\":1"), "rows_above_roofline");
-  expect_error(with("roofline-moe-efficiency-1", "roofline-gemm-efficiency-1"), "schema");
+  expect_error(with("roofline-moe-efficiency-2", "roofline-gemm-efficiency-1"), "schema");
+  expect_error(with("roofline-moe-efficiency-2", "roofline-moe-efficiency-1"), "schema");
+  expect_error(with("[[1,1],[1,2],", "[[1,9],[1,2],"), "width_correction");  // above 8
+  expect_error(with("[[1,1],[1,2],", "[[1,0],[1,2],"), "width_correction");  // not above 0
+  expect_error(with("[[1,1],[1,2],", "[[1],[1,2],"), "width_correction");    // short row
+  expect_error(with(",\n    \"width_correction\":[[1,1],[1,2],[1,0.5]]", ""), "width_correction");
+  expect_error(with("[7,8]", "[7,9]"), "log2_expert_width");
   expect_error(with("\"source\":\"s\"", "\"source\":\"x\""), "source");
   expect_error(with("\"kernel\":\"k\",", "\"kernel\":\"k\",\"note\":1,"), "note");
 }
@@ -518,7 +547,7 @@ TEST(AttentionTables, ParsingIsStrictAndNamesTheFileAndKey) {
   expect_error(with("[10,11]", "[10,12]"), "log2_span");
   expect_error(with("\"decode_gqa_bf16\":", "\"decode_gqa_int4\":"), "decode_gqa_int4");
   expect_error(with("\"source\":\"s\",\"rows\"", "\"source\":\"x\",\"rows\""), "source");
-  expect_error(with("roofline-attention-efficiency-1", "roofline-moe-efficiency-1"), "schema");
+  expect_error(with("roofline-attention-efficiency-1", "roofline-moe-efficiency-2"), "schema");
 }
 
 TEST(AttentionTables, DevicesWithoutTablesBorrowTheirArchitecturesNearest) {
@@ -704,13 +733,17 @@ TEST(EnginePrediction, MoeLayersArePricedByTheMoeTable) {
   // of gate, up and down, 2880 x 2880 each: 3 x 4 x 4,406,400 = 52,876,800 B
   // (log2 25.656), plus the token's BF16 input and output (2 x 5,760 B):
   //   roofline = 52,888,320 B / 4.8 TB/s = 11.018 us (compute: 0.2 us)
-  //   efficiency = h200-vllm mxfp4 at 1 token, log2 bytes 25 (0.116) .. 26 (0.181):
-  //                0.116 + 0.656 x 0.065 = 0.1587
-  //   layer = max(floor 37.29 us, 11.018 / 0.1587 us) = 69.45 us
+  //   grid = h200-vllm mxfp4 at 1 token, log2 bytes 25 (0.116) .. 26 (0.181):
+  //          0.116 + 0.656 x 0.065 = 0.1587
+  //   width factor at 1 token, 2880 columns (log2 11.492) between 2^11 (1.14)
+  //          and 2^12 (0.999): 1.14 - 0.492 x 0.141 = 1.0706
+  //   layer = max(floor 37.29 us, 11.018 / (0.1587 x 1.0706) us) = 64.87 us
   // (vLLM's measured layer of this shape: 60.9 us.)
-  constexpr double kLayer = 52888320 / 4.8e12 / (0.116 + (std::log2(52876800.0) - 25) * 0.065);
+  constexpr double kWidthFactor = 1.14 + (std::log2(2880.0) - 11) * (0.999 - 1.14);
+  constexpr double kLayer =
+      52888320 / 4.8e12 / ((0.116 + (std::log2(52876800.0) - 25) * 0.065) * kWidthFactor);
   EXPECT_NEAR(w.layer_s, kLayer, 1e-3 * kLayer);
-  EXPECT_NEAR(kLayer, 69.45e-6, 0.01e-6);
+  EXPECT_NEAR(kLayer, 64.87e-6, 0.01e-6);
   EXPECT_NEAR(w.efficiency, 52888320 / 4.8e12 / kLayer, 1e-3);
   // Not below the floor, and the rest of the graph keeps the GEMM table.
   EXPECT_GE(w.layer_s, p.moe_table->find("mxfp4")->floor_s);
@@ -753,14 +786,15 @@ TEST(EnginePrediction, MoeLayerAtOneTokenCostsAtLeastTheFloor) {
   // intermediate: 3 x 8 x (256 x 7168 + 4 B scale) = 44,040,288 B (log2
   // 25.392), plus 7168 x (1 + 2) B of activations:
   //   roofline = 44,061,792 B / 4.8 TB/s = 9.180 us
-  //   efficiency = h200-trtllm fp8_block at 1 token, log2 bytes 25 (0.0769) .. 26 (0.147):
-  //                0.0769 + 0.392 x 0.0701 = 0.1044
-  //   layer = max(floor 27.02 us, 9.180 / 0.1044 us) = 87.9 us
+  //   grid = h200-trtllm fp8_block at 1 token, log2 bytes 25 (0.0769) .. 26 (0.147):
+  //          0.0769 + 0.392 x 0.0701 = 0.1044
+  //   width factor at 1 token, 256 columns (a grid point): 0.82
+  //   layer = max(floor 27.02 us, 9.180 / (0.1044 x 0.82) us) = 107.2 us
   // (TensorRT-LLM's measured layer of this shape: 115 us.)
   constexpr double kLayer =
-      44061792 / 4.8e12 / (0.0769 + (std::log2(44040288.0) - 25) * (0.147 - 0.0769));
+      44061792 / 4.8e12 / ((0.0769 + (std::log2(44040288.0) - 25) * (0.147 - 0.0769)) * 0.82);
   EXPECT_NEAR(w.layer_s, kLayer, 1e-3 * kLayer);
-  EXPECT_NEAR(kLayer, 87.9e-6, 0.1e-6);
+  EXPECT_NEAR(kLayer, 107.2e-6, 0.1e-6);
 
   // A table whose floor is above the roofline's time: the floor is the layer's time.
   MoeTable slow = parse_moe_table(kMoeDoc, "slow");

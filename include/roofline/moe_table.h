@@ -6,18 +6,23 @@
 // scripts/distill-kernel-tables from the layers measured inside vLLM, SGLang
 // and TensorRT-LLM) gives, per expert format, the efficiency of the whole
 // layer against its roofline over log2(tokens) x log2(expert weight bytes the
-// layer streams), and the fastest layer measured (a latency floor).
+// layer streams), a factor over log2(tokens) x log2(expert slice width) for
+// how much faster or slower layers of that width run than the grid's median
+// over all shapes (narrow slices, as DeepSeek-V3 at TP 8 has, run slower),
+// and the fastest layer measured (a latency floor).
 //
 // The layer's roofline (the same in the distillation and in predict()):
 //   flops = 2 x token-expert pairs x (gate + up + down) x hidden x inter / tp
 //   bytes = the weights of the experts touched + tokens x hidden x
 //           (activation bits / 8 + 2) (the layer's input and 16-bit output)
 //   time  = max(floor_s, max(flops / peak, bytes / bandwidth) / efficiency)
+//   efficiency = min(1, grid(tokens, bytes) x width_correction(tokens, width))
+// where width = inter / tp, the columns of each expert's gate and up slices.
 //
 // Example:
 //   const MoeTable* t = EngineRegistry::built_in().moe_table(device, vllm, &source);
 //   if (const MoeTable::Entry* e = t ? t->find(Format::kFp8, Format::kFp8, false) : nullptr)
-//     double eff = t->efficiency(*e, /*tokens=*/8, /*weight_bytes=*/44e6);
+//     double eff = t->efficiency(*e, /*tokens=*/8, /*weight_bytes=*/44e6, /*width=*/2048);
 #pragma once
 
 #include <cstdint>
@@ -31,8 +36,9 @@
 
 namespace roofline {
 
-// Efficiency per expert format over log2(tokens) x log2(weight bytes), for one
-// device and engine.
+// Efficiency per expert format over log2(tokens) x log2(weight bytes), with a
+// factor over log2(tokens) x log2(expert slice width), for one device and
+// engine.
 struct MoeTable {
   struct Entry {
     std::string kernel;     // the kernel the engine ran most ("moe_torch_flow_cutlass", ...)
@@ -40,10 +46,12 @@ struct MoeTable {
     std::int64_t rows = 0;  // measured layers read (rows above the roofline included)
     std::int64_t rows_above_roofline = 0;  // left out of the grid
     std::vector<float> efficiency;         // row-major [log2 tokens][log2 weight bytes]
+    std::vector<float> width_correction;   // row-major [log2 tokens][log2 expert width], > 0
   };
   std::string id;  // "<device>-<engine>"
   std::string device, engine, engine_version, confidence, citation;
   int log2_tokens0 = 0, log2_bytes0 = 0, token_points = 0, byte_points = 0;
+  int log2_width0 = 0, width_points = 0;
   // bf16, fp8, fp8_block, nvfp4, int4 (W4A16), mxfp4 (W4A16), mxfp4_mxfp8 (W4A8)
   std::map<std::string, Entry, std::less<>> formats;
 
@@ -53,14 +61,17 @@ struct MoeTable {
   // FP8 MoE checkpoints are block-scaled (DeepSeek-V3, Qwen3 FP8; the source
   // measures DeepSeek-V3's and Kimi-K2's shapes only so), per-tensor FP8 else.
   [[nodiscard]] const Entry* find(Format weights, Format compute, bool weight_only) const noexcept;
-  // Bilinear in (log2 tokens, log2 weight bytes), held at the grid's edges.
-  // In (0, 1].
-  [[nodiscard]] double efficiency(const Entry& e, double tokens, Bytes weight_bytes) const noexcept;
+  // The grid, bilinear in (log2 tokens, log2 weight bytes), times the width
+  // factor, bilinear in (log2 tokens, log2 width), each held at its edges.
+  // `width`: the columns of one expert's gate (or up) slice on the GPU. In
+  // (0, 1].
+  [[nodiscard]] double efficiency(const Entry& e, double tokens, Bytes weight_bytes,
+                                  double width) const noexcept;
 };
 
 // Strict: unknown or missing keys, a grid of the wrong size, efficiencies
-// outside (0, 1], a floor outside (0, 1] s are ParseErrors naming `origin`
-// and the key.
+// outside (0, 1], width factors outside (0, 8], a floor outside (0, 1] s are
+// ParseErrors naming `origin` and the key.
 [[nodiscard]] MoeTable parse_moe_table(std::string_view json_text, const std::string& origin);
 
 // The MoE table key of an expert GEMM's formats ("bf16", "fp8", "nvfp4",

@@ -14,7 +14,9 @@ namespace {
 using detail::StrictObject;
 using nlohmann::json;
 
-constexpr std::string_view kMoeTableSchema = "roofline-moe-efficiency-1";
+constexpr std::string_view kMoeTableSchema = "roofline-moe-efficiency-2";
+// The shipped tables' factors reach 4.6 (eight-expert layers at many tokens).
+constexpr double kMaxWidthCorrection = 8;
 constexpr std::string_view kFormatKeys[] = {"bf16", "fp8",   "fp8_block",  "nvfp4",
                                             "int4", "mxfp4", "mxfp4_mxfp8"};
 
@@ -42,10 +44,42 @@ const MoeTable::Entry* MoeTable::find(Format weights, Format compute,
   return find(key);
 }
 
-double MoeTable::efficiency(const Entry& e, double tokens, Bytes weight_bytes) const noexcept {
-  return detail::log2_grid_value(e.efficiency, log2_tokens0, token_points, log2_bytes0, byte_points,
-                                 tokens, weight_bytes);
+double MoeTable::efficiency(const Entry& e, double tokens, Bytes weight_bytes,
+                            double width) const noexcept {
+  const double log2_tokens = std::log2(std::max(tokens, 1.0));
+  const double grid =
+      detail::log2_grid_value_at(e.efficiency, log2_tokens0, token_points, log2_bytes0, byte_points,
+                                 log2_tokens, std::log2(std::max(weight_bytes, 1.0)));
+  const double factor =
+      detail::log2_grid_blend_at(e.width_correction, log2_tokens0, token_points, log2_width0,
+                                 width_points, log2_tokens, std::log2(std::max(width, 1.0)));
+  return std::min(grid * factor, 1.0);
 }
+
+namespace {
+
+// A row-major grid of `rows` x `cols` numbers in (0, `max`] under `key`.
+std::vector<float> read_grid(StrictObject& f, std::string_view key, int rows, int cols, double max,
+                             std::string_view range, std::string_view row_axis,
+                             std::string_view col_axis) {
+  const json& grid = f.required(key);
+  if (!grid.is_array() || grid.size() != static_cast<std::size_t>(rows))
+    f.fail(key, "expected one row per " + std::string(row_axis) + " point");
+  std::vector<float> out;
+  out.reserve(static_cast<std::size_t>(rows * cols));
+  for (const auto& row : grid) {
+    if (!row.is_array() || row.size() != static_cast<std::size_t>(cols))
+      f.fail(key, "expected one value per " + std::string(col_axis) + " point in every row");
+    for (const auto& v : row) {
+      if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > max)
+        f.fail(key, "every value must be in " + std::string(range));
+      out.push_back(v.get<float>());
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 MoeTable parse_moe_table(std::string_view text, const std::string& origin) {
   const json doc = detail::parse_json_text(text, origin, std::size_t{8} << 20);
@@ -55,6 +89,7 @@ MoeTable parse_moe_table(std::string_view text, const std::string& origin) {
   detail::set_identity(h, &t);
   detail::read_log2_axis(o, "log2_tokens", 48, &t.log2_tokens0, &t.token_points);
   detail::read_log2_axis(o, "log2_weight_bytes", 48, &t.log2_bytes0, &t.byte_points);
+  detail::read_log2_axis(o, "log2_expert_width", 24, &t.log2_width0, &t.width_points);
   StrictObject formats = o.object("formats");
   for (auto it = formats.json().begin(); it != formats.json().end(); ++it) {
     if (std::find(std::begin(kFormatKeys), std::end(kFormatKeys), it.key()) ==
@@ -72,19 +107,11 @@ MoeTable parse_moe_table(std::string_view text, const std::string& origin) {
       f.fail("rows_above_roofline", "must be fewer than \"rows\"");
     e.floor_s = f.non_negative("floor_s");
     if (!(e.floor_s > 0) || e.floor_s > 1) f.fail("floor_s", "must be in (0, 1] seconds");
-    const json& grid = f.required("efficiency");
-    if (!grid.is_array() || grid.size() != static_cast<std::size_t>(t.token_points))
-      f.fail("efficiency", "expected one row per log2_tokens point");
-    e.efficiency.reserve(static_cast<std::size_t>(t.token_points * t.byte_points));
-    for (const auto& row : grid) {
-      if (!row.is_array() || row.size() != static_cast<std::size_t>(t.byte_points))
-        f.fail("efficiency", "expected one value per log2_weight_bytes point in every row");
-      for (const auto& v : row) {
-        if (!v.is_number() || !(v.get<double>() > 0) || v.get<double>() > 1)
-          f.fail("efficiency", "every value must be in (0, 1]");
-        e.efficiency.push_back(v.get<float>());
-      }
-    }
+    e.efficiency = read_grid(f, "efficiency", t.token_points, t.byte_points, 1, "(0, 1]",
+                             "log2_tokens", "log2_weight_bytes");
+    e.width_correction =
+        read_grid(f, "width_correction", t.token_points, t.width_points, kMaxWidthCorrection,
+                  "(0, 8]", "log2_tokens", "log2_expert_width");
     f.finish();
     t.formats.emplace(it.key(), std::move(e));
   }

@@ -27,7 +27,8 @@ inline bool routed_gemm(const Op& op) {
 // Sets the timings of the routed-expert ops (gate, up, activation, down) of
 // every MoE layer class of `g` whose expert format `options.moe_table`
 // measured: the layer's expert work takes
-//   max(floor_s, roofline time / efficiency at (tokens, expert weight bytes))
+//   max(floor_s, roofline time / efficiency at (tokens, expert weight bytes,
+//       expert slice width))
 // (realistic mode, an engine with a MoE table; roofline per moe_table.h),
 // shared among its ops in proportion to their own datasheet times, which
 // keeps each op's bound. Returns the ops it set (predict() leaves them as
@@ -81,7 +82,8 @@ inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d
     const double act =
         bytes_for(first.compute, tokens * hidden) + bytes_for(Format::kBf16, tokens * hidden);
     const double ideal = std::max(flops / peak, (weights + act) / bw);
-    const double eff = std::clamp(table->efficiency(*e, tokens, weights) * scale, 1e-4, 1.0);
+    const double width = first.gemm_n;  // one expert's gate (or up) slice: inter / (tp / ep)
+    const double eff = std::clamp(table->efficiency(*e, tokens, weights, width) * scale, 1e-4, 1.0);
     const double layer_s = std::max(e->floor_s, ideal / eff);
     if (!(own_sum > 0) || !(layer_s > 0)) continue;
     const double share = layer_s / own_sum;
