@@ -123,10 +123,12 @@ const Device& device_of(const py::handle& hardware) {
   throw InvalidArgument("hardware must be a device id or alias, or a Hardware object");
 }
 
-ModelOptions options_of(bool ideal, const std::string& engine) {
+ModelOptions options_of(bool ideal, const std::string& engine,
+                        const std::optional<std::string>& engine_build) {
   ModelOptions o;
   o.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
   o.engine = &EngineRegistry::built_in().get(engine);  // its tables are resolved per device
+  if (engine_build) o.engine_build = parse_build_date(*engine_build, "engine_build");
   return o;
 }
 

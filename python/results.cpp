@@ -242,10 +242,10 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
          std::optional<std::string> strategy, std::optional<std::string> attention,
          double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t attention_dp,
          std::int64_t ep, std::int64_t draft_tokens, std::optional<double> acceptance, bool ideal,
-         const std::string& engine, bool per_op) {
+         const std::string& engine, bool per_op, std::optional<std::string> engine_build) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
-        const ModelOptions options = options_of(ideal, engine);
+        const ModelOptions options = options_of(ideal, engine, engine_build);
         std::vector<std::string> notes;
         ScenarioRequest r = request_of(std::move(phase), batch, seq_len, std::move(weights),
                                        std::move(experts), std::move(act), std::move(kv), strategy,
@@ -268,8 +268,10 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
       py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep,
       py::arg("draft_tokens") = d.draft_tokens, py::arg("acceptance") = py::none(),
       py::arg("ideal") = false, py::arg("engine") = "roofline", py::arg("per_op") = false,
+      py::arg("engine_build") = py::none(),
       R"(One forward pass: a prefill of seq_len tokens per sequence, or one decode step
-over seq_len cached tokens (roofline predict). Returns a Prediction.)");
+over seq_len cached tokens (roofline predict). engine_build: the engine build's
+date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). Returns a Prediction.)");
 
   m.def(
       "generate",
@@ -278,10 +280,11 @@ over seq_len cached tokens (roofline predict). Returns a Prediction.)");
          std::string act, std::optional<std::string> kv, std::optional<std::string> strategy,
          std::optional<std::string> attention, double block_sparsity, std::int64_t tp,
          std::int64_t pp, std::int64_t attention_dp, std::int64_t ep, std::int64_t draft_tokens,
-         std::optional<double> acceptance, bool ideal, const std::string& engine) {
+         std::optional<double> acceptance, bool ideal, const std::string& engine,
+         std::optional<std::string> engine_build) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
-        const ModelOptions options = options_of(ideal, engine);
+        const ModelOptions options = options_of(ideal, engine, engine_build);
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, batch, defaults.seq_len, std::move(weights),
@@ -303,8 +306,10 @@ over seq_len cached tokens (roofline predict). Returns a Prediction.)");
       py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep,
       py::arg("draft_tokens") = d.draft_tokens, py::arg("acceptance") = py::none(),
       py::arg("ideal") = false, py::arg("engine") = "roofline",
+      py::arg("engine_build") = py::none(),
       R"(Prefill of `prompt` tokens then `gen` decode steps: TTFT, TPOT, end to end
-(roofline generate). Returns a Generation.)");
+(roofline generate). engine_build: the engine build's date (--engine-build).
+Returns a Generation.)");
 }
 
 }  // namespace roofline::python

@@ -697,6 +697,23 @@ TEST(Cli, KernelFilesPriceTheGemmsTheyMeasured) {
   expect_bad_input("predict --hardware h200 --ideal --kernel-file '" + file + "'", "ideal");
 }
 
+// --engine-build: an older build's path, named in the notes; a bad date is bad input.
+TEST(Cli, EngineBuildDatesSelectTheBuildsPath) {
+  const std::string q4 =
+      "predict --model llama-3.1-8b --hardware a100 --engine llama.cpp --weights q4_k_m "
+      "--act fp16 --phase prefill --seq-len 512 --json";
+  const CliRun now = roofline(q4);
+  const CliRun then = roofline(q4 + " --engine-build 2024-05");
+  ASSERT_EQ(now.exit_code, 0) << now.err;
+  ASSERT_EQ(then.exit_code, 0) << then.err;
+  const auto a = nlohmann::json::parse(now.out), b = nlohmann::json::parse(then.out);
+  EXPECT_GT(b["time_s"].get<double>(), a["time_s"].get<double>());
+  EXPECT_NE(b.dump().find("dequantized to F16"), std::string::npos);
+  EXPECT_EQ(a.dump().find("dequantized to F16"), std::string::npos);
+  expect_bad_input("predict --engine llama.cpp --engine-build 2024-13", "--engine-build");
+  expect_bad_input("predict --engine llama.cpp --engine-build yesterday", "--engine-build");
+}
+
 }  // namespace
 
 namespace {

@@ -1273,6 +1273,46 @@ TEST(EnginePrediction, WeightOnlyKernelsStreamAtTheirShareOfBf16) {
   bf16.replace(bf16.find(R"(["fp16"])"), 8, R"(["bf16"])");
   bf16.replace(bf16.find(R"("accumulate": "fp16")"), 20, R"("accumulate": "fp32")");
   EXPECT_FALSE(parse_engine(bf16, "x.json").cublas_gemm.fp16_accumulate);
+  // An older build's path: a date, rows in [1, 4096], a known source, and the
+  // cuBLAS block it prices with.
+  std::string before = cublas;
+  const std::string arch_end =
+      R"("compute": {"value": 0.3, "confidence": "derived", "source": "s"}}})";
+  ASSERT_NE(before.find(arch_end), std::string::npos);
+  before.replace(before.find(arch_end), arch_end.size(),
+                 R"("compute": {"value": 0.3, "confidence": "derived", "source": "s"}}},
+                    "cublas_before": {"build_date": "2024-06-24", "above_rows": 32,
+                    "source": "s"})");
+  const EngineProfile dated = parse_engine(before, "x.json");
+  EXPECT_EQ(dated.dequant_gemm.cublas_before, 20240624);
+  EXPECT_DOUBLE_EQ(dated.dequant_gemm.cublas_above_rows, 32);
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {R"("2024-06-24")", R"("2024-6-24")"},
+           {R"("2024-06-24")", R"("June 2024")"},
+           {R"("above_rows": 32)", R"("above_rows": 0)"},
+           {R"("above_rows": 32)", R"("above_rows": 1e9)"},
+           {R"("above_rows": 32,
+                    "source": "s"})",
+            R"("above_rows": 32, "source": "t"})"},
+           {R"("above_rows": 32,)", R"("above_rows": 32, "typo": 1,)"}}) {
+    std::string bad = before;
+    ASSERT_NE(bad.find(from), std::string::npos) << from;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
+  }
+  std::string no_cublas = before;
+  const std::string cublas_block = no_cublas.substr(no_cublas.find(R"("cublas_gemm")"));
+  no_cublas.replace(no_cublas.find(R"(, "cublas_gemm")"), cublas_block.find("}}}") + 3 + 2, "");
+  EXPECT_THROW((void)parse_engine(no_cublas, "x.json"), ParseError);
+}
+
+TEST(Engines, BuildDatesParseAsDays) {
+  EXPECT_EQ(parse_build_date("2024-06-24", "t"), 20240624);
+  EXPECT_EQ(parse_build_date("2024-05", "t"), 20240531);  // a month: its last day
+  for (const char* bad : {"", "2024", "2024-13", "2024-00", "2024-05-32", "2024-05-00", "1999-05",
+                          "24-05-01", "2024/05", "2024-05-1x", "2024-05-011"}) {
+    EXPECT_THROW((void)parse_build_date(bad, "--engine-build"), InvalidArgument) << bad;
+  }
 }
 
 // TensorRT-LLM's default MoE backend on Blackwell runs gpt-oss's MXFP4 experts
@@ -1414,6 +1454,48 @@ TEST(EnginePrediction, CublasF16GemmsRunAtTheFp16AccumulateRate) {
   EXPECT_EQ(gate(rtx, Format::kBf16, Phase::kPrefill, 1).second.source, EfficiencySource::kDevice);
   EXPECT_EQ(gate(devices().get("mi300x"), Format::kFp16, Phase::kPrefill, 1).second.source,
             EfficiencySource::kDevice);
+}
+
+// llama.cpp builds before pull request #8075 (2024-06-24) sent quantized GEMMs
+// of more than 32 rows to cuBLAS: a kernel writes the weights out in F16,
+// then the F16 GEMM runs as for F16 weights. Both run, one after the other.
+TEST(EnginePrediction, OlderLlamaCppBuildsDequantizeForCublas) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const EngineProfile& llama = EngineRegistry::built_in().get("llama.cpp");
+  ASSERT_EQ(llama.dequant_gemm.cublas_before, 20240624);
+  const Device& a100 = devices().get("a100-80gb");
+  auto gate = [&](std::int32_t build, Phase phase, std::int64_t batch) {
+    ModelOptions o;
+    o.engine = &llama;
+    o.engine_build = build;
+    const Prediction p = predict(m, a100, q8_0_llama_step(phase, batch), o);
+    const std::size_t i = first_op(p, OpKind::kGateProj);
+    return std::make_pair(p.graph.ops[i], p.timings[i]);
+  };
+  // A 512-token prompt on a May 2024 build: 512 x 4096 -> 14336 in Q8_0.
+  const auto [op, t] = gate(parse_build_date("2024-05", "t"), Phase::kPrefill, 1);
+  ASSERT_GT(op.gemm_m, 32);
+  const double bw = a100.memory_bandwidth_Bps.value * a100.bandwidth_fraction.value;
+  const double f16 = 2 * op.gemm_n * op.gemm_k * op.gemm_groups;  // the weights written out
+  const double pass = op.count * (op.weight_bytes + f16) / bw;
+  // A100: no separate FP16-accumulate rate (its dense 312 TF), Ampere's figure.
+  const double rate = a100.peak_fp16_accumulate(Format::kFp16);
+  EXPECT_DOUBLE_EQ(rate, 312e12);
+  const double math = op.count * op.flops / (rate * llama.cublas_gemm.compute.at("ampere").value);
+  const double stream = op.count * (f16 + op.act_bytes) / bw;
+  constexpr double kRelative = 1e-12;
+  EXPECT_NEAR(t.compute_time_s, pass + math, kRelative * (pass + math));
+  EXPECT_NEAR(t.memory_time_s, pass + stream, kRelative * (pass + stream));
+  EXPECT_GT(math, stream);  // 512 rows: the GEMM is compute-bound
+  EXPECT_EQ(t.bound, Bound::kCompute);
+  EXPECT_EQ(t.source, EfficiencySource::kEngine);
+  // The day of the pull request on, the current build and 32 rows keep MMQ.
+  const double mmq = gate(0, Phase::kPrefill, 1).second.compute_time_s;
+  EXPECT_DOUBLE_EQ(gate(20240624, Phase::kPrefill, 1).second.compute_time_s, mmq);
+  EXPECT_LT(mmq, t.compute_time_s);
+  const auto [op32, t32] = gate(20240531, Phase::kDecode, 32);
+  EXPECT_EQ(op32.gemm_m, 32);
+  EXPECT_DOUBLE_EQ(t32.compute_time_s, gate(0, Phase::kDecode, 32).second.compute_time_s);
 }
 
 // llama.cpp's files keep parts of a Q4_K_M model in Q6_K, so a prediction

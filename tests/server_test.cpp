@@ -250,6 +250,27 @@ TEST_F(ServerTest, ServingAndSearch) {
   expect_error("/api/predict",
                R"({"model": "llama-3.1-8b", "hardware": "h100", "acceptance": 0.5})", 400,
                "invalid_argument");
+  // An engine build's date: a date string, or a 400.
+  const auto may_2024 = post("/api/predict",
+                             R"({"model": "llama-3.1-8b", "hardware": "a100", "engine": "llama.cpp",
+               "weights": "q4_k_m", "act": "fp16", "phase": "prefill", "seq_len": 512,
+               "engine_build": "2024-05"})",
+                             200);
+  const auto current = post("/api/predict",
+                            R"({"model": "llama-3.1-8b", "hardware": "a100", "engine": "llama.cpp",
+               "weights": "q4_k_m", "act": "fp16", "phase": "prefill", "seq_len": 512})",
+                            200);
+  EXPECT_GT(may_2024["time_s"].get<double>(), current["time_s"].get<double>());
+  expect_error("/api/predict",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "engine_build": "2024-13"})", 400,
+               "invalid_argument");
+  for (const char* bad : {"202405", "null", "[\"2024-05\"]"}) {
+    const auto j = post("/api/predict",
+                        std::string(R"({"model": "llama-3.1-8b", "hardware": "h100", )") +
+                            "\"engine_build\": " + bad + "}",
+                        400);
+    EXPECT_TRUE(j.contains("error")) << bad;
+  }
   expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "tp": 2, "ep": 2})",
                400, "invalid_argument");
   expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "batch": 4})", 400,

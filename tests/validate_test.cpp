@@ -130,6 +130,36 @@ TEST(Validate, ServingCasesAreTheServingSimulation) {
   }
 }
 
+// A case's engine build reaches the prediction: a May 2024 llama.cpp prompt of
+// Q4_K_M weights runs slower (dequantize, then cuBLAS) than today's MMQ.
+TEST(Validate, CasesCarryTheEngineBuild) {
+  const Registry reg = Registry::built_in();
+  auto doc = one_case();
+  auto& c = doc["cases"][0];
+  c["hardware"] = "a100-80gb";
+  c["framework"] = "llama.cpp";
+  c["weights"] = "q4_k_m";
+  c["act"] = "fp16";
+  c["kv"] = "fp16";
+  c["prompt"] = 512;
+  c["gen"] = 0;
+  c["metric"] = "prefill_tokens_per_s";
+  c["value"] = 6000;
+  const auto current = parse_validation(doc.dump(), "v.json");
+  EXPECT_EQ(current[0].engine_build, 0);
+  c["engine_build"] = "2024-05";
+  const auto dated = parse_validation(doc.dump(), "v.json");
+  EXPECT_EQ(dated[0].engine_build, 20240531);
+  const double now = validate_cases(current, reg, {}, "case").rows[0].predicted;
+  const double then = validate_cases(dated, reg, {}, "case").rows[0].predicted;
+  EXPECT_LT(then, now);
+  for (const nlohmann::json& bad :
+       {nlohmann::json("May 2024"), nlohmann::json(202405), nlohmann::json("2024-13")}) {
+    c["engine_build"] = bad;
+    EXPECT_THROW((void)parse_validation(doc.dump(), "v.json"), ParseError) << bad;
+  }
+}
+
 // Tensor parallelism reaches static-batch cases too: at TP 2 a decode step
 // streams half the weights a GPU, so it is faster than at TP 1.
 TEST(Validate, TensorParallelCasesSplitTheModel) {

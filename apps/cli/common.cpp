@@ -208,6 +208,11 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
                   "(roofline engines; roofline: the reference)")
       ->capture_default_str()
       ->type_name("ID");
+  cmd->add_option("--engine-build", a->engine_build,
+                  "The date of the engine's build (YYYY-MM-DD or YYYY-MM; default the current "
+                  "one): the profile's rules dated by build follow it (llama.cpp before "
+                  "2024-06-24 dequantized to F16 for cuBLAS above 32 rows)")
+      ->type_name("DATE");
   cmd->add_option("--kernel-file", a->kernel_file,
                   "GEMM efficiencies measured on your GPU (the table of calibrate --gpu, or one "
                   "in the format of data/kernels/gemm): they price every GEMM of the formats "
@@ -242,6 +247,7 @@ ModelOptions make_options(const ScenarioArgs& a, const Device* device) {
   ModelOptions o;
   o.mode = a.ideal ? Mode::kIdeal : Mode::kRealistic;
   o.engine = &EngineRegistry::built_in().get(a.engine);  // its table is resolved per device
+  if (!a.engine_build.empty()) o.engine_build = parse_build_date(a.engine_build, "--engine-build");
   if (!a.kernel_file.empty()) {
     if (a.ideal) throw InvalidArgument("--kernel-file: measured efficiencies have no ideal mode");
     // Loaded once per process; predictions keep a pointer to it.

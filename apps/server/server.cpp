@@ -180,7 +180,14 @@ json request_schemas() {
       {"ideal", {{"type", "boolean"}, {"default", false}, {"description", "datasheet peaks only"}}},
       {"engine", string_schema("a serving engine (GET /api/engines): its launch and step costs and "
                                "measured kernel efficiency",
-                               "roofline")}};
+                               "roofline")},
+      {"engine_build",
+       {{"type", "string"},
+        {"maxLength", 10},
+        {"description",
+         "the date of the engine's build, YYYY-MM-DD or YYYY-MM: the profile's rules dated by "
+         "build follow it (llama.cpp before 2024-06-24 dequantized to F16 for cuBLAS above 32 "
+         "rows); absent: the current build"}}}};
   const json phase = {{"type", "string"}, {"enum", {"prefill", "decode"}}, {"default", "decode"}};
   const json seq_len = integer_schema(1, kMaxSeqLen, 4096, "context length in tokens");
 
@@ -279,7 +286,8 @@ json request_schemas() {
                     {"memory_limit", {{"type", "number"}, {"description", "bytes"}}},
                     {"latency_target", {{"type", "number"}, {"description", "seconds"}}},
                     {"ideal", scenario["ideal"]},
-                    {"engine", scenario["engine"]}};
+                    {"engine", scenario["engine"]},
+                    {"engine_build", scenario["engine_build"]}};
   json analyze = {{"hardware", scenario["hardware"]},
                   {"m", integer_schema(1, kMaxGemmDimension, 1, "rows (tokens)")},
                   {"n", integer_schema(1, kMaxGemmDimension, 4096, "output features")},

@@ -284,6 +284,15 @@ struct EngineProfile {
       EngineFigure compute;  // share of the peak the multiplications reach
     };
     std::map<std::string, Figures, std::less<>> architectures;
+    // Builds dated before `cublas_before` (yyyymmdd; 0: no such rule) ran
+    // these GEMMs above `cublas_above_rows` rows another way: the weights
+    // dequantized to F16 by a kernel of their own, then cuBLAS (llama.cpp
+    // before pull request #8075, which made MMQ the default on int8 tensor
+    // cores), priced as that pass at the achievable bandwidth plus
+    // cublas_gemm's F16 GEMM.
+    std::int32_t cublas_before = 0;
+    double cublas_above_rows = 0;
+    std::string cublas_before_source;
   };
   DequantGemm dequant_gemm;
   // The engine's 16-bit GEMMs above gemv_max_m rows that go to cuBLAS
@@ -425,5 +434,10 @@ class EngineRegistry {
 // empty where no table measures such kernels.
 [[nodiscard]] std::string_view gemm_table_key(Format weights, Format act,
                                               bool weight_only) noexcept;
+
+// An engine build's date, "YYYY-MM-DD" or "YYYY-MM" (a month: its last day,
+// as builds "of May 2024" are), as yyyymmdd; years 2000-2099. InvalidArgument
+// naming `what` otherwise.
+[[nodiscard]] std::int32_t parse_build_date(std::string_view text, std::string_view what);
 
 }  // namespace roofline

@@ -90,6 +90,9 @@ struct ModelOptions {
   // The largest decode batch the deployment captured CUDA graphs for (0: the
   // engine's default, EngineProfile::replays_graphs).
   std::int64_t graph_max_batch = 0;
+  // The date of the engine's build as yyyymmdd (parse_build_date; 0: the
+  // current build): a profile's rules dated by build follow it.
+  std::int32_t engine_build = 0;
 };
 
 // One GEMM: C[m x n] = A[m x k] * B[k x n]. A holds activations, B weights.

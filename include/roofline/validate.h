@@ -42,6 +42,9 @@ struct ValidationCase {
                        // defaults, means over the requests), serving_ttft_p50_s,
                        // serving_tpot_p50_s (their medians)
   double value = 0;
+  // The date of the engine's build where the source gives it ("engine_build",
+  // optional: "YYYY-MM-DD" or "YYYY-MM"), as yyyymmdd; 0: the current build.
+  std::int32_t engine_build = 0;
   std::string source;  // citation text
   std::string note;
 };

@@ -48,7 +48,9 @@ def test_predict(cli, model, hardware, case):
 @pytest.mark.parametrize("case", [dict(), dict(prompt=2048, gen=512, batch=8, weights="fp8"),
                                   dict(prompt=100, gen=1), dict(gen=10, strategy="long_context_kv"),
                                   dict(engine="sglang", attention="fa3"),
-                                  dict(gen=64, batch=4, draft_tokens=2)])
+                                  dict(gen=64, batch=4, draft_tokens=2),
+                                  dict(engine="llama.cpp", weights="q4_k_m", act="fp16", prompt=512, gen=8,
+                                       engine_build="2024-05")])
 def test_generate(cli, case):
     g = roofline.generate("llama-3.1-8b", "h200", **case)
     assert g.to_dict() == cli("generate", "--model", "llama-3.1-8b", "--hardware", "h200", *flags(**case))
@@ -417,3 +419,13 @@ def test_search(cli):
         roofline.search("llama-3.1-8b", "h100", shared_prefix=1024)
     with pytest.raises(roofline.InvalidArgument, match="acceptance needs draft tokens"):
         roofline.search("llama-3.1-8b", "h100", acceptance=0.7)
+
+
+def test_engine_build_selects_the_builds_path(cli):
+    case = dict(engine="llama.cpp", weights="q4_k_m", act="fp16", phase="prefill", seq_len=512)
+    old = roofline.predict("llama-3.1-8b", "a100", engine_build="2024-05", **case)
+    assert old.to_dict() == cli("predict", "--model", "llama-3.1-8b", "--hardware", "a100",
+                                *flags(engine_build="2024-05", **case))
+    assert old.time_s > roofline.predict("llama-3.1-8b", "a100", **case).time_s
+    with pytest.raises(ValueError, match="engine_build"):
+        roofline.predict("llama-3.1-8b", "a100", engine_build="2024-13", **case)

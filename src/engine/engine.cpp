@@ -1,5 +1,7 @@
 #include "roofline/engine.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -748,6 +750,23 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
         e.dequant_gemm.architectures.emplace(it.key(), std::move(figures));
       }
       a.finish();
+      if (q.has("cublas_before")) {
+        StrictObject b = q.object("cublas_before");
+        try {
+          e.dequant_gemm.cublas_before =
+              parse_build_date(b.string("build_date"), "cublas_before.build_date");
+        } catch (const InvalidArgument& x) {
+          b.fail("build_date", x.what());
+        }
+        e.dequant_gemm.cublas_above_rows = b.non_negative("above_rows");
+        if (!(e.dequant_gemm.cublas_above_rows >= 1) || e.dequant_gemm.cublas_above_rows > 4096)
+          b.fail("above_rows", "must be in [1, 4096]");
+        e.dequant_gemm.cublas_before_source = b.string("source");
+        if (e.sources.find(e.dequant_gemm.cublas_before_source) == e.sources.end())
+          b.fail("source",
+                 "'" + clip_utf8(e.dequant_gemm.cublas_before_source, 40) + "' is not in sources");
+        b.finish();
+      }
       q.finish();
       if (!e.gemv_max_m.known())
         g.fail("dequant_gemm", "needs gemv_max_m (the rows it starts above)");
@@ -781,6 +800,8 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
       if (!e.gemv_max_m.known())
         g.fail("cublas_gemm", "needs gemv_max_m (the rows it starts above)");
     }
+    if (e.dequant_gemm.cublas_before > 0 && e.cublas_gemm.compute.empty())
+      g.fail("dequant_gemm", "cublas_before needs cublas_gemm (the F16 GEMM it prices)");
     if (g.has("fp8_prequantized")) {
       StrictObject q = g.object("fp8_prequantized");
       EngineProfile::Fp8Prequantized& pq = e.fp8_prequantized;
@@ -1267,6 +1288,13 @@ nlohmann::json to_json(const EngineProfile& e) {
                {"formats", formats},
                {"peak", format_id(e.dequant_gemm.peak)},
                {"architectures", archs}};
+    if (const auto& q = e.dequant_gemm; q.cublas_before > 0) {
+      dequant["cublas_before"] = {
+          {"build_date", fmt::format("{}-{:02}-{:02}", q.cublas_before / 10000,
+                                     q.cublas_before / 100 % 100, q.cublas_before % 100)},
+          {"above_rows", q.cublas_above_rows},
+          {"source", e.citation(q.cublas_before_source)}};
+    }
   }
   json cublas = nullptr;
   if (!e.cublas_gemm.compute.empty()) {
@@ -1342,6 +1370,32 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"scheduler", scheduler_json(e)},
           {"notes", e.notes},
           {"sources", e.sources}};
+}
+
+}  // namespace roofline
+
+namespace roofline {
+
+std::int32_t parse_build_date(std::string_view text, std::string_view what) {
+  const auto bad = [&] {
+    return InvalidArgument(std::string(what) + ": '" + clip_utf8(text, 20) +
+                           "' is not a build date (YYYY-MM-DD or YYYY-MM)");
+  };
+  const auto digits = [&](std::size_t at, std::size_t n) {
+    int v = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+      if (text[i] < '0' || text[i] > '9') throw bad();
+      v = v * 10 + (text[i] - '0');
+    }
+    return v;
+  };
+  if ((text.size() != 7 && text.size() != 10) || text[4] != '-' ||
+      (text.size() == 10 && text[7] != '-'))
+    throw bad();
+  const int year = digits(0, 4), month = digits(5, 2);
+  const int day = text.size() == 10 ? digits(8, 2) : 31;
+  if (year < 2000 || year > 2099 || month < 1 || month > 12 || day < 1 || day > 31) throw bad();
+  return year * 10000 + month * 100 + day;
 }
 
 }  // namespace roofline

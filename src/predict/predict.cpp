@@ -177,6 +177,43 @@ struct TableMemo {
   return true;
 }
 
+// The engine's cuBLAS figure for this matmul's architecture, or nullptr.
+const EngineFigure* cublas_architecture_figure(const Device& d, const ModelOptions& opt) {
+  const auto& c = opt.engine->cublas_gemm.compute;
+  const auto it = c.find(d.architecture);
+  return it == c.end() ? nullptr : &it->second;
+}
+
+// A block-quantized matmul of a build that predates the engine's quantized
+// GEMM kernels for its rows (DequantGemm::cublas_before): a kernel writes the
+// weights out in F16 (reading them quantized), then cuBLAS multiplies as for
+// F16 weights. The pass and the GEMM run one after the other: both sides
+// carry the pass.
+bool dequantize_then_cublas(const Device& d, const Op& op, const ModelOptions& opt, OpTiming* out) {
+  const auto& q = opt.engine->dequant_gemm;
+  if (!(opt.engine_build > 0 && opt.engine_build < q.cublas_before &&
+        op.gemm_m > q.cublas_above_rows))
+    return false;
+  const EngineFigure* f = cublas_architecture_figure(d, opt);
+  const double rate = opt.engine->cublas_gemm.fp16_accumulate
+                          ? d.peak_fp16_accumulate(Format::kFp16)
+                          : checked_peak(d, Format::kFp16);
+  if (f == nullptr || !(rate > 0)) return false;
+  const double bw = d.memory_bandwidth_Bps.value * d.bandwidth_fraction.value;
+  const double f16_weights = bytes_for(Format::kFp16, op.gemm_n * op.gemm_k * op.gemm_groups);
+  const double pass = op.count * (op.weight_bytes + f16_weights) / bw;
+  const double gemm_memory = op.count * (f16_weights + op.act_bytes) / bw;
+  const double gemm_compute = op.count * op.flops / (rate * f->value);
+  OpTiming& t = *out;
+  t.memory_time_s = pass + gemm_memory;
+  t.compute_time_s = pass + gemm_compute;
+  t.bound = gemm_memory >= gemm_compute ? Bound::kMemory : Bound::kCompute;
+  t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
+  t.source = EfficiencySource::kEngine;
+  t.efficiency = f->value;
+  return true;
+}
+
 // A matmul the engine's dequantizing GEMM figures price (dequantize, then
 // multiply: the two sides add, the longer carrying the sum). False when no
 // figures apply (dequant_figures).
@@ -184,6 +221,7 @@ struct TableMemo {
                                       OpTiming* out) {
   const auto* q = dequant_figures(d, op, opt);
   if (q == nullptr) return false;
+  if (dequantize_then_cublas(d, op, opt, out)) return true;
   OpTiming& t = *out;
   const double peak = checked_peak(d, opt.engine->dequant_gemm.peak);
   const double stream = op.count * q->stream.value * op.bytes() / d.memory_bandwidth_Bps.value;
@@ -741,6 +779,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     if (l.known()) launch = l.value;
   }
   p.engine = engine;
+  p.engine_build = opt.engine_build;
   p.gemm_table = engine ? opt.gemm_table : nullptr;
   p.gemm_table_source = opt.gemm_table_source;
   // MoE layers the engine's MoE table prices: their expert ops' timings are set here.

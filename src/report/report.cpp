@@ -641,6 +641,9 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
     const bool decode = s.phase == Phase::kDecode;
     const EngineFigure& launch = p.cuda_graphs ? e.launch_decode_s : e.launch_prefill_s;
     int from_table = 0, from_moe_table = 0, from_dequant = 0, from_cublas = 0, matmuls = 0;
+    int dequantized = 0;  // of from_dequant: an older build's dequantize-then-cuBLAS path
+    const auto& q = e.dequant_gemm;
+    const bool old_build = p.engine_build > 0 && p.engine_build < q.cublas_before;
     const auto cublas_format = [&e](Format f) {
       return std::find(e.cublas_gemm.formats.begin(), e.cublas_gemm.formats.end(), f) !=
              e.cublas_gemm.formats.end();
@@ -654,17 +657,31 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
           src == EfficiencySource::kMeasuredTable || src == EfficiencySource::kDerivedTable;
       from_moe_table +=
           src == EfficiencySource::kMeasuredMoeTable || src == EfficiencySource::kDerivedMoeTable;
-      if (src == EfficiencySource::kEngine)
+      if (src == EfficiencySource::kEngine) {
         ++(cublas_format(op.weights) ? from_cublas : from_dequant);
+        dequantized += !cublas_format(op.weights) && old_build && op.gemm_m > q.cublas_above_rows;
+      }
     }
     std::string gemms = "GEMMs at the device's fractions (no measured tables for its kernels)";
     if (from_dequant + from_cublas > 0) {
       std::vector<std::string> parts;
       if (const auto it = e.dequant_gemm.architectures.find(d.architecture);
-          from_dequant > 0 && it != e.dequant_gemm.architectures.end()) {
+          from_dequant > dequantized && it != e.dequant_gemm.architectures.end()) {
         parts.push_back(fmt::format("{} as {} (dequantize, then multiply at {:.3g} of the {} peak)",
-                                    from_dequant, e.dequant_gemm.kernel, it->second.compute.value,
-                                    format_id(e.dequant_gemm.peak)));
+                                    from_dequant - dequantized, e.dequant_gemm.kernel,
+                                    it->second.compute.value, format_id(e.dequant_gemm.peak)));
+      }
+      if (const auto it = e.cublas_gemm.compute.find(d.architecture);
+          dequantized > 0 && it != e.cublas_gemm.compute.end()) {
+        parts.push_back(fmt::format(
+            "{} dequantized to F16 by a pass of their own, then {} at {:.3g} of the {} rate (a "
+            "build of {}-{:02}-{:02}, before {}-{:02}-{:02}: {} rows and more went to cuBLAS; "
+            "source {})",
+            dequantized, e.cublas_gemm.kernel, it->second.value,
+            e.cublas_gemm.fp16_accumulate ? "FP16-accumulate" : "datasheet", p.engine_build / 10000,
+            p.engine_build / 100 % 100, p.engine_build % 100, q.cublas_before / 10000,
+            q.cublas_before / 100 % 100, q.cublas_before % 100,
+            static_cast<int>(q.cublas_above_rows) + 1, q.cublas_before_source));
       }
       if (const auto it = e.cublas_gemm.compute.find(d.architecture);
           from_cublas > 0 && it != e.cublas_gemm.compute.end()) {

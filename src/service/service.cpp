@@ -158,6 +158,10 @@ ModelOptions options_of(StrictObject& o) {
   ModelOptions m;
   m.mode = flag(o, "ideal") ? Mode::kIdeal : Mode::kRealistic;
   m.engine = engine_of(o);
+  if (const auto* b = o.optional("engine_build")) {
+    if (!b->is_string()) o.fail("engine_build", "expected a date string (YYYY-MM-DD or YYYY-MM)");
+    m.engine_build = parse_build_date(b->get<std::string>(), "engine_build");
+  }
   return m;
 }
 

@@ -61,6 +61,7 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
   const Device& d = registry.get(c.hardware);
   if (engine) opt.engine = engine;  // predict resolves its table for the device
   if (engine && tables) opt = with_engine(opt, d, engine, *tables);
+  opt.engine_build = c.engine_build;
   const ModelSpec m = load_model(c.model);
   Scenario s;
   s.batch = c.batch;
@@ -167,6 +168,13 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
     }
     c.value = o.non_negative("value");
     if (c.value <= 0) o.fail("value", "must be positive");
+    if (o.optional("engine_build") != nullptr) {
+      try {
+        c.engine_build = parse_build_date(o.string("engine_build"), "engine_build");
+      } catch (const InvalidArgument& x) {
+        o.fail("engine_build", x.what());
+      }
+    }
     const std::string key = o.string("source");
     if (!sources.count(key)) o.fail("source", "'" + key + "' is not a key of \"sources\"");
     c.source = sources[key];
