@@ -42,7 +42,7 @@ auto scenario_args() {
       py::arg("strategy") = py::none(), py::arg("attention") = py::none(),
       py::arg("block_sparsity") = d.block_sparsity, py::arg("tp") = d.tp, py::arg("pp") = d.pp,
       py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep, py::arg("ideal") = false,
-      py::arg("engine") = "roofline");
+      py::arg("engine") = "roofline", py::arg("engine_build") = py::none());
 }
 
 // Wraps f(const Resolved&) as a function of (model, hardware, scenario_args()...).
@@ -53,13 +53,14 @@ auto with_scenario(F f) {
              std::optional<std::string> experts, std::string act, std::optional<std::string> kv,
              std::optional<std::string> strategy, std::optional<std::string> attention,
              double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t attention_dp,
-             std::int64_t ep, bool ideal, const std::string& engine) {
+             std::int64_t ep, bool ideal, const std::string& engine,
+             const std::optional<std::string>& engine_build) {
     ScenarioRequest r = request_of(
         std::move(phase), batch, seq_len, std::move(weights), std::move(experts), std::move(act),
         std::move(kv), std::move(strategy), std::move(attention), block_sparsity, tp, pp);
     r.attention_dp = attention_dp;
     r.ep = ep;
-    Resolved x{model_of(model), &device_of(hardware), {}, options_of(ideal, engine)};
+    Resolved x{model_of(model), &device_of(hardware), {}, options_of(ideal, engine, engine_build)};
     x.scenario = build_scenario(r, *x.model, x.device);
     return f(x);
   };
@@ -179,7 +180,7 @@ void bind_documents(py::module_& m) {
          std::optional<double> acceptance, std::int64_t shared_prefix, const std::string& recipe,
          std::int64_t prefill_batch, std::int64_t decode_batch, std::int64_t isl_min,
          std::int64_t osl_min, std::optional<double> range_ratio, const std::string& engine_version,
-         std::int64_t prompt_pool) {
+         std::int64_t prompt_pool, std::optional<std::string> engine_build) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
@@ -223,7 +224,7 @@ void bind_documents(py::module_& m) {
         // Disaggregated: the step is a decode worker's (attention DP and EP divide its TP).
         if (s.mode == ServingMode::kDisaggregated) r.tp = decode_tp;
         s.step = build_scenario(r, *spec, &d);
-        const ModelOptions o = options_of(false, engine);
+        const ModelOptions o = options_of(false, engine, engine_build);
         const ServingResult res = predict_serving(*spec, d, s, o);
         return to_py(serving_document(*spec, d, s, res, o, registry()));
       },
@@ -245,7 +246,7 @@ void bind_documents(py::module_& m) {
       py::arg("shared_prefix") = serving_defaults.shared_prefix, py::arg("recipe") = "engine",
       py::arg("prefill_batch") = 0, py::arg("decode_batch") = 0, py::arg("isl_min") = 0,
       py::arg("osl_min") = 0, py::arg("range_ratio") = py::none(), py::arg("engine_version") = "",
-      py::arg("prompt_pool") = serving_defaults.prompt_pool,
+      py::arg("prompt_pool") = serving_defaults.prompt_pool, py::arg("engine_build") = py::none(),
       "TTFT, TPOT and tokens/s of `concurrency` clients in a closed loop, simulated against the "
       "engine's scheduler; mode \"disagg\" with prefill and decode workers; isl_min / osl_min "
       "(or range_ratio) draw random lengths; prompt_pool draws prompts from that many distinct "
@@ -303,7 +304,7 @@ void bind_documents(py::module_& m) {
          double max_quality_loss, std::optional<double> memory_limit,
          std::optional<double> latency_target, bool ideal, const std::string& engine,
          const std::vector<std::string>& strategy_files, std::optional<std::string> checkpoint,
-         double budget_sqnr_db) {
+         double budget_sqnr_db, std::optional<std::string> engine_build) {
         const auto ms = model_of(model);
         const Device& d = device_of(hardware);
         RecommendOptions o;
@@ -315,7 +316,7 @@ void bind_documents(py::module_& m) {
         o.max_quality_loss_pct = max_quality_loss;
         o.memory_limit_bytes = memory_limit;
         o.latency_target_s = latency_target;
-        o.model_options = options_of(ideal, engine);
+        o.model_options = options_of(ideal, engine, engine_build);
         if (!strategy_files.empty()) {
           o.strategies = built_in_strategies();
           for (const auto& f : strategy_files) o.strategies.push_back(load_strategy(f));
@@ -336,6 +337,7 @@ void bind_documents(py::module_& m) {
       py::arg("latency_target") = py::none(), py::arg("ideal") = false,
       py::arg("engine") = "roofline", py::arg("strategy_files") = std::vector<std::string>{},
       py::arg("checkpoint") = py::none(), py::arg("budget_sqnr_db") = r.checkpoint_budget_sqnr_db,
+      py::arg("engine_build") = py::none(),
       "Precision strategies and attention kernels ranked for a model and device (roofline "
       "recommend --json)");
 

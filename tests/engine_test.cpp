@@ -1303,14 +1303,28 @@ TEST(EnginePrediction, WeightOnlyKernelsStreamAtTheirShareOfBf16) {
   std::string no_cublas = before;
   const std::string cublas_block = no_cublas.substr(no_cublas.find(R"("cublas_gemm")"));
   no_cublas.replace(no_cublas.find(R"(, "cublas_gemm")"), cublas_block.find("}}}") + 3 + 2, "");
-  EXPECT_THROW((void)parse_engine(no_cublas, "x.json"), ParseError);
+  try {
+    (void)parse_engine(no_cublas, "x.json");
+    ADD_FAILURE() << "a dated rule without cublas_gemm parsed";
+  } catch (const ParseError& x) {
+    EXPECT_NE(std::string(x.what()).find("cublas_before needs cublas_gemm"), std::string::npos)
+        << x.what();
+  }
+  std::string half_row = before;
+  half_row.replace(half_row.find(R"("above_rows": 32)"), 16, R"("above_rows": 32.5)");
+  EXPECT_THROW((void)parse_engine(half_row, "x.json"), ParseError);
 }
 
 TEST(Engines, BuildDatesParseAsDays) {
   EXPECT_EQ(parse_build_date("2024-06-24", "t"), 20240624);
   EXPECT_EQ(parse_build_date("2024-05", "t"), 20240531);  // a month: its last day
-  for (const char* bad : {"", "2024", "2024-13", "2024-00", "2024-05-32", "2024-05-00", "1999-05",
-                          "24-05-01", "2024/05", "2024-05-1x", "2024-05-011"}) {
+  EXPECT_EQ(parse_build_date("2024-06", "t"), 20240630);
+  EXPECT_EQ(parse_build_date("2024-02", "t"), 20240229);  // a leap year
+  EXPECT_EQ(parse_build_date("2023-02", "t"), 20230228);
+  EXPECT_EQ(parse_build_date("2024-02-29", "t"), 20240229);
+  for (const char* bad :
+       {"", "2024", "2024-13", "2024-00", "2024-05-32", "2024-05-00", "1999-05", "24-05-01",
+        "2024/05", "2024-05-1x", "2024-05-011", "2023-02-29", "2024-04-31"}) {
     EXPECT_THROW((void)parse_build_date(bad, "--engine-build"), InvalidArgument) << bad;
   }
 }
@@ -1493,6 +1507,14 @@ TEST(EnginePrediction, OlderLlamaCppBuildsDequantizeForCublas) {
   const double mmq = gate(0, Phase::kPrefill, 1).second.compute_time_s;
   EXPECT_DOUBLE_EQ(gate(20240624, Phase::kPrefill, 1).second.compute_time_s, mmq);
   EXPECT_LT(mmq, t.compute_time_s);
+  // Hopper has no MMQ figures (the device's fractions today), but an older
+  // build's cuBLAS path is known there too.
+  ModelOptions hopper;
+  hopper.engine = &llama;
+  hopper.engine_build = 20240531;
+  const Prediction h =
+      predict(m, devices().get("h100-sxm"), q8_0_llama_step(Phase::kPrefill, 1), hopper);
+  EXPECT_EQ(h.timings[first_op(h, OpKind::kGateProj)].source, EfficiencySource::kEngine);
   const auto [op32, t32] = gate(20240531, Phase::kDecode, 32);
   EXPECT_EQ(op32.gemm_m, 32);
   EXPECT_DOUBLE_EQ(t32.compute_time_s, gate(0, Phase::kDecode, 32).second.compute_time_s);

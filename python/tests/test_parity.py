@@ -429,3 +429,10 @@ def test_engine_build_selects_the_builds_path(cli):
     assert old.time_s > roofline.predict("llama-3.1-8b", "a100", **case).time_s
     with pytest.raises(ValueError, match="engine_build"):
         roofline.predict("llama-3.1-8b", "a100", engine_build="2024-13", **case)
+    # The other functions with an engine take it too, as the CLI's commands do.
+    # (what fits does not depend on the build)
+    assert roofline.capacity("llama-3.1-8b", "a100", engine_build="2024-05", **case) == \
+        roofline.capacity("llama-3.1-8b", "a100", **case)
+    s = dict(engine="llama.cpp", weights="q4_k_m", act="fp16", isl=512, osl=8, concurrency=1)
+    assert roofline.serving("llama-3.1-8b", "a100", engine_build="2024-05", **s)["ttft_s"] > \
+        roofline.serving("llama-3.1-8b", "a100", **s)["ttft_s"]

@@ -759,8 +759,9 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
           b.fail("build_date", x.what());
         }
         e.dequant_gemm.cublas_above_rows = b.non_negative("above_rows");
-        if (!(e.dequant_gemm.cublas_above_rows >= 1) || e.dequant_gemm.cublas_above_rows > 4096)
-          b.fail("above_rows", "must be in [1, 4096]");
+        const double rows = e.dequant_gemm.cublas_above_rows;
+        if (!(rows >= 1) || rows > 4096 || rows != std::floor(rows))
+          b.fail("above_rows", "must be a whole number in [1, 4096]");
         e.dequant_gemm.cublas_before_source = b.string("source");
         if (e.sources.find(e.dequant_gemm.cublas_before_source) == e.sources.end())
           b.fail("source",
@@ -1393,8 +1394,12 @@ std::int32_t parse_build_date(std::string_view text, std::string_view what) {
       (text.size() == 10 && text[7] != '-'))
     throw bad();
   const int year = digits(0, 4), month = digits(5, 2);
-  const int day = text.size() == 10 ? digits(8, 2) : 31;
-  if (year < 2000 || year > 2099 || month < 1 || month > 12 || day < 1 || day > 31) throw bad();
+  if (year < 2000 || year > 2099 || month < 1 || month > 12) throw bad();
+  // Years 2000-2099: every fourth is a leap year.
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const int last = kDays[month - 1] + (month == 2 && year % 4 == 0 ? 1 : 0);
+  const int day = text.size() == 10 ? digits(8, 2) : last;
+  if (day < 1 || day > last) throw bad();
   return year * 10000 + month * 100 + day;
 }
 

@@ -192,7 +192,8 @@ const EngineFigure* cublas_architecture_figure(const Device& d, const ModelOptio
 bool dequantize_then_cublas(const Device& d, const Op& op, const ModelOptions& opt, OpTiming* out) {
   const auto& q = opt.engine->dequant_gemm;
   if (!(opt.engine_build > 0 && opt.engine_build < q.cublas_before &&
-        op.gemm_m > q.cublas_above_rows))
+        op.gemm_m > q.cublas_above_rows) ||
+      std::find(q.formats.begin(), q.formats.end(), op.weights) == q.formats.end())
     return false;
   const EngineFigure* f = cublas_architecture_figure(d, opt);
   const double rate = opt.engine->cublas_gemm.fp16_accumulate
@@ -219,9 +220,10 @@ bool dequantize_then_cublas(const Device& d, const Op& op, const ModelOptions& o
 // figures apply (dequant_figures).
 [[gnu::noinline]] bool dequant_timing(const Device& d, const Op& op, const ModelOptions& opt,
                                       OpTiming* out) {
+  // An older build's path needs no MMQ figures (Hopper has none).
+  if (dequantize_then_cublas(d, op, opt, out)) return true;
   const auto* q = dequant_figures(d, op, opt);
   if (q == nullptr) return false;
-  if (dequantize_then_cublas(d, op, opt, out)) return true;
   OpTiming& t = *out;
   const double peak = checked_peak(d, opt.engine->dequant_gemm.peak);
   const double stream = op.count * q->stream.value * op.bytes() / d.memory_bandwidth_Bps.value;

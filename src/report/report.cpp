@@ -636,6 +636,12 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                                 human_bytes(p.memory.total_bytes),
                                 human_bytes(p.memory.capacity_bytes)));
   }
+  if (p.engine_build > 0 && (!p.engine || p.engine->dequant_gemm.cublas_before == 0)) {
+    notes.push_back(
+        fmt::format("{} has no rules dated by build: the build of {}-{:02}-{:02} changes nothing",
+                    p.engine ? p.engine->id : std::string("the reference engine"),
+                    p.engine_build / 10000, p.engine_build / 100 % 100, p.engine_build % 100));
+  }
   if (p.mode == Mode::kRealistic && p.engine) {
     const EngineProfile& e = *p.engine;
     const bool decode = s.phase == Phase::kDecode;
