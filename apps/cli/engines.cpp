@@ -121,10 +121,9 @@ void engines_command(const std::string& id, bool json) {
     }
     if (const auto& q = e.dequant_gemm; q.cublas_before > 0) {
       std::cout << fmt::format(
-          "  {:<28} builds before {}-{:02}-{:02}: quantized GEMMs of more than {} rows dequantize "
-          "to F16, then cuBLAS (--engine-build)\n      source: {}\n",
-          "older builds", q.cublas_before / 10000, q.cublas_before / 100 % 100,
-          q.cublas_before % 100, static_cast<int>(q.cublas_above_rows),
+          "  {:<28} builds before {}: quantized GEMMs of more than {} rows dequantize to F16, "
+          "then cuBLAS (--engine-build)\n      source: {}\n",
+          "older builds", format_build_date(q.cublas_before), static_cast<int>(q.cublas_above_rows),
           e.citation(q.cublas_before_source));
     }
     if (e.scheduler.known) {

@@ -18,6 +18,7 @@
 //   Prediction p = predict(model, registry.get("h200"), scenario, o);
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -293,6 +294,13 @@ struct EngineProfile {
     std::int32_t cublas_before = 0;
     double cublas_above_rows = 0;
     std::string cublas_before_source;
+    // Whether a build dated `build` (0: the current one) takes that path for
+    // a GEMM of `rows` rows of weights in `weights`.
+    [[nodiscard]] bool dequantizes_for_cublas(std::int32_t build, double rows,
+                                              Format weights) const noexcept {
+      return build > 0 && build < cublas_before && rows > cublas_above_rows &&
+             std::find(formats.begin(), formats.end(), weights) != formats.end();
+    }
   };
   DequantGemm dequant_gemm;
   // The engine's 16-bit GEMMs above gemv_max_m rows that go to cuBLAS
@@ -439,5 +447,7 @@ class EngineRegistry {
 // as builds "of May 2024" are), as yyyymmdd; years 2000-2099. InvalidArgument
 // naming `what` otherwise.
 [[nodiscard]] std::int32_t parse_build_date(std::string_view text, std::string_view what);
+// yyyymmdd as "YYYY-MM-DD".
+[[nodiscard]] std::string format_build_date(std::int32_t date);
 
 }  // namespace roofline

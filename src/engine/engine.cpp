@@ -1290,11 +1290,9 @@ nlohmann::json to_json(const EngineProfile& e) {
                {"peak", format_id(e.dequant_gemm.peak)},
                {"architectures", archs}};
     if (const auto& q = e.dequant_gemm; q.cublas_before > 0) {
-      dequant["cublas_before"] = {
-          {"build_date", fmt::format("{}-{:02}-{:02}", q.cublas_before / 10000,
-                                     q.cublas_before / 100 % 100, q.cublas_before % 100)},
-          {"above_rows", q.cublas_above_rows},
-          {"source", e.citation(q.cublas_before_source)}};
+      dequant["cublas_before"] = {{"build_date", format_build_date(q.cublas_before)},
+                                  {"above_rows", q.cublas_above_rows},
+                                  {"source", e.citation(q.cublas_before_source)}};
     }
   }
   json cublas = nullptr;
@@ -1401,6 +1399,10 @@ std::int32_t parse_build_date(std::string_view text, std::string_view what) {
   const int day = text.size() == 10 ? digits(8, 2) : last;
   if (day < 1 || day > last) throw bad();
   return year * 10000 + month * 100 + day;
+}
+
+std::string format_build_date(std::int32_t date) {
+  return fmt::format("{}-{:02}-{:02}", date / 10000, date / 100 % 100, date % 100);
 }
 
 }  // namespace roofline

@@ -190,10 +190,7 @@ const EngineFigure* cublas_architecture_figure(const Device& d, const ModelOptio
 // F16 weights. The pass and the GEMM run one after the other: both sides
 // carry the pass.
 bool dequantize_then_cublas(const Device& d, const Op& op, const ModelOptions& opt, OpTiming* out) {
-  const auto& q = opt.engine->dequant_gemm;
-  if (!(opt.engine_build > 0 && opt.engine_build < q.cublas_before &&
-        op.gemm_m > q.cublas_above_rows) ||
-      std::find(q.formats.begin(), q.formats.end(), op.weights) == q.formats.end())
+  if (!opt.engine->dequant_gemm.dequantizes_for_cublas(opt.engine_build, op.gemm_m, op.weights))
     return false;
   const EngineFigure* f = cublas_architecture_figure(d, opt);
   const double rate = opt.engine->cublas_gemm.fp16_accumulate
@@ -247,8 +244,7 @@ const EngineFigure* cublas_figure(const Device& d, const Op& op, const ModelOpti
     return nullptr;
   const auto& c = opt.engine->cublas_gemm;
   if (std::find(c.formats.begin(), c.formats.end(), op.weights) == c.formats.end()) return nullptr;
-  const auto it = c.compute.find(d.architecture);
-  return it == c.compute.end() ? nullptr : &it->second;
+  return cublas_architecture_figure(d, opt);
 }
 
 // A matmul the engine's cuBLAS figure prices: the math at its share of the

@@ -637,10 +637,9 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                                 human_bytes(p.memory.capacity_bytes)));
   }
   if (p.engine_build > 0 && (!p.engine || p.engine->dequant_gemm.cublas_before == 0)) {
-    notes.push_back(
-        fmt::format("{} has no rules dated by build: the build of {}-{:02}-{:02} changes nothing",
-                    p.engine ? p.engine->id : std::string("the reference engine"),
-                    p.engine_build / 10000, p.engine_build / 100 % 100, p.engine_build % 100));
+    notes.push_back(fmt::format("{} has no rules dated by build: the build of {} changes nothing",
+                                p.engine ? p.engine->id : std::string("the reference engine"),
+                                format_build_date(p.engine_build)));
   }
   if (p.mode == Mode::kRealistic && p.engine) {
     const EngineProfile& e = *p.engine;
@@ -649,7 +648,6 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
     int from_table = 0, from_moe_table = 0, from_dequant = 0, from_cublas = 0, matmuls = 0;
     int dequantized = 0;  // of from_dequant: an older build's dequantize-then-cuBLAS path
     const auto& q = e.dequant_gemm;
-    const bool old_build = p.engine_build > 0 && p.engine_build < q.cublas_before;
     const auto cublas_format = [&e](Format f) {
       return std::find(e.cublas_gemm.formats.begin(), e.cublas_gemm.formats.end(), f) !=
              e.cublas_gemm.formats.end();
@@ -665,7 +663,7 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
           src == EfficiencySource::kMeasuredMoeTable || src == EfficiencySource::kDerivedMoeTable;
       if (src == EfficiencySource::kEngine) {
         ++(cublas_format(op.weights) ? from_cublas : from_dequant);
-        dequantized += !cublas_format(op.weights) && old_build && op.gemm_m > q.cublas_above_rows;
+        dequantized += q.dequantizes_for_cublas(p.engine_build, op.gemm_m, op.weights);
       }
     }
     std::string gemms = "GEMMs at the device's fractions (no measured tables for its kernels)";
@@ -681,12 +679,10 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
           dequantized > 0 && it != e.cublas_gemm.compute.end()) {
         parts.push_back(fmt::format(
             "{} dequantized to F16 by a pass of their own, then {} at {:.3g} of the {} rate (a "
-            "build of {}-{:02}-{:02}, before {}-{:02}-{:02}: {} rows and more went to cuBLAS; "
-            "source {})",
+            "build of {}, before {}: {} rows and more went to cuBLAS; source {})",
             dequantized, e.cublas_gemm.kernel, it->second.value,
-            e.cublas_gemm.fp16_accumulate ? "FP16-accumulate" : "datasheet", p.engine_build / 10000,
-            p.engine_build / 100 % 100, p.engine_build % 100, q.cublas_before / 10000,
-            q.cublas_before / 100 % 100, q.cublas_before % 100,
+            e.cublas_gemm.fp16_accumulate ? "FP16-accumulate" : "datasheet",
+            format_build_date(p.engine_build), format_build_date(q.cublas_before),
             static_cast<int>(q.cublas_above_rows) + 1, q.cublas_before_source));
       }
       if (const auto it = e.cublas_gemm.compute.find(d.architecture);
