@@ -710,8 +710,21 @@ TEST(Cli, EngineBuildDatesSelectTheBuildsPath) {
   EXPECT_GT(b["time_s"].get<double>(), a["time_s"].get<double>());
   EXPECT_NE(b.dump().find("dequantized to F16"), std::string::npos);
   EXPECT_EQ(a.dump().find("dequantized to F16"), std::string::npos);
+  EXPECT_EQ(b["engine"]["build"], "2024-05-31");  // a month: its last day
+  EXPECT_FALSE(a["engine"].contains("build"));
   expect_bad_input("predict --engine llama.cpp --engine-build 2024-13", "--engine-build");
   expect_bad_input("predict --engine llama.cpp --engine-build yesterday", "--engine-build");
+  // The sweep's rows follow the build too: its one row is the dated prediction.
+  const CliRun swept = roofline(
+      "sweep --model llama-3.1-8b --hardware a100 --engine llama.cpp --weights q4_k_m --act fp16 "
+      "--phase prefill --seq-len 512 --engine-build 2024-05 --format json");
+  ASSERT_EQ(swept.exit_code, 0) << swept.err;
+  const auto rows = nlohmann::json::parse(swept.out);
+  ASSERT_EQ(rows.size(), 1u);
+  constexpr double kSweepDigits = 1e-5;  // the sweep prints six significant digits
+  EXPECT_NEAR(rows[0]["time_s"].get<double>(), b["time_s"].get<double>(),
+              kSweepDigits * b["time_s"].get<double>());
+  expect_bad_input("sweep --engine llama.cpp --engine-build 2024-02-30", "--engine-build");
 }
 
 }  // namespace

@@ -261,6 +261,20 @@ TEST_F(ServerTest, ServingAndSearch) {
                "weights": "q4_k_m", "act": "fp16", "phase": "prefill", "seq_len": 512})",
                             200);
   EXPECT_GT(may_2024["time_s"].get<double>(), current["time_s"].get<double>());
+  // The sweep takes the build too: its one row is the dated prediction above.
+  const auto swept = post("/api/sweep",
+                          R"({"models": ["llama-3.1-8b"], "hardware": ["a100"],
+               "engine": "llama.cpp", "weights": ["q4_k_m"], "acts": ["fp16"],
+               "phases": ["prefill"], "seq_lens": [512], "engine_build": "2024-05"})",
+                          200);
+  ASSERT_EQ(swept["rows"].size(), 1u);
+  constexpr double kSweepDigits = 1e-5;  // sweep rows carry six significant digits
+  EXPECT_NEAR(swept["rows"][0]["time_s"].get<double>(), may_2024["time_s"].get<double>(),
+              kSweepDigits * may_2024["time_s"].get<double>());
+  expect_error(
+      "/api/sweep",
+      R"({"models": ["llama-3.1-8b"], "hardware": ["a100"], "engine_build": "2024-02-30"})", 400,
+      "invalid_argument");
   expect_error("/api/predict",
                R"({"model": "llama-3.1-8b", "hardware": "h100", "engine_build": "2024-13"})", 400,
                "invalid_argument");

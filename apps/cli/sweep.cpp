@@ -69,7 +69,7 @@ struct SweepArgs {
   std::string models = "llama-3.1-8b", hardware = "gb10", phases = "decode", batches = "1",
               seq_lens = "4096", weights = "native", acts = "bf16", kvs, attentions, tps = "1",
               strategies;
-  std::string engine = "roofline";
+  std::string engine = "roofline", engine_build;
   std::string format = "csv", out;
   std::string threads = "0";
   bool ideal = false;
@@ -118,6 +118,8 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
   }
   spec.options.mode = a.ideal ? Mode::kIdeal : Mode::kRealistic;
   spec.options.engine = &EngineRegistry::built_in().get(a.engine);
+  if (!a.engine_build.empty())
+    spec.options.engine_build = parse_build_date(a.engine_build, "--engine-build");
   const SweepFormat format = sweep_format(c, a.format);
   write_sweep(spec, sweep_rows(spec), format, a.out, a.threads);
 }
@@ -180,6 +182,11 @@ void register_sweep(CLI::App& app, Common& common) {
   sweep_cmd->add_flag("--ideal", sw->ideal, "Pure roofline instead of the realistic mode");
   sweep_cmd->add_option("--engine", sw->engine, "Serving engine for every row (roofline engines)")
       ->capture_default_str();
+  sweep_cmd
+      ->add_option("--engine-build", sw->engine_build,
+                   "The date of the engine's build for every row (YYYY-MM-DD or YYYY-MM; "
+                   "default the current one)")
+      ->type_name("DATE");
   add_common(sweep_cmd, &common, false);
 
   auto gs = std::make_shared<GemmSweepArgs>();

@@ -311,7 +311,8 @@ json request_schemas() {
                 {"acts", list({{"type", "string"}})},
                 {"strategies", list({{"type", "string"}})},
                 {"ideal", scenario["ideal"]},
-                {"engine", scenario["engine"]}};
+                {"engine", scenario["engine"]},
+                {"engine_build", scenario["engine_build"]}};
   // A list with its default and what its items are.
   auto listed = [&](json item, const char* what, json fallback) {
     json j = list(std::move(item));

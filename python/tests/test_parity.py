@@ -436,3 +436,10 @@ def test_engine_build_selects_the_builds_path(cli):
     s = dict(engine="llama.cpp", weights="q4_k_m", act="fp16", isl=512, osl=8, concurrency=1)
     assert roofline.serving("llama-3.1-8b", "a100", engine_build="2024-05", **s)["ttft_s"] > \
         roofline.serving("llama-3.1-8b", "a100", **s)["ttft_s"]
+    # The sweep's rows follow it too: its one row is the dated prediction (full precision).
+    np = pytest.importorskip("numpy")
+    row = roofline.sweep("llama-3.1-8b", "a100", phases="prefill", seq_lens=512, weights="q4_k_m",
+                         acts="fp16", engine="llama.cpp", engine_build="2024-05", as_frame=False)
+    assert np.isclose(row["time_s"][0], old.time_s, rtol=1e-12)
+    with pytest.raises(ValueError, match="engine_build"):
+        roofline.sweep("llama-3.1-8b", "a100", engine="llama.cpp", engine_build="2024-02-30")

@@ -469,6 +469,8 @@ nlohmann::json engine_json(const Prediction& p) {
     j["attention_table"] = p.attention_table->id;
     j["attention_table_source"] = efficiency_source_name(p.attention_table_source);
   }
+  // Only when the request named the engine's build (--engine-build).
+  if (p.engine_build > 0) j["build"] = format_build_date(p.engine_build);
   return j;
 }
 

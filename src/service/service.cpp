@@ -444,8 +444,7 @@ std::string sweep_text(const json& request, const Registry& registry, const Limi
     spec.strategies = list_of<Strategy>(o, "strategies", {}, [&](const json& v) {
       return strategy_named(str(v), "strategies", limits);
     });
-    spec.options.mode = flag(o, "ideal") ? Mode::kIdeal : Mode::kRealistic;
-    spec.options.engine = engine_of(o);
+    spec.options = options_of(o);
     o.finish();
     const std::uint64_t rows = sweep_rows(spec, limits.max_sweep_rows);
     return sweep_document(

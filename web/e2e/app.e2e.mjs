@@ -105,6 +105,29 @@ try {
   const gpu = await page.textContent('#gpu');
   check(/NVML|GPU|utilization/.test(gpu ?? ''), 'the GPU panel says what NVML gives');
 
+  // 4a. An engine: its card names it and its measured tables, and the table says where each
+  // operator's efficiency came from; a build that is not a date is said, not sent.
+  check(await page.locator('#engine option').count() >= 8, 'the engines are listed');
+  check(await page.inputValue('#engine') === 'roofline', 'the reference is the default engine');
+  await page.selectOption('#engine', 'vllm');
+  await page.click('#run');
+  await page.waitForSelector('#status.ok');
+  const engineCard = await page.textContent('.stat:has([data-field="engine"])');
+  check(/vLLM/.test(engineCard ?? '') && /h100-sxm-vllm/.test(engineCard ?? ''),
+        `the engine card names the engine and its table (${engineCard})`);
+  const sources = await page.locator('#ops-table td.efficiency_source').allTextContents();
+  check(sources.some((x) => x.startsWith('measured-table')),
+        `operators say their efficiency came from the engine's measured table (${sources.slice(0, 3)})`);
+  await page.fill('#engine-build', 'last May');
+  await page.click('#run');
+  await page.waitForSelector('#status.error');
+  check(/YYYY-MM/.test(await page.textContent('#status') ?? ''), 'a build that is not a date is refused with the format');
+  await page.fill('#engine-build', '');
+  await page.selectOption('#engine', 'roofline');
+  await page.click('#run');
+  await page.waitForSelector('#status.ok');
+  check(await page.locator('[data-field="engine"]').count() === 0, 'the reference has no engine card');
+
 
   // 4b. One GEMM on the chosen device: figures, notes, its point on the roofline, and
   // the measurement's reason on a machine without a GPU backend.

@@ -70,6 +70,18 @@ export interface Op {
   compute_format: string;
   weight_only: boolean;
   fused: boolean;
+  efficiency?: number;                 // the fraction of the roofline its kernel reaches
+  efficiency_source?: string | null;   // where that fraction comes from (measured-table, device, ...)
+}
+
+/** The engine a prediction ran with, and the measured tables that priced its ops. */
+export interface PredictionEngine {
+  id: string;
+  cuda_graphs: boolean;
+  step_overhead_s: number;
+  gemm_table?: string | null; gemm_table_source?: string | null;
+  attention_table?: string | null; moe_table?: string | null;
+  build?: string;
 }
 
 export interface Prediction {
@@ -87,6 +99,7 @@ export interface Prediction {
               weights: string; act: string; kv: string; attention: string };
   notes: string[];
   ops?: Op[];
+  engine?: PredictionEngine;
 }
 
 export interface Generation {

@@ -2,8 +2,8 @@
 // the Serving page (serving.ts) and the deployment search (search.ts) are tabs over
 // the same registry.
 import './style.css';
-import { api, ApiError, type Device, type GemmAnalysis, type Generation, type ModelPreset, type NvmlStatus, type Op, type Prediction,
-  type Recommendation, type Strategy, type SweepRow } from './api';
+import { api, ApiError, type Device, type Engine, type GemmAnalysis, type Generation, type ModelPreset, type NvmlStatus, type Op,
+  type Prediction, type Recommendation, type Strategy, type SweepRow } from './api';
 import { drawHeatmap, drawMemoryByContext, drawRoofline, drawSparkline, drawStrategies } from './charts';
 import { $, fillSelect, message, setStatus as setStatusOf } from './dom';
 import { initSearch, showSearch } from './search';
@@ -14,6 +14,7 @@ const state = {
   devices: [] as Device[],
   models: [] as ModelPreset[],
   strategies: [] as Strategy[],
+  engines: [] as Engine[],
   ops: [] as Op[],
   opsSort: { key: 'time_s' as keyof Op, descending: true },
   opsTotal: 0,
@@ -44,6 +45,16 @@ function intField(id: string, name: string, lo: number, hi: number): number {
   return v;
 }
 
+/** The engine and, when given, its build's date: fields every request of the analysis carries. */
+function engineFields(): { engine: string; engine_build?: string } {
+  const engine = ($('engine') as HTMLSelectElement).value || 'roofline';
+  const build = ($('engine-build') as HTMLInputElement).value.trim();
+  if (!build) return { engine };
+  // The server checks the calendar; the shape is checked here to say what is expected.
+  if (!/^\d{4}-\d{2}(-\d{2})?$/.test(build)) throw new Error('the engine build must be a date, YYYY-MM-DD or YYYY-MM');
+  return { engine, engine_build: build };
+}
+
 function scenario() {
   const phase = ($('phase') as HTMLSelectElement).value;
   const budget = Number(($('budget') as HTMLInputElement).value);
@@ -51,6 +62,7 @@ function scenario() {
   return {
     model: modelField(),
     hardware: ($('hardware') as HTMLSelectElement).value,
+    ...engineFields(),
     phase,
     batch: intField('batch', 'batch', 1, 65536),
     seq_len: intField('seq-len', 'context', 1, 4194304),
@@ -80,12 +92,36 @@ function renderSummary(p: Prediction, device: Device, g: Generation | string): v
          `TTFT and TPOT for a ${tokens(p.scenario.seq_len)}-token prompt, ${GENERATED_TOKENS} new tokens: ${seconds(g.e2e_s)} in all`]
       : ['Generation', '–', g],
   ];
+  if (p.engine && p.engine.id !== 'roofline') cards.push(['Engine', engineName(p.engine.id), engineDetail(p)]);
   $('summary').innerHTML = cards.map(([k, v, sub]) =>
     `<div class="stat${(k === 'Memory' && !p.memory.fits) || (k === 'Capacity' && p.capacity.max_batch === 0) ? ' bad' : ''}"><div class="k">${k}</div><div class="v" data-field="${k.toLowerCase()}">${esc(v)}</div><div class="s">${esc(sub)}</div></div>`).join('');
-  $('roofline-sub').textContent = `${device.name} · ${p.scenario.model} · ${p.scenario.phase} · weights ${p.scenario.weights}, act ${p.scenario.act}, KV ${p.scenario.kv}`;
+  $('roofline-sub').textContent = `${device.name} · ${p.scenario.model} · ${p.scenario.phase} · weights ${p.scenario.weights}, act ${p.scenario.act}, KV ${p.scenario.kv}` +
+    (p.engine && p.engine.id !== 'roofline' ? ` · ${engineName(p.engine.id)}` : '');
   if (p.notes.length > 0) {
     $('summary').insertAdjacentHTML('beforeend', `<div class="notes">${p.notes.map((n) => `<div>${esc(n)}</div>`).join('')}</div>`);
   }
+}
+
+function engineName(id: string): string {
+  return state.engines.find((e) => e.id === id)?.name ?? id;
+}
+
+/** What priced the prediction: the engine's measured tables, its graphs and step cost, its build. */
+function engineDetail(p: Prediction): string {
+  const e = p.engine!;
+  const tables = [e.gemm_table && `GEMMs ${e.gemm_table}`, e.moe_table && `MoE ${e.moe_table}`,
+    e.attention_table && `attention ${e.attention_table}`].filter(Boolean);
+  return [tables.length > 0 ? `measured tables: ${tables.join(', ')}` : 'no measured tables: derived figures',
+    e.cuda_graphs ? 'CUDA graphs' : 'eager launches',
+    e.step_overhead_s > 0 ? `${seconds(e.step_overhead_s)} a step on the host` : '',
+    e.build ? `build of ${e.build}` : ''].filter(Boolean).join(' · ');
+}
+
+/** Where an op's efficiency came from, with the fraction of the roofline it reaches. */
+function efficiencyCell(o: Op): string {
+  if (!o.efficiency_source) return '–';
+  const share = o.efficiency !== undefined && o.efficiency > 0 ? ` ${pct(o.efficiency * 100, 0)}` : '';
+  return `<span class="source ${esc(o.efficiency_source)}">${esc(o.efficiency_source)}</span>${share}`;
 }
 
 const OP_COLUMNS: Array<[keyof Op, string, (o: Op) => string]> = [
@@ -97,6 +133,7 @@ const OP_COLUMNS: Array<[keyof Op, string, (o: Op) => string]> = [
   ['time_s', 'time', (o) => seconds(o.time_s)],
   ['bound', 'bound', (o) => `<span class="bound ${o.bound}">${o.bound}</span>`],
   ['compute_format', 'format', (o) => esc(o.compute_format) + (o.weight_only ? ' <span class="pill">weight-only</span>' : '')],
+  ['efficiency_source', 'efficiency from', efficiencyCell],
 ];
 
 function renderOps(): void {
@@ -208,23 +245,24 @@ async function run(): Promise<void> {
 
 async function analyze(s: ReturnType<typeof scenario>, device: Device): Promise<void> {
   setStatus('Predicting…', 'busy');
-  const base = { model: s.model, hardware: s.hardware, phase: s.phase, batch: s.batch, seq_len: s.seq_len };
+  const engine = { engine: s.engine, ...(s.engine_build ? { engine_build: s.engine_build } : {}) };
+  const base = { model: s.model, hardware: s.hardware, phase: s.phase, batch: s.batch, seq_len: s.seq_len, ...engine };
   const t0 = performance.now();
 
   const predict = api.predict({ ...base, strategy: s.strategy, per_op: true, ideal: s.ideal });
   const recommend = api.recommend({ ...base, max_quality_loss: s.budget, ideal: s.ideal });
   const generate = api.generate({ model: s.model, hardware: s.hardware, batch: s.batch, prompt: s.seq_len,
-    gen: GENERATED_TOKENS, strategy: s.strategy, ideal: s.ideal });
+    gen: GENERATED_TOKENS, strategy: s.strategy, ideal: s.ideal, ...engine });
   const contexts = doublings(512, 131072);
   const memorySweep = api.sweep({
     models: [s.model], hardware: [s.hardware], phases: [s.phase], batches: [s.batch], seq_lens: contexts,
     strategies: [...new Set(['bf16_baseline', 'fp8_balanced', 'long_context_kv', s.strategy])]
       .filter((n) => state.strategies.some((x) => x.name === n)),
-    ideal: s.ideal,
+    ideal: s.ideal, ...engine,
   });
   const heatSweep = api.sweep({
     models: [s.model], hardware: [s.hardware], phases: [s.phase], batches: doublings(1, 256),
-    seq_lens: doublings(1024, 131072), strategies: [s.strategy], ideal: s.ideal,
+    seq_lens: doublings(1024, 131072), strategies: [s.strategy], ideal: s.ideal, ...engine,
   });
 
   const results = await Promise.allSettled([predict, recommend, memorySweep, heatSweep, generate]);
@@ -323,7 +361,8 @@ function describeStrategy(): void {
 async function init(): Promise<void> {
   setStatus('Loading the registry…', 'busy');
   try {
-    [state.devices, state.models, state.strategies] = await Promise.all([api.hardware(), api.models(), api.strategies()]);
+    [state.devices, state.models, state.strategies, state.engines] =
+      await Promise.all([api.hardware(), api.models(), api.strategies(), api.engines()]);
   } catch (e) {
     setStatus(`Cannot reach the roofline server: ${message(e)}`, 'error');
     return;
@@ -332,6 +371,12 @@ async function init(): Promise<void> {
   fillSelect('model', state.models.map((m) => [m.id, `${m.name} (${si(m.params, '', 2)} params)`]), params.get('model') ?? 'llama-3.1-8b');
   fillSelect('hardware', state.devices.map((d) => [d.id, d.name]), params.get('hardware') ?? 'gb10');
   fillSelect('strategy', state.strategies.map((x) => [x.name, x.name]), params.get('strategy') ?? 'bf16_baseline');
+  // The reference (ideal kernels at the device's fractions) first, then the serving and local engines.
+  const order = (e: Engine) => (e.id === 'roofline' ? 0 : e.kind === 'serving' ? 1 : 2);
+  fillSelect('engine', [...state.engines].sort((a, b) => order(a) - order(b))
+    .map((e) => [e.id, e.id === 'roofline' ? 'roofline (reference kernels)' : `${e.name}${e.kind === 'serving' ? '' : ` (${e.kind})`}`]),
+    params.get('engine') ?? 'roofline');
+  ($('engine-build') as HTMLInputElement).value = params.get('engine_build') ?? '';
   describeStrategy();
   ($('strategy') as HTMLSelectElement).addEventListener('change', describeStrategy);
   $('scenario').addEventListener('submit', (ev) => {
