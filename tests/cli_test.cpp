@@ -536,6 +536,11 @@ TEST(CliEngines, ListShowAndPredict) {
   for (const auto& op : pj["ops"]) {
     if (op["kind"] == "matmul") {
       EXPECT_EQ(op["efficiency_source"], "measured-table") << op["name"];
+    } else if (op["kind"] == "attention") {
+      // The engine's attention table priced the call (and says so per op).
+      EXPECT_EQ(op["efficiency_source"], "measured-attention-table") << op["name"];
+    } else {
+      EXPECT_TRUE(op["efficiency_source"].is_null()) << op["name"];
     }
   }
 

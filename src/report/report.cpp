@@ -500,32 +500,38 @@ nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, c
     for (int i = 0; i < p.graph.size; ++i) {
       const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
       const OpTiming& t = p.timings[static_cast<std::size_t>(i)];
-      ops.push_back({{"name", op_name(op.kind)},
-                     {"kind", op_class_name(op.cls)},
-                     {"count", op.count},
-                     {"flops", op.count * op.flops},
-                     {"bytes", op.count * op.bytes()},
-                     {"weight_bytes", op.count * op.weight_bytes},
-                     {"activation_bytes", op.count * op.act_bytes},
-                     {"kv_cache_bytes", op.count * op.kv_bytes},
-                     {"ai", t.ai},
-                     {"bound", bound_name(t.bound)},
-                     {"time_s", t.time_s},
-                     {"memory_time_s", t.memory_time_s},
-                     {"compute_time_s", t.compute_time_s},
-                     {"overhead_s", t.overhead_s},
-                     {"compute_format", format_id(op.compute)},
-                     {"weight_only", op.weight_only},
-                     {"fused", op.launches == 0},
-                     {"efficiency_source", op.cls == OpClass::kMatmul
-                                               ? nlohmann::json(efficiency_source_name(t.source))
-                                               : nlohmann::json(nullptr)},
-                     {"efficiency",
-                      t.efficiency > 0 ? nlohmann::json(t.efficiency) : nlohmann::json(nullptr)},
-                     {"moe_layer", op.moe_layer},
-                     {"sliding_layer", op.sliding_layer},
-                     {"linear_layer", op.linear_layer},
-                     {"draft_head", op.draft_head}});
+      // Matmuls always say where their efficiency came from; attention ops when
+      // an engine's attention table priced their call.
+      const bool sourced =
+          op.cls == OpClass::kMatmul || (op.cls == OpClass::kAttention &&
+                                         (t.source == EfficiencySource::kMeasuredAttentionTable ||
+                                          t.source == EfficiencySource::kDerivedAttentionTable));
+      ops.push_back(
+          {{"name", op_name(op.kind)},
+           {"kind", op_class_name(op.cls)},
+           {"count", op.count},
+           {"flops", op.count * op.flops},
+           {"bytes", op.count * op.bytes()},
+           {"weight_bytes", op.count * op.weight_bytes},
+           {"activation_bytes", op.count * op.act_bytes},
+           {"kv_cache_bytes", op.count * op.kv_bytes},
+           {"ai", t.ai},
+           {"bound", bound_name(t.bound)},
+           {"time_s", t.time_s},
+           {"memory_time_s", t.memory_time_s},
+           {"compute_time_s", t.compute_time_s},
+           {"overhead_s", t.overhead_s},
+           {"compute_format", format_id(op.compute)},
+           {"weight_only", op.weight_only},
+           {"fused", op.launches == 0},
+           {"efficiency_source",
+            sourced ? nlohmann::json(efficiency_source_name(t.source)) : nlohmann::json(nullptr)},
+           {"efficiency",
+            t.efficiency > 0 ? nlohmann::json(t.efficiency) : nlohmann::json(nullptr)},
+           {"moe_layer", op.moe_layer},
+           {"sliding_layer", op.sliding_layer},
+           {"linear_layer", op.linear_layer},
+           {"draft_head", op.draft_head}});
     }
     j["ops"] = ops;
   }

@@ -118,6 +118,7 @@ try {
   const sources = await page.locator('#ops-table td.efficiency_source').allTextContents();
   check(sources.some((x) => x.startsWith('measured-table')),
         `operators say their efficiency came from the engine's measured table (${sources.slice(0, 3)})`);
+  await page.screenshot({ path: join(outDir, 'roofline-engine.png') });
   await page.fill('#engine-build', 'last May');
   await page.click('#run');
   await page.waitForSelector('#status.error');
