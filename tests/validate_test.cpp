@@ -343,6 +343,38 @@ TEST(ServingRuns, RepeatedRunsAreCounted) {
   EXPECT_EQ(repeated_serving_runs(built_in_serving_runs()), 144);
 }
 
+// One configuration measured at 10 ms and 5 ms TPOT: the best single
+// prediction, 2ab / (a + b) = 6.67 ms, misses both by (10 - 5) / 15 = 33.3%.
+// Rows of another configuration (TP 4) or within kConflictRatio are no conflict.
+TEST(ServingRuns, ConflictingMeasurementsBoundTheErrorAnyModelCanReach) {
+  std::string fast = serving_row("m", "5.0"), slow = serving_row("m", "10.0");
+  slow.replace(0, 2, "r2");
+  slow.replace(slow.find("0.12.0"), 6, "0.13.0");  // another release of the engine
+  const std::string other_layout = serving_row("m", "20.0", "4");
+  const std::string close = serving_row("n", "6.0"), close2 = serving_row("n", "7.0");
+  const auto runs = parse_serving_runs(
+      std::string(kServingHeader) + slow + other_layout + fast + close + close2, "t.csv");
+  const auto conflicts = measurement_conflicts(runs);
+  ASSERT_EQ(conflicts.size(), 1u);  // 7 / 6 = 1.17 is under the 1.25 ratio
+  const MeasurementConflict& c = conflicts.front();
+  ASSERT_EQ(c.runs.size(), 2u);
+  EXPECT_EQ(c.runs.front()->tpot_ms, 5.0);  // fastest first
+  EXPECT_DOUBLE_EQ(c.ratio, 2.0);
+  constexpr double kFloorPct = 100.0 * 5 / 15;
+  EXPECT_DOUBLE_EQ(c.floor_error_pct, kFloorPct);
+  EXPECT_TRUE(c.across_releases);
+  EXPECT_EQ(measurement_conflicts(runs, 1.1).size(), 2u);  // a lower bar takes the 1.17 pair
+  // The development set's aggregated rows: 14 configurations 25% or more apart, most
+  // of them across TensorRT-LLM 1.2.0rc6.post2 and post3 (docs/VALIDATION.md, session 19).
+  std::vector<ServingRun> aggregated;
+  for (const ServingRun& r : built_in_serving_runs())
+    if (r.mode == "agg") aggregated.push_back(r);
+  const auto dev = measurement_conflicts(aggregated);
+  EXPECT_EQ(dev.size(), 14u);
+  EXPECT_EQ(std::count_if(dev.begin(), dev.end(), [](const auto& x) { return x.across_releases; }),
+            12);
+}
+
 TEST(ServingRuns, ParsingIsStrict) {
   const std::string good = std::string(kServingHeader) + serving_row("meta-llama/Llama-3.1-70B");
   const auto runs = parse_serving_runs(good, "t.csv");

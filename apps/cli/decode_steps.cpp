@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "roofline/error.h"
@@ -29,6 +30,35 @@ void print_repeated(const DecodeStepReport& r) {
       "{} rows are read the same as an earlier row in every field but the id (one run recorded "
       "twice); each counts in the figures above\n",
       r.repeated);
+}
+
+// Configurations measured more than once whose TPOTs disagree: what no model
+// can fit on those rows. The widest few are listed.
+void print_conflicts(const DecodeStepReport& r) {
+  if (r.conflicts.empty()) return;
+  std::size_t rows = 0, across = 0;
+  std::vector<double> floors;
+  for (const auto& c : r.conflicts) {
+    rows += c.ids.size();
+    across += c.across_releases;
+    floors.push_back(c.floor_error_pct);
+  }
+  std::sort(floors.begin(), floors.end());
+  std::cout << fmt::format(
+      "{} configurations were measured more than once with TPOTs {:.0f}% or more apart ({} rows; "
+      "{} of them across engine releases): no one prediction comes within {:.1f}% (median of "
+      "the groups) of every row of its group\n",
+      r.conflicts.size(), 100 * (kConflictRatio - 1), rows, across, floors[floors.size() / 2]);
+  constexpr std::size_t kListed = 5;
+  for (std::size_t i = 0; i < std::min(kListed, r.conflicts.size()); ++i) {
+    const auto& c = r.conflicts[i];
+    std::string measured;
+    for (std::size_t k = 0; k < c.ids.size(); ++k) {
+      measured += fmt::format("{}{:.2f} ms ({})", k ? ", " : "", c.tpot_ms[k],
+                              c.versions[k].empty() ? "release not given" : c.versions[k]);
+    }
+    std::cout << fmt::format("  {:.2f}x  {}: {}\n", c.ratio, c.ids.front(), measured);
+  }
 }
 
 }  // namespace
@@ -78,6 +108,7 @@ void decode_steps_command(const Registry& registry, const std::string& file,
                            r.predicted, r.refused, r.skipped_disaggregated);
   for (const auto& [reason, n] : r.refusals) std::cout << fmt::format("  {:4}  {}\n", n, reason);
   print_repeated(r);
+  print_conflicts(r);
   if (leave_one_out) {
     std::cout << "\nLeave one device out: each measured device's rows with its own GEMM "
                  "tables, then without them\n(borrowing its architecture's nearest other "
@@ -131,6 +162,7 @@ void serving_validation_command(const Registry& registry, const std::string& fil
   std::cout << fmt::format("\n{} rows predicted, {} refused\n", r.predicted, r.refused);
   for (const auto& [reason, n] : r.refusals) std::cout << fmt::format("  {:4}  {}\n", n, reason);
   print_repeated(r);
+  print_conflicts(r);
 }
 
 }  // namespace roofline::cli

@@ -150,6 +150,21 @@ struct ServingRun {
 // Rows read the same as an earlier row in every field but the id (the fields
 // as parsed: the clients and layout an id's labels give included).
 [[nodiscard]] int repeated_serving_runs(const std::vector<ServingRun>& runs);
+// Configurations measured more than once whose measured TPOTs disagree: rows
+// alike in every field but the id, the engine release and the measurements,
+// whose slowest TPOT is at least kConflictRatio times the fastest. No single
+// prediction comes within floor_error_pct of every row of such a group: with
+// fastest a and slowest b, the best one, 2ab / (a + b), misses both by
+// (b - a) / (a + b). They bound what any model can reach on those rows.
+inline constexpr double kConflictRatio = 1.25;
+struct MeasurementConflict {
+  std::vector<const ServingRun*> runs;  // the group's rows, fastest TPOT first
+  double ratio = 0;                     // slowest / fastest TPOT
+  double floor_error_pct = 0;           // (b - a) / (a + b) x 100
+  bool across_releases = false;         // the rows name more than one backend_version
+};
+[[nodiscard]] std::vector<MeasurementConflict> measurement_conflicts(
+    const std::vector<ServingRun>& runs, double min_ratio = kConflictRatio);
 // The embedded development set (data/validation/serving-dev.csv).
 [[nodiscard]] std::vector<ServingRun> built_in_serving_runs();
 // A file of at most 16 MB (checked before reading), then parse_serving_runs.
@@ -175,6 +190,15 @@ struct DecodeStepReport {
   // Rows read the same as an earlier row in every field but the id (one run
   // recorded under two ids): each still counts in the figures.
   int repeated = 0;
+  // Configurations measured more than once whose TPOTs disagree (measurement_conflicts
+  // over the rows the check reads): ids, releases, measured TPOTs, ratio, floor.
+  struct Conflict {
+    std::vector<std::string> ids, versions;
+    std::vector<double> tpot_ms;
+    double ratio = 0, floor_error_pct = 0;
+    bool across_releases = false;
+  };
+  std::vector<Conflict> conflicts;
   // validate_serving: the prompt pool every simulated benchmark drew from (0: none).
   std::int64_t prompt_pool = 0;
   std::vector<ErrorStats> groups;       // "all" first, then per engine, device and model

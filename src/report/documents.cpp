@@ -181,6 +181,20 @@ nlohmann::json error_groups_json(const std::vector<ErrorStats>& groups) {
   return out;
 }
 
+// The configurations measured more than once whose TPOTs disagree.
+nlohmann::json conflicts_json(const DecodeStepReport& r) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& c : r.conflicts) {
+    out.push_back({{"ids", c.ids},
+                   {"backend_versions", c.versions},
+                   {"measured_tpot_ms", c.tpot_ms},
+                   {"ratio", c.ratio},
+                   {"floor_error_pct", c.floor_error_pct},
+                   {"across_releases", c.across_releases}});
+  }
+  return out;
+}
+
 nlohmann::json decode_steps_document(const DecodeStepReport& r, bool prefill_share,
                                      const std::vector<ErrorStats>& held_out,
                                      const Registry& registry) {
@@ -192,6 +206,7 @@ nlohmann::json decode_steps_document(const DecodeStepReport& r, bool prefill_sha
                         {"refused", r.refused},
                         {"skipped_disaggregated", r.skipped_disaggregated},
                         {"repeated_rows", r.repeated},
+                        {"conflicting_measurements", conflicts_json(r)},
                         {"groups", error_groups_json(r.groups)},
                         {"refusals", refusals_json(r)},
                         {"leave_one_device_out", error_groups_json(held_out)},
@@ -211,6 +226,7 @@ nlohmann::json serving_validation_document(const DecodeStepReport& r, ServingRec
                         {"predicted", r.predicted},
                         {"refused", r.refused},
                         {"repeated_rows", r.repeated},
+                        {"conflicting_measurements", conflicts_json(r)},
                         {"tpot_groups", error_groups_json(r.groups)},
                         {"ttft_groups", error_groups_json(r.ttft_groups)},
                         {"refusals", refusals_json(r)},

@@ -433,6 +433,24 @@ ErrorStats error_stats(std::string group, const std::vector<double>& errors) {
 
 namespace {
 
+// The report's form of measurement_conflicts: what the rows say, by value.
+std::vector<DecodeStepReport::Conflict> conflicts_of(const std::vector<ServingRun>& runs) {
+  std::vector<DecodeStepReport::Conflict> out;
+  for (const MeasurementConflict& c : measurement_conflicts(runs)) {
+    DecodeStepReport::Conflict r;
+    for (const ServingRun* run : c.runs) {
+      r.ids.push_back(run->id);
+      r.versions.push_back(run->backend_version);
+      r.tpot_ms.push_back(run->tpot_ms);
+    }
+    r.ratio = c.ratio;
+    r.floor_error_pct = c.floor_error_pct;
+    r.across_releases = c.across_releases;
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry& registry,
                             const ModelOptions& options, const std::string& engine,
                             const EngineRegistry* tables, bool prefill_share, bool serving,
@@ -442,11 +460,13 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
   report.prompt_pool = prompt_pool;
   if (serving) {
     report.repeated = repeated_serving_runs(runs);
+    report.conflicts = conflicts_of(runs);
   } else {  // the decode-step check reads aggregated rows only
     std::vector<ServingRun> aggregated;
     std::copy_if(runs.begin(), runs.end(), std::back_inserter(aggregated),
                  [](const ServingRun& r) { return r.mode == "agg"; });
     report.repeated = repeated_serving_runs(aggregated);
+    report.conflicts = conflicts_of(aggregated);
   }
   const EngineRegistry& engines = EngineRegistry::built_in();
   const EngineProfile* fixed = engine == "case" ? nullptr : &engines.get(engine);
@@ -598,6 +618,47 @@ int repeated_serving_runs(const std::vector<ServingRun>& runs) {
   int repeated = 0;
   for (std::size_t i = 1; i < order.size(); ++i) repeated += key(*order[i]) == key(*order[i - 1]);
   return repeated;
+}
+
+std::vector<MeasurementConflict> measurement_conflicts(const std::vector<ServingRun>& runs,
+                                                       double min_ratio) {
+  // Every field of the configuration, the layout an id's labels give included;
+  // not the id, the release or the measurements.
+  const auto key = [](const ServingRun& r) {
+    return std::tie(r.backend, r.model_path, r.system, r.precision, r.mode, r.gemm_quant,
+                    r.moe_quant, r.isl, r.osl, r.concurrency, r.prefill_batch, r.decode_batch, r.tp,
+                    r.pp, r.attention_dp, r.moe_tp, r.moe_ep, r.prefill_moe_ep, r.prefill_tp,
+                    r.prefill_pp, r.prefill_attention_dp, r.prefill_workers, r.decode_workers,
+                    r.workers_given);
+  };
+  std::vector<const ServingRun*> order;
+  order.reserve(runs.size());
+  for (const ServingRun& r : runs) order.push_back(&r);
+  std::stable_sort(order.begin(), order.end(), [&](const ServingRun* a, const ServingRun* b) {
+    return key(*a) < key(*b) || (key(*a) == key(*b) && a->tpot_ms < b->tpot_ms);
+  });
+  std::vector<MeasurementConflict> out;
+  for (std::size_t i = 0; i < order.size();) {
+    std::size_t j = i + 1;
+    while (j < order.size() && key(*order[j]) == key(*order[i])) ++j;
+    // A disaggregated row without its workers names no configuration to compare.
+    const double a = order[i]->tpot_ms, b = order[j - 1]->tpot_ms;
+    if (j - i > 1 && order[i]->workers_given && b >= min_ratio * a) {
+      MeasurementConflict c;
+      c.runs.assign(order.begin() + static_cast<std::ptrdiff_t>(i),
+                    order.begin() + static_cast<std::ptrdiff_t>(j));
+      c.ratio = b / a;
+      c.floor_error_pct = 100 * (b - a) / (a + b);
+      for (const ServingRun* r : c.runs)
+        c.across_releases |= r->backend_version != c.runs.front()->backend_version;
+      out.push_back(std::move(c));
+    }
+    i = j;
+  }
+  // The widest disagreement first.
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto& x, const auto& y) { return x.ratio > y.ratio; });
+  return out;
 }
 
 DecodeStepReport validate_serving(const std::vector<ServingRun>& runs, const Registry& registry,
