@@ -544,6 +544,14 @@ TEST(CliEngines, ListShowAndPredict) {
     }
   }
 
+  // The per-op table names each op's source too, with the fraction a table gave.
+  const CliRun table =
+      roofline("predict --model llama-3.1-8b --hardware h200 --engine trtllm --per-op");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("efficiency from"), std::string::npos);
+  EXPECT_NE(table.out.find("measured-table "), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("measured-attention-table "), std::string::npos) << table.out;
+
   // recommend lists the strategies an engine cannot run as rejected, and still recommends.
   const CliRun rec = roofline("recommend --model llama-3-8b --hardware gb10 --engine llama.cpp");
   ASSERT_EQ(rec.exit_code, 0) << rec.err;

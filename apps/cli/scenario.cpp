@@ -19,7 +19,7 @@ namespace {
 
 void print_op_table(const Prediction& p, Output out) {
   Table t({"op", "kind", "count", "FLOPs", "weights", "activations", "KV cache", "AI", "bound",
-           "time", "share"});
+           "time", "share", "efficiency from"});
   for (int i = 0; i < p.graph.size; ++i) {
     const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
     const OpTiming& tm = p.timings[static_cast<std::size_t>(i)];
@@ -28,6 +28,10 @@ void print_op_table(const Prediction& p, Output out) {
     if (op.sliding_layer) name += " [window]";
     if (op.draft_head) name += " [draft]";
     if (op.launches == 0) name = "+" + name;
+    // Where its efficiency came from, and the fraction of the roofline a table gave.
+    const std::string_view source = op_efficiency_source(op, tm);
+    std::string from(source.empty() ? "-" : source);
+    if (!source.empty() && tm.efficiency > 0) from += fmt::format(" {:.0f}%", 100 * tm.efficiency);
     if (out == Output::kCsv) {
       t.add_row({name, std::string(op_class_name(op.cls)), fmt::format("{}", op.count),
                  fmt::format("{:.6g}", op.count * op.flops),
@@ -35,13 +39,13 @@ void print_op_table(const Prediction& p, Output out) {
                  fmt::format("{:.6g}", op.count * op.act_bytes),
                  fmt::format("{:.6g}", op.count * op.kv_bytes), fmt::format("{:.4g}", tm.ai),
                  std::string(bound_name(tm.bound)), fmt::format("{:.6g}", tm.time_s),
-                 fmt::format("{:.4f}", tm.time_s / p.time_s)});
+                 fmt::format("{:.4f}", tm.time_s / p.time_s), std::string(source)});
     } else {
       t.add_row({name, std::string(op_class_name(op.cls)), fmt::format("{}", op.count),
                  human_count(op.count * op.flops), human_bytes(op.count * op.weight_bytes),
                  human_bytes(op.count * op.act_bytes), human_bytes(op.count * op.kv_bytes),
                  fmt::format("{:.3g}", tm.ai), std::string(bound_name(tm.bound)),
-                 human_time(tm.time_s), fmt::format("{:.1f}%", 100 * tm.time_s / p.time_s)});
+                 human_time(tm.time_s), fmt::format("{:.1f}%", 100 * tm.time_s / p.time_s), from});
     }
   }
   std::cout << (out == Output::kCsv ? t.csv() : t.text());

@@ -36,6 +36,11 @@ namespace roofline {
 [[nodiscard]] nlohmann::json to_json(const Device& device, const GemmProblem& problem,
                                      const RooflineResult& result);
 
+// Where an op's efficiency came from, as the per-op outputs name it: every
+// matmul's source, an attention op's where an engine's attention table priced
+// its call; empty for the rest.
+[[nodiscard]] std::string_view op_efficiency_source(const Op& op, const OpTiming& t) noexcept;
+
 // A model: architecture, parameter counts and bytes per component.
 [[nodiscard]] nlohmann::json to_json(const ModelSpec& model);
 

@@ -443,6 +443,14 @@ nlohmann::json to_json(const MemoryEstimate& m) {
           {"capacity_bytes", m.capacity_bytes},     {"fits", m.fits}};
 }
 
+std::string_view op_efficiency_source(const Op& op, const OpTiming& t) noexcept {
+  const bool attention_table =
+      op.cls == OpClass::kAttention && (t.source == EfficiencySource::kMeasuredAttentionTable ||
+                                        t.source == EfficiencySource::kDerivedAttentionTable);
+  return op.cls == OpClass::kMatmul || attention_table ? efficiency_source_name(t.source)
+                                                       : std::string_view();
+}
+
 // Which engine a prediction used, and where its GEMMs' efficiency came from.
 nlohmann::json engine_json(const Prediction& p) {
   if (!p.engine) {
@@ -500,12 +508,7 @@ nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, c
     for (int i = 0; i < p.graph.size; ++i) {
       const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
       const OpTiming& t = p.timings[static_cast<std::size_t>(i)];
-      // Matmuls always say where their efficiency came from; attention ops when
-      // an engine's attention table priced their call.
-      const bool sourced =
-          op.cls == OpClass::kMatmul || (op.cls == OpClass::kAttention &&
-                                         (t.source == EfficiencySource::kMeasuredAttentionTable ||
-                                          t.source == EfficiencySource::kDerivedAttentionTable));
+      const std::string_view source = op_efficiency_source(op, t);
       ops.push_back(
           {{"name", op_name(op.kind)},
            {"kind", op_class_name(op.cls)},
@@ -524,8 +527,7 @@ nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, c
            {"compute_format", format_id(op.compute)},
            {"weight_only", op.weight_only},
            {"fused", op.launches == 0},
-           {"efficiency_source",
-            sourced ? nlohmann::json(efficiency_source_name(t.source)) : nlohmann::json(nullptr)},
+           {"efficiency_source", source.empty() ? nlohmann::json(nullptr) : nlohmann::json(source)},
            {"efficiency",
             t.efficiency > 0 ? nlohmann::json(t.efficiency) : nlohmann::json(nullptr)},
            {"moe_layer", op.moe_layer},
