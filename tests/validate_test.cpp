@@ -357,8 +357,8 @@ TEST(ServingRuns, ConflictingMeasurementsBoundTheErrorAnyModelCanReach) {
   const auto conflicts = measurement_conflicts(runs);
   ASSERT_EQ(conflicts.size(), 1u);  // 7 / 6 = 1.17 is under the 1.25 ratio
   const MeasurementConflict& c = conflicts.front();
-  ASSERT_EQ(c.runs.size(), 2u);
-  EXPECT_EQ(c.runs.front()->tpot_ms, 5.0);  // fastest first
+  ASSERT_EQ(c.ids.size(), 2u);
+  EXPECT_EQ(c.tpot_ms.front(), 5.0);  // fastest first
   EXPECT_DOUBLE_EQ(c.ratio, 2.0);
   constexpr double kFloorPct = 100.0 * 5 / 15;
   EXPECT_DOUBLE_EQ(c.floor_error_pct, kFloorPct);

@@ -43,12 +43,11 @@ void print_conflicts(const DecodeStepReport& r) {
     across += c.across_releases;
     floors.push_back(c.floor_error_pct);
   }
-  std::sort(floors.begin(), floors.end());
   std::cout << fmt::format(
       "{} configurations were measured more than once with TPOTs {:.0f}% or more apart ({} rows; "
       "{} of them across engine releases): no one prediction comes within {:.1f}% (median of "
       "the groups) of every row of its group\n",
-      r.conflicts.size(), 100 * (kConflictRatio - 1), rows, across, floors[floors.size() / 2]);
+      r.conflicts.size(), 100 * (kConflictRatio - 1), rows, across, percentile(floors, 0.5));
   constexpr std::size_t kListed = 5;
   for (std::size_t i = 0; i < std::min(kListed, r.conflicts.size()); ++i) {
     const auto& c = r.conflicts[i];

@@ -28,7 +28,7 @@ void print_op_table(const Prediction& p, Output out) {
     if (op.sliding_layer) name += " [window]";
     if (op.draft_head) name += " [draft]";
     if (op.launches == 0) name = "+" + name;
-    // Where its efficiency came from, and the fraction of the roofline a table gave.
+    // Where its efficiency came from, and the fraction of the roofline it reaches.
     const std::string_view source = op_efficiency_source(op, tm);
     std::string from(source.empty() ? "-" : source);
     if (!source.empty() && tm.efficiency > 0) from += fmt::format(" {:.0f}%", 100 * tm.efficiency);

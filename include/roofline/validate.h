@@ -158,10 +158,12 @@ struct ServingRun {
 // (b - a) / (a + b). They bound what any model can reach on those rows.
 inline constexpr double kConflictRatio = 1.25;
 struct MeasurementConflict {
-  std::vector<const ServingRun*> runs;  // the group's rows, fastest TPOT first
-  double ratio = 0;                     // slowest / fastest TPOT
-  double floor_error_pct = 0;           // (b - a) / (a + b) x 100
-  bool across_releases = false;         // the rows name more than one backend_version
+  // The group's rows, fastest TPOT first: their ids, releases and TPOTs.
+  std::vector<std::string> ids, versions;
+  std::vector<double> tpot_ms;
+  double ratio = 0;              // slowest / fastest TPOT
+  double floor_error_pct = 0;    // (b - a) / (a + b) x 100
+  bool across_releases = false;  // the rows name more than one backend_version
 };
 [[nodiscard]] std::vector<MeasurementConflict> measurement_conflicts(
     const std::vector<ServingRun>& runs, double min_ratio = kConflictRatio);
@@ -190,15 +192,9 @@ struct DecodeStepReport {
   // Rows read the same as an earlier row in every field but the id (one run
   // recorded under two ids): each still counts in the figures.
   int repeated = 0;
-  // Configurations measured more than once whose TPOTs disagree (measurement_conflicts
-  // over the rows the check reads): ids, releases, measured TPOTs, ratio, floor.
-  struct Conflict {
-    std::vector<std::string> ids, versions;
-    std::vector<double> tpot_ms;
-    double ratio = 0, floor_error_pct = 0;
-    bool across_releases = false;
-  };
-  std::vector<Conflict> conflicts;
+  // Configurations measured more than once whose TPOTs disagree
+  // (measurement_conflicts over the rows the check reads).
+  std::vector<MeasurementConflict> conflicts;
   // validate_serving: the prompt pool every simulated benchmark drew from (0: none).
   std::int64_t prompt_pool = 0;
   std::vector<ErrorStats> groups;       // "all" first, then per engine, device and model

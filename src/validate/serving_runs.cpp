@@ -433,24 +433,6 @@ ErrorStats error_stats(std::string group, const std::vector<double>& errors) {
 
 namespace {
 
-// The report's form of measurement_conflicts: what the rows say, by value.
-std::vector<DecodeStepReport::Conflict> conflicts_of(const std::vector<ServingRun>& runs) {
-  std::vector<DecodeStepReport::Conflict> out;
-  for (const MeasurementConflict& c : measurement_conflicts(runs)) {
-    DecodeStepReport::Conflict r;
-    for (const ServingRun* run : c.runs) {
-      r.ids.push_back(run->id);
-      r.versions.push_back(run->backend_version);
-      r.tpot_ms.push_back(run->tpot_ms);
-    }
-    r.ratio = c.ratio;
-    r.floor_error_pct = c.floor_error_pct;
-    r.across_releases = c.across_releases;
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
 DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry& registry,
                             const ModelOptions& options, const std::string& engine,
                             const EngineRegistry* tables, bool prefill_share, bool serving,
@@ -460,13 +442,13 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
   report.prompt_pool = prompt_pool;
   if (serving) {
     report.repeated = repeated_serving_runs(runs);
-    report.conflicts = conflicts_of(runs);
+    report.conflicts = measurement_conflicts(runs);
   } else {  // the decode-step check reads aggregated rows only
     std::vector<ServingRun> aggregated;
     std::copy_if(runs.begin(), runs.end(), std::back_inserter(aggregated),
                  [](const ServingRun& r) { return r.mode == "agg"; });
     report.repeated = repeated_serving_runs(aggregated);
-    report.conflicts = conflicts_of(aggregated);
+    report.conflicts = measurement_conflicts(aggregated);
   }
   const EngineRegistry& engines = EngineRegistry::built_in();
   const EngineProfile* fixed = engine == "case" ? nullptr : &engines.get(engine);
@@ -641,16 +623,18 @@ std::vector<MeasurementConflict> measurement_conflicts(const std::vector<Serving
   for (std::size_t i = 0; i < order.size();) {
     std::size_t j = i + 1;
     while (j < order.size() && key(*order[j]) == key(*order[i])) ++j;
-    // A disaggregated row without its workers names no configuration to compare.
     const double a = order[i]->tpot_ms, b = order[j - 1]->tpot_ms;
+    // A disaggregated row without its workers names no configuration to compare.
     if (j - i > 1 && order[i]->workers_given && b >= min_ratio * a) {
       MeasurementConflict c;
-      c.runs.assign(order.begin() + static_cast<std::ptrdiff_t>(i),
-                    order.begin() + static_cast<std::ptrdiff_t>(j));
+      for (std::size_t k = i; k < j; ++k) {
+        c.ids.push_back(order[k]->id);
+        c.versions.push_back(order[k]->backend_version);
+        c.tpot_ms.push_back(order[k]->tpot_ms);
+        c.across_releases |= order[k]->backend_version != order[i]->backend_version;
+      }
       c.ratio = b / a;
       c.floor_error_pct = 100 * (b - a) / (a + b);
-      for (const ServingRun* r : c.runs)
-        c.across_releases |= r->backend_version != c.runs.front()->backend_version;
       out.push_back(std::move(c));
     }
     i = j;
