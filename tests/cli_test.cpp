@@ -552,6 +552,19 @@ TEST(CliEngines, ListShowAndPredict) {
   EXPECT_NE(table.out.find("measured-table "), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("measured-attention-table "), std::string::npos) << table.out;
 
+  // Ideal mode leaves the engine's costs out, and says so rather than drop it unsaid.
+  const CliRun ideal =
+      roofline("predict --model llama-3.1-8b --hardware h200 --engine trtllm --ideal --json");
+  ASSERT_EQ(ideal.exit_code, 0) << ideal.err;
+  const auto ij = nlohmann::json::parse(ideal.out);
+  EXPECT_EQ(ij["engine"]["id"], "roofline");
+  EXPECT_EQ(ij["time_s"], nlohmann::json::parse(roofline("predict --model llama-3.1-8b "
+                                                         "--hardware h200 --ideal --json")
+                                                    .out)["time_s"]);
+  EXPECT_NE(ij["notes"].dump().find("TensorRT-LLM's kernels and costs are not applied"),
+            std::string::npos)
+      << ij["notes"];
+
   // recommend lists the strategies an engine cannot run as rejected, and still recommends.
   const CliRun rec = roofline("recommend --model llama-3-8b --hardware gb10 --engine llama.cpp");
   ASSERT_EQ(rec.exit_code, 0) << rec.err;
@@ -743,6 +756,59 @@ TEST(Cli, EngineBuildDatesSelectTheBuildsPath) {
 }  // namespace
 
 namespace {
+
+// Configurations the file measured twice, far apart, are listed in the text
+// and the JSON of validate --serving and --decode-steps (validate.h
+// measurement_conflicts: TPOTs 1.25x or more apart).
+TEST(Cli, ValidateServingListsTheConfigurationsMeasuredTwiceApart) {
+  const std::string header =
+      "id,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
+      "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,"
+      "prefill_batch_size,prefill_num_workers,prefill_tp_size,prefill_pp_size,"
+      "prefill_attention_dp_size,prefill_moe_tp_size,prefill_moe_ep_size,decode_batch_size,"
+      "decode_num_workers,decode_tp_size,decode_pp_size,decode_attention_dp_size,"
+      "decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+  // One Llama-3.1-70B fp8 configuration on H200s at TP 2 and 16 clients,
+  // measured on two releases at 10 and 20 ms; the same at TP 4 once.
+  auto row = [](const std::string& id, const std::string& version, const std::string& tp,
+                const std::string& tpot) {
+    return id + ",vllm," + version + ",meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,256,fp8," +
+           "fp8,16," + tp + ",1,1,,,,,,,,,,,,,,,,,150.0," + tpot + "\n";
+  };
+  const std::string file = temp_path("conflicts.csv");
+  {
+    std::ofstream out(file);
+    out << header << row("fast", "0.12.0", "2", "10.0") << row("slow", "0.13.0", "2", "20.0")
+        << row("alone", "0.12.0", "4", "12.0");
+  }
+  const CliRun j = roofline("validate --serving '" + file + "' --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto doc = nlohmann::json::parse(j.out);
+  ASSERT_EQ(doc["conflicting_measurements"].size(), 1u);
+  const auto& c = doc["conflicting_measurements"][0];
+  EXPECT_EQ(c["ids"], nlohmann::json::parse(R"(["fast", "slow"])"));  // fastest first
+  EXPECT_EQ(c["backend_versions"], nlohmann::json::parse(R"(["0.12.0", "0.13.0"])"));
+  EXPECT_DOUBLE_EQ(c["ratio"].get<double>(), 2.0);
+  // No one prediction p beats max(|p - 10| / 10, |p - 20| / 20): at best
+  // p = 2 x 10 x 20 / 30, off by (20 - 10) / (10 + 20) = 33.3% from both.
+  EXPECT_NEAR(c["floor_error_pct"].get<double>(), 100.0 / 3, 1e-9);
+  EXPECT_TRUE(c["across_releases"].get<bool>());
+
+  const CliRun text = roofline("validate --serving '" + file + "'");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("1 configurations were measured more than once with TPOTs 25% or more "
+                          "apart (2 rows; 1 of them across engine releases): no one prediction "
+                          "comes within 33.3%"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("2.00x  fast: 10.00 ms (0.12.0), 20.00 ms (0.13.0)"), std::string::npos)
+      << text.out;
+
+  const CliRun steps = roofline("validate --decode-steps --serving-file '" + file + "' --json");
+  ASSERT_EQ(steps.exit_code, 0) << steps.err;
+  EXPECT_EQ(nlohmann::json::parse(steps.out)["conflicting_measurements"].size(), 1u);
+  std::filesystem::remove(file);
+}
 
 TEST(Cli, ServingReportsTheIssuesFields) {
   const CliRun r = roofline(

@@ -48,7 +48,9 @@ struct Prediction {
   bool cuda_graphs = false;    // the engine replays CUDA graphs for this pass
   Seconds communication_s = 0;
   const EngineProfile* engine = nullptr;  // null: the reference engine
-  std::int32_t engine_build = 0;          // ModelOptions::engine_build
+  // Ideal mode: the engine the options named, whose costs it leaves out (null: none named).
+  const EngineProfile* engine_not_applied = nullptr;
+  std::int32_t engine_build = 0;  // ModelOptions::engine_build
   const GemmTable* gemm_table = nullptr;
   EfficiencySource gemm_table_source = EfficiencySource::kDevice;
   // The MoE table that priced the MoE layers' expert work (null: none did).

@@ -777,6 +777,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     if (l.known()) launch = l.value;
   }
   p.engine = engine;
+  if (!realistic && opt.engine && opt.engine->id != "roofline") p.engine_not_applied = opt.engine;
   p.engine_build = opt.engine_build;
   p.gemm_table = engine ? opt.gemm_table : nullptr;
   p.gemm_table_source = opt.gemm_table_source;

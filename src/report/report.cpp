@@ -772,7 +772,12 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                     d.bandwidth_fraction.value, confidence_name(d.bandwidth_fraction.confidence),
                     human_time(d.launch_overhead_s.value)));
   } else {
-    notes.push_back("ideal mode: datasheet peaks and bandwidth, no overheads");
+    notes.push_back(
+        p.engine_not_applied
+            ? fmt::format("ideal mode: datasheet peaks and bandwidth, no overheads; {}'s kernels "
+                          "and costs are not applied (realistic mode applies them)",
+                          p.engine_not_applied->name)
+            : std::string("ideal mode: datasheet peaks and bandwidth, no overheads"));
   }
   for (const auto& n : m.notes) notes.push_back(n);
   return notes;

@@ -123,7 +123,35 @@ try {
   await page.click('#run');
   await page.waitForSelector('#status.error');
   check(/YYYY-MM/.test(await page.textContent('#status') ?? ''), 'a build that is not a date is refused with the format');
+  // A build that is a date goes with the request, and the card names it.
+  await page.fill('#engine-build', '2024-05');
+  await page.click('#run');
+  await page.waitForSelector('#status.ok');
+  const dated = await page.textContent('.stat:has([data-field="engine"])');
+  check(/build of 2024-05-31/.test(dated ?? ''), `the engine card names the build (${dated})`);
   await page.fill('#engine-build', '');
+  // Sorted by source, the ops no table priced come last in both directions.
+  for (const pass of ['first', 'second']) {
+    await page.click('#ops-table th[data-key="efficiency_source"]');
+    const column = await page.locator('#ops-table td.efficiency_source').allTextContents();
+    check(column[0] !== '–' && column[column.length - 1] === '–',
+          `sorted by source (${pass} click), ops without one come last (${column[0]} ... ${column[column.length - 1]})`);
+  }
+  // A device without its own measurements borrows a table, and the card says derived.
+  const device = await page.inputValue('#hardware');
+  await page.selectOption('#hardware', 'h100-pcie');
+  await page.click('#run');
+  await page.waitForSelector('#status.ok');
+  const borrowed = await page.textContent('.stat:has([data-field="engine"])');
+  check(/h100-sxm-vllm \(derived\)/.test(borrowed ?? ''), `a borrowed table is called derived (${borrowed})`);
+  // Ideal mode leaves the engine's costs out and says so.
+  await page.selectOption('#mode', 'ideal');
+  await page.click('#run');
+  await page.waitForSelector('#status.ok');
+  check(/vLLM's kernels and costs are not applied/.test(await page.textContent('#summary .notes') ?? ''),
+        'ideal mode says the engine is not applied');
+  await page.selectOption('#mode', 'realistic');
+  await page.selectOption('#hardware', device);
   await page.selectOption('#engine', 'roofline');
   await page.click('#run');
   await page.waitForSelector('#status.ok');

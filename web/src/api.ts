@@ -70,7 +70,7 @@ export interface Op {
   compute_format: string;
   weight_only: boolean;
   fused: boolean;
-  efficiency?: number;                 // the fraction of the roofline its kernel reaches
+  efficiency?: number | null;          // the fraction of the roofline its kernel reaches (null: no table)
   efficiency_source?: string | null;   // where that fraction comes from (measured-table, device, ...)
 }
 
@@ -80,7 +80,8 @@ export interface PredictionEngine {
   cuda_graphs: boolean;
   step_overhead_s: number;
   gemm_table?: string | null; gemm_table_source?: string | null;
-  attention_table?: string | null; moe_table?: string | null;
+  attention_table?: string | null; attention_table_source?: string | null;
+  moe_table?: string | null; moe_table_source?: string | null;
   build?: string;
 }
 

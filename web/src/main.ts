@@ -109,9 +109,13 @@ function engineName(id: string): string {
 /** What priced the prediction: the engine's measured tables, its graphs and step cost, its build. */
 function engineDetail(p: Prediction): string {
   const e = p.engine!;
-  const tables = [e.gemm_table && `GEMMs ${e.gemm_table}`, e.moe_table && `MoE ${e.moe_table}`,
-    e.attention_table && `attention ${e.attention_table}`].filter(Boolean);
-  return [tables.length > 0 ? `measured tables: ${tables.join(', ')}` : 'no measured tables: derived figures',
+  // A table is measured on this device, or derived (borrowed from the nearest measured one).
+  const table = (what: string, id?: string | null, source?: string | null) =>
+    id ? `${what} ${id}${source?.startsWith('derived') ? ' (derived)' : ''}` : '';
+  const tables = [table('GEMMs', e.gemm_table, e.gemm_table_source), table('MoE', e.moe_table, e.moe_table_source),
+    table('attention', e.attention_table, e.attention_table_source)].filter(Boolean);
+  return [tables.length > 0 ? `kernel tables: ${tables.join(', ')}`
+    : 'no kernel tables: the engine\'s figures and the device\'s fractions',
     e.cuda_graphs ? 'CUDA graphs' : 'eager launches',
     e.step_overhead_s > 0 ? `${seconds(e.step_overhead_s)} a step on the host` : '',
     e.build ? `build of ${e.build}` : ''].filter(Boolean).join(' · ');
@@ -120,7 +124,7 @@ function engineDetail(p: Prediction): string {
 /** Where an op's efficiency came from, with the fraction of the roofline it reaches. */
 function efficiencyCell(o: Op): string {
   if (!o.efficiency_source) return '–';
-  const share = o.efficiency !== undefined && o.efficiency > 0 ? ` ${pct(o.efficiency * 100, 0)}` : '';
+  const share = o.efficiency != null && o.efficiency > 0 ? ` ${pct(o.efficiency * 100, 0)}` : '';
   return `<span class="source ${esc(o.efficiency_source)}">${esc(o.efficiency_source)}</span>${share}`;
 }
 
@@ -141,6 +145,9 @@ function renderOps(): void {
   const ops = [...state.ops].sort((a, b) => {
     const x = a[key];
     const y = b[key];
+    // Ops without a value (no efficiency source) go last in either direction.
+    const missing = (v: unknown) => v === null || v === undefined;
+    if (missing(x) || missing(y)) return Number(missing(x)) - Number(missing(y));
     const c = typeof x === 'number' && typeof y === 'number' ? x - y : String(x).localeCompare(String(y));
     return descending ? -c : c;
   });
