@@ -470,12 +470,25 @@ TEST(AttentionTables, EveryMeasuredDeviceEngineLoads) {
     EXPECT_NE(t.find("prefill_gqa_bf16"), nullptr) << t.id;
     for (const auto& entry : t.entries) {
       const std::string& key = entry.key;
-      // Every call measured takes a few microseconds at least (3.8-17 us).
-      EXPECT_GT(entry.floor_s, 2e-6) << t.id << " " << key;
+      const bool gdn = key.find("_gdn") != std::string::npos;
+      // Every attention call measured takes a few microseconds at least
+      // (3.8-17 us); Gated DeltaNet's short convolution 1.4 us and more.
+      EXPECT_GT(entry.floor_s, gdn ? 1e-6 : 2e-6) << t.id << " " << key;
       EXPECT_LT(entry.floor_s, 50e-6) << t.id << " " << key;
-      // The distillation predicts its own rows back within a median of 20%.
-      EXPECT_LT(entry.fit_median_error, 0.2) << t.id << " " << key;
+      // The distillation predicts its own rows back within a median of 20%,
+      // but for TensorRT-LLM's prompt convolution on the L40S (74%: its rows
+      // take the same time at every head count, where their bytes grow).
+      if (t.id != "l40s-trtllm" || key != "prefill_gdn_conv") {
+        EXPECT_LT(entry.fit_median_error, gdn ? 0.25 : 0.2) << t.id << " " << key;
+      }
       EXPECT_FALSE(entry.kernel.empty()) << t.id << " " << key;
+    }
+    // Gated DeltaNet, measured in every engine on every device but the A100
+    // (SGLang only, 0.5.10, without its chunked prompt kernel).
+    if (t.device != "a100-80gb") {
+      for (const bool prefill : {false, true})
+        for (const bool conv : {false, true})
+          EXPECT_NE(t.find_linear(prefill, conv), nullptr) << t.id << prefill << conv;
     }
   }
   // vLLM's MLA decode rows time host work (left out): no MLA entry.
@@ -546,8 +559,86 @@ TEST(AttentionTables, ParsingIsStrictAndNamesTheFileAndKey) {
   expect_error(with("\"rows\":8", "\"rows\":0"), "rows");
   expect_error(with("[10,11]", "[10,12]"), "log2_span");
   expect_error(with("\"decode_gqa_bf16\":", "\"decode_gqa_int4\":"), "decode_gqa_int4");
+  expect_error(with("\"decode_gqa_bf16\":", "\"decode_gdn_fp8\":"), "decode_gdn_fp8");
+  // Gated DeltaNet's entries take their own slots.
+  const AttentionTable gdn =
+      parse_attention_table(with("\"decode_gqa_bf16\":", "\"prefill_gdn_conv\":"), "t");
+  EXPECT_EQ(gdn.find(false, false, Format::kBf16), nullptr);
+  EXPECT_EQ(gdn.find_linear(true, true), &gdn.entries.front());
+  EXPECT_EQ(gdn.find_linear(true, false), nullptr);
+  EXPECT_EQ(gdn.find_linear(false, true), nullptr);
   expect_error(with("\"source\":\"s\",\"rows\"", "\"source\":\"x\",\"rows\""), "source");
   expect_error(with("roofline-attention-efficiency-1", "roofline-moe-efficiency-2"), "schema");
+}
+
+// Gated DeltaNet's kernels priced by the engine's attention table come back
+// near what the source measured them at. Qwen3.5-397B-A17B at TP 8 holds 2
+// key and 8 value heads of 128 a rank; AIConfigurator's SGLang 0.5.14 rows on
+// the B200 (systems/data/b200_sxm/linear_attention/sglang/0.5.14/gdn_perf,
+// Qwen/Qwen3.5-397B-A17B, num_k_heads 2, num_v_heads 8):
+//   decode, 64 sequences: fused_recurrent_gated_delta_rule_packed_decode
+//     13.368 us, causal_conv1d_update 2.512 us;
+//   a 1,024-token prompt: chunk_gated_delta_rule 69.675 us, causal_conv1d_fn 4.825 us.
+// A table cell is the median of every model's rows in it, so a row comes back
+// within the cell's spread, not exactly.
+TEST(AttentionTables, GatedDeltaNetKernelsComeBackNearTheirMeasurements) {
+  constexpr double kCellTolerance = 0.10;
+  const ModelSpec m = load_model("qwen3.5-397b-a17b");
+  const Device& d = devices().get("b200");
+  const ModelOptions o = with_engine({}, d, &EngineRegistry::built_in().get("sglang"));
+  // One call's GPU time: a layer's share without its launch.
+  auto call_s = [&](const Prediction& p, OpKind kind) {
+    for (int i = 0; i < p.graph.size; ++i) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+      const OpTiming& t = p.timings[static_cast<std::size_t>(i)];
+      if (op.kind != kind) continue;
+      EXPECT_EQ(t.source, EfficiencySource::kMeasuredAttentionTable) << static_cast<int>(kind);
+      return (t.time_s - t.overhead_s) / op.count;
+    }
+    ADD_FAILURE() << "no op of kind " << static_cast<int>(kind);
+    return 0.0;
+  };
+  Scenario s;
+  s.tp = 8;
+  s.batch = 64;
+  s.seq_len = 4096;
+  const Prediction step = predict(m, d, s, o);
+  EXPECT_NEAR(call_s(step, OpKind::kDeltaRule), 13.368e-6, kCellTolerance * 13.368e-6);
+  EXPECT_NEAR(call_s(step, OpKind::kShortConv), 2.512e-6, kCellTolerance * 2.512e-6);
+  s.phase = Phase::kPrefill;
+  s.batch = 1;
+  s.seq_len = 1024;
+  const Prediction prompt = predict(m, d, s, o);
+  EXPECT_NEAR(call_s(prompt, OpKind::kDeltaRule), 69.675e-6, kCellTolerance * 69.675e-6);
+  EXPECT_NEAR(call_s(prompt, OpKind::kShortConv), 4.825e-6, kCellTolerance * 4.825e-6);
+  // The reference engine keeps the device's fractions: far faster than the
+  // measured chunk kernel (its roofline at the bf16 peak is about 2 us).
+  const Prediction reference = predict(m, d, s);
+  for (int i = 0; i < reference.graph.size; ++i) {
+    if (reference.graph.ops[static_cast<std::size_t>(i)].kind == OpKind::kDeltaRule) {
+      EXPECT_EQ(reference.timings[static_cast<std::size_t>(i)].source, EfficiencySource::kDevice);
+    }
+  }
+  // A decode step with prompt tokens riding along runs both kernels of each.
+  s.phase = Phase::kDecode;
+  s.batch = 64;
+  s.seq_len = 4096;
+  s.prefill_tokens = 512;
+  s.prefill_prompt = 1024;
+  const Prediction mixed = predict(m, d, s, o);
+  int convs = 0, rules = 0;
+  for (int i = 0; i < mixed.graph.size; ++i) {
+    const Op& op = mixed.graph.ops[static_cast<std::size_t>(i)];
+    convs += op.kind == OpKind::kShortConv;
+    rules += op.kind == OpKind::kDeltaRule;
+    if (op.kind == OpKind::kShortConv || op.kind == OpKind::kDeltaRule) {
+      // Half a prompt in the step: one sequence of 512 tokens.
+      EXPECT_DOUBLE_EQ(op.gemm_k, (op.prompt_attention ? 512 : 1) * 128.0);
+      EXPECT_DOUBLE_EQ(op.gemm_m, (op.prompt_attention ? 1 : 64) * 8.0);
+    }
+  }
+  EXPECT_EQ(convs, 2);
+  EXPECT_EQ(rules, 2);
 }
 
 TEST(AttentionTables, DevicesWithoutTablesBorrowTheirArchitecturesNearest) {

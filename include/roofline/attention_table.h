@@ -17,6 +17,13 @@
 // over to head layouts the source did not measure (held-out head layouts came
 // back within a median of 2-7% in the distillation's check).
 //
+// Gated DeltaNet's kernels (Qwen3-Next, Qwen3.5: the short convolution and the
+// delta rule, for prompts and for decode steps) have entries of their own on
+// the same axes: streams = sequences x value heads on the GPU, group = value
+// heads per key head, span = tokens a sequence x key head dim; their roofline
+// is the op graph's own (bytes over the bandwidth, FLOPs over the op's compute
+// format's peak).
+//
 // The call's roofline (the same in the distillation and in predict()):
 //   decode:  bytes = the K/V (MLA: latent) cache read + 16-bit queries and outputs
 //            flops = 2 x sequences x query heads x tokens x (key dim + value dim)
@@ -55,17 +62,23 @@ struct AttentionTable {
   int log2_group0 = 0, group_points = 0;
   int log2_span0 = 0, span_points = 0;
   // decode_gqa_bf16, decode_gqa_fp8, decode_mla_bf16, decode_mla_fp8,
-  // prefill_gqa_bf16, prefill_gqa_fp8, in the file's order
+  // prefill_gqa_bf16, prefill_gqa_fp8, decode_gdn, decode_gdn_conv,
+  // prefill_gdn, prefill_gdn_conv, in the file's order
   std::vector<Entry> entries;
   // entries' index per [prefill][mla][16-bit cache] (-1: none), for a lookup
   // per attention op without comparing strings.
   std::int8_t slot[2][2][2] = {{{-1, -1}, {-1, -1}}, {{-1, -1}, {-1, -1}}};
+  // Gated DeltaNet's entries per [prefill][short convolution] (-1: none).
+  std::int8_t linear_slot[2][2] = {{-1, -1}, {-1, -1}};
 
   [[nodiscard]] const Entry* find(std::string_view key) const noexcept;
   // The entry for a prompt's (`prefill`) or a decode step's attention, over
   // MLA's latent or not, with a KV cache in `kv` (bf16 and fp16 share one),
   // or nullptr where the table has none.
   [[nodiscard]] const Entry* find(bool prefill, bool mla, Format kv) const noexcept;
+  // Gated DeltaNet's delta rule or short convolution (`conv`) for prompts or
+  // decode steps, or nullptr.
+  [[nodiscard]] const Entry* find_linear(bool prefill, bool conv) const noexcept;
   // Trilinear in (log2 streams, log2 group, log2 span) over the logarithm of
   // the efficiency, held at the grid's edges: where the kernel's time stays
   // flat (its floor) the efficiency grows as the bytes do, and geometric

@@ -14,15 +14,23 @@ using detail::StrictObject;
 using nlohmann::json;
 
 constexpr std::string_view kAttentionTableSchema = "roofline-attention-efficiency-1";
-// Each key and its slot: prefill, MLA, 16-bit cache.
+// Each key and its slot: prefill, MLA, 16-bit cache; or, for Gated DeltaNet's
+// kernels, prefill and the short convolution.
 struct EntryKey {
   std::string_view name;
   bool prefill, mla, sixteen;
+  bool linear = false, conv = false;
 };
-constexpr EntryKey kEntryKeys[] = {
-    {"decode_gqa_bf16", false, false, true}, {"decode_gqa_fp8", false, false, false},
-    {"decode_mla_bf16", false, true, true},  {"decode_mla_fp8", false, true, false},
-    {"prefill_gqa_bf16", true, false, true}, {"prefill_gqa_fp8", true, false, false}};
+constexpr EntryKey kEntryKeys[] = {{"decode_gqa_bf16", false, false, true},
+                                   {"decode_gqa_fp8", false, false, false},
+                                   {"decode_mla_bf16", false, true, true},
+                                   {"decode_mla_fp8", false, true, false},
+                                   {"prefill_gqa_bf16", true, false, true},
+                                   {"prefill_gqa_fp8", true, false, false},
+                                   {"decode_gdn", false, false, false, true, false},
+                                   {"decode_gdn_conv", false, false, false, true, true},
+                                   {"prefill_gdn", true, false, false, true, false},
+                                   {"prefill_gdn_conv", true, false, false, true, true}};
 
 // A whole number in [0, 1e9].
 std::int64_t count(StrictObject& o, std::string_view key) {
@@ -60,6 +68,11 @@ const AttentionTable::Entry* AttentionTable::find(bool prefill, bool mla,
   return i < 0 ? nullptr : &entries[static_cast<std::size_t>(i)];
 }
 
+const AttentionTable::Entry* AttentionTable::find_linear(bool prefill, bool conv) const noexcept {
+  const int i = linear_slot[prefill][conv];
+  return i < 0 ? nullptr : &entries[static_cast<std::size_t>(i)];
+}
+
 double AttentionTable::efficiency(const Entry& e, double streams, double group,
                                   double span) const noexcept {
   const AxisPoint a = axis_point(std::log2(std::max(streams, 1.0)), log2_streams0, stream_points);
@@ -92,7 +105,8 @@ AttentionTable parse_attention_table(std::string_view text, const std::string& o
     if (known == std::end(kEntryKeys)) {
       entries.fail(it.key(),
                    "is not an attention table entry (decode_gqa_bf16, decode_gqa_fp8, "
-                   "decode_mla_bf16, decode_mla_fp8, prefill_gqa_bf16, prefill_gqa_fp8)");
+                   "decode_mla_bf16, decode_mla_fp8, prefill_gqa_bf16, prefill_gqa_fp8, "
+                   "decode_gdn, decode_gdn_conv, prefill_gdn, prefill_gdn_conv)");
     }
     StrictObject f = entries.object(it.key());
     AttentionTable::Entry e;
@@ -127,7 +141,9 @@ AttentionTable parse_attention_table(std::string_view text, const std::string& o
       }
     }
     f.finish();
-    t.slot[known->prefill][known->mla][known->sixteen] = static_cast<std::int8_t>(t.entries.size());
+    std::int8_t& slot = known->linear ? t.linear_slot[known->prefill][known->conv]
+                                      : t.slot[known->prefill][known->mla][known->sixteen];
+    slot = static_cast<std::int8_t>(t.entries.size());
     t.entries.push_back(std::move(e));
   }
   entries.finish();

@@ -299,6 +299,33 @@ const EngineFigure* cublas_figure(const Device& d, const Op& op, const ModelOpti
   return true;
 }
 
+// A Gated DeltaNet kernel (the delta rule or the short convolution, for
+// prompts or decode steps) the engine's attention table prices: the op's own
+// roofline (its bytes at the datasheet bandwidth, its FLOPs at its compute
+// format's peak) over the table's efficiency at its shape, and the call's
+// floor. False when the table has no entry for it.
+[[gnu::noinline]] bool linear_attention_table_timing(const Device& d, const Op& op,
+                                                     const ModelOptions& opt, OpTiming* out) {
+  if (op.gemm_m <= 0 || opt.attention_table == nullptr) return false;
+  const AttentionTable& table = *opt.attention_table;
+  const AttentionTable::Entry* e =
+      table.find_linear(op.prompt_attention, op.kind == OpKind::kShortConv);
+  if (e == nullptr) return false;
+  const double eff = table.efficiency(*e, op.gemm_m, op.gemm_n, op.gemm_k);
+  const double peak =
+      op.compute == Format::kFp32 ? d.peak(Format::kFp32) : checked_peak(d, op.compute);
+  OpTiming& t = *out;
+  t.memory_time_s = op.count * op.bytes() / (d.memory_bandwidth_Bps.value * eff);
+  t.compute_time_s = op.count * op.flops / (peak * eff);
+  t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
+  double& longer = t.bound == Bound::kMemory ? t.memory_time_s : t.compute_time_s;
+  longer = std::max(longer, op.count * e->floor_s);
+  t.ai = op.bytes() > 0 ? op.flops / op.bytes() : 0;
+  t.source = opt.attention_table_source;
+  t.efficiency = eff;
+  return true;
+}
+
 // One op on its own (no fusion): memory and compute time of all instances.
 // `kernel_n`: for a matmul in a fused kernel
 // (QKV, gate+up), the output width of the whole kernel, which sets the
@@ -335,7 +362,10 @@ void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double 
       break;
     }
     case OpClass::kAttention: {
-      if (realistic && attention_table_timing(d, op, opt, memo, &t)) return;
+      if (realistic &&
+          (op.kind == OpKind::kDeltaRule ? linear_attention_table_timing(d, op, opt, &t)
+                                         : attention_table_timing(d, op, opt, memo, &t)))
+        return;
       double rate = checked_peak(d, op.compute);
       if (realistic) {
         const double eff = std::isnan(op.kernel_efficiency) || op.kernel_efficiency <= 0
@@ -349,6 +379,11 @@ void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double 
       break;
     }
     case OpClass::kElementwise:
+      if (realistic && op.kind == OpKind::kShortConv &&
+          linear_attention_table_timing(d, op, opt, &t))
+        return;
+      compute = op.flops / d.peak(Format::kFp32);
+      break;
     case OpClass::kMemory:
       compute = op.flops / d.peak(Format::kFp32);
       break;
@@ -586,7 +621,7 @@ std::bitset<kMaxOps> held_by_attention_calls(const EngineProfile& e, const Model
   for (int i = 0; i < g.size && !priced; ++i) {
     const Op& op = g.ops[static_cast<std::size_t>(i)];
     priced =
-        op.cls == OpClass::kAttention && op.gemm_m > 0 &&
+        op.cls == OpClass::kAttention && op.kind != OpKind::kDeltaRule && op.gemm_m > 0 &&
         opt.attention_table->find(op.prompt_attention, op.latent_attention, op.weights) != nullptr;
   }
   if (!priced) return held;
@@ -834,7 +869,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       if (op.cls == OpClass::kCommunication) communication_s += t.time_s;
       // A table-priced attention call's measured time holds its softmax (the
       // call's first op prices it).
-      if (op.cls == OpClass::kAttention) {
+      if (op.cls == OpClass::kAttention && op.kind != OpKind::kDeltaRule) {
         table_attention |= t.source == EfficiencySource::kMeasuredAttentionTable ||
                            t.source == EfficiencySource::kDerivedAttentionTable;
       } else if (table_attention) {

@@ -444,9 +444,9 @@ nlohmann::json to_json(const MemoryEstimate& m) {
 }
 
 std::string_view op_efficiency_source(const Op& op, const OpTiming& t) noexcept {
-  const bool attention_table =
-      op.cls == OpClass::kAttention && (t.source == EfficiencySource::kMeasuredAttentionTable ||
-                                        t.source == EfficiencySource::kDerivedAttentionTable);
+  const bool attention_table = (op.cls == OpClass::kAttention || op.kind == OpKind::kShortConv) &&
+                               (t.source == EfficiencySource::kMeasuredAttentionTable ||
+                                t.source == EfficiencySource::kDerivedAttentionTable);
   return op.cls == OpClass::kMatmul || attention_table ? efficiency_source_name(t.source)
                                                        : std::string_view();
 }
@@ -733,8 +733,11 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
         if (src != EfficiencySource::kMeasuredAttentionTable &&
             src != EfficiencySource::kDerivedAttentionTable)
           continue;
+        const bool linear = op.kind == OpKind::kDeltaRule || op.kind == OpKind::kShortConv;
         const auto* entry =
-            p.attention_table->find(op.prompt_attention, op.latent_attention, op.weights);
+            linear
+                ? p.attention_table->find_linear(op.prompt_attention, op.kind == OpKind::kShortConv)
+                : p.attention_table->find(op.prompt_attention, op.latent_attention, op.weights);
         if (entry) kernels.insert(entry->kernel);
       }
       gemms += fmt::format(

@@ -437,11 +437,34 @@ struct Builder {
     // few columns a rank, costs its kernel's floor.
     linear(OpKind::kLinearInProj, count, N, 2 * key + 2 * value, H, w, wplan, true, 1);
     linear(OpKind::kLinearBaProj, count, N, 2 * hv, H, w, wplan, false, 1);
+    // The kernels' shape as attention tables key it (attention_table.h):
+    // sequences x value heads, value heads per key head, tokens a sequence x
+    // key head dim. A decode step's own tokens run the recurrent kernels; the
+    // prompt tokens riding along (or a prefill's) the chunked ones, as
+    // P / prefill_prompt prompts (at least one).
+    const double recurrent = decode ? B * T : 0;
+    const double chunked = decode ? P : N;
+    const double prompts =
+        decode ? std::max(1.0, P / std::max(1.0, static_cast<double>(s.prefill_prompt))) : B;
+    auto shape = [&](Op& op, bool prompt) {
+      const double sequences = prompt ? prompts : B;
+      op.gemm_m = sequences * hv;
+      op.gemm_n = hv / hk;
+      op.gemm_k = (prompt ? chunked / sequences : T) * dk;
+      op.prompt_attention = prompt;
+    };
     // A multiply-add a tap and the SiLU; decoding reads and writes each
-    // sequence's last kernel - 1 inputs.
-    Op& cv = elementwise(OpKind::kShortConv, count, N * conv, 2 * kernel + kGateOps, 1, 1, 1);
-    cv.weight_bytes = bytes_for(kSmallWeights, conv * kernel);
-    if (decode) cv.kv_bytes = 2 * bytes_for(kLinearConvStateFormat, B * conv * (kernel - 1));
+    // sequence's last kernel - 1 inputs. Two kernels in a step with prompt
+    // tokens (the prompts' causal_conv1d_fn, the decode tokens' update).
+    for (const bool prompt : {false, true}) {
+      const double tokens = prompt ? chunked : recurrent;
+      if (tokens <= 0) continue;
+      Op& cv =
+          elementwise(OpKind::kShortConv, count, tokens * conv, 2 * kernel + kGateOps, 1, 1, 1);
+      cv.weight_bytes = bytes_for(kSmallWeights, conv * kernel);
+      if (!prompt) cv.kv_bytes = 2 * bytes_for(kLinearConvStateFormat, B * conv * (kernel - 1));
+      shape(cv, prompt);
+    }
 
     const double state_bytes = bytes_for(x.state_format, hv * dk * dvh);
     // q, k, v, the decay and the write strength in; the output out.
@@ -452,7 +475,6 @@ struct Builder {
     // against k (2 dk dv), takes the rank-one correction (2 dk dv) and is read
     // against q (2 dk dv), on the vector units; each sequence's state is read
     // and written once a step.
-    const double recurrent = decode ? B * T : 0;
     if (recurrent > 0) {
       Op& op = add(OpKind::kDeltaRule, OpClass::kAttention, count);
       op.flops = recurrent * hv * 7 * dk * dvh;
@@ -460,12 +482,12 @@ struct Builder {
       op.kv_bytes = 2 * B * state_bytes;
       op.compute = Format::kFp32;
       op.kernel_efficiency = std::nan("");
+      shape(op, false);
     }
     // Prompts, chunkwise on the tensor cores: per token and value head,
     // 6 C dk + 4 C dv + C^2 / 3 + 6 dk dv (the chunk's gated K K^T, its
     // triangular inverse, the W and U transforms, the outputs and the state
     // update, C = kDeltaChunk); the chunk states are written and read back.
-    const double chunked = decode ? P : N;
     if (chunked > 0) {
       const double c = kDeltaChunk;
       Op& op = add(OpKind::kDeltaRule, OpClass::kAttention, count);
@@ -475,6 +497,7 @@ struct Builder {
       // activations' format, on the tensor cores.
       op.compute = format_info(a).block_bits >= 16 && dev.computes(a) ? a : Format::kBf16;
       op.kernel_efficiency = std::nan("");
+      shape(op, true);
     }
     // RMSNorm of each head's output, times SiLU(z).
     Op& gn = elementwise(OpKind::kGatedNorm, count, N * value, kNormOps + kGateOps, 2, 1, 1);
