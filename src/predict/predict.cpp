@@ -382,8 +382,7 @@ void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double 
       if (realistic && op.kind == OpKind::kShortConv &&
           linear_attention_table_timing(d, op, opt, &t))
         return;
-      compute = op.flops / d.peak(Format::kFp32);
-      break;
+      [[fallthrough]];
     case OpClass::kMemory:
       compute = op.flops / d.peak(Format::kFp32);
       break;
