@@ -63,9 +63,7 @@ const EngineProfile::DequantGemm::Figures* dequant_figures(const Device& d, cons
 // fused kernel's GEMMs, and each layer class's attention projections, ask
 // for the same ones).
 struct TableMemo {
-  Format weights{}, compute{};
-  bool weight_only = false, asked = false, fp8 = false;
-  const GemmTable::Entry* entry = nullptr;
+  bool fp8 = false;  // the last entry found is the table's fp8 one
   struct Shape {
     double m, nk, efficiency;
     double mk, fp8_scale_s;  // fp8_scale's argument and answer (NaN: not asked)
@@ -91,17 +89,39 @@ struct TableMemo {
     return attention_efficiency;
   }
 
+  // The format triples asked for so far (a pass mixes a few: fp8 linears,
+  // a bf16 router or indexer) and their entries, so no lookup by key repeats.
+  struct Triple {
+    Format weights, compute;
+    bool weight_only, fp8;
+    const GemmTable::Entry* entry;
+  };
+  std::array<Triple, 4> triples;
+  int triple_count = 0, triple_last = 0;
+
   const GemmTable::Entry* find(const GemmTable& table, const Op& op) {
-    if (!asked || op.weights != weights || op.compute != compute || op.weight_only != weight_only) {
-      weights = op.weights;
-      compute = op.compute;
-      weight_only = op.weight_only;
-      asked = true;
-      const std::string_view key = gemm_table_key(op.weights, op.compute, op.weight_only);
-      entry = table.find(key);
-      fp8 = key == "fp8";
+    const auto same = [&op](const Triple& t) {
+      return t.weights == op.weights && t.compute == op.compute &&
+             t.weight_only == op.weight_only;
+    };
+    if (triple_count > 0 && same(triples[static_cast<std::size_t>(triple_last)])) {
+      fp8 = triples[static_cast<std::size_t>(triple_last)].fp8;
+      return triples[static_cast<std::size_t>(triple_last)].entry;
     }
-    return entry;
+    for (int i = 0; i < triple_count; ++i) {
+      if (same(triples[static_cast<std::size_t>(i)])) {
+        triple_last = i;
+        fp8 = triples[static_cast<std::size_t>(i)].fp8;
+        return triples[static_cast<std::size_t>(i)].entry;
+      }
+    }
+    const std::string_view key = gemm_table_key(op.weights, op.compute, op.weight_only);
+    const Triple t{op.weights, op.compute, op.weight_only, key == "fp8", table.find(key)};
+    // Past four triples the oldest slot is reused (no pass has been seen to need more).
+    triple_last = triple_count < static_cast<int>(triples.size()) ? triple_count++ : 0;
+    triples[static_cast<std::size_t>(triple_last)] = t;
+    fp8 = t.fp8;
+    return t.entry;
   }
 
   Shape& shape(const GemmTable& table, const GemmTable::Entry& e, double m, double nk) {
@@ -851,8 +871,9 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
              op.gemm_m == first.gemm_m && op.gemm_k == first.gemm_k &&
              op.gemm_groups == first.gemm_groups;
     };
+    const bool single = j == i + 1;  // most kernels: one op, its own width
     double kernel_n = 0;
-    for (int k = i; k < j; ++k) {
+    for (int k = i; k < j && !single; ++k) {
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
       if (same_gemm(op)) kernel_n += op.gemm_n;
     }
@@ -862,7 +883,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       if (held[static_cast<std::size_t>(k)]) {
         t = OpTiming{};  // in the attention call's measured time
       } else if (!moe_priced[static_cast<std::size_t>(k)]) {
-        evaluate_op(d, op, opt, same_gemm(op) ? kernel_n : op.gemm_n,
+        evaluate_op(d, op, opt, !single && same_gemm(op) ? kernel_n : op.gemm_n,
                     prequantized[static_cast<std::size_t>(k)], &memo, t);
       }
       if (op.cls == OpClass::kCommunication) communication_s += t.time_s;
@@ -878,7 +899,9 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       comp += t.compute_time_s;
       standalone += std::max(t.memory_time_s, t.compute_time_s);
     }
-    const double kernel_time = std::max(mem, comp);
+    // Each op's share of its kernel's time: its standalone time scaled by the
+    // kernel's over their sum (1 for a kernel of one op: no division).
+    const double scale = single ? 1.0 : (standalone > 0 ? std::max(mem, comp) / standalone : 0.0);
     for (int k = i; k < j; ++k) {
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
@@ -887,7 +910,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
                              in_all_reduce[static_cast<std::size_t>(k)]
                          ? 0
                          : op.count * op.launches * launch;
-      t.time_s = (standalone > 0 ? kernel_time * own / standalone : 0) + t.overhead_s;
+      t.time_s = own * scale + t.overhead_s;
       total_s += t.time_s;
       overhead_s += t.overhead_s;
       memory_s += t.memory_time_s;

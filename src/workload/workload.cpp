@@ -1,6 +1,7 @@
 #include "roofline/workload.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <iterator>
 #include <optional>
@@ -70,23 +71,32 @@ struct Builder {
 
   // Whether the engine's GEMM table prices matmuls of these formats (then
   // their wave efficiency goes unused: the table's measurements carry it).
-  // The last answer is kept: most linears share the plan.
-  mutable Format table_fmt{};
-  mutable ComputePlan table_plan{};
-  mutable int table_answer = -1;  // -1: not asked yet
+  // The answers are kept: a pass asks for a few format pairs, over and over.
+  struct TableAnswer {
+    Format fmt;
+    ComputePlan plan;
+    bool priced;
+  };
+  mutable std::array<TableAnswer, 4> table_answers{};
+  mutable int table_answer_count = 0;
   // The routed experts' GEMMs of a layer the engine's MoE table prices whole
   // (predict's price_moe_layers): no wave efficiency either.
   bool experts_priced_whole = false;
   bool table_prices(Format fmt, const ComputePlan& plan) const {
     if (opt.mode != Mode::kRealistic || opt.gemm_table == nullptr) return false;
-    if (table_answer < 0 || fmt != table_fmt || plan.format != table_plan.format ||
-        plan.weight_only != table_plan.weight_only) {
-      table_fmt = fmt;
-      table_plan = plan;
-      table_answer =
-          opt.gemm_table->find(gemm_table_key(fmt, plan.format, plan.weight_only)) != nullptr;
+    for (int i = 0; i < table_answer_count; ++i) {
+      const TableAnswer& a = table_answers[static_cast<std::size_t>(i)];
+      if (a.fmt == fmt && a.plan.format == plan.format && a.plan.weight_only == plan.weight_only)
+        return a.priced;
     }
-    return table_answer == 1;
+    const bool priced =
+        opt.gemm_table->find(gemm_table_key(fmt, plan.format, plan.weight_only)) != nullptr;
+    // Past four pairs the first slot is reused.
+    const int slot = table_answer_count < static_cast<int>(table_answers.size())
+                         ? table_answer_count++
+                         : 0;
+    table_answers[static_cast<std::size_t>(slot)] = {fmt, plan, priced};
+    return priced;
   }
 
   Op& add(OpKind kind, OpClass cls, double count) {
