@@ -101,8 +101,7 @@ struct TableMemo {
 
   const GemmTable::Entry* find(const GemmTable& table, const Op& op) {
     const auto same = [&op](const Triple& t) {
-      return t.weights == op.weights && t.compute == op.compute &&
-             t.weight_only == op.weight_only;
+      return t.weights == op.weights && t.compute == op.compute && t.weight_only == op.weight_only;
     };
     if (triple_count > 0 && same(triples[static_cast<std::size_t>(triple_last)])) {
       fp8 = triples[static_cast<std::size_t>(triple_last)].fp8;

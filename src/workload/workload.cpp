@@ -85,16 +85,16 @@ struct Builder {
   bool table_prices(Format fmt, const ComputePlan& plan) const {
     if (opt.mode != Mode::kRealistic || opt.gemm_table == nullptr) return false;
     for (int i = 0; i < table_answer_count; ++i) {
-      const TableAnswer& a = table_answers[static_cast<std::size_t>(i)];
-      if (a.fmt == fmt && a.plan.format == plan.format && a.plan.weight_only == plan.weight_only)
-        return a.priced;
+      const TableAnswer& known = table_answers[static_cast<std::size_t>(i)];
+      if (known.fmt == fmt && known.plan.format == plan.format &&
+          known.plan.weight_only == plan.weight_only)
+        return known.priced;
     }
     const bool priced =
         opt.gemm_table->find(gemm_table_key(fmt, plan.format, plan.weight_only)) != nullptr;
     // Past four pairs the first slot is reused.
-    const int slot = table_answer_count < static_cast<int>(table_answers.size())
-                         ? table_answer_count++
-                         : 0;
+    const int slot =
+        table_answer_count < static_cast<int>(table_answers.size()) ? table_answer_count++ : 0;
     table_answers[static_cast<std::size_t>(slot)] = {fmt, plan, priced};
     return priced;
   }
