@@ -8,6 +8,7 @@
 #include "roofline/report.h"
 #include "roofline/search.h"
 #include "roofline/serving.h"
+#include "roofline/workload.h"
 
 namespace {
 
@@ -91,6 +92,26 @@ void attention_kind_bench(benchmark::State& state, const char* model) {
 BENCHMARK_CAPTURE(attention_kind_bench, linear_qwen35, "qwen3.5-397b-a17b");
 BENCHMARK_CAPTURE(attention_kind_bench, sparse_deepseek_v32, "deepseek-v3.2");
 BENCHMARK_CAPTURE(attention_kind_bench, dense_deepseek_v3, "deepseek-v3");
+
+// The graph alone for the same DeepSeek-V3.2 step: what predict() spends
+// before it prices an op (the rest of the attention_kind_bench time).
+void BM_BuildOpsDeepSeekV32(benchmark::State& state) {
+  static const auto m = roofline::load_model("deepseek-v3.2");
+  const auto& d = registry().get("b200");
+  auto s = decode_4k();
+  s.batch = 64;
+  s.tp = 8;
+  s.precision.weights = roofline::Format::kFp8;
+  s.precision.act = roofline::Format::kFp8;
+  const roofline::ModelOptions o =
+      roofline::with_engine({}, d, &roofline::EngineRegistry::built_in().get("sglang"));
+  static roofline::OpGraph g;  // static: the graph's fixed array stays off the stack
+  for (auto _ : state) {
+    roofline::build_ops(m, d, s, o, &g);
+    benchmark::DoNotOptimize(g.size);
+  }
+}
+BENCHMARK(BM_BuildOpsDeepSeekV32);
 
 // The serving simulation (docs/SERVING.md): 640 requests (64 clients x 10
 // rounds) through vLLM's scheduler, its steps priced by predict() on a grid;

@@ -2163,6 +2163,57 @@ TEST(CommTables, AllToAllsTakeTheMeasuredLatency) {
   EXPECT_EQ(all_to_alls, 2);
 }
 
+// One pass that asks the GEMM table for more format triples than predict()
+// keeps at once (four): every matmul still gets its own format's entry. Each
+// overridden projection's efficiency and bound must equal that projection's
+// in a pass whose weights are all of its format (the same shapes, the same
+// fused kernels); a weight-only format the table lacks keeps the device's
+// fractions.
+TEST(GemmTables, APassOfManyFormatsPricesEachFromItsOwnEntry) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& b200 = devices().get("b200");
+  const ModelOptions o = with_engine({}, b200, &EngineRegistry::built_in().get("trtllm"));
+  Scenario base;
+  base.batch = 16;
+  base.seq_len = 2048;
+  struct Override {
+    OpKind kind;
+    Format weights, act;
+  };
+  // Five triples in graph order: int8 weight-only (no B200 TensorRT-LLM
+  // entry), bf16 (k, v, gate, up), int4 weight-only (no entry), nvfp4 W4A4,
+  // then fp8 W8A8, which takes the oldest slot back.
+  const Override overrides[] = {{OpKind::kQProj, Format::kInt8, Format::kBf16},
+                                {OpKind::kOProj, Format::kInt4, Format::kBf16},
+                                {OpKind::kDownProj, Format::kNvfp4, Format::kNvfp4},
+                                {OpKind::kLmHead, Format::kFp8, Format::kFp8}};
+  Scenario mixed = base;
+  for (const Override& v : overrides) {
+    mixed.precision.ops[static_cast<std::size_t>(v.kind)] = {v.weights, v.act};
+  }
+  mixed.precision.has_op_overrides = true;
+  const Prediction p = predict(m, b200, mixed, o);
+  for (const Override& v : overrides) {
+    Scenario uniform = base;
+    uniform.precision.weights = v.weights;
+    uniform.precision.act = v.act;
+    uniform.precision.kv = Format::kBf16;
+    const Prediction q = predict(m, b200, uniform, o);
+    const std::size_t i = first_op(p, v.kind), j = first_op(q, v.kind);
+    EXPECT_EQ(p.graph.ops[i].weights, v.weights) << op_name(v.kind);
+    EXPECT_EQ(p.timings[i].source, q.timings[j].source) << op_name(v.kind);
+    EXPECT_DOUBLE_EQ(p.timings[i].efficiency, q.timings[j].efficiency) << op_name(v.kind);
+    EXPECT_EQ(p.timings[i].bound, q.timings[j].bound) << op_name(v.kind);
+  }
+  // The table priced the nvfp4 and fp8 projections (the TensorRT-LLM profile
+  // borrows its nvfp4 entry from SGLang's table, so derived); int8 and int4
+  // weight-only have none.
+  EXPECT_EQ(p.timings[first_op(p, OpKind::kDownProj)].source, EfficiencySource::kDerivedTable);
+  EXPECT_EQ(p.timings[first_op(p, OpKind::kLmHead)].source, EfficiencySource::kMeasuredTable);
+  EXPECT_EQ(p.timings[first_op(p, OpKind::kQProj)].source, EfficiencySource::kDevice);
+  EXPECT_EQ(p.timings[first_op(p, OpKind::kOProj)].source, EfficiencySource::kDevice);
+}
+
 }  // namespace
 }  // namespace roofline
 
