@@ -413,7 +413,8 @@ TEST(ServingRuns, DecodeStepsArePredictedOrRefusedWithAReason) {
   EXPECT_NE(r.rows[1].refused.find("no preset for this model"), std::string::npos)
       << r.rows[1].refused;
   // The predicted row is the plain decode step: batch 16 over 1024 + 256/2
-  // cached tokens at TP 2, W8A8 fp8, with vLLM's profile.
+  // cached tokens at TP 2, W8A8 fp8 with the fp8 profile's fp8 KV cache, with
+  // vLLM's profile.
   const DecodeStepRow& row = r.rows[0];
   EXPECT_EQ(row.model, "llama-3.1-70b");
   EXPECT_EQ(row.device, "h200");
@@ -424,6 +425,7 @@ TEST(ServingRuns, DecodeStepsArePredictedOrRefusedWithAReason) {
   s.tp = 2;
   s.precision.weights = Format::kFp8;
   s.precision.act = Format::kFp8;
+  s.precision.kv = Format::kFp8;
   ModelOptions o;
   o.engine = &EngineRegistry::built_in().get("vllm");
   const double expected_ms =
@@ -436,16 +438,22 @@ TEST(ServingRuns, DecodeStepsArePredictedOrRefusedWithAReason) {
 }
 
 // AIConfigurator's SDK gives a quantized checkpoint (here the -FP8 release of
-// Qwen3-235B-A22B) an fp8 KV cache; a bf16 checkpoint run at fp8 (Llama-3.1-70B)
-// keeps a bf16 one. The decode step of each row says so.
-TEST(ServingRuns, QuantizedCheckpointsKeepAnFp8KvCache) {
+// Qwen3-235B-A22B) an fp8 KV cache, and its fp8 and fp4 precision profiles give
+// one to a bf16 checkpoint too (Llama-3.1-70B run at fp8); a bf16 run keeps a
+// bf16 cache. The decode step of each row says so: a mutation that drops
+// either rule, or applies it to the bf16 run, fails one of the three.
+TEST(ServingRuns, Fp8ProfilesAndQuantizedCheckpointsKeepAnFp8KvCache) {
   const Registry registry = Registry::built_in();
+  const std::string bf16_run =
+      "r1,vllm,0.12.0,meta-llama/"
+      "Llama-3.1-70B,h200_sxm,bf16,agg,1024,256,,,16,2,1,1,,,,,,,,,,,,,,,,"
+      ",150.0,20.5\n";
   const std::string text = std::string(kServingHeader) +
                            serving_row("Qwen/Qwen3-235B-A22B-FP8", "20.5", "8") +
-                           serving_row("meta-llama/Llama-3.1-70B");
+                           serving_row("meta-llama/Llama-3.1-70B") + bf16_run;
   const DecodeStepReport r =
       validate_decode_steps(parse_serving_runs(text, "t.csv"), registry, {}, "case");
-  ASSERT_EQ(r.predicted, 2);
+  ASSERT_EQ(r.predicted, 3);
   ModelOptions o;
   o.engine = &EngineRegistry::built_in().get("vllm");
   o.graph_max_batch = 16;  // the row's batch: its deployment's graph sizes
@@ -463,10 +471,19 @@ TEST(ServingRuns, QuantizedCheckpointsKeepAnFp8KvCache) {
   const ModelSpec qwen = load_model("qwen3-235b-a22b");
   EXPECT_DOUBLE_EQ(r.rows[0].predicted_ms,
                    predict(qwen, h200, step(8, Format::kFp8), o).time_s * 1e3);
-  Scenario llama = step(2, Format::kBf16);
-  llama.precision.experts.reset();
-  EXPECT_DOUBLE_EQ(r.rows[1].predicted_ms,
-                   predict(load_model("llama-3.1-70b"), h200, llama, o).time_s * 1e3);
+  const ModelSpec llama = load_model("llama-3.1-70b");
+  Scenario fp8_run = step(2, Format::kFp8);
+  fp8_run.precision.experts.reset();
+  EXPECT_DOUBLE_EQ(r.rows[1].predicted_ms, predict(llama, h200, fp8_run, o).time_s * 1e3);
+  Scenario bf16 = step(2, Format::kBf16);
+  bf16.precision = {};
+  bf16.precision.kv = Format::kBf16;
+  EXPECT_DOUBLE_EQ(r.rows[2].predicted_ms, predict(llama, h200, bf16, o).time_s * 1e3);
+  // The cache's format shows in the step (vLLM's measured fp8-cache decode
+  // attention on the H200 is the slower one here, 16.04 against 15.92 ms).
+  Scenario bf16_cache = fp8_run;
+  bf16_cache.precision.kv = Format::kBf16;
+  EXPECT_NE(predict(llama, h200, bf16_cache, o).time_s, predict(llama, h200, fp8_run, o).time_s);
 }
 
 // With the prompts' share, a step is the plain step plus batch / osl of what
@@ -483,6 +500,7 @@ TEST(ServingRuns, PromptShareAddsBatchOverOslOfOnePrompt) {
   s.tp = 2;
   s.precision.weights = Format::kFp8;
   s.precision.act = Format::kFp8;
+  s.precision.kv = Format::kFp8;  // the fp8 profile's cache
   ModelOptions o;
   o.engine = &EngineRegistry::built_in().get("vllm");
   const ModelSpec m = load_model("llama-3.1-70b");

@@ -213,12 +213,17 @@ struct Refusal : Unsupported {
 };
 
 // The scenario of one aggregated run's decode step; throws Refusal with the reason.
-// `aiconfigurator`: the run is one of AIConfigurator's deployments, whose SDK
-// reads the checkpoint the run names and gives an fp8 or nvfp4 one (fp8 block
-// scales included: DeepSeek-V3/R1's and MiniMax-M2.5's own, "-FP8" and
-// "-NVFP4" releases) an fp8 KV cache (sdk/models/helpers.py,
-// _infer_quant_modes_from_raw_config); a bf16 checkpoint run at a lower
-// precision keeps the default bf16 cache, as do int4 and mxfp4 ones.
+// `aiconfigurator`: the run is one of AIConfigurator's deployments. Its SDK
+// gives a quantized checkpoint (fp8 or nvfp4, fp8 block scales included:
+// DeepSeek-V3/R1's and MiniMax-M2.5's own, "-FP8" and "-NVFP4" releases) an
+// fp8 KV cache (sdk/models/helpers.py, _infer_quant_modes_from_raw_config),
+// and its precision profiles, which the set's `precision` column names, give
+// the fp8 and fp4 profiles an fp8 cache whatever the checkpoint
+// (sdk/task_v1_compat.py, _PROFILE_TO_QUANT: fp8, fp8_static and nvfp4 carry
+// kvcache_quant_mode fp8; bfloat16 and mxfp4 keep bf16). The second rule is
+// the one the runs bear out: a bf16 cache leaves too little room for the
+// clients that the rows show decoding at once (docs/VALIDATION.md, session 23).
+// bf16, int4 and mxfp4 runs of bf16 checkpoints keep the default bf16 cache.
 Scenario decode_step(const ServingRun& r, const ModelSpec& m, std::string* formats,
                      bool aiconfigurator) {
   if (r.pp > 1) throw Refusal("pipeline parallel serving is not modeled (the serving issue, #12)");
@@ -258,7 +263,8 @@ Scenario decode_step(const ServingRun& r, const ModelSpec& m, std::string* forma
   const bool quantized_checkpoint = m.native_weights == Format::kFp8 ||
                                     m.native_weights == Format::kNvfp4 || ends_with("-fp8") ||
                                     ends_with("-nvfp4") || ends_with("-fp4");
-  if (aiconfigurator && quantized_checkpoint) s.precision.kv = Format::kFp8;
+  const bool fp8_profile = r.precision == "fp8" || r.precision == "fp4";
+  if (aiconfigurator && (quantized_checkpoint || fp8_profile)) s.precision.kv = Format::kFp8;
   *formats = std::string(format_id(s.precision.weights.value_or(m.native_weights)));
   if (m.moe)
     *formats += "/" + std::string(format_id(s.precision.experts.value_or(
