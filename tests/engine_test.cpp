@@ -80,7 +80,8 @@ TEST(Engines, SchedulerSectionsAreStrict) {
       "batch_formed": {"value": "as_it_starts", "source": "s"},
       "prefix_cache": {"value": false, "source": "s"},
       "token_budget": {"value": 2048, "confidence": "derived", "source": "s"},
-      "max_running": {"value": 256, "confidence": "derived", "source": "s"}}})";
+      "max_running": {"value": 256, "confidence": "derived", "source": "s"},
+      "kv_memory": {"of": "total", "value": 0.9, "confidence": "vendor", "source": "s"}}})";
   const EngineProfile e = parse_engine(text, "x.json");
   EXPECT_TRUE(e.scheduler.known);
   EXPECT_FALSE(e.scheduler.pipeline_micro_batches);
@@ -196,6 +197,67 @@ TEST(Engines, SchedulerSectionsAreStrict) {
   }
 }
 
+// The KV cache's memory: a share of the whole memory (vLLM, SGLang) or of
+// what the weights and activations leave (TensorRT-LLM), required in every
+// scheduler, its share from 0.05 to 1. On an 80 GB GPU with 60 GB of weights
+// and 2 GB of activations, 0.9 of the whole leaves 0.9 x 80 - 62 = 10 GB;
+// 0.9 of the free 18 GB is 16.2 GB; AIConfigurator's 0.8 of it, 14.4 GB.
+TEST(Engines, KvMemoryRulesAreStrictAndTellTheRoom) {
+  const std::string head = R"({"id": "x", "name": "x", "kind": "serving", "versions": "v",
+    "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},
+    "gemm": {"tables": "", "kernels": {}},
+    "attention_kernels": "a", "fusions": [], "unsupported_formats": [],
+    "scheduler": {"policy": {"value": "mixed", "source": "s"},
+      "chunked_prefill": {"value": true, "source": "s"},
+      "kv_admission": {"value": "prompt", "source": "s"},
+      "pipeline": {"value": "one_batch", "source": "s"},
+      "batch_formed": {"value": "as_it_starts", "source": "s"},
+      "prefix_cache": {"value": false, "source": "s"},
+      "token_budget": {"value": 2048, "confidence": "derived", "source": "s"},
+      "max_running": {"value": 256, "confidence": "derived", "source": "s"})";
+  const auto engine = [&](const std::string& tail) { return head + tail + "}}"; };
+  const std::string total =
+      R"(, "kv_memory": {"of": "total", "value": 0.9, "confidence": "vendor", "source": "s"})";
+  const std::string free_share =
+      R"(, "kv_memory": {"of": "free", "value": 0.9, "confidence": "vendor", "source": "s"},
+      "aiconfigurator": {"prompt_headroom": {"value": 1500, "confidence": "vendor",
+      "source": "s"}, "block_tokens": {"value": 32, "confidence": "vendor", "source": "s"},
+      "prompt_within_chunk": false, "decode_budget_is_batch": true, "mixed_steps": false,
+      "kv_memory": {"value": 0.8, "confidence": "vendor", "source": "s"}, "source": "s"})";
+  constexpr double kGB = 1e9;
+  constexpr double kTolerance = 1e-6;  // bytes: the products are exact to well below this
+  const EngineScheduler of_total = parse_engine(engine(total), "x.json").scheduler;
+  EXPECT_FALSE(of_total.kv_memory_of_free);
+  EXPECT_NEAR(of_total.kv_room_bytes(0.9, 80 * kGB, 60 * kGB, 2 * kGB), 10 * kGB, kTolerance);
+  EXPECT_FALSE(of_total.aiconfigurator.kv_memory.known());
+  const EngineScheduler of_free = parse_engine(engine(free_share), "x.json").scheduler;
+  EXPECT_TRUE(of_free.kv_memory_of_free);
+  EXPECT_NEAR(of_free.kv_room_bytes(0.9, 80 * kGB, 60 * kGB, 2 * kGB), 16.2 * kGB, kTolerance);
+  EXPECT_DOUBLE_EQ(of_free.aiconfigurator.kv_memory.value, 0.8);
+  EXPECT_NEAR(of_free.kv_room_bytes(0.8, 80 * kGB, 60 * kGB, 2 * kGB), 14.4 * kGB, kTolerance);
+  for (
+      const std::string& bad : std::vector<std::string>{
+          std::string(),  // required
+          R"(, "kv_memory": {"of": "weights", "value": 0.9, "confidence": "vendor", "source": "s"})",
+          R"(, "kv_memory": {"of": "free", "value": 1.5, "confidence": "vendor", "source": "s"})",
+          R"(, "kv_memory": {"of": "free", "value": 0.01, "confidence": "vendor", "source": "s"})",
+          R"(, "kv_memory": {"of": "free", "value": 0.9, "confidence": "vendor", "source": "x"})",
+          R"(, "kv_memory": {"of": "free", "value": 0.9, "confidence": "vendor", "source": "s",
+              "headroom": 1})",
+          R"(, "kv_memory": {"value": 0.9, "confidence": "vendor", "source": "s"})"}) {
+    EXPECT_THROW((void)parse_engine(engine(bad), "x.json"), ParseError) << bad;
+  }
+  // The shipped profiles: TensorRT-LLM's share of the free memory (0.8 in
+  // AIConfigurator's deployments), vLLM's and SGLang's of the whole.
+  const EngineRegistry& r = EngineRegistry::built_in();
+  EXPECT_TRUE(r.get("trtllm").scheduler.kv_memory_of_free);
+  EXPECT_DOUBLE_EQ(r.get("trtllm").scheduler.aiconfigurator.kv_memory.value, 0.8);
+  EXPECT_FALSE(r.get("vllm").scheduler.kv_memory_of_free);
+  EXPECT_FALSE(r.get("vllm").scheduler.aiconfigurator.kv_memory.known());
+  EXPECT_FALSE(r.get("sglang").scheduler.kv_memory_of_free);
+  for (const char* id : {"vllm", "sglang", "trtllm", "roofline"})
+    EXPECT_DOUBLE_EQ(r.get(id).scheduler.kv_memory.value, 0.9) << id;
+}
 TEST(GemmTables, EveryMeasuredDeviceEngineLoads) {
   const EngineRegistry& e = EngineRegistry::built_in();
   // 8 registry devices x 3 engines of ../shared/reference/measured-kernels.

@@ -618,6 +618,50 @@ TEST(Serving, ClientsBeyondTheKvCapacityQueue) {
               kThroughputTolerance * full.output_tokens_per_s);
 }
 
+// Each engine gives its KV cache the memory its own rule does: vLLM 90% of
+// the whole memory for weights, activations and cache, TensorRT-LLM 90% of
+// what the weights and activations leave (80% in AIConfigurator's
+// deployments). Llama-3.1-70B in fp8 (fp8 cache) on one 80 GB H100 leaves
+// little room, and there the rules differ most: requests of 1,280 tokens
+// (whole blocks of 16 and 32 tokens) fit floor(room / bytes a token / 1,280)
+// times, once under vLLM's rule and 35 times under TensorRT-LLM's.
+TEST(Serving, EachEngineSizesItsKvCacheByItsOwnRule) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("h100");
+  ServingScenario s = llama70b_on_two_h200(1);
+  s.step.tp = 1;
+  s.step.precision.kv = Format::kFp8;
+  Scenario one = s.step;
+  one.phase = Phase::kDecode;
+  one.batch = 1;
+  one.seq_len = s.isl + s.osl;
+  const MemoryEstimate mem = estimate_memory(m, d, one);
+  const double per_token = mem.kv_cache_bytes / static_cast<double>(s.isl + s.osl);
+  const auto fits = [&](double room) {
+    return static_cast<std::int64_t>(std::floor(room / per_token)) / (s.isl + s.osl);
+  };
+  const double left = mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes;
+  const std::int64_t vllm_fit =
+      fits(0.9 * mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes);
+  const std::int64_t trt_fit = fits(0.9 * left), aic_fit = fits(0.8 * left);
+  ASSERT_GT(vllm_fit, 0);
+  EXPECT_GT(trt_fit, 10 * vllm_fit);  // the same 0.9: 1 request against 35
+  ModelOptions trtllm;
+  trtllm.engine = &EngineRegistry::built_in().get("trtllm");
+  EXPECT_EQ(predict_serving(m, d, s, vllm()).max_concurrency_that_fits, vllm_fit);
+  EXPECT_EQ(predict_serving(m, d, s, trtllm).max_concurrency_that_fits, trt_fit);
+  s.recipe = ServingRecipe::kAiConfigurator;
+  EXPECT_EQ(predict_serving(m, d, s, trtllm).max_concurrency_that_fits, aic_fit);
+  EXPECT_EQ(predict_serving(m, d, s, vllm()).max_concurrency_that_fits, vllm_fit);  // unset there
+  // Past the fit, the note says which rule sized the cache.
+  s.concurrency = trt_fit + 8;
+  s.recipe = ServingRecipe::kEngineDefaults;
+  const ServingResult over = predict_serving(m, d, s, trtllm);
+  EXPECT_TRUE(std::any_of(over.notes.begin(), over.notes.end(), [](const std::string& n) {
+    return n.find("90% of the memory the weights and activations leave") != std::string::npos;
+  }));
+}
+
 // The engines' schedulers follow their profiles and the device's memory.
 TEST(Serving, EngineSchedulersFollowTheirDefaults) {
   const EngineRegistry& e = EngineRegistry::built_in();

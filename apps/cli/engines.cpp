@@ -153,6 +153,12 @@ void engines_command(const std::string& id, bool json) {
       figure("token budget a step", s.token_budget);
       figure("requests running", s.max_running);
       if (s.kv_block_tokens.known()) figure("KV block tokens", s.kv_block_tokens);
+      choice("KV cache memory",
+             fmt::format("{:.0f}% of {} ({})", s.kv_memory.value * 100,
+                         s.kv_memory_of_free ? "the memory the weights and activations leave"
+                                             : "the whole memory, weights and activations included",
+                         confidence_name(s.kv_memory.confidence)),
+             s.kv_memory.source);
       for (const EngineScheduler::Rule& r : s.rules) {
         std::cout << fmt::format(
             "  {:<28} {} tokens{} from {:g} GiB{}\n      source: {}\n", "  by device memory",
@@ -180,6 +186,11 @@ void engines_command(const std::string& id, bool json) {
                                ? (*a.prefix_cache ? "; prefix cache on" : "; prefix cache off")
                                : ""),
                a.source);
+        if (a.kv_memory.known()) {
+          choice("  their KV cache memory",
+                 fmt::format("{:.0f}% (the engine's rule)", a.kv_memory.value * 100),
+                 a.kv_memory.source);
+        }
       }
     }
     for (const auto& r : e.expert_activations) {

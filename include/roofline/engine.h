@@ -164,6 +164,15 @@ struct EngineScheduler {
   // (vLLM's block_size, SGLang's page_size, TensorRT-LLM's tokens_per_block);
   // unknown: token-granular.
   EngineFigure kv_block_tokens;
+  // The KV cache's memory, a share (kv_memory.value) of the device's whole
+  // memory, which weights, activations and cache share (vLLM's
+  // gpu_memory_utilization, SGLang's mem_fraction_static), or of what the
+  // weights and activations leave free (kv_memory_of_free: TensorRT-LLM's
+  // free_gpu_memory_fraction). The same share means a larger cache under the
+  // second rule: 0.9 of an 80 GB GPU beside 60 GB of weights is 12 GB of
+  // cache, 0.9 of the 20 GB left is 18 GB.
+  EngineFigure kv_memory;
+  bool kv_memory_of_free = false;
   // Defaults that follow the device's memory (vLLM and SGLang size their
   // budgets by it): the first rule the device meets replaces the figures.
   struct Rule {
@@ -195,6 +204,10 @@ struct EngineScheduler {
     // Whether its deployments keep the engine's prefix cache (TensorRT-LLM's
     // template turns block reuse off); unset: as the engine does.
     std::optional<bool> prefix_cache;
+    // The share its deployments give the KV cache, under the engine's rule
+    // (TensorRT-LLM's templates write free_gpu_memory_fraction 0.80); unknown:
+    // the engine's own.
+    EngineFigure kv_memory;
     std::string source;  // of the choices
   } aiconfigurator;
   std::string policy_source, chunked_source, admission_source, pipeline_source, formed_source,
@@ -207,6 +220,10 @@ struct EngineScheduler {
   [[nodiscard]] std::int64_t budget_on(const Device& device) const noexcept;
   [[nodiscard]] std::int64_t running_on(const Device& device) const noexcept;
   [[nodiscard]] const Rule* rule_for(const Device& device) const noexcept;
+  // The bytes of KV cache one GPU of `capacity` holds beside `weights` and
+  // `activations` at `share` under this engine's rule (kv_memory_of_free).
+  [[nodiscard]] double kv_room_bytes(double share, double capacity, double weights,
+                                     double activations) const noexcept;
 };
 
 struct EngineProfile {

@@ -9,7 +9,8 @@
 // time and fills it as its engine's scheduler does (EngineScheduler: a token
 // budget shared by decode tokens and prompt chunks, a cap on running
 // requests, prefill-first or mixed steps); a request takes a KV slot while it
-// runs (kKvMemoryShare of the memory holds weights and cache). Each step costs
+// runs (the cache has the memory the engine gives it: EngineScheduler::
+// kv_memory, a share of the whole memory or of what the weights leave). Each step costs
 // what predict() says a decode step of that many requests at their mean
 // context costs, carrying that many prompt tokens. Aggregated: one pool of
 // instances serves both phases. Disaggregated: prefill workers hand each
@@ -29,11 +30,6 @@
 #include "roofline/predict.h"
 
 namespace roofline {
-
-// The share of device memory serving engines give weights and KV cache
-// (vLLM's gpu_memory_utilization and TensorRT-LLM's free_gpu_memory_fraction
-// default to 0.9; SGLang's mem_fraction_static is about 0.88).
-inline constexpr double kKvMemoryShare = 0.9;
 
 // Requests each client sends by default: AIConfigurator's deployment guide
 // benchmarks with `concurrency * 10` requests to dilute the first batch

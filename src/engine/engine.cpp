@@ -161,6 +161,21 @@ EngineScheduler parse_scheduler(StrictObject& parent,
     if (s.kv_block_tokens.value != std::floor(s.kv_block_tokens.value))
       o.fail("kv_block_tokens", "must be a whole number of tokens");
   }
+  {
+    // "kv_memory": {"of": "total" | "free", "value": share, "confidence", "source", "note"}
+    StrictObject k = o.object("kv_memory");
+    const std::string of = k.string("of");
+    if (of != "total" && of != "free") k.fail("of", "must be \"total\" or \"free\"");
+    s.kv_memory_of_free = of == "free";
+    s.kv_memory.value = k.non_negative("value");
+    if (!(s.kv_memory.value >= 0.05 && s.kv_memory.value <= 1))
+      k.fail("value", "must be a share from 0.05 to 1");
+    s.kv_memory.confidence = parse_confidence(k, "confidence");
+    s.kv_memory.source = k.string("source");
+    if (!sources.count(s.kv_memory.source)) k.fail("source", "names no entry of \"sources\"");
+    s.kv_memory.note = k.optional_string("note", "");
+    k.finish();
+  }
   if (o.has("by_memory")) {
     const json& list = o.required("by_memory");
     if (!list.is_array() || list.size() > 8) o.fail("by_memory", "expected a list of at most 8");
@@ -201,6 +216,7 @@ EngineScheduler parse_scheduler(StrictObject& parent,
     x.mixed_steps = flag("mixed_steps");
     if (a.has("prefill_workers_ahead")) x.prefill_workers_ahead = flag("prefill_workers_ahead");
     if (a.has("prefix_cache")) x.prefix_cache = flag("prefix_cache");
+    if (a.has("kv_memory")) x.kv_memory = figure(a, "kv_memory", 0.05, 1, sources);
     x.source = a.string("source");
     if (!sources.count(x.source)) a.fail("source", "names no entry of \"sources\"");
     (void)a.optional_string("note", "");
@@ -583,6 +599,12 @@ std::int64_t EngineScheduler::budget_on(const Device& d) const noexcept {
 std::int64_t EngineScheduler::running_on(const Device& d) const noexcept {
   const Rule* r = rule_for(d);
   return r && r->max_running > 0 ? r->max_running : static_cast<std::int64_t>(max_running.value);
+}
+
+double EngineScheduler::kv_room_bytes(double share, double capacity, double weights,
+                                      double activations) const noexcept {
+  return kv_memory_of_free ? share * (capacity - weights - activations)
+                           : share * capacity - weights - activations;
 }
 
 bool EngineProfile::replays_graphs(const Device& d, std::int64_t tp, std::int64_t batch,
@@ -1171,7 +1193,9 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
                       {"prefix_cache_source", e.citation(s.prefix_cache_source)},
                       {"token_budget", figure_json(e, s.token_budget)},
                       {"max_running", figure_json(e, s.max_running)},
-                      {"kv_block_tokens", figure_json(e, s.kv_block_tokens)}};
+                      {"kv_block_tokens", figure_json(e, s.kv_block_tokens)},
+                      {"kv_memory", figure_json(e, s.kv_memory)},
+                      {"kv_memory_of", s.kv_memory_of_free ? "free" : "total"}};
   nlohmann::json rules = nlohmann::json::array();
   for (const EngineScheduler::Rule& r : s.rules) {
     nlohmann::json x = {{"memory_at_least_gib", r.memory_at_least_bytes / 1073741824.0},
@@ -1191,6 +1215,7 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
                            {"prefill_workers_ahead", a.prefill_workers_ahead},
                            {"source", e.citation(a.source)}};
     if (a.prefix_cache) j["aiconfigurator"]["prefix_cache"] = *a.prefix_cache;
+    if (a.kv_memory.known()) j["aiconfigurator"]["kv_memory"] = figure_json(e, a.kv_memory);
   }
   if (!s.note.empty()) j["note"] = s.note;
   return j;

@@ -96,6 +96,19 @@ class StepCostGrid {
   std::unordered_map<Key, double, KeyHash> cache_;
 };
 
+// How much memory the engine gives its KV cache: a share of the device's
+// memory or of what the weights leave (EngineScheduler::kv_memory), the
+// share the recipe's deployments set where they set one.
+struct KvMemoryRule {
+  const EngineScheduler* scheduler;
+  double share;
+  [[nodiscard]] std::string describe() const {
+    return scheduler->kv_memory_of_free
+               ? fmt::format("{:.0f}% of the memory the weights and activations leave", share * 100)
+               : fmt::format("{:.0f}% of memory for weights and cache", share * 100);
+  }
+};
+
 // The KV cache one instance of `base` holds beside its weights, in tokens
 // (a request of `tokens` tokens sets the bytes per token: sliding-window
 // layers hold less than a token's full share); Unsupported when not even
@@ -105,20 +118,20 @@ struct KvCapacity {
   double request_bytes = 0;  // per GPU, one request of `tokens` tokens
 };
 KvCapacity kv_capacity(const ModelSpec& m, const Device& d, const Scenario& base,
-                       std::int64_t tokens) {
+                       std::int64_t tokens, const KvMemoryRule& rule) {
   Scenario one = base;
   one.phase = Phase::kDecode;
   one.prefill_tokens = one.prefill_prompt = 0;
   one.batch = 1;
   one.seq_len = tokens;
   const MemoryEstimate mem = estimate_memory(m, d, one);
-  const double room =
-      kKvMemoryShare * mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes;
+  const double room = rule.scheduler->kv_room_bytes(rule.share, mem.capacity_bytes,
+                                                    mem.weights_bytes, mem.activation_bytes);
   if (!(mem.kv_cache_bytes > 0) || room < mem.kv_cache_bytes) {
     throw Unsupported(fmt::format(
         "one request of {} tokens does not fit at TP {}: weights {:.1f} GB, KV cache {:.2f} GB "
-        "per request, {:.0f}% of {:.0f} GB for both",
-        tokens, base.tp, mem.weights_bytes / 1e9, mem.kv_cache_bytes / 1e9, kKvMemoryShare * 100,
+        "per request, {} ({:.0f} GB a GPU)",
+        tokens, base.tp, mem.weights_bytes / 1e9, mem.kv_cache_bytes / 1e9, rule.describe(),
         mem.capacity_bytes / 1e9));
   }
   const double per_token = mem.kv_cache_bytes / static_cast<double>(tokens);
@@ -449,7 +462,11 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   } else {
     r.gpus = base.tp * base.pp;
   }
-  const KvCapacity decode_kv = kv_capacity(m, d, decode_base, in.isl + in.osl);
+  const auto& aic_kv = sched.aiconfigurator.kv_memory;
+  const KvMemoryRule kv_rule{&sched, in.recipe == ServingRecipe::kAiConfigurator && aic_kv.known()
+                                         ? aic_kv.value
+                                         : sched.kv_memory.value};
+  const KvCapacity decode_kv = kv_capacity(m, d, decode_base, in.isl + in.osl, kv_rule);
   // The shared prefix's cache is held once an instance, beside the requests'.
   const std::int64_t decode_room = std::max<std::int64_t>(decode_kv.tokens - in.shared_prefix, 0);
   const std::int64_t per_instance = decode_room / in_blocks(own_prompt + in.osl);
@@ -464,7 +481,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     spec.first = pool(detail::PoolSpec::Role::kMixed, 1, decode_room, own_prompt + in.osl,
                       first_limits, first_grid);
   } else {
-    const KvCapacity prefill_kv = kv_capacity(m, d, prefill_base, in.isl);
+    const KvCapacity prefill_kv = kv_capacity(m, d, prefill_base, in.isl, kv_rule);
     // Each decode GPU receives its shard of the prompt's cache, in parallel.
     const double link = r.gpus <= d.domain_gpus() && d.interconnect_bandwidth_Bps.value > 0
                             ? d.interconnect_bandwidth_Bps.value
@@ -527,9 +544,9 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
       sim.preemptions > 0) {
     r.limited_by = "kv_capacity";
     r.notes.push_back(fmt::format(
-        "KV capacity: {} whole requests fit ({:.0f}% of memory for weights and cache), the engine "
-        "runs at most {} an instance; {} clients waited {:.3g} s on average to be admitted{}",
-        r.max_concurrency_that_fits, kKvMemoryShare * 100, cap, in.concurrency, r.queue_wait_s,
+        "KV capacity: {} whole requests fit ({}), the engine runs at most {} an instance; {} "
+        "clients waited {:.3g} s on average to be admitted{}",
+        r.max_concurrency_that_fits, kv_rule.describe(), cap, in.concurrency, r.queue_wait_s,
         sim.preemptions > 0
             ? fmt::format(", and {} requests were preempted and recomputed", sim.preemptions)
             : std::string()));

@@ -274,16 +274,23 @@ Scenario decode_step(const ServingRun& r, const ModelSpec& m, std::string* forma
 
 // The mean decode step when each step also carries running / osl whole
 // prompts (the requests that arrive as others finish), for the running
-// requests whose KV cache (isl + osl tokens each) fits in kKvMemoryShare of
-// memory: plain + running / osl x (the step with one prompt - plain).
+// requests whose KV cache (isl + osl tokens each) fits in the memory the
+// engine gives its cache in AIConfigurator's deployments (the engine's
+// kv_memory rule, at the share those deployments set): plain + running /
+// osl x (the step with one prompt - plain).
 double step_with_prompt_share(const ModelSpec& m, const Device& d, Scenario s, const ServingRun& r,
                               const ModelOptions& o) {
   Scenario one = s;
   one.batch = 1;
   one.seq_len = r.isl + r.osl;
   const MemoryEstimate mem = estimate_memory(m, d, one);
+  const EngineScheduler& sched = o.engine && o.engine->scheduler.known
+                                     ? o.engine->scheduler
+                                     : EngineRegistry::built_in().get("roofline").scheduler;
+  const EngineFigure& aic = sched.aiconfigurator.kv_memory;
   const double room =
-      kKvMemoryShare * mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes;
+      sched.kv_room_bytes(aic.known() ? aic.value : sched.kv_memory.value, mem.capacity_bytes,
+                          mem.weights_bytes, mem.activation_bytes);
   const double fit = mem.kv_cache_bytes > 0 ? std::floor(room / mem.kv_cache_bytes) : 0;
   if (fit < 1) throw Refusal("one request's KV cache does not fit beside the weights");
   s.batch = std::min<std::int64_t>(r.concurrency, static_cast<std::int64_t>(fit));
