@@ -66,10 +66,10 @@ TEST(Engines, BuiltInProfilesLoad) {
   }
 }
 
-// A scheduler section names every choice with a source; its pipeline entry
-// says whether micro-batches fill the stages.
-TEST(Engines, SchedulerSectionsAreStrict) {
-  const std::string text = R"({"id": "x", "name": "x", "kind": "serving", "versions": "v",
+// A serving engine's profile up to its scheduler's running cap; the
+// scheduler's kv_memory and the closing braces follow in each test.
+const char* const kSchedulerProfileHead =
+    R"({"id": "x", "name": "x", "kind": "serving", "versions": "v",
     "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},
     "gemm": {"tables": "", "kernels": {}},
     "attention_kernels": "a", "fusions": [], "unsupported_formats": [],
@@ -80,8 +80,14 @@ TEST(Engines, SchedulerSectionsAreStrict) {
       "batch_formed": {"value": "as_it_starts", "source": "s"},
       "prefix_cache": {"value": false, "source": "s"},
       "token_budget": {"value": 2048, "confidence": "derived", "source": "s"},
-      "max_running": {"value": 256, "confidence": "derived", "source": "s"},
-      "kv_memory": {"of": "total", "value": 0.9, "confidence": "vendor", "source": "s"}}})";
+      "max_running": {"value": 256, "confidence": "derived", "source": "s"})";
+
+// A scheduler section names every choice with a source; its pipeline entry
+// says whether micro-batches fill the stages.
+TEST(Engines, SchedulerSectionsAreStrict) {
+  const std::string text =
+      std::string(kSchedulerProfileHead) +
+      R"(, "kv_memory": {"of": "total", "value": 0.9, "confidence": "vendor", "source": "s"}}})";
   const EngineProfile e = parse_engine(text, "x.json");
   EXPECT_TRUE(e.scheduler.known);
   EXPECT_FALSE(e.scheduler.pipeline_micro_batches);
@@ -203,19 +209,9 @@ TEST(Engines, SchedulerSectionsAreStrict) {
 // and 2 GB of activations, 0.9 of the whole leaves 0.9 x 80 - 62 = 10 GB;
 // 0.9 of the free 18 GB is 16.2 GB; AIConfigurator's 0.8 of it, 14.4 GB.
 TEST(Engines, KvMemoryRulesAreStrictAndTellTheRoom) {
-  const std::string head = R"({"id": "x", "name": "x", "kind": "serving", "versions": "v",
-    "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},
-    "gemm": {"tables": "", "kernels": {}},
-    "attention_kernels": "a", "fusions": [], "unsupported_formats": [],
-    "scheduler": {"policy": {"value": "mixed", "source": "s"},
-      "chunked_prefill": {"value": true, "source": "s"},
-      "kv_admission": {"value": "prompt", "source": "s"},
-      "pipeline": {"value": "one_batch", "source": "s"},
-      "batch_formed": {"value": "as_it_starts", "source": "s"},
-      "prefix_cache": {"value": false, "source": "s"},
-      "token_budget": {"value": 2048, "confidence": "derived", "source": "s"},
-      "max_running": {"value": 256, "confidence": "derived", "source": "s"})";
-  const auto engine = [&](const std::string& tail) { return head + tail + "}}"; };
+  const auto engine = [](const std::string& tail) {
+    return std::string(kSchedulerProfileHead) + tail + "}}";
+  };
   const std::string total =
       R"(, "kv_memory": {"of": "total", "value": 0.9, "confidence": "vendor", "source": "s"})";
   const std::string free_share =
