@@ -251,8 +251,30 @@ TEST(Engines, KvMemoryRulesAreStrictAndTellTheRoom) {
   EXPECT_FALSE(r.get("vllm").scheduler.kv_memory_of_free);
   EXPECT_FALSE(r.get("vllm").scheduler.aiconfigurator.kv_memory.known());
   EXPECT_FALSE(r.get("sglang").scheduler.kv_memory_of_free);
-  for (const char* id : {"vllm", "sglang", "trtllm", "roofline"})
+  for (const char* id : {"sglang", "trtllm", "roofline"})
     EXPECT_DOUBLE_EQ(r.get(id).scheduler.kv_memory.value, 0.9) << id;
+  // vLLM's default rose from 0.9 to 0.92 (pull request #38284): by release.
+  const EngineScheduler& v = r.get("vllm").scheduler;
+  EXPECT_DOUBLE_EQ(v.kv_memory_share(""), 0.92);                 // the current release
+  EXPECT_DOUBLE_EQ(v.kv_memory_share("nightly-5b8c30d"), 0.92);  // unparsed: likewise
+  EXPECT_DOUBLE_EQ(v.kv_memory_share("0.20.0"), 0.92);
+  EXPECT_DOUBLE_EQ(v.kv_memory_share("0.19.0"), 0.9);
+  EXPECT_DOUBLE_EQ(v.kv_memory_share("0.12"), 0.9);
+  EXPECT_DOUBLE_EQ(r.get("trtllm").scheduler.kv_memory_share("1.0.0rc3"), 0.9);  // no rule
+  // The earlier share: a release, a share, a known source.
+  const std::string earlier =
+      R"(, "kv_memory": {"of": "total", "value": 0.92, "confidence": "vendor", "source": "s",
+      "earlier": {"before_version": "0.20.0", "value": 0.9, "confidence": "vendor",
+      "source": "s"}})";
+  EXPECT_DOUBLE_EQ(parse_engine(engine(earlier), "x.json").scheduler.kv_memory_share("0.1"), 0.9);
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"\"0.20.0\"", "\"soon\""},
+           {"\"value\": 0.9,", "\"value\": 2,"},
+           {"\"source\": \"s\"}}", "\"source\": \"x\"}}"}}) {
+    std::string bad = earlier;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_THROW((void)parse_engine(engine(bad), "x.json"), ParseError) << to;
+  }
 }
 TEST(GemmTables, EveryMeasuredDeviceEngineLoads) {
   const EngineRegistry& e = EngineRegistry::built_in();

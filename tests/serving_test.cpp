@@ -641,6 +641,8 @@ TEST(Serving, EachEngineSizesItsKvCacheByItsOwnRule) {
     return static_cast<std::int64_t>(std::floor(room / per_token)) / (s.isl + s.osl);
   };
   const double left = mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes;
+  // vLLM's releases before 0.20.0 (the default rose to 0.92 after them).
+  s.engine_version = "0.19.0";
   const std::int64_t vllm_fit =
       fits(0.9 * mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes);
   const std::int64_t trt_fit = fits(0.9 * left), aic_fit = fits(0.8 * left);
@@ -653,6 +655,11 @@ TEST(Serving, EachEngineSizesItsKvCacheByItsOwnRule) {
   s.recipe = ServingRecipe::kAiConfigurator;
   EXPECT_EQ(predict_serving(m, d, s, trtllm).max_concurrency_that_fits, aic_fit);
   EXPECT_EQ(predict_serving(m, d, s, vllm()).max_concurrency_that_fits, vllm_fit);  // unset there
+  // The current vLLM release: 0.92 of the whole memory.
+  s.engine_version.clear();
+  EXPECT_EQ(predict_serving(m, d, s, vllm()).max_concurrency_that_fits,
+            fits(0.92 * mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes));
+  s.engine_version = "0.19.0";
   // Past the fit, the note says which rule sized the cache.
   s.concurrency = trt_fit + 8;
   s.recipe = ServingRecipe::kEngineDefaults;

@@ -159,6 +159,11 @@ void engines_command(const std::string& id, bool json) {
                                              : "the whole memory, weights and activations included",
                          confidence_name(s.kv_memory.confidence)),
              s.kv_memory.source);
+      if (!s.kv_memory_before.empty()) {
+        const std::string before = "  before " + s.kv_memory_before;
+        choice(before.c_str(), fmt::format("{:.0f}%", s.kv_memory_earlier.value * 100),
+               s.kv_memory_earlier.source);
+      }
       for (const EngineScheduler::Rule& r : s.rules) {
         std::cout << fmt::format(
             "  {:<28} {} tokens{} from {:g} GiB{}\n      source: {}\n", "  by device memory",

@@ -173,6 +173,10 @@ struct EngineScheduler {
   // cache, 0.9 of the 20 GB left is 18 GB.
   EngineFigure kv_memory;
   bool kv_memory_of_free = false;
+  // Releases before `kv_memory_before` used `kv_memory_earlier` (vLLM's
+  // default rose from 0.9 to 0.92); "" none.
+  std::string kv_memory_before;
+  EngineFigure kv_memory_earlier;
   // Defaults that follow the device's memory (vLLM and SGLang size their
   // budgets by it): the first rule the device meets replaces the figures.
   struct Rule {
@@ -220,6 +224,8 @@ struct EngineScheduler {
   [[nodiscard]] std::int64_t budget_on(const Device& device) const noexcept;
   [[nodiscard]] std::int64_t running_on(const Device& device) const noexcept;
   [[nodiscard]] const Rule* rule_for(const Device& device) const noexcept;
+  // The KV cache's share in release `version` ("" or unparsed: the current one).
+  [[nodiscard]] double kv_memory_share(std::string_view version) const noexcept;
   // The bytes of KV cache one GPU of `capacity` holds beside `weights` and
   // `activations` at `share` under this engine's rule (kv_memory_of_free).
   [[nodiscard]] double kv_room_bytes(double share, double capacity, double weights,

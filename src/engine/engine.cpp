@@ -174,6 +174,22 @@ EngineScheduler parse_scheduler(StrictObject& parent,
     s.kv_memory.source = k.string("source");
     if (!sources.count(s.kv_memory.source)) k.fail("source", "names no entry of \"sources\"");
     s.kv_memory.note = k.optional_string("note", "");
+    if (k.has("earlier")) {
+      // "earlier": {"before_version": "0.20.0", "value": share, "confidence", "source", "note"}
+      StrictObject b = k.object("earlier");
+      s.kv_memory_before = b.string("before_version");
+      if (release_numbers(s.kv_memory_before).empty())
+        b.fail("before_version", "expected a release such as \"0.20.0\"");
+      s.kv_memory_earlier.value = b.non_negative("value");
+      if (!(s.kv_memory_earlier.value >= 0.05 && s.kv_memory_earlier.value <= 1))
+        b.fail("value", "must be a share from 0.05 to 1");
+      s.kv_memory_earlier.confidence = parse_confidence(b, "confidence");
+      s.kv_memory_earlier.source = b.string("source");
+      if (!sources.count(s.kv_memory_earlier.source))
+        b.fail("source", "names no entry of \"sources\"");
+      s.kv_memory_earlier.note = b.optional_string("note", "");
+      b.finish();
+    }
     k.finish();
   }
   if (o.has("by_memory")) {
@@ -579,16 +595,21 @@ const EngineScheduler::Rule* EngineScheduler::rule_for(const Device& d) const no
   return nullptr;
 }
 
+namespace {
+// Whether release `have` comes before release `than` (missing parts are zeros).
+bool release_before(std::vector<int> have, std::vector<int> than) {
+  const std::size_t parts = std::max(have.size(), than.size());
+  have.resize(parts, 0);
+  than.resize(parts, 0);
+  return std::lexicographical_compare(have.begin(), have.end(), than.begin(), than.end());
+}
+}  // namespace
+
 bool EngineScheduler::a_step_ahead(std::int64_t pp, std::string_view version) const noexcept {
   if (!formed_a_step_ahead || (pp > 1 && !ahead_with_pipeline_parallel)) return false;
   std::vector<int> have = release_numbers(version);
   if (ahead_since.empty() || have.empty()) return true;
-  std::vector<int> since = release_numbers(ahead_since);
-  // Missing parts are zeros: 0.14 is 0.14.0.
-  const std::size_t parts = std::max(have.size(), since.size());
-  have.resize(parts, 0);
-  since.resize(parts, 0);
-  return !std::lexicographical_compare(have.begin(), have.end(), since.begin(), since.end());
+  return !release_before(std::move(have), release_numbers(ahead_since));
 }
 
 std::int64_t EngineScheduler::budget_on(const Device& d) const noexcept {
@@ -599,6 +620,14 @@ std::int64_t EngineScheduler::budget_on(const Device& d) const noexcept {
 std::int64_t EngineScheduler::running_on(const Device& d) const noexcept {
   const Rule* r = rule_for(d);
   return r && r->max_running > 0 ? r->max_running : static_cast<std::int64_t>(max_running.value);
+}
+
+double EngineScheduler::kv_memory_share(std::string_view version) const noexcept {
+  if (kv_memory_before.empty()) return kv_memory.value;
+  const std::vector<int> have = release_numbers(version);
+  return !have.empty() && release_before(have, release_numbers(kv_memory_before))
+             ? kv_memory_earlier.value
+             : kv_memory.value;
 }
 
 double EngineScheduler::kv_room_bytes(double share, double capacity, double weights,
@@ -1196,6 +1225,10 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
                       {"kv_block_tokens", figure_json(e, s.kv_block_tokens)},
                       {"kv_memory", figure_json(e, s.kv_memory)},
                       {"kv_memory_of", s.kv_memory_of_free ? "free" : "total"}};
+  if (!s.kv_memory_before.empty()) {
+    j["kv_memory_earlier"] = figure_json(e, s.kv_memory_earlier);
+    j["kv_memory_earlier"]["before_version"] = s.kv_memory_before;
+  }
   nlohmann::json rules = nlohmann::json::array();
   for (const EngineScheduler::Rule& r : s.rules) {
     nlohmann::json x = {{"memory_at_least_gib", r.memory_at_least_bytes / 1073741824.0},

@@ -465,7 +465,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   const auto& aic_kv = sched.aiconfigurator.kv_memory;
   const KvMemoryRule kv_rule{&sched, in.recipe == ServingRecipe::kAiConfigurator && aic_kv.known()
                                          ? aic_kv.value
-                                         : sched.kv_memory.value};
+                                         : sched.kv_memory_share(in.engine_version)};
   const KvCapacity decode_kv = kv_capacity(m, d, decode_base, in.isl + in.osl, kv_rule);
   // The shared prefix's cache is held once an instance, beside the requests'.
   const std::int64_t decode_room = std::max<std::int64_t>(decode_kv.tokens - in.shared_prefix, 0);
