@@ -822,6 +822,15 @@ TEST(Cli, ServingReportsTheIssuesFields) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_EQ(j["gpus"], 2);
+  // The cache that sized it: whole requests of 1,280 tokens within its tokens,
+  // under vLLM's rule for the current release (0.92 of the whole memory).
+  const std::int64_t fits = j["max_concurrency_that_fits"];
+  const std::int64_t tokens = j["kv_cache_tokens"];
+  EXPECT_GE(tokens, fits * 1280);
+  EXPECT_LT(tokens, (fits + 1) * 1280);
+  EXPECT_GT(j["kv_cache_bytes_per_gpu"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(j["kv_memory"]["share"].get<double>(), 0.92);
+  EXPECT_EQ(j["kv_memory"]["of"], "total");
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --batch 4", "--concurrency");
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --isl 0", "--isl");
   expect_bad_input("serving --model llama-3.1-70b --hardware h100 --concurrency 1", "does not fit");

@@ -116,6 +116,7 @@ struct KvMemoryRule {
 struct KvCapacity {
   std::int64_t tokens = 0;
   double request_bytes = 0;  // per GPU, one request of `tokens` tokens
+  double room_bytes = 0;     // per GPU, the whole cache
 };
 KvCapacity kv_capacity(const ModelSpec& m, const Device& d, const Scenario& base,
                        std::int64_t tokens, const KvMemoryRule& rule) {
@@ -136,7 +137,7 @@ KvCapacity kv_capacity(const ModelSpec& m, const Device& d, const Scenario& base
   }
   const double per_token = mem.kv_cache_bytes / static_cast<double>(tokens);
   return {static_cast<std::int64_t>(std::min(std::floor(room / per_token), 1e15)),
-          mem.kv_cache_bytes};
+          mem.kv_cache_bytes, room};
 }
 
 Spread spread(std::vector<double> v) {
@@ -467,6 +468,10 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
                                          ? aic_kv.value
                                          : sched.kv_memory_share(in.engine_version)};
   const KvCapacity decode_kv = kv_capacity(m, d, decode_base, in.isl + in.osl, kv_rule);
+  r.kv_cache_tokens = decode_kv.tokens;
+  r.kv_cache_bytes_per_gpu = decode_kv.room_bytes;
+  r.kv_memory_share = kv_rule.share;
+  r.kv_memory_of_free = sched.kv_memory_of_free;
   // The shared prefix's cache is held once an instance, beside the requests'.
   const std::int64_t decode_room = std::max<std::int64_t>(decode_kv.tokens - in.shared_prefix, 0);
   const std::int64_t per_instance = decode_room / in_blocks(own_prompt + in.osl);

@@ -365,7 +365,8 @@ function renderCards(r: Serving | undefined): void {
     ['Per GPU', si(r.output_tokens_per_s_per_gpu, 'tok/s'), 'per-gpu', `${si(r.output_tokens_per_s, 'tok/s')} on ${gpus}`, false],
     ['Per user', si(r.output_tokens_per_s_per_user, 'tok/s'), 'per-user', '1 / TPOT', false],
     ['KV capacity', `${r.max_concurrency_that_fits} requests`, 'capacity',
-     queued ? `${r.concurrency - r.max_concurrency_that_fits} clients more than fit` : `${r.isl + r.osl} tokens each${disagg ? ', decode pool' : ''}`, queued],
+     (queued ? `${r.concurrency - r.max_concurrency_that_fits} clients more than fit` : `${r.isl + r.osl} tokens each${disagg ? ', decode pool' : ''}`) +
+       `; ${si(r.kv_cache_bytes_per_gpu, 'B')} of cache a GPU, ${pct(r.kv_memory.share * 100, 0)} of ${r.kv_memory.of === 'free' ? 'the memory the weights leave' : 'the memory'}`, queued],
   ];
   if (disagg) {
     cards.push(
