@@ -224,8 +224,10 @@ struct EngineScheduler {
   [[nodiscard]] std::int64_t budget_on(const Device& device) const noexcept;
   [[nodiscard]] std::int64_t running_on(const Device& device) const noexcept;
   [[nodiscard]] const Rule* rule_for(const Device& device) const noexcept;
-  // The KV cache's share in release `version` ("" or unparsed: the current one).
-  [[nodiscard]] double kv_memory_share(std::string_view version) const noexcept;
+  // The KV cache's share in release `version` ("" or unparsed: the current
+  // one), or in AIConfigurator's deployments of it where they set one.
+  [[nodiscard]] double kv_memory_share(std::string_view version,
+                                       bool aiconfigurator_deployment = false) const noexcept;
   // The bytes of KV cache one GPU of `capacity` holds beside `weights` and
   // `activations` at `share` under this engine's rule (kv_memory_of_free).
   [[nodiscard]] double kv_room_bytes(double share, double capacity, double weights,

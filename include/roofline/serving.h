@@ -137,6 +137,16 @@ struct ServingResult {
   double output_tokens_per_s_per_user = 0;  // 1 / TPOT
   std::int64_t gpus = 1;
   std::int64_t max_concurrency_that_fits = 0;  // requests whose KV cache fits (all instances)
+  std::int64_t running = 0;                    // mean requests decoding in a decode step
+  double queue_wait_s = 0;                     // mean wait for a KV slot (or the running cap)
+  double prompt_queue_wait_s = 0;              // mean wait from admission to its first chunk
+  double plain_step_s = 0;                     // decode step of `running` requests alone
+  double prompt_step_s = 0;                    // the same step carrying one whole prompt
+  double prompts_per_step = 0;                 // prompts started per step
+  double prompt_share = 0;                     // of the steps' time, what prompt tokens add
+  double kv_transfer_s = 0;                    // disaggregated: one prompt's KV cache
+  std::int64_t requests = 0, steps = 0;        // simulated
+  std::int64_t preemptions = 0;                // requests evicted when the cache ran out
   // The KV cache of one instance of the decode pool (aggregated: the one
   // pool): tokens it holds and bytes a GPU, under the engine's rule: a share
   // of the whole memory or of what the weights and activations leave.
@@ -144,16 +154,6 @@ struct ServingResult {
   double kv_cache_bytes_per_gpu = 0;
   double kv_memory_share = 0;
   bool kv_memory_of_free = false;
-  std::int64_t running = 0;              // mean requests decoding in a decode step
-  double queue_wait_s = 0;               // mean wait for a KV slot (or the running cap)
-  double prompt_queue_wait_s = 0;        // mean wait from admission to its first chunk
-  double plain_step_s = 0;               // decode step of `running` requests alone
-  double prompt_step_s = 0;              // the same step carrying one whole prompt
-  double prompts_per_step = 0;           // prompts started per step
-  double prompt_share = 0;               // of the steps' time, what prompt tokens add
-  double kv_transfer_s = 0;              // disaggregated: one prompt's KV cache
-  std::int64_t requests = 0, steps = 0;  // simulated
-  std::int64_t preemptions = 0;          // requests evicted when the cache ran out
   // A prompt pool: of the requests, those whose prompt the prefix cache held.
   double prefix_hit_rate = 0;
   std::int64_t token_budget = 0, max_running = 0;  // the scheduler's, per instance

@@ -67,9 +67,9 @@ std::vector<std::string> strings(StrictObject& o, std::string_view key) {
 }
 
 // {"value": x, "confidence": ..., "source": key, "note": ...}; `lo`..`hi` bound the value.
-EngineFigure figure(StrictObject& parent, std::string_view key, double lo, double hi,
-                    const std::map<std::string, std::string>& sources) {
-  StrictObject o = parent.object(key);
+// figure_fields reads these keys of an object that may hold others (its caller finishes it).
+EngineFigure figure_fields(StrictObject& o, double lo, double hi,
+                           const std::map<std::string, std::string>& sources) {
   EngineFigure f;
   f.value = o.non_negative("value");
   if (f.value < lo || f.value > hi) {
@@ -79,6 +79,13 @@ EngineFigure figure(StrictObject& parent, std::string_view key, double lo, doubl
   f.source = o.string("source");
   if (!sources.count(f.source)) o.fail("source", "names no entry of \"sources\"");
   f.note = o.optional_string("note", "");
+  return f;
+}
+
+EngineFigure figure(StrictObject& parent, std::string_view key, double lo, double hi,
+                    const std::map<std::string, std::string>& sources) {
+  StrictObject o = parent.object(key);
+  EngineFigure f = figure_fields(o, lo, hi, sources);
   o.finish();
   return f;
 }
@@ -162,32 +169,19 @@ EngineScheduler parse_scheduler(StrictObject& parent,
       o.fail("kv_block_tokens", "must be a whole number of tokens");
   }
   {
-    // "kv_memory": {"of": "total" | "free", "value": share, "confidence", "source", "note"}
+    // "kv_memory": {"of": "total" | "free", <share figure>,
+    //               "earlier": {"before_version": "0.20.0", <share figure>}}
     StrictObject k = o.object("kv_memory");
     const std::string of = k.string("of");
     if (of != "total" && of != "free") k.fail("of", "must be \"total\" or \"free\"");
     s.kv_memory_of_free = of == "free";
-    s.kv_memory.value = k.non_negative("value");
-    if (!(s.kv_memory.value >= 0.05 && s.kv_memory.value <= 1))
-      k.fail("value", "must be a share from 0.05 to 1");
-    s.kv_memory.confidence = parse_confidence(k, "confidence");
-    s.kv_memory.source = k.string("source");
-    if (!sources.count(s.kv_memory.source)) k.fail("source", "names no entry of \"sources\"");
-    s.kv_memory.note = k.optional_string("note", "");
+    s.kv_memory = figure_fields(k, 0.05, 1, sources);
     if (k.has("earlier")) {
-      // "earlier": {"before_version": "0.20.0", "value": share, "confidence", "source", "note"}
       StrictObject b = k.object("earlier");
       s.kv_memory_before = b.string("before_version");
       if (release_numbers(s.kv_memory_before).empty())
         b.fail("before_version", "expected a release such as \"0.20.0\"");
-      s.kv_memory_earlier.value = b.non_negative("value");
-      if (!(s.kv_memory_earlier.value >= 0.05 && s.kv_memory_earlier.value <= 1))
-        b.fail("value", "must be a share from 0.05 to 1");
-      s.kv_memory_earlier.confidence = parse_confidence(b, "confidence");
-      s.kv_memory_earlier.source = b.string("source");
-      if (!sources.count(s.kv_memory_earlier.source))
-        b.fail("source", "names no entry of \"sources\"");
-      s.kv_memory_earlier.note = b.optional_string("note", "");
+      s.kv_memory_earlier = figure_fields(b, 0.05, 1, sources);
       b.finish();
     }
     k.finish();
@@ -622,7 +616,10 @@ std::int64_t EngineScheduler::running_on(const Device& d) const noexcept {
   return r && r->max_running > 0 ? r->max_running : static_cast<std::int64_t>(max_running.value);
 }
 
-double EngineScheduler::kv_memory_share(std::string_view version) const noexcept {
+double EngineScheduler::kv_memory_share(std::string_view version,
+                                        bool aiconfigurator_deployment) const noexcept {
+  if (aiconfigurator_deployment && aiconfigurator.kv_memory.known())
+    return aiconfigurator.kv_memory.value;
   if (kv_memory_before.empty()) return kv_memory.value;
   const std::vector<int> have = release_numbers(version);
   return !have.empty() && release_before(have, release_numbers(kv_memory_before))

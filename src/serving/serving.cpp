@@ -463,10 +463,9 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   } else {
     r.gpus = base.tp * base.pp;
   }
-  const auto& aic_kv = sched.aiconfigurator.kv_memory;
-  const KvMemoryRule kv_rule{&sched, in.recipe == ServingRecipe::kAiConfigurator && aic_kv.known()
-                                         ? aic_kv.value
-                                         : sched.kv_memory_share(in.engine_version)};
+  const KvMemoryRule kv_rule{
+      &sched,
+      sched.kv_memory_share(in.engine_version, in.recipe == ServingRecipe::kAiConfigurator)};
   const KvCapacity decode_kv = kv_capacity(m, d, decode_base, in.isl + in.osl, kv_rule);
   r.kv_cache_tokens = decode_kv.tokens;
   r.kv_cache_bytes_per_gpu = decode_kv.room_bytes;

@@ -287,10 +287,9 @@ double step_with_prompt_share(const ModelSpec& m, const Device& d, Scenario s, c
   const EngineScheduler& sched = o.engine && o.engine->scheduler.known
                                      ? o.engine->scheduler
                                      : EngineRegistry::built_in().get("roofline").scheduler;
-  const EngineFigure& aic = sched.aiconfigurator.kv_memory;
   const double room =
-      sched.kv_room_bytes(aic.known() ? aic.value : sched.kv_memory_share(r.backend_version),
-                          mem.capacity_bytes, mem.weights_bytes, mem.activation_bytes);
+      sched.kv_room_bytes(sched.kv_memory_share(r.backend_version, true), mem.capacity_bytes,
+                          mem.weights_bytes, mem.activation_bytes);
   const double fit = mem.kv_cache_bytes > 0 ? std::floor(room / mem.kv_cache_bytes) : 0;
   if (fit < 1) throw Refusal("one request's KV cache does not fit beside the weights");
   s.batch = std::min<std::int64_t>(r.concurrency, static_cast<std::int64_t>(fit));
