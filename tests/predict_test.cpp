@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "roofline/engine.h"
 #include "roofline/error.h"
 #include "roofline/request.h"
 
@@ -390,6 +391,51 @@ TEST(Capacity, BatchAndContextLimitsFitExactly) {
   EXPECT_EQ(c.context_window, 131'072);
   EXPECT_GT(c.max_context_by_memory, c.context_window);
   EXPECT_EQ(c.max_context, 131'072);
+}
+
+// With a serving engine, the KV cache gets what the engine's rule gives it,
+// as `roofline serving` sizes it: vLLM's current release 0.92 of the whole
+// memory (weights and activations included), TensorRT-LLM 0.9 of what the
+// weights and activations leave (data/engines, "kv_memory"). Llama-3.1-70B in
+// fp8 with an fp8 cache on one 80 GB H100 leaves little beside ~70 GB of
+// weights, so the two rules part: vLLM's room is 0.92 x 80 - 70.6 - act, about
+// 2.9 GB; TensorRT-LLM's 0.9 x (80 - 70.6 - act), about 8.4 GB.
+TEST(Capacity, AnEngineSizesTheKvCacheByItsOwnRule) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = registry().get("h100");
+  Scenario s = decode(1, 1280);
+  s.precision.weights = Format::kFp8;
+  s.precision.kv = Format::kFp8;
+  const auto room = [&](const char* engine, std::int64_t batch) {
+    Scenario at = s;
+    at.batch = batch;
+    const MemoryEstimate mem = estimate_memory(m, d, at);
+    const double left = engine == std::string("vllm")
+                            ? 0.92 * mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes
+                            : 0.9 * (mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes);
+    return mem.kv_cache_bytes <= left;
+  };
+  const Capacity whole = capacity(m, d, s);
+  EXPECT_EQ(whole.kv_memory_engine, nullptr);
+  for (const char* id : {"vllm", "trtllm"}) {
+    SCOPED_TRACE(id);
+    const EngineProfile& e = EngineRegistry::built_in().get(id);
+    const Capacity c = capacity(m, d, s, &e);
+    EXPECT_EQ(c.kv_memory_engine, &e);
+    ASSERT_GT(c.max_batch, 0);
+    EXPECT_TRUE(room(id, c.max_batch));
+    EXPECT_FALSE(room(id, c.max_batch + 1));
+    EXPECT_LT(c.max_batch, whole.max_batch);
+  }
+  const Capacity vllm = capacity(m, d, s, &EngineRegistry::built_in().get("vllm"));
+  const Capacity trtllm = capacity(m, d, s, &EngineRegistry::built_in().get("trtllm"));
+  EXPECT_DOUBLE_EQ(vllm.kv_memory_share, 0.92);
+  EXPECT_FALSE(vllm.kv_memory_of_free);
+  EXPECT_TRUE(trtllm.kv_memory_of_free);
+  EXPECT_GT(trtllm.max_batch, 3 * vllm.max_batch);  // 35 against 9 at 1,280 tokens
+  // The reference engine has no rule of its own: all the memory left.
+  EXPECT_EQ(capacity(m, d, s, &EngineRegistry::built_in().get("roofline")).max_batch,
+            whole.max_batch);
 }
 
 }  // namespace

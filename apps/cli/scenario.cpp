@@ -10,12 +10,22 @@
 #include "commands.h"
 #include "common.h"
 #include "roofline/attention.h"
+#include "roofline/engine.h"
 #include "roofline/formats.h"
 #include "roofline/predict.h"
 #include "roofline/report.h"
 
 namespace roofline::cli {
 namespace {
+
+// The capacity row's note on whose rule sized the KV cache ("" for none).
+std::string kv_memory_rule(const Capacity& c) {
+  if (!c.kv_memory_engine) return {};
+  return fmt::format("; KV cache as {} sizes it: {:.0f}% of {}", c.kv_memory_engine->name,
+                     c.kv_memory_share * 100,
+                     c.kv_memory_of_free ? "what the weights and activations leave"
+                                         : "the memory, weights and activations included");
+}
 
 void print_op_table(const Prediction& p, Output out) {
   Table t({"op", "kind", "count", "FLOPs", "weights", "activations", "KV cache", "AI", "bound",
@@ -97,13 +107,14 @@ void cmd_predict(const Common& c, const ScenarioArgs& a) {
                    human_bytes(p.memory.total_bytes), human_bytes(p.memory.weights_bytes),
                    human_bytes(p.memory.kv_cache_bytes), human_bytes(p.memory.activation_bytes),
                    human_bytes(p.memory.capacity_bytes), p.memory.fits ? "fits" : "DOES NOT FIT")});
-  const Capacity cap = capacity(m, d, s);
-  t.add_row({"capacity", fmt::format("max batch {} at this context; max context {} at this batch{}",
+  const Capacity cap = capacity(m, d, s, p.engine);
+  t.add_row({"capacity", fmt::format("max batch {} at this context; max context {} at this batch{}{}",
                                      cap.max_batch, cap.max_context,
                                      cap.max_context < cap.max_context_by_memory
                                          ? fmt::format(" (the model's window; memory allows {})",
                                                        cap.max_context_by_memory)
-                                         : std::string())});
+                                         : std::string(),
+                                     kv_memory_rule(cap))});
   std::cout << t.text() << "\n";
   print_notes(plan_notes);
   print_notes(explain(m, d, s, p));

@@ -163,8 +163,18 @@ struct Capacity {
   std::int64_t max_context_by_memory = 0;  // what memory alone allows
   std::int64_t context_window = 0;         // the model's max_position_embeddings (0: not stated)
   Bytes capacity_bytes = 0;
+  // The serving engine whose rule sized the KV cache (EngineScheduler::kv_memory):
+  // its share of the whole memory, or of what the weights and activations leave.
+  // Null: no engine's rule, the cache may take all the memory left.
+  const EngineProfile* kv_memory_engine = nullptr;
+  double kv_memory_share = 0;
+  bool kv_memory_of_free = false;
 };
 
-[[nodiscard]] Capacity capacity(const ModelSpec& model, const Device& device, const Scenario& s);
+// With `engine` (null: none) a serving engine whose profile has its own scheduler, the KV
+// cache gets only what its memory rule gives it in the current release, as
+// `roofline serving` sizes it; else all the memory the weights leave.
+[[nodiscard]] Capacity capacity(const ModelSpec& model, const Device& device, const Scenario& s,
+                                const EngineProfile* engine = nullptr);
 
 }  // namespace roofline

@@ -89,7 +89,8 @@ namespace roofline {
 
 // Which engine a prediction used: {"id", "gemm_table", "gemm_table_source"?, "step_overhead_s"}.
 [[nodiscard]] nlohmann::json engine_json(const Prediction& p);
-// {"max_batch", "max_context", "max_context_by_memory", "context_window"}.
+// {"max_batch", "max_context", "max_context_by_memory", "context_window",
+//  "kv_memory": {"engine", "share", "of": "total"|"free"} or null}.
 [[nodiscard]] nlohmann::json to_json(const Capacity& c);
 
 // ---------------------------------------------------------------- documents

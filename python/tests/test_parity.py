@@ -78,6 +78,20 @@ def test_attention(cli, hardware, case):
 def test_capacity_is_predicts(cli):
     doc = cli("predict", "--model", "llama-3.1-70b", "--hardware", "h200", "--weights", "fp8", "--batch", "4")
     assert roofline.capacity("llama-3.1-70b", "h200", weights="fp8", batch=4) == doc["capacity"]
+    assert doc["capacity"]["kv_memory"] is None  # the reference: all the memory the weights leave
+
+
+@pytest.mark.parametrize("engine", ["vllm", "trtllm"])
+def test_capacity_follows_the_engines_kv_memory_rule(cli, engine):
+    args = dict(weights="fp8", kv="fp8", seq_len=1280, engine=engine)
+    doc = cli("predict", "--model", "llama-3.1-70b", "--hardware", "h100", *flags(**args))
+    got = roofline.capacity("llama-3.1-70b", "h100", **args)
+    assert got == doc["capacity"]
+    assert got["kv_memory"]["engine"] == engine
+    assert got["kv_memory"]["of"] == ("free" if engine == "trtllm" else "total")
+    # Either rule leaves the cache less than all the memory the weights leave.
+    whole = roofline.capacity("llama-3.1-70b", "h100", weights="fp8", kv="fp8", seq_len=1280)
+    assert got["max_batch"] < whole["max_batch"]
 
 
 @pytest.mark.parametrize("case", [dict(), dict(phase="decode", seq_len=131072, batch=8),

@@ -1119,14 +1119,28 @@ std::vector<AttentionComparisonRow> compare_attention(const ModelSpec& m, const 
   return rows;
 }
 
-Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base) {
+Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base,
+                  const EngineProfile* engine) {
   Capacity c;
   c.capacity_bytes = d.memory_capacity_bytes.value;
+  // The reference's generic scheduler is no engine's rule: predictions take
+  // it as no engine at all (Prediction::engine null).
+  const EngineScheduler* rule = engine && engine->kind != "reference" && engine->scheduler.known
+                                    ? &engine->scheduler
+                                    : nullptr;
+  if (rule) {
+    c.kv_memory_engine = engine;
+    c.kv_memory_share = rule->kv_memory_share("");
+    c.kv_memory_of_free = rule->kv_memory_of_free;
+  }
   Scenario s = base;
   auto fits = [&](std::int64_t batch, std::int64_t ctx) {
     s.batch = batch;
     s.seq_len = ctx;
-    return estimate_memory(m, d, s).fits;
+    const MemoryEstimate mem = estimate_memory(m, d, s);
+    if (!rule) return mem.fits;
+    return mem.kv_cache_bytes <= rule->kv_room_bytes(c.kv_memory_share, mem.capacity_bytes,
+                                                     mem.weights_bytes, mem.activation_bytes);
   };
   auto search = [](std::int64_t hi, auto ok) {
     std::int64_t lo = 0;  // ok(lo) holds (or lo is 0)

@@ -840,10 +840,17 @@ nlohmann::json to_json(const Strategy& s) {
 }
 
 nlohmann::json to_json(const Capacity& c) {
+  nlohmann::json kv_memory = nullptr;
+  if (c.kv_memory_engine) {
+    kv_memory = {{"engine", c.kv_memory_engine->id},
+                 {"share", c.kv_memory_share},
+                 {"of", c.kv_memory_of_free ? "free" : "total"}};
+  }
   return {{"max_batch", c.max_batch},
           {"max_context", c.max_context},
           {"max_context_by_memory", c.max_context_by_memory},
-          {"context_window", c.context_window}};
+          {"context_window", c.context_window},
+          {"kv_memory", kv_memory}};
 }
 
 nlohmann::json predict_document(const ModelSpec& m, const Device& d, const Scenario& s,
@@ -853,7 +860,7 @@ nlohmann::json predict_document(const ModelSpec& m, const Device& d, const Scena
   nlohmann::json j = to_json(m, d, s, p, per_op);
   for (const auto& n : plan_notes) j["notes"].push_back(n);
   if (!strategy.empty()) j["strategy"] = strategy;
-  j["capacity"] = to_json(capacity(m, d, s));
+  j["capacity"] = to_json(capacity(m, d, s, p.engine));
   j.update(stamp(registry));
   return j;
 }

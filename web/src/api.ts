@@ -95,7 +95,11 @@ export interface Prediction {
   memory_time_s: number;
   overhead_s: number;
   memory: { weights_bytes: number; kv_cache_bytes: number; total_bytes: number; capacity_bytes: number; fits: boolean };
-  capacity: { max_batch: number; max_context: number };
+  capacity: {
+    max_batch: number; max_context: number;
+    /** The serving engine's rule that sized the KV cache (null: the reference, all the memory left). */
+    kv_memory: { engine: string; share: number; of: 'total' | 'free' } | null;
+  };
   scenario: { model: string; hardware: string; phase: string; batch: number; seq_len: number;
               weights: string; act: string; kv: string; attention: string };
   notes: string[];
