@@ -438,6 +438,37 @@ TEST(Capacity, AnEngineSizesTheKvCacheByItsOwnRule) {
             whole.max_batch);
 }
 
+// predict()'s memory estimate says whether the KV cache fits under the
+// engine's rule: at the capacity's largest batch it does, one past it not,
+// though weights, cache and activations still fit in the whole memory.
+TEST(Capacity, APredictionsFitFollowsTheEnginesRule) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = registry().get("h100");
+  Scenario s = decode(1, 1280);
+  s.precision.weights = Format::kFp8;
+  s.precision.kv = Format::kFp8;
+  const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
+  const ModelOptions o = with_engine({}, d, &vllm);
+  const Capacity c = capacity(m, d, s, &vllm);
+  s.batch = c.max_batch;
+  const Prediction at = predict(m, d, s, o);
+  EXPECT_TRUE(at.memory.fits);
+  EXPECT_EQ(at.memory.kv_rule_engine, &vllm);
+  // vLLM's rule: 0.92 of the whole memory, less the weights and activations.
+  EXPECT_NEAR(at.memory.kv_room_bytes,
+              0.92 * at.memory.capacity_bytes - at.memory.weights_bytes -
+                  at.memory.activation_bytes,
+              1.0);
+  s.batch = c.max_batch + 1;
+  const Prediction past = predict(m, d, s, o);
+  EXPECT_FALSE(past.memory.fits);
+  EXPECT_LE(past.memory.total_bytes, past.memory.capacity_bytes);  // the whole memory holds it
+  // Without an engine the same batch fits: the cache may take all that is left.
+  const Prediction plain = predict(m, d, s, ModelOptions{});
+  EXPECT_TRUE(plain.memory.fits);
+  EXPECT_EQ(plain.memory.kv_rule_engine, nullptr);
+}
+
 }  // namespace
 }  // namespace roofline
 

@@ -103,10 +103,14 @@ void cmd_predict(const Common& c, const ScenarioArgs& a) {
   if (p.communication_s > 0) t.add_row({"communication", human_time(p.communication_s)});
   t.add_row(
       {"memory needed",
-       fmt::format("{} (weights {}, KV cache {}, activations {}) of {}: {}",
+       fmt::format("{} (weights {}, KV cache {}, activations {}) of {}: {}{}",
                    human_bytes(p.memory.total_bytes), human_bytes(p.memory.weights_bytes),
                    human_bytes(p.memory.kv_cache_bytes), human_bytes(p.memory.activation_bytes),
-                   human_bytes(p.memory.capacity_bytes), p.memory.fits ? "fits" : "DOES NOT FIT")});
+                   human_bytes(p.memory.capacity_bytes), p.memory.fits ? "fits" : "DOES NOT FIT",
+                   p.memory.kv_rule_engine
+                       ? fmt::format(" ({} leaves the KV cache {})", p.memory.kv_rule_engine->name,
+                                     human_bytes(std::max(p.memory.kv_room_bytes, 0.0)))
+                       : std::string())});
   const Capacity cap = capacity(m, d, s, p.engine);
   t.add_row({"capacity", fmt::format("max batch {} at this context; max context {} at this batch{}{}",
                                      cap.max_batch, cap.max_context,

@@ -33,7 +33,12 @@ struct MemoryEstimate {
   Bytes activation_bytes = 0;  // peak transient activations of one layer plus logits
   Bytes total_bytes = 0;
   Bytes capacity_bytes = 0;
+  // Weights, cache and activations within the capacity; under a serving
+  // engine's KV memory rule (EngineScheduler::kv_memory, kv_rule_engine set by
+  // predict() in realistic mode), the cache within the room the rule gives it.
   bool fits = false;
+  const EngineProfile* kv_rule_engine = nullptr;  // null: no engine's rule
+  Bytes kv_room_bytes = 0;                        // the rule's room for the KV cache (one GPU)
 };
 
 struct Prediction {

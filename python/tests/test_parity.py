@@ -92,6 +92,11 @@ def test_capacity_follows_the_engines_kv_memory_rule(cli, engine):
     # Either rule leaves the cache less than all the memory the weights leave.
     whole = roofline.capacity("llama-3.1-70b", "h100", weights="fp8", kv="fp8", seq_len=1280)
     assert got["max_batch"] < whole["max_batch"]
+    # The prediction's memory says whether its KV cache fits under the rule, as the CLI does.
+    past = dict(args, batch=got["max_batch"] + 1)
+    memory = cli("predict", "--model", "llama-3.1-70b", "--hardware", "h100", *flags(**past))["memory"]
+    assert memory["fits"] is False and memory["kv_room_bytes"] < memory["kv_cache_bytes"]
+    assert roofline.predict("llama-3.1-70b", "h100", **past)["memory"] == memory
 
 
 @pytest.mark.parametrize("case", [dict(), dict(phase="decode", seq_len=131072, batch=8),

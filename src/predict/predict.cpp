@@ -801,6 +801,30 @@ void check_engine_formats(const EngineProfile& e, const OpGraph& g, const Scenar
 
 }  // namespace
 
+namespace {
+
+// The serving engine's rule for its KV cache's memory (EngineScheduler::kv_memory),
+// or null: none for no engine, for one without a scheduler profile, and for the
+// reference, whose generic scheduler is no engine's rule (predictions take the
+// reference as no engine at all).
+const EngineScheduler* kv_memory_rule(const EngineProfile* engine) noexcept {
+  return engine && engine->kind != "reference" && engine->scheduler.known ? &engine->scheduler
+                                                                          : nullptr;
+}
+
+// Under the engine's rule (its current release), the KV cache fits when it is
+// within the room the rule leaves it beside the weights and activations.
+void apply_kv_memory_rule(const EngineProfile* engine, MemoryEstimate* mem) noexcept {
+  const EngineScheduler* rule = kv_memory_rule(engine);
+  if (rule == nullptr) return;
+  mem->kv_rule_engine = engine;
+  mem->kv_room_bytes = rule->kv_room_bytes(rule->kv_memory_share(""), mem->capacity_bytes,
+                                           mem->weights_bytes, mem->activation_bytes);
+  mem->fits = mem->kv_room_bytes >= 0 && mem->kv_cache_bytes <= mem->kv_room_bytes;
+}
+
+}  // namespace
+
 Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
                    const ModelOptions& given) {
   check_deadline("prediction");
@@ -966,6 +990,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     p.memory.total_bytes += file_mix_bytes;
     p.memory.fits = p.memory.total_bytes <= p.memory.capacity_bytes;
   }
+  apply_kv_memory_rule(engine, &p.memory);
   return p;
 }
 
@@ -1123,12 +1148,7 @@ Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base,
                   const EngineProfile* engine) {
   Capacity c;
   c.capacity_bytes = d.memory_capacity_bytes.value;
-  // The reference's generic scheduler is no engine's rule: predictions take
-  // it as no engine at all (Prediction::engine null).
-  const EngineScheduler* rule = engine && engine->kind != "reference" && engine->scheduler.known
-                                    ? &engine->scheduler
-                                    : nullptr;
-  if (rule) {
+  if (const EngineScheduler* rule = kv_memory_rule(engine)) {
     c.kv_memory_engine = engine;
     c.kv_memory_share = rule->kv_memory_share("");
     c.kv_memory_of_free = rule->kv_memory_of_free;
@@ -1137,10 +1157,9 @@ Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base,
   auto fits = [&](std::int64_t batch, std::int64_t ctx) {
     s.batch = batch;
     s.seq_len = ctx;
-    const MemoryEstimate mem = estimate_memory(m, d, s);
-    if (!rule) return mem.fits;
-    return mem.kv_cache_bytes <= rule->kv_room_bytes(c.kv_memory_share, mem.capacity_bytes,
-                                                     mem.weights_bytes, mem.activation_bytes);
+    MemoryEstimate mem = estimate_memory(m, d, s);
+    apply_kv_memory_rule(engine, &mem);
+    return mem.fits;
   };
   auto search = [](std::int64_t hi, auto ok) {
     std::int64_t lo = 0;  // ok(lo) holds (or lo is 0)

@@ -438,9 +438,13 @@ nlohmann::json scenario_json(const ModelSpec& m, const Device& d, const Scenario
 }
 
 nlohmann::json to_json(const MemoryEstimate& m) {
-  return {{"weights_bytes", m.weights_bytes},       {"kv_cache_bytes", m.kv_cache_bytes},
-          {"activation_bytes", m.activation_bytes}, {"total_bytes", m.total_bytes},
-          {"capacity_bytes", m.capacity_bytes},     {"fits", m.fits}};
+  return {{"weights_bytes", m.weights_bytes},
+          {"kv_cache_bytes", m.kv_cache_bytes},
+          {"activation_bytes", m.activation_bytes},
+          {"total_bytes", m.total_bytes},
+          {"capacity_bytes", m.capacity_bytes},
+          {"kv_room_bytes", m.kv_rule_engine ? nlohmann::json(m.kv_room_bytes) : nlohmann::json()},
+          {"fits", m.fits}};
 }
 
 std::string_view op_efficiency_source(const Op& op, const OpTiming& t) noexcept {
@@ -641,7 +645,15 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
       break;
     }
   }
-  if (!p.memory.fits) {
+  if (!p.memory.fits && p.memory.kv_rule_engine &&
+      p.memory.total_bytes <= p.memory.capacity_bytes) {
+    notes.push_back(fmt::format(
+        "does not fit under {}'s KV memory rule: the KV cache needs {}, the rule leaves it {} "
+        "beside {} of weights and activations",
+        p.memory.kv_rule_engine->name, human_bytes(p.memory.kv_cache_bytes),
+        human_bytes(std::max(p.memory.kv_room_bytes, 0.0)),
+        human_bytes(p.memory.weights_bytes + p.memory.activation_bytes)));
+  } else if (!p.memory.fits) {
     notes.push_back(fmt::format("does not fit: needs {} of {} on one device",
                                 human_bytes(p.memory.total_bytes),
                                 human_bytes(p.memory.capacity_bytes)));

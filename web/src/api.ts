@@ -94,7 +94,9 @@ export interface Prediction {
   compute_time_s: number;
   memory_time_s: number;
   overhead_s: number;
-  memory: { weights_bytes: number; kv_cache_bytes: number; total_bytes: number; capacity_bytes: number; fits: boolean };
+  memory: { weights_bytes: number; kv_cache_bytes: number; total_bytes: number; capacity_bytes: number;
+            /** The serving engine's room for the KV cache (null: no engine's rule); fits follows it. */
+            kv_room_bytes: number | null; fits: boolean };
   capacity: {
     max_batch: number; max_context: number;
     /** The serving engine's rule that sized the KV cache (null: the reference, all the memory left). */
