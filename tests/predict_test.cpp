@@ -393,19 +393,26 @@ TEST(Capacity, BatchAndContextLimitsFitExactly) {
   EXPECT_EQ(c.max_context, 131'072);
 }
 
+// Llama-3.1-70B's decode in fp8 with an fp8 cache, one sequence of 1,280 tokens.
+Scenario fp8_decode_at_1280() {
+  Scenario s = decode(1, 1280);
+  s.precision.weights = Format::kFp8;
+  s.precision.kv = Format::kFp8;
+  return s;
+}
+
 // With a serving engine, the KV cache gets what the engine's rule gives it,
 // as `roofline serving` sizes it: vLLM's current release 0.92 of the whole
 // memory (weights and activations included), TensorRT-LLM 0.9 of what the
 // weights and activations leave (data/engines, "kv_memory"). Llama-3.1-70B in
-// fp8 with an fp8 cache on one 80 GB H100 leaves little beside ~70 GB of
-// weights, so the two rules part: vLLM's room is 0.92 x 80 - 70.6 - act, about
-// 2.9 GB; TensorRT-LLM's 0.9 x (80 - 70.6 - act), about 8.4 GB.
+// fp8 with an fp8 cache on one 80 GB H100 leaves little beside its 71.6 GB of
+// weights, so the two rules part: vLLM's room is 0.92 x 80 - 71.6 - act, about
+// 2.0 GB; TensorRT-LLM's 0.9 x (80 - 71.6 - act), about 7.6 GB (the CLI prints
+// both); at 210 MB of fp8 cache a 1,280-token sequence, 9 and 35 sequences.
 TEST(Capacity, AnEngineSizesTheKvCacheByItsOwnRule) {
   const ModelSpec m = load_model("llama-3.1-70b");
   const Device& d = registry().get("h100");
-  Scenario s = decode(1, 1280);
-  s.precision.weights = Format::kFp8;
-  s.precision.kv = Format::kFp8;
+  Scenario s = fp8_decode_at_1280();
   const auto room = [&](const char* engine, std::int64_t batch) {
     Scenario at = s;
     at.batch = batch;
@@ -444,9 +451,7 @@ TEST(Capacity, AnEngineSizesTheKvCacheByItsOwnRule) {
 TEST(Capacity, APredictionsFitFollowsTheEnginesRule) {
   const ModelSpec m = load_model("llama-3.1-70b");
   const Device& d = registry().get("h100");
-  Scenario s = decode(1, 1280);
-  s.precision.weights = Format::kFp8;
-  s.precision.kv = Format::kFp8;
+  Scenario s = fp8_decode_at_1280();
   const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
   const ModelOptions o = with_engine({}, d, &vllm);
   const Capacity c = capacity(m, d, s, &vllm);
