@@ -163,7 +163,8 @@ void bind_documents(py::module_& m) {
       m, "capacity",
       [](const Resolved& x) {
         // As predict's: the engine's KV memory rule in realistic mode only.
-        const EngineProfile* engine = x.options.mode == Mode::kRealistic ? x.options.engine : nullptr;
+        const EngineProfile* engine =
+            x.options.mode == Mode::kRealistic ? x.options.engine : nullptr;
         return to_py(to_json(capacity(*x.model, *x.device, x.scenario, engine)));
       },
       "The largest batch at this context and context at this batch that fit (the \"capacity\" "

@@ -799,10 +799,6 @@ void check_engine_formats(const EngineProfile& e, const OpGraph& g, const Scenar
   }
 }
 
-}  // namespace
-
-namespace {
-
 // The serving engine's rule for its KV cache's memory (EngineScheduler::kv_memory),
 // or null: none for no engine, for one without a scheduler profile, and for the
 // reference, whose generic scheduler is no engine's rule (predictions take the
