@@ -139,6 +139,12 @@ std::string length_range(std::int64_t min, std::int64_t length) {
   return min != 0 && min != length ? fmt::format("{}-{}", min, length) : std::to_string(length);
 }
 
+std::string kv_memory_text(double share, bool of_free) {
+  return fmt::format("{:.0f}% of {}", share * 100,
+                     of_free ? "what the weights and activations leave"
+                             : "the memory, weights and activations included");
+}
+
 std::string join(const std::vector<std::string>& v, std::string_view sep) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : std::string(sep)) + x;

@@ -52,6 +52,10 @@ void print_notes(const std::vector<std::string>& notes);
 [[nodiscard]] std::string length_range(std::int64_t min, std::int64_t length);
 
 // Joins `v` with `sep` between items.
+// A KV memory rule in words: "92% of the memory, weights and activations
+// included" or "90% of what the weights and activations leave".
+[[nodiscard]] std::string kv_memory_text(double share, bool of_free);
+
 [[nodiscard]] std::string join(const std::vector<std::string>& v, std::string_view sep);
 
 // Splits a comma-separated flag value ("1,8,64"). Throws InvalidArgument

@@ -154,9 +154,7 @@ void engines_command(const std::string& id, bool json) {
       figure("requests running", s.max_running);
       if (s.kv_block_tokens.known()) figure("KV block tokens", s.kv_block_tokens);
       choice("KV cache memory",
-             fmt::format("{:.0f}% of {} ({})", s.kv_memory.value * 100,
-                         s.kv_memory_of_free ? "the memory the weights and activations leave"
-                                             : "the whole memory, weights and activations included",
+             fmt::format("{} ({})", kv_memory_text(s.kv_memory.value, s.kv_memory_of_free),
                          confidence_name(s.kv_memory.confidence)),
              s.kv_memory.source);
       if (!s.kv_memory_before.empty()) {

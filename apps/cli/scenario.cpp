@@ -21,10 +21,8 @@ namespace {
 // The capacity row's note on whose rule sized the KV cache ("" for none).
 std::string kv_memory_rule(const Capacity& c) {
   if (!c.kv_memory_engine) return {};
-  return fmt::format("; KV cache as {} sizes it: {:.0f}% of {}", c.kv_memory_engine->name,
-                     c.kv_memory_share * 100,
-                     c.kv_memory_of_free ? "what the weights and activations leave"
-                                         : "the memory, weights and activations included");
+  return fmt::format("; KV cache as {} sizes it: {}", c.kv_memory_engine->name,
+                     kv_memory_text(c.kv_memory_share, c.kv_memory_of_free));
 }
 
 void print_op_table(const Prediction& p, Output out) {

@@ -120,10 +120,9 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
              fmt::format("{} decoding at once on average; KV cache fits {} whole requests",
                          r.running, r.max_concurrency_that_fits)});
   t.add_row({"KV cache",
-             fmt::format("{} tokens an instance, {} a GPU ({:.0f}% of {})", r.kv_cache_tokens,
-                         human_bytes(r.kv_cache_bytes_per_gpu), r.kv_memory_share * 100,
-                         r.kv_memory_of_free ? "what the weights and activations leave"
-                                             : "the memory, weights and activations included")});
+             fmt::format("{} tokens an instance, {} a GPU ({})", r.kv_cache_tokens,
+                         human_bytes(r.kv_cache_bytes_per_gpu),
+                         kv_memory_text(r.kv_memory_share, r.kv_memory_of_free))});
   t.add_row({"waits", human_time(r.queue_wait_s) + " to be admitted, " +
                           human_time(r.prompt_queue_wait_s) + " more to the first chunk"});
   t.add_row({"step: plain / with a prompt",

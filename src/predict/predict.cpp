@@ -816,7 +816,7 @@ void apply_kv_memory_rule(const EngineProfile* engine, MemoryEstimate* mem) noex
   mem->kv_rule_engine = engine;
   mem->kv_room_bytes = rule->kv_room_bytes(rule->kv_memory_share(""), mem->capacity_bytes,
                                            mem->weights_bytes, mem->activation_bytes);
-  mem->fits = mem->kv_room_bytes >= 0 && mem->kv_cache_bytes <= mem->kv_room_bytes;
+  mem->fits = mem->kv_cache_bytes <= mem->kv_room_bytes;  // a cache >= 0: the room too
 }
 
 }  // namespace
