@@ -437,6 +437,38 @@ TEST(ServingRuns, DecodeStepsArePredictedOrRefusedWithAReason) {
   EXPECT_EQ(r.groups[0].rows, 1);
 }
 
+// An fp8 latent cache under SGLang on Hopper would cost a whole-pool cast a
+// step (over 100 ms for DeepSeek-R1 at TP 8); the runs' TPOTs rule it out, so
+// an AIConfigurator SGLang run of an MLA model on Hopper is read with a bf16
+// cache, and one on Blackwell (TRT-LLM MLA reads fp8) keeps its fp8 cache.
+TEST(ServingRuns, AnEngineThatCastsItsLatentCacheIsReadWithABf16Cache) {
+  const Registry registry = Registry::built_in();
+  auto row = [](const std::string& system) {
+    return "r1,sglang,0.5.9,deepseek-ai/DeepSeek-R1," + system +
+           ",fp8,agg,1024,1024,fp8_block,fp8_block,8,8,1,1,,,,,,,,,,,,,,,,,250.0,12.5\n";
+  };
+  const DecodeStepReport r = validate_decode_steps(
+      parse_serving_runs(std::string(kServingHeader) + row("h200_sxm") + row("b200_sxm"), "t.csv"),
+      registry, {}, "case");
+  ASSERT_EQ(r.predicted, 2) << r.rows[0].refused;
+  const ModelSpec m = load_model("deepseek-v3");
+  ModelOptions o;
+  o.engine = &EngineRegistry::built_in().get("sglang");
+  o.graph_max_batch = 8;
+  auto step = [&](const char* device, Format kv) {
+    Scenario s;
+    s.batch = 8;
+    s.seq_len = 1024 + 512;
+    s.tp = 8;
+    s.precision.weights = s.precision.experts = s.precision.act = Format::kFp8;
+    s.precision.kv = kv;
+    return predict(m, registry.get(device), s, o).time_s * 1e3;
+  };
+  EXPECT_DOUBLE_EQ(r.rows[0].predicted_ms, step("h200", Format::kBf16));
+  EXPECT_NE(r.rows[0].formats.find("bf16 cache"), std::string::npos) << r.rows[0].formats;
+  EXPECT_DOUBLE_EQ(r.rows[1].predicted_ms, step("b200", Format::kFp8));
+}
+
 // AIConfigurator's SDK gives a quantized checkpoint (here the -FP8 release of
 // Qwen3-235B-A22B) an fp8 KV cache, and its fp8 and fp4 precision profiles give
 // one to a bf16 checkpoint too (Llama-3.1-70B run at fp8); a bf16 run keeps a

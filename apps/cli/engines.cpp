@@ -205,6 +205,12 @@ void engines_command(const std::string& id, bool json) {
       std::cout << fmt::format("  {:<28} {}\n", "GEMM " + format, kernel);
     }
     std::cout << fmt::format("  {:<28} {}\n", "attention", e.attention_kernels);
+    if (const auto& cast = e.latent_cache_cast) {
+      std::cout << fmt::format(
+          "  {:<28} on {}: {}; the cast at {:.3g} of the bandwidth\n      source: {}\n",
+          "fp8 latent (MLA) cache", list(cast->architectures), cast->kernel,
+          cast->bandwidth_efficiency.value, e.citation(cast->source));
+    }
     std::cout << fmt::format("  {:<28} {}\n", "fusions", list(e.fusions));
     std::vector<std::string> unsupported;
     for (Format f : e.unsupported) unsupported.emplace_back(format_id(f));

@@ -366,6 +366,18 @@ struct EngineProfile {
     std::string kernel, source;
   };
   std::vector<ExpertActivation> expert_activations;
+  // An fp8 cache of latent (MLA) attention that the engine's decode kernel
+  // cannot read on these architectures: each attention layer converts its
+  // whole share of the KV pool (every allocated slot, not just the live
+  // tokens) to bf16 every forward with decode tokens, then attends in bf16
+  // (SGLang's FlashAttention 3 backend on Hopper, sglang issue #35291).
+  struct LatentCacheCast {
+    std::vector<std::string> architectures;
+    std::vector<std::uint64_t> architecture_keys;  // architecture_key() of each, set on load
+    EngineFigure bandwidth_efficiency;             // the cast's share of the datasheet bandwidth
+    std::string kernel, source;
+  };
+  std::optional<LatentCacheCast> latent_cache_cast;
   std::map<std::string, std::string> gemm_kernels;  // format -> kernel family (documentation)
   std::string attention_kernels;
   std::vector<std::string> fusions;
@@ -384,6 +396,9 @@ struct EngineProfile {
   // The rule for experts in `weights` with 16-bit activations `act` on
   // `device`, or nullptr (other activations were asked for: they stay).
   [[nodiscard]] const ExpertActivation* expert_activation(Format weights, Format act,
+                                                          const Device& device) const noexcept;
+  // The cast rule when an fp8 latent cache is read on `device`, or nullptr.
+  [[nodiscard]] const LatentCacheCast* casts_latent_cache(Format kv,
                                                           const Device& device) const noexcept;
   // The mix of the engine's files for a graph of these formats, or nullptr.
   [[nodiscard]] const FileMix* file_mix(Format weights, Format experts, bool moe) const noexcept;

@@ -50,6 +50,10 @@ struct Prediction {
   Seconds compute_time_s = 0;  // sum over ops
   Seconds overhead_s = 0;      // launches and the engine's fixed cost per step
   Seconds engine_step_s = 0;   // the engine's fixed host cost in this pass (in overhead_s)
+  // Decode with an fp8 latent cache the engine's kernel cannot read
+  // (engine->latent_cache_cast): the whole pool's cast to bf16 this forward,
+  // in time_s and memory_time_s (0 otherwise).
+  Seconds latent_cache_cast_s = 0;
   bool cuda_graphs = false;    // the engine replays CUDA graphs for this pass
   Seconds communication_s = 0;
   const EngineProfile* engine = nullptr;  // null: the reference engine

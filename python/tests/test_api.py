@@ -132,7 +132,8 @@ def test_engines_are_listed_and_change_the_prediction():
     assert vllm["engine"] == {"id": "vllm", "gemm_table": "h200-vllm", "gemm_table_source": "measured-table",
                               "attention_table": "h200-vllm",
                               "attention_table_source": "measured-attention-table",
-                              "step_overhead_s": 0.0, "cuda_graphs": True}
+                              "step_overhead_s": 0.0, "latent_cache_cast_s": 0.0,
+                              "cuda_graphs": True}
     # Every matmul of the vLLM prediction takes its efficiency from the measured table.
     sources = {op["efficiency_source"] for op in vllm["ops"] if op["kind"] == "matmul"}
     assert sources == {"measured-table"}

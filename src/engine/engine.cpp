@@ -660,6 +660,14 @@ const EngineProfile::ExpertActivation* EngineProfile::expert_activation(
   return nullptr;
 }
 
+const EngineProfile::LatentCacheCast* EngineProfile::casts_latent_cache(
+    Format kv, const Device& device) const noexcept {
+  if (!latent_cache_cast || kv != Format::kFp8) return nullptr;
+  for (std::uint64_t a : latent_cache_cast->architecture_keys)
+    if (a == device.architecture_key) return &*latent_cache_cast;
+  return nullptr;
+}
+
 std::string EngineProfile::citation(const std::string& key) const {
   const auto it = sources.find(key);
   return it == sources.end() ? std::string() : it->second;
@@ -904,6 +912,20 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
       r.finish();
       e.expert_activations.push_back(std::move(rule));
     }
+  }
+  if (o.has("latent_cache_cast")) {
+    StrictObject r = o.object("latent_cache_cast");
+    EngineProfile::LatentCacheCast rule;
+    rule.architectures = strings(r, "architectures");
+    if (rule.architectures.empty()) r.fail("architectures", "names no architecture");
+    for (const std::string& a : rule.architectures)
+      rule.architecture_keys.push_back(architecture_key(a));
+    rule.bandwidth_efficiency = figure(r, "bandwidth_efficiency", 0.01, 1.0, e.sources);
+    rule.kernel = r.string("kernel");
+    rule.source = r.string("source");
+    if (!e.sources.count(rule.source)) r.fail("source", "names no entry of \"sources\"");
+    r.finish();
+    e.latent_cache_cast = std::move(rule);
   }
   e.attention_kernels = o.string("attention_kernels");
   e.fusions = strings(o, "fusions");
@@ -1416,6 +1438,14 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"cublas_gemm", cublas},
           {"fp8_prequantized", prequantized},
           {"expert_activations", expert_acts},
+          {"latent_cache_cast",
+           e.latent_cache_cast
+               ? nlohmann::json{{"architectures", e.latent_cache_cast->architectures},
+                                {"bandwidth_efficiency",
+                                 figure_json(e, e.latent_cache_cast->bandwidth_efficiency)},
+                                {"kernel", e.latent_cache_cast->kernel},
+                                {"source", e.citation(e.latent_cache_cast->source)}}
+               : nlohmann::json(nullptr)},
           {"gemm_kernels", e.gemm_kernels},
           {"attention_kernels", e.attention_kernels},
           {"fusions", e.fusions},

@@ -64,6 +64,9 @@ const EngineProfile::DequantGemm::Figures* dequant_figures(const Device& d, cons
 // for the same ones).
 struct TableMemo {
   bool fp8 = false;  // the last entry found is the table's fp8 one
+  // The engine reads this pass's fp8 latent cache through a bf16 copy
+  // (EngineProfile::latent_cache_cast): its decode attention is the bf16 kernel's.
+  bool latent_bf16_copy = false;
   struct Shape {
     double m, nk, efficiency;
     double mk, fp8_scale_s;  // fp8_scale's argument and answer (NaN: not asked)
@@ -300,13 +303,17 @@ const EngineFigure* cublas_figure(const Device& d, const Op& op, const ModelOpti
                                               OpTiming* out) {
   if (op.gemm_m <= 0 || opt.attention_table == nullptr) return false;
   const AttentionTable& table = *opt.attention_table;
-  const AttentionTable::Entry* e = table.find(op.prompt_attention, op.latent_attention, op.weights);
+  // An fp8 latent cache the engine's kernel cannot read: the kernel attends
+  // over the layer's bf16 copy (the cast itself is priced per step, predict()).
+  const bool bf16_copy = memo->latent_bf16_copy && op.latent_attention && !op.prompt_attention;
+  const AttentionTable::Entry* e = table.find(op.prompt_attention, op.latent_attention,
+                                              bf16_copy ? Format::kBf16 : op.weights);
   if (e == nullptr) return false;
   const double eff = memo->attention(table, *e, op);
   OpTiming& t = *out;
   const double bytes = op.prompt_attention
                            ? 4 * op.gemm_m * op.gemm_k * (op.gemm_n + 1) * op.gemm_groups
-                           : op.bytes();
+                           : op.bytes() + (bf16_copy ? op.kv_bytes : 0);
   t.memory_time_s = op.count * bytes / (d.memory_bandwidth_Bps.value * eff);
   t.compute_time_s = op.count * op.flops / (checked_peak(d, Format::kBf16) * eff);
   t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;
@@ -873,6 +880,12 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   double total_s = 0, overhead_s = 0, memory_s = 0, compute_s = 0, flops = 0, weight_bytes = 0,
          act_bytes = 0, kv_bytes = 0, communication_s = 0;
   TableMemo memo;
+  // Plain MLA only: sparse-attention models run the engine's sparse kernels.
+  const EngineProfile::LatentCacheCast* cast =
+      engine && decode && m.mla.kv_lora_rank > 0 && !m.sparse_attention
+          ? engine->casts_latent_cache(s.precision.kv, d)
+          : nullptr;
+  memo.latent_bf16_copy = cast != nullptr;
 
   const int n = p.graph.size;
   int i = 0;
@@ -987,6 +1000,16 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     p.memory.fits = p.memory.total_bytes <= p.memory.capacity_bytes;
   }
   apply_kv_memory_rule(engine, &p.memory);
+  if (cast && p.memory.kv_room_bytes > 0) {
+    // The engine converts every layer's whole share of the KV pool (the room
+    // its memory rule gives the cache, all slots) from fp8 to bf16 each
+    // decode forward: one byte read and two written an element.
+    p.latent_cache_cast_s = 3 * p.memory.kv_room_bytes /
+                            (d.memory_bandwidth_Bps.value * cast->bandwidth_efficiency.value);
+    p.time_s += p.latent_cache_cast_s;
+    p.memory_time_s += p.latent_cache_cast_s;
+    p.tokens_per_s = tokens / p.time_s;
+  }
   return p;
 }
 

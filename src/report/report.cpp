@@ -461,6 +461,7 @@ nlohmann::json engine_json(const Prediction& p) {
     return {{"id", "roofline"},
             {"gemm_table", nullptr},
             {"step_overhead_s", 0},
+            {"latent_cache_cast_s", 0},
             {"cuda_graphs", false}};
   }
   nlohmann::json j = {
@@ -470,6 +471,7 @@ nlohmann::json engine_json(const Prediction& p) {
                                 ? nlohmann::json(efficiency_source_name(p.gemm_table_source))
                                 : nlohmann::json(nullptr)},
       {"step_overhead_s", p.engine_step_s},
+      {"latent_cache_cast_s", p.latent_cache_cast_s},
       {"cuda_graphs", p.cuda_graphs}};
   // Only when a MoE table priced the MoE layers.
   if (p.moe_table) {
@@ -603,6 +605,15 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
   if (s.phase == Phase::kDecode) {
     notes.push_back(fmt::format("a decode step streams {} of weights and {} of KV cache",
                                 human_bytes(p.weight_bytes), human_bytes(p.kv_bytes)));
+  }
+  if (p.latent_cache_cast_s > 0 && p.engine && p.engine->latent_cache_cast) {
+    const auto& cast = *p.engine->latent_cache_cast;
+    notes.push_back(fmt::format(
+        "{} of the step ({:.0f}%) converts {}'s whole fp8 KV pool ({} a GPU, the room it gives "
+        "the cache) to bf16, at {:.3g} of the bandwidth: {} (source: {})",
+        human_time(p.latent_cache_cast_s), 100 * p.latent_cache_cast_s / p.time_s,
+        p.engine->name, human_bytes(p.memory.kv_room_bytes), cast.bandwidth_efficiency.value,
+        cast.kernel, cast.source));
   }
   if (s.draft_tokens > 0) {
     double draft = 0;

@@ -502,8 +502,19 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         throw Refusal("disaggregated row without its prefill and decode worker counts");
       if (disagg && r.prefill_pp > 1)
         throw Refusal("pipeline parallel serving is not modeled (the serving issue, #12)");
-      const Scenario s = decode_step(r, it->second, &row.formats,
-                                     !serving || recipe == ServingRecipe::kAiConfigurator);
+      Scenario s = decode_step(r, it->second, &row.formats,
+                               !serving || recipe == ServingRecipe::kAiConfigurator);
+      // An fp8 latent cache that the engine would read through a cast of its
+      // whole pool every step (SGLang's FlashAttention 3 on Hopper): these runs
+      // cannot have paid it (at their pools of a million tokens the cast
+      // alone takes over 100 ms a step, their TPOTs are 10-50 ms), so they
+      // are read with a 16-bit cache (docs/VALIDATION.md, session 25).
+      const ModelSpec& spec = it->second;
+      if (spec.mla.kv_lora_rank > 0 && !spec.sparse_attention &&
+          e->casts_latent_cache(s.precision.kv, *d)) {
+        s.precision.kv = Format::kBf16;
+        row.formats += ", bf16 cache";
+      }
       ModelOptions o = options;
       o.engine = e;
       if (tables) o = with_engine(o, *d, e, *tables);

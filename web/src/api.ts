@@ -79,6 +79,8 @@ export interface PredictionEngine {
   id: string;
   cuda_graphs: boolean;
   step_overhead_s: number;
+  /** Decode with an fp8 latent cache the engine's kernel cannot read: the pool's cast to bf16. */
+  latent_cache_cast_s: number;
   gemm_table?: string | null; gemm_table_source?: string | null;
   attention_table?: string | null; attention_table_source?: string | null;
   moe_table?: string | null; moe_table_source?: string | null;

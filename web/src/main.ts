@@ -118,6 +118,8 @@ function engineDetail(p: Prediction): string {
     : 'no kernel tables: the engine\'s figures and the device\'s fractions',
     e.cuda_graphs ? 'CUDA graphs' : 'eager launches',
     e.step_overhead_s > 0 ? `${seconds(e.step_overhead_s)} a step on the host` : '',
+    e.latent_cache_cast_s > 0
+      ? `${seconds(e.latent_cache_cast_s)} a step casting the fp8 KV pool to bf16` : '',
     e.build ? `build of ${e.build}` : ''].filter(Boolean).join(' · ');
 }
 
