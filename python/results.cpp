@@ -172,7 +172,7 @@ std::vector<Field<GenerationResult>> generation_fields() {
       {"decode_tokens_per_s", [](const R& r) { return py::float_(r.g.decode_tokens_per_s); }},
       {"mode", [](const R& r) { return text_of(mode_name(r.mode)); }},
       {"peak_memory", [](const R& r) { return to_py(to_json(r.g.peak_memory)); }},
-      {"engine", [](const R& r) { return to_py(engine_json(r.g.prefill)); }},
+      {"engine", [](const R& r) { return to_py(engine_json(r.g)); }},
       {"version", [](const R&) { return py::str(std::string(version())); }},
       {"data_hash", [](const R&) { return py::str(registry().data_hash()); }},
       {"prefill", from_document<R>("prefill")},

@@ -14,6 +14,7 @@
 #include "roofline/gpu_run.h"
 #include "roofline/model.h"
 #include "roofline/predict.h"
+#include "roofline/report.h"
 #include "roofline/validate.h"
 
 namespace roofline {
@@ -2411,9 +2412,43 @@ TEST(EnginePrediction, AnFp8LatentCacheTheEngineCannotReadIsCastWhole) {
   double ops = 0;
   for (int i = 0; i < fp8.graph.size; ++i) ops += fp8.timings[static_cast<std::size_t>(i)].time_s;
   EXPECT_NEAR(fp8.time_s, ops + fp8.latent_cache_cast_s, 1e-9);
-  // Not on Blackwell (TRT-LLM MLA reads fp8), not for prompts, not in vLLM.
+  EXPECT_EQ(fp8.bound, Bound::kMemory);
+  EXPECT_NEAR(fp8.kv_bytes - bf16.kv_bytes / 2, 3 * fp8.memory.kv_room_bytes,
+              1e-6 * fp8.kv_bytes);  // the cast's bytes beside the step's own fp8 cache
+  EXPECT_DOUBLE_EQ(engine_json(fp8)["latent_cache_cast_s"].get<double>(), fp8.latent_cache_cast_s);
+  bool noted = false;
+  for (const std::string& note : explain(m, h200, Scenario{}, fp8))
+    noted |= note.find("converts SGLang's whole fp8 KV pool") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // A step that also carries a prompt chunk casts the same pool; two
+  // pipeline stages each cast their own (half the layers, half the pool, in turn).
+  Scenario mixed;
+  mixed.batch = 32;
+  mixed.seq_len = 2048;
+  mixed.tp = 8;
+  mixed.precision.weights = mixed.precision.act = mixed.precision.kv = Format::kFp8;
+  mixed.prefill_tokens = mixed.prefill_prompt = 512;
+  EXPECT_NEAR(predict(m, h200, mixed, o).latent_cache_cast_s, fp8.latent_cache_cast_s,
+              1e-9 * expected);
+  mixed.prefill_tokens = mixed.prefill_prompt = 0;
+  mixed.tp = 4;
+  mixed.pp = 2;
+  const Prediction staged = predict(m, h200, mixed, o);
+  ASSERT_GT(staged.memory.kv_room_bytes, 0);
+  EXPECT_NEAR(staged.latent_cache_cast_s,
+              2 * 3 * staged.memory.kv_room_bytes / (4.8e12 * 0.209), 1e-9 * expected);
+  // Not on Blackwell (TRT-LLM MLA reads fp8), not for prompts, not in vLLM,
+  // not for a GQA model's fp8 cache, not for sparse-attention MLA (SGLang's
+  // sparse kernels).
   EXPECT_DOUBLE_EQ(step(devices().get("b200"), Format::kFp8).latent_cache_cast_s, 0);
   EXPECT_DOUBLE_EQ(step(h200, Format::kFp8, Phase::kPrefill).latent_cache_cast_s, 0);
+  for (const char* other : {"llama-3.1-8b", "deepseek-v3.2"}) {
+    Scenario s;
+    s.batch = 32;
+    s.precision.kv = Format::kFp8;
+    s.tp = 8;
+    EXPECT_DOUBLE_EQ(predict(load_model(other), h200, s, o).latent_cache_cast_s, 0) << other;
+  }
   ModelOptions v;
   v.engine = &EngineRegistry::built_in().get("vllm");
   Scenario s;

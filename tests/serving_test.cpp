@@ -599,6 +599,45 @@ TEST(Serving, APromptPoolSkipsTheCachedPrefills) {
   EXPECT_THROW((void)predict_serving(m, d, s, vllm()), InvalidArgument);
 }
 
+// SGLang on Hopper casts its whole fp8 latent pool every decode step
+// (EngineProfile::latent_cache_cast), not in a prefill worker's prompt-only
+// steps: one client of DeepSeek-V3, disaggregated at TP 8 + TP 8 on H200. Its
+// first token comes from the prefill worker after the wait for the decode
+// worker's step; the prefill step itself costs what it does with a bf16 cache.
+TEST(Serving, APrefillWorkersStepsCastNoLatentPool) {
+  const ModelSpec m = load_model("deepseek-v3");
+  const Device& d = devices().get("h200");
+  ModelOptions o;
+  o.engine = &EngineRegistry::built_in().get("sglang");
+  auto run = [&](Format kv) {
+    ServingScenario s;
+    s.isl = 1024;
+    s.osl = 64;
+    s.concurrency = 1;
+    s.mode = ServingMode::kDisaggregated;
+    s.prefill_tp = s.decode_tp = s.step.tp = 8;
+    s.step.precision.weights = s.step.precision.act = Format::kFp8;
+    s.step.precision.kv = kv;
+    return predict_serving(m, d, s, o);
+  };
+  const ServingResult fp8 = run(Format::kFp8), bf16 = run(Format::kBf16);
+  Scenario step;
+  step.batch = 1;
+  step.seq_len = 1024;
+  step.tp = 8;
+  step.precision.weights = step.precision.act = step.precision.kv = Format::kFp8;
+  const double cast = predict(m, d, step, o).latent_cache_cast_s;
+  ASSERT_GT(cast, 0.1);  // the pool of 42.8 GB: over 100 ms
+  EXPECT_GT(fp8.tpot_s, bf16.tpot_s + 0.9 * cast);  // each decode step pays it
+  // The prefill step (TTFT less the wait to be admitted) within 5% of the
+  // bf16 cache's (its KV transfer and cache write differ a little), where the
+  // cast would add 100% or more.
+  constexpr double kPrefillTolerance = 0.05;
+  const double fp8_prefill = fp8.ttft_s - fp8.queue_wait_s;
+  const double bf16_prefill = bf16.ttft_s - bf16.queue_wait_s;
+  EXPECT_NEAR(fp8_prefill, bf16_prefill, kPrefillTolerance * bf16_prefill);
+}
+
 // Past the KV capacity, the extra clients wait: TTFT grows by about a whole
 // request while the throughput stays that of the requests that fit.
 TEST(Serving, ClientsBeyondTheKvCapacityQueue) {

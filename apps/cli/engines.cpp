@@ -207,9 +207,12 @@ void engines_command(const std::string& id, bool json) {
     std::cout << fmt::format("  {:<28} {}\n", "attention", e.attention_kernels);
     if (const auto& cast = e.latent_cache_cast) {
       std::cout << fmt::format(
-          "  {:<28} on {}: {}; the cast at {:.3g} of the bandwidth\n      source: {}\n",
+          "  {:<28} on {}: {}; the cast at {:.3g} of the bandwidth ({}{})\n      source: {}\n",
           "fp8 latent (MLA) cache", list(cast->architectures), cast->kernel,
-          cast->bandwidth_efficiency.value, e.citation(cast->source));
+          cast->bandwidth_efficiency.value,
+          confidence_name(cast->bandwidth_efficiency.confidence),
+          cast->bandwidth_efficiency.note.empty() ? "" : ": " + cast->bandwidth_efficiency.note,
+          e.citation(cast->source));
     }
     std::cout << fmt::format("  {:<28} {}\n", "fusions", list(e.fusions));
     std::vector<std::string> unsupported;

@@ -397,8 +397,10 @@ struct EngineProfile {
   // `device`, or nullptr (other activations were asked for: they stay).
   [[nodiscard]] const ExpertActivation* expert_activation(Format weights, Format act,
                                                           const Device& device) const noexcept;
-  // The cast rule when an fp8 latent cache is read on `device`, or nullptr.
-  [[nodiscard]] const LatentCacheCast* casts_latent_cache(Format kv,
+  // The cast rule when `model`'s decode reads its fp8 latent cache on
+  // `device`, or nullptr: plain MLA models only (sparse-attention models run
+  // the engine's sparse kernels), an fp8 (e4m3) cache only.
+  [[nodiscard]] const LatentCacheCast* casts_latent_cache(const ModelSpec& model, Format kv,
                                                           const Device& device) const noexcept;
   // The mix of the engine's files for a graph of these formats, or nullptr.
   [[nodiscard]] const FileMix* file_mix(Format weights, Format experts, bool moe) const noexcept;

@@ -87,8 +87,12 @@ namespace roofline {
 [[nodiscard]] nlohmann::json to_json(const Candidate& c);
 [[nodiscard]] nlohmann::json to_json(const Strategy& s);
 
-// Which engine a prediction used: {"id", "gemm_table", "gemm_table_source"?, "step_overhead_s"}.
+// Which engine a prediction used: {"id", "gemm_table", "gemm_table_source"?, "step_overhead_s",
+// "latent_cache_cast_s", "cuda_graphs", ...}.
 [[nodiscard]] nlohmann::json engine_json(const Prediction& p);
+// A generation's engine block: the prefill's, with the decode steps' cast of
+// the KV pool (latent_cache_cast_s, the same every step: the pool's size).
+[[nodiscard]] nlohmann::json engine_json(const GenerateResult& g);
 // {"max_batch", "max_context", "max_context_by_memory", "context_window",
 //  "kv_memory": {"engine", "share", "of": "total"|"free"} or null}.
 [[nodiscard]] nlohmann::json to_json(const Capacity& c);

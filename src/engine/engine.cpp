@@ -661,8 +661,10 @@ const EngineProfile::ExpertActivation* EngineProfile::expert_activation(
 }
 
 const EngineProfile::LatentCacheCast* EngineProfile::casts_latent_cache(
-    Format kv, const Device& device) const noexcept {
-  if (!latent_cache_cast || kv != Format::kFp8) return nullptr;
+    const ModelSpec& model, Format kv, const Device& device) const noexcept {
+  if (!latent_cache_cast || kv != Format::kFp8 || model.mla.kv_lora_rank <= 0 ||
+      model.sparse_attention)
+    return nullptr;
   for (std::uint64_t a : latent_cache_cast->architecture_keys)
     if (a == device.architecture_key) return &*latent_cache_cast;
   return nullptr;

@@ -880,10 +880,18 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   double total_s = 0, overhead_s = 0, memory_s = 0, compute_s = 0, flops = 0, weight_bytes = 0,
          act_bytes = 0, kv_bytes = 0, communication_s = 0;
   TableMemo memo;
-  // Plain MLA only: sparse-attention models run the engine's sparse kernels.
+  p.memory = estimate_memory(m, d, s);
+  if (file_mix_bytes != 0) {
+    p.memory.weights_bytes += file_mix_bytes;
+    p.memory.total_bytes += file_mix_bytes;
+    p.memory.fits = p.memory.total_bytes <= p.memory.capacity_bytes;
+  }
+  apply_kv_memory_rule(engine, &p.memory);
+  // A decode step over an fp8 latent cache the engine's kernel cannot read:
+  // the pool the memory rule sizes is cast whole (no rule, no pool: no cast).
   const EngineProfile::LatentCacheCast* cast =
-      engine && decode && m.mla.kv_lora_rank > 0 && !m.sparse_attention
-          ? engine->casts_latent_cache(s.precision.kv, d)
+      engine && decode && p.memory.kv_room_bytes > 0
+          ? engine->casts_latent_cache(m, s.precision.kv, d)
           : nullptr;
   memo.latent_bf16_copy = cast != nullptr;
 
@@ -988,28 +996,22 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     p.time_s += p.engine_step_s;
     p.overhead_s += p.engine_step_s;
   }
+  if (cast) {
+    // Every layer's share of the pool (all slots) from fp8 to bf16, one byte
+    // read and two written an element, on each pipeline stage in turn.
+    const double moved = 3 * p.memory.kv_room_bytes * static_cast<double>(s.pp);
+    p.latent_cache_cast_s =
+        moved / (d.memory_bandwidth_Bps.value * cast->bandwidth_efficiency.value);
+    p.time_s += p.latent_cache_cast_s;
+    p.memory_time_s += p.latent_cache_cast_s;
+    p.kv_bytes += moved;
+    memory_bound_time += p.latent_cache_cast_s;
+  }
   p.bytes = p.weight_bytes + p.act_bytes + p.kv_bytes;
   p.bound = memory_bound_time >= compute_bound_time ? Bound::kMemory : Bound::kCompute;
   p.tokens_per_step = decode ? tokens_per_step(s) : 1;
   const double tokens = decode ? static_cast<double>(s.batch) * p.tokens_per_step : p.graph.tokens;
   p.tokens_per_s = tokens / p.time_s;
-  p.memory = estimate_memory(m, d, s);
-  if (file_mix_bytes != 0) {
-    p.memory.weights_bytes += file_mix_bytes;
-    p.memory.total_bytes += file_mix_bytes;
-    p.memory.fits = p.memory.total_bytes <= p.memory.capacity_bytes;
-  }
-  apply_kv_memory_rule(engine, &p.memory);
-  if (cast && p.memory.kv_room_bytes > 0) {
-    // The engine converts every layer's whole share of the KV pool (the room
-    // its memory rule gives the cache, all slots) from fp8 to bf16 each
-    // decode forward: one byte read and two written an element.
-    p.latent_cache_cast_s = 3 * p.memory.kv_room_bytes /
-                            (d.memory_bandwidth_Bps.value * cast->bandwidth_efficiency.value);
-    p.time_s += p.latent_cache_cast_s;
-    p.memory_time_s += p.latent_cache_cast_s;
-    p.tokens_per_s = tokens / p.time_s;
-  }
   return p;
 }
 

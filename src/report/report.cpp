@@ -488,6 +488,12 @@ nlohmann::json engine_json(const Prediction& p) {
   return j;
 }
 
+nlohmann::json engine_json(const GenerateResult& g) {
+  nlohmann::json j = engine_json(g.prefill);
+  j["latent_cache_cast_s"] = g.first_decode.latent_cache_cast_s;
+  return j;
+}
+
 nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, const Prediction& p,
                        bool per_op) {
   nlohmann::json j = {{"scenario", scenario_json(m, d, s, p.graph)},
@@ -610,10 +616,10 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
     const auto& cast = *p.engine->latent_cache_cast;
     notes.push_back(fmt::format(
         "{} of the step ({:.0f}%) converts {}'s whole fp8 KV pool ({} a GPU, the room it gives "
-        "the cache) to bf16, at {:.3g} of the bandwidth: {} (source: {})",
+        "the cache) to bf16, at {:.3g} of the bandwidth: {}",
         human_time(p.latent_cache_cast_s), 100 * p.latent_cache_cast_s / p.time_s,
         p.engine->name, human_bytes(p.memory.kv_room_bytes), cast.bandwidth_efficiency.value,
-        cast.kernel, cast.source));
+        cast.kernel));
   }
   if (s.draft_tokens > 0) {
     double draft = 0;
@@ -1060,7 +1066,7 @@ nlohmann::json generate_document(const ModelSpec& m, const Device& d, const Scen
   j["scenario"]["prompt"] = prompt;
   j["scenario"]["gen"] = gen;
   j["mode"] = mode_name(mode);
-  j["engine"] = engine_json(g.prefill);
+  j["engine"] = engine_json(g);
   j.update(stamp(registry));
   return j;
 }

@@ -57,7 +57,10 @@ class StepCostGrid {
     s.seq_len = context;
     s.prefill_tokens = prefill;
     s.prefill_prompt = prefill > 0 ? isl_ : 0;
-    const double t = predict(m_, d_, s, o_).time_s;
+    const Prediction pred = predict(m_, d_, s, o_);
+    // A prefill-only step has no decode tokens: no decode-step cast of the
+    // KV pool (EngineProfile::latent_cache_cast).
+    const double t = pred.time_s - (decode > 0 ? 0 : pred.latent_cache_cast_s);
     cache_.emplace(key, t);
     return t;
   }

@@ -509,9 +509,7 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
       // cannot have paid it (at their pools of a million tokens the cast
       // alone takes over 100 ms a step, their TPOTs are 10-50 ms), so they
       // are read with a 16-bit cache (docs/VALIDATION.md, session 25).
-      const ModelSpec& spec = it->second;
-      if (spec.mla.kv_lora_rank > 0 && !spec.sparse_attention &&
-          e->casts_latent_cache(s.precision.kv, *d)) {
+      if (e->casts_latent_cache(it->second, s.precision.kv, *d)) {
         s.precision.kv = Format::kBf16;
         row.formats += ", bf16 cache";
       }
