@@ -32,6 +32,16 @@ void print_repeated(const DecodeStepReport& r) {
       r.repeated);
 }
 
+// The rows read with what their benchmark ran beyond the set's columns.
+void print_harnesses(const DecodeStepReport& r) {
+  for (const auto& [id, n] : r.harness_rows) {
+    std::cout << fmt::format(
+        "{} rows read with their benchmark's settings from harness note {} "
+        "(data/validation/serving-harnesses.json)\n",
+        n, id);
+  }
+}
+
 // Configurations measured more than once whose TPOTs disagree: what no model
 // can fit on those rows. The widest few are listed.
 void print_conflicts(const DecodeStepReport& r) {
@@ -107,6 +117,7 @@ void decode_steps_command(const Registry& registry, const std::string& file,
                            r.predicted, r.refused, r.skipped_disaggregated);
   for (const auto& [reason, n] : r.refusals) std::cout << fmt::format("  {:4}  {}\n", n, reason);
   print_repeated(r);
+  print_harnesses(r);
   print_conflicts(r);
   if (leave_one_out) {
     std::cout << "\nLeave one device out: each measured device's rows with its own GEMM "
@@ -161,6 +172,7 @@ void serving_validation_command(const Registry& registry, const std::string& fil
   std::cout << fmt::format("\n{} rows predicted, {} refused\n", r.predicted, r.refused);
   for (const auto& [reason, n] : r.refusals) std::cout << fmt::format("  {:4}  {}\n", n, reason);
   print_repeated(r);
+  print_harnesses(r);
   print_conflicts(r);
 }
 

@@ -1,7 +1,9 @@
 // Predictions against published measurements (data/validation).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "roofline/hardware.h"
@@ -140,7 +142,47 @@ struct ServingRun {
   std::int64_t prefill_workers = 1, decode_workers = 1;
   bool workers_given = true;
   double ttft_ms = 0, tpot_ms = 0;
+  // What the benchmark that measured the row ran beyond its columns, from a
+  // harness note (ServingHarness): the note's id ("" for none), the draft
+  // tokens its speculative decoding proposed a step, the deployment's
+  // requests running and tokens a step, and its client's random range ratio
+  // (0 for each: not given).
+  std::string harness;
+  std::int64_t draft_tokens = 0, max_running = 0, token_budget = 0;
+  double range_ratio = 0;
 };
+
+// A note on the benchmark behind some rows of the development set
+// (data/validation/serving-harnesses.json): which rows it covers (engine,
+// release, system and model as the rows write them) and what they ran that
+// the columns leave out, from the benchmark's public scripts. A fact about
+// how the rows were measured, never a figure taken from their measurements.
+struct ServingHarness {
+  std::string id, benchmark;
+  // The rows it covers, as the rows write them.
+  std::string backend, backend_version, system, model_path, precision;
+  // Speculative decoding: draft tokens a step, and with attention data
+  // parallelism (0 for both: none).
+  std::int64_t draft_tokens = 0, draft_tokens_with_attention_dp = 0;
+  // The deployment's limits, as the benchmark's script computes them (0: not
+  // given): each rank runs max_batch = the clients, or with attention DP the
+  // clients / divisor (the clients below the divisor), and takes
+  // round_up((drafts + 1) x max_batch + isl + headroom, round_to) tokens a step.
+  std::int64_t max_batch_attention_dp_divisor = 0, token_budget_headroom = 0,
+               token_budget_round_to = 0;
+  double range_ratio = 0;  // the client's --random-range-ratio (0: fixed lengths)
+  std::string source;      // the citations of the match and of the settings
+};
+// Strict: every key known, every setting sourced (a key of "sources"), draft
+// tokens 1 to kMaxDraftTokens, limits 1 to 2^20, a range ratio in (0, 1], no
+// two notes covering the same rows. Throws ParseError "<origin>: <path>: message".
+[[nodiscard]] std::vector<ServingHarness> parse_serving_harnesses(std::string_view json_text,
+                                                                  const std::string& origin);
+// The embedded notes (data/validation/serving-harnesses.json).
+[[nodiscard]] const std::vector<ServingHarness>& built_in_serving_harnesses();
+// Sets each run's harness and draft tokens from the note that covers it.
+void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
+                             std::vector<ServingRun>* runs);
 
 // Strict: the header must hold exactly the known columns; numbers are checked
 // (sizes 1 to 2^20, times positive and finite). At most 100,000 rows. Throws
@@ -167,7 +209,8 @@ struct MeasurementConflict {
 };
 [[nodiscard]] std::vector<MeasurementConflict> measurement_conflicts(
     const std::vector<ServingRun>& runs, double min_ratio = kConflictRatio);
-// The embedded development set (data/validation/serving-dev.csv).
+// The embedded development set (data/validation/serving-dev.csv), with the
+// built-in harness notes applied.
 [[nodiscard]] std::vector<ServingRun> built_in_serving_runs();
 // A file of at most 16 MB (checked before reading), then parse_serving_runs.
 [[nodiscard]] std::vector<ServingRun> load_serving_runs(const std::string& path);
@@ -195,6 +238,9 @@ struct DecodeStepReport {
   // Configurations measured more than once whose TPOTs disagree
   // (measurement_conflicts over the rows the check reads).
   std::vector<MeasurementConflict> conflicts;
+  // Rows the check read with a harness note's settings (ServingRun::harness):
+  // note id -> rows, refused rows included.
+  std::vector<std::pair<std::string, int>> harness_rows;
   // validate_serving: the prompt pool every simulated benchmark drew from (0: none).
   std::int64_t prompt_pool = 0;
   std::vector<ErrorStats> groups;       // "all" first, then per engine, device and model

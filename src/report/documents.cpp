@@ -148,6 +148,10 @@ nlohmann::json row_json(const DecodeStepRow& row, bool serving) {
                       {"measured_tpot_ms", row.run.tpot_ms}};
   if (serving) j["measured_ttft_ms"] = row.run.ttft_ms;
   if (!row.run.layout_note.empty()) j["layout_note"] = row.run.layout_note;
+  if (!row.run.harness.empty()) {
+    j["harness"] = row.run.harness;
+    j["draft_tokens"] = row.run.draft_tokens;
+  }
   if (!row.refused.empty()) {
     j["refused"] = row.refused;
     return j;
@@ -165,6 +169,13 @@ nlohmann::json row_json(const DecodeStepRow& row, bool serving) {
     j.update({{"predicted_step_ms", row.predicted_ms}, {"error_pct", row.error_pct}});
   }
   return j;
+}
+
+// The rows read with a harness note's settings, by note.
+nlohmann::json harness_rows_json(const DecodeStepReport& r) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [id, n] : r.harness_rows) out.push_back({{"harness", id}, {"rows", n}});
+  return out;
 }
 
 nlohmann::json refusals_json(const DecodeStepReport& r) {
@@ -206,6 +217,7 @@ nlohmann::json decode_steps_document(const DecodeStepReport& r, bool prefill_sha
                         {"refused", r.refused},
                         {"skipped_disaggregated", r.skipped_disaggregated},
                         {"repeated_rows", r.repeated},
+                        {"harness_rows", harness_rows_json(r)},
                         {"conflicting_measurements", conflicts_json(r)},
                         {"groups", error_groups_json(r.groups)},
                         {"refusals", refusals_json(r)},
@@ -226,6 +238,7 @@ nlohmann::json serving_validation_document(const DecodeStepReport& r, ServingRec
                         {"predicted", r.predicted},
                         {"refused", r.refused},
                         {"repeated_rows", r.repeated},
+                        {"harness_rows", harness_rows_json(r)},
                         {"conflicting_measurements", conflicts_json(r)},
                         {"tpot_groups", error_groups_json(r.groups)},
                         {"ttft_groups", error_groups_json(r.ttft_groups)},

@@ -25,6 +25,8 @@ namespace {
 constexpr std::size_t kMaxServingBytes = 16 << 20;
 constexpr std::size_t kMaxServingRows = 100000;
 constexpr std::int64_t kMaxSize = std::int64_t{1} << 20;
+constexpr std::size_t kMaxHarnessBytes = 1 << 20;
+constexpr std::size_t kMaxHarnesses = 64;
 
 // The columns, in the order of the development set. A file must have exactly
 // these (in any order).
@@ -297,8 +299,13 @@ double step_with_prompt_share(const ModelSpec& m, const Device& d, Scenario s, c
   s.prefill_tokens = r.isl;
   s.prefill_prompt = r.isl;
   const double with_prompt = predict(m, d, s, o).time_s;
-  return plain + static_cast<double>(s.batch) / static_cast<double>(r.osl) *
-                     std::max(0.0, with_prompt - plain);
+  // A speculative step finishes tokens_per_step tokens of each request, so
+  // requests (and their prompts) turn over that much faster; TPOT is the
+  // step over its tokens.
+  const double per_step = tokens_per_step(s);
+  const double step = plain + static_cast<double>(s.batch) * per_step / static_cast<double>(r.osl) *
+                                  std::max(0.0, with_prompt - plain);
+  return step / per_step;
 }
 
 }  // namespace
@@ -409,10 +416,135 @@ std::vector<ServingRun> parse_serving_runs(std::string_view text, const std::str
   return runs;
 }
 
+std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
+                                                    const std::string& origin) {
+  using detail::StrictObject;
+  const nlohmann::json doc = detail::parse_json_text(text, origin, kMaxHarnessBytes);
+  StrictObject root(doc, origin, "");
+  (void)root.string("about");
+  const std::map<std::string, std::string> sources = detail::read_sources(root);
+  const auto cite = [&sources](StrictObject& o) {
+    std::string key = o.string("source");
+    const auto it = sources.find(key);
+    if (it == sources.end()) o.fail("source", "'" + clip_utf8(key, 40) + "' is not in sources");
+    return it->second;
+  };
+  const nlohmann::json& list = root.required("harnesses");
+  if (!list.is_array()) root.fail("harnesses", "must be an array");
+  if (list.size() > kMaxHarnesses) root.fail("harnesses", "more than 64 notes");
+  std::vector<ServingHarness> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    StrictObject h(list[i], origin, "harnesses[" + std::to_string(i) + "]");
+    ServingHarness n;
+    n.id = h.string("id");
+    if (n.id.empty() || n.id.size() > 64) h.fail("id", "must be 1 to 64 characters");
+    n.benchmark = h.string("benchmark");
+    StrictObject m = h.object("match");
+    n.backend = m.string("backend");
+    n.backend_version = m.string("backend_version");
+    n.system = m.string("system");
+    n.model_path = m.string("model_path");
+    n.precision = m.string("precision");
+    m.finish();
+    if (n.backend.empty() || n.system.empty() || n.model_path.empty() || n.precision.empty())
+      h.fail("match", "backend, system, model_path and precision must not be empty");
+    std::string source = cite(h);
+    if (h.has("speculative_decoding")) {
+      StrictObject sd = h.object("speculative_decoding");
+      if (sd.string("method") != "mtp") sd.fail("method", "must be mtp (a one-layer draft head)");
+      const auto drafts = [&sd](std::string_view key) {
+        const double v = sd.non_negative(key);
+        if (v != std::floor(v) || v < 1 || v > static_cast<double>(kMaxDraftTokens))
+          sd.fail(key, fmt::format("must be a whole number from 1 to {}", kMaxDraftTokens));
+        return static_cast<std::int64_t>(v);
+      };
+      n.draft_tokens = drafts("draft_tokens");
+      n.draft_tokens_with_attention_dp = drafts("draft_tokens_with_attention_dp");
+      source += "; " + cite(sd);
+      sd.finish();
+    }
+    if (h.has("deployment")) {
+      StrictObject dp = h.object("deployment");
+      const auto whole = [&dp](std::string_view key) {
+        const double v = dp.non_negative(key);
+        if (v != std::floor(v) || v < 1 || v > static_cast<double>(kMaxSize))
+          dp.fail(key, "must be a whole number from 1 to 1048576");
+        return static_cast<std::int64_t>(v);
+      };
+      n.max_batch_attention_dp_divisor = whole("max_batch_attention_dp_divisor");
+      n.token_budget_headroom = whole("token_budget_headroom");
+      n.token_budget_round_to = whole("token_budget_round_to");
+      source += "; " + cite(dp);
+      dp.finish();
+    }
+    if (h.has("client")) {
+      StrictObject c = h.object("client");
+      n.range_ratio = c.non_negative("range_ratio");
+      if (!(n.range_ratio > 0 && n.range_ratio <= 1)) c.fail("range_ratio", "must be in (0, 1]");
+      source += "; " + cite(c);
+      c.finish();
+    }
+    n.source = std::move(source);
+    (void)h.optional_string("note", "");
+    h.finish();
+    for (const ServingHarness& e : out) {
+      if (e.id == n.id) h.fail("id", "'" + clip_utf8(n.id, 40) + "' given twice");
+      if (std::tie(e.backend, e.backend_version, e.system, e.model_path, e.precision) ==
+          std::tie(n.backend, n.backend_version, n.system, n.model_path, n.precision))
+        h.fail("match", "covers the same rows as '" + clip_utf8(e.id, 40) + "'");
+    }
+    out.push_back(std::move(n));
+  }
+  root.finish();
+  return out;
+}
+
+const std::vector<ServingHarness>& built_in_serving_harnesses() {
+  static const std::vector<ServingHarness> notes = [] {
+    for (const auto& f : detail::embedded_files()) {
+      if (f.name == "validation/serving-harnesses.json")
+        return parse_serving_harnesses(f.text, "built-in validation/serving-harnesses.json");
+    }
+    return std::vector<ServingHarness>{};
+  }();
+  return notes;
+}
+
+void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
+                             std::vector<ServingRun>* runs) {
+  for (ServingRun& r : *runs) {
+    for (const ServingHarness& n : notes) {
+      if (r.backend != n.backend || r.backend_version != n.backend_version ||
+          r.system != n.system || r.model_path != n.model_path || r.precision != n.precision)
+        continue;
+      r.harness = n.id;
+      const bool dp = r.attention_dp > 1;
+      r.draft_tokens = dp ? n.draft_tokens_with_attention_dp : n.draft_tokens;
+      if (n.max_batch_attention_dp_divisor > 0) {
+        const std::int64_t divisor = n.max_batch_attention_dp_divisor;
+        const std::int64_t batch =
+            !dp ? r.concurrency
+                : (r.concurrency < divisor ? r.concurrency : r.concurrency / divisor);
+        const std::int64_t step_tokens =
+            (r.draft_tokens + 1) * batch + r.isl + n.token_budget_headroom;
+        const std::int64_t round = n.token_budget_round_to;
+        r.max_running = batch * r.attention_dp;
+        r.token_budget = r.attention_dp * ((step_tokens + round - 1) / round * round);
+      }
+      r.range_ratio = n.range_ratio;
+      break;  // no two notes cover the same rows
+    }
+  }
+}
+
 std::vector<ServingRun> built_in_serving_runs() {
   for (const auto& f : detail::embedded_files()) {
-    if (f.name == "validation/serving-dev.csv")
-      return parse_serving_runs(f.text, "built-in validation/serving-dev.csv");
+    if (f.name == "validation/serving-dev.csv") {
+      std::vector<ServingRun> runs =
+          parse_serving_runs(f.text, "built-in validation/serving-dev.csv");
+      apply_serving_harnesses(built_in_serving_harnesses(), &runs);
+      return runs;
+    }
   }
   return {};
 }
@@ -466,13 +598,14 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
   const EngineProfile* fixed = engine == "case" ? nullptr : &engines.get(engine);
   std::map<std::string, ModelSpec> models;
   std::map<std::string, std::vector<double>> groups, ttft;
-  std::map<std::string, int> refusals;
+  std::map<std::string, int> refusals, harness_rows;
   for (const ServingRun& r : runs) {
     const bool disagg = r.mode != "agg";
     if (disagg && !serving) {
       ++report.skipped_disaggregated;  // a decode step alone says nothing of them
       continue;
     }
+    if (!r.harness.empty()) ++harness_rows[r.harness];
     check_deadline("decode-step validation");
     DecodeStepRow row;
     row.run = r;
@@ -513,6 +646,13 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         s.precision.kv = Format::kBf16;
         row.formats += ", bf16 cache";
       }
+      // The benchmark's speculative decoding, from its harness note; at the
+      // predictor's default acceptance (no note records the runs' own).
+      if (r.draft_tokens > 0) {
+        s.draft_tokens = r.draft_tokens;
+        s.acceptance = draft_acceptance(r.draft_tokens, std::nullopt);
+        row.formats += fmt::format(", MTP {} ({})", r.draft_tokens, clip_utf8(r.harness, 64));
+      }
       ModelOptions o = options;
       o.engine = e;
       if (tables) o = with_engine(o, *d, e, *tables);
@@ -530,6 +670,10 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         load.rounds = rounds;
         if (!disagg) load.prompt_pool = prompt_pool;
         load.engine_version = r.backend_version;
+        // The benchmark's own limits and random lengths, from its harness note.
+        if (r.max_running > 0) load.max_running = r.max_running;
+        if (r.token_budget > 0) load.token_budget = r.token_budget;
+        if (r.range_ratio > 0) set_range_ratio(load, r.range_ratio);
         if (recipe == ServingRecipe::kAiConfigurator && disagg) {
           load.prefill_batch = r.prefill_batch;
           load.decode_batch = r.decode_batch;
@@ -550,7 +694,8 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
       } else if (prefill_share) {
         row.predicted_ms = step_with_prompt_share(it->second, *d, s, r, o) * 1e3;
       } else {
-        row.predicted_ms = predict(it->second, *d, s, o).time_s * 1e3;
+        const Prediction p = predict(it->second, *d, s, o);
+        row.predicted_ms = p.time_s / p.tokens_per_step * 1e3;
       }
       row.error_pct = (row.predicted_ms - r.tpot_ms) / r.tpot_ms * 100;
       ++report.predicted;
@@ -591,6 +736,7 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
     }
   }
   for (const auto& [reason, n] : refusals) report.refusals.emplace_back(reason, n);
+  for (const auto& [id, n] : harness_rows) report.harness_rows.emplace_back(id, n);
   std::sort(report.refusals.begin(), report.refusals.end(),
             [](const auto& a, const auto& b) { return a.second > b.second; });
   return report;
@@ -611,7 +757,8 @@ int repeated_serving_runs(const std::vector<ServingRun>& runs) {
                     r.gemm_quant, r.moe_quant, r.isl, r.osl, r.concurrency, r.prefill_batch,
                     r.decode_batch, r.tp, r.pp, r.attention_dp, r.moe_tp, r.moe_ep,
                     r.prefill_moe_ep, r.prefill_tp, r.prefill_pp, r.prefill_attention_dp,
-                    r.prefill_workers, r.decode_workers, r.workers_given, r.ttft_ms, r.tpot_ms);
+                    r.prefill_workers, r.decode_workers, r.workers_given, r.draft_tokens,
+                    r.max_running, r.token_budget, r.range_ratio, r.ttft_ms, r.tpot_ms);
   };
   std::vector<const ServingRun*> order;
   order.reserve(runs.size());
@@ -625,14 +772,15 @@ int repeated_serving_runs(const std::vector<ServingRun>& runs) {
 
 std::vector<MeasurementConflict> measurement_conflicts(const std::vector<ServingRun>& runs,
                                                        double min_ratio) {
-  // Every field of the configuration, the layout an id's labels give included;
-  // not the id, the release or the measurements.
+  // Every field of the configuration, the layout an id's labels give and a
+  // harness note's speculative decoding included; not the id, the release or
+  // the measurements.
   const auto key = [](const ServingRun& r) {
     return std::tie(r.backend, r.model_path, r.system, r.precision, r.mode, r.gemm_quant,
                     r.moe_quant, r.isl, r.osl, r.concurrency, r.prefill_batch, r.decode_batch, r.tp,
                     r.pp, r.attention_dp, r.moe_tp, r.moe_ep, r.prefill_moe_ep, r.prefill_tp,
                     r.prefill_pp, r.prefill_attention_dp, r.prefill_workers, r.decode_workers,
-                    r.workers_given);
+                    r.workers_given, r.draft_tokens, r.max_running, r.token_budget, r.range_ratio);
   };
   std::vector<const ServingRun*> order;
   order.reserve(runs.size());
