@@ -1537,6 +1537,25 @@ TEST(EnginePrediction, EngineRuleSetsTheExpertsActivationFormat) {
   const Prediction p8 = predict(m, b200, fp8, o);
   EXPECT_EQ(p8.graph.ops[first_op(p8, OpKind::kGateProj)].compute, Format::kFp8);
 
+  // The precision plan may name the experts' math itself (vLLM's FlashInfer MoE
+  // with VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1): it wins over the engine's default
+  // and over the rule, it touches the experts only, and a device without that
+  // math refuses it.
+  Scenario w4a8;
+  w4a8.batch = 8;
+  w4a8.precision.expert_act = Format::kMxfp8;
+  ModelOptions ov;
+  ov.engine = &vllm;
+  const Prediction pv = predict(m, b200, w4a8, ov);
+  EXPECT_EQ(pv.graph.ops[first_op(pv, OpKind::kGateProj)].compute, Format::kMxfp8);
+  EXPECT_EQ(pv.graph.ops[first_op(pv, OpKind::kQProj)].compute, Format::kBf16);
+  Scenario plain8;
+  plain8.batch = 8;
+  ModelOptions ot;
+  ot.engine = &trt;
+  EXPECT_DOUBLE_EQ(predict(m, b200, w4a8, ot).time_s, predict(m, b200, plain8, ot).time_s);
+  EXPECT_THROW((void)predict(m, h200, w4a8, ov), InvalidArgument);
+
   // A rule names sources the profile has, and computes in a compute format.
   const std::string text = R"({"id": "x", "name": "x", "kind": "local", "versions": "v",
     "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},

@@ -51,6 +51,27 @@ TEST(Strategies, CustomPlansAreValidatedStrictly) {
   EXPECT_THROW((void)load_strategy("turbo"), NotFound);
 }
 
+// A plan may name the routed experts' math (W4A8 MoE kernels): on a device
+// with that math it reaches the precision plan; on one without, the plan
+// leaves it to the engine and says so; a dense model ignores it.
+TEST(Strategies, ExpertActivationsReachThePlan) {
+  auto doc = custom();
+  doc["weights"] = "mxfp4";
+  doc["expert_act"] = "mxfp8";
+  const Strategy st = parse_strategy(doc.dump(), "c.json");
+  ASSERT_TRUE(st.expert_act);
+  EXPECT_EQ(*st.expert_act, Format::kMxfp8);
+  const ModelSpec moe = load_model("gpt-oss-120b");
+  EXPECT_EQ(resolve(st, moe, registry().get("b200")).precision.expert_act, Format::kMxfp8);
+  const ResolvedStrategy hopper = resolve(st, moe, registry().get("h200"));
+  EXPECT_FALSE(hopper.precision.expert_act);
+  EXPECT_FALSE(hopper.notes.empty());
+  EXPECT_FALSE(
+      resolve(st, load_model("llama-3.1-8b"), registry().get("b200")).precision.expert_act);
+  doc["expert_act"] = "mxfp3";
+  EXPECT_THROW((void)parse_strategy(doc.dump(), "c.json"), ParseError);
+}
+
 TEST(Strategies, ResolveChecksTheDevice) {
   const ModelSpec m = load_model("llama-3.1-8b");
   const Strategy nv = load_strategy("nvfp4_blackwell");

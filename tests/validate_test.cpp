@@ -373,9 +373,11 @@ TEST(ServingRuns, ConflictingMeasurementsBoundTheErrorAnyModelCanReach) {
   for (const ServingRun& r : built_in_serving_runs())
     if (r.mode == "agg") aggregated.push_back(r);
   std::vector<ServingRun> as_written = aggregated;
-  for (ServingRun& r : as_written) {
+  for (ServingRun& r : as_written) {  // every harness setting off
     r.draft_tokens = r.max_running = r.token_budget = 0;
     r.range_ratio = 0;
+    r.expert_act.reset();
+    r.kv.reset();
   }
   const auto across = [](const std::vector<MeasurementConflict>& v) {
     return std::count_if(v.begin(), v.end(), [](const auto& x) { return x.across_releases; });
@@ -437,6 +439,20 @@ TEST(ServingHarnesses, NotesAreStrict) {
   bad(doc(R"(, "speculative_decoding": {"method": "ngram", "draft_tokens": 3,
       "draft_tokens_with_attention_dp": 1, "source": "s"})"),
       "method");
+  const auto fixed = parse_serving_harnesses(
+      doc(R"(, "deployment": {"kv_cache": "fp8", "max_running": 512, "token_budget": 8192,
+      "source": "s"}, "moe": {"expert_act": "mxfp8", "source": "s"})"),
+      "h.json");
+  EXPECT_EQ(fixed[0].max_running, 512);
+  EXPECT_EQ(fixed[0].token_budget, 8192);
+  EXPECT_EQ(fixed[0].kv, Format::kFp8);
+  EXPECT_EQ(fixed[0].expert_act, Format::kMxfp8);
+  bad(doc(R"(, "deployment": {"max_running": 512, "max_batch_attention_dp_divisor": 8,
+      "token_budget_headroom": 64, "token_budget_round_to": 64, "source": "s"})"),
+      "not both");
+  bad(doc(R"(, "deployment": {"source": "s"})"), "max_running");  // a deployment of nothing
+  bad(doc(R"(, "deployment": {"kv_cache": "fp9", "source": "s"})"), "kv_cache");
+  bad(doc(R"(, "moe": {"expert_act": "fp9", "source": "s"})"), "expert_act");
   bad(doc(R"(, "client": {"range_ratio": 1.5, "source": "s"})"), "range_ratio");
   bad(doc(R"(, "client": {"range_ratio": 0, "source": "s"})"), "range_ratio");
   bad(doc(R"(, "deployment": {"max_batch_attention_dp_divisor": 0, "token_budget_headroom": 64,
@@ -473,12 +489,25 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
                                 r.system == "b200_sxm" && r.model_path == "deepseek-ai/DeepSeek-R1";
-    EXPECT_EQ(!r.harness.empty(), inferencex_mtp) << r.id;
-    if (!inferencex_mtp) {
+    const bool inferencex_gptoss = r.backend == "vllm" && r.backend_version == "0.15.1" &&
+                                   r.system == "b200_sxm" && r.model_path == "openai/gpt-oss-120b";
+    EXPECT_EQ(!r.harness.empty(), inferencex_mtp || inferencex_gptoss) << r.id;
+    if (!inferencex_mtp && !inferencex_gptoss) {
       EXPECT_EQ(r.draft_tokens, 0) << r.id;
+      EXPECT_FALSE(r.expert_act) << r.id;
       continue;
     }
     ++covered;
+    EXPECT_EQ(r.kv, Format::kFp8) << r.id;  // both scripts set an fp8 cache
+    if (inferencex_gptoss) {  // vLLM: fixed limits, MXFP8 expert activations, no drafts
+      EXPECT_EQ(r.harness, "inferencex-gptoss-b200-vllm");
+      EXPECT_EQ(r.expert_act, Format::kMxfp8);
+      EXPECT_EQ(r.max_running, 512);
+      EXPECT_EQ(r.token_budget, 8192);
+      EXPECT_EQ(r.draft_tokens, 0);
+      EXPECT_EQ(r.range_ratio, 0.8);
+      continue;
+    }
     with_dp += r.attention_dp > 1;
     EXPECT_EQ(r.harness, "inferencex-dsr1-" + r.precision + "-b200-trtllm-mtp");
     EXPECT_EQ(r.draft_tokens, r.attention_dp > 1 ? 1 : 3) << r.id;
@@ -503,7 +532,7 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
                (r.precision == "fp4" && r.attention_dp == 8 && at(64, 8192));
   }
   EXPECT_GE(checked, 3);   // each of the three derivations met a row
-  EXPECT_EQ(covered, 44);  // every one an aggregated row
+  EXPECT_EQ(covered, 44 + 36);  // every one an aggregated row
   EXPECT_EQ(with_dp, 11);  // attention_dp_size above 1 in the CSV
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"

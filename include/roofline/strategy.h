@@ -20,12 +20,13 @@ struct Strategy {
   std::optional<Format> experts;
   Format act = Format::kBf16;
   Format kv = Format::kBf16;
+  std::optional<Format> expert_act;  // the routed experts' math (PrecisionPlan::expert_act)
   std::array<OpPrecision, kOpKindCount> ops{};  // per-operator overrides
   std::string origin;                           // "built-in" or the file
 };
 
 // Parses a strategy document: {"name", "description", "weights", "act", "kv",
-// "ops": {"<op name>": {"weights"?, "act"?}}, "experts"?}. Unknown keys,
+// "ops": {"<op name>": {"weights"?, "act"?}}, "experts"?, "expert_act"?}. Unknown keys,
 // unknown operator names or formats, and storage-only activation formats are
 // ParseError naming the file and key.
 [[nodiscard]] Strategy parse_strategy(std::string_view json_text, const std::string& origin);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -150,6 +151,8 @@ struct ServingRun {
   std::string harness;
   std::int64_t draft_tokens = 0, max_running = 0, token_budget = 0;
   double range_ratio = 0;
+  std::optional<Format> expert_act;  // the routed experts' math (PrecisionPlan::expert_act)
+  std::optional<Format> kv;          // the deployment's KV cache format
 };
 
 // A note on the benchmark behind some rows of the development set
@@ -170,8 +173,14 @@ struct ServingHarness {
   // round_up((drafts + 1) x max_batch + isl + headroom, round_to) tokens a step.
   std::int64_t max_batch_attention_dp_divisor = 0, token_budget_headroom = 0,
                token_budget_round_to = 0;
+  // Or fixed limits: requests an instance runs and tokens a step (0: not given).
+  std::int64_t max_running = 0, token_budget = 0;
+  std::optional<Format> kv;  // the deployment's KV cache format (unset: not given)
   double range_ratio = 0;  // the client's --random-range-ratio (0: fixed lengths)
-  std::string source;      // the citations of the match and of the settings
+  // The engine's fused MoE quantizes the experts' activations to this format
+  // (an environment setting of the script's; PrecisionPlan::expert_act).
+  std::optional<Format> expert_act;
+  std::string source;  // the citations of the match and of the settings
 };
 // Strict: every key known, every setting sourced (a key of "sources"), draft
 // tokens 1 to kMaxDraftTokens, limits 1 to 2^20, a range ratio in (0, 1], no

@@ -87,6 +87,11 @@ struct PrecisionPlan {
   std::optional<Format> experts;  // routed experts; defaults to weights, else native experts
   Format act = Format::kBf16;     // activations and the math of weight-only layers
   Format kv = Format::kBf16;      // KV cache
+  // The routed experts' math, where the engine's fused MoE quantizes their
+  // activations on the fly (vLLM's FlashInfer MoE with
+  // VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1: MXFP4 x MXFP8). Unset: the engine
+  // profile's rule (expert_activations), else `act`. The device must compute it.
+  std::optional<Format> expert_act;
   // Per-operator overrides (mixed precision): e.g. lm_head kept in bf16.
   std::array<OpPrecision, kOpKindCount> ops{};
   bool has_op_overrides = false;  // any entry of `ops` set (a fast path when not)

@@ -54,6 +54,7 @@ Strategy parse_strategy(std::string_view text, const std::string& origin) {
   if (doc.has("experts")) s.experts = read_format(doc, "experts", false);
   s.act = read_format(doc, "act", true);
   s.kv = read_format(doc, "kv", false);
+  if (doc.has("expert_act")) s.expert_act = read_format(doc, "expert_act", true);
   StrictObject ops = doc.object("ops");
   for (auto it = ops.json().begin(); it != ops.json().end(); ++it) {
     OpKind kind{};
@@ -128,6 +129,15 @@ ResolvedStrategy resolve(const Strategy& st, const ModelSpec& model, const Devic
     r.notes.push_back(d.id + " has no " + std::string(format_id(st.act)) +
                       " tensor cores: activations run in " + std::string(format_id(p.act)) +
                       " instead");
+  }
+  if (st.expert_act && model.moe) {
+    if (act_computable(d, *st.expert_act)) {
+      p.expert_act = st.expert_act;
+    } else {
+      r.notes.push_back(d.id + " has no " + std::string(format_id(*st.expert_act)) +
+                        " tensor cores: the experts' math runs as the engine's or the "
+                        "activations' instead");
+    }
   }
   for (int i = 0; i < kOpKindCount; ++i) {
     OpPrecision o = st.ops[static_cast<std::size_t>(i)];

@@ -782,8 +782,11 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
     if (e.allreduce_residual_rmsnorm && s.tp > 1 && s.attention_dp == 1) {
       gemms += "; residual adds and RMSNorms inside the all-reduce kernels";
     }
-    if (const auto* rule = e.expert_activation(p.graph.experts, s.precision.act, d);
-        rule && m.moe) {
+    if (s.precision.expert_act && m.moe) {
+      gemms += fmt::format("; {} experts with {} activations (the precision plan's)",
+                           format_id(p.graph.experts), format_id(*s.precision.expert_act));
+    } else if (const auto* rule = e.expert_activation(p.graph.experts, s.precision.act, d);
+               rule && m.moe) {
       gemms += fmt::format("; {} experts with {} activations ({})", format_id(rule->weights),
                            format_id(rule->act), rule->kernel);
     }
@@ -865,6 +868,7 @@ nlohmann::json to_json(const Strategy& s) {
       {"act", format_id(s.act)}, {"kv", format_id(s.kv)},        {"ops", ops},
       {"origin", s.origin}};
   if (s.experts) j["experts"] = format_id(*s.experts);
+  if (s.expert_act) j["expert_act"] = format_id(*s.expert_act);
   return j;
 }
 

@@ -471,11 +471,40 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
           dp.fail(key, "must be a whole number from 1 to 1048576");
         return static_cast<std::int64_t>(v);
       };
-      n.max_batch_attention_dp_divisor = whole("max_batch_attention_dp_divisor");
-      n.token_budget_headroom = whole("token_budget_headroom");
-      n.token_budget_round_to = whole("token_budget_round_to");
+      if (dp.has("kv_cache")) {
+        const std::string kv = dp.string("kv_cache");
+        try {
+          n.kv = parse_format(kv);
+        } catch (const Error&) {
+          dp.fail("kv_cache", "'" + clip_utf8(kv, 20) + "' is not a format");
+        }
+      }
+      // Fixed limits, or the TensorRT-LLM scripts' formula (its three terms together).
+      if (dp.has("max_running")) n.max_running = whole("max_running");
+      if (dp.has("token_budget")) n.token_budget = whole("token_budget");
+      if (dp.has("max_batch_attention_dp_divisor") || dp.has("token_budget_headroom") ||
+          dp.has("token_budget_round_to")) {
+        if (n.max_running || n.token_budget)
+          dp.fail("token_budget", "give fixed limits or the script's formula, not both");
+        n.max_batch_attention_dp_divisor = whole("max_batch_attention_dp_divisor");
+        n.token_budget_headroom = whole("token_budget_headroom");
+        n.token_budget_round_to = whole("token_budget_round_to");
+      } else if (!n.max_running && !n.token_budget && !n.kv) {
+        dp.fail("max_running", "a deployment gives a KV cache, limits or the formula");
+      }
       source += "; " + cite(dp);
       dp.finish();
+    }
+    if (h.has("moe")) {
+      StrictObject mo = h.object("moe");
+      const std::string act = mo.string("expert_act");
+      try {
+        n.expert_act = parse_format(act);
+      } catch (const Error&) {
+        mo.fail("expert_act", "'" + clip_utf8(act, 20) + "' is not a format");
+      }
+      source += "; " + cite(mo);
+      mo.finish();
     }
     if (h.has("client")) {
       StrictObject c = h.object("client");
@@ -530,8 +559,13 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
         const std::int64_t round = n.token_budget_round_to;
         r.max_running = batch * r.attention_dp;
         r.token_budget = r.attention_dp * ((step_tokens + round - 1) / round * round);
+      } else {
+        r.max_running = n.max_running;
+        r.token_budget = n.token_budget;
       }
       r.range_ratio = n.range_ratio;
+      r.expert_act = n.expert_act;
+      r.kv = n.kv;
       break;  // no two notes cover the same rows
     }
   }
@@ -637,6 +671,11 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         throw Refusal("pipeline parallel serving is not modeled (the serving issue, #12)");
       Scenario s = decode_step(r, it->second, &row.formats,
                                !serving || recipe == ServingRecipe::kAiConfigurator);
+      // The KV cache the benchmark's deployment gave, from its harness note.
+      if (r.kv && *r.kv != s.precision.kv) {
+        s.precision.kv = *r.kv;
+        row.formats += fmt::format(", {} cache ({})", format_id(*r.kv), clip_utf8(r.harness, 64));
+      }
       // An fp8 latent cache that the engine would read through a cast of its
       // whole pool every step (SGLang's FlashAttention 3 on Hopper): these runs
       // cannot have paid it (at their pools of a million tokens the cast
@@ -652,6 +691,11 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         s.draft_tokens = r.draft_tokens;
         s.acceptance = draft_acceptance(r.draft_tokens, std::nullopt);
         row.formats += fmt::format(", MTP {} ({})", r.draft_tokens, clip_utf8(r.harness, 64));
+      }
+      if (r.expert_act) {
+        s.precision.expert_act = r.expert_act;
+        row.formats +=
+            fmt::format(", experts x {} ({})", format_id(*r.expert_act), clip_utf8(r.harness, 64));
       }
       ModelOptions o = options;
       o.engine = e;
@@ -758,7 +802,8 @@ int repeated_serving_runs(const std::vector<ServingRun>& runs) {
                     r.decode_batch, r.tp, r.pp, r.attention_dp, r.moe_tp, r.moe_ep,
                     r.prefill_moe_ep, r.prefill_tp, r.prefill_pp, r.prefill_attention_dp,
                     r.prefill_workers, r.decode_workers, r.workers_given, r.draft_tokens,
-                    r.max_running, r.token_budget, r.range_ratio, r.ttft_ms, r.tpot_ms);
+                    r.max_running, r.token_budget, r.range_ratio, r.expert_act, r.kv, r.ttft_ms,
+                    r.tpot_ms);
   };
   std::vector<const ServingRun*> order;
   order.reserve(runs.size());
@@ -780,7 +825,8 @@ std::vector<MeasurementConflict> measurement_conflicts(const std::vector<Serving
                     r.moe_quant, r.isl, r.osl, r.concurrency, r.prefill_batch, r.decode_batch, r.tp,
                     r.pp, r.attention_dp, r.moe_tp, r.moe_ep, r.prefill_moe_ep, r.prefill_tp,
                     r.prefill_pp, r.prefill_attention_dp, r.prefill_workers, r.decode_workers,
-                    r.workers_given, r.draft_tokens, r.max_running, r.token_budget, r.range_ratio);
+                    r.workers_given, r.draft_tokens, r.max_running, r.token_budget, r.range_ratio,
+                    r.expert_act, r.kv);
   };
   std::vector<const ServingRun*> order;
   order.reserve(runs.size());

@@ -927,8 +927,14 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
   b.wplan = plan_compute(dev, b.w, b.a);
   b.eplan = m.moe ? plan_compute(dev, b.e, b.a) : b.wplan;
   // An engine whose fused MoE quantizes the activations of these experts on
-  // the fly runs their math in its own format.
-  if (m.moe && opt.engine && opt.mode == Mode::kRealistic) {
+  // the fly runs their math in its own format; the plan may say which.
+  if (m.moe && s.precision.expert_act) {
+    if (!dev.computes(*s.precision.expert_act) || std::isnan(dev.peak(*s.precision.expert_act))) {
+      throw InvalidArgument(dev.id + " has no " + std::string(format_id(*s.precision.expert_act)) +
+                            " math for the experts' activations");
+    }
+    b.eplan = plan_compute(dev, b.e, *s.precision.expert_act);
+  } else if (m.moe && opt.engine && opt.mode == Mode::kRealistic) {
     if (const auto* rule = opt.engine->expert_activation(b.e, b.a, dev))
       b.eplan = plan_compute(dev, b.e, rule->act);
   }
