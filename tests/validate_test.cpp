@@ -451,6 +451,10 @@ TEST(ServingHarnesses, NotesAreStrict) {
       "token_budget_headroom": 64, "token_budget_round_to": 64, "source": "s"})"),
       "not both");
   bad(doc(R"(, "deployment": {"source": "s"})"), "max_running");  // a deployment of nothing
+  bad(doc(R"(, "deployment": {"max_running": "all", "source": "s"})"), "clients");
+  EXPECT_TRUE(parse_serving_harnesses(
+                  doc(R"(, "deployment": {"max_running": "clients", "source": "s"})"), "h.json")[0]
+                  .max_running_is_clients);
   bad(doc(R"(, "deployment": {"kv_cache": "fp9", "source": "s"})"), "kv_cache");
   bad(doc(R"(, "moe": {"expert_act": "fp9", "source": "s"})"), "expert_act");
   bad(doc(R"(, "client": {"range_ratio": 1.5, "source": "s"})"), "range_ratio");
@@ -485,13 +489,27 @@ TEST(ServingHarnesses, NotesAreStrict) {
 // = 8 x 1,152; fp4 at 64 clients of 8,192-token prompts over 8 ranks: batch
 // 64 / 4 = 16, 8 x round_up(2 x 16 + 8,192 + 64, 64) = 8 x 8,320, running 8 x 16.
 TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
-  int covered = 0, with_dp = 0, checked = 0;
+  int covered = 0, with_dp = 0, checked = 0, qwen = 0;
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
                                 r.system == "b200_sxm" && r.model_path == "deepseek-ai/DeepSeek-R1";
     const bool inferencex_gptoss = r.backend == "vllm" && r.backend_version == "0.15.1" &&
                                    r.system == "b200_sxm" && r.model_path == "openai/gpt-oss-120b";
-    EXPECT_EQ(!r.harness.empty(), inferencex_mtp || inferencex_gptoss) << r.id;
+    // SGLang's Qwen3.5 MTP sweep is the set's only TP 4 EP 1 layout of that model on B200.
+    const bool inferencex_qwen = r.backend == "sglang" && r.backend_version == "0.5.9" &&
+                                 r.system == "b200_sxm" &&
+                                 r.model_path == "Qwen/Qwen3.5-397B-A17B" && r.precision == "fp8" &&
+                                 r.tp == 4 && r.moe_ep == 1;
+    EXPECT_EQ(!r.harness.empty(), inferencex_mtp || inferencex_gptoss || inferencex_qwen) << r.id;
+    if (inferencex_qwen) {  // one running request a client, 32,768 tokens a step, 3 drafts
+      ++qwen;
+      EXPECT_EQ(r.harness, "inferencex-qwen35-b200-sglang-mtp");
+      EXPECT_EQ(r.draft_tokens, 3);
+      EXPECT_EQ(r.max_running, r.concurrency);
+      EXPECT_EQ(r.token_budget, 32768);
+      EXPECT_EQ(r.kv, Format::kFp8);
+      continue;
+    }
     if (!inferencex_mtp && !inferencex_gptoss) {
       EXPECT_EQ(r.draft_tokens, 0) << r.id;
       EXPECT_FALSE(r.expert_act) << r.id;
@@ -533,6 +551,7 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   }
   EXPECT_GE(checked, 3);   // each of the three derivations met a row
   EXPECT_EQ(covered, 44 + 36);  // every one an aggregated row
+  EXPECT_GT(qwen, 0);
   EXPECT_EQ(with_dp, 11);  // attention_dp_size above 1 in the CSV
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"

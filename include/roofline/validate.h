@@ -162,8 +162,10 @@ struct ServingRun {
 // how the rows were measured, never a figure taken from their measurements.
 struct ServingHarness {
   std::string id, benchmark;
-  // The rows it covers, as the rows write them.
+  // The rows it covers, as the rows write them; tp and ep (the layout as the
+  // rows are read) only when given (0: any).
   std::string backend, backend_version, system, model_path, precision;
+  std::int64_t tp = 0, ep = 0;
   // Speculative decoding: draft tokens a step, and with attention data
   // parallelism (0 for both: none).
   std::int64_t draft_tokens = 0, draft_tokens_with_attention_dp = 0;
@@ -173,8 +175,11 @@ struct ServingHarness {
   // round_up((drafts + 1) x max_batch + isl + headroom, round_to) tokens a step.
   std::int64_t max_batch_attention_dp_divisor = 0, token_budget_headroom = 0,
                token_budget_round_to = 0;
-  // Or fixed limits: requests an instance runs and tokens a step (0: not given).
+  // Or fixed limits: requests an instance runs and tokens a step (0: not
+  // given); max_running_is_clients: one request a client (the script's
+  // --max-running-requests $CONC).
   std::int64_t max_running = 0, token_budget = 0;
+  bool max_running_is_clients = false;
   std::optional<Format> kv;  // the deployment's KV cache format (unset: not given)
   double range_ratio = 0;  // the client's --random-range-ratio (0: fixed lengths)
   // The engine's fused MoE quantizes the experts' activations to this format

@@ -445,6 +445,17 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
     n.system = m.string("system");
     n.model_path = m.string("model_path");
     n.precision = m.string("precision");
+    // Optionally the layout too, as the rows are read (a campaign that shares
+    // the other columns with another run at another layout).
+    const auto layout = [&m](std::string_view key) -> std::int64_t {
+      if (!m.has(key)) return 0;
+      const double v = m.non_negative(key);
+      if (v != std::floor(v) || v < 1 || v > static_cast<double>(kMaxSize))
+        m.fail(key, "must be a whole number from 1 to 1048576");
+      return static_cast<std::int64_t>(v);
+    };
+    n.tp = layout("tp");
+    n.ep = layout("ep");
     m.finish();
     if (n.backend.empty() || n.system.empty() || n.model_path.empty() || n.precision.empty())
       h.fail("match", "backend, system, model_path and precision must not be empty");
@@ -480,16 +491,22 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         }
       }
       // Fixed limits, or the TensorRT-LLM scripts' formula (its three terms together).
-      if (dp.has("max_running")) n.max_running = whole("max_running");
+      if (const nlohmann::json* v = dp.optional("max_running"); v && v->is_string()) {
+        if (*v != "clients") dp.fail("max_running", "a number, or \"clients\" (one a client)");
+        n.max_running_is_clients = true;
+        (void)dp.string("max_running");
+      } else if (v) {
+        n.max_running = whole("max_running");
+      }
       if (dp.has("token_budget")) n.token_budget = whole("token_budget");
       if (dp.has("max_batch_attention_dp_divisor") || dp.has("token_budget_headroom") ||
           dp.has("token_budget_round_to")) {
-        if (n.max_running || n.token_budget)
+        if (n.max_running || n.max_running_is_clients || n.token_budget)
           dp.fail("token_budget", "give fixed limits or the script's formula, not both");
         n.max_batch_attention_dp_divisor = whole("max_batch_attention_dp_divisor");
         n.token_budget_headroom = whole("token_budget_headroom");
         n.token_budget_round_to = whole("token_budget_round_to");
-      } else if (!n.max_running && !n.token_budget && !n.kv) {
+      } else if (!n.max_running && !n.max_running_is_clients && !n.token_budget && !n.kv) {
         dp.fail("max_running", "a deployment gives a KV cache, limits or the formula");
       }
       source += "; " + cite(dp);
@@ -518,8 +535,8 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
     h.finish();
     for (const ServingHarness& e : out) {
       if (e.id == n.id) h.fail("id", "'" + clip_utf8(n.id, 40) + "' given twice");
-      if (std::tie(e.backend, e.backend_version, e.system, e.model_path, e.precision) ==
-          std::tie(n.backend, n.backend_version, n.system, n.model_path, n.precision))
+      if (std::tie(e.backend, e.backend_version, e.system, e.model_path, e.precision, e.tp, e.ep) ==
+          std::tie(n.backend, n.backend_version, n.system, n.model_path, n.precision, n.tp, n.ep))
         h.fail("match", "covers the same rows as '" + clip_utf8(e.id, 40) + "'");
     }
     out.push_back(std::move(n));
@@ -544,7 +561,8 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
   for (ServingRun& r : *runs) {
     for (const ServingHarness& n : notes) {
       if (r.backend != n.backend || r.backend_version != n.backend_version ||
-          r.system != n.system || r.model_path != n.model_path || r.precision != n.precision)
+          r.system != n.system || r.model_path != n.model_path || r.precision != n.precision ||
+          (n.tp && r.tp != n.tp) || (n.ep && r.moe_ep != n.ep))
         continue;
       r.harness = n.id;
       const bool dp = r.attention_dp > 1;
@@ -560,7 +578,7 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
         r.max_running = batch * r.attention_dp;
         r.token_budget = r.attention_dp * ((step_tokens + round - 1) / round * round);
       } else {
-        r.max_running = n.max_running;
+        r.max_running = n.max_running_is_clients ? r.concurrency : n.max_running;
         r.token_budget = n.token_budget;
       }
       r.range_ratio = n.range_ratio;
