@@ -489,7 +489,7 @@ TEST(ServingHarnesses, NotesAreStrict) {
 // = 8 x 1,152; fp4 at 64 clients of 8,192-token prompts over 8 ranks: batch
 // 64 / 4 = 16, 8 x round_up(2 x 16 + 8,192 + 64, 64) = 8 x 8,320, running 8 x 16.
 TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
-  int covered = 0, with_dp = 0, checked = 0, qwen = 0;
+  int covered = 0, with_dp = 0, checked = 0, qwen = 0, llama = 0;
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
                                 r.system == "b200_sxm" && r.model_path == "deepseek-ai/DeepSeek-R1";
@@ -500,7 +500,25 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
                                  r.system == "b200_sxm" &&
                                  r.model_path == "Qwen/Qwen3.5-397B-A17B" && r.precision == "fp8" &&
                                  r.tp == 4 && r.moe_ep == 1;
-    EXPECT_EQ(!r.harness.empty(), inferencex_mtp || inferencex_gptoss || inferencex_qwen) << r.id;
+    // Every Llama-3.1-70B row is InferenceX's (dated the day it dropped the model).
+    const bool inferencex_70b = r.model_path == "meta-llama/Llama-3.1-70B";
+    EXPECT_EQ(!r.harness.empty(),
+              inferencex_mtp || inferencex_gptoss || inferencex_qwen || inferencex_70b)
+        << r.id;
+    if (inferencex_70b) {  // vLLM: 8,192 tokens a step; TensorRT-LLM: 16,384
+      ++llama;
+      EXPECT_EQ(r.range_ratio, 0.8);
+      EXPECT_EQ(r.kv, Format::kFp8);
+      EXPECT_EQ(r.draft_tokens, 0);
+      if (r.backend == "vllm") {
+        EXPECT_EQ(r.token_budget, 8192);
+        EXPECT_EQ(r.max_running, r.system == "b200_sxm" ? 512 : r.concurrency) << r.id;
+      } else {
+        EXPECT_EQ(r.token_budget, 16384);
+        EXPECT_EQ(r.max_running, 0);  // trtllm-serve's own cap
+      }
+      continue;
+    }
     if (inferencex_qwen) {  // one running request a client, 32,768 tokens a step, 3 drafts
       ++qwen;
       EXPECT_EQ(r.harness, "inferencex-qwen35-b200-sglang-mtp");
@@ -552,6 +570,7 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   EXPECT_GE(checked, 3);   // each of the three derivations met a row
   EXPECT_EQ(covered, 44 + 36);  // every one an aggregated row
   EXPECT_GT(qwen, 0);
+  EXPECT_EQ(llama, 108 + 113);  // TensorRT-LLM's and vLLM's rows, every one aggregated
   EXPECT_EQ(with_dp, 11);  // attention_dp_size above 1 in the CSV
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"
