@@ -1555,6 +1555,10 @@ TEST(EnginePrediction, EngineRuleSetsTheExpertsActivationFormat) {
   ot.engine = &trt;
   EXPECT_DOUBLE_EQ(predict(m, b200, w4a8, ot).time_s, predict(m, b200, plain8, ot).time_s);
   EXPECT_THROW((void)predict(m, h200, w4a8, ov), InvalidArgument);
+  Scenario w4a8_fp8 = plain8;  // a plan other than the rule's MXFP8 wins over it
+  w4a8_fp8.precision.expert_act = Format::kFp8;
+  const Prediction pf = predict(m, b200, w4a8_fp8, ot);
+  EXPECT_EQ(pf.graph.ops[first_op(pf, OpKind::kGateProj)].compute, Format::kFp8);
 
   // A rule names sources the profile has, and computes in a compute format.
   const std::string text = R"({"id": "x", "name": "x", "kind": "local", "versions": "v",

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -456,7 +457,9 @@ TEST(ServingHarnesses, NotesAreStrict) {
                   doc(R"(, "deployment": {"max_running": "clients", "source": "s"})"), "h.json")[0]
                   .max_running_is_clients);
   bad(doc(R"(, "deployment": {"kv_cache": "fp9", "source": "s"})"), "kv_cache");
+  bad(doc(R"(, "deployment": {"kv_cache": "q4_k_m", "source": "s"})"), "kv_cache");
   bad(doc(R"(, "moe": {"expert_act": "fp9", "source": "s"})"), "expert_act");
+  bad(doc(R"(, "moe": {"expert_act": "q4_0", "source": "s"})"), "expert_act");  // storage-only
   bad(doc(R"(, "client": {"range_ratio": 1.5, "source": "s"})"), "range_ratio");
   bad(doc(R"(, "client": {"range_ratio": 0, "source": "s"})"), "range_ratio");
   bad(doc(R"(, "deployment": {"max_batch_attention_dp_divisor": 0, "token_budget_headroom": 64,
@@ -476,20 +479,36 @@ TEST(ServingHarnesses, NotesAreStrict) {
   renamed.replace(renamed.find(R"("id": "h")"), 9, R"("id": "k")");
   bad(doc(mtp, ", " + renamed), "covers the same rows");
   bad(doc(mtp, ", " + again), "given twice");
+  // A note left without a layout covers every one, so it overlaps one that names a layout.
+  std::string with_layout = renamed;
+  with_layout.replace(with_layout.find(R"("precision": "fp8")"), 18,
+                      R"("precision": "fp8", "tp": 4)");
+  bad(doc(mtp, ", " + with_layout), "covers the same rows");
+  std::string other_layout = with_layout;
+  other_layout.replace(other_layout.find(R"("id": "k")"), 9, R"("id": "m")");
+  other_layout.replace(other_layout.find(R"("tp": 4)"), 7, R"("tp": 8)");
+  EXPECT_EQ(
+      parse_serving_harnesses(R"({"about": "a", "sources": {"s": "a script"}, "harnesses": [)" +
+                                  with_layout + ", " + other_layout + "]}",
+                              "h.json")
+          .size(),
+      2u);  // two layouts apart
   bad("[1]", "object");
 }
 
-// The built-in notes cover exactly the development set's TensorRT-LLM
-// 1.2.0rc6.post3 DeepSeek-R1 rows on B200 (InferenceX's MTP benchmarks): 3
-// draft tokens a step, 1 under attention data parallelism, the scripts' limits
-// and the client's range ratio 0.8. A file read as a user's own carries none.
+// The built-in notes cover exactly the development set's rows of InferenceX's
+// runs: TensorRT-LLM 1.2.0rc6.post3 DeepSeek-R1 on B200 (3 draft tokens a step,
+// 1 under attention data parallelism, the scripts' limits, range ratio 0.8),
+// vLLM 0.15.1 gpt-oss-120b on B200, SGLang 0.5.9 Qwen3.5 at TP 4 EP 1 on B200
+// and every Llama-3.1-70B row. A file read as a user's own carries none.
 // The limits by the scripts' formulas, per rank: fp8 at 4 clients, TP 8:
 // batch 4, round_up(4 x 4 + 1,024 + 64, 64) = 1,152 tokens; fp8 at 256 clients
 // over 8 attention-DP ranks: batch 256 / 8 = 32, 8 x round_up(2 x 32 + 1,088, 64)
 // = 8 x 1,152; fp4 at 64 clients of 8,192-token prompts over 8 ranks: batch
 // 64 / 4 = 16, 8 x round_up(2 x 16 + 8,192 + 64, 64) = 8 x 8,320, running 8 x 16.
 TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
-  int covered = 0, with_dp = 0, checked = 0, qwen = 0, llama = 0;
+  int covered = 0, with_dp = 0, qwen = 0, llama = 0;
+  std::array<int, 3> checked{};
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
                                 r.system == "b200_sxm" && r.model_path == "deepseek-ai/DeepSeek-R1";
@@ -563,12 +582,13 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
       EXPECT_EQ(r.max_running, 128);
       EXPECT_EQ(r.token_budget, 8 * 8320);
     }
-    checked += (r.precision == "fp8" && r.attention_dp == 1 && at(4, 1024)) +
-               (r.precision == "fp8" && r.attention_dp == 8 && at(256, 1024)) +
-               (r.precision == "fp4" && r.attention_dp == 8 && at(64, 8192));
+    checked[0] += r.precision == "fp8" && r.attention_dp == 1 && at(4, 1024);
+    checked[1] += r.precision == "fp8" && r.attention_dp == 8 && at(256, 1024);
+    checked[2] += r.precision == "fp4" && r.attention_dp == 8 && at(64, 8192);
+    EXPECT_EQ(r.mode, "agg") << r.id;
   }
-  EXPECT_GE(checked, 3);   // each of the three derivations met a row
-  EXPECT_EQ(covered, 44 + 36);  // every one an aggregated row
+  for (int n : checked) EXPECT_GE(n, 1);  // each of the three derivations met a row
+  EXPECT_EQ(covered, 44 + 36);
   EXPECT_GT(qwen, 0);
   EXPECT_EQ(llama, 108 + 113);  // TensorRT-LLM's and vLLM's rows, every one aggregated
   EXPECT_EQ(with_dp, 11);  // attention_dp_size above 1 in the CSV
@@ -616,6 +636,10 @@ TEST(ServingRuns, AHarnessNotesDraftTokensDecodeSpeculatively) {
   const double step = predict(load_model("deepseek-v3"), registry.get("b200"), s, o).time_s;
   EXPECT_DOUBLE_EQ(r.rows[0].predicted_ms, step / kTokensPerStep * 1e3);
   EXPECT_LT(r.rows[0].predicted_ms, p.rows[0].predicted_ms);
+  // The serving check with the note's drafts alone (its limits and random
+  // lengths cleared), so that the bounds below follow from the drafts.
+  runs[0].range_ratio = 0;
+  runs[0].max_running = runs[0].token_budget = 0;
   const DecodeStepReport served = validate_serving(runs, registry);
   const DecodeStepReport served_plain = validate_serving(plain, registry);
   ASSERT_EQ(served.predicted, 1) << served.rows[0].refused;

@@ -194,7 +194,9 @@ struct ServingHarness {
                                                                   const std::string& origin);
 // The embedded notes (data/validation/serving-harnesses.json).
 [[nodiscard]] const std::vector<ServingHarness>& built_in_serving_harnesses();
-// Sets each run's harness and draft tokens from the note that covers it.
+// Sets each run's harness note and the settings it gives (draft tokens, KV
+// cache, limits, range ratio, experts' activations) from the note that
+// covers it; runs no note covers keep none.
 void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
                              std::vector<ServingRun>* runs);
 

@@ -30,6 +30,7 @@ Scenario build_scenario(const ScenarioRequest& r, const ModelSpec& m, const Devi
       s.precision.experts = st.experts ? st.experts : std::optional<Format>(st.weights);
       s.precision.act = st.act;
       s.precision.kv = st.kv;
+      s.precision.expert_act = st.expert_act;  // checked against the device when priced
     }
   } else {
     if (!r.weights.empty()) s.precision.weights = parse_format(r.weights);

@@ -483,12 +483,13 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         return static_cast<std::int64_t>(v);
       };
       if (dp.has("kv_cache")) {
+        // A compute format, q8_0 or q4_0, as a strategy's KV cache.
         const std::string kv = dp.string("kv_cache");
-        try {
-          n.kv = parse_format(kv);
-        } catch (const Error&) {
-          dp.fail("kv_cache", "'" + clip_utf8(kv, 20) + "' is not a format");
-        }
+        Format f{};
+        if (!try_parse_format(kv, &f) ||
+            !(format_info(f).compute_format || f == Format::kQ8_0 || f == Format::kQ4_0))
+          dp.fail("kv_cache", "'" + clip_utf8(kv, 20) + "' is not a KV cache format");
+        n.kv = f;
       }
       // Fixed limits, or the TensorRT-LLM scripts' formula (its three terms together).
       if (const nlohmann::json* v = dp.optional("max_running"); v && v->is_string()) {
@@ -502,7 +503,8 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
       if (dp.has("max_batch_attention_dp_divisor") || dp.has("token_budget_headroom") ||
           dp.has("token_budget_round_to")) {
         if (n.max_running || n.max_running_is_clients || n.token_budget)
-          dp.fail("token_budget", "give fixed limits or the script's formula, not both");
+          dp.fail(n.token_budget ? "token_budget" : "max_running",
+                  "give fixed limits or the script's formula, not both");
         n.max_batch_attention_dp_divisor = whole("max_batch_attention_dp_divisor");
         n.token_budget_headroom = whole("token_budget_headroom");
         n.token_budget_round_to = whole("token_budget_round_to");
@@ -515,11 +517,10 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
     if (h.has("moe")) {
       StrictObject mo = h.object("moe");
       const std::string act = mo.string("expert_act");
-      try {
-        n.expert_act = parse_format(act);
-      } catch (const Error&) {
-        mo.fail("expert_act", "'" + clip_utf8(act, 20) + "' is not a format");
-      }
+      Format f{};
+      if (!try_parse_format(act, &f) || !format_info(f).compute_format)
+        mo.fail("expert_act", "'" + clip_utf8(act, 20) + "' is not a compute format");
+      n.expert_act = f;
       source += "; " + cite(mo);
       mo.finish();
     }
@@ -535,8 +536,11 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
     h.finish();
     for (const ServingHarness& e : out) {
       if (e.id == n.id) h.fail("id", "'" + clip_utf8(n.id, 40) + "' given twice");
-      if (std::tie(e.backend, e.backend_version, e.system, e.model_path, e.precision, e.tp, e.ep) ==
-          std::tie(n.backend, n.backend_version, n.system, n.model_path, n.precision, n.tp, n.ep))
+      // A layout left out (0) covers every one, so it overlaps any given.
+      const auto overlaps = [](std::int64_t a, std::int64_t b) { return !a || !b || a == b; };
+      if (std::tie(e.backend, e.backend_version, e.system, e.model_path, e.precision) ==
+              std::tie(n.backend, n.backend_version, n.system, n.model_path, n.precision) &&
+          overlaps(e.tp, n.tp) && overlaps(e.ep, n.ep))
         h.fail("match", "covers the same rows as '" + clip_utf8(e.id, 40) + "'");
     }
     out.push_back(std::move(n));
@@ -699,9 +703,11 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
       // cannot have paid it (at their pools of a million tokens the cast
       // alone takes over 100 ms a step, their TPOTs are 10-50 ms), so they
       // are read with a 16-bit cache (docs/VALIDATION.md, session 25).
+      // This reading wins over a harness note's fp8 cache (no built-in note
+      // meets it): such a run's TPOT cannot hold the cast either.
       if (e->casts_latent_cache(it->second, s.precision.kv, *d)) {
         s.precision.kv = Format::kBf16;
-        row.formats += ", bf16 cache";
+        row.formats += ", bf16 cache (an fp8 one would be cast whole every step)";
       }
       // The benchmark's speculative decoding, from its harness note; at the
       // predictor's default acceptance (no note records the runs' own).
