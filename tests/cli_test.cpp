@@ -871,6 +871,33 @@ TEST(Cli, ServingReportsTheIssuesFields) {
   EXPECT_EQ(k["recipe"], "aiconfigurator");
 }
 
+// TensorRT-LLM's batch waiting from the flags: the JSON's batch_wait and the
+// table's row; other engines and bad values exit 2 with a line saying why.
+TEST(Cli, ServingTakesTensorRtLlmsBatchWaiting) {
+  const std::string base =
+      "serving --model llama-3.1-70b --hardware h200 --tp 2 --weights fp8 --act fp8 --isl 1024 "
+      "--osl 256 --concurrency 8 --rounds 2 --token-budget 16384 ";
+  const CliRun r = roofline(base +
+                            "--engine trtllm --batch-wait-iters 20 --batch-wait-ratio 0.9 "
+                            "--json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["batch_wait"]["iters"], 20);
+  EXPECT_DOUBLE_EQ(j["batch_wait"]["ratio"].get<double>(), 0.9);
+  EXPECT_GT(j["batch_wait"]["waited_steps"].get<std::int64_t>(), 0);
+  const CliRun table = roofline(base + "--engine trtllm --batch-wait-iters 20");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("held their prompts back (at most 20 in a row)"), std::string::npos)
+      << table.out;
+  const CliRun plain = roofline(base + "--engine trtllm --json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_TRUE(nlohmann::json::parse(plain.out)["batch_wait"].is_null());
+  expect_bad_input(base + "--engine vllm --batch-wait-iters 20", "vLLM has none");
+  expect_bad_input(base + "--engine trtllm --batch-wait-iters 20 --batch-wait-ratio 1.5", "ratio");
+  expect_bad_input(base + "--engine trtllm --batch-wait-iters -3", "--batch-wait-iters");
+  expect_bad_input(base + "--engine trtllm --batch-wait-ratio nan", "--batch-wait-ratio");
+}
+
 // Speculative decoding from the flags: the step's tokens in the JSON, the
 // draft head's ops named; acceptance only with draft tokens, within [0, 1].
 TEST(Cli, DraftTokensPriceASpeculativeStep) {

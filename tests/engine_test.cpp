@@ -154,6 +154,24 @@ TEST(Engines, SchedulerSectionsAreStrict) {
                                 R"("prefix_cache": {"value": true},)", std::string()}) {
     EXPECT_THROW((void)parse_engine(with_cache(bad), "x.json"), ParseError) << bad;
   }
+  // Batch waiting: optional (off without it), true or false with a known
+  // source; TensorRT-LLM's profile has it, vLLM's and SGLang's do not.
+  EXPECT_FALSE(e.scheduler.batch_wait);
+  const EngineProfile waits = parse_engine(
+      with_cache(no_cache + R"("batch_wait": {"value": true, "source": "s", "note": "n"},)"),
+      "x.json");
+  EXPECT_TRUE(waits.scheduler.batch_wait);
+  EXPECT_EQ(waits.scheduler.batch_wait_source, "s");
+  for (const std::string& bad :
+       std::vector<std::string>{R"("batch_wait": {"value": 20, "source": "s"},)",
+                                R"("batch_wait": {"value": true, "source": "nowhere"},)",
+                                R"("batch_wait": {"value": true},)"}) {
+    EXPECT_THROW((void)parse_engine(with_cache(no_cache + bad), "x.json"), ParseError) << bad;
+  }
+  const EngineRegistry& built_in = EngineRegistry::built_in();
+  EXPECT_TRUE(built_in.get("trtllm").scheduler.batch_wait);
+  EXPECT_FALSE(built_in.get("vllm").scheduler.batch_wait);
+  EXPECT_FALSE(built_in.get("sglang").scheduler.batch_wait);
   const std::string micro = R"("pipeline": {"value": "micro_batches", "source": "s"},)";
   std::string good = text;
   const std::string one = R"("pipeline": {"value": "one_batch", "source": "s"},)";

@@ -190,6 +190,23 @@ TEST_F(ServerTest, ServingAndSearch) {
   expect_error("/api/serving",
                R"({"model": "llama-3.1-8b", "hardware": "h100", "isl": 512, "shared_prefix": 512})",
                400, "invalid_argument");
+  // TensorRT-LLM's batch waiting: prompts held back for fuller steps; another
+  // engine or a ratio past 1 is a 400.
+  auto waited = post("/api/serving",
+                     R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "trtllm",
+                         "isl": 512, "osl": 64, "concurrency": 4, "rounds": 2,
+                         "batch_wait_iters": 10, "batch_wait_ratio": 0.9})",
+                     200);
+  EXPECT_EQ(waited["batch_wait"]["iters"], 10);
+  EXPECT_GT(waited["batch_wait"]["waited_steps"].get<std::int64_t>(), 0);
+  expect_error("/api/serving",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm",
+                   "batch_wait_iters": 10})",
+               400, "invalid_argument");
+  expect_error("/api/serving",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "trtllm",
+                   "batch_wait_iters": 10, "batch_wait_ratio": 2})",
+               400, "invalid_argument");
   // A prompt pool: repeats found in the prefix cache; bad pools and disaggregated ones are 400s.
   auto pooled = post("/api/serving",
                      R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm", "isl": 512,

@@ -9,6 +9,7 @@
 
 #include "roofline/engine.h"
 #include "roofline/error.h"
+#include "roofline/report.h"
 #include "roofline/search.h"
 #include "roofline/validate.h"
 #include "serving/simulate.h"
@@ -448,6 +449,66 @@ TEST(ServingSimulation, InconsistentSpecsAreRefused) {
   EXPECT_THROW((void)sim::simulate_serving(s), InvalidArgument);
   s = simple_spec(0, 1);
   EXPECT_THROW((void)sim::simulate_serving(s), InvalidArgument);
+  // Batch waiting: a ratio past 1, or on a pool whose steps never mix prompts
+  // and decode tokens.
+  s = simple_spec(1, 1);
+  s.first.wait_steps = 3;
+  s.first.wait_ratio = 1.5;
+  EXPECT_THROW((void)sim::simulate_serving(s), InvalidArgument);
+  s = simple_spec(1, 1);
+  s.first = simple_pool(sim::PoolSpec::Role::kPrefill);
+  s.first.wait_steps = 3;
+  s.decode = simple_pool(sim::PoolSpec::Role::kDecode);
+  EXPECT_THROW((void)sim::simulate_serving(s), InvalidArgument);
+}
+
+// Batch waiting (TensorRT-LLM's batch_wait_timeout_iters 3, a ratio of the
+// whole 4,096-token budget, which 101 tokens never reach). Two clients: A's
+// prompt runs alone (0-1.1 ms, no decode tokens beside it: no wait); B's
+// 100 tokens then wait three decode steps of A (1.1-4.1 ms) and go with the
+// fourth (4.1-5.2 ms): B's TTFT 5.2 ms, 2.2 ms without waiting. A decodes
+// through the wait, so its end stays at 10.2 ms (1.1 + 3 + 1.1 + 5); B's
+// moves from 11.2 to 14.2 ms (its first token plus nine 1 ms steps).
+TEST(ServingSimulation, BatchWaitingHoldsPromptsBesideDecodeTokens) {
+  sim::SimSpec s = simple_spec(2, 1);
+  const sim::SimResult plain = sim::simulate_serving(s);
+  s.first.wait_steps = 3;
+  s.first.wait_ratio = 1.0;
+  const sim::SimResult waited = sim::simulate_serving(s);
+  const auto sorted = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  const std::vector<double> ttft = sorted(waited.ttft_s), e2e = sorted(waited.e2e_s);
+  ASSERT_EQ(ttft.size(), 2u);
+  EXPECT_NEAR(sorted(plain.ttft_s)[1], 2 * (kStep + 100 * kPerToken), kExact);
+  EXPECT_NEAR(ttft[0], kStep + 100 * kPerToken, kExact);
+  EXPECT_NEAR(ttft[1], 3 * kStep + 2 * (kStep + 100 * kPerToken), kExact);
+  EXPECT_NEAR(e2e[0], 10.2e-3, kExact);
+  EXPECT_NEAR(e2e[1], 14.2e-3, kExact);
+  EXPECT_NEAR(sorted(plain.e2e_s)[1], 11.2e-3, kExact);
+  EXPECT_EQ(waited.waited_steps, 3);
+  EXPECT_EQ(plain.waited_steps, 0);
+  EXPECT_EQ(waited.kv_left, 0);
+  EXPECT_EQ(waited.running_left, 0);
+}
+
+// A step whose tokens reach the ratio of the budget takes its prompts at
+// once. The threshold 0.102 x 1,000 = 102 tokens: B's 100 prompt tokens and
+// A's one decode token (101) wait; with three draft tokens a decoding
+// request puts 4 tokens in the step (104) and B goes at once (TTFT 2.2 ms).
+TEST(ServingSimulation, BatchWaitingEndsWhenTheStepIsFullEnough) {
+  sim::SimSpec s = simple_spec(2, 1);
+  s.first.token_budget = 1000;
+  s.first.wait_steps = 3;
+  s.first.wait_ratio = 0.102;
+  const sim::SimResult waited = sim::simulate_serving(s);
+  s.first.decode_tokens = 4;
+  const sim::SimResult full = sim::simulate_serving(s);
+  EXPECT_EQ(waited.waited_steps, 3);
+  EXPECT_EQ(full.waited_steps, 0);
+  EXPECT_NEAR(*std::max_element(full.ttft_s.begin(), full.ttft_s.end()),
+              2 * (kStep + 100 * kPerToken), kExact);
 }
 
 // One client on the real model: its first token is exactly the step that
@@ -706,6 +767,68 @@ TEST(Serving, EachEngineSizesItsKvCacheByItsOwnRule) {
   EXPECT_TRUE(std::any_of(over.notes.begin(), over.notes.end(), [](const std::string& n) {
     return n.find("90% of the memory the weights and activations leave") != std::string::npos;
   }));
+}
+
+// TensorRT-LLM's batch waiting on the real model (InferenceX's Llama-3.1-70B
+// setting: 20 steps, 0.9 of a 16,384-token budget): 8 clients never fill
+// 14,746 tokens of a step (8 prompts of 1,024 and 8 decode tokens at most), so
+// a prompt beside decode tokens waits 20 steps, each decode-only and so
+// shorter than a step carrying a prompt. Without steps to wait the engine never holds a prompt,
+// whatever the ratio; engines without the setting refuse it; disaggregated workers and attention
+// data parallelism leave it off, and say so.
+TEST(Serving, TensorRtLlmsBatchWaitingHoldsPromptsForAFullerStep) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("h200");
+  ServingScenario s = llama70b_on_two_h200(8);
+  s.rounds = 4;
+  s.token_budget = 16384;
+  ModelOptions trtllm;
+  trtllm.engine = &EngineRegistry::built_in().get("trtllm");
+  const ServingResult plain = predict_serving(m, d, s, trtllm);
+  ServingScenario wait = s;
+  wait.batch_wait_iters = 20;
+  wait.batch_wait_ratio = 0.9;
+  const ServingResult held = predict_serving(m, d, wait, trtllm);
+  EXPECT_EQ(plain.waited_steps, 0);
+  EXPECT_GT(held.waited_steps, 0);
+  EXPECT_LT(held.waited_steps, held.steps);
+  EXPECT_GT(held.ttft_s, plain.ttft_s + 3 * plain.plain_step_s);
+  EXPECT_LT(held.ttft.p99, plain.ttft.p99 + 20 * held.prompt_step_s);
+  EXPECT_TRUE(std::any_of(held.notes.begin(), held.notes.end(), [](const std::string& n) {
+    return n.find("batch_wait_timeout_iters 20") != std::string::npos;
+  }));
+  const nlohmann::json doc = serving_document(m, d, wait, held, trtllm, devices());
+  EXPECT_EQ(doc["batch_wait"]["iters"], 20);
+  EXPECT_EQ(doc["batch_wait"]["waited_steps"], held.waited_steps);
+  EXPECT_TRUE(serving_document(m, d, s, plain, trtllm, devices())["batch_wait"].is_null());
+
+  ServingScenario ratio_only = s;
+  ratio_only.batch_wait_ratio = 0.9;
+  const ServingResult never = predict_serving(m, d, ratio_only, trtllm);
+  EXPECT_EQ(never.waited_steps, 0);
+  EXPECT_DOUBLE_EQ(never.ttft_s, plain.ttft_s);
+  EXPECT_TRUE(std::any_of(never.notes.begin(), never.notes.end(), [](const std::string& n) {
+    return n.find("never holds prompts back") != std::string::npos;
+  }));
+
+  ServingScenario dis = wait;
+  dis.mode = ServingMode::kDisaggregated;
+  dis.prefill_tp = dis.decode_tp = 2;
+  const ServingResult apart = predict_serving(m, d, dis, trtllm);
+  EXPECT_EQ(apart.waited_steps, 0);
+  EXPECT_TRUE(std::any_of(apart.notes.begin(), apart.notes.end(), [](const std::string& n) {
+    return n.find("no effect on disaggregated workers") != std::string::npos;
+  }));
+
+  EXPECT_THROW((void)predict_serving(m, d, wait, vllm()), InvalidArgument);  // not vLLM's
+  ServingScenario bad = wait;
+  bad.batch_wait_ratio = 1.5;
+  EXPECT_THROW((void)predict_serving(m, d, bad, trtllm), InvalidArgument);
+  bad = wait;
+  bad.batch_wait_iters = kMaxBatchWaitIters + 1;
+  EXPECT_THROW((void)predict_serving(m, d, bad, trtllm), InvalidArgument);
+  bad.batch_wait_iters = -1;
+  EXPECT_THROW((void)predict_serving(m, d, bad, trtllm), InvalidArgument);
 }
 
 // The engines' schedulers follow their profiles and the device's memory.

@@ -468,6 +468,31 @@ TEST(ServingHarnesses, NotesAreStrict) {
   bad(doc(R"(, "deployment": {"max_batch_attention_dp_divisor": 8, "token_budget_headroom": 64,
       "source": "s"})"),
       "token_budget_round_to");  // a limit missing
+  // The budget's formula without a divisor (the script sets no max_batch), at
+  // a floor; batch waiting for some rows.
+  const auto waiting = parse_serving_harnesses(
+      doc(R"(, "deployment": {"token_budget_headroom": 64, "token_budget_round_to": 64,
+      "token_budget_at_least": 8192, "batch_wait": {"timeout_iters": 40,
+      "max_tokens_ratio": 0.8, "when": {"isl": 1024, "osl": 1024, "clients_at_least": 64}},
+      "source": "s"})"),
+      "h.json");
+  EXPECT_EQ(waiting[0].max_batch_attention_dp_divisor, 0);
+  EXPECT_EQ(waiting[0].token_budget_at_least, 8192);
+  EXPECT_EQ(waiting[0].batch_wait_iters, 40);
+  EXPECT_EQ(waiting[0].batch_wait_ratio, 0.8);
+  EXPECT_EQ(waiting[0].batch_wait_clients_at_least, 64);
+  EXPECT_EQ(waiting[0].batch_wait_tp_below, 0);
+  bad(doc(R"(, "deployment": {"token_budget_at_least": 8192, "source": "s"})"),
+      "token_budget_headroom");  // a floor without its formula
+  bad(doc(R"(, "deployment": {"max_running": 8, "batch_wait": {"timeout_iters": 0,
+      "max_tokens_ratio": 0.8}, "source": "s"})"),
+      "timeout_iters");
+  bad(doc(R"(, "deployment": {"max_running": 8, "batch_wait": {"timeout_iters": 20,
+      "max_tokens_ratio": 1.2}, "source": "s"})"),
+      "max_tokens_ratio");
+  bad(doc(R"(, "deployment": {"max_running": 8, "batch_wait": {"timeout_iters": 20,
+      "max_tokens_ratio": 0.9, "when": {"tp_above": 8}}, "source": "s"})"),
+      "tp_above");  // unknown condition
   std::string unsourced = doc(mtp);
   unsourced.replace(unsourced.find(R"("source": "s")"), 13, R"("source": "t")");
   bad(unsourced, "not in sources");
@@ -499,15 +524,19 @@ TEST(ServingHarnesses, NotesAreStrict) {
 // The built-in notes cover exactly the development set's rows of InferenceX's
 // runs: TensorRT-LLM 1.2.0rc6.post3 DeepSeek-R1 on B200 (3 draft tokens a step,
 // 1 under attention data parallelism, the scripts' limits, range ratio 0.8),
-// vLLM 0.15.1 gpt-oss-120b on B200, SGLang 0.5.9 Qwen3.5 at TP 4 EP 1 on B200
-// and every Llama-3.1-70B row. A file read as a user's own carries none.
+// its 1.2.0rc6.post2 sweeps without MTP (batch waiting for fp8 1,024/1,024 at
+// 64 clients or more), vLLM 0.15.1 gpt-oss-120b on B200, SGLang 0.5.9 Qwen3.5
+// at TP 4 EP 1 on B200 and every Llama-3.1-70B row (batch waiting for
+// TensorRT-LLM's 1,024/1,024 rows below TP 8). A file read as a user's own
+// carries none.
 // The limits by the scripts' formulas, per rank: fp8 at 4 clients, TP 8:
 // batch 4, round_up(4 x 4 + 1,024 + 64, 64) = 1,152 tokens; fp8 at 256 clients
 // over 8 attention-DP ranks: batch 256 / 8 = 32, 8 x round_up(2 x 32 + 1,088, 64)
 // = 8 x 1,152; fp4 at 64 clients of 8,192-token prompts over 8 ranks: batch
 // 64 / 4 = 16, 8 x round_up(2 x 16 + 8,192 + 64, 64) = 8 x 8,320, running 8 x 16.
 TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
-  int covered = 0, with_dp = 0, qwen = 0, llama = 0;
+  int covered = 0, with_dp = 0, qwen = 0, llama = 0, post2 = 0, checked_post2 = 0;
+  int waiting_70b = 0, waiting_post2 = 0;
   std::array<int, 3> checked{};
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
@@ -521,9 +550,24 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
                                  r.tp == 4 && r.moe_ep == 1;
     // Every Llama-3.1-70B row is InferenceX's (dated the day it dropped the model).
     const bool inferencex_70b = r.model_path == "meta-llama/Llama-3.1-70B";
-    EXPECT_EQ(!r.harness.empty(),
-              inferencex_mtp || inferencex_gptoss || inferencex_qwen || inferencex_70b)
+    // TensorRT-LLM 1.2.0rc6.post2 DeepSeek-R1 on B200 without MTP: InferenceX's
+    // sweeps of PRs #594 (fp8) and #620 (fp4); AIConfigurator's database names
+    // some of the same runs DeepSeek-V3.
+    const bool inferencex_post2 =
+        r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post2" && r.system == "b200_sxm" &&
+        (r.model_path == "deepseek-ai/DeepSeek-R1" || r.model_path == "deepseek-ai/DeepSeek-V3");
+    EXPECT_EQ(!r.harness.empty(), inferencex_mtp || inferencex_gptoss || inferencex_qwen ||
+                                      inferencex_70b || inferencex_post2)
         << r.id;
+    // TensorRT-LLM's batch waiting where the scripts set it (else none).
+    const bool waits_70b =
+        inferencex_70b && r.backend == "trtllm" && r.isl == 1024 && r.osl == 1024 && r.tp < 8;
+    const bool waits_post2 = inferencex_post2 && r.precision == "fp8" && r.isl == 1024 &&
+                             r.osl == 1024 && r.concurrency >= 64;
+    EXPECT_EQ(r.batch_wait_iters, waits_70b ? 20 : waits_post2 ? 40 : 0) << r.id;
+    EXPECT_EQ(r.batch_wait_ratio, waits_70b ? 0.9 : waits_post2 ? 0.8 : 0) << r.id;
+    waiting_70b += waits_70b;
+    waiting_post2 += waits_post2;
     if (inferencex_70b) {  // vLLM: 8,192 tokens a step; TensorRT-LLM: 16,384
       ++llama;
       EXPECT_EQ(r.range_ratio, 0.8);
@@ -535,6 +579,28 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
       } else {
         EXPECT_EQ(r.token_budget, 16384);
         EXPECT_EQ(r.max_running, 0);  // trtllm-serve's own cap
+      }
+      continue;
+    }
+    if (inferencex_post2) {
+      // max_num_tokens max(8,192, round_up(clients + isl + 64, 64)) a rank:
+      // 64 clients of 1,024 tokens at TP 8, round_up(1,152) = 1,152, so 8,192;
+      // 128 clients of 8,192 over 8 attention-DP ranks, 8 x 8,384 = 67,072.
+      ++post2;
+      EXPECT_EQ(r.harness, "inferencex-dsr1-" + r.precision + "-b200-trtllm" +
+                               (r.model_path == "deepseek-ai/DeepSeek-V3" ? "-v3" : ""));
+      EXPECT_EQ(r.kv, Format::kFp8);
+      EXPECT_EQ(r.range_ratio, 0.8);
+      EXPECT_EQ(r.draft_tokens, 0);
+      EXPECT_EQ(r.max_running, 0);  // no max_batch_size: trtllm-serve's own cap
+      const std::int64_t step = (r.concurrency + r.isl + 64 + 63) / 64 * 64;
+      EXPECT_EQ(r.token_budget, r.attention_dp * std::max<std::int64_t>(8192, step)) << r.id;
+      if (r.attention_dp == 1 && r.concurrency == 64 && r.isl == 1024) {
+        EXPECT_EQ(r.token_budget, 8192);
+      }
+      if (r.attention_dp == 8 && r.concurrency == 128 && r.isl == 8192) {
+        EXPECT_EQ(r.token_budget, 67072);
+        ++checked_post2;
       }
       continue;
     }
@@ -592,6 +658,10 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   EXPECT_GT(qwen, 0);
   EXPECT_EQ(llama, 108 + 113);  // TensorRT-LLM's and vLLM's rows, every one aggregated
   EXPECT_EQ(with_dp, 11);  // attention_dp_size above 1 in the CSV
+  EXPECT_EQ(post2, 12 + 12 + 8 + 14);  // fp8 and fp4, as DeepSeek-R1 and as DeepSeek-V3
+  EXPECT_GE(checked_post2, 1);
+  EXPECT_EQ(waiting_70b, 27);  // TensorRT-LLM's 1,024/1,024 rows below TP 8
+  EXPECT_GE(waiting_post2, 2);
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"
       "1,,,,,,,,,,,,,,,,,195.2,5.38\n";

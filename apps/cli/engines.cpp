@@ -150,6 +150,12 @@ void engines_command(const std::string& id, bool json) {
              s.prefix_cache ? "on: a prompt found in the KV cache skips its prefill"
                             : "off: every prompt computed",
              s.prefix_cache_source);
+      if (s.batch_wait) {
+        choice("batch waiting",
+               "available, off by default: --batch-wait-iters N holds prompts beside decode "
+               "tokens up to N steps for a fuller step (--batch-wait-ratio of the budget)",
+               s.batch_wait_source);
+      }
       figure("token budget a step", s.token_budget);
       figure("requests running", s.max_running);
       if (s.kv_block_tokens.known()) figure("KV block tokens", s.kv_block_tokens);

@@ -23,6 +23,7 @@ struct ServingArgs {
   std::string mode = "agg";
   std::string prefill_workers = "1", prefill_tp = "1", decode_workers = "1", decode_tp = "1";
   std::string rounds = std::to_string(kDefaultRounds), token_budget = "0", max_running = "0";
+  std::string batch_wait_iters = "0", batch_wait_ratio = "0";
   std::string requests;  // empty: rounds x concurrency
   std::string dp = "1";
   std::string prefill_attention_dp = "1", prefill_ep = "1";
@@ -62,6 +63,8 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   s.prompt_pool = parse_count("--prompt-pool", a.prompt_pool, 0, kMaxPromptPool);
   s.token_budget = parse_count("--token-budget", a.token_budget, 0, kMaxBatch);
   s.max_running = parse_count("--max-running", a.max_running, 0, kMaxBatch);
+  s.batch_wait_iters = parse_count("--batch-wait-iters", a.batch_wait_iters, 0, kMaxBatchWaitIters);
+  s.batch_wait_ratio = parse_positive("--batch-wait-ratio", a.batch_wait_ratio);
   s.recipe = parse_serving_recipe(a.recipe);
   s.engine_version = a.engine_version;
   s.prefill_batch = parse_count("--prefill-batch", a.prefill_batch, 0, kMaxBatch);
@@ -125,6 +128,11 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
                          kv_memory_text(r.kv_memory_share, r.kv_memory_of_free))});
   t.add_row({"waits", human_time(r.queue_wait_s) + " to be admitted, " +
                           human_time(r.prompt_queue_wait_s) + " more to the first chunk"});
+  if (r.batch_wait_iters > 0) {
+    t.add_row({"batch waiting",
+               fmt::format("{} of {} steps held their prompts back (at most {} in a row)",
+                           r.waited_steps, r.steps, r.batch_wait_iters)});
+  }
   t.add_row({"step: plain / with a prompt",
              human_time(r.plain_step_s) + " / " + human_time(r.prompt_step_s)});
   t.add_row({"limited by", r.limited_by});
@@ -221,6 +229,17 @@ void register_serving(CLI::App& app, Common& common) {
                   "Requests an instance runs at once (0: the engine's default)")
       ->capture_default_str()
       ->type_name("INT");
+  cmd->add_option("--batch-wait-iters", a->batch_wait_iters,
+                  "TensorRT-LLM's batch waiting (batch_wait_timeout_iters): a prompt beside "
+                  "decode tokens may be held back up to this many steps for a fuller step (0: "
+                  "off; aggregated, without attention DP)")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--batch-wait-ratio", a->batch_wait_ratio,
+                  "With --batch-wait-iters (batch_wait_max_tokens_ratio): a held step takes its "
+                  "prompts once its tokens reach this share of the token budget")
+      ->capture_default_str()
+      ->type_name("R");
   cmd->add_option("--engine-version", a->engine_version,
                   "The engine's release (e.g. 0.12.0): behaviour its profile dates by release "
                   "follows it (vLLM's async scheduling from 0.14.0); default the current one")

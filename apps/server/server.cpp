@@ -253,6 +253,18 @@ json request_schemas() {
       integer_schema(0, kMaxBatch, 0, "tokens a step may carry (0: the engine's default)");
   serving["max_running"] =
       integer_schema(0, kMaxBatch, 0, "requests an instance runs (0: the engine's default)");
+  serving["batch_wait_iters"] = integer_schema(
+      0, kMaxBatchWaitIters, 0,
+      "TensorRT-LLM's batch_wait_timeout_iters: steps a prompt beside decode tokens may be held "
+      "back for a fuller step (0: off; aggregated, without attention DP)");
+  serving["batch_wait_ratio"] = {
+      {"type", "number"},
+      {"minimum", 0},
+      {"maximum", 1},
+      {"default", 0},
+      {"description",
+       "TensorRT-LLM's batch_wait_max_tokens_ratio: a held step takes its prompts once its tokens "
+       "reach this share of the token budget"}};
   const json string_list = {{"type", "array"}, {"items", {{"type", "string"}}}};
   json search = {
       {"model", model_schema()},

@@ -156,6 +156,10 @@ struct EngineScheduler {
   // Prompts found in the KV cache skip their prefill (vLLM's automatic
   // prefix caching, SGLang's radix cache, TensorRT-LLM's block reuse).
   bool prefix_cache = false;
+  // The scheduler can hold prompts back for a fuller step, off unless a
+  // deployment sets it (TensorRT-LLM's batch_wait_timeout_iters and
+  // batch_wait_max_tokens_ratio; ServingScenario::batch_wait_iters).
+  bool batch_wait = false;
   bool ahead_with_pipeline_parallel = true;  // false: pipeline stages turn it off (vLLM)
   std::string ahead_since;                   // the release that made it the default ("" always)
   EngineFigure token_budget;                 // tokens per step: decode tokens and prompt chunks
@@ -215,7 +219,7 @@ struct EngineScheduler {
     std::string source;  // of the choices
   } aiconfigurator;
   std::string policy_source, chunked_source, admission_source, pipeline_source, formed_source,
-      prefix_cache_source, note;
+      prefix_cache_source, batch_wait_source, note;
 
   // Whether batches are formed a step ahead at `pp` pipeline stages in
   // release `version` ("" or unparsed: the current one).

@@ -39,6 +39,8 @@ inline constexpr std::int64_t kDefaultRounds = 10;
 inline constexpr std::int64_t kMaxRounds = 1000;
 // The most distinct prompts a prompt pool may hold.
 inline constexpr std::int64_t kMaxPromptPool = std::int64_t{1} << 20;
+// The most steps batch waiting may hold prompts back in a row.
+inline constexpr std::int64_t kMaxBatchWaitIters = 100000;
 
 // Prefill-to-decode KV transfer between nodes: kNodeLinkBps (hardware.h).
 // Within one NVLink domain the device's interconnect carries it.
@@ -96,6 +98,15 @@ struct ServingScenario {
   // The engine's scheduler unless set (0): tokens per step, requests running
   // (both pools); they override the recipe's.
   std::int64_t token_budget = 0, max_running = 0;
+  // Batch waiting, where the engine's scheduler has it (EngineScheduler::
+  // batch_wait: TensorRT-LLM's batch_wait_timeout_iters and
+  // batch_wait_max_tokens_ratio): a step that would carry prompts beside
+  // decode tokens holds them back, up to batch_wait_iters steps in a row,
+  // until its tokens reach batch_wait_ratio of the token budget. 0 steps: off
+  // (the engine never waits then, whatever the ratio). Aggregated serving
+  // without attention data parallelism (the engine skips it there).
+  std::int64_t batch_wait_iters = 0;
+  double batch_wait_ratio = 0;
   ServingRecipe recipe = ServingRecipe::kEngineDefaults;
   // The recipe's worker batch sizes (0: the aggregated instance's clients;
   // disaggregated, 1 for a prefill worker and the clients over the decode
@@ -147,6 +158,10 @@ struct ServingResult {
   double kv_transfer_s = 0;                    // disaggregated: one prompt's KV cache
   std::int64_t requests = 0, steps = 0;        // simulated
   std::int64_t preemptions = 0;                // requests evicted when the cache ran out
+  // Batch waiting as the scenario set it (0 steps: off), and the steps that
+  // held their prompts back.
+  std::int64_t batch_wait_iters = 0, waited_steps = 0;
+  double batch_wait_ratio = 0;
   // The KV cache of one instance of the decode pool (aggregated: the one
   // pool): tokens it holds and bytes a GPU, under the engine's rule: a share
   // of the whole memory or of what the weights and activations leave.

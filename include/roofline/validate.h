@@ -151,6 +151,9 @@ struct ServingRun {
   std::string harness;
   std::int64_t draft_tokens = 0, max_running = 0, token_budget = 0;
   double range_ratio = 0;
+  // The deployment's batch waiting (ServingScenario::batch_wait_iters; 0: none).
+  std::int64_t batch_wait_iters = 0;
+  double batch_wait_ratio = 0;
   std::optional<Format> expert_act;  // the routed experts' math (PrecisionPlan::expert_act)
   std::optional<Format> kv;          // the deployment's KV cache format
 };
@@ -172,14 +175,24 @@ struct ServingHarness {
   // The deployment's limits, as the benchmark's script computes them (0: not
   // given): each rank runs max_batch = the clients, or with attention DP the
   // clients / divisor (the clients below the divisor), and takes
-  // round_up((drafts + 1) x max_batch + isl + headroom, round_to) tokens a step.
+  // max(at_least, round_up((drafts + 1) x max_batch + isl + headroom,
+  // round_to)) tokens a step. Without a divisor the script sets no max_batch:
+  // the engine's running cap stays and the budget's batch term is the clients.
   std::int64_t max_batch_attention_dp_divisor = 0, token_budget_headroom = 0,
-               token_budget_round_to = 0;
+               token_budget_round_to = 0, token_budget_at_least = 0;
   // Or fixed limits: requests an instance runs and tokens a step (0: not
   // given); max_running_is_clients: one request a client (the script's
   // --max-running-requests $CONC).
   std::int64_t max_running = 0, token_budget = 0;
   bool max_running_is_clients = false;
+  // Batch waiting (TensorRT-LLM's batch_wait_timeout_iters and
+  // batch_wait_max_tokens_ratio; 0 steps: none), where the script sets it:
+  // rows of these lengths (0: any) below this TP (0: any), of at least this
+  // many clients.
+  std::int64_t batch_wait_iters = 0;
+  double batch_wait_ratio = 0;
+  std::int64_t batch_wait_isl = 0, batch_wait_osl = 0, batch_wait_tp_below = 0,
+               batch_wait_clients_at_least = 0;
   std::optional<Format> kv;  // the deployment's KV cache format (unset: not given)
   double range_ratio = 0;  // the client's --random-range-ratio (0: fixed lengths)
   // The engine's fused MoE quantizes the experts' activations to this format

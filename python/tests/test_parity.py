@@ -350,6 +350,8 @@ def test_sweep_gemm(cli):
          rounds=2, engine_version="0.12.0"),
     dict(model="llama-3.1-8b", hardware="h100", engine="sglang", isl=1024, osl=64, concurrency=8,
          rounds=4, prompt_pool=6),
+    dict(model="llama-3.1-8b", hardware="h100", engine="trtllm", isl=1024, osl=64, concurrency=8,
+         rounds=2, batch_wait_iters=20, batch_wait_ratio=0.9),
 ])
 def test_serving(cli, case):
     model, hardware = case.pop("model"), case.pop("hardware")
@@ -383,6 +385,24 @@ def test_serving_prompt_pool_finds_repeats_in_the_prefix_cache():
         roofline.serving("llama-3.1-8b", "h100", prompt_pool=-1, **case)
     with pytest.raises(roofline.InvalidArgument, match="prompt pool"):
         roofline.validate_serving(prompt_pool=-1)
+
+
+def test_serving_batch_waiting_holds_prompts_for_fuller_steps():
+    # TensorRT-LLM's batch waiting: 8 clients of 1,024-token prompts never fill 0.9 of a
+    # 16,384-token step, so a prompt beside decode tokens waits its 20 steps; vLLM has no
+    # such setting.
+    case = dict(engine="trtllm", isl=1024, osl=64, concurrency=8, rounds=2, token_budget=16384)
+    plain = roofline.serving("llama-3.1-8b", "h100", **case)
+    held = roofline.serving("llama-3.1-8b", "h100", batch_wait_iters=20, batch_wait_ratio=0.9,
+                            **case)
+    assert plain["batch_wait"] is None
+    assert held["batch_wait"]["iters"] == 20 and held["batch_wait"]["waited_steps"] > 0
+    assert held["ttft_s"] > plain["ttft_s"]
+    with pytest.raises(roofline.InvalidArgument, match="TensorRT-LLM's scheduler setting"):
+        roofline.serving("llama-3.1-8b", "h100", engine="vllm", batch_wait_iters=20)
+    with pytest.raises(roofline.InvalidArgument, match="batch wait"):
+        roofline.serving("llama-3.1-8b", "h100", engine="trtllm", batch_wait_iters=20,
+                         batch_wait_ratio=1.5)
 
 
 def test_serving_bad_input_is_the_clis_error():

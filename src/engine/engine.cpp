@@ -104,6 +104,7 @@ Format format_key(StrictObject& o, std::string_view key) {
 //   "batch_formed": {"value": "a_step_ahead" | "as_it_starts", "source": key,
 //                    "with_pipeline_parallel": true, "since_version": "0.14.0"},
 //   "prefix_cache": {"value": true, "source": key},
+//   "batch_wait": {"value": true, "source": key} (optional; false without it),
 //   "token_budget": figure, "max_running": figure, "note": text}
 EngineScheduler parse_scheduler(StrictObject& parent,
                                 const std::map<std::string, std::string>& sources) {
@@ -140,6 +141,11 @@ EngineScheduler parse_scheduler(StrictObject& parent,
   const json prefix = choice("prefix_cache", &s.prefix_cache_source);
   if (!prefix.is_boolean()) o.fail("prefix_cache", "value must be true or false");
   s.prefix_cache = prefix.get<bool>();
+  if (o.has("batch_wait")) {
+    const json wait = choice("batch_wait", &s.batch_wait_source);
+    if (!wait.is_boolean()) o.fail("batch_wait", "value must be true or false");
+    s.batch_wait = wait.get<bool>();
+  }
   {
     StrictObject f = o.object("batch_formed");
     const json v = f.required("value");
@@ -1227,25 +1233,29 @@ nlohmann::json figure_json(const EngineProfile& e, const EngineFigure& f);
 nlohmann::json scheduler_json(const EngineProfile& e) {
   const EngineScheduler& s = e.scheduler;
   if (!s.known) return nullptr;
-  nlohmann::json j = {{"policy", s.prefill_first ? "prefill_first" : "mixed"},
-                      {"policy_source", e.citation(s.policy_source)},
-                      {"chunked_prefill", s.chunked_prefill},
-                      {"chunked_prefill_source", e.citation(s.chunked_source)},
-                      {"kv_admission", s.reserve_whole ? "whole" : "prompt"},
-                      {"kv_admission_source", e.citation(s.admission_source)},
-                      {"pipeline", s.pipeline_micro_batches ? "micro_batches" : "one_batch"},
-                      {"pipeline_source", e.citation(s.pipeline_source)},
-                      {"batch_formed", s.formed_a_step_ahead ? "a_step_ahead" : "as_it_starts"},
-                      {"batch_formed_with_pipeline_parallel", s.ahead_with_pipeline_parallel},
-                      {"batch_formed_since", s.ahead_since},
-                      {"batch_formed_source", e.citation(s.formed_source)},
-                      {"prefix_cache", s.prefix_cache},
-                      {"prefix_cache_source", e.citation(s.prefix_cache_source)},
-                      {"token_budget", figure_json(e, s.token_budget)},
-                      {"max_running", figure_json(e, s.max_running)},
-                      {"kv_block_tokens", figure_json(e, s.kv_block_tokens)},
-                      {"kv_memory", figure_json(e, s.kv_memory)},
-                      {"kv_memory_of", s.kv_memory_of_free ? "free" : "total"}};
+  nlohmann::json j = {
+      {"policy", s.prefill_first ? "prefill_first" : "mixed"},
+      {"policy_source", e.citation(s.policy_source)},
+      {"chunked_prefill", s.chunked_prefill},
+      {"chunked_prefill_source", e.citation(s.chunked_source)},
+      {"kv_admission", s.reserve_whole ? "whole" : "prompt"},
+      {"kv_admission_source", e.citation(s.admission_source)},
+      {"pipeline", s.pipeline_micro_batches ? "micro_batches" : "one_batch"},
+      {"pipeline_source", e.citation(s.pipeline_source)},
+      {"batch_formed", s.formed_a_step_ahead ? "a_step_ahead" : "as_it_starts"},
+      {"batch_formed_with_pipeline_parallel", s.ahead_with_pipeline_parallel},
+      {"batch_formed_since", s.ahead_since},
+      {"batch_formed_source", e.citation(s.formed_source)},
+      {"prefix_cache", s.prefix_cache},
+      {"prefix_cache_source", e.citation(s.prefix_cache_source)},
+      {"batch_wait", s.batch_wait},
+      {"batch_wait_source",
+       s.batch_wait ? nlohmann::json(e.citation(s.batch_wait_source)) : nlohmann::json(nullptr)},
+      {"token_budget", figure_json(e, s.token_budget)},
+      {"max_running", figure_json(e, s.max_running)},
+      {"kv_block_tokens", figure_json(e, s.kv_block_tokens)},
+      {"kv_memory", figure_json(e, s.kv_memory)},
+      {"kv_memory_of", s.kv_memory_of_free ? "free" : "total"}};
   if (!s.kv_memory_before.empty()) {
     j["kv_memory_earlier"] = figure_json(e, s.kv_memory_earlier);
     j["kv_memory_earlier"]["before_version"] = s.kv_memory_before;

@@ -985,6 +985,12 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                                 const Registry& registry) {
   const nlohmann::json kv_memory = {{"share", r.kv_memory_share},
                                     {"of", r.kv_memory_of_free ? "free" : "total"}};
+  // The engine's batch waiting as set (null: not set) and the steps that held prompts back.
+  const nlohmann::json batch_wait = r.batch_wait_iters > 0 || r.batch_wait_ratio > 0
+                                        ? nlohmann::json{{"iters", r.batch_wait_iters},
+                                                         {"ratio", r.batch_wait_ratio},
+                                                         {"waited_steps", r.waited_steps}}
+                                        : nlohmann::json(nullptr);
   nlohmann::json j = {{"model", m.id},
                       {"hardware", d.id},
                       {"engine", o.engine ? o.engine->id : std::string("roofline")},
@@ -1036,6 +1042,7 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                       {"prefix_hit_rate", r.prefix_hit_rate},
                       {"token_budget", r.token_budget},
                       {"max_running", r.max_running},
+                      {"batch_wait", batch_wait},
                       {"kv_block_tokens", r.kv_block_tokens},
                       {"formed_a_step_ahead", r.formed_a_step_ahead},
                       {"decode_formed_a_step_ahead", r.decode_formed_a_step_ahead},

@@ -343,6 +343,24 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     throw InvalidArgument(
         "engine version: at most 40 letters, digits and . - + _ (a release such as 0.14.0)");
   }
+  if (in.batch_wait_iters < 0 || in.batch_wait_iters > kMaxBatchWaitIters ||
+      !(in.batch_wait_ratio >= 0 && in.batch_wait_ratio <= 1)) {
+    throw InvalidArgument(fmt::format(
+        "batch wait: {} steps and a ratio of {} are out of range (0 to {} steps, a ratio from 0 "
+        "to 1)",
+        in.batch_wait_iters, in.batch_wait_ratio, kMaxBatchWaitIters));
+  }
+  const bool batch_wait_asked = in.batch_wait_iters > 0 || in.batch_wait_ratio > 0;
+  if (batch_wait_asked && !sched.batch_wait) {
+    throw InvalidArgument(fmt::format(
+        "batch waiting (--batch-wait-iters, --batch-wait-ratio) is TensorRT-LLM's scheduler "
+        "setting; {} has none",
+        o.engine ? o.engine->name : std::string("the reference engine")));
+  }
+  // The engine waits only where a step mixes prompts and decode tokens, and
+  // TensorRT-LLM skips it under attention data parallelism.
+  const bool batch_wait_on =
+      in.batch_wait_iters > 0 && in.mode == ServingMode::kAggregated && in.step.attention_dp == 1;
   if (in.prefill_batch != 0) check("prefill batch", in.prefill_batch, kMaxBatch);
   if (in.decode_batch != 0) check("decode batch", in.decode_batch, kMaxBatch);
   if ((in.prefill_batch != 0 || in.decode_batch != 0) &&
@@ -438,6 +456,11 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     p.chunked_prefill = sched.chunked_prefill;
     p.prefill_first = l.prefill_first;
     p.formed_a_step_ahead = l.a_step_ahead;
+    if (batch_wait_on && role == detail::PoolSpec::Role::kMixed) {
+      p.wait_steps = in.batch_wait_iters;
+      p.wait_ratio = in.batch_wait_ratio;
+      p.decode_tokens = 1 + in.step.draft_tokens;
+    }
     p.cost = [&grid](std::int64_t n, double ctx, std::int64_t prefill) {
       return grid(n, ctx, prefill);
     };
@@ -543,6 +566,9 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   r.bound = predict(m, d, plain, o).bound;
 
   r.preemptions = sim.preemptions;
+  r.batch_wait_iters = in.batch_wait_iters;
+  r.batch_wait_ratio = in.batch_wait_ratio;
+  r.waited_steps = sim.waited_steps;
   r.prefix_hit_rate =
       sim.prompts > 0 ? static_cast<double>(sim.prefix_hits) / static_cast<double>(sim.prompts) : 0;
   const std::int64_t workers = disagg ? in.decode_workers : 1;
@@ -599,9 +625,9 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   } else {
     r.notes.push_back(fmt::format(
         "prefill interference: prompt tokens take {:.0f}% of the steps' time; of TTFT, {:.0f}% is "
-        "the wait to be admitted (the step under way{}), {:.0f}% the wait behind other prompts",
+        "the wait to be admitted (the step under way{}), {:.0f}% the wait behind other prompts{}",
         r.prompt_share * 100, admit_pct, r.limited_by == "kv_capacity" ? ", and a KV slot" : "",
-        chunk_pct));
+        chunk_pct, batch_wait_on ? " or held back by batch waiting" : ""));
   }
   if (disagg) {
     const auto parallel = [](std::int64_t dp, std::int64_t ep) {
@@ -656,6 +682,25 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         "the cache's, not the request's",
         in.prompt_pool, r.prefix_hit_rate * 100, r.kv_block_tokens, sched.prefix_cache_source,
         engine->id));
+  }
+  if (batch_wait_on) {
+    r.notes.push_back(fmt::format(
+        "batch waiting ({}'s batch_wait_timeout_iters {}, batch_wait_max_tokens_ratio {:g}; "
+        "source {} in `roofline engines show {}`): {} of {} steps held their prompts back for "
+        "a fuller step, at most {} in a row, until a step's tokens reach {:.0f} of its {}-token "
+        "budget",
+        engine->name, in.batch_wait_iters, in.batch_wait_ratio, sched.batch_wait_source, engine->id,
+        r.waited_steps, r.steps, in.batch_wait_iters,
+        in.batch_wait_ratio * static_cast<double>(first_limits.budget), first_limits.budget));
+  } else if (batch_wait_asked) {
+    r.notes.push_back(
+        in.mode == ServingMode::kDisaggregated
+            ? "batch waiting has no effect on disaggregated workers: a prefill worker's steps "
+              "carry no decode tokens, a decode worker's no prompts"
+        : in.step.attention_dp > 1 ? "batch waiting is off under attention data parallelism: " +
+                                         engine->name + " skips it there"
+                                   : "batch waiting: with 0 steps to wait " + engine->name +
+                                         " never holds prompts back, whatever the ratio");
   }
   if (base.draft_tokens > 0) {
     r.notes.push_back(fmt::format(

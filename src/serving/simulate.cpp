@@ -74,6 +74,10 @@ struct Instance {
   double begun = 0, started = 0, step_s = 0;
   std::uint64_t epoch = 0;  // a step's end event is stale once this moves on
   std::vector<std::pair<std::int32_t, std::int64_t>> chunks;
+  // Batch waiting: waits counted since prompts were last taken (TensorRT-LLM's
+  // batch_wait_iters_count), and whether the step under way is one.
+  std::int64_t waits = 0;
+  bool waiting_run = false;
   // A prompt pool: the prompts whose KV cache the prefix cache keeps, and their tokens summed.
   std::vector<bool> kept;
   double kept_tokens = 0;
@@ -189,6 +193,10 @@ class Simulation {
         std::clamp<std::int64_t>(done + (in.pool->formed_a_step_ahead ? 1 : 0), 1, in.k);
     if (keep == in.k) return;
     const std::int64_t dropped = in.k - keep;
+    if (in.waiting_run) {
+      in.waits -= dropped;
+      r_.waited_steps -= dropped;
+    }
     r_.steps -= dropped;
     r_.busy_s -= static_cast<double>(dropped) * in.step_s;
     r_.decoding_step_sum -= static_cast<double>(dropped * in.decode_now);
@@ -426,6 +434,22 @@ class Simulation {
         if (budget <= 0) break;
       }
     }
+    // Batch waiting: chunks beside decode tokens wait for a fuller step, at
+    // most wait_steps steps in a row (TensorRT-LLM's PyExecutor._waiting_requests,
+    // which counts a step's chunk tokens and its decode requests' tokens).
+    bool waiting = false;
+    if (p.wait_steps > 0 && !in.chunks.empty() && !decode_paused && decoding > 0) {
+      const double step_tokens =
+          static_cast<double>(prompt_tokens + (decoding + in.finished) * p.decode_tokens);
+      if (in.waits < p.wait_steps &&
+          step_tokens < p.wait_ratio * static_cast<double>(p.token_budget)) {
+        waiting = true;
+        in.chunks.clear();
+        prompt_tokens = 0;
+      } else {
+        in.waits = 0;
+      }
+    }
     const std::int64_t decode_now = decode_paused ? 0 : decoding;
     // The requests that finished with the last step ride along (a batch formed
     // a step ahead), unless the step is a prefill batch apart.
@@ -466,6 +490,8 @@ class Simulation {
         step_s = alone;
       }
       k = std::max<std::int64_t>(1, in.decoding.begin()->first - in.decode_step);
+      // A wait lasts until the count runs out (or an arrival or completion).
+      if (waiting) k = std::min(k, p.wait_steps - in.waits);
       if (!p.reserve_whole) {
         const double room = (static_cast<double>(p.kv_tokens) - in.kv_used) / tokens(decode_now);
         k = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(std::max(room, 0.0))), 1,
@@ -488,6 +514,11 @@ class Simulation {
         k = std::min<std::int64_t>(k, taken(held_waiting) || taken(held_ready) ? 1 : 2);
       }
       if (k > 1) step_s = p.cost(decode_now, decode_context + 0.5 * tokens(k - 1), 0);
+    }
+    in.waiting_run = waiting;
+    if (waiting) {
+      in.waits += k;
+      r_.waited_steps += k;
     }
     in.busy = true;
     in.ties_in = from_idle;  // kept for the cutoff this step sets
@@ -624,6 +655,15 @@ void check_pool(const PoolSpec& p, const char* name, std::int64_t one_request) {
     throw InvalidArgument(std::string("serving simulation: the ") + name +
                           " pool needs instances, a running cap, a token budget, a step cost "
                           "and KV blocks of 1 to 1024 tokens");
+  }
+  if (p.wait_steps < 0 || p.wait_steps > (std::int64_t{1} << 20) ||
+      !(p.wait_ratio >= 0 && p.wait_ratio <= 1) || p.decode_tokens < 1 ||
+      p.decode_tokens > (std::int64_t{1} << 10) ||
+      (p.wait_steps > 0 && p.role != PoolSpec::Role::kMixed)) {
+    throw InvalidArgument(std::string("serving simulation: the ") + name +
+                          " pool's batch waiting needs 0 to 2^20 waits, a ratio from 0 to 1, 1 "
+                          "to 1024 tokens a decoding request, and a pool that mixes prompts "
+                          "and decode tokens");
   }
   const std::int64_t b = p.kv_block_tokens;
   if (p.kv_tokens < (one_request + b - 1) / b * b) {

@@ -47,6 +47,15 @@ struct PoolSpec {
   // response at a step's end joins the step after next. Else a batch is
   // formed as its step starts.
   bool formed_a_step_ahead = false;
+  // Batch waiting (TensorRT-LLM's batch_wait_timeout_iters and
+  // batch_wait_max_tokens_ratio, mixed pools): a step that would carry prompt
+  // chunks beside decode tokens leaves the chunks out, and counts a wait,
+  // unless `wait_steps` such waits have passed or its tokens (the chunks, and
+  // decode_tokens a decoding request) reach wait_ratio of the budget; taking
+  // them resets the count. 0 waits: off.
+  std::int64_t wait_steps = 0;
+  double wait_ratio = 0;
+  std::int64_t decode_tokens = 1;  // a decoding request's tokens in a step (1 + drafts)
   StepCost cost;
 };
 
@@ -98,6 +107,7 @@ struct SimResult {
   double decoding_step_sum = 0;    // decode requests summed over steps (mean batch)
   std::int64_t decode_steps = 0;   // steps with decode tokens
   std::int64_t preemptions = 0;
+  std::int64_t waited_steps = 0;  // steps that left their prompt chunks out (batch waiting)
   std::int64_t prompts = 0, prefix_hits = 0;  // requests sent; of them, found in the prefix cache
   double admit_wait_s = 0;                    // mean wait from arrival to admission (KV slot, cap)
   double chunk_wait_s = 0;                    // mean from admission to the first prompt chunk

@@ -501,15 +501,50 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
       }
       if (dp.has("token_budget")) n.token_budget = whole("token_budget");
       if (dp.has("max_batch_attention_dp_divisor") || dp.has("token_budget_headroom") ||
-          dp.has("token_budget_round_to")) {
+          dp.has("token_budget_round_to") || dp.has("token_budget_at_least")) {
         if (n.max_running || n.max_running_is_clients || n.token_budget)
           dp.fail(n.token_budget ? "token_budget" : "max_running",
                   "give fixed limits or the script's formula, not both");
-        n.max_batch_attention_dp_divisor = whole("max_batch_attention_dp_divisor");
+        // The divisor sets max_batch too; without it the script leaves the
+        // engine's running cap and its budget counts every client.
+        if (dp.has("max_batch_attention_dp_divisor"))
+          n.max_batch_attention_dp_divisor = whole("max_batch_attention_dp_divisor");
         n.token_budget_headroom = whole("token_budget_headroom");
         n.token_budget_round_to = whole("token_budget_round_to");
+        if (dp.has("token_budget_at_least"))
+          n.token_budget_at_least = whole("token_budget_at_least");
       } else if (!n.max_running && !n.max_running_is_clients && !n.token_budget && !n.kv) {
         dp.fail("max_running", "a deployment gives a KV cache, limits or the formula");
+      }
+      if (dp.has("batch_wait")) {
+        // "batch_wait": {"timeout_iters": N, "max_tokens_ratio": R,
+        //                "when": {"isl": L, "osl": L, "tp_below": T,
+        //                         "clients_at_least": C}} (each optional)
+        StrictObject bw = dp.object("batch_wait");
+        const double iters = bw.non_negative("timeout_iters");
+        if (iters != std::floor(iters) || iters < 1 ||
+            iters > static_cast<double>(kMaxBatchWaitIters))
+          bw.fail("timeout_iters",
+                  fmt::format("must be a whole number from 1 to {}", kMaxBatchWaitIters));
+        n.batch_wait_iters = static_cast<std::int64_t>(iters);
+        n.batch_wait_ratio = bw.non_negative("max_tokens_ratio");
+        if (n.batch_wait_ratio > 1) bw.fail("max_tokens_ratio", "must be from 0 to 1");
+        if (bw.has("when")) {
+          StrictObject w = bw.object("when");
+          const auto size = [&w](std::string_view key) -> std::int64_t {
+            if (!w.has(key)) return 0;
+            const double v = w.non_negative(key);
+            if (v != std::floor(v) || v < 1 || v > static_cast<double>(kMaxSize))
+              w.fail(key, "must be a whole number from 1 to 1048576");
+            return static_cast<std::int64_t>(v);
+          };
+          n.batch_wait_isl = size("isl");
+          n.batch_wait_osl = size("osl");
+          n.batch_wait_tp_below = size("tp_below");
+          n.batch_wait_clients_at_least = size("clients_at_least");
+          w.finish();
+        }
+        bw.finish();
       }
       source += "; " + cite(dp);
       dp.finish();
@@ -571,21 +606,33 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
       r.harness = n.id;
       const bool dp = r.attention_dp > 1;
       r.draft_tokens = dp ? n.draft_tokens_with_attention_dp : n.draft_tokens;
-      if (n.max_batch_attention_dp_divisor > 0) {
+      if (n.token_budget_round_to > 0) {
+        // The script's max_num_tokens, per attention-DP rank: its batch term is
+        // max_batch where the script sets one (the clients, or their share
+        // under attention DP), else the clients.
         const std::int64_t divisor = n.max_batch_attention_dp_divisor;
         const std::int64_t batch =
-            !dp ? r.concurrency
+            !dp || divisor == 0
+                ? r.concurrency
                 : (r.concurrency < divisor ? r.concurrency : r.concurrency / divisor);
         const std::int64_t step_tokens =
             (r.draft_tokens + 1) * batch + r.isl + n.token_budget_headroom;
         const std::int64_t round = n.token_budget_round_to;
-        r.max_running = batch * r.attention_dp;
-        r.token_budget = r.attention_dp * ((step_tokens + round - 1) / round * round);
+        r.max_running = divisor > 0 ? batch * r.attention_dp : 0;
+        r.token_budget = r.attention_dp * std::max(n.token_budget_at_least,
+                                                   (step_tokens + round - 1) / round * round);
       } else {
         r.max_running = n.max_running_is_clients ? r.concurrency : n.max_running;
         r.token_budget = n.token_budget;
       }
       r.range_ratio = n.range_ratio;
+      if (n.batch_wait_iters > 0 && (!n.batch_wait_isl || r.isl == n.batch_wait_isl) &&
+          (!n.batch_wait_osl || r.osl == n.batch_wait_osl) &&
+          (!n.batch_wait_tp_below || r.tp < n.batch_wait_tp_below) &&
+          r.concurrency >= n.batch_wait_clients_at_least) {
+        r.batch_wait_iters = n.batch_wait_iters;
+        r.batch_wait_ratio = n.batch_wait_ratio;
+      }
       r.expert_act = n.expert_act;
       r.kv = n.kv;
       break;  // no two notes cover the same rows
@@ -742,6 +789,12 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         if (r.max_running > 0) load.max_running = r.max_running;
         if (r.token_budget > 0) load.token_budget = r.token_budget;
         if (r.range_ratio > 0) set_range_ratio(load, r.range_ratio);
+        if (r.batch_wait_iters > 0) {
+          load.batch_wait_iters = r.batch_wait_iters;
+          load.batch_wait_ratio = r.batch_wait_ratio;
+          row.formats += fmt::format(", batch wait {} steps / {:g} ({})", r.batch_wait_iters,
+                                     r.batch_wait_ratio, clip_utf8(r.harness, 64));
+        }
         if (recipe == ServingRecipe::kAiConfigurator && disagg) {
           load.prefill_batch = r.prefill_batch;
           load.decode_batch = r.decode_batch;

@@ -399,6 +399,19 @@ try {
         /AIConfigurator's benchmark deployment: \d+-token budget per step/.test(await page.textContent('#serving-detail')),
         `the AIConfigurator recipe is sent and shown (${JSON.stringify(servingBodies[0])})`);
   await page.selectOption('#sv-recipe', 'engine');
+  // TensorRT-LLM's batch waiting: sent, and the steps that held their prompts back shown.
+  servingBodies.length = 0;
+  await page.selectOption('#sv-engine', 'trtllm');
+  for (const id of ['#sv-attention-dp', '#sv-ep', '#sv-dp']) await page.fill(id, '1');
+  await page.fill('#sv-batch-wait-iters', '20');
+  await page.fill('#sv-batch-wait-ratio', '0.9');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  check(servingBodies.length === 1 && servingBodies[0].batch_wait_iters === 20 && servingBodies[0].batch_wait_ratio === 0.9 &&
+        /held their prompts back for a fuller step \(at most 20 in a row, until 90\.0% of the budget\)/.test(await page.textContent('#serving-detail')),
+        `batch waiting is sent and shown (${JSON.stringify(servingBodies[0])})`);
+  await page.fill('#sv-batch-wait-iters', '0');
+  await page.selectOption('#sv-engine', 'vllm');
   page.off('request', onServing);
 
   // 5c. The Search page: its tab runs the default search (POST /api/search: llama-3.1-70b on 8

@@ -182,6 +182,8 @@ export interface Serving {
   shared_prefix: number;                 // prompt tokens every request takes from the prefix cache
   prompt_pool: number;                   // distinct prompts each request's is drawn from (0: every prompt unique)
   prefix_hit_rate: number;               // of the requests, those whose prompt the prefix cache held
+  // TensorRT-LLM's batch waiting as set (null: not set) and the steps that held prompts back.
+  batch_wait: { iters: number; ratio: number; waited_steps: number } | null;
   weights: string; act: string; kv: string;
   ttft_s: number; tpot_s: number; e2e_s: number;  // the means of ttft, tpot, e2e
   ttft: Spread; tpot: Spread; e2e: Spread;

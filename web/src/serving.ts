@@ -22,6 +22,7 @@ const DEFAULTS = {
   draftTokens: 0, acceptance: 0.85,           // plain decoding; the server's kDefaultDraftAcceptance
   sharedPrefix: 0,                            // no prefix cache hits
   promptPool: 0,                              // every prompt unique
+  batchWaitIters: 0, batchWaitRatio: 0,       // TensorRT-LLM's batch waiting, off
   rangeRatio: 1,                              // fixed lengths (InferenceMAX runs 0.8)
 };
 const WEIGHTS = ['fp16', 'bf16', 'fp8', 'int8', 'int4', 'nvfp4', 'mxfp4', 'q8_0', 'q4_k_m', 'q4_0'];
@@ -37,6 +38,7 @@ const MAX_TP = 4096;              // the server's kMaxParallel
 const MAX_WORKERS = 1024;         // prefill or decode workers
 const MAX_ROUNDS = 1000;
 const MAX_DRAFT_TOKENS = 16;      // the server's kMaxDraftTokens
+const MAX_BATCH_WAIT = 100000;    // the server's kMaxBatchWaitIters
 
 /** A mean wait: "none" rather than 0 ns. */
 const wait = (s: number) => (s > 0 ? seconds(s) : 'none');
@@ -143,6 +145,14 @@ function request(): Record<string, unknown> {
   // Prompts drawn from a pool, repeats found in the prefix cache (aggregated serving only).
   const promptPool = intValue('sv-prompt-pool', 'prompt pool', 0, MAX_PROMPT_POOL);
   if (promptPool > 0) req.prompt_pool = promptPool;
+  // TensorRT-LLM's batch waiting (the server refuses it for other engines).
+  const waitIters = intValue('sv-batch-wait-iters', 'batch wait', 0, MAX_BATCH_WAIT);
+  const waitRatio = Number(($('sv-batch-wait-ratio') as HTMLInputElement).value);
+  if (!(waitRatio >= 0 && waitRatio <= 1)) throw new Error('wait ratio must be a number from 0 to 1');
+  if (waitIters > 0) {
+    req.batch_wait_iters = waitIters;
+    req.batch_wait_ratio = waitRatio;
+  }
   // Speculative decoding only with draft tokens (the server refuses an acceptance without).
   const drafts = intValue('sv-draft-tokens', 'draft tokens', 0, MAX_DRAFT_TOKENS);
   if (drafts > 0) {
@@ -197,6 +207,8 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   number('sv-acceptance', DEFAULTS.acceptance);
   number('sv-shared-prefix', DEFAULTS.sharedPrefix);
   number('sv-prompt-pool', DEFAULTS.promptPool);
+  number('sv-batch-wait-iters', DEFAULTS.batchWaitIters);
+  number('sv-batch-wait-ratio', DEFAULTS.batchWaitRatio);
   number('sv-range-ratio', DEFAULTS.rangeRatio);
   showMode();
   $('sv-mode').addEventListener('change', showMode);
@@ -419,6 +431,8 @@ function renderDetail(r: Serving | undefined): void {
     ...(r.prompt_pool > 0 ? [['prefix cache', `${pct(r.prefix_hit_rate * 100)} of the requests found their prompt cached ` +
       `(drawn from ${counted(r.prompt_pool, 'prompt')})`] as [string, string]] : []),
     ['waits', `${wait(r.queue_wait_s)} ${admission}, then ${wait(r.prompt_queue_wait_s)} from admission to the first prompt chunk`],
+    ...(r.batch_wait && r.batch_wait.iters > 0 ? [['batch waiting', `${counted(r.batch_wait.waited_steps, 'step')} of ${r.steps} ` +
+      `held their prompts back for a fuller step (at most ${r.batch_wait.iters} in a row, until ${pct(r.batch_wait.ratio * 100)} of the budget)`] as [string, string]] : []),
   ];
   $('serving-detail').innerHTML = `
     <div class="verdict ${r.limited_by === 'kv_capacity' ? 'bad' : 'ok'}">
