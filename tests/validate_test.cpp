@@ -281,9 +281,11 @@ TEST(ServingRuns, AttentionDpRowsCountEveryRanksClients) {
   EXPECT_EQ(runs[2].concurrency, 8);  // the first "_c<digits>_" of the id
 }
 
-// Rows written tp_size N x N with moe_tp_size = moe_ep_size = N are the
-// deployment of N GPUs with expert parallelism N (their ids say "_tpN_epN_");
-// rows whose id names other sizes, or whose factors differ, stand as written.
+// Rows written tp_size N x N with moe_tp_size = moe_ep_size = N, or tp_size N
+// and attention_dp_size N with moe 1 x N x N, are the deployment of N GPUs
+// with expert parallelism N (their ids say "_tpN_epN_"; unlabelled, only past
+// 8 GPUs); rows whose id names other sizes, or whose factors differ, stand as
+// written.
 TEST(ServingRuns, TpTimesEpRowsAreTheirDeployment) {
   auto row = [](const std::string& id, const std::string& tp, const std::string& dp,
                 const std::string& moe_tp, const std::string& moe_ep) {
@@ -297,9 +299,13 @@ TEST(ServingRuns, TpTimesEpRowsAreTheirDeployment) {
           row("d_agg_128x128_c16_tp4_epnone_2", "4", "", "2", "2") +
           row("e_agg_1024x1024_c16_cfg4", "8", "1", "2", "4") +
           row("f_agg_1024x1024_c16_tp8_ep2_1", "16", "1", "4", "4") +
-          row("g_agg_1024x1024_c16_cfg5", "4", "1", "2", "2"),
+          row("g_agg_1024x1024_c16_cfg5", "4", "1", "2", "2") +
+          row("h_agg_1024x1024_c128_tp2_ep2_3", "2", "2", "1", "4") +
+          row("i_agg_1024x1024_c16_cfg6", "4", "4", "1", "16") +
+          row("j_agg_1024x1024_c16_cfg7", "2", "2", "1", "4") +
+          row("k_agg_1024x1024_c16_tp4_ep1_8", "2", "2", "1", "4"),
       "t.csv");
-  ASSERT_EQ(runs.size(), 7u);
+  ASSERT_EQ(runs.size(), 11u);
   auto layout = [](const ServingRun& r) {
     return std::array<std::int64_t, 4>{r.tp, r.attention_dp, r.moe_tp, r.moe_ep};
   };
@@ -314,6 +320,12 @@ TEST(ServingRuns, TpTimesEpRowsAreTheirDeployment) {
   EXPECT_EQ(layout(runs[4]), (L{8, 1, 2, 4}));   // unequal factors: as written
   EXPECT_EQ(layout(runs[5]), (L{16, 1, 4, 4}));  // the id names other sizes: as written
   EXPECT_EQ(layout(runs[6]), (L{4, 1, 2, 2}));   // no label, within 8 GPUs: as written
+  EXPECT_EQ(layout(runs[7]), (L{2, 1, 1, 2}));   // TP 2 x attention DP 2, moe 1 x 4: its id's
+  EXPECT_EQ(runs[7].concurrency, 128);           // 2 GPUs, TP 2, EP 2, the id's clients
+  EXPECT_NE(runs[7].layout_note.find("read as 2 GPUs"), std::string::npos) << runs[7].layout_note;
+  EXPECT_EQ(layout(runs[8]), (L{4, 1, 1, 4}));   // no label, 16 GPUs written: 4
+  EXPECT_EQ(layout(runs[9]), (L{2, 2, 1, 4}));   // no label, within 8 GPUs: as written
+  EXPECT_EQ(layout(runs[10]), (L{2, 2, 1, 4}));  // the id names other sizes: as written
 }
 
 TEST(ServingRuns, BuiltInDevelopmentSetLoadsWholly) {
@@ -338,10 +350,11 @@ TEST(ServingRuns, RepeatedRunsAreCounted) {
   EXPECT_EQ(repeated_serving_runs(parse_serving_runs(std::string(kServingHeader) + a + c, "t.csv")),
             0);
   // The development set: 157 of its 2,101 rows repeat another's every column
-  // but the id; 13 of those are read differently, their ids labelling the
-  // TP x EP layout one way and the other not (undo_tp_times_ep), so 144
+  // but the id; 14 of those are read differently, their ids labelling the
+  // TP x EP layout one way and the other not (undo_tp_times_ep: 13 written
+  // tp_size N x N, 1 written TP 2 x attention DP 2 within 8 GPUs), so 143
   // repeat as read.
-  EXPECT_EQ(repeated_serving_runs(built_in_serving_runs()), 144);
+  EXPECT_EQ(repeated_serving_runs(built_in_serving_runs()), 143);
 }
 
 // One configuration measured at 10 ms and 5 ms TPOT: the best single
@@ -369,17 +382,17 @@ TEST(ServingRuns, ConflictingMeasurementsBoundTheErrorAnyModelCanReach) {
   // the columns give them, 12 across releases, most of those TensorRT-LLM
   // 1.2.0rc6.post2 against post3 (docs/VALIDATION.md, session 19). The post3 runs
   // were InferenceX's MTP benchmarks (their harness note): with their draft
-  // tokens they are other configurations, and 6 conflicts remain, 4 across releases.
-  std::vector<ServingRun> aggregated;
+  // tokens they are other configurations; so are the vLLM 0.17.0 MiniMax-M2.5
+  // runs, whose script enabled expert parallelism on every row, against the
+  // 0.19.0 ones. 3 conflicts remain, 1 across releases.
+  std::vector<ServingRun> aggregated, as_written;
   for (const ServingRun& r : built_in_serving_runs())
     if (r.mode == "agg") aggregated.push_back(r);
-  std::vector<ServingRun> as_written = aggregated;
-  for (ServingRun& r : as_written) {  // every harness setting off
-    r.draft_tokens = r.max_running = r.token_budget = 0;
-    r.range_ratio = 0;
-    r.expert_act.reset();
-    r.kv.reset();
-  }
+  // The same file read as a user's: every harness setting off.
+  for (const ServingRun& r :
+       load_serving_runs(std::string(ROOFLINE_SOURCE_DATA_DIR) + "/validation/serving-dev.csv"))
+    if (r.mode == "agg") as_written.push_back(r);
+  ASSERT_EQ(as_written.size(), aggregated.size());
   const auto across = [](const std::vector<MeasurementConflict>& v) {
     return std::count_if(v.begin(), v.end(), [](const auto& x) { return x.across_releases; });
   };
@@ -387,8 +400,8 @@ TEST(ServingRuns, ConflictingMeasurementsBoundTheErrorAnyModelCanReach) {
   EXPECT_EQ(columns_only.size(), 14u);
   EXPECT_EQ(across(columns_only), 12);
   const auto dev = measurement_conflicts(aggregated);
-  EXPECT_EQ(dev.size(), 6u);
-  EXPECT_EQ(across(dev), 4);
+  EXPECT_EQ(dev.size(), 3u);
+  EXPECT_EQ(across(dev), 1);
 }
 
 // Harness notes are strict: known keys only, every setting sourced, whole
@@ -484,6 +497,12 @@ TEST(ServingHarnesses, NotesAreStrict) {
   EXPECT_EQ(waiting[0].batch_wait_tp_below, 0);
   bad(doc(R"(, "deployment": {"token_budget_at_least": 8192, "source": "s"})"),
       "token_budget_headroom");  // a floor without its formula
+  // Expert parallelism on every row: true alone is a deployment; false is no setting.
+  EXPECT_TRUE(parse_serving_harnesses(
+                  doc(R"(, "deployment": {"expert_parallel": true, "source": "s"})"), "h.json")[0]
+                  .expert_parallel);
+  bad(doc(R"(, "deployment": {"expert_parallel": false, "source": "s"})"), "expert_parallel");
+  bad(doc(R"(, "deployment": {"expert_parallel": 4, "source": "s"})"), "expert_parallel");
   bad(doc(R"(, "deployment": {"max_running": 8, "batch_wait": {"timeout_iters": 0,
       "max_tokens_ratio": 0.8}, "source": "s"})"),
       "timeout_iters");
@@ -526,7 +545,8 @@ TEST(ServingHarnesses, NotesAreStrict) {
 // 1 under attention data parallelism, the scripts' limits, range ratio 0.8),
 // its 1.2.0rc6.post2 sweeps without MTP (batch waiting for fp8 1,024/1,024 at
 // 64 clients or more), vLLM 0.15.1 gpt-oss-120b on B200, SGLang 0.5.9 Qwen3.5
-// at TP 4 EP 1 on B200 and every Llama-3.1-70B row (batch waiting for
+// at TP 4 EP 1 on B200, vLLM 0.17.0 MiniMax-M2.5 fp8 on B200 (expert
+// parallelism on every row) and every Llama-3.1-70B row (batch waiting for
 // TensorRT-LLM's 1,024/1,024 rows below TP 8). A file read as a user's own
 // carries none.
 // The limits by the scripts' formulas, per rank: fp8 at 4 clients, TP 8:
@@ -536,7 +556,7 @@ TEST(ServingHarnesses, NotesAreStrict) {
 // 64 / 4 = 16, 8 x round_up(2 x 16 + 8,192 + 64, 64) = 8 x 8,320, running 8 x 16.
 TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   int covered = 0, with_dp = 0, qwen = 0, llama = 0, post2 = 0, checked_post2 = 0;
-  int waiting_70b = 0, waiting_post2 = 0;
+  int waiting_70b = 0, waiting_post2 = 0, minimax = 0;
   std::array<int, 3> checked{};
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
@@ -556,9 +576,24 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
     const bool inferencex_post2 =
         r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post2" && r.system == "b200_sxm" &&
         (r.model_path == "deepseek-ai/DeepSeek-R1" || r.model_path == "deepseek-ai/DeepSeek-V3");
+    // vLLM 0.17.0 MiniMax-M2.5 fp8 on B200: InferenceX's sweeps, expert
+    // parallelism on every row (its script's `-ge 1`).
+    const bool inferencex_minimax =
+        r.backend == "vllm" && r.backend_version == "0.17.0" && r.system == "b200_sxm" &&
+        r.model_path == "MiniMaxAI/MiniMax-M2.5" && r.precision == "fp8";
     EXPECT_EQ(!r.harness.empty(), inferencex_mtp || inferencex_gptoss || inferencex_qwen ||
-                                      inferencex_70b || inferencex_post2)
+                                      inferencex_70b || inferencex_post2 || inferencex_minimax)
         << r.id;
+    if (inferencex_minimax) {  // the experts over every GPU of the instance: EP = TP
+      ++minimax;
+      EXPECT_EQ(r.moe_ep, r.tp * r.attention_dp) << r.id;
+      EXPECT_EQ(r.moe_tp, 1);
+      EXPECT_NE(r.layout_note.find("expert parallelism"), std::string::npos) << r.layout_note;
+      EXPECT_FALSE(r.kv);  // AIConfigurator's fp8 reading stands (the note says why)
+      EXPECT_EQ(r.range_ratio, 0.8);
+      EXPECT_EQ(r.token_budget, 0);
+      continue;
+    }
     // TensorRT-LLM's batch waiting where the scripts set it (else none).
     const bool waits_70b =
         inferencex_70b && r.backend == "trtllm" && r.isl == 1024 && r.osl == 1024 && r.tp < 8;
@@ -662,6 +697,7 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   EXPECT_GE(checked_post2, 1);
   EXPECT_EQ(waiting_70b, 27);  // TensorRT-LLM's 1,024/1,024 rows below TP 8
   EXPECT_GE(waiting_post2, 2);
+  EXPECT_EQ(minimax, 24);
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"
       "1,,,,,,,,,,,,,,,,,195.2,5.38\n";

@@ -194,6 +194,9 @@ struct ServingHarness {
   std::int64_t batch_wait_isl = 0, batch_wait_osl = 0, batch_wait_tp_below = 0,
                batch_wait_clients_at_least = 0;
   std::optional<Format> kv;  // the deployment's KV cache format (unset: not given)
+  // The script enables expert parallelism whatever the row's layout (vLLM's
+  // --enable-expert-parallel): the experts split over all the instance's GPUs.
+  bool expert_parallel = false;
   double range_ratio = 0;  // the client's --random-range-ratio (0: fixed lengths)
   // The engine's fused MoE quantizes the experts' activations to this format
   // (an environment setting of the script's; PrecisionPlan::expert_act).

@@ -144,7 +144,27 @@ std::pair<std::int64_t, std::int64_t> id_tp_ep(const LineReader& in, std::string
 // deployment: N GPUs, the experts split N ways; so are the 46 unlabelled
 // rows of the same shape past 8 GPUs. Where the id gives other sizes
 // ("_tp4_epnone_" for tp_size 4 with moe 2 x 2), the row's own fields stand.
+//
+// Other rows write such a deployment as tp_size N and attention_dp_size N with
+// moe_tp_size 1 and moe_ep_size N x N (38 vLLM rows: InferenceX's "tp: N, ep:
+// N", --tensor-parallel-size N --enable-expert-parallel on N GPUs, which its
+// Kimi-K2.5 and MiniMax-M2.5 sweeps search; their ids say "_tpN_epN_" where
+// labelled, and tp 4 x attention DP 4 would be 16 GPUs of a single-node
+// benchmark). They are read the same way, by the same label rule.
 void undo_tp_times_ep(const LineReader& in, ServingRun* r) {
+  if (r->moe_tp == 1 && r->tp > 1 && r->attention_dp == r->tp && r->moe_ep == r->tp * r->tp) {
+    const std::int64_t n = r->tp;
+    const auto [id_tp, id_ep] = id_tp_ep(in, r->id);
+    if (id_tp != 0 && (id_tp != n || id_ep != n)) return;
+    if (id_tp == 0 && n * n <= 8) return;  // unlabelled: only past one 8-GPU node
+    r->layout_note = "written tp_size " + std::to_string(n) + " x attention_dp_size " +
+                     std::to_string(n) + " with moe 1 x " + std::to_string(n * n) + "; read as " +
+                     std::to_string(n) + " GPUs with expert parallelism " + std::to_string(n) +
+                     (id_tp != 0 ? " (its id)" : " (no id label; past 8 GPUs)");
+    r->attention_dp = 1;
+    r->moe_ep = n;
+    return;
+  }
   const std::int64_t n = r->moe_ep;
   if (r->moe_tp != n || n <= 1 || r->tp * r->attention_dp != n * n) return;
   const auto [id_tp, id_ep] = id_tp_ep(in, r->id);
@@ -513,8 +533,17 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         n.token_budget_round_to = whole("token_budget_round_to");
         if (dp.has("token_budget_at_least"))
           n.token_budget_at_least = whole("token_budget_at_least");
-      } else if (!n.max_running && !n.max_running_is_clients && !n.token_budget && !n.kv) {
-        dp.fail("max_running", "a deployment gives a KV cache, limits or the formula");
+      }
+      if (dp.has("expert_parallel")) {
+        const nlohmann::json& v = dp.required("expert_parallel");
+        if (!v.is_boolean() || !v.get<bool>())
+          dp.fail("expert_parallel", "true (the script enables it on every row), or left out");
+        n.expert_parallel = true;
+      }
+      if (n.token_budget_round_to == 0 && !n.max_running && !n.max_running_is_clients &&
+          !n.token_budget && !n.kv && !n.expert_parallel) {
+        dp.fail("max_running",
+                "a deployment gives a KV cache, limits, the formula or expert parallelism");
       }
       if (dp.has("batch_wait")) {
         // "batch_wait": {"timeout_iters": N, "max_tokens_ratio": R,
@@ -626,6 +655,13 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
         r.token_budget = n.token_budget;
       }
       r.range_ratio = n.range_ratio;
+      if (n.expert_parallel && r.moe_ep == 1) {
+        // Experts whole on each GPU of the instance, none split within (vLLM's
+        // EP size is its TP x DP).
+        r.moe_ep = r.tp * r.attention_dp;
+        r.moe_tp = 1;
+        r.layout_note = "expert parallelism " + std::to_string(r.moe_ep) + " (" + n.id + ")";
+      }
       if (n.batch_wait_iters > 0 && (!n.batch_wait_isl || r.isl == n.batch_wait_isl) &&
           (!n.batch_wait_osl || r.osl == n.batch_wait_osl) &&
           (!n.batch_wait_tp_below || r.tp < n.batch_wait_tp_below) &&
