@@ -896,6 +896,20 @@ TEST(Cli, ServingTakesTensorRtLlmsBatchWaiting) {
   expect_bad_input(base + "--engine trtllm --batch-wait-iters 20 --batch-wait-ratio 1.5", "ratio");
   expect_bad_input(base + "--engine trtllm --batch-wait-iters -3", "--batch-wait-iters");
   expect_bad_input(base + "--engine trtllm --batch-wait-ratio nan", "--batch-wait-ratio");
+  // SGLang's receive interval: the JSON's fields and the table's row.
+  const CliRun recv = roofline(base +
+                               "--engine sglang --range-ratio 0.5 --scheduler-recv-interval "
+                               "30 --json");
+  ASSERT_EQ(recv.exit_code, 0) << recv.err;
+  const auto k = nlohmann::json::parse(recv.out);
+  EXPECT_EQ(k["scheduler_recv_interval"], 30);
+  EXPECT_GT(k["recv_wait_s"].get<double>(), 0);
+  const CliRun recv_table = roofline(base + "--engine sglang --scheduler-recv-interval 30");
+  ASSERT_EQ(recv_table.exit_code, 0) << recv_table.err;
+  EXPECT_NE(recv_table.out.find("every 30 decode steps"), std::string::npos) << recv_table.out;
+  expect_bad_input(base + "--engine trtllm --scheduler-recv-interval 30", "SGLang's");
+  expect_bad_input(base + "--engine sglang --scheduler-recv-interval -1",
+                   "--scheduler-recv-interval");
 }
 
 // Speculative decoding from the flags: the step's tokens in the JSON, the

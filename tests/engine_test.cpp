@@ -172,6 +172,17 @@ TEST(Engines, SchedulerSectionsAreStrict) {
   EXPECT_TRUE(built_in.get("trtllm").scheduler.batch_wait);
   EXPECT_FALSE(built_in.get("vllm").scheduler.batch_wait);
   EXPECT_FALSE(built_in.get("sglang").scheduler.batch_wait);
+  // The receive interval likewise: SGLang's alone.
+  const EngineProfile recv = parse_engine(
+      with_cache(no_cache + R"("recv_interval": {"value": true, "source": "s"},)"), "x.json");
+  EXPECT_TRUE(recv.scheduler.recv_interval);
+  EXPECT_THROW(
+      (void)parse_engine(with_cache(no_cache + R"("recv_interval": {"value": 30, "source": "s"},)"),
+                         "x.json"),
+      ParseError);
+  EXPECT_TRUE(built_in.get("sglang").scheduler.recv_interval);
+  EXPECT_FALSE(built_in.get("vllm").scheduler.recv_interval);
+  EXPECT_FALSE(built_in.get("trtllm").scheduler.recv_interval);
   const std::string micro = R"("pipeline": {"value": "micro_batches", "source": "s"},)";
   std::string good = text;
   const std::string one = R"("pipeline": {"value": "one_batch", "source": "s"},)";

@@ -207,6 +207,17 @@ TEST_F(ServerTest, ServingAndSearch) {
                R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "trtllm",
                    "batch_wait_iters": 10, "batch_wait_ratio": 2})",
                400, "invalid_argument");
+  // SGLang's receive interval; another engine is a 400.
+  auto recv = post("/api/serving",
+                   R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "sglang",
+                       "isl": 512, "osl": 64, "concurrency": 8, "rounds": 2,
+                       "scheduler_recv_interval": 10})",
+                   200);
+  EXPECT_EQ(recv["scheduler_recv_interval"], 10);
+  expect_error("/api/serving",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm",
+                   "scheduler_recv_interval": 10})",
+               400, "invalid_argument");
   // A prompt pool: repeats found in the prefix cache; bad pools and disaggregated ones are 400s.
   auto pooled = post("/api/serving",
                      R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm", "isl": 512,

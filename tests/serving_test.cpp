@@ -769,6 +769,96 @@ TEST(Serving, EachEngineSizesItsKvCacheByItsOwnRule) {
   }));
 }
 
+// A receive interval (SGLang's --scheduler-recv-interval): the engine takes
+// new requests in only at a step whose predecessors since the last intake
+// weigh N (a decode step 1, a step with prompt tokens 1,000), or at once from
+// an idle loop. Three clients of 100 + 10 tokens meet no delay at N = 3: B and
+// C arrive during A's prompt step (weight 1,000: taken in after it), and A's
+// second request arrives as B and C take their last step, after which the
+// loop is idle and takes it at once; so every TTFT equals the plain run's.
+// Sixteen clients of random lengths do wait: never more than N decode steps
+// of 1 ms each, and none at N = 1.
+TEST(ServingSimulation, AReceiveIntervalTakesRequestsInEveryNDecodeSteps) {
+  sim::SimSpec s = simple_spec(3, 2);
+  const sim::SimResult plain = sim::simulate_serving(s);
+  s.first.recv_interval = 3;
+  const sim::SimResult three = sim::simulate_serving(s);
+  ASSERT_EQ(three.ttft_s.size(), plain.ttft_s.size());
+  for (std::size_t i = 0; i < plain.ttft_s.size(); ++i)
+    EXPECT_NEAR(three.ttft_s[i], plain.ttft_s[i], kExact) << i;
+  // Each waits only for the step under way: B and C 1.1 ms (A's prompt), A's
+  // reply 1 ms (B's and C's last step), B's and C's replies 1.1 ms (A's
+  // second prompt): 5.4 ms over 6 requests, with or without the interval.
+  EXPECT_NEAR(plain.recv_wait_s, 5.4e-3 / 6, kExact);
+  EXPECT_NEAR(three.recv_wait_s, plain.recv_wait_s, kExact);
+
+  sim::SimSpec many = simple_spec(16, 4);
+  many.osl_min = 5;  // finishing apart, replies arrive during decode runs
+  const sim::SimResult every = sim::simulate_serving(many);
+  many.first.recv_interval = 1;
+  const sim::SimResult one = sim::simulate_serving(many);
+  EXPECT_EQ(one.ttft_s, every.ttft_s);  // 1: every step, as without
+  many.first.recv_interval = 30;
+  const sim::SimResult thirty = sim::simulate_serving(many);
+  EXPECT_GT(thirty.recv_wait_s, every.recv_wait_s);
+  EXPECT_LE(thirty.recv_wait_s, 30 * kStep + kStep + 1600 * kPerToken);  // 30 decode steps, and
+                                                                         // the step under way
+  const auto mean = [](const std::vector<double>& v) {
+    double sum = 0;
+    for (double x : v) sum += x;
+    return sum / static_cast<double>(v.size());
+  };
+  EXPECT_GT(mean(thirty.ttft_s), mean(every.ttft_s));
+  EXPECT_EQ(thirty.kv_left, 0);
+  EXPECT_EQ(thirty.running_left, 0);
+  // Only a pool that mixes prompts and decode tokens takes an interval.
+  sim::SimSpec apart = simple_spec(1, 1);
+  apart.first = simple_pool(sim::PoolSpec::Role::kPrefill);
+  apart.first.recv_interval = 3;
+  apart.decode = simple_pool(sim::PoolSpec::Role::kDecode);
+  EXPECT_THROW((void)sim::simulate_serving(apart), InvalidArgument);
+}
+
+// SGLang's receive interval on the real model (InferenceX's Qwen3.5 setting:
+// 30 steps from 16 clients): each request waits for an intake, at most 30
+// decode steps of the largest batch (each shorter than a step carrying a
+// prompt); the note says so. Other engines, disaggregated layouts and
+// attention data parallelism refuse it.
+TEST(Serving, SglangsReceiveIntervalDelaysTheIntake) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("h200");
+  ServingScenario s = llama70b_on_two_h200(16);
+  s.rounds = 4;
+  s.isl_min = 512;  // random lengths: replies arrive while others decode
+  s.osl_min = 128;
+  ModelOptions sglang;
+  sglang.engine = &EngineRegistry::built_in().get("sglang");
+  const ServingResult plain = predict_serving(m, d, s, sglang);
+  ServingScenario slow = s;
+  slow.scheduler_recv_interval = 30;
+  const ServingResult held = predict_serving(m, d, slow, sglang);
+  EXPECT_GT(held.recv_wait_s, plain.recv_wait_s);
+  EXPECT_LT(held.recv_wait_s, 31 * held.prompt_step_s);
+  EXPECT_GT(held.ttft_s, plain.ttft_s);
+  EXPECT_TRUE(std::any_of(held.notes.begin(), held.notes.end(), [](const std::string& n) {
+    return n.find("--scheduler-recv-interval 30") != std::string::npos;
+  }));
+  const nlohmann::json doc = serving_document(m, d, slow, held, sglang, devices());
+  EXPECT_EQ(doc["scheduler_recv_interval"], 30);
+  EXPECT_GT(doc["recv_wait_s"].get<double>(), 0);
+  ServingScenario one = s;
+  one.scheduler_recv_interval = 1;  // every step: as without
+  EXPECT_DOUBLE_EQ(predict_serving(m, d, one, sglang).ttft_s, plain.ttft_s);
+  EXPECT_THROW((void)predict_serving(m, d, slow, vllm()), InvalidArgument);
+  ServingScenario dis = slow;
+  dis.mode = ServingMode::kDisaggregated;
+  dis.prefill_tp = dis.decode_tp = 2;
+  EXPECT_THROW((void)predict_serving(m, d, dis, sglang), InvalidArgument);
+  ServingScenario bad = slow;
+  bad.scheduler_recv_interval = kMaxRecvInterval + 1;
+  EXPECT_THROW((void)predict_serving(m, d, bad, sglang), InvalidArgument);
+}
+
 // TensorRT-LLM's batch waiting on the real model (InferenceX's Llama-3.1-70B
 // setting: 20 steps, 0.9 of a 16,384-token budget): 8 clients never fill
 // 14,746 tokens of a step (8 prompts of 1,024 and 8 decode tokens at most), so

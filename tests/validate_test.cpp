@@ -493,8 +493,8 @@ TEST(ServingHarnesses, NotesAreStrict) {
   EXPECT_EQ(waiting[0].token_budget_at_least, 8192);
   EXPECT_EQ(waiting[0].batch_wait_iters, 40);
   EXPECT_EQ(waiting[0].batch_wait_ratio, 0.8);
-  EXPECT_EQ(waiting[0].batch_wait_clients_at_least, 64);
-  EXPECT_EQ(waiting[0].batch_wait_tp_below, 0);
+  EXPECT_EQ(waiting[0].batch_wait_when.clients_at_least, 64);
+  EXPECT_EQ(waiting[0].batch_wait_when.tp_below, 0);
   bad(doc(R"(, "deployment": {"token_budget_at_least": 8192, "source": "s"})"),
       "token_budget_headroom");  // a floor without its formula
   // Expert parallelism on every row: true alone is a deployment; false is no setting.
@@ -503,6 +503,29 @@ TEST(ServingHarnesses, NotesAreStrict) {
                   .expert_parallel);
   bad(doc(R"(, "deployment": {"expert_parallel": false, "source": "s"})"), "expert_parallel");
   bad(doc(R"(, "deployment": {"expert_parallel": 4, "source": "s"})"), "expert_parallel");
+  // Receive intervals: rules in order, the first a row meets; model names in a list.
+  const auto recv = parse_serving_harnesses(
+      doc(R"(, "deployment": {"scheduler_recv_interval": [{"steps": 30, "when":
+      {"clients_at_least": 16, "tp": 8}}, {"steps": 10}], "source": "s"})"),
+      "h.json");
+  ASSERT_EQ(recv[0].recv_intervals.size(), 2u);
+  EXPECT_EQ(recv[0].recv_intervals[0].steps, 30);
+  EXPECT_EQ(recv[0].recv_intervals[0].when.tp, 8);
+  EXPECT_EQ(recv[0].recv_intervals[1].when.clients_at_least, 0);
+  bad(doc(R"(, "deployment": {"scheduler_recv_interval": [], "source": "s"})"),
+      "scheduler_recv_interval");
+  bad(doc(R"(, "deployment": {"scheduler_recv_interval": [{"steps": 0}], "source": "s"})"),
+      "steps");
+  bad(doc(R"(, "deployment": {"scheduler_recv_interval": [{"steps": 10, "every": 2}],
+      "source": "s"})"),
+      "every");
+  std::string two_names = doc("");
+  two_names.replace(two_names.find(R"("deepseek-ai/DeepSeek-R1")"), 25,
+                    R"(["deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V3"])");
+  EXPECT_EQ(parse_serving_harnesses(two_names, "h.json")[0].model_paths.size(), 2u);
+  std::string no_names = doc("");
+  no_names.replace(no_names.find(R"("deepseek-ai/DeepSeek-R1")"), 25, "[]");
+  bad(no_names, "model_path");
   bad(doc(R"(, "deployment": {"max_running": 8, "batch_wait": {"timeout_iters": 0,
       "max_tokens_ratio": 0.8}, "source": "s"})"),
       "timeout_iters");
@@ -556,7 +579,7 @@ TEST(ServingHarnesses, NotesAreStrict) {
 // 64 / 4 = 16, 8 x round_up(2 x 16 + 8,192 + 64, 64) = 8 x 8,320, running 8 x 16.
 TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   int covered = 0, with_dp = 0, qwen = 0, llama = 0, post2 = 0, checked_post2 = 0;
-  int waiting_70b = 0, waiting_post2 = 0, minimax = 0;
+  int waiting_70b = 0, waiting_post2 = 0, minimax = 0, sglang_rows = 0, outside_sweep = 0;
   std::array<int, 3> checked{};
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
@@ -581,9 +604,56 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
     const bool inferencex_minimax =
         r.backend == "vllm" && r.backend_version == "0.17.0" && r.system == "b200_sxm" &&
         r.model_path == "MiniMaxAI/MiniMax-M2.5" && r.precision == "fp8";
+    // SGLang 0.5.9: DeepSeek-R1 (or -V3, the database's name) on B200 and H200
+    // (InferenceX PR #943) and Qwen3.5 fp8 at TP 8 EP 1 and TP 4 EP 4 on B200
+    // (PRs #804 and #918); the B200 scripts take requests in every 30 decode
+    // steps from 16 clients, every 10 below (the TP 4 DeepSeek one always 10).
+    const bool sglang_059 = r.backend == "sglang" && r.backend_version == "0.5.9";
+    // Within the clients each search swept (rows past them are other runs).
+    const bool dsr1_059 = sglang_059 && (r.model_path == "deepseek-ai/DeepSeek-R1" ||
+                                         r.model_path == "deepseek-ai/DeepSeek-V3");
+    const std::int64_t dsr1_clients = r.system == "h200_sxm" ? 64
+                                      : r.precision == "fp4" ? 128
+                                      : r.tp == 4            ? 32
+                                                             : 64;
+    const bool inferencex_dsr1_sglang = dsr1_059 && r.concurrency <= dsr1_clients;
+    const bool inferencex_qwen_stp = sglang_059 && r.system == "b200_sxm" &&
+                                     r.model_path == "Qwen/Qwen3.5-397B-A17B" &&
+                                     r.precision == "fp8" &&
+                                     ((r.tp == 8 && r.moe_ep == 1 && r.concurrency <= 16) ||
+                                      (r.tp == 4 && r.moe_ep == 4 && r.concurrency <= 128));
+    outside_sweep += dsr1_059 && !inferencex_dsr1_sglang;
     EXPECT_EQ(!r.harness.empty(), inferencex_mtp || inferencex_gptoss || inferencex_qwen ||
-                                      inferencex_70b || inferencex_post2 || inferencex_minimax)
+                                      inferencex_70b || inferencex_post2 || inferencex_minimax ||
+                                      inferencex_dsr1_sglang || inferencex_qwen_stp)
         << r.id;
+    const std::int64_t by_clients = r.concurrency >= 16 ? 30 : 10;
+    if (inferencex_dsr1_sglang || inferencex_qwen_stp) {
+      ++sglang_rows;
+      EXPECT_EQ(r.range_ratio, 0.8);
+      EXPECT_EQ(r.draft_tokens, 0);
+      if (r.system == "h200_sxm") {  // no interval, SGLang's auto (bf16) cache, its running cap
+        EXPECT_EQ(r.recv_interval, 0);
+        EXPECT_EQ(r.kv, Format::kBf16);
+        EXPECT_EQ(r.max_running, 0);
+        EXPECT_EQ(r.token_budget, 32768);
+        continue;
+      }
+      EXPECT_EQ(r.kv, Format::kFp8);
+      const bool dsr1_tp4 = inferencex_dsr1_sglang && r.precision == "fp8" && r.tp == 4;
+      EXPECT_EQ(r.recv_interval, dsr1_tp4 ? 10 : by_clients) << r.id;
+      const std::int64_t running = inferencex_qwen_stp    ? 128
+                                   : r.precision == "fp4" ? 256
+                                   : dsr1_tp4             ? 32
+                                                          : 128;
+      const std::int64_t budget = r.precision == "fp4" ? 16384 : dsr1_tp4 ? 8192 : 32768;
+      EXPECT_EQ(r.max_running, running) << r.id;
+      EXPECT_EQ(r.token_budget, budget) << r.id;
+      continue;
+    }
+    if (!inferencex_qwen) {
+      EXPECT_EQ(r.recv_interval, 0) << r.id;
+    }
     if (inferencex_minimax) {  // the experts over every GPU of the instance: EP = TP
       ++minimax;
       EXPECT_EQ(r.moe_ep, r.tp * r.attention_dp) << r.id;
@@ -622,8 +692,7 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
       // 64 clients of 1,024 tokens at TP 8, round_up(1,152) = 1,152, so 8,192;
       // 128 clients of 8,192 over 8 attention-DP ranks, 8 x 8,384 = 67,072.
       ++post2;
-      EXPECT_EQ(r.harness, "inferencex-dsr1-" + r.precision + "-b200-trtllm" +
-                               (r.model_path == "deepseek-ai/DeepSeek-V3" ? "-v3" : ""));
+      EXPECT_EQ(r.harness, "inferencex-dsr1-" + r.precision + "-b200-trtllm");  // both names
       EXPECT_EQ(r.kv, Format::kFp8);
       EXPECT_EQ(r.range_ratio, 0.8);
       EXPECT_EQ(r.draft_tokens, 0);
@@ -642,6 +711,7 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
     if (inferencex_qwen) {  // one running request a client, 32,768 tokens a step, 3 drafts
       ++qwen;
       EXPECT_EQ(r.harness, "inferencex-qwen35-b200-sglang-mtp");
+      EXPECT_EQ(r.recv_interval, by_clients);
       EXPECT_EQ(r.draft_tokens, 3);
       EXPECT_EQ(r.max_running, r.concurrency);
       EXPECT_EQ(r.token_budget, 32768);
@@ -698,6 +768,8 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   EXPECT_EQ(waiting_70b, 27);  // TensorRT-LLM's 1,024/1,024 rows below TP 8
   EXPECT_GE(waiting_post2, 2);
   EXPECT_EQ(minimax, 24);
+  EXPECT_GT(sglang_rows, 100);
+  EXPECT_GT(outside_sweep, 0);  // TP 8 fp8 rows of 128-512 clients: no note
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"
       "1,,,,,,,,,,,,,,,,,195.2,5.38\n";

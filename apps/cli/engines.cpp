@@ -156,6 +156,12 @@ void engines_command(const std::string& id, bool json) {
                "tokens up to N steps for a fuller step (--batch-wait-ratio of the budget)",
                s.batch_wait_source);
       }
+      if (s.recv_interval) {
+        choice("receive interval",
+               "available, every step by default: --scheduler-recv-interval N takes new "
+               "requests in every N decode steps (at once after a prompt step or when idle)",
+               s.recv_interval_source);
+      }
       figure("token budget a step", s.token_budget);
       figure("requests running", s.max_running);
       if (s.kv_block_tokens.known()) figure("KV block tokens", s.kv_block_tokens);

@@ -23,7 +23,7 @@ struct ServingArgs {
   std::string mode = "agg";
   std::string prefill_workers = "1", prefill_tp = "1", decode_workers = "1", decode_tp = "1";
   std::string rounds = std::to_string(kDefaultRounds), token_budget = "0", max_running = "0";
-  std::string batch_wait_iters = "0", batch_wait_ratio = "0";
+  std::string batch_wait_iters = "0", batch_wait_ratio = "0", recv_interval = "0";
   std::string requests;  // empty: rounds x concurrency
   std::string dp = "1";
   std::string prefill_attention_dp = "1", prefill_ep = "1";
@@ -65,6 +65,8 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   s.max_running = parse_count("--max-running", a.max_running, 0, kMaxBatch);
   s.batch_wait_iters = parse_count("--batch-wait-iters", a.batch_wait_iters, 0, kMaxBatchWaitIters);
   s.batch_wait_ratio = parse_positive("--batch-wait-ratio", a.batch_wait_ratio);
+  s.scheduler_recv_interval =
+      parse_count("--scheduler-recv-interval", a.recv_interval, 0, kMaxRecvInterval);
   s.recipe = parse_serving_recipe(a.recipe);
   s.engine_version = a.engine_version;
   s.prefill_batch = parse_count("--prefill-batch", a.prefill_batch, 0, kMaxBatch);
@@ -132,6 +134,11 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
     t.add_row({"batch waiting",
                fmt::format("{} of {} steps held their prompts back (at most {} in a row)",
                            r.waited_steps, r.steps, r.batch_wait_iters)});
+  }
+  if (r.scheduler_recv_interval > 1) {
+    t.add_row({"receive interval",
+               fmt::format("every {} decode steps: {} on average from arrival to intake",
+                           r.scheduler_recv_interval, human_time(r.recv_wait_s))});
   }
   t.add_row({"step: plain / with a prompt",
              human_time(r.plain_step_s) + " / " + human_time(r.prompt_step_s)});
@@ -240,6 +247,12 @@ void register_serving(CLI::App& app, Common& common) {
                   "prompts once its tokens reach this share of the token budget")
       ->capture_default_str()
       ->type_name("R");
+  cmd->add_option("--scheduler-recv-interval", a->recv_interval,
+                  "SGLang's receive interval: new requests are taken in every N decode steps (at "
+                  "once after a prompt step or when idle; 0 or 1: every step; aggregated, "
+                  "without attention DP)")
+      ->capture_default_str()
+      ->type_name("INT");
   cmd->add_option("--engine-version", a->engine_version,
                   "The engine's release (e.g. 0.12.0): behaviour its profile dates by release "
                   "follows it (vLLM's async scheduling from 0.14.0); default the current one")

@@ -257,6 +257,10 @@ json request_schemas() {
       0, kMaxBatchWaitIters, 0,
       "TensorRT-LLM's batch_wait_timeout_iters: steps a prompt beside decode tokens may be held "
       "back for a fuller step (0: off; aggregated, without attention DP)");
+  serving["scheduler_recv_interval"] = integer_schema(
+      0, kMaxRecvInterval, 0,
+      "SGLang's --scheduler-recv-interval: new requests taken in every N decode steps (at once "
+      "after a prompt step or when idle; 0 or 1: every step; aggregated, without attention DP)");
   serving["batch_wait_ratio"] = {
       {"type", "number"},
       {"minimum", 0},

@@ -160,6 +160,10 @@ struct EngineScheduler {
   // deployment sets it (TensorRT-LLM's batch_wait_timeout_iters and
   // batch_wait_max_tokens_ratio; ServingScenario::batch_wait_iters).
   bool batch_wait = false;
+  // The scheduler can take in new requests only every N decode steps, off
+  // (every step) unless a deployment sets it (SGLang's
+  // --scheduler-recv-interval; ServingScenario::scheduler_recv_interval).
+  bool recv_interval = false;
   bool ahead_with_pipeline_parallel = true;  // false: pipeline stages turn it off (vLLM)
   std::string ahead_since;                   // the release that made it the default ("" always)
   EngineFigure token_budget;                 // tokens per step: decode tokens and prompt chunks
@@ -219,7 +223,7 @@ struct EngineScheduler {
     std::string source;  // of the choices
   } aiconfigurator;
   std::string policy_source, chunked_source, admission_source, pipeline_source, formed_source,
-      prefix_cache_source, batch_wait_source, note;
+      prefix_cache_source, batch_wait_source, recv_interval_source, note;
 
   // Whether batches are formed a step ahead at `pp` pipeline stages in
   // release `version` ("" or unparsed: the current one).

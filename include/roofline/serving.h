@@ -39,8 +39,10 @@ inline constexpr std::int64_t kDefaultRounds = 10;
 inline constexpr std::int64_t kMaxRounds = 1000;
 // The most distinct prompts a prompt pool may hold.
 inline constexpr std::int64_t kMaxPromptPool = std::int64_t{1} << 20;
-// The most steps batch waiting may hold prompts back in a row.
+// The most steps batch waiting may hold prompts back in a row, and the
+// longest receive interval.
 inline constexpr std::int64_t kMaxBatchWaitIters = 100000;
+inline constexpr std::int64_t kMaxRecvInterval = 100000;
 
 // Prefill-to-decode KV transfer between nodes: kNodeLinkBps (hardware.h).
 // Within one NVLink domain the device's interconnect carries it.
@@ -107,6 +109,12 @@ struct ServingScenario {
   // without attention data parallelism (the engine skips it there).
   std::int64_t batch_wait_iters = 0;
   double batch_wait_ratio = 0;
+  // The scheduler's receive interval, where the engine has one
+  // (EngineScheduler::recv_interval: SGLang's --scheduler-recv-interval): new
+  // requests are taken in only every N decode steps (a step with prompt tokens,
+  // or an idle loop, takes them at once). 0 or 1: every step. Aggregated
+  // serving without attention data parallelism.
+  std::int64_t scheduler_recv_interval = 0;
   ServingRecipe recipe = ServingRecipe::kEngineDefaults;
   // The recipe's worker batch sizes (0: the aggregated instance's clients;
   // disaggregated, 1 for a prefill worker and the clients over the decode
@@ -162,6 +170,11 @@ struct ServingResult {
   // held their prompts back.
   std::int64_t batch_wait_iters = 0, waited_steps = 0;
   double batch_wait_ratio = 0;
+  // The receive interval as set (0: every step) and the mean wait from a
+  // request's arrival to the step that takes it in (the step under way, and
+  // with an interval the steps until the next intake).
+  std::int64_t scheduler_recv_interval = 0;
+  double recv_wait_s = 0;
   // The KV cache of one instance of the decode pool (aggregated: the one
   // pool): tokens it holds and bytes a GPU, under the engine's rule: a share
   // of the whole memory or of what the weights and activations leave.

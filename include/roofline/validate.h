@@ -151,11 +151,20 @@ struct ServingRun {
   std::string harness;
   std::int64_t draft_tokens = 0, max_running = 0, token_budget = 0;
   double range_ratio = 0;
-  // The deployment's batch waiting (ServingScenario::batch_wait_iters; 0: none).
+  // The deployment's batch waiting (ServingScenario::batch_wait_iters; 0: none)
+  // and its scheduler's receive interval (scheduler_recv_interval; 0: none).
   std::int64_t batch_wait_iters = 0;
   double batch_wait_ratio = 0;
+  std::int64_t recv_interval = 0;
   std::optional<Format> expert_act;  // the routed experts' math (PrecisionPlan::expert_act)
   std::optional<Format> kv;          // the deployment's KV cache format
+};
+
+// Which of a note's rows a setting applies to, as the benchmark's script
+// tests them: their lengths, TP (exactly, or below), clients (0: any).
+struct HarnessCondition {
+  std::int64_t isl = 0, osl = 0, tp = 0, tp_below = 0, clients_at_least = 0;
+  [[nodiscard]] bool met(const ServingRun& r) const noexcept;
 };
 
 // A note on the benchmark behind some rows of the development set
@@ -165,9 +174,14 @@ struct ServingRun {
 // how the rows were measured, never a figure taken from their measurements.
 struct ServingHarness {
   std::string id, benchmark;
-  // The rows it covers, as the rows write them; tp and ep (the layout as the
-  // rows are read) only when given (0: any).
-  std::string backend, backend_version, system, model_path, precision;
+  // The rows it covers, as the rows write them (a model under any of its
+  // names: the same runs may carry two); tp and ep (the layout as the rows are
+  // read) only when given (0: any).
+  std::string backend, backend_version, system, precision;
+  std::vector<std::string> model_paths;
+  // The clients the benchmark's search swept (0: any): rows outside are
+  // other runs of the same columns.
+  std::int64_t clients_at_most = 0;
   std::int64_t tp = 0, ep = 0;
   // Speculative decoding: draft tokens a step, and with attention data
   // parallelism (0 for both: none).
@@ -186,13 +200,19 @@ struct ServingHarness {
   std::int64_t max_running = 0, token_budget = 0;
   bool max_running_is_clients = false;
   // Batch waiting (TensorRT-LLM's batch_wait_timeout_iters and
-  // batch_wait_max_tokens_ratio; 0 steps: none), where the script sets it:
-  // rows of these lengths (0: any) below this TP (0: any), of at least this
-  // many clients.
+  // batch_wait_max_tokens_ratio; 0 steps: none), for the rows where the script
+  // sets it.
   std::int64_t batch_wait_iters = 0;
   double batch_wait_ratio = 0;
-  std::int64_t batch_wait_isl = 0, batch_wait_osl = 0, batch_wait_tp_below = 0,
-               batch_wait_clients_at_least = 0;
+  HarnessCondition batch_wait_when;
+  // The scheduler's receive interval (SGLang's --scheduler-recv-interval), by
+  // the script's rules: the first whose condition a row meets (none: the
+  // engine's every step).
+  struct RecvRule {
+    std::int64_t steps = 0;
+    HarnessCondition when;
+  };
+  std::vector<RecvRule> recv_intervals;
   std::optional<Format> kv;  // the deployment's KV cache format (unset: not given)
   // The script enables expert parallelism whatever the row's layout (vLLM's
   // --enable-expert-parallel): the experts split over all the instance's GPUs.

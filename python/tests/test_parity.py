@@ -352,6 +352,8 @@ def test_sweep_gemm(cli):
          rounds=4, prompt_pool=6),
     dict(model="llama-3.1-8b", hardware="h100", engine="trtllm", isl=1024, osl=64, concurrency=8,
          rounds=2, batch_wait_iters=20, batch_wait_ratio=0.9),
+    dict(model="llama-3.1-8b", hardware="h100", engine="sglang", isl=1024, osl=64, concurrency=16,
+         rounds=2, range_ratio=0.8, scheduler_recv_interval=30),
 ])
 def test_serving(cli, case):
     model, hardware = case.pop("model"), case.pop("hardware")
@@ -403,6 +405,18 @@ def test_serving_batch_waiting_holds_prompts_for_fuller_steps():
     with pytest.raises(roofline.InvalidArgument, match="batch wait"):
         roofline.serving("llama-3.1-8b", "h100", engine="trtllm", batch_wait_iters=20,
                          batch_wait_ratio=1.5)
+
+
+def test_serving_receive_interval_delays_the_intake():
+    # SGLang's --scheduler-recv-interval: 16 clients of random lengths wait longer for the
+    # engine to take their requests in than with every step; vLLM has no such setting.
+    case = dict(engine="sglang", isl=1024, osl=128, concurrency=16, rounds=3, range_ratio=0.5)
+    plain = roofline.serving("llama-3.1-8b", "h100", **case)
+    slow = roofline.serving("llama-3.1-8b", "h100", scheduler_recv_interval=30, **case)
+    assert plain["scheduler_recv_interval"] == 0 and slow["scheduler_recv_interval"] == 30
+    assert slow["recv_wait_s"] > plain["recv_wait_s"]
+    with pytest.raises(roofline.InvalidArgument, match="SGLang's scheduler setting"):
+        roofline.serving("llama-3.1-8b", "h100", engine="vllm", scheduler_recv_interval=30)
 
 
 def test_serving_bad_input_is_the_clis_error():

@@ -105,6 +105,7 @@ Format format_key(StrictObject& o, std::string_view key) {
 //                    "with_pipeline_parallel": true, "since_version": "0.14.0"},
 //   "prefix_cache": {"value": true, "source": key},
 //   "batch_wait": {"value": true, "source": key} (optional; false without it),
+//   "recv_interval": {"value": true, "source": key} (optional; false without it),
 //   "token_budget": figure, "max_running": figure, "note": text}
 EngineScheduler parse_scheduler(StrictObject& parent,
                                 const std::map<std::string, std::string>& sources) {
@@ -145,6 +146,11 @@ EngineScheduler parse_scheduler(StrictObject& parent,
     const json wait = choice("batch_wait", &s.batch_wait_source);
     if (!wait.is_boolean()) o.fail("batch_wait", "value must be true or false");
     s.batch_wait = wait.get<bool>();
+  }
+  if (o.has("recv_interval")) {
+    const json recv = choice("recv_interval", &s.recv_interval_source);
+    if (!recv.is_boolean()) o.fail("recv_interval", "value must be true or false");
+    s.recv_interval = recv.get<bool>();
   }
   {
     StrictObject f = o.object("batch_formed");
@@ -1251,6 +1257,9 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
       {"batch_wait", s.batch_wait},
       {"batch_wait_source",
        s.batch_wait ? nlohmann::json(e.citation(s.batch_wait_source)) : nlohmann::json(nullptr)},
+      {"recv_interval", s.recv_interval},
+      {"recv_interval_source", s.recv_interval ? nlohmann::json(e.citation(s.recv_interval_source))
+                                               : nlohmann::json(nullptr)},
       {"token_budget", figure_json(e, s.token_budget)},
       {"max_running", figure_json(e, s.max_running)},
       {"kv_block_tokens", figure_json(e, s.kv_block_tokens)},

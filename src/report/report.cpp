@@ -1043,6 +1043,8 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                       {"token_budget", r.token_budget},
                       {"max_running", r.max_running},
                       {"batch_wait", batch_wait},
+                      {"scheduler_recv_interval", r.scheduler_recv_interval},
+                      {"recv_wait_s", r.recv_wait_s},
                       {"kv_block_tokens", r.kv_block_tokens},
                       {"formed_a_step_ahead", r.formed_a_step_ahead},
                       {"decode_formed_a_step_ahead", r.decode_formed_a_step_ahead},

@@ -341,6 +341,7 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     s.max_running = integer(o, "max_running", 0, 0, kMaxBatch);
     s.batch_wait_iters = integer(o, "batch_wait_iters", 0, 0, kMaxBatchWaitIters);
     s.batch_wait_ratio = number(o, "batch_wait_ratio", 0);
+    s.scheduler_recv_interval = integer(o, "scheduler_recv_interval", 0, 0, kMaxRecvInterval);
     s.recipe = parse_serving_recipe(text(o, "recipe", "engine"));
     s.engine_version = text(o, "engine_version", "");
     s.prefill_batch = integer(o, "prefill_batch", 0, 0, kMaxBatch);

@@ -357,6 +357,24 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         "setting; {} has none",
         o.engine ? o.engine->name : std::string("the reference engine")));
   }
+  if (in.scheduler_recv_interval < 0 || in.scheduler_recv_interval > kMaxRecvInterval) {
+    throw InvalidArgument(fmt::format("scheduler recv interval = {} is out of range (0 to {})",
+                                      in.scheduler_recv_interval, kMaxRecvInterval));
+  }
+  const bool recv_interval_on = in.scheduler_recv_interval > 1;
+  if (recv_interval_on) {
+    if (!sched.recv_interval) {
+      throw InvalidArgument(fmt::format(
+          "a receive interval (--scheduler-recv-interval) is SGLang's scheduler setting; {} has "
+          "none",
+          o.engine ? o.engine->name : std::string("the reference engine")));
+    }
+    if (in.mode != ServingMode::kAggregated || in.step.attention_dp > 1) {
+      throw InvalidArgument(
+          "a receive interval is modeled for aggregated serving without attention data "
+          "parallelism");
+    }
+  }
   // The engine waits only where a step mixes prompts and decode tokens, and
   // TensorRT-LLM skips it under attention data parallelism.
   const bool batch_wait_on =
@@ -461,6 +479,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
       p.wait_ratio = in.batch_wait_ratio;
       p.decode_tokens = 1 + in.step.draft_tokens;
     }
+    if (recv_interval_on && role == detail::PoolSpec::Role::kMixed)
+      p.recv_interval = in.scheduler_recv_interval;
     p.cost = [&grid](std::int64_t n, double ctx, std::int64_t prefill) {
       return grid(n, ctx, prefill);
     };
@@ -569,6 +589,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   r.batch_wait_iters = in.batch_wait_iters;
   r.batch_wait_ratio = in.batch_wait_ratio;
   r.waited_steps = sim.waited_steps;
+  r.scheduler_recv_interval = in.scheduler_recv_interval;
+  r.recv_wait_s = sim.recv_wait_s;
   r.prefix_hit_rate =
       sim.prompts > 0 ? static_cast<double>(sim.prefix_hits) / static_cast<double>(sim.prompts) : 0;
   const std::int64_t workers = disagg ? in.decode_workers : 1;
@@ -625,9 +647,11 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   } else {
     r.notes.push_back(fmt::format(
         "prefill interference: prompt tokens take {:.0f}% of the steps' time; of TTFT, {:.0f}% is "
-        "the wait to be admitted (the step under way{}), {:.0f}% the wait behind other prompts{}",
+        "the wait to be admitted (the step under way{}{}), {:.0f}% the wait behind other "
+        "prompts{}",
         r.prompt_share * 100, admit_pct, r.limited_by == "kv_capacity" ? ", and a KV slot" : "",
-        chunk_pct, batch_wait_on ? " or held back by batch waiting" : ""));
+        recv_interval_on ? ", and the receive interval" : "", chunk_pct,
+        batch_wait_on ? " or held back by batch waiting" : ""));
   }
   if (disagg) {
     const auto parallel = [](std::int64_t dp, std::int64_t ep) {
@@ -701,6 +725,15 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
                                          engine->name + " skips it there"
                                    : "batch waiting: with 0 steps to wait " + engine->name +
                                          " never holds prompts back, whatever the ratio");
+  }
+  if (recv_interval_on) {
+    r.notes.push_back(fmt::format(
+        "receive interval ({}'s --scheduler-recv-interval {}; source {} in `roofline engines "
+        "show {}`): new requests are taken in every {} decode steps, or at once after a step "
+        "with prompt tokens or when idle; a request waited {:.3g} ms on average from its "
+        "arrival to the step that took it in",
+        engine->name, in.scheduler_recv_interval, sched.recv_interval_source, engine->id,
+        in.scheduler_recv_interval, r.recv_wait_s * 1e3));
   }
   if (base.draft_tokens > 0) {
     r.notes.push_back(fmt::format(

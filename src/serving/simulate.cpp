@@ -17,6 +17,7 @@ namespace {
 struct Request {
   std::int32_t client = 0;
   double arrival = 0, admitted = -1, first_chunk = -1, first_token = -1;
+  double received = -1;           // when the engine took it in (a receive interval delays it)
   std::int64_t isl = 0, osl = 0;  // its lengths
   std::int64_t own = 0;           // prompt tokens it computes and holds (past the cached prefix)
   std::int64_t steps = 0;         // output steps it takes (the prefill's included)
@@ -78,6 +79,12 @@ struct Instance {
   // batch_wait_iters_count), and whether the step under way is one.
   std::int64_t waits = 0;
   bool waiting_run = false;
+  // A receive interval: requests arrived but not yet taken in, the weight of
+  // the steps since the last intake, and the weight of the step under way.
+  std::deque<std::int32_t> inbox;
+  std::int64_t recv_counter = 0, recv_weight = 0;
+  // Arrivals queued since the last step started: the next step takes them in.
+  std::vector<std::int32_t> fresh;
   // A prompt pool: the prompts whose KV cache the prefix cache keeps, and their tokens summed.
   std::vector<bool> kept;
   double kept_tokens = 0;
@@ -139,6 +146,13 @@ class Simulation {
       }
       in.pending.erase(in.pending.find(e.time));
       req(e.request).queued = e.time;
+      if (e.kind == Event::Kind::kArrival && in.pool->recv_interval > 1 && in.busy) {
+        // The engine takes it in at its next intake (start_step); a run of
+        // decode steps already ends there.
+        in.inbox.push_back(e.request);
+        continue;
+      }
+      if (e.kind == Event::Kind::kArrival) in.fresh.push_back(e.request);
       (e.kind == Event::Kind::kArrival ? in.waiting : in.ready).push_back(e.request);
       // An engine's loop starts a step as soon as it has work: of a burst
       // of clients, the first request to arrive runs alone and the others,
@@ -151,17 +165,19 @@ class Simulation {
         cut_short(e.instance, e.time);
       }
     }
-    double admit = 0, chunk = 0;
+    double admit = 0, chunk = 0, recv = 0;
     std::int64_t counted = 0;
     for (const Request& q : requests_) {
       if (q.admitted < 0) continue;
       admit += q.admitted - q.arrival;
+      if (q.received >= 0) recv += q.received - q.arrival;
       if (q.first_chunk >= 0) chunk += q.first_chunk - q.admitted;
       ++counted;
     }
     if (counted > 0) {
       r_.admit_wait_s = admit / static_cast<double>(counted);
       r_.chunk_wait_s = chunk / static_cast<double>(counted);
+      r_.recv_wait_s = recv / static_cast<double>(counted);
     }
     // Every request gave back what it took: the pools end empty.
     for (const Instance& in : instances_) {
@@ -193,6 +209,7 @@ class Simulation {
         std::clamp<std::int64_t>(done + (in.pool->formed_a_step_ahead ? 1 : 0), 1, in.k);
     if (keep == in.k) return;
     const std::int64_t dropped = in.k - keep;
+    if (in.recv_weight < 1000) in.recv_weight -= dropped;  // a decode run's intake weight
     if (in.waiting_run) {
       in.waits -= dropped;
       r_.waited_steps -= dropped;
@@ -362,9 +379,37 @@ class Simulation {
     return formed_in_time(in, q) ? nullptr : &q;
   }
 
+  // A receive interval: the engine's intake at the start of a step. The steps
+  // since the last intake add their weight; at the interval (or from an idle
+  // loop, which spins through it at once) it takes in the requests that had
+  // arrived when this step's batch was formed.
+  void take_in(Instance& in, bool at_once) {
+    const PoolSpec& p = *in.pool;
+    in.recv_counter += in.recv_weight;
+    in.recv_weight = 0;
+    if (!at_once && in.recv_counter < p.recv_interval) return;
+    in.recv_counter = 0;
+    std::deque<std::int32_t> later;
+    for (std::int32_t id : in.inbox) {
+      Request& q = req(id);
+      if (at_once || formed_in_time(in, q)) {
+        in.fresh.push_back(id);
+        in.waiting.push_back(id);
+      } else {
+        later.push_back(id);
+      }
+    }
+    in.inbox.swap(later);
+  }
+
   void start_step(std::int32_t index, double now) {
     Instance& in = instances_[static_cast<std::size_t>(index)];
     const PoolSpec& p = *in.pool;
+    if (p.recv_interval > 1) take_in(in, in.from_idle);
+    // The engine's loop takes in what has queued as a step starts (SGLang's
+    // recv_requests, vLLM's and TensorRT-LLM's request queues alike).
+    for (std::int32_t id : in.fresh) req(id).received = now;
+    in.fresh.clear();
     const bool preempted = !p.reserve_whole && make_room(in);
     // Admission in arrival order while the cap and the cache allow (none in
     // a step that had to preempt, as vLLM does).
@@ -459,8 +504,9 @@ class Simulation {
     in.finished_context = 0;
     if (prompt_tokens == 0 && decode_now == 0 && gone == 0) {
       // The batch formed ahead came out empty: the engine's loop goes round
-      // at once and takes what has queued since.
-      if (held_back) {
+      // at once and takes what has queued since (and an idle loop spins
+      // through a receive interval at once).
+      if (held_back || !in.inbox.empty()) {
         in.cutoff = std::numeric_limits<double>::infinity();
         in.from_idle = true;
         start_step(index, now);
@@ -497,7 +543,12 @@ class Simulation {
         k = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(std::max(room, 0.0))), 1,
                                      k);
       }
-      if (!in.pending.empty() && step_s > 0) {
+      if (p.recv_interval > 1) {
+        // Arrivals wait in the inbox: the run ends at the next intake while any
+        // is there or on its way.
+        if (!in.inbox.empty() || !in.pending.empty())
+          k = std::min(k, std::max<std::int64_t>(1, p.recv_interval - in.recv_counter));
+      } else if (!in.pending.empty() && step_s > 0) {
         // An arrival joins the step after its own (after the next when
         // batches are formed a step ahead).
         const double steps_to_arrival = std::floor((*in.pending.begin() - now - lead) / step_s) +
@@ -515,6 +566,9 @@ class Simulation {
       }
       if (k > 1) step_s = p.cost(decode_now, decode_context + 0.5 * tokens(k - 1), 0);
     }
+    // The intake weight of this step (SGLang's recv skipper: a decode step 1,
+    // any step with prompt tokens 1,000).
+    in.recv_weight = prompt_tokens > 0 ? 1000 : k;
     in.waiting_run = waiting;
     if (waiting) {
       in.waits += k;
@@ -664,6 +718,12 @@ void check_pool(const PoolSpec& p, const char* name, std::int64_t one_request) {
                           " pool's batch waiting needs 0 to 2^20 waits, a ratio from 0 to 1, 1 "
                           "to 1024 tokens a decoding request, and a pool that mixes prompts "
                           "and decode tokens");
+  }
+  if (p.recv_interval < 0 || p.recv_interval > (std::int64_t{1} << 20) ||
+      (p.recv_interval > 1 && p.role != PoolSpec::Role::kMixed)) {
+    throw InvalidArgument(std::string("serving simulation: the ") + name +
+                          " pool's receive interval needs 0 to 2^20 steps and a pool that "
+                          "mixes prompts and decode tokens");
   }
   const std::int64_t b = p.kv_block_tokens;
   if (p.kv_tokens < (one_request + b - 1) / b * b) {

@@ -56,6 +56,11 @@ struct PoolSpec {
   std::int64_t wait_steps = 0;
   double wait_ratio = 0;
   std::int64_t decode_tokens = 1;  // a decoding request's tokens in a step (1 + drafts)
+  // SGLang's --scheduler-recv-interval N (mixed pools): the engine takes in new
+  // requests only at a step whose predecessors since the last intake weigh N,
+  // a decode step 1 and a step with prompt tokens 1,000 (so the step after a
+  // prompt always takes them); an idle loop takes them at once. 0 or 1: every step.
+  std::int64_t recv_interval = 0;
   StepCost cost;
 };
 
@@ -108,6 +113,9 @@ struct SimResult {
   std::int64_t decode_steps = 0;   // steps with decode tokens
   std::int64_t preemptions = 0;
   std::int64_t waited_steps = 0;  // steps that left their prompt chunks out (batch waiting)
+  // Mean wait from arrival to the step that takes a request in (the step under
+  // way, and with a receive interval the steps until the next intake).
+  double recv_wait_s = 0;
   std::int64_t prompts = 0, prefix_hits = 0;  // requests sent; of them, found in the prefix cache
   double admit_wait_s = 0;                    // mean wait from arrival to admission (KV slot, cap)
   double chunk_wait_s = 0;                    // mean from admission to the first prompt chunk

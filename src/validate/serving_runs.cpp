@@ -436,6 +436,37 @@ std::vector<ServingRun> parse_serving_runs(std::string_view text, const std::str
   return runs;
 }
 
+namespace {
+
+// A setting's "when": {"isl": L, "osl": L, "tp": T, "tp_below": T,
+// "clients_at_least": C} (each optional; none: every row).
+HarnessCondition harness_condition(detail::StrictObject& parent) {
+  HarnessCondition c;
+  if (!parent.has("when")) return c;
+  detail::StrictObject w = parent.object("when");
+  const auto size = [&w](std::string_view key) -> std::int64_t {
+    if (!w.has(key)) return 0;
+    const double v = w.non_negative(key);
+    if (v != std::floor(v) || v < 1 || v > static_cast<double>(kMaxSize))
+      w.fail(key, "must be a whole number from 1 to 1048576");
+    return static_cast<std::int64_t>(v);
+  };
+  c.isl = size("isl");
+  c.osl = size("osl");
+  c.tp = size("tp");
+  c.tp_below = size("tp_below");
+  c.clients_at_least = size("clients_at_least");
+  w.finish();
+  return c;
+}
+
+}  // namespace
+
+bool HarnessCondition::met(const ServingRun& r) const noexcept {
+  return (!isl || r.isl == isl) && (!osl || r.osl == osl) && (!tp || r.tp == tp) &&
+         (!tp_below || r.tp < tp_below) && r.concurrency >= clients_at_least;
+}
+
 std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
                                                     const std::string& origin) {
   using detail::StrictObject;
@@ -463,7 +494,19 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
     n.backend = m.string("backend");
     n.backend_version = m.string("backend_version");
     n.system = m.string("system");
-    n.model_path = m.string("model_path");
+    // "model_path": a name, or the names the same runs carry (1 to 4).
+    if (const nlohmann::json* paths = m.optional("model_path"); paths && paths->is_array()) {
+      if (paths->empty() || paths->size() > 4)
+        m.fail("model_path", "a name, or a list of 1 to 4 names");
+      for (const nlohmann::json& p : *paths) {
+        if (!p.is_string() || p.get<std::string>().empty())
+          m.fail("model_path", "the names must be non-empty strings");
+        n.model_paths.push_back(p.get<std::string>());
+      }
+      (void)m.required("model_path");
+    } else {
+      n.model_paths.push_back(m.string("model_path"));
+    }
     n.precision = m.string("precision");
     // Optionally the layout too, as the rows are read (a campaign that shares
     // the other columns with another run at another layout).
@@ -476,8 +519,10 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
     };
     n.tp = layout("tp");
     n.ep = layout("ep");
+    n.clients_at_most = layout("clients_at_most");
     m.finish();
-    if (n.backend.empty() || n.system.empty() || n.model_path.empty() || n.precision.empty())
+    if (n.backend.empty() || n.system.empty() || n.model_paths.front().empty() ||
+        n.precision.empty())
       h.fail("match", "backend, system, model_path and precision must not be empty");
     std::string source = cite(h);
     if (h.has("speculative_decoding")) {
@@ -541,9 +586,11 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         n.expert_parallel = true;
       }
       if (n.token_budget_round_to == 0 && !n.max_running && !n.max_running_is_clients &&
-          !n.token_budget && !n.kv && !n.expert_parallel) {
+          !n.token_budget && !n.kv && !n.expert_parallel && !dp.has("batch_wait") &&
+          !dp.has("scheduler_recv_interval")) {
         dp.fail("max_running",
-                "a deployment gives a KV cache, limits, the formula or expert parallelism");
+                "a deployment gives a KV cache, limits, the formula, expert parallelism or a "
+                "scheduler setting");
       }
       if (dp.has("batch_wait")) {
         // "batch_wait": {"timeout_iters": N, "max_tokens_ratio": R,
@@ -558,22 +605,26 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         n.batch_wait_iters = static_cast<std::int64_t>(iters);
         n.batch_wait_ratio = bw.non_negative("max_tokens_ratio");
         if (n.batch_wait_ratio > 1) bw.fail("max_tokens_ratio", "must be from 0 to 1");
-        if (bw.has("when")) {
-          StrictObject w = bw.object("when");
-          const auto size = [&w](std::string_view key) -> std::int64_t {
-            if (!w.has(key)) return 0;
-            const double v = w.non_negative(key);
-            if (v != std::floor(v) || v < 1 || v > static_cast<double>(kMaxSize))
-              w.fail(key, "must be a whole number from 1 to 1048576");
-            return static_cast<std::int64_t>(v);
-          };
-          n.batch_wait_isl = size("isl");
-          n.batch_wait_osl = size("osl");
-          n.batch_wait_tp_below = size("tp_below");
-          n.batch_wait_clients_at_least = size("clients_at_least");
-          w.finish();
-        }
+        n.batch_wait_when = harness_condition(bw);
         bw.finish();
+      }
+      if (dp.has("scheduler_recv_interval")) {
+        // "scheduler_recv_interval": [{"steps": N, "when": {...}}, ...]: the
+        // first rule whose condition a row meets.
+        const nlohmann::json& rules = dp.required("scheduler_recv_interval");
+        if (!rules.is_array() || rules.empty() || rules.size() > 8)
+          dp.fail("scheduler_recv_interval", "expected a list of 1 to 8 rules");
+        for (std::size_t k = 0; k < rules.size(); ++k) {
+          StrictObject rule(rules[k], origin,
+                            dp.path_of("scheduler_recv_interval") + "[" + std::to_string(k) + "]");
+          const double steps = rule.non_negative("steps");
+          if (steps != std::floor(steps) || steps < 1 ||
+              steps > static_cast<double>(kMaxRecvInterval))
+            rule.fail("steps",
+                      fmt::format("must be a whole number from 1 to {}", kMaxRecvInterval));
+          n.recv_intervals.push_back({static_cast<std::int64_t>(steps), harness_condition(rule)});
+          rule.finish();
+        }
       }
       source += "; " + cite(dp);
       dp.finish();
@@ -602,9 +653,13 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
       if (e.id == n.id) h.fail("id", "'" + clip_utf8(n.id, 40) + "' given twice");
       // A layout left out (0) covers every one, so it overlaps any given.
       const auto overlaps = [](std::int64_t a, std::int64_t b) { return !a || !b || a == b; };
-      if (std::tie(e.backend, e.backend_version, e.system, e.model_path, e.precision) ==
-              std::tie(n.backend, n.backend_version, n.system, n.model_path, n.precision) &&
-          overlaps(e.tp, n.tp) && overlaps(e.ep, n.ep))
+      const bool same_model =
+          std::any_of(e.model_paths.begin(), e.model_paths.end(), [&n](const std::string& p) {
+            return std::find(n.model_paths.begin(), n.model_paths.end(), p) != n.model_paths.end();
+          });
+      if (std::tie(e.backend, e.backend_version, e.system, e.precision) ==
+              std::tie(n.backend, n.backend_version, n.system, n.precision) &&
+          same_model && overlaps(e.tp, n.tp) && overlaps(e.ep, n.ep))
         h.fail("match", "covers the same rows as '" + clip_utf8(e.id, 40) + "'");
     }
     out.push_back(std::move(n));
@@ -629,8 +684,11 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
   for (ServingRun& r : *runs) {
     for (const ServingHarness& n : notes) {
       if (r.backend != n.backend || r.backend_version != n.backend_version ||
-          r.system != n.system || r.model_path != n.model_path || r.precision != n.precision ||
-          (n.tp && r.tp != n.tp) || (n.ep && r.moe_ep != n.ep))
+          r.system != n.system || r.precision != n.precision ||
+          std::find(n.model_paths.begin(), n.model_paths.end(), r.model_path) ==
+              n.model_paths.end() ||
+          (n.tp && r.tp != n.tp) || (n.ep && r.moe_ep != n.ep) ||
+          (n.clients_at_most && r.concurrency > n.clients_at_most))
         continue;
       r.harness = n.id;
       const bool dp = r.attention_dp > 1;
@@ -662,12 +720,14 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
         r.moe_tp = 1;
         r.layout_note = "expert parallelism " + std::to_string(r.moe_ep) + " (" + n.id + ")";
       }
-      if (n.batch_wait_iters > 0 && (!n.batch_wait_isl || r.isl == n.batch_wait_isl) &&
-          (!n.batch_wait_osl || r.osl == n.batch_wait_osl) &&
-          (!n.batch_wait_tp_below || r.tp < n.batch_wait_tp_below) &&
-          r.concurrency >= n.batch_wait_clients_at_least) {
+      if (n.batch_wait_iters > 0 && n.batch_wait_when.met(r)) {
         r.batch_wait_iters = n.batch_wait_iters;
         r.batch_wait_ratio = n.batch_wait_ratio;
+      }
+      for (const ServingHarness::RecvRule& rule : n.recv_intervals) {
+        if (!rule.when.met(r)) continue;
+        r.recv_interval = rule.steps;
+        break;
       }
       r.expert_act = n.expert_act;
       r.kv = n.kv;
@@ -825,6 +885,11 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         if (r.max_running > 0) load.max_running = r.max_running;
         if (r.token_budget > 0) load.token_budget = r.token_budget;
         if (r.range_ratio > 0) set_range_ratio(load, r.range_ratio);
+        if (r.recv_interval > 1 && !disagg && r.attention_dp == 1) {
+          load.scheduler_recv_interval = r.recv_interval;
+          row.formats +=
+              fmt::format(", recv every {} steps ({})", r.recv_interval, clip_utf8(r.harness, 64));
+        }
         if (r.batch_wait_iters > 0) {
           load.batch_wait_iters = r.batch_wait_iters;
           load.batch_wait_ratio = r.batch_wait_ratio;

@@ -411,6 +411,16 @@ try {
         /held their prompts back for a fuller step \(at most 20 in a row, until 90\.0% of the budget\)/.test(await page.textContent('#serving-detail')),
         `batch waiting is sent and shown (${JSON.stringify(servingBodies[0])})`);
   await page.fill('#sv-batch-wait-iters', '0');
+  // SGLang's receive interval: sent, and the intake shown.
+  servingBodies.length = 0;
+  await page.selectOption('#sv-engine', 'sglang');
+  await page.fill('#sv-recv-interval', '30');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  check(servingBodies.length === 1 && servingBodies[0].scheduler_recv_interval === 30 &&
+        /new requests taken in every 30 decode steps/.test(await page.textContent('#serving-detail')),
+        `the receive interval is sent and shown (${JSON.stringify(servingBodies[0])})`);
+  await page.fill('#sv-recv-interval', '0');
   await page.selectOption('#sv-engine', 'vllm');
   page.off('request', onServing);
 

@@ -184,6 +184,8 @@ export interface Serving {
   prefix_hit_rate: number;               // of the requests, those whose prompt the prefix cache held
   // TensorRT-LLM's batch waiting as set (null: not set) and the steps that held prompts back.
   batch_wait: { iters: number; ratio: number; waited_steps: number } | null;
+  scheduler_recv_interval: number;       // SGLang's receive interval as set (0: every step)
+  recv_wait_s: number;                   // mean wait from arrival to the step that takes a request in
   weights: string; act: string; kv: string;
   ttft_s: number; tpot_s: number; e2e_s: number;  // the means of ttft, tpot, e2e
   ttft: Spread; tpot: Spread; e2e: Spread;

@@ -23,6 +23,7 @@ const DEFAULTS = {
   sharedPrefix: 0,                            // no prefix cache hits
   promptPool: 0,                              // every prompt unique
   batchWaitIters: 0, batchWaitRatio: 0,       // TensorRT-LLM's batch waiting, off
+  recvInterval: 0,                            // SGLang's receive interval: every step
   rangeRatio: 1,                              // fixed lengths (InferenceMAX runs 0.8)
 };
 const WEIGHTS = ['fp16', 'bf16', 'fp8', 'int8', 'int4', 'nvfp4', 'mxfp4', 'q8_0', 'q4_k_m', 'q4_0'];
@@ -153,6 +154,9 @@ function request(): Record<string, unknown> {
     req.batch_wait_iters = waitIters;
     req.batch_wait_ratio = waitRatio;
   }
+  // SGLang's receive interval (the server refuses it for other engines).
+  const recvInterval = intValue('sv-recv-interval', 'receive interval', 0, MAX_BATCH_WAIT);
+  if (recvInterval > 1) req.scheduler_recv_interval = recvInterval;
   // Speculative decoding only with draft tokens (the server refuses an acceptance without).
   const drafts = intValue('sv-draft-tokens', 'draft tokens', 0, MAX_DRAFT_TOKENS);
   if (drafts > 0) {
@@ -209,6 +213,7 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   number('sv-prompt-pool', DEFAULTS.promptPool);
   number('sv-batch-wait-iters', DEFAULTS.batchWaitIters);
   number('sv-batch-wait-ratio', DEFAULTS.batchWaitRatio);
+  number('sv-recv-interval', DEFAULTS.recvInterval);
   number('sv-range-ratio', DEFAULTS.rangeRatio);
   showMode();
   $('sv-mode').addEventListener('change', showMode);
@@ -433,6 +438,8 @@ function renderDetail(r: Serving | undefined): void {
     ['waits', `${wait(r.queue_wait_s)} ${admission}, then ${wait(r.prompt_queue_wait_s)} from admission to the first prompt chunk`],
     ...(r.batch_wait && r.batch_wait.iters > 0 ? [['batch waiting', `${counted(r.batch_wait.waited_steps, 'step')} of ${r.steps} ` +
       `held their prompts back for a fuller step (at most ${r.batch_wait.iters} in a row, until ${pct(r.batch_wait.ratio * 100)} of the budget)`] as [string, string]] : []),
+    ...(r.scheduler_recv_interval > 1 ? [['receive interval', `new requests taken in every ${r.scheduler_recv_interval} decode steps: ` +
+      `${seconds(r.recv_wait_s)} on average from arrival to intake`] as [string, string]] : []),
   ];
   $('serving-detail').innerHTML = `
     <div class="verdict ${r.limited_by === 'kv_capacity' ? 'bad' : 'ok'}">
