@@ -438,6 +438,15 @@ std::vector<ServingRun> parse_serving_runs(std::string_view text, const std::str
 
 namespace {
 
+// A note's counts (steps, lengths, layouts): a whole number from 1 to `max`.
+std::int64_t whole_number(detail::StrictObject& o, std::string_view key,
+                          std::int64_t max = kMaxSize) {
+  const double v = o.non_negative(key);
+  if (v != std::floor(v) || v < 1 || v > static_cast<double>(max))
+    o.fail(key, fmt::format("must be a whole number from 1 to {}", max));
+  return static_cast<std::int64_t>(v);
+}
+
 // A setting's "when": {"isl": L, "osl": L, "tp": T, "tp_below": T,
 // "clients_at_least": C} (each optional; none: every row).
 HarnessCondition harness_condition(detail::StrictObject& parent) {
@@ -445,11 +454,7 @@ HarnessCondition harness_condition(detail::StrictObject& parent) {
   if (!parent.has("when")) return c;
   detail::StrictObject w = parent.object("when");
   const auto size = [&w](std::string_view key) -> std::int64_t {
-    if (!w.has(key)) return 0;
-    const double v = w.non_negative(key);
-    if (v != std::floor(v) || v < 1 || v > static_cast<double>(kMaxSize))
-      w.fail(key, "must be a whole number from 1 to 1048576");
-    return static_cast<std::int64_t>(v);
+    return w.has(key) ? whole_number(w, key) : 0;
   };
   c.isl = size("isl");
   c.osl = size("osl");
@@ -511,11 +516,7 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
     // Optionally the layout too, as the rows are read (a campaign that shares
     // the other columns with another run at another layout).
     const auto layout = [&m](std::string_view key) -> std::int64_t {
-      if (!m.has(key)) return 0;
-      const double v = m.non_negative(key);
-      if (v != std::floor(v) || v < 1 || v > static_cast<double>(kMaxSize))
-        m.fail(key, "must be a whole number from 1 to 1048576");
-      return static_cast<std::int64_t>(v);
+      return m.has(key) ? whole_number(m, key) : 0;
     };
     n.tp = layout("tp");
     n.ep = layout("ep");
@@ -528,25 +529,15 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
     if (h.has("speculative_decoding")) {
       StrictObject sd = h.object("speculative_decoding");
       if (sd.string("method") != "mtp") sd.fail("method", "must be mtp (a one-layer draft head)");
-      const auto drafts = [&sd](std::string_view key) {
-        const double v = sd.non_negative(key);
-        if (v != std::floor(v) || v < 1 || v > static_cast<double>(kMaxDraftTokens))
-          sd.fail(key, fmt::format("must be a whole number from 1 to {}", kMaxDraftTokens));
-        return static_cast<std::int64_t>(v);
-      };
-      n.draft_tokens = drafts("draft_tokens");
-      n.draft_tokens_with_attention_dp = drafts("draft_tokens_with_attention_dp");
+      n.draft_tokens = whole_number(sd, "draft_tokens", kMaxDraftTokens);
+      n.draft_tokens_with_attention_dp =
+          whole_number(sd, "draft_tokens_with_attention_dp", kMaxDraftTokens);
       source += "; " + cite(sd);
       sd.finish();
     }
     if (h.has("deployment")) {
       StrictObject dp = h.object("deployment");
-      const auto whole = [&dp](std::string_view key) {
-        const double v = dp.non_negative(key);
-        if (v != std::floor(v) || v < 1 || v > static_cast<double>(kMaxSize))
-          dp.fail(key, "must be a whole number from 1 to 1048576");
-        return static_cast<std::int64_t>(v);
-      };
+      const auto whole = [&dp](std::string_view key) { return whole_number(dp, key); };
       if (dp.has("kv_cache")) {
         // A compute format, q8_0 or q4_0, as a strategy's KV cache.
         const std::string kv = dp.string("kv_cache");
@@ -597,12 +588,7 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         //                "when": {"isl": L, "osl": L, "tp_below": T,
         //                         "clients_at_least": C}} (each optional)
         StrictObject bw = dp.object("batch_wait");
-        const double iters = bw.non_negative("timeout_iters");
-        if (iters != std::floor(iters) || iters < 1 ||
-            iters > static_cast<double>(kMaxBatchWaitIters))
-          bw.fail("timeout_iters",
-                  fmt::format("must be a whole number from 1 to {}", kMaxBatchWaitIters));
-        n.batch_wait_iters = static_cast<std::int64_t>(iters);
+        n.batch_wait_iters = whole_number(bw, "timeout_iters", kMaxBatchWaitIters);
         n.batch_wait_ratio = bw.non_negative("max_tokens_ratio");
         if (n.batch_wait_ratio > 1) bw.fail("max_tokens_ratio", "must be from 0 to 1");
         n.batch_wait_when = harness_condition(bw);
@@ -617,12 +603,8 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         for (std::size_t k = 0; k < rules.size(); ++k) {
           StrictObject rule(rules[k], origin,
                             dp.path_of("scheduler_recv_interval") + "[" + std::to_string(k) + "]");
-          const double steps = rule.non_negative("steps");
-          if (steps != std::floor(steps) || steps < 1 ||
-              steps > static_cast<double>(kMaxRecvInterval))
-            rule.fail("steps",
-                      fmt::format("must be a whole number from 1 to {}", kMaxRecvInterval));
-          n.recv_intervals.push_back({static_cast<std::int64_t>(steps), harness_condition(rule)});
+          const std::int64_t steps = whole_number(rule, "steps", kMaxRecvInterval);
+          n.recv_intervals.push_back({steps, harness_condition(rule)});
           rule.finish();
         }
       }
