@@ -187,7 +187,7 @@ void bind_documents(py::module_& m) {
          std::int64_t osl_min, std::optional<double> range_ratio, const std::string& engine_version,
          std::int64_t prompt_pool, std::optional<std::string> engine_build,
          std::int64_t batch_wait_iters, double batch_wait_ratio,
-         std::int64_t scheduler_recv_interval) {
+         std::int64_t scheduler_recv_interval, double kv_memory_share) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
@@ -227,6 +227,7 @@ void bind_documents(py::module_& m) {
         s.batch_wait_iters = batch_wait_iters;
         s.batch_wait_ratio = batch_wait_ratio;
         s.scheduler_recv_interval = scheduler_recv_interval;
+        s.kv_memory_share = kv_memory_share;
         s.recipe = parse_serving_recipe(recipe);
         s.prefill_batch = prefill_batch;
         s.decode_batch = decode_batch;
@@ -258,13 +259,14 @@ void bind_documents(py::module_& m) {
       py::arg("osl_min") = 0, py::arg("range_ratio") = py::none(), py::arg("engine_version") = "",
       py::arg("prompt_pool") = serving_defaults.prompt_pool, py::arg("engine_build") = py::none(),
       py::arg("batch_wait_iters") = 0, py::arg("batch_wait_ratio") = 0.0,
-      py::arg("scheduler_recv_interval") = 0,
+      py::arg("scheduler_recv_interval") = 0, py::arg("kv_memory_share") = 0.0,
       "TTFT, TPOT and tokens/s of `concurrency` clients in a closed loop, simulated against the "
       "engine's scheduler; mode \"disagg\" with prefill and decode workers; isl_min / osl_min "
       "(or range_ratio) draw random lengths; prompt_pool draws prompts from that many distinct "
       "ones (the prefix cache skips repeats); engine_version dates the engine's behaviour; "
       "batch_wait_iters / batch_wait_ratio hold prompts back for fuller steps (TensorRT-LLM's "
-      "batch waiting); scheduler_recv_interval takes requests in every N decode steps (SGLang's) "
+      "batch waiting); scheduler_recv_interval takes requests in every N decode steps (SGLang's); "
+      "kv_memory_share sets the KV cache's memory share under the engine's rule "
       "(roofline serving --json)");
 
   const SearchSpec search_defaults;

@@ -910,6 +910,17 @@ TEST(Cli, ServingTakesTensorRtLlmsBatchWaiting) {
   expect_bad_input(base + "--engine trtllm --scheduler-recv-interval 30", "SGLang's");
   expect_bad_input(base + "--engine sglang --scheduler-recv-interval -1",
                    "--scheduler-recv-interval");
+  // The deployment's KV memory share: the JSON says it was set, the table too.
+  const CliRun share = roofline(base + "--engine vllm --kv-memory-share 0.8 --json");
+  ASSERT_EQ(share.exit_code, 0) << share.err;
+  const auto kv = nlohmann::json::parse(share.out)["kv_memory"];
+  EXPECT_DOUBLE_EQ(kv["share"].get<double>(), 0.8);
+  EXPECT_EQ(kv["set"], true);
+  const CliRun share_table = roofline(base + "--engine vllm --kv-memory-share 0.8");
+  ASSERT_EQ(share_table.exit_code, 0) << share_table.err;
+  EXPECT_NE(share_table.out.find("80% of the memory, weights and activations included, as set"), std::string::npos) << share_table.out;
+  expect_bad_input(base + "--engine vllm --kv-memory-share 1.5", "kv memory share");
+  expect_bad_input(base + "--engine vllm --kv-memory-share nan", "--kv-memory-share");
 }
 
 // Speculative decoding from the flags: the step's tokens in the JSON, the

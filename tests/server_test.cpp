@@ -218,6 +218,20 @@ TEST_F(ServerTest, ServingAndSearch) {
                R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm",
                    "scheduler_recv_interval": 10})",
                400, "invalid_argument");
+  // The deployment's KV memory share; one past 1, or of the wrong type, is a 400.
+  auto share = post("/api/serving",
+                    R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm",
+                        "isl": 512, "osl": 64, "concurrency": 4, "rounds": 1,
+                        "kv_memory_share": 0.5})",
+                    200);
+  EXPECT_DOUBLE_EQ(share["kv_memory"]["share"].get<double>(), 0.5);
+  EXPECT_EQ(share["kv_memory"]["set"], true);
+  expect_error("/api/serving",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "kv_memory_share": 1.5})", 400,
+               "invalid_argument");
+  expect_error("/api/serving",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "kv_memory_share": "0.5"})", 400,
+               "invalid_argument");
   // A prompt pool: repeats found in the prefix cache; bad pools and disaggregated ones are 400s.
   auto pooled = post("/api/serving",
                      R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm", "isl": 512,

@@ -859,6 +859,74 @@ TEST(Serving, SglangsReceiveIntervalDelaysTheIntake) {
   EXPECT_THROW((void)predict_serving(m, d, bad, sglang), InvalidArgument);
 }
 
+// The deployment's KV memory share replaces the engine's under the engine's
+// rule. vLLM's is of the whole memory: two shares' caches differ by the
+// shares' difference of a GPU's memory (weights and activations the same).
+// TensorRT-LLM's is of what the weights and activations leave: the cache
+// scales with the share. Shares outside [0, 1] are refused; one too small for
+// a request is Unsupported.
+TEST(Serving, TheDeploymentsKvMemoryShareSizesTheCache) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("h200");
+  ServingScenario s = llama70b_on_two_h200(8);
+  s.rounds = 1;
+  auto cache = [&](const ModelOptions& o, double share) {
+    ServingScenario set = s;
+    set.kv_memory_share = share;
+    return predict_serving(m, d, set, o);
+  };
+  const ServingResult v80 = cache(vllm(), 0.8), v90 = cache(vllm(), 0.9);
+  EXPECT_TRUE(v80.kv_memory_set);
+  EXPECT_DOUBLE_EQ(v80.kv_memory_share, 0.8);
+  EXPECT_FALSE(v80.kv_memory_of_free);
+  constexpr double kRounding = 1e-9;  // relative, of the bytes
+  const double capacity = d.memory_capacity_bytes.value;
+  EXPECT_NEAR(v90.kv_cache_bytes_per_gpu - v80.kv_cache_bytes_per_gpu, 0.1 * capacity,
+              kRounding * capacity);
+  EXPECT_GT(v90.kv_cache_tokens, v80.kv_cache_tokens);
+  EXPECT_TRUE(std::any_of(v80.notes.begin(), v80.notes.end(), [](const std::string& n) {
+    return n.find("KV memory as the deployment sets it: 80%") != std::string::npos;
+  }));
+  const ServingResult engine_default = predict_serving(m, d, s, vllm());
+  EXPECT_FALSE(engine_default.kv_memory_set);
+  EXPECT_DOUBLE_EQ(engine_default.kv_memory_share, 0.92);  // vLLM's current default
+  ModelOptions trtllm;
+  trtllm.engine = &EngineRegistry::built_in().get("trtllm");
+  const ServingResult t40 = cache(trtllm, 0.4), t80 = cache(trtllm, 0.8);
+  EXPECT_TRUE(t40.kv_memory_of_free);
+  EXPECT_NEAR(t80.kv_cache_bytes_per_gpu, 2 * t40.kv_cache_bytes_per_gpu,
+              kRounding * t80.kv_cache_bytes_per_gpu);
+  const nlohmann::json doc = serving_document(m, d, s, t40, trtllm, devices());
+  EXPECT_EQ(doc["kv_memory"]["of"], "free");
+  EXPECT_EQ(doc["kv_memory"]["set"], true);
+  EXPECT_THROW((void)cache(vllm(), 1.5), InvalidArgument);
+  EXPECT_THROW((void)cache(vllm(), -0.1), InvalidArgument);
+  EXPECT_THROW((void)cache(vllm(), std::nan("")), InvalidArgument);
+  EXPECT_THROW((void)cache(vllm(), 0.2), Unsupported);  // 28 GB: not the 35 GB of weights
+}
+
+// SGLang on Hopper casts the whole fp8 latent pool each decode step: the pool
+// the deployment's share sizes, so a larger share makes every step dearer.
+TEST(Serving, ALargerKvShareCastsALargerLatentPool) {
+  const ModelSpec m = load_model("deepseek-v3");
+  const Device& d = devices().get("h200");
+  ModelOptions sglang;
+  sglang.engine = &EngineRegistry::built_in().get("sglang");
+  ServingScenario s;
+  s.isl = 1024;
+  s.osl = 32;
+  s.concurrency = 1;
+  s.rounds = 1;
+  s.step.tp = 8;
+  s.step.precision.weights = s.step.precision.act = s.step.precision.kv = Format::kFp8;
+  s.kv_memory_share = 0.8;
+  const ServingResult small = predict_serving(m, d, s, sglang);
+  s.kv_memory_share = 0.95;
+  const ServingResult large = predict_serving(m, d, s, sglang);
+  EXPECT_GT(large.kv_cache_bytes_per_gpu, small.kv_cache_bytes_per_gpu);
+  EXPECT_GT(large.plain_step_s, small.plain_step_s);
+}
+
 // TensorRT-LLM's batch waiting on the real model (InferenceX's Llama-3.1-70B
 // setting: 20 steps, 0.9 of a 16,384-token budget): 8 clients never fill
 // 14,746 tokens of a step (8 prompts of 1,024 and 8 decode tokens at most), so

@@ -503,6 +503,32 @@ TEST(ServingHarnesses, NotesAreStrict) {
                   .expert_parallel);
   bad(doc(R"(, "deployment": {"expert_parallel": false, "source": "s"})"), "expert_parallel");
   bad(doc(R"(, "deployment": {"expert_parallel": 4, "source": "s"})"), "expert_parallel");
+  // The KV cache's memory share alone is a deployment; a share in (0, 1], or
+  // rules (the first a row meets), one for the rows with attention DP.
+  const auto share = parse_serving_harnesses(
+      doc(R"(, "deployment": {"kv_memory": 0.82, "source": "s"})"), "h.json");
+  ASSERT_EQ(share[0].kv_memory.size(), 1u);
+  EXPECT_DOUBLE_EQ(share[0].kv_memory[0].share, 0.82);
+  const auto shares = parse_serving_harnesses(
+      doc(R"(, "deployment": {"kv_memory": [{"share": 0.7, "when": {"attention_dp": true}},
+      {"share": 0.8}], "source": "s"})"),
+      "h.json");
+  ASSERT_EQ(shares[0].kv_memory.size(), 2u);
+  EXPECT_TRUE(shares[0].kv_memory[0].when.attention_dp);
+  EXPECT_FALSE(shares[0].kv_memory[1].when.attention_dp);
+  ServingRun with_dp;
+  with_dp.attention_dp = 8;
+  ServingRun without_dp;
+  EXPECT_TRUE(shares[0].kv_memory[0].when.met(with_dp));
+  EXPECT_FALSE(shares[0].kv_memory[0].when.met(without_dp));
+  bad(doc(R"(, "deployment": {"kv_memory": [{"share": 0.7, "when": {"attention_dp": false}}],
+      "source": "s"})"),
+      "attention_dp");
+  bad(doc(R"(, "deployment": {"kv_memory": [], "source": "s"})"), "kv_memory");
+  bad(doc(R"(, "deployment": {"kv_memory": [{"share": 2}], "source": "s"})"), "share");
+  bad(doc(R"(, "deployment": {"kv_memory": 0, "source": "s"})"), "kv_memory");
+  bad(doc(R"(, "deployment": {"kv_memory": 1.2, "source": "s"})"), "kv_memory");
+  bad(doc(R"(, "deployment": {"kv_memory": "0.9", "source": "s"})"), "kv_memory");
   // Receive intervals: rules in order, the first a row meets; model names in a list.
   const auto recv = parse_serving_harnesses(
       doc(R"(, "deployment": {"scheduler_recv_interval": [{"steps": 30, "when":

@@ -24,6 +24,7 @@ struct ServingArgs {
   std::string prefill_workers = "1", prefill_tp = "1", decode_workers = "1", decode_tp = "1";
   std::string rounds = std::to_string(kDefaultRounds), token_budget = "0", max_running = "0";
   std::string batch_wait_iters = "0", batch_wait_ratio = "0", recv_interval = "0";
+  std::string kv_memory = "0";
   std::string requests;  // empty: rounds x concurrency
   std::string dp = "1";
   std::string prefill_attention_dp = "1", prefill_ep = "1";
@@ -67,6 +68,7 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   s.batch_wait_ratio = parse_positive("--batch-wait-ratio", a.batch_wait_ratio);
   s.scheduler_recv_interval =
       parse_count("--scheduler-recv-interval", a.recv_interval, 0, kMaxRecvInterval);
+  s.kv_memory_share = parse_positive("--kv-memory-share", a.kv_memory);
   s.recipe = parse_serving_recipe(a.recipe);
   s.engine_version = a.engine_version;
   s.prefill_batch = parse_count("--prefill-batch", a.prefill_batch, 0, kMaxBatch);
@@ -127,7 +129,8 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   t.add_row({"KV cache",
              fmt::format("{} tokens an instance, {} a GPU ({})", r.kv_cache_tokens,
                          human_bytes(r.kv_cache_bytes_per_gpu),
-                         kv_memory_text(r.kv_memory_share, r.kv_memory_of_free))});
+                         kv_memory_text(r.kv_memory_share, r.kv_memory_of_free) +
+                             (r.kv_memory_set ? ", as set" : ""))});
   t.add_row({"waits", human_time(r.queue_wait_s) + " to be admitted, " +
                           human_time(r.prompt_queue_wait_s) + " more to the first chunk"});
   if (r.batch_wait_iters > 0) {
@@ -253,6 +256,12 @@ void register_serving(CLI::App& app, Common& common) {
                   "without attention DP)")
       ->capture_default_str()
       ->type_name("INT");
+  cmd->add_option("--kv-memory-share", a->kv_memory,
+                  "The KV cache's memory share under the engine's rule: of the whole memory "
+                  "(vLLM's --gpu-memory-utilization, SGLang's --mem-fraction-static) or of what "
+                  "the weights leave (TensorRT-LLM's free_gpu_memory_fraction); 0: the engine's")
+      ->capture_default_str()
+      ->type_name("R");
   cmd->add_option("--engine-version", a->engine_version,
                   "The engine's release (e.g. 0.12.0): behaviour its profile dates by release "
                   "follows it (vLLM's async scheduling from 0.14.0); default the current one")

@@ -269,6 +269,15 @@ json request_schemas() {
       {"description",
        "TensorRT-LLM's batch_wait_max_tokens_ratio: a held step takes its prompts once its tokens "
        "reach this share of the token budget"}};
+  serving["kv_memory_share"] = {
+      {"type", "number"},
+      {"minimum", 0},
+      {"maximum", 1},
+      {"default", 0},
+      {"description",
+       "the KV cache's memory share under the engine's rule: of the whole memory (vLLM's "
+       "gpu_memory_utilization, SGLang's mem_fraction_static) or of what the weights leave "
+       "(TensorRT-LLM's free_gpu_memory_fraction); 0: the engine's"}};
   const json string_list = {{"type", "array"}, {"items", {{"type", "string"}}}};
   json search = {
       {"model", model_schema()},

@@ -90,6 +90,10 @@ struct ModelOptions {
   // The largest decode batch the deployment captured CUDA graphs for (0: the
   // engine's default, EngineProfile::replays_graphs).
   std::int64_t graph_max_batch = 0;
+  // The KV cache's share of memory under the engine's rule where the
+  // deployment sets its own (ServingScenario::kv_memory_share; 0: the
+  // engine's current default): sizes the pool a decode step may cast whole.
+  double kv_memory_share = 0;
   // The date of the engine's build as yyyymmdd (parse_build_date; 0: the
   // current build): a profile's rules dated by build follow it.
   std::int32_t engine_build = 0;

@@ -115,6 +115,11 @@ struct ServingScenario {
   // or an idle loop, takes them at once). 0 or 1: every step. Aggregated
   // serving without attention data parallelism.
   std::int64_t scheduler_recv_interval = 0;
+  // The KV cache's memory share under the engine's rule (EngineScheduler::
+  // kv_memory): of the whole memory (vLLM's --gpu-memory-utilization, SGLang's
+  // --mem-fraction-static) or of what the weights and activations leave
+  // (TensorRT-LLM's free_gpu_memory_fraction). 0: the engine's or the recipe's.
+  double kv_memory_share = 0;
   ServingRecipe recipe = ServingRecipe::kEngineDefaults;
   // The recipe's worker batch sizes (0: the aggregated instance's clients;
   // disaggregated, 1 for a prefill worker and the clients over the decode
@@ -182,6 +187,7 @@ struct ServingResult {
   double kv_cache_bytes_per_gpu = 0;
   double kv_memory_share = 0;
   bool kv_memory_of_free = false;
+  bool kv_memory_set = false;  // the share the scenario set, not the engine's
   // A prompt pool: of the requests, those whose prompt the prefix cache held.
   double prefix_hit_rate = 0;
   std::int64_t token_budget = 0, max_running = 0;  // the scheduler's, per instance

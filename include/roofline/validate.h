@@ -158,12 +158,17 @@ struct ServingRun {
   std::int64_t recv_interval = 0;
   std::optional<Format> expert_act;  // the routed experts' math (PrecisionPlan::expert_act)
   std::optional<Format> kv;          // the deployment's KV cache format
+  // The deployment's KV memory share under the engine's rule
+  // (ServingScenario::kv_memory_share; 0: the recipe's or the engine's).
+  double kv_memory_share = 0;
 };
 
 // Which of a note's rows a setting applies to, as the benchmark's script
-// tests them: their lengths, TP (exactly, or below), clients (0: any).
+// tests them: their lengths, TP (exactly, or below), clients (0: any), and
+// attention data parallelism (attention_dp: only rows with it).
 struct HarnessCondition {
   std::int64_t isl = 0, osl = 0, tp = 0, tp_below = 0, clients_at_least = 0;
+  bool attention_dp = false;
   [[nodiscard]] bool met(const ServingRun& r) const noexcept;
 };
 
@@ -214,6 +219,14 @@ struct ServingHarness {
   };
   std::vector<RecvRule> recv_intervals;
   std::optional<Format> kv;  // the deployment's KV cache format (unset: not given)
+  // The KV cache's memory share the script sets, under the engine's rule
+  // (--gpu-memory-utilization, --mem-fraction-static, free_gpu_memory_fraction),
+  // by its rules: the first whose condition a row meets (none: the recipe's).
+  struct ShareRule {
+    double share = 0;
+    HarnessCondition when;
+  };
+  std::vector<ShareRule> kv_memory;
   // The script enables expert parallelism whatever the row's layout (vLLM's
   // --enable-expert-parallel): the experts split over all the instance's GPUs.
   bool expert_parallel = false;

@@ -354,6 +354,8 @@ def test_sweep_gemm(cli):
          rounds=2, batch_wait_iters=20, batch_wait_ratio=0.9),
     dict(model="llama-3.1-8b", hardware="h100", engine="sglang", isl=1024, osl=64, concurrency=16,
          rounds=2, range_ratio=0.8, scheduler_recv_interval=30),
+    dict(model="llama-3.1-70b", hardware="h100", engine="trtllm", weights="fp8", act="fp8", tp=2,
+         isl=1024, osl=256, concurrency=32, rounds=2, kv_memory_share=0.5),
 ])
 def test_serving(cli, case):
     model, hardware = case.pop("model"), case.pop("hardware")
@@ -417,6 +419,31 @@ def test_serving_receive_interval_delays_the_intake():
     assert slow["recv_wait_s"] > plain["recv_wait_s"]
     with pytest.raises(roofline.InvalidArgument, match="SGLang's scheduler setting"):
         roofline.serving("llama-3.1-8b", "h100", engine="vllm", scheduler_recv_interval=30)
+
+
+def test_serving_kv_memory_share_sizes_the_cache():
+    # Llama-3.1-70B fp8 at TP 2 on H100s: about 35 GB of weights a GPU. vLLM's share is of the
+    # whole memory, so 0.5 of 80 GB leaves about 4 GB of cache a GPU against about 38 GB at its
+    # default 0.92 (0.92 x 80 - 35 - activations); TensorRT-LLM's is of what the weights leave,
+    # so 0.5 halves its default 0.9's cache.
+    case = dict(weights="fp8", act="fp8", kv="fp8", tp=2, isl=1024, osl=256, concurrency=8,
+                rounds=1)
+    vllm = roofline.serving("llama-3.1-70b", "h100", engine="vllm", **case)
+    vllm_half = roofline.serving("llama-3.1-70b", "h100", engine="vllm", kv_memory_share=0.5,
+                                 **case)
+    assert not vllm["kv_memory"]["set"] and vllm_half["kv_memory"]["set"]
+    assert vllm_half["kv_memory"]["share"] == 0.5 and vllm_half["kv_memory"]["of"] == "total"
+    assert vllm_half["kv_cache_bytes_per_gpu"] < 0.25 * vllm["kv_cache_bytes_per_gpu"]
+    trt = roofline.serving("llama-3.1-70b", "h100", engine="trtllm", **case)
+    trt_half = roofline.serving("llama-3.1-70b", "h100", engine="trtllm", kv_memory_share=0.45,
+                                **case)
+    assert trt_half["kv_memory"]["of"] == "free"
+    assert trt_half["kv_cache_bytes_per_gpu"] == pytest.approx(
+        trt["kv_cache_bytes_per_gpu"] * 0.45 / trt["kv_memory"]["share"], rel=1e-9)
+    with pytest.raises(roofline.InvalidArgument, match="kv memory share"):
+        roofline.serving("llama-3.1-70b", "h100", engine="vllm", kv_memory_share=1.5, **case)
+    with pytest.raises(roofline.Unsupported, match="does not fit"):
+        roofline.serving("llama-3.1-70b", "h100", engine="vllm", kv_memory_share=0.3, **case)
 
 
 def test_serving_bad_input_is_the_clis_error():

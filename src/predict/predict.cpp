@@ -815,14 +815,16 @@ const EngineScheduler* kv_memory_rule(const EngineProfile* engine) noexcept {
                                                                           : nullptr;
 }
 
-// Under the engine's rule (its current release), the KV cache fits when it is
-// within the room the rule leaves it beside the weights and activations.
-void apply_kv_memory_rule(const EngineProfile* engine, MemoryEstimate* mem) noexcept {
+// Under the engine's rule (its current release's share, or `share` where the
+// deployment sets one), the KV cache fits when it is within the room the rule
+// leaves it beside the weights and activations.
+void apply_kv_memory_rule(const EngineProfile* engine, double share, MemoryEstimate* mem) noexcept {
   const EngineScheduler* rule = kv_memory_rule(engine);
   if (rule == nullptr) return;
   mem->kv_rule_engine = engine;
-  mem->kv_room_bytes = rule->kv_room_bytes(rule->kv_memory_share(""), mem->capacity_bytes,
-                                           mem->weights_bytes, mem->activation_bytes);
+  mem->kv_room_bytes =
+      rule->kv_room_bytes(share > 0 ? share : rule->kv_memory_share(""), mem->capacity_bytes,
+                          mem->weights_bytes, mem->activation_bytes);
   mem->fits = mem->kv_cache_bytes <= mem->kv_room_bytes;  // a cache >= 0: the room too
 }
 
@@ -886,7 +888,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     p.memory.total_bytes += file_mix_bytes;
     p.memory.fits = p.memory.total_bytes <= p.memory.capacity_bytes;
   }
-  apply_kv_memory_rule(engine, &p.memory);
+  apply_kv_memory_rule(engine, opt.kv_memory_share, &p.memory);
   // A decode step over an fp8 latent cache the engine's kernel cannot read:
   // the pool the memory rule sizes is cast whole (no rule, no pool: no cast).
   const EngineProfile::LatentCacheCast* cast =
@@ -1179,7 +1181,7 @@ Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base,
     s.batch = batch;
     s.seq_len = ctx;
     MemoryEstimate mem = estimate_memory(m, d, s);
-    apply_kv_memory_rule(engine, &mem);
+    apply_kv_memory_rule(engine, 0, &mem);
     return mem.fits;
   };
   auto search = [](std::int64_t hi, auto ok) {

@@ -984,7 +984,8 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                                 const ServingResult& r, const ModelOptions& o,
                                 const Registry& registry) {
   const nlohmann::json kv_memory = {{"share", r.kv_memory_share},
-                                    {"of", r.kv_memory_of_free ? "free" : "total"}};
+                                    {"of", r.kv_memory_of_free ? "free" : "total"},
+                                    {"set", r.kv_memory_set}};
   // The engine's batch waiting as set (null: not set) and the steps that held prompts back.
   const nlohmann::json batch_wait = r.batch_wait_iters > 0 || r.batch_wait_ratio > 0
                                         ? nlohmann::json{{"iters", r.batch_wait_iters},

@@ -342,6 +342,7 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     s.batch_wait_iters = integer(o, "batch_wait_iters", 0, 0, kMaxBatchWaitIters);
     s.batch_wait_ratio = number(o, "batch_wait_ratio", 0);
     s.scheduler_recv_interval = integer(o, "scheduler_recv_interval", 0, 0, kMaxRecvInterval);
+    s.kv_memory_share = number(o, "kv_memory_share", 0);
     s.recipe = parse_serving_recipe(text(o, "recipe", "engine"));
     s.engine_version = text(o, "engine_version", "");
     s.prefill_batch = integer(o, "prefill_batch", 0, 0, kMaxBatch);

@@ -361,6 +361,11 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     throw InvalidArgument(fmt::format("scheduler recv interval = {} is out of range (0 to {})",
                                       in.scheduler_recv_interval, kMaxRecvInterval));
   }
+  if (!(in.kv_memory_share >= 0 && in.kv_memory_share <= 1)) {
+    throw InvalidArgument(fmt::format(
+        "kv memory share = {} is out of range (a share from 0 to 1; 0: the engine's)",
+        in.kv_memory_share));
+  }
   const bool recv_interval_on = in.scheduler_recv_interval > 1;
   if (recv_interval_on) {
     if (!sched.recv_interval) {
@@ -510,13 +515,25 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     r.gpus = base.tp * base.pp;
   }
   const KvMemoryRule kv_rule{
-      &sched,
-      sched.kv_memory_share(in.engine_version, in.recipe == ServingRecipe::kAiConfigurator)};
+      &sched, in.kv_memory_share > 0 ? in.kv_memory_share
+                                     : sched.kv_memory_share(
+                                           in.engine_version,
+                                           in.recipe == ServingRecipe::kAiConfigurator)};
   const KvCapacity decode_kv = kv_capacity(m, d, decode_base, in.isl + in.osl, kv_rule);
   r.kv_cache_tokens = decode_kv.tokens;
   r.kv_cache_bytes_per_gpu = decode_kv.room_bytes;
   r.kv_memory_share = kv_rule.share;
   r.kv_memory_of_free = sched.kv_memory_of_free;
+  r.kv_memory_set = in.kv_memory_share > 0;
+  if (in.kv_memory_share > 0) {
+    r.notes.push_back(fmt::format(
+        "KV memory as the deployment sets it: {} (the engine's default {:.0f}%), {:.1f} GB of "
+        "cache a GPU, {} tokens an instance",
+        kv_rule.describe(),
+        sched.kv_memory_share(in.engine_version, in.recipe == ServingRecipe::kAiConfigurator) *
+            100,
+        decode_kv.room_bytes / 1e9, decode_kv.tokens));
+  }
   // The shared prefix's cache is held once an instance, beside the requests'.
   const std::int64_t decode_room = std::max<std::int64_t>(decode_kv.tokens - in.shared_prefix, 0);
   const std::int64_t per_instance = decode_room / in_blocks(own_prompt + in.osl);
@@ -524,6 +541,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   ModelOptions first_options = o, decode_options = o;
   first_options.graph_max_batch = first_limits.graph_max_batch;
   decode_options.graph_max_batch = decode_limits.graph_max_batch;
+  // A pool cast whole each step is the one this rule sizes.
+  first_options.kv_memory_share = decode_options.kv_memory_share = kv_rule.share;
   // A step's prompt tokens attend as prompts of the mean length.
   StepCostGrid first_grid(m, d, prefill_base, first_options, mean_isl);
   StepCostGrid decode_grid(m, d, decode_base, decode_options, mean_isl);
@@ -583,7 +602,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   Scenario plain = decode_base;
   plain.batch = r.running;
   plain.seq_len = mean_context;
-  r.bound = predict(m, d, plain, o).bound;
+  r.bound = predict(m, d, plain, decode_options).bound;
 
   r.preemptions = sim.preemptions;
   r.batch_wait_iters = in.batch_wait_iters;

@@ -309,16 +309,19 @@ double step_with_prompt_share(const ModelSpec& m, const Device& d, Scenario s, c
   const EngineScheduler& sched = o.engine && o.engine->scheduler.known
                                      ? o.engine->scheduler
                                      : EngineRegistry::built_in().get("roofline").scheduler;
+  const double share = r.kv_memory_share > 0 ? r.kv_memory_share
+                                             : sched.kv_memory_share(r.backend_version, true);
   const double room =
-      sched.kv_room_bytes(sched.kv_memory_share(r.backend_version, true), mem.capacity_bytes,
-                          mem.weights_bytes, mem.activation_bytes);
+      sched.kv_room_bytes(share, mem.capacity_bytes, mem.weights_bytes, mem.activation_bytes);
   const double fit = mem.kv_cache_bytes > 0 ? std::floor(room / mem.kv_cache_bytes) : 0;
   if (fit < 1) throw Refusal("one request's KV cache does not fit beside the weights");
   s.batch = std::min<std::int64_t>(r.concurrency, static_cast<std::int64_t>(fit));
-  const double plain = predict(m, d, s, o).time_s;
+  ModelOptions sized = o;  // a pool cast whole each step is the one this share sizes
+  sized.kv_memory_share = share;
+  const double plain = predict(m, d, s, sized).time_s;
   s.prefill_tokens = r.isl;
   s.prefill_prompt = r.isl;
-  const double with_prompt = predict(m, d, s, o).time_s;
+  const double with_prompt = predict(m, d, s, sized).time_s;
   // A speculative step finishes tokens_per_step tokens of each request, so
   // requests (and their prompts) turn over that much faster; TPOT is the
   // step over its tokens.
@@ -448,7 +451,7 @@ std::int64_t whole_number(detail::StrictObject& o, std::string_view key,
 }
 
 // A setting's "when": {"isl": L, "osl": L, "tp": T, "tp_below": T,
-// "clients_at_least": C} (each optional; none: every row).
+// "clients_at_least": C, "attention_dp": true} (each optional; none: every row).
 HarnessCondition harness_condition(detail::StrictObject& parent) {
   HarnessCondition c;
   if (!parent.has("when")) return c;
@@ -461,6 +464,11 @@ HarnessCondition harness_condition(detail::StrictObject& parent) {
   c.tp = size("tp");
   c.tp_below = size("tp_below");
   c.clients_at_least = size("clients_at_least");
+  if (const nlohmann::json* dp = w.optional("attention_dp")) {
+    if (!dp->is_boolean() || !dp->get<bool>())
+      w.fail("attention_dp", "true (only the rows with attention DP), or left out");
+    c.attention_dp = true;
+  }
   w.finish();
   return c;
 }
@@ -469,7 +477,8 @@ HarnessCondition harness_condition(detail::StrictObject& parent) {
 
 bool HarnessCondition::met(const ServingRun& r) const noexcept {
   return (!isl || r.isl == isl) && (!osl || r.osl == osl) && (!tp || r.tp == tp) &&
-         (!tp_below || r.tp < tp_below) && r.concurrency >= clients_at_least;
+         (!tp_below || r.tp < tp_below) && r.concurrency >= clients_at_least &&
+         (!attention_dp || r.attention_dp > 1);
 }
 
 std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
@@ -576,12 +585,31 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
           dp.fail("expert_parallel", "true (the script enables it on every row), or left out");
         n.expert_parallel = true;
       }
+      if (const nlohmann::json* v = dp.optional("kv_memory"); v && v->is_array()) {
+        // "kv_memory": [{"share": S, "when": {...}}, ...]: the first rule
+        // whose condition a row meets; or one share for every row.
+        if (v->empty() || v->size() > 8) dp.fail("kv_memory", "expected a list of 1 to 8 rules");
+        for (std::size_t k = 0; k < v->size(); ++k) {
+          StrictObject rule((*v)[k], origin,
+                            dp.path_of("kv_memory") + "[" + std::to_string(k) + "]");
+          const double share = rule.non_negative("share");
+          if (!(share > 0 && share <= 1)) rule.fail("share", "must be a share in (0, 1]");
+          n.kv_memory.push_back({share, harness_condition(rule)});
+          rule.finish();
+        }
+        (void)dp.required("kv_memory");
+      } else if (v) {
+        const double share = dp.non_negative("kv_memory");
+        if (!(share > 0 && share <= 1))
+          dp.fail("kv_memory", "must be a share in (0, 1] of the engine's rule, or rules");
+        n.kv_memory.push_back({share, {}});
+      }
       if (n.token_budget_round_to == 0 && !n.max_running && !n.max_running_is_clients &&
           !n.token_budget && !n.kv && !n.expert_parallel && !dp.has("batch_wait") &&
-          !dp.has("scheduler_recv_interval")) {
+          !dp.has("scheduler_recv_interval") && n.kv_memory.empty()) {
         dp.fail("max_running",
-                "a deployment gives a KV cache, limits, the formula, expert parallelism or a "
-                "scheduler setting");
+                "a deployment gives a KV cache, its memory, limits, the formula, expert "
+                "parallelism or a scheduler setting");
       }
       if (dp.has("batch_wait")) {
         // "batch_wait": {"timeout_iters": N, "max_tokens_ratio": R,
@@ -713,6 +741,11 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
       }
       r.expert_act = n.expert_act;
       r.kv = n.kv;
+      for (const ServingHarness::ShareRule& rule : n.kv_memory) {
+        if (!rule.when.met(r)) continue;
+        r.kv_memory_share = rule.share;
+        break;
+      }
       break;  // no two notes cover the same rows
     }
   }
@@ -867,6 +900,11 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         if (r.max_running > 0) load.max_running = r.max_running;
         if (r.token_budget > 0) load.token_budget = r.token_budget;
         if (r.range_ratio > 0) set_range_ratio(load, r.range_ratio);
+        if (r.kv_memory_share > 0) {
+          load.kv_memory_share = r.kv_memory_share;
+          row.formats += fmt::format(", KV memory {:g} ({})", r.kv_memory_share,
+                                     clip_utf8(r.harness, 64));
+        }
         if (r.recv_interval > 1 && !disagg && r.attention_dp == 1) {
           load.scheduler_recv_interval = r.recv_interval;
           row.formats +=

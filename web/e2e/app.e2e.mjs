@@ -422,6 +422,15 @@ try {
         `the receive interval is sent and shown (${JSON.stringify(servingBodies[0])})`);
   await page.fill('#sv-recv-interval', '0');
   await page.selectOption('#sv-engine', 'vllm');
+  // The KV cache's memory share: sent, and the capacity card says it was set.
+  servingBodies.length = 0;
+  await page.fill('#sv-kv-memory', '0.5');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  check(servingBodies.length === 1 && servingBodies[0].kv_memory_share === 0.5 &&
+        /50% of the memory \(as set\)/.test(await page.textContent('#serving-cards')),
+        `the KV memory share is sent and shown (${JSON.stringify(servingBodies[0])})`);
+  await page.fill('#sv-kv-memory', '0');
   page.off('request', onServing);
 
   // 5c. The Search page: its tab runs the default search (POST /api/search: llama-3.1-70b on 8

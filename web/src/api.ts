@@ -196,7 +196,7 @@ export interface Serving {
   max_concurrency_that_fits: number;     // requests whose KV cache fits at once (the decode pool's)
   kv_cache_tokens: number;               // tokens one instance's KV cache holds (the decode pool's)
   kv_cache_bytes_per_gpu: number;        // bytes of KV cache a GPU
-  kv_memory: { share: number; of: 'total' | 'free' };  // the engine's rule: a share of the memory, or of what the weights leave
+  kv_memory: { share: number; of: 'total' | 'free'; set: boolean };  // the engine's rule (set: the share the request gave): a share of the memory, or of what the weights leave
   running: number;                       // the mean decode batch: requests decoding in a step
   queue_wait_s: number;                  // mean wait from arrival to admission
   prompt_queue_wait_s: number;           // mean wait from admission to the first prompt chunk

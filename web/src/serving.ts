@@ -24,6 +24,7 @@ const DEFAULTS = {
   promptPool: 0,                              // every prompt unique
   batchWaitIters: 0, batchWaitRatio: 0,       // TensorRT-LLM's batch waiting, off
   recvInterval: 0,                            // SGLang's receive interval: every step
+  kvMemory: 0,                                // the engine's KV memory share
   rangeRatio: 1,                              // fixed lengths (InferenceMAX runs 0.8)
 };
 const WEIGHTS = ['fp16', 'bf16', 'fp8', 'int8', 'int4', 'nvfp4', 'mxfp4', 'q8_0', 'q4_k_m', 'q4_0'];
@@ -157,6 +158,10 @@ function request(): Record<string, unknown> {
   // SGLang's receive interval (the server refuses it for other engines).
   const recvInterval = intValue('sv-recv-interval', 'receive interval', 0, MAX_BATCH_WAIT);
   if (recvInterval > 1) req.scheduler_recv_interval = recvInterval;
+  // The KV cache's memory share under the engine's rule (0: the engine's).
+  const kvMemory = Number(($('sv-kv-memory') as HTMLInputElement).value);
+  if (!(kvMemory >= 0 && kvMemory <= 1)) throw new Error('KV memory share must be a number from 0 to 1');
+  if (kvMemory > 0) req.kv_memory_share = kvMemory;
   // Speculative decoding only with draft tokens (the server refuses an acceptance without).
   const drafts = intValue('sv-draft-tokens', 'draft tokens', 0, MAX_DRAFT_TOKENS);
   if (drafts > 0) {
@@ -214,6 +219,7 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   number('sv-batch-wait-iters', DEFAULTS.batchWaitIters);
   number('sv-batch-wait-ratio', DEFAULTS.batchWaitRatio);
   number('sv-recv-interval', DEFAULTS.recvInterval);
+  number('sv-kv-memory', DEFAULTS.kvMemory);
   number('sv-range-ratio', DEFAULTS.rangeRatio);
   showMode();
   $('sv-mode').addEventListener('change', showMode);
@@ -383,7 +389,8 @@ function renderCards(r: Serving | undefined): void {
     ['Per user', si(r.output_tokens_per_s_per_user, 'tok/s'), 'per-user', '1 / TPOT', false],
     ['KV capacity', `${r.max_concurrency_that_fits} requests`, 'capacity',
      (queued ? `${r.concurrency - r.max_concurrency_that_fits} clients more than fit` : `${r.isl + r.osl} tokens each${disagg ? ', decode pool' : ''}`) +
-       `; ${si(r.kv_cache_bytes_per_gpu, 'B')} of cache a GPU, ${pct(r.kv_memory.share * 100, 0)} of ${r.kv_memory.of === 'free' ? 'the memory the weights leave' : 'the memory'}`, queued],
+       `; ${si(r.kv_cache_bytes_per_gpu, 'B')} of cache a GPU, ${pct(r.kv_memory.share * 100, 0)} of ${r.kv_memory.of === 'free' ? 'the memory the weights leave' : 'the memory'}` +
+       (r.kv_memory.set ? ' (as set)' : ''), queued],
   ];
   if (disagg) {
     cards.push(
