@@ -423,8 +423,8 @@ def test_serving_receive_interval_delays_the_intake():
 
 def test_serving_kv_memory_share_sizes_the_cache():
     # Llama-3.1-70B fp8 at TP 2 on H100s: about 35 GB of weights a GPU. vLLM's share is of the
-    # whole memory, so 0.5 of 80 GB leaves about 4 GB of cache a GPU against about 38 GB at its
-    # default 0.92 (0.92 x 80 - 35 - activations); TensorRT-LLM's is of what the weights leave,
+    # whole memory, so 0.5 of 85.5 GB leaves about 7 GB of cache a GPU against about 43 GB at its
+    # default 0.92 (0.92 x 85.5 - 35.8 - activations); TensorRT-LLM's is of what the weights leave,
     # so 0.5 halves its default 0.9's cache.
     case = dict(weights="fp8", act="fp8", kv="fp8", tp=2, isl=1024, osl=256, concurrency=8,
                 rounds=1)

@@ -231,12 +231,16 @@ try {
   check(await page.textContent('[data-field="serving-concurrency"]') === '1', 'clicking a point selects it');
   await page.screenshot({ path: join(outDir, 'serving-page.png'), fullPage: true });
   console.log(`screenshot: ${join(outDir, 'serving-page.png')}`);
-  // Past the KV capacity (the last row, 1024 clients), the admission wait is for a KV slot.
-  await page.click('#serving-table tbody tr:last-child');
+  // Past the KV capacity (1024 clients of 4,096 + 256 tokens, about a quarter of which fit),
+  // the admission wait is for a KV slot.
+  await page.fill('#sv-isl', '4096');
+  await page.fill('#sv-concurrency', '1024');
+  await page.click('#serving-run');
   await page.waitForFunction(() => /^Concurrency 1024:/.test(document.querySelector('[data-field="limited-by"]')?.textContent ?? ''));
   const full = await page.textContent('#serving-detail');
   check(/limited by kv capacity/.test(full) && /[\d.]+ (ms|s) waiting for a KV slot, then /.test(full) && /preempted and recomputed/.test(full),
         'past the KV capacity the admission wait is for a KV slot, and preemptions are counted');
+  await page.fill('#sv-isl', '1024');
   // An API error (TP 3 does not divide the heads) is a message, not a broken page.
   consoleErrors = false;
   await page.fill('#sv-tp', '3');
