@@ -134,6 +134,12 @@ json integer_schema(std::int64_t lo, std::int64_t hi, std::int64_t fallback, con
           {"description", what}};
 }
 
+// A share from 0 to 1, 0 by default (the engine's own).
+json share_schema(const char* what) {
+  return {
+      {"type", "number"}, {"minimum", 0}, {"maximum", 1}, {"default", 0}, {"description", what}};
+}
+
 json string_schema(const char* what, const char* fallback = nullptr) {
   json j = {{"type", "string"}, {"description", what}};
   if (fallback != nullptr) j["default"] = fallback;
@@ -261,23 +267,13 @@ json request_schemas() {
       0, kMaxRecvInterval, 0,
       "SGLang's --scheduler-recv-interval: new requests taken in every N decode steps (at once "
       "after a prompt step or when idle; 0 or 1: every step; aggregated, without attention DP)");
-  serving["batch_wait_ratio"] = {
-      {"type", "number"},
-      {"minimum", 0},
-      {"maximum", 1},
-      {"default", 0},
-      {"description",
-       "TensorRT-LLM's batch_wait_max_tokens_ratio: a held step takes its prompts once its tokens "
-       "reach this share of the token budget"}};
-  serving["kv_memory_share"] = {
-      {"type", "number"},
-      {"minimum", 0},
-      {"maximum", 1},
-      {"default", 0},
-      {"description",
-       "the KV cache's memory share under the engine's rule: of the whole memory (vLLM's "
-       "gpu_memory_utilization, SGLang's mem_fraction_static) or of what the weights leave "
-       "(TensorRT-LLM's free_gpu_memory_fraction); 0: the engine's"}};
+  serving["batch_wait_ratio"] = share_schema(
+      "TensorRT-LLM's batch_wait_max_tokens_ratio: a held step takes its prompts once its tokens "
+      "reach this share of the token budget");
+  serving["kv_memory_share"] = share_schema(
+      "the KV cache's memory share under the engine's rule: of the whole memory (vLLM's "
+      "gpu_memory_utilization, SGLang's mem_fraction_static) or of what the weights leave "
+      "(TensorRT-LLM's free_gpu_memory_fraction); 0: the engine's");
   const json string_list = {{"type", "array"}, {"items", {{"type", "string"}}}};
   json search = {
       {"model", model_schema()},

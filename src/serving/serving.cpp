@@ -362,9 +362,9 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
                                       in.scheduler_recv_interval, kMaxRecvInterval));
   }
   if (!(in.kv_memory_share >= 0 && in.kv_memory_share <= 1)) {
-    throw InvalidArgument(fmt::format(
-        "kv memory share = {} is out of range (a share from 0 to 1; 0: the engine's)",
-        in.kv_memory_share));
+    throw InvalidArgument(
+        fmt::format("kv memory share = {} is out of range (a share from 0 to 1; 0: the engine's)",
+                    in.kv_memory_share));
   }
   const bool recv_interval_on = in.scheduler_recv_interval > 1;
   if (recv_interval_on) {
@@ -514,11 +514,9 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   } else {
     r.gpus = base.tp * base.pp;
   }
-  const KvMemoryRule kv_rule{
-      &sched, in.kv_memory_share > 0 ? in.kv_memory_share
-                                     : sched.kv_memory_share(
-                                           in.engine_version,
-                                           in.recipe == ServingRecipe::kAiConfigurator)};
+  const double engine_share =
+      sched.kv_memory_share(in.engine_version, in.recipe == ServingRecipe::kAiConfigurator);
+  const KvMemoryRule kv_rule{&sched, in.kv_memory_share > 0 ? in.kv_memory_share : engine_share};
   const KvCapacity decode_kv = kv_capacity(m, d, decode_base, in.isl + in.osl, kv_rule);
   r.kv_cache_tokens = decode_kv.tokens;
   r.kv_cache_bytes_per_gpu = decode_kv.room_bytes;
@@ -529,10 +527,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     r.notes.push_back(fmt::format(
         "KV memory as the deployment sets it: {} (the engine's default {:.0f}%), {:.1f} GB of "
         "cache a GPU, {} tokens an instance",
-        kv_rule.describe(),
-        sched.kv_memory_share(in.engine_version, in.recipe == ServingRecipe::kAiConfigurator) *
-            100,
-        decode_kv.room_bytes / 1e9, decode_kv.tokens));
+        kv_rule.describe(), engine_share * 100, decode_kv.room_bytes / 1e9, decode_kv.tokens));
   }
   // The shared prefix's cache is held once an instance, beside the requests'.
   const std::int64_t decode_room = std::max<std::int64_t>(decode_kv.tokens - in.shared_prefix, 0);

@@ -309,8 +309,8 @@ double step_with_prompt_share(const ModelSpec& m, const Device& d, Scenario s, c
   const EngineScheduler& sched = o.engine && o.engine->scheduler.known
                                      ? o.engine->scheduler
                                      : EngineRegistry::built_in().get("roofline").scheduler;
-  const double share = r.kv_memory_share > 0 ? r.kv_memory_share
-                                             : sched.kv_memory_share(r.backend_version, true);
+  const double share =
+      r.kv_memory_share > 0 ? r.kv_memory_share : sched.kv_memory_share(r.backend_version, true);
   const double room =
       sched.kv_room_bytes(share, mem.capacity_bytes, mem.weights_bytes, mem.activation_bytes);
   const double fit = mem.kv_cache_bytes > 0 ? std::floor(room / mem.kv_cache_bytes) : 0;
@@ -473,6 +473,30 @@ HarnessCondition harness_condition(detail::StrictObject& parent) {
   return c;
 }
 
+// A setting given by rules, [{..., "when": {...}}, ...] (1 to 8; the first a
+// row meets applies): `read` takes each rule's value from its object.
+template <typename Read>
+void read_rules(detail::StrictObject& parent, std::string_view key, const std::string& origin,
+                Read read) {
+  const nlohmann::json& rules = parent.required(key);
+  if (!rules.is_array() || rules.empty() || rules.size() > 8)
+    parent.fail(key, "expected a list of 1 to 8 rules");
+  for (std::size_t k = 0; k < rules.size(); ++k) {
+    detail::StrictObject rule(rules[k], origin,
+                              parent.path_of(key) + "[" + std::to_string(k) + "]");
+    read(rule, harness_condition(rule));
+    rule.finish();
+  }
+}
+
+// The first of `rules` whose condition the row meets, or null.
+template <typename Rule>
+const Rule* first_met(const std::vector<Rule>& rules, const ServingRun& r) {
+  const auto it =
+      std::find_if(rules.begin(), rules.end(), [&r](const Rule& rule) { return rule.when.met(r); });
+  return it == rules.end() ? nullptr : &*it;
+}
+
 }  // namespace
 
 bool HarnessCondition::met(const ServingRun& r) const noexcept {
@@ -586,18 +610,12 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         n.expert_parallel = true;
       }
       if (const nlohmann::json* v = dp.optional("kv_memory"); v && v->is_array()) {
-        // "kv_memory": [{"share": S, "when": {...}}, ...]: the first rule
-        // whose condition a row meets; or one share for every row.
-        if (v->empty() || v->size() > 8) dp.fail("kv_memory", "expected a list of 1 to 8 rules");
-        for (std::size_t k = 0; k < v->size(); ++k) {
-          StrictObject rule((*v)[k], origin,
-                            dp.path_of("kv_memory") + "[" + std::to_string(k) + "]");
+        // "kv_memory": [{"share": S, "when": {...}}, ...], or one share for every row.
+        read_rules(dp, "kv_memory", origin, [&n](StrictObject& rule, HarnessCondition when) {
           const double share = rule.non_negative("share");
           if (!(share > 0 && share <= 1)) rule.fail("share", "must be a share in (0, 1]");
-          n.kv_memory.push_back({share, harness_condition(rule)});
-          rule.finish();
-        }
-        (void)dp.required("kv_memory");
+          n.kv_memory.push_back({share, when});
+        });
       } else if (v) {
         const double share = dp.non_negative("kv_memory");
         if (!(share > 0 && share <= 1))
@@ -623,18 +641,11 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         bw.finish();
       }
       if (dp.has("scheduler_recv_interval")) {
-        // "scheduler_recv_interval": [{"steps": N, "when": {...}}, ...]: the
-        // first rule whose condition a row meets.
-        const nlohmann::json& rules = dp.required("scheduler_recv_interval");
-        if (!rules.is_array() || rules.empty() || rules.size() > 8)
-          dp.fail("scheduler_recv_interval", "expected a list of 1 to 8 rules");
-        for (std::size_t k = 0; k < rules.size(); ++k) {
-          StrictObject rule(rules[k], origin,
-                            dp.path_of("scheduler_recv_interval") + "[" + std::to_string(k) + "]");
-          const std::int64_t steps = whole_number(rule, "steps", kMaxRecvInterval);
-          n.recv_intervals.push_back({steps, harness_condition(rule)});
-          rule.finish();
-        }
+        // "scheduler_recv_interval": [{"steps": N, "when": {...}}, ...]
+        read_rules(
+            dp, "scheduler_recv_interval", origin, [&n](StrictObject& rule, HarnessCondition when) {
+              n.recv_intervals.push_back({whole_number(rule, "steps", kMaxRecvInterval), when});
+            });
       }
       source += "; " + cite(dp);
       dp.finish();
@@ -734,18 +745,10 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
         r.batch_wait_iters = n.batch_wait_iters;
         r.batch_wait_ratio = n.batch_wait_ratio;
       }
-      for (const ServingHarness::RecvRule& rule : n.recv_intervals) {
-        if (!rule.when.met(r)) continue;
-        r.recv_interval = rule.steps;
-        break;
-      }
+      if (const auto* rule = first_met(n.recv_intervals, r)) r.recv_interval = rule->steps;
+      if (const auto* rule = first_met(n.kv_memory, r)) r.kv_memory_share = rule->share;
       r.expert_act = n.expert_act;
       r.kv = n.kv;
-      for (const ServingHarness::ShareRule& rule : n.kv_memory) {
-        if (!rule.when.met(r)) continue;
-        r.kv_memory_share = rule.share;
-        break;
-      }
       break;  // no two notes cover the same rows
     }
   }
@@ -902,8 +905,8 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         if (r.range_ratio > 0) set_range_ratio(load, r.range_ratio);
         if (r.kv_memory_share > 0) {
           load.kv_memory_share = r.kv_memory_share;
-          row.formats += fmt::format(", KV memory {:g} ({})", r.kv_memory_share,
-                                     clip_utf8(r.harness, 64));
+          row.formats +=
+              fmt::format(", KV memory {:g} ({})", r.kv_memory_share, clip_utf8(r.harness, 64));
         }
         if (r.recv_interval > 1 && !disagg && r.attention_dp == 1) {
           load.scheduler_recv_interval = r.recv_interval;
