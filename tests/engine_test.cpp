@@ -1227,7 +1227,8 @@ TEST(EnginePrediction, MlaDownProjectionsAreOneGemm) {
 // TensorRT-LLM 128 (CudaGraphConfig's default), SGLang 512, or 256 at TP below
 // 4 on GPUs under 160 GiB (server_args' defaults), vLLM 512 (its capture size
 // with these budgets). Past them, and in any step with prompt tokens, kernels
-// launch eagerly: the launch figure goes from 2 to 4 us a kernel.
+// launch eagerly: TensorRT-LLM's figure goes from the graph's 2 us a kernel to
+// the PyTorch flow's 35 us of Python dispatch.
 TEST(EnginePrediction, GraphsCoverDecodeStepsUpToTheCapturedBatch) {
   const EngineRegistry& r = EngineRegistry::built_in();
   const Device& h200 = devices().get("h200");
@@ -1245,7 +1246,8 @@ TEST(EnginePrediction, GraphsCoverDecodeStepsUpToTheCapturedBatch) {
   EXPECT_FALSE(r.get("vllm").replays_graphs(h200, 1, 513, false));
   EXPECT_TRUE(r.get("llama.cpp").replays_graphs(h200, 1, 4096, false));  // no cap given
 
-  // The same step at batch 128 and 129: the eager one pays 2 us more a kernel.
+  // The same step at batch 128 and 129: the eager one pays the profile's
+  // eager figure a kernel where the graphed one pays the graph gap.
   const ModelSpec m = load_model("llama-3.1-8b");
   Scenario s;
   s.seq_len = 1024;
@@ -1264,7 +1266,9 @@ TEST(EnginePrediction, GraphsCoverDecodeStepsUpToTheCapturedBatch) {
     const bool in_attention = op.kind == OpKind::kRope || op.kind == OpKind::kKvCacheWrite;
     if (op.cls != OpClass::kCommunication && !in_attention) kernels += op.count * op.launches;
   }
-  EXPECT_NEAR(eager.overhead_s - graphed.overhead_s, kernels * (4e-6 - 2e-6), 1e-12);
+  ASSERT_DOUBLE_EQ(trt.launch_decode_s.value, 2e-6);
+  ASSERT_DOUBLE_EQ(trt.launch_prefill_s.value, 35e-6);
+  EXPECT_NEAR(eager.overhead_s - graphed.overhead_s, kernels * (35e-6 - 2e-6), 1e-12);
 }
 
 TEST(Engines, GraphCapsAreStrict) {
@@ -1514,6 +1518,82 @@ TEST(EnginePrediction, WeightOnlyKernelsStreamAtTheirShareOfBf16) {
   std::string half_row = before;
   half_row.replace(half_row.find(R"("above_rows": 32)"), 16, R"("above_rows": 32.5)");
   EXPECT_THROW((void)parse_engine(half_row, "x.json"), ParseError);
+}
+
+// An eager-launch rule dated by build: a date, a figure with a known source,
+// and the current figure it replaces for older builds.
+TEST(Engines, DatedEagerLaunchRulesAreStrict) {
+  const std::string rule =
+      R"(, "launch_overhead_s": {
+      "decode": {"value": 2e-6, "confidence": "derived", "source": "s"},
+      "prefill": {"value": 3.5e-5, "confidence": "derived", "source": "s"},
+      "prefill_before": {"build_date": "2025-02", "value": 4e-6, "confidence": "derived",
+                         "source": "s"}})";
+  const std::string text =
+      std::string(kSchedulerProfileHead) +
+      R"(, "kv_memory": {"of": "total", "value": 0.9, "confidence": "vendor", "source": "s"}})" +
+      rule + "}";
+  const EngineProfile e = parse_engine(text, "x.json");
+  EXPECT_EQ(e.launch_prefill_before, 20250228);  // a month: its last day
+  EXPECT_DOUBLE_EQ(e.launch_prefill(20250131).value, 4e-6);
+  EXPECT_DOUBLE_EQ(e.launch_prefill(20250228).value, 3.5e-5);  // the day itself: current
+  EXPECT_DOUBLE_EQ(e.launch_prefill(0).value, 3.5e-5);         // no build: current
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {R"("2025-02")", R"("Feb 2025")"},
+           {R"("value": 4e-6)", R"("value": 1)"},
+           {R"("value": 4e-6, "confidence": "derived",
+                         "source": "s")",
+            R"("value": 4e-6, "confidence": "derived", "source": "t")"},
+           {R"("build_date": "2025-02",)", R"("build_date": "2025-02", "typo": 1,)"},
+           {R"("build_date": "2025-02",)", ""},
+           {R"("prefill": {"value": 3.5e-5, "confidence": "derived", "source": "s"},)", ""}}) {
+    std::string bad = text;
+    ASSERT_NE(bad.find(from), std::string::npos) << from;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
+  }
+}
+
+// TensorRT-LLM's PyTorch flow dispatches each eager kernel from Python; the
+// TensorRT engines before it (builds before 0.17, 2025-02) paid the driver's
+// launch only. A prompt's pass differs by exactly its kernels times the
+// difference, and a decode step that replays graphs not at all.
+TEST(EnginePrediction, TensorRtLlmsOlderBuildsLaunchWithoutPythonDispatch) {
+  const EngineProfile& trt = EngineRegistry::built_in().get("trtllm");
+  ASSERT_GT(trt.launch_prefill_before, 0);
+  const double now = trt.launch_prefill_s.value, before = trt.launch_prefill_before_s.value;
+  ASSERT_GT(now, before);
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& h100 = devices().get("h100-sxm");
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 2048;
+  s.precision.weights = s.precision.act = s.precision.kv = Format::kFp8;
+  auto run = [&](std::int32_t build, const Scenario& sc) {
+    ModelOptions o;
+    o.engine = &trt;
+    o.engine_build = build;
+    return predict(m, h100, sc, o);
+  };
+  const Prediction current = run(0, s), old = run(parse_build_date("2023-10", "t"), s);
+  // The kernels a pass launches: its overhead over the per-kernel figure.
+  const double kernels = current.overhead_s / now;
+  EXPECT_NEAR(kernels, std::round(kernels), 1e-6);
+  EXPECT_GT(kernels, 100);  // 32 layers of several kernels each
+  constexpr double kRelative = 1e-9;
+  EXPECT_NEAR(old.overhead_s, kernels * before, kRelative * old.overhead_s);
+  EXPECT_NEAR(current.time_s - old.time_s, kernels * (now - before), kRelative * current.time_s);
+  // The note names the older build's rule.
+  bool noted = false;
+  for (const auto& n : explain(m, h100, s, old))
+    noted |= n.find("before 2025-02-28") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // One decode step at batch 8 replays graphs: the build changes nothing.
+  s.phase = Phase::kDecode;
+  s.batch = 8;
+  const Prediction step = run(0, s);
+  ASSERT_TRUE(step.cuda_graphs);
+  EXPECT_DOUBLE_EQ(run(parse_build_date("2023-10", "t"), s).time_s, step.time_s);
 }
 
 TEST(Engines, BuildDatesParseAsDays) {
@@ -2487,8 +2567,8 @@ TEST(EnginePrediction, AnFp8LatentCacheTheEngineCannotReadIsCastWhole) {
   mixed.pp = 2;
   const Prediction staged = predict(m, h200, mixed, o);
   ASSERT_GT(staged.memory.kv_room_bytes, 0);
-  EXPECT_NEAR(staged.latent_cache_cast_s,
-              2 * 3 * staged.memory.kv_room_bytes / (4.8e12 * 0.209), 1e-9 * expected);
+  EXPECT_NEAR(staged.latent_cache_cast_s, 2 * 3 * staged.memory.kv_room_bytes / (4.8e12 * 0.209),
+              1e-9 * expected);
   // Not on Blackwell (TRT-LLM MLA reads fp8), not for prompts, not in vLLM,
   // not for a GQA model's fp8 cache, not for sparse-attention MLA (SGLang's
   // sparse kernels).
@@ -2516,8 +2596,7 @@ TEST(EnginePrediction, AnFp8LatentCacheTheEngineCannotReadIsCastWhole) {
     "latent_cache_cast": {"architectures": ["hopper"], "bandwidth_efficiency":
       {"value": 0.2, "confidence": "measured", "source": "s"}, "kernel": "k", "source": "s"},
     "attention_kernels": "a", "fusions": [], "unsupported_formats": []})";
-  EXPECT_DOUBLE_EQ(parse_engine(text, "x.json").latent_cache_cast->bandwidth_efficiency.value,
-                   0.2);
+  EXPECT_DOUBLE_EQ(parse_engine(text, "x.json").latent_cache_cast->bandwidth_efficiency.value, 0.2);
   for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
            {R"("value": 0.2)", R"("value": 0)"},
            {R"("kernel": "k", "source": "s")", R"("kernel": "k", "source": "z")"},

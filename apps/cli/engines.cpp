@@ -60,6 +60,11 @@ void engines_command(const std::string& id, bool json) {
                              e.citation(e.decode_cuda_graphs_source));
     figure("launch per kernel, decode s", e.launch_decode_s);
     figure("launch per kernel, prefill s", e.launch_prefill_s);
+    if (e.launch_prefill_before > 0) {
+      const std::string label =
+          fmt::format("  builds before {}", format_build_date(e.launch_prefill_before));
+      figure(label.c_str(), e.launch_prefill_before_s);
+    }
     figure("fixed cost per step s", e.step_overhead_s);
     if (e.shared_experts_stream.on) {
       const auto& x = e.shared_experts_stream;
@@ -221,8 +226,7 @@ void engines_command(const std::string& id, bool json) {
       std::cout << fmt::format(
           "  {:<28} on {}: {}; the cast at {:.3g} of the bandwidth ({}{})\n      source: {}\n",
           "fp8 latent (MLA) cache", list(cast->architectures), cast->kernel,
-          cast->bandwidth_efficiency.value,
-          confidence_name(cast->bandwidth_efficiency.confidence),
+          cast->bandwidth_efficiency.value, confidence_name(cast->bandwidth_efficiency.confidence),
           cast->bandwidth_efficiency.note.empty() ? "" : ": " + cast->bandwidth_efficiency.note,
           e.citation(cast->source));
     }

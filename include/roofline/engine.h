@@ -268,7 +268,16 @@ struct EngineProfile {
                                     bool prompt_tokens, std::int64_t captured = 0) const noexcept;
   EngineFigure launch_decode_s;   // per kernel in a decode step (graphs replayed, when used)
   EngineFigure launch_prefill_s;  // per kernel in a prefill (eager)
-  EngineFigure step_overhead_s;   // fixed host cost per forward pass (scheduling, sampling)
+  // Builds dated before `launch_prefill_before` (yyyymmdd; 0: no such rule)
+  // ran another runtime, whose eager kernels cost `launch_prefill_before_s`
+  // (TensorRT-LLM's TensorRT engines before its PyTorch backend).
+  std::int32_t launch_prefill_before = 0;
+  EngineFigure launch_prefill_before_s;
+  // The eager launch cost of a build dated `build` (0: the current one).
+  [[nodiscard]] const EngineFigure& launch_prefill(std::int32_t build) const noexcept {
+    return build > 0 && build < launch_prefill_before ? launch_prefill_before_s : launch_prefill_s;
+  }
+  EngineFigure step_overhead_s;  // fixed host cost per forward pass (scheduling, sampling)
   // MoE layers with shared experts: when `on`, the engine runs the shared
   // experts on a second CUDA stream beside the routed ones in passes of at
   // most `max_tokens` tokens (unknown: any), only in replayed decode graphs

@@ -741,6 +741,18 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
     StrictObject l = o.object("launch_overhead_s");
     e.launch_decode_s = figure(l, "decode", 0, 1e-3, e.sources);
     e.launch_prefill_s = figure(l, "prefill", 0, 1e-3, e.sources);
+    if (l.has("prefill_before")) {
+      StrictObject b = l.object("prefill_before");
+      try {
+        e.launch_prefill_before =
+            parse_build_date(b.string("build_date"), "prefill_before.build_date");
+      } catch (const InvalidArgument& x) {
+        b.fail("build_date", x.what());
+      }
+      e.launch_prefill_before_s = figure_fields(b, 0, 1e-3, e.sources);
+      b.finish();
+      if (!e.launch_prefill_s.known()) l.fail("prefill_before", "needs prefill (the current cost)");
+    }
     l.finish();
   }
   if (o.has("step_overhead_s")) e.step_overhead_s = figure(o, "step_overhead_s", 0, 1.0, e.sources);
@@ -1439,6 +1451,12 @@ nlohmann::json to_json(const EngineProfile& e) {
                : nlohmann::json(nullptr)},
           {"launch_overhead_decode_s", figure_json(e, e.launch_decode_s)},
           {"launch_overhead_prefill_s", figure_json(e, e.launch_prefill_s)},
+          {"launch_overhead_prefill_before",
+           e.launch_prefill_before > 0
+               ? nlohmann::json{{"build_date", format_build_date(e.launch_prefill_before)},
+                                {"launch_overhead_prefill_s",
+                                 figure_json(e, e.launch_prefill_before_s)}}
+               : nlohmann::json(nullptr)},
           {"step_overhead_s", figure_json(e, e.step_overhead_s)},
           {"shared_experts_stream",
            e.shared_experts_stream.on

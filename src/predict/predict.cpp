@@ -306,8 +306,8 @@ const EngineFigure* cublas_figure(const Device& d, const Op& op, const ModelOpti
   // An fp8 latent cache the engine's kernel cannot read: the kernel attends
   // over the layer's bf16 copy (the cast itself is priced per step, predict()).
   const bool bf16_copy = memo->latent_bf16_copy && op.latent_attention && !op.prompt_attention;
-  const AttentionTable::Entry* e = table.find(op.prompt_attention, op.latent_attention,
-                                              bf16_copy ? Format::kBf16 : op.weights);
+  const AttentionTable::Entry* e =
+      table.find(op.prompt_attention, op.latent_attention, bf16_copy ? Format::kBf16 : op.weights);
   if (e == nullptr) return false;
   const double eff = memo->attention(table, *e, op);
   OpTiming& t = *out;
@@ -855,7 +855,8 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     const std::int64_t rank_batch = (s.batch + s.attention_dp - 1) / s.attention_dp;
     p.cuda_graphs = decode && engine->replays_graphs(d, s.tp, rank_batch, s.prefill_tokens > 0,
                                                      opt.graph_max_batch);
-    const EngineFigure& l = p.cuda_graphs ? engine->launch_decode_s : engine->launch_prefill_s;
+    const EngineFigure& l =
+        p.cuda_graphs ? engine->launch_decode_s : engine->launch_prefill(opt.engine_build);
     if (l.known()) launch = l.value;
   }
   p.engine = engine;

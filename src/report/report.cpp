@@ -617,9 +617,8 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
     notes.push_back(fmt::format(
         "{} of the step ({:.0f}%) converts {}'s whole fp8 KV pool ({} a GPU, the room it gives "
         "the cache) to bf16, at {:.3g} of the bandwidth: {}",
-        human_time(p.latent_cache_cast_s), 100 * p.latent_cache_cast_s / p.time_s,
-        p.engine->name, human_bytes(p.memory.kv_room_bytes), cast.bandwidth_efficiency.value,
-        cast.kernel));
+        human_time(p.latent_cache_cast_s), 100 * p.latent_cache_cast_s / p.time_s, p.engine->name,
+        human_bytes(p.memory.kv_room_bytes), cast.bandwidth_efficiency.value, cast.kernel));
   }
   if (s.draft_tokens > 0) {
     double draft = 0;
@@ -675,7 +674,8 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                                 human_bytes(p.memory.total_bytes),
                                 human_bytes(p.memory.capacity_bytes)));
   }
-  if (p.engine_build > 0 && (!p.engine || p.engine->dequant_gemm.cublas_before == 0)) {
+  if (p.engine_build > 0 && (!p.engine || (p.engine->dequant_gemm.cublas_before == 0 &&
+                                           p.engine->launch_prefill_before == 0))) {
     notes.push_back(fmt::format("{} has no rules dated by build: the build of {} changes nothing",
                                 p.engine ? p.engine->id : std::string("the reference engine"),
                                 format_build_date(p.engine_build)));
@@ -683,7 +683,8 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
   if (p.mode == Mode::kRealistic && p.engine) {
     const EngineProfile& e = *p.engine;
     const bool decode = s.phase == Phase::kDecode;
-    const EngineFigure& launch = p.cuda_graphs ? e.launch_decode_s : e.launch_prefill_s;
+    const EngineFigure& launch =
+        p.cuda_graphs ? e.launch_decode_s : e.launch_prefill(p.engine_build);
     int from_table = 0, from_moe_table = 0, from_dequant = 0, from_cublas = 0, matmuls = 0;
     int dequantized = 0;  // of from_dequant: an older build's dequantize-then-cuBLAS path
     const auto& q = e.dequant_gemm;
@@ -793,7 +794,11 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
     notes.push_back(fmt::format(
         "engine {}: {}; {} per kernel launch{}{}", e.name, gemms,
         human_time(launch.known() ? launch.value : d.launch_overhead_s.value),
-        p.cuda_graphs                    ? " (CUDA graphs)"
+        p.cuda_graphs ? " (CUDA graphs)"
+        : &launch == &e.launch_prefill_before_s
+            ? fmt::format(" (a build of {}, before {}: {})", format_build_date(p.engine_build),
+                          format_build_date(e.launch_prefill_before),
+                          launch.note.empty() ? e.citation(launch.source) : launch.note)
         : decode && e.decode_cuda_graphs ? " (eager: a step with prompt tokens, or a batch "
                                            "past the captured graphs)"
                                          : "",
