@@ -586,6 +586,32 @@ TEST(ServingHarnesses, NotesAreStrict) {
                               "h.json")
           .size(),
       2u);  // two layouts apart
+  // Row ids' beginnings: one or a list of 1 to 4 non-empty strings; notes
+  // apart only where neither beginning starts the other.
+  std::string by_id = renamed;
+  by_id.replace(by_id.find(R"("precision": "fp8")"), 18,
+                R"("precision": "fp8", "id_prefix": ["2026_03_25_", "2026_04_06_"])");
+  bad(doc(mtp, ", " + by_id), "covers the same rows");  // the first note takes every id
+  std::string first_by_id = again;
+  first_by_id.replace(first_by_id.find(R"("precision": "fp8")"), 18,
+                      R"("precision": "fp8", "id_prefix": "dsr1_")");
+  const auto apart =
+      parse_serving_harnesses(R"({"about": "a", "sources": {"s": "a script"}, "harnesses": [)" +
+                                  first_by_id + ", " + by_id + "]}",
+                              "h.json");
+  ASSERT_EQ(apart.size(), 2u);
+  EXPECT_EQ(apart[1].id_prefixes.size(), 2u);
+  std::string nested = by_id;
+  nested.replace(nested.find(R"(["2026_03_25_", "2026_04_06_"])"), 30, R"("dsr1_h200")");
+  bad(R"({"about": "a", "sources": {"s": "a script"}, "harnesses": [)" + first_by_id + ", " +
+          nested + "]}",
+      "covers the same rows");  // "dsr1_" starts "dsr1_h200"
+  for (const std::string& ids : {std::string("[]"), std::string(R"([""])"), std::string("7"),
+                                 std::string(R"(["a", "b", "c", "d", "e"])")}) {
+    std::string t = doc("");
+    t.replace(t.find(R"("precision": "fp8")"), 18, R"("precision": "fp8", "id_prefix": )" + ids);
+    bad(t, "id_prefix");
+  }
   bad("[1]", "object");
 }
 
@@ -606,6 +632,7 @@ TEST(ServingHarnesses, NotesAreStrict) {
 TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   int covered = 0, with_dp = 0, qwen = 0, llama = 0, post2 = 0, checked_post2 = 0;
   int waiting_70b = 0, waiting_post2 = 0, minimax = 0, sglang_rows = 0, outside_sweep = 0;
+  int h200_mtp = 0, h200_without = 0, h200_checked = 0;
   std::array<int, 3> checked{};
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
@@ -649,10 +676,43 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
                                      ((r.tp == 8 && r.moe_ep == 1 && r.concurrency <= 16) ||
                                       (r.tp == 4 && r.moe_ep == 4 && r.concurrency <= 128));
     outside_sweep += dsr1_059 && !inferencex_dsr1_sglang;
+    // TensorRT-LLM 1.1.0rc2.post2 DeepSeek-R1 on H200: the MTP sweep of
+    // InferenceX PR #392, named apart by its rows' source files (the same image
+    // ran the sweep without MTP, the cfg181 and cfg183 rows, which the
+    // database names DeepSeek-V3).
+    const bool h200_columns =
+        r.backend == "trtllm" && r.backend_version == "1.1.0rc2.post2" && r.system == "h200_sxm" &&
+        (r.model_path == "deepseek-ai/DeepSeek-R1" || r.model_path == "deepseek-ai/DeepSeek-V3");
+    const bool inferencex_h200_mtp =
+        h200_columns && (r.id.starts_with("2026_03_25_deepseek_r1_h200_sxm_trtllm_fp8_agg_") ||
+                         r.id.starts_with("2026_04_06_deepseek_r1_h200_sxm_trtllm_fp8_agg_"));
+    h200_without += h200_columns && !inferencex_h200_mtp;
     EXPECT_EQ(!r.harness.empty(), inferencex_mtp || inferencex_gptoss || inferencex_qwen ||
                                       inferencex_70b || inferencex_post2 || inferencex_minimax ||
-                                      inferencex_dsr1_sglang || inferencex_qwen_stp)
+                                      inferencex_dsr1_sglang || inferencex_qwen_stp ||
+                                      inferencex_h200_mtp)
         << r.id;
+    if (inferencex_h200_mtp) {
+      // The H200 script's formula: 4 clients of 1,024 tokens, batch 4,
+      // round_up(4 x 4 + 1,024 + 64, 64) = 1,152 tokens; 256 clients over 8
+      // attention-DP ranks, batch 32, 8 x round_up(2 x 32 + 1,088, 64) = 8 x 1,152.
+      ++h200_mtp;
+      EXPECT_EQ(r.harness, "inferencex-dsr1-fp8-h200-trtllm-mtp");
+      EXPECT_EQ(r.draft_tokens, r.attention_dp > 1 ? 1 : 3) << r.id;
+      EXPECT_EQ(r.kv, Format::kFp8);
+      EXPECT_EQ(r.range_ratio, 0.8);
+      if (r.attention_dp == 1 && r.concurrency == 4 && r.isl == 1024) {
+        EXPECT_EQ(r.max_running, 4);
+        EXPECT_EQ(r.token_budget, 1152);
+        ++h200_checked;
+      }
+      if (r.attention_dp == 8 && r.concurrency == 256 && r.isl == 1024) {
+        EXPECT_EQ(r.max_running, 256);
+        EXPECT_EQ(r.token_budget, 8 * 1152);
+        ++h200_checked;
+      }
+      continue;
+    }
     const std::int64_t by_clients = r.concurrency >= 16 ? 30 : 10;
     if (inferencex_dsr1_sglang || inferencex_qwen_stp) {
       ++sglang_rows;
@@ -787,8 +847,8 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   for (int n : checked) EXPECT_GE(n, 1);  // each of the three derivations met a row
   EXPECT_EQ(covered, 44 + 36);
   EXPECT_GT(qwen, 0);
-  EXPECT_EQ(llama, 108 + 113);  // TensorRT-LLM's and vLLM's rows, every one aggregated
-  EXPECT_EQ(with_dp, 11);  // attention_dp_size above 1 in the CSV
+  EXPECT_EQ(llama, 108 + 113);         // TensorRT-LLM's and vLLM's rows, every one aggregated
+  EXPECT_EQ(with_dp, 11);              // attention_dp_size above 1 in the CSV
   EXPECT_EQ(post2, 12 + 12 + 8 + 14);  // fp8 and fp4, as DeepSeek-R1 and as DeepSeek-V3
   EXPECT_GE(checked_post2, 1);
   EXPECT_EQ(waiting_70b, 27);  // TensorRT-LLM's 1,024/1,024 rows below TP 8
@@ -796,6 +856,9 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   EXPECT_EQ(minimax, 24);
   EXPECT_GT(sglang_rows, 100);
   EXPECT_GT(outside_sweep, 0);  // TP 8 fp8 rows of 128-512 clients: no note
+  EXPECT_EQ(h200_mtp, 20);
+  EXPECT_EQ(h200_without, 8);  // cfg181 and cfg183: measured before the MTP scripts existed
+  EXPECT_EQ(h200_checked, 2);
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"
       "1,,,,,,,,,,,,,,,,,195.2,5.38\n";

@@ -188,6 +188,9 @@ struct ServingHarness {
   // other runs of the same columns.
   std::int64_t clients_at_most = 0;
   std::int64_t tp = 0, ep = 0;
+  // The row ids' beginnings (empty: any): a campaign the set's source files
+  // name apart from another run of the same columns.
+  std::vector<std::string> id_prefixes;
   // Speculative decoding: draft tokens a step, and with attention data
   // parallelism (0 for both: none).
   std::int64_t draft_tokens = 0, draft_tokens_with_attention_dp = 0;

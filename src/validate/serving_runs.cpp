@@ -546,6 +546,20 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
       n.model_paths.push_back(m.string("model_path"));
     }
     n.precision = m.string("precision");
+    // "id_prefix": how the rows' ids begin, one or a list of 1 to 4.
+    if (const nlohmann::json* ids = m.optional("id_prefix")) {
+      const auto add = [&](const nlohmann::json& p) {
+        if (!p.is_string() || p.get<std::string>().empty() || p.get<std::string>().size() > 128)
+          m.fail("id_prefix", "the beginnings must be strings of 1 to 128 characters");
+        n.id_prefixes.push_back(p.get<std::string>());
+      };
+      if (ids->is_array()) {
+        if (ids->empty() || ids->size() > 4) m.fail("id_prefix", "a beginning, or 1 to 4");
+        for (const nlohmann::json& p : *ids) add(p);
+      } else {
+        add(*ids);
+      }
+    }
     // Optionally the layout too, as the rows are read (a campaign that shares
     // the other columns with another run at another layout).
     const auto layout = [&m](std::string_view key) -> std::int64_t {
@@ -678,9 +692,18 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
           std::any_of(e.model_paths.begin(), e.model_paths.end(), [&n](const std::string& p) {
             return std::find(n.model_paths.begin(), n.model_paths.end(), p) != n.model_paths.end();
           });
+      // Ids left out cover every row; given on both, they overlap where one
+      // beginning starts another.
+      const bool same_ids =
+          e.id_prefixes.empty() || n.id_prefixes.empty() ||
+          std::any_of(e.id_prefixes.begin(), e.id_prefixes.end(), [&n](const std::string& a) {
+            return std::any_of(
+                n.id_prefixes.begin(), n.id_prefixes.end(),
+                [&a](const std::string& b) { return a.starts_with(b) || b.starts_with(a); });
+          });
       if (std::tie(e.backend, e.backend_version, e.system, e.precision) ==
               std::tie(n.backend, n.backend_version, n.system, n.precision) &&
-          same_model && overlaps(e.tp, n.tp) && overlaps(e.ep, n.ep))
+          same_model && same_ids && overlaps(e.tp, n.tp) && overlaps(e.ep, n.ep))
         h.fail("match", "covers the same rows as '" + clip_utf8(e.id, 40) + "'");
     }
     out.push_back(std::move(n));
@@ -709,7 +732,10 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
           std::find(n.model_paths.begin(), n.model_paths.end(), r.model_path) ==
               n.model_paths.end() ||
           (n.tp && r.tp != n.tp) || (n.ep && r.moe_ep != n.ep) ||
-          (n.clients_at_most && r.concurrency > n.clients_at_most))
+          (n.clients_at_most && r.concurrency > n.clients_at_most) ||
+          (!n.id_prefixes.empty() &&
+           std::none_of(n.id_prefixes.begin(), n.id_prefixes.end(),
+                        [&r](const std::string& p) { return r.id.starts_with(p); })))
         continue;
       r.harness = n.id;
       const bool dp = r.attention_dp > 1;
