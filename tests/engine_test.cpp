@@ -1555,7 +1555,7 @@ TEST(Engines, DatedEagerLaunchRulesAreStrict) {
 }
 
 // TensorRT-LLM's PyTorch flow dispatches each eager kernel from Python; the
-// TensorRT engines before it (builds before 0.17, 2025-02) paid the driver's
+// TensorRT engines before it (builds before 0.17, 2025-02-01) paid the driver's
 // launch only. A prompt's pass differs by exactly its kernels times the
 // difference, and a decode step that replays graphs not at all.
 TEST(EnginePrediction, TensorRtLlmsOlderBuildsLaunchWithoutPythonDispatch) {
@@ -1586,7 +1586,7 @@ TEST(EnginePrediction, TensorRtLlmsOlderBuildsLaunchWithoutPythonDispatch) {
   // The note names the older build's rule.
   bool noted = false;
   for (const auto& n : explain(m, h100, s, old))
-    noted |= n.find("before 2025-02-28") != std::string::npos;
+    noted |= n.find("before 2025-02-01") != std::string::npos;
   EXPECT_TRUE(noted);
   // One decode step at batch 8 replays graphs: the build changes nothing.
   s.phase = Phase::kDecode;

@@ -218,7 +218,7 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
                   "The date of the engine's build (YYYY-MM-DD or YYYY-MM; default the current "
                   "one): the profile's rules dated by build follow it (llama.cpp before "
                   "2024-06-24 dequantized to F16 for cuBLAS above 32 rows; TensorRT-LLM before "
-                  "2025-02 ran TensorRT engines, without Python dispatch)")
+                  "2025-02-01 ran TensorRT engines, without Python dispatch)")
       ->type_name("DATE");
   cmd->add_option("--kernel-file", a->kernel_file,
                   "GEMM efficiencies measured on your GPU (the table of calibrate --gpu, or one "

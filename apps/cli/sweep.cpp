@@ -185,7 +185,7 @@ void register_sweep(CLI::App& app, Common& common) {
   sweep_cmd
       ->add_option("--engine-build", sw->engine_build,
                    "The date of the engine's build for every row (YYYY-MM-DD or YYYY-MM; "
-                   "default the current one)")
+                   "default the current one): the profile's rules dated by build follow it")
       ->type_name("DATE");
   add_common(sweep_cmd, &common, false);
 

@@ -193,7 +193,8 @@ json request_schemas() {
         {"description",
          "the date of the engine's build, YYYY-MM-DD or YYYY-MM: the profile's rules dated by "
          "build follow it (llama.cpp before 2024-06-24 dequantized to F16 for cuBLAS above 32 "
-         "rows); absent: the current build"}}}};
+         "rows; TensorRT-LLM before 2025-02-01 ran TensorRT engines, without Python dispatch); "
+         "absent: the current build"}}}};
   const json phase = {{"type", "string"}, {"enum", {"prefill", "decode"}}, {"default", "decode"}};
   const json seq_len = integer_schema(1, kMaxSeqLen, 4096, "context length in tokens");
 

@@ -550,7 +550,7 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
     if (const nlohmann::json* ids = m.optional("id_prefix")) {
       const auto add = [&](const nlohmann::json& p) {
         if (!p.is_string() || p.get<std::string>().empty() || p.get<std::string>().size() > 128)
-          m.fail("id_prefix", "the beginnings must be strings of 1 to 128 characters");
+          m.fail("id_prefix", "the beginnings must be strings of 1 to 128 bytes");
         n.id_prefixes.push_back(p.get<std::string>());
       };
       if (ids->is_array()) {
