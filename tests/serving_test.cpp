@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "roofline/engine.h"
 #include "roofline/error.h"
@@ -33,11 +34,14 @@ ServingScenario llama70b_on_two_h200(std::int64_t concurrency) {
   return s;
 }
 
-ModelOptions vllm() {
+// Options that run the named engine's profile.
+ModelOptions with_engine(std::string_view id) {
   ModelOptions o;
-  o.engine = &EngineRegistry::built_in().get("vllm");
+  o.engine = &EngineRegistry::built_in().get(id);
   return o;
 }
+
+ModelOptions vllm() { return with_engine("vllm"); }
 
 // The simulation alone, with a step cost simple enough to follow by hand:
 // 1 ms a step plus 1 us per prompt token, whatever the decode batch.
@@ -641,8 +645,7 @@ TEST(Serving, APromptPoolSkipsTheCachedPrefills) {
   EXPECT_NEAR(computed.ttft_s, unique.ttft_s, 1e-12);
   // TensorRT-LLM keeps KV blocks for reuse by default, but AIConfigurator's
   // deployment template turns that off.
-  ModelOptions trtllm;
-  trtllm.engine = &EngineRegistry::built_in().get("trtllm");
+  const ModelOptions trtllm = with_engine("trtllm");
   EXPECT_GT(predict_serving(m, d, s, trtllm).prefix_hit_rate, 0.7);
   ServingScenario deployed = s;
   deployed.recipe = ServingRecipe::kAiConfigurator;
@@ -668,8 +671,7 @@ TEST(Serving, APromptPoolSkipsTheCachedPrefills) {
 TEST(Serving, APrefillWorkersStepsCastNoLatentPool) {
   const ModelSpec m = load_model("deepseek-v3");
   const Device& d = devices().get("h200");
-  ModelOptions o;
-  o.engine = &EngineRegistry::built_in().get("sglang");
+  const ModelOptions o = with_engine("sglang");
   auto run = [&](Format kv) {
     ServingScenario s;
     s.isl = 1024;
@@ -688,7 +690,7 @@ TEST(Serving, APrefillWorkersStepsCastNoLatentPool) {
   step.tp = 8;
   step.precision.weights = step.precision.act = step.precision.kv = Format::kFp8;
   const double cast = predict(m, d, step, o).latent_cache_cast_s;
-  ASSERT_GT(cast, 0.1);  // the pool of 42.8 GB: over 100 ms
+  ASSERT_GT(cast, 0.1);                             // the pool of 42.8 GB: over 100 ms
   EXPECT_GT(fp8.tpot_s, bf16.tpot_s + 0.9 * cast);  // each decode step pays it
   // The prefill step (TTFT less the wait to be admitted) within 5% of the
   // bf16 cache's (its KV transfer and cache write differ a little), where the
@@ -749,8 +751,7 @@ TEST(Serving, EachEngineSizesItsKvCacheByItsOwnRule) {
   const std::int64_t trt_fit = fits(0.9 * left), aic_fit = fits(0.8 * left);
   ASSERT_GT(vllm_fit, 0);
   EXPECT_GT(trt_fit, 2 * vllm_fit);  // the same 0.9: 25 requests against 59
-  ModelOptions trtllm;
-  trtllm.engine = &EngineRegistry::built_in().get("trtllm");
+  const ModelOptions trtllm = with_engine("trtllm");
   EXPECT_EQ(predict_serving(m, d, s, vllm()).max_concurrency_that_fits, vllm_fit);
   EXPECT_EQ(predict_serving(m, d, s, trtllm).max_concurrency_that_fits, trt_fit);
   s.recipe = ServingRecipe::kAiConfigurator;
@@ -832,8 +833,7 @@ TEST(Serving, SglangsReceiveIntervalDelaysTheIntake) {
   s.rounds = 4;
   s.isl_min = 512;  // random lengths: replies arrive while others decode
   s.osl_min = 128;
-  ModelOptions sglang;
-  sglang.engine = &EngineRegistry::built_in().get("sglang");
+  const ModelOptions sglang = with_engine("sglang");
   const ServingResult plain = predict_serving(m, d, s, sglang);
   ServingScenario slow = s;
   slow.scheduler_recv_interval = 30;
@@ -891,8 +891,7 @@ TEST(Serving, TheDeploymentsKvMemoryShareSizesTheCache) {
   const ServingResult engine_default = predict_serving(m, d, s, vllm());
   EXPECT_FALSE(engine_default.kv_memory_set);
   EXPECT_DOUBLE_EQ(engine_default.kv_memory_share, 0.92);  // vLLM's current default
-  ModelOptions trtllm;
-  trtllm.engine = &EngineRegistry::built_in().get("trtllm");
+  const ModelOptions trtllm = with_engine("trtllm");
   const ServingResult t40 = cache(trtllm, 0.4), t80 = cache(trtllm, 0.8);
   EXPECT_TRUE(t40.kv_memory_of_free);
   EXPECT_NEAR(t80.kv_cache_bytes_per_gpu, 2 * t40.kv_cache_bytes_per_gpu,
@@ -911,8 +910,7 @@ TEST(Serving, TheDeploymentsKvMemoryShareSizesTheCache) {
 TEST(Serving, ALargerKvShareCastsALargerLatentPool) {
   const ModelSpec m = load_model("deepseek-v3");
   const Device& d = devices().get("h200");
-  ModelOptions sglang;
-  sglang.engine = &EngineRegistry::built_in().get("sglang");
+  const ModelOptions sglang = with_engine("sglang");
   ServingScenario s;
   s.isl = 1024;
   s.osl = 32;
@@ -941,8 +939,7 @@ TEST(Serving, TensorRtLlmsBatchWaitingHoldsPromptsForAFullerStep) {
   ServingScenario s = llama70b_on_two_h200(8);
   s.rounds = 4;
   s.token_budget = 16384;
-  ModelOptions trtllm;
-  trtllm.engine = &EngineRegistry::built_in().get("trtllm");
+  const ModelOptions trtllm = with_engine("trtllm");
   const ServingResult plain = predict_serving(m, d, s, trtllm);
   ServingScenario wait = s;
   wait.batch_wait_iters = 20;
@@ -1023,8 +1020,7 @@ TEST(Serving, TheAiConfiguratorRecipeSetsEachEnginesLimits) {
   s.rounds = 2;
   s.recipe = ServingRecipe::kAiConfigurator;
   const auto run = [&](const char* engine, const ServingScenario& x) {
-    ModelOptions o;
-    o.engine = &EngineRegistry::built_in().get(engine);
+    const ModelOptions o = with_engine(engine);
     return predict_serving(m, d, x, o);
   };
   const ServingResult trt = run("trtllm", s);
@@ -1084,8 +1080,7 @@ TEST(Serving, ADeploymentsGraphSizesReplaceTheEngines) {
   Scenario step;
   step.batch = 200;
   step.seq_len = 1024;
-  ModelOptions o;
-  o.engine = &EngineRegistry::built_in().get("trtllm");
+  ModelOptions o = with_engine("trtllm");
   EXPECT_FALSE(predict(m, devices().get("h200"), step, o).cuda_graphs);
   o.graph_max_batch = 256;
   EXPECT_TRUE(predict(m, devices().get("h200"), step, o).cuda_graphs);
@@ -1189,8 +1184,7 @@ TEST(Serving, DisaggregatedPoolsTakeTheirOwnParallelism) {
   s.mode = ServingMode::kDisaggregated;
   s.prefill_tp = s.decode_tp = s.step.tp = 8;
   s.step.precision.weights = s.step.precision.act = Format::kFp8;
-  ModelOptions o;
-  o.engine = &EngineRegistry::built_in().get("sglang");
+  const ModelOptions o = with_engine("sglang");
   const ServingResult plain = predict_serving(m, d, s, o);
   ServingScenario wide = s;
   wide.prefill_attention_dp = wide.prefill_ep = 8;
