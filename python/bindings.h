@@ -39,9 +39,11 @@ namespace py = pybind11;
 [[nodiscard]] const Device& device_of(const py::handle& hardware);
 
 // Realistic or ideal mode with a serving engine (its tables resolved per device).
-// `engine_build`: the engine build's date (parse_build_date), or the current build.
+// `engine_build`: the engine build's date (parse_build_date), or the current build;
+// `cuda_graphs`: a graph policy (parse_graph_policy), "engine" its defaults.
 [[nodiscard]] ModelOptions options_of(bool ideal, const std::string& engine,
-                                      const std::optional<std::string>& engine_build = {});
+                                      const std::optional<std::string>& engine_build = {},
+                                      const std::string& cuda_graphs = "engine");
 
 // The scenario flags as Python passes them (None: the CLI's empty default).
 [[nodiscard]] ScenarioRequest request_of(std::string phase, std::int64_t batch,

@@ -187,7 +187,8 @@ void bind_documents(py::module_& m) {
          std::int64_t osl_min, std::optional<double> range_ratio, const std::string& engine_version,
          std::int64_t prompt_pool, std::optional<std::string> engine_build,
          std::int64_t batch_wait_iters, double batch_wait_ratio,
-         std::int64_t scheduler_recv_interval, double kv_memory_share) {
+         std::int64_t scheduler_recv_interval, double kv_memory_share,
+         const std::string& cuda_graphs) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
@@ -235,7 +236,7 @@ void bind_documents(py::module_& m) {
         // Disaggregated: the step is a decode worker's (attention DP and EP divide its TP).
         if (s.mode == ServingMode::kDisaggregated) r.tp = decode_tp;
         s.step = build_scenario(r, *spec, &d);
-        const ModelOptions o = options_of(false, engine, engine_build);
+        const ModelOptions o = options_of(false, engine, engine_build, cuda_graphs);
         const ServingResult res = predict_serving(*spec, d, s, o);
         return to_py(serving_document(*spec, d, s, res, o, registry()));
       },
@@ -260,14 +261,15 @@ void bind_documents(py::module_& m) {
       py::arg("prompt_pool") = serving_defaults.prompt_pool, py::arg("engine_build") = py::none(),
       py::arg("batch_wait_iters") = 0, py::arg("batch_wait_ratio") = 0.0,
       py::arg("scheduler_recv_interval") = 0, py::arg("kv_memory_share") = 0.0,
+      py::arg("cuda_graphs") = "engine",
       "TTFT, TPOT and tokens/s of `concurrency` clients in a closed loop, simulated against the "
       "engine's scheduler; mode \"disagg\" with prefill and decode workers; isl_min / osl_min "
       "(or range_ratio) draw random lengths; prompt_pool draws prompts from that many distinct "
       "ones (the prefix cache skips repeats); engine_version dates the engine's behaviour; "
       "batch_wait_iters / batch_wait_ratio hold prompts back for fuller steps (TensorRT-LLM's "
       "batch waiting); scheduler_recv_interval takes requests in every N decode steps (SGLang's); "
-      "kv_memory_share sets the KV cache's memory share under the engine's rule "
-      "(roofline serving --json)");
+      "kv_memory_share sets the KV cache's memory share under the engine's rule; cuda_graphs "
+      "(engine, decode-only or off) which steps replay CUDA graphs (roofline serving --json)");
 
   const SearchSpec search_defaults;
   m.def(

@@ -244,10 +244,11 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
          std::optional<std::string> strategy, std::optional<std::string> attention,
          double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t attention_dp,
          std::int64_t ep, std::int64_t draft_tokens, std::optional<double> acceptance, bool ideal,
-         const std::string& engine, bool per_op, std::optional<std::string> engine_build) {
+         const std::string& engine, bool per_op, std::optional<std::string> engine_build,
+         const std::string& cuda_graphs) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
-        const ModelOptions options = options_of(ideal, engine, engine_build);
+        const ModelOptions options = options_of(ideal, engine, engine_build, cuda_graphs);
         std::vector<std::string> notes;
         ScenarioRequest r = request_of(std::move(phase), batch, seq_len, std::move(weights),
                                        std::move(experts), std::move(act), std::move(kv), strategy,
@@ -270,10 +271,11 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
       py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep,
       py::arg("draft_tokens") = d.draft_tokens, py::arg("acceptance") = py::none(),
       py::arg("ideal") = false, py::arg("engine") = "roofline", py::arg("per_op") = false,
-      py::arg("engine_build") = py::none(),
+      py::arg("engine_build") = py::none(), py::arg("cuda_graphs") = "engine",
       R"(One forward pass: a prefill of seq_len tokens per sequence, or one decode step
 over seq_len cached tokens (roofline predict). engine_build: the engine build's
-date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). Returns a Prediction.)");
+date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). cuda_graphs: "engine",
+"decode-only" or "off" (--cuda-graphs). Returns a Prediction.)");
 
   m.def(
       "generate",
@@ -283,10 +285,10 @@ date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). Returns a Prediction.)");
          std::optional<std::string> attention, double block_sparsity, std::int64_t tp,
          std::int64_t pp, std::int64_t attention_dp, std::int64_t ep, std::int64_t draft_tokens,
          std::optional<double> acceptance, bool ideal, const std::string& engine,
-         std::optional<std::string> engine_build) {
+         std::optional<std::string> engine_build, const std::string& cuda_graphs) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
-        const ModelOptions options = options_of(ideal, engine, engine_build);
+        const ModelOptions options = options_of(ideal, engine, engine_build, cuda_graphs);
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, batch, defaults.seq_len, std::move(weights),
@@ -308,10 +310,10 @@ date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). Returns a Prediction.)");
       py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep,
       py::arg("draft_tokens") = d.draft_tokens, py::arg("acceptance") = py::none(),
       py::arg("ideal") = false, py::arg("engine") = "roofline",
-      py::arg("engine_build") = py::none(),
+      py::arg("engine_build") = py::none(), py::arg("cuda_graphs") = "engine",
       R"(Prefill of `prompt` tokens then `gen` decode steps: TTFT, TPOT, end to end
-(roofline generate). engine_build: the engine build's date (--engine-build).
-Returns a Generation.)");
+(roofline generate). engine_build: the engine build's date (--engine-build);
+cuda_graphs: "engine", "decode-only" or "off" (--cuda-graphs). Returns a Generation.)");
 }
 
 }  // namespace roofline::python

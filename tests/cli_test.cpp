@@ -753,6 +753,36 @@ TEST(Cli, EngineBuildDatesSelectTheBuildsPath) {
   expect_bad_input("sweep --engine llama.cpp --engine-build 2024-02-30", "--engine-build");
 }
 
+// --cuda-graphs: a deployment that turns the engine's graphs down pays the
+// eager launch in the steps it leaves without them; the JSON names the policy.
+TEST(Cli, CudaGraphPoliciesPriceStepsWithoutGraphs) {
+  const std::string prefill =
+      "predict --model llama-3.1-8b --hardware h100 --engine vllm --weights fp8 --act fp8 "
+      "--phase prefill --seq-len 1024 --json";
+  const CliRun engine = roofline(prefill);
+  const CliRun decode_only = roofline(prefill + " --cuda-graphs decode-only");
+  ASSERT_EQ(engine.exit_code, 0) << engine.err;
+  ASSERT_EQ(decode_only.exit_code, 0) << decode_only.err;
+  const auto a = nlohmann::json::parse(engine.out), b = nlohmann::json::parse(decode_only.out);
+  EXPECT_GT(b["time_s"].get<double>(), a["time_s"].get<double>());
+  EXPECT_EQ(b["engine"]["graph_policy"], "decode-only");
+  EXPECT_FALSE(a["engine"].contains("graph_policy"));
+  // Serving: with no graph at all, decode steps launch eagerly too.
+  const std::string serving =
+      "serving --model llama-3.1-8b --hardware h100 --engine vllm --weights fp8 --act fp8 "
+      "--isl 512 --osl 64 --concurrency 4 --json";
+  const CliRun graphed = roofline(serving), off = roofline(serving + " --cuda-graphs off");
+  ASSERT_EQ(graphed.exit_code, 0) << graphed.err;
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  const auto g = nlohmann::json::parse(graphed.out), o = nlohmann::json::parse(off.out);
+  EXPECT_GT(o["tpot_s"].get<double>(), g["tpot_s"].get<double>());
+  EXPECT_GT(o["ttft_s"].get<double>(), g["ttft_s"].get<double>());
+  EXPECT_NE(o.dump().find("CUDA graphs off (the deployment's)"), std::string::npos);
+  EXPECT_EQ(g.dump().find("the deployment's)"), std::string::npos);
+  expect_bad_input("predict --engine vllm --cuda-graphs FULL_DECODE_ONLY", "--cuda-graphs");
+  expect_bad_input("sweep --engine vllm --cuda-graphs none", "--cuda-graphs");
+}
+
 }  // namespace
 
 namespace {
@@ -918,7 +948,9 @@ TEST(Cli, ServingTakesTensorRtLlmsBatchWaiting) {
   EXPECT_EQ(kv["set"], true);
   const CliRun share_table = roofline(base + "--engine vllm --kv-memory-share 0.8");
   ASSERT_EQ(share_table.exit_code, 0) << share_table.err;
-  EXPECT_NE(share_table.out.find("80% of the memory, weights and activations included, as set"), std::string::npos) << share_table.out;
+  EXPECT_NE(share_table.out.find("80% of the memory, weights and activations included, as set"),
+            std::string::npos)
+      << share_table.out;
   expect_bad_input(base + "--engine vllm --kv-memory-share 1.5", "kv memory share");
   expect_bad_input(base + "--engine vllm --kv-memory-share nan", "--kv-memory-share");
 }

@@ -1596,6 +1596,98 @@ TEST(EnginePrediction, TensorRtLlmsOlderBuildsLaunchWithoutPythonDispatch) {
   EXPECT_DOUBLE_EQ(run(parse_build_date("2023-10", "t"), s).time_s, step.time_s);
 }
 
+// A deployment that turns CUDA graphs down: vLLM's cudagraph_mode
+// FULL_DECODE_ONLY runs steps with prompt tokens without its piecewise graphs,
+// and --enforce-eager every step. Each step differs from the engine's defaults
+// by exactly its kernels times the difference of the per-kernel figures.
+TEST(EnginePrediction, GraphPoliciesPriceStepsWithoutGraphsAtTheEagerLaunch) {
+  const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
+  ASSERT_TRUE(vllm.launch_eager_s.known());
+  const double graphed = vllm.launch_decode_s.value, piecewise = vllm.launch_prefill_s.value,
+               eager = vllm.launch_eager_s.value;
+  ASSERT_GT(eager, piecewise);  // Python dispatch a kernel, above the graphs' replay
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& h100 = devices().get("h100-sxm");
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 2048;
+  s.precision.weights = s.precision.act = s.precision.kv = Format::kFp8;
+  auto run = [&](GraphPolicy g, const Scenario& sc, const EngineProfile& e) {
+    ModelOptions o;
+    o.engine = &e;
+    o.graphs = g;
+    return predict(m, h100, sc, o);
+  };
+  constexpr double kRelative = 1e-9;
+  const Prediction engine = run(GraphPolicy::kEngine, s, vllm);
+  const double kernels = engine.overhead_s / piecewise;
+  EXPECT_NEAR(kernels, std::round(kernels), 1e-6);
+  EXPECT_GT(kernels, 100);  // 32 layers of several kernels each
+  for (GraphPolicy g : {GraphPolicy::kDecodeOnly, GraphPolicy::kOff}) {
+    const Prediction p = run(g, s, vllm);
+    EXPECT_NEAR(p.time_s - engine.time_s, kernels * (eager - piecewise), kRelative * p.time_s);
+  }
+  // The note names the deployment's setting.
+  bool noted = false;
+  for (const auto& n : explain(m, h100, s, run(GraphPolicy::kDecodeOnly, s, vllm)))
+    noted |= n.find("for decode steps only") != std::string::npos;
+  EXPECT_TRUE(noted);
+  // A decode step at batch 8: decode-only still replays the graphs; off runs it eagerly.
+  s.phase = Phase::kDecode;
+  s.batch = 8;
+  const Prediction step = run(GraphPolicy::kEngine, s, vllm);
+  ASSERT_TRUE(step.cuda_graphs);
+  EXPECT_DOUBLE_EQ(run(GraphPolicy::kDecodeOnly, s, vllm).time_s, step.time_s);
+  const Prediction off = run(GraphPolicy::kOff, s, vllm);
+  EXPECT_FALSE(off.cuda_graphs);
+  const double step_kernels = step.overhead_s / graphed;
+  EXPECT_NEAR(off.time_s - step.time_s, step_kernels * (eager - graphed), kRelative * off.time_s);
+  // SGLang's prompt steps run eagerly already (no separate figure): decode-only
+  // changes nothing for them.
+  const EngineProfile& sglang = EngineRegistry::built_in().get("sglang");
+  ASSERT_FALSE(sglang.launch_eager_s.known());
+  s.phase = Phase::kPrefill;
+  s.batch = 1;
+  EXPECT_DOUBLE_EQ(run(GraphPolicy::kDecodeOnly, s, sglang).time_s,
+                   run(GraphPolicy::kEngine, s, sglang).time_s);
+}
+
+// The cost of a step with no graph at all, for an engine whose prompt steps
+// replay graph pieces: a sourced figure within the launch range.
+TEST(Engines, EagerLaunchFiguresAreStrict) {
+  const std::string text =
+      std::string(kSchedulerProfileHead) +
+      R"(, "kv_memory": {"of": "total", "value": 0.9, "confidence": "vendor", "source": "s"}})" +
+      R"(, "launch_overhead_s": {
+      "decode": {"value": 2e-6, "confidence": "derived", "source": "s"},
+      "prefill": {"value": 4e-6, "confidence": "derived", "source": "s"},
+      "eager": {"value": 5.4e-5, "confidence": "derived", "source": "s"}}})";
+  const EngineProfile e = parse_engine(text, "x.json");
+  EXPECT_DOUBLE_EQ(e.launch_eager_s.value, 5.4e-5);
+  EXPECT_DOUBLE_EQ(e.launch_figure(false, GraphPolicy::kOff, 0).value, 5.4e-5);
+  EXPECT_DOUBLE_EQ(e.launch_figure(false, GraphPolicy::kEngine, 0).value, 4e-6);
+  EXPECT_DOUBLE_EQ(e.launch_figure(true, GraphPolicy::kDecodeOnly, 0).value, 2e-6);
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {R"("value": 5.4e-5)", R"("value": 0.5)"},
+           {R"("value": 5.4e-5)", R"("value": -1e-6)"},
+           {R"("value": 5.4e-5, "confidence": "derived", "source": "s")",
+            R"("value": 5.4e-5, "confidence": "derived", "source": "t")"},
+           {R"("value": 5.4e-5, "confidence": "derived")", R"("value": 5.4e-5)"}}) {
+    std::string bad = text;
+    ASSERT_NE(bad.find(from), std::string::npos) << from;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
+  }
+}
+
+TEST(Engines, GraphPoliciesParseByName) {
+  for (GraphPolicy g : {GraphPolicy::kEngine, GraphPolicy::kDecodeOnly, GraphPolicy::kOff})
+    EXPECT_EQ(parse_graph_policy(graph_policy_name(g), "t"), g);
+  EXPECT_EQ(graph_policy_name(GraphPolicy::kDecodeOnly), "decode-only");
+  for (const char* bad : {"", "FULL_DECODE_ONLY", "decode_only", "none", "Off"})
+    EXPECT_THROW((void)parse_graph_policy(bad, "--cuda-graphs"), InvalidArgument) << bad;
+}
+
 TEST(Engines, BuildDatesParseAsDays) {
   EXPECT_EQ(parse_build_date("2024-06-24", "t"), 20240624);
   EXPECT_EQ(parse_build_date("2024-05", "t"), 20240531);  // a month: its last day

@@ -327,6 +327,24 @@ TEST_F(ServerTest, ServingAndSearch) {
                         400);
     EXPECT_TRUE(j.contains("error")) << bad;
   }
+  // A graph policy: one of three names, or a 400; without graphs a step costs more.
+  const auto eager_prefill = post("/api/predict",
+                                  R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm",
+               "phase": "prefill", "seq_len": 1024, "cuda_graphs": "off"})",
+                                  200);
+  const auto piecewise_prefill = post("/api/predict",
+                                      R"({"model": "llama-3.1-8b", "hardware": "h100",
+               "engine": "vllm", "phase": "prefill", "seq_len": 1024})",
+                                      200);
+  EXPECT_GT(eager_prefill["time_s"].get<double>(), piecewise_prefill["time_s"].get<double>());
+  EXPECT_EQ(eager_prefill["engine"]["graph_policy"], "off");
+  for (const char* bad : {"\"none\"", "false", "[\"off\"]"}) {
+    const auto j = post("/api/serving",
+                        std::string(R"({"model": "llama-3.1-8b", "hardware": "h100", )") +
+                            "\"cuda_graphs\": " + bad + "}",
+                        400);
+    EXPECT_TRUE(j.contains("error")) << bad;
+  }
   expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "tp": 2, "ep": 2})",
                400, "invalid_argument");
   expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "batch": 4})", 400,

@@ -1307,6 +1307,31 @@ TEST(Serving, EveryRowOfTheDevelopmentSetIsPredictedOrRefused) {
   EXPECT_EQ(r.ttft_groups[0].rows, r.predicted);
 }
 
+// A harness note's graph policy reaches the simulated deployment: InferenceX's
+// B200 vLLM Llama-3.1-70B scripts (cudagraph_mode FULL_DECODE_ONLY) run their
+// steps with prompt tokens without graphs, so every such row's TTFT is longer
+// than the same row read with the engine's piecewise graphs, and its formats
+// say why.
+TEST(Serving, AHarnessNotesGraphPolicyReachesTheSimulation) {
+  std::vector<ServingRun> noted;
+  for (const ServingRun& r : built_in_serving_runs()) {
+    if (r.graphs == GraphPolicy::kDecodeOnly && r.concurrency <= 8 && r.tp >= 4) noted.push_back(r);
+  }
+  ASSERT_GE(noted.size(), 4u);
+  std::vector<ServingRun> plain = noted;
+  for (ServingRun& r : plain) r.graphs = GraphPolicy::kEngine;
+  const DecodeStepReport with = validate_serving(noted, devices());
+  const DecodeStepReport without = validate_serving(plain, devices());
+  ASSERT_EQ(with.rows.size(), without.rows.size());
+  for (std::size_t i = 0; i < with.rows.size(); ++i) {
+    ASSERT_TRUE(with.rows[i].refused.empty()) << noted[i].id;
+    EXPECT_GT(with.rows[i].predicted_ttft_ms, without.rows[i].predicted_ttft_ms) << noted[i].id;
+    EXPECT_NE(with.rows[i].formats.find("CUDA graphs decode-only"), std::string::npos)
+        << with.rows[i].formats;
+    EXPECT_EQ(without.rows[i].formats.find("CUDA graphs"), std::string::npos);
+  }
+}
+
 // The benchmark's length (validate --serving --rounds): every client starts
 // together, so the first round's prompts queue behind each other; where the KV
 // cache holds every client's request, later rounds do not queue so, and the

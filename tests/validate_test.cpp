@@ -529,6 +529,20 @@ TEST(ServingHarnesses, NotesAreStrict) {
   bad(doc(R"(, "deployment": {"kv_memory": 0, "source": "s"})"), "kv_memory");
   bad(doc(R"(, "deployment": {"kv_memory": 1.2, "source": "s"})"), "kv_memory");
   bad(doc(R"(, "deployment": {"kv_memory": "0.9", "source": "s"})"), "kv_memory");
+  // CUDA graphs the deployment turns down: alone a deployment; the engine's
+  // defaults are no setting, and only the three names parse.
+  EXPECT_EQ(
+      parse_serving_harnesses(
+          doc(R"(, "deployment": {"cuda_graphs": "decode-only", "source": "s"})"), "h.json")[0]
+          .graphs,
+      GraphPolicy::kDecodeOnly);
+  EXPECT_EQ(parse_serving_harnesses(doc(R"(, "deployment": {"kv_memory": 0.9, "source": "s"})"),
+                                    "h.json")[0]
+                .graphs,
+            GraphPolicy::kEngine);
+  bad(doc(R"(, "deployment": {"cuda_graphs": "engine", "source": "s"})"), "leave it out");
+  bad(doc(R"(, "deployment": {"cuda_graphs": "FULL_DECODE_ONLY", "source": "s"})"), "cuda_graphs");
+  bad(doc(R"(, "deployment": {"cuda_graphs": false, "source": "s"})"), "cuda_graphs");
   // Receive intervals: rules in order, the first a row meets; model names in a list.
   const auto recv = parse_serving_harnesses(
       doc(R"(, "deployment": {"scheduler_recv_interval": [{"steps": 30, "when":
@@ -632,7 +646,7 @@ TEST(ServingHarnesses, NotesAreStrict) {
 TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   int covered = 0, with_dp = 0, qwen = 0, llama = 0, post2 = 0, checked_post2 = 0;
   int waiting_70b = 0, waiting_post2 = 0, minimax = 0, sglang_rows = 0, outside_sweep = 0;
-  int h200_mtp = 0, h200_without = 0, h200_checked = 0;
+  int h200_mtp = 0, h200_without = 0, h200_checked = 0, decode_only = 0;
   std::array<int, 3> checked{};
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
@@ -687,6 +701,11 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
         h200_columns && (r.id.starts_with("2026_03_25_deepseek_r1_h200_sxm_trtllm_fp8_agg_") ||
                          r.id.starts_with("2026_04_06_deepseek_r1_h200_sxm_trtllm_fp8_agg_"));
     h200_without += h200_columns && !inferencex_h200_mtp;
+    // Only InferenceX's B200 vLLM Llama scripts set cudagraph_mode FULL_DECODE_ONLY.
+    const bool decode_only_graphs = inferencex_70b && r.backend == "vllm" && r.system == "b200_sxm";
+    EXPECT_EQ(r.graphs, decode_only_graphs ? GraphPolicy::kDecodeOnly : GraphPolicy::kEngine)
+        << r.id;
+    decode_only += decode_only_graphs;
     EXPECT_EQ(!r.harness.empty(), inferencex_mtp || inferencex_gptoss || inferencex_qwen ||
                                       inferencex_70b || inferencex_post2 || inferencex_minimax ||
                                       inferencex_dsr1_sglang || inferencex_qwen_stp ||
@@ -857,7 +876,8 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   EXPECT_GT(sglang_rows, 100);
   EXPECT_GT(outside_sweep, 0);  // TP 8 fp8 rows of 128-512 clients: no note
   EXPECT_EQ(h200_mtp, 20);
-  EXPECT_EQ(h200_without, 8);  // cfg181 and cfg183: measured before the MTP scripts existed
+  EXPECT_EQ(decode_only, 28 + 32);  // the set's vLLM Llama-3.1-70B B200 rows, fp8 and fp4
+  EXPECT_EQ(h200_without, 8);       // cfg181 and cfg183: measured before the MTP scripts existed
   EXPECT_EQ(h200_checked, 2);
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"

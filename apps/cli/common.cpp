@@ -220,6 +220,13 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
                   "2024-06-24 dequantized to F16 for cuBLAS above 32 rows; TensorRT-LLM before "
                   "2025-02-01 ran TensorRT engines, without Python dispatch)")
       ->type_name("DATE");
+  cmd->add_option("--cuda-graphs", a->cuda_graphs,
+                  "Which steps replay CUDA graphs: engine (its defaults), decode-only (vLLM's "
+                  "cudagraph_mode FULL_DECODE_ONLY: steps with prompt tokens run without any "
+                  "graph) or off (--enforce-eager, SGLang's --disable-cuda-graph); steps without "
+                  "graphs pay the engine's eager launch per kernel")
+      ->capture_default_str()
+      ->type_name("MODE");
   cmd->add_option("--kernel-file", a->kernel_file,
                   "GEMM efficiencies measured on your GPU (the table of calibrate --gpu, or one "
                   "in the format of data/kernels/gemm): they price every GEMM of the formats "
@@ -255,6 +262,7 @@ ModelOptions make_options(const ScenarioArgs& a, const Device* device) {
   o.mode = a.ideal ? Mode::kIdeal : Mode::kRealistic;
   o.engine = &EngineRegistry::built_in().get(a.engine);  // its table is resolved per device
   if (!a.engine_build.empty()) o.engine_build = parse_build_date(a.engine_build, "--engine-build");
+  o.graphs = parse_graph_policy(a.cuda_graphs, "--cuda-graphs");
   if (!a.kernel_file.empty()) {
     if (a.ideal) throw InvalidArgument("--kernel-file: measured efficiencies have no ideal mode");
     // Loaded once per process; predictions keep a pointer to it.

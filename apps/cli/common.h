@@ -93,8 +93,9 @@ struct ScenarioArgs {
   std::string tp = "1", pp = "1", attention_dp = "1", ep = "1";
   std::string draft_tokens = "0", acceptance;  // speculative decoding
   std::string engine = "roofline";
-  std::string engine_build;  // the engine build's date (empty: the current build)
-  std::string kernel_file;   // GEMM efficiencies measured on the user's GPU
+  std::string engine_build;            // the engine build's date (empty: the current build)
+  std::string cuda_graphs = "engine";  // GraphPolicy: engine, decode-only or off
+  std::string kernel_file;             // GEMM efficiencies measured on the user's GPU
   bool ideal = false;
   bool per_op = false;
 };

@@ -69,7 +69,7 @@ struct SweepArgs {
   std::string models = "llama-3.1-8b", hardware = "gb10", phases = "decode", batches = "1",
               seq_lens = "4096", weights = "native", acts = "bf16", kvs, attentions, tps = "1",
               strategies;
-  std::string engine = "roofline", engine_build;
+  std::string engine = "roofline", engine_build, cuda_graphs = "engine";
   std::string format = "csv", out;
   std::string threads = "0";
   bool ideal = false;
@@ -120,6 +120,7 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
   spec.options.engine = &EngineRegistry::built_in().get(a.engine);
   if (!a.engine_build.empty())
     spec.options.engine_build = parse_build_date(a.engine_build, "--engine-build");
+  spec.options.graphs = parse_graph_policy(a.cuda_graphs, "--cuda-graphs");
   const SweepFormat format = sweep_format(c, a.format);
   write_sweep(spec, sweep_rows(spec), format, a.out, a.threads);
 }
@@ -187,6 +188,12 @@ void register_sweep(CLI::App& app, Common& common) {
                    "The date of the engine's build for every row (YYYY-MM-DD or YYYY-MM; "
                    "default the current one): the profile's rules dated by build follow it")
       ->type_name("DATE");
+  sweep_cmd
+      ->add_option("--cuda-graphs", sw->cuda_graphs,
+                   "Which steps replay CUDA graphs for every row: engine (its defaults), "
+                   "decode-only or off; steps without graphs pay the engine's eager launch")
+      ->capture_default_str()
+      ->type_name("MODE");
   add_common(sweep_cmd, &common, false);
 
   auto gs = std::make_shared<GemmSweepArgs>();

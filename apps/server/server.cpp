@@ -194,7 +194,15 @@ json request_schemas() {
          "the date of the engine's build, YYYY-MM-DD or YYYY-MM: the profile's rules dated by "
          "build follow it (llama.cpp before 2024-06-24 dequantized to F16 for cuBLAS above 32 "
          "rows; TensorRT-LLM before 2025-02-01 ran TensorRT engines, without Python dispatch); "
-         "absent: the current build"}}}};
+         "absent: the current build"}}},
+      {"cuda_graphs",
+       {{"type", "string"},
+        {"enum", {"engine", "decode-only", "off"}},
+        {"default", "engine"},
+        {"description",
+         "which steps replay CUDA graphs: the engine's defaults, decode steps only (vLLM's "
+         "FULL_DECODE_ONLY) or none (--enforce-eager); steps without graphs pay the engine's "
+         "eager launch per kernel"}}}};
   const json phase = {{"type", "string"}, {"enum", {"prefill", "decode"}}, {"default", "decode"}};
   const json seq_len = integer_schema(1, kMaxSeqLen, 4096, "context length in tokens");
 
@@ -309,7 +317,8 @@ json request_schemas() {
                     {"latency_target", {{"type", "number"}, {"description", "seconds"}}},
                     {"ideal", scenario["ideal"]},
                     {"engine", scenario["engine"]},
-                    {"engine_build", scenario["engine_build"]}};
+                    {"engine_build", scenario["engine_build"]},
+                    {"cuda_graphs", scenario["cuda_graphs"]}};
   json analyze = {{"hardware", scenario["hardware"]},
                   {"m", integer_schema(1, kMaxGemmDimension, 1, "rows (tokens)")},
                   {"n", integer_schema(1, kMaxGemmDimension, 4096, "output features")},
@@ -334,7 +343,8 @@ json request_schemas() {
                 {"strategies", list({{"type", "string"}})},
                 {"ideal", scenario["ideal"]},
                 {"engine", scenario["engine"]},
-                {"engine_build", scenario["engine_build"]}};
+                {"engine_build", scenario["engine_build"]},
+                {"cuda_graphs", scenario["cuda_graphs"]}};
   // A list with its default and what its items are.
   auto listed = [&](json item, const char* what, json fallback) {
     json j = list(std::move(item));

@@ -267,7 +267,11 @@ struct EngineProfile {
   [[nodiscard]] bool replays_graphs(const Device& d, std::int64_t tp, std::int64_t batch,
                                     bool prompt_tokens, std::int64_t captured = 0) const noexcept;
   EngineFigure launch_decode_s;   // per kernel in a decode step (graphs replayed, when used)
-  EngineFigure launch_prefill_s;  // per kernel in a prefill (eager)
+  EngineFigure launch_prefill_s;  // per kernel in a prefill (eager, or graph pieces)
+  // Per kernel in a step run with no graph at all, where the engine's prompt
+  // steps otherwise replay graph pieces (vLLM's piecewise graphs); unknown:
+  // its prompt steps already run eagerly, at the prefill figure.
+  EngineFigure launch_eager_s;
   // Builds dated before `launch_prefill_before` (yyyymmdd; 0: no such rule)
   // ran another runtime, whose eager kernels cost `launch_prefill_before_s`
   // (TensorRT-LLM's TensorRT engines before its PyTorch backend).
@@ -276,6 +280,15 @@ struct EngineProfile {
   // The eager launch cost of a build dated `build` (0: the current one).
   [[nodiscard]] const EngineFigure& launch_prefill(std::int32_t build) const noexcept {
     return build > 0 && build < launch_prefill_before ? launch_prefill_before_s : launch_prefill_s;
+  }
+  // The launch cost per kernel of a step: the graphs' when it replays them,
+  // else the eager cost when the deployment turned graphs down, else the
+  // engine's own prompt-step cost for a build dated `build`.
+  [[nodiscard]] const EngineFigure& launch_figure(bool replays_graphs, GraphPolicy graphs,
+                                                  std::int32_t build) const noexcept {
+    if (replays_graphs) return launch_decode_s;
+    if (graphs != GraphPolicy::kEngine && launch_eager_s.known()) return launch_eager_s;
+    return launch_prefill(build);
   }
   EngineFigure step_overhead_s;  // fixed host cost per forward pass (scheduling, sampling)
   // MoE layers with shared experts: when `on`, the engine runs the shared
@@ -508,5 +521,10 @@ class EngineRegistry {
 [[nodiscard]] std::int32_t parse_build_date(std::string_view text, std::string_view what);
 // yyyymmdd as "YYYY-MM-DD".
 [[nodiscard]] std::string format_build_date(std::int32_t date);
+
+// "engine", "decode-only" or "off" (GraphPolicy); parse_graph_policy takes
+// those and throws InvalidArgument naming `what` for anything else.
+[[nodiscard]] std::string_view graph_policy_name(GraphPolicy g) noexcept;
+[[nodiscard]] GraphPolicy parse_graph_policy(std::string_view text, std::string_view what);
 
 }  // namespace roofline

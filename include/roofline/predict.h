@@ -54,12 +54,13 @@ struct Prediction {
   // (engine->latent_cache_cast): the whole pool's cast to bf16 this forward,
   // in time_s and memory_time_s (0 otherwise).
   Seconds latent_cache_cast_s = 0;
-  bool cuda_graphs = false;    // the engine replays CUDA graphs for this pass
+  bool cuda_graphs = false;  // the engine replays CUDA graphs for this pass
   Seconds communication_s = 0;
   const EngineProfile* engine = nullptr;  // null: the reference engine
   // Ideal mode: the engine the options named, whose costs it leaves out (null: none named).
   const EngineProfile* engine_not_applied = nullptr;
-  std::int32_t engine_build = 0;  // ModelOptions::engine_build
+  std::int32_t engine_build = 0;              // ModelOptions::engine_build
+  GraphPolicy graphs = GraphPolicy::kEngine;  // ModelOptions::graphs
   const GemmTable* gemm_table = nullptr;
   EfficiencySource gemm_table_source = EfficiencySource::kDevice;
   // The MoE table that priced the MoE layers' expert work (null: none did).

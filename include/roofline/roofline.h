@@ -48,6 +48,15 @@ struct AttentionTable;  // roofline/attention_table.h
 [[nodiscard]] std::string_view mode_name(Mode m) noexcept;
 [[nodiscard]] std::string_view bound_name(Bound b) noexcept;
 
+// Which steps replay CUDA graphs, where a deployment sets it apart from its
+// engine's defaults (vLLM's cudagraph_mode and --enforce-eager, SGLang's
+// --disable-cuda-graph, TensorRT-LLM without cuda_graph_config).
+enum class GraphPolicy : std::uint8_t {
+  kEngine,      // the engine's defaults
+  kDecodeOnly,  // decode steps replay whole graphs; every other step runs with none
+  kOff,         // no graphs: every step eager
+};
+
 // Modeling constants of the realistic mode and of weight dequantization.
 // Defaults are documented here once; the CLI and bindings read them from here.
 struct ModelOptions {
@@ -97,6 +106,10 @@ struct ModelOptions {
   // The date of the engine's build as yyyymmdd (parse_build_date; 0: the
   // current build): a profile's rules dated by build follow it.
   std::int32_t engine_build = 0;
+  // Which steps replay CUDA graphs (the engine's defaults unless the
+  // deployment turns them down): steps without graphs pay the engine's eager
+  // launch (EngineProfile::launch_figure).
+  GraphPolicy graphs = GraphPolicy::kEngine;
 };
 
 // One GEMM: C[m x n] = A[m x k] * B[k x n]. A holds activations, B weights.

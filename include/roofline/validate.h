@@ -158,6 +158,7 @@ struct ServingRun {
   std::int64_t recv_interval = 0;
   std::optional<Format> expert_act;  // the routed experts' math (PrecisionPlan::expert_act)
   std::optional<Format> kv;          // the deployment's KV cache format
+  GraphPolicy graphs = GraphPolicy::kEngine;  // the deployment's CUDA graphs
   // The deployment's KV memory share under the engine's rule
   // (ServingScenario::kv_memory_share; 0: the recipe's or the engine's).
   double kv_memory_share = 0;
@@ -233,6 +234,9 @@ struct ServingHarness {
   // The script enables expert parallelism whatever the row's layout (vLLM's
   // --enable-expert-parallel): the experts split over all the instance's GPUs.
   bool expert_parallel = false;
+  // Which steps the deployment's CUDA graphs cover, where it sets them apart
+  // from the engine's defaults (vLLM's cudagraph_mode FULL_DECODE_ONLY).
+  GraphPolicy graphs = GraphPolicy::kEngine;
   double range_ratio = 0;  // the client's --random-range-ratio (0: fixed lengths)
   // The engine's fused MoE quantizes the experts' activations to this format
   // (an environment setting of the script's; PrecisionPlan::expert_act).

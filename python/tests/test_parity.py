@@ -501,6 +501,21 @@ def test_search(cli):
         roofline.search("llama-3.1-8b", "h100", acceptance=0.7)
 
 
+def test_cuda_graphs_turn_the_engines_graphs_down(cli):
+    case = dict(engine="vllm", weights="fp8", act="fp8", phase="prefill", seq_len=1024)
+    eager = roofline.predict("llama-3.1-8b", "h100", cuda_graphs="decode-only", **case)
+    assert eager.to_dict() == cli("predict", "--model", "llama-3.1-8b", "--hardware", "h100",
+                                  *flags(cuda_graphs="decode-only", **case))
+    assert eager.time_s > roofline.predict("llama-3.1-8b", "h100", **case).time_s
+    load = dict(engine="vllm", weights="fp8", act="fp8", isl=512, osl=64, concurrency=4)
+    off = roofline.serving("llama-3.1-8b", "h100", cuda_graphs="off", **load)
+    assert off == cli("serving", "--model", "llama-3.1-8b", "--hardware", "h100",
+                      *flags(cuda_graphs="off", **load))
+    assert off["tpot_s"] > roofline.serving("llama-3.1-8b", "h100", **load)["tpot_s"]
+    with pytest.raises(ValueError, match="cuda_graphs"):
+        roofline.predict("llama-3.1-8b", "h100", cuda_graphs="none", **case)
+
+
 def test_engine_build_selects_the_builds_path(cli):
     case = dict(engine="llama.cpp", weights="q4_k_m", act="fp16", phase="prefill", seq_len=512)
     old = roofline.predict("llama-3.1-8b", "a100", engine_build="2024-05", **case)

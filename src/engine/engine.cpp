@@ -741,6 +741,7 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
     StrictObject l = o.object("launch_overhead_s");
     e.launch_decode_s = figure(l, "decode", 0, 1e-3, e.sources);
     e.launch_prefill_s = figure(l, "prefill", 0, 1e-3, e.sources);
+    if (l.has("eager")) e.launch_eager_s = figure(l, "eager", 0, 1e-3, e.sources);
     if (l.has("prefill_before")) {
       StrictObject b = l.object("prefill_before");
       try {
@@ -1451,6 +1452,7 @@ nlohmann::json to_json(const EngineProfile& e) {
                : nlohmann::json(nullptr)},
           {"launch_overhead_decode_s", figure_json(e, e.launch_decode_s)},
           {"launch_overhead_prefill_s", figure_json(e, e.launch_prefill_s)},
+          {"launch_overhead_eager_s", figure_json(e, e.launch_eager_s)},
           {"launch_overhead_prefill_before",
            e.launch_prefill_before > 0
                ? nlohmann::json{{"build_date", format_build_date(e.launch_prefill_before)},
@@ -1527,6 +1529,25 @@ std::int32_t parse_build_date(std::string_view text, std::string_view what) {
 
 std::string format_build_date(std::int32_t date) {
   return fmt::format("{}-{:02}-{:02}", date / 10000, date / 100 % 100, date % 100);
+}
+
+std::string_view graph_policy_name(GraphPolicy g) noexcept {
+  switch (g) {
+    case GraphPolicy::kDecodeOnly:
+      return "decode-only";
+    case GraphPolicy::kOff:
+      return "off";
+    case GraphPolicy::kEngine:
+      break;
+  }
+  return "engine";
+}
+
+GraphPolicy parse_graph_policy(std::string_view text, std::string_view what) {
+  for (GraphPolicy g : {GraphPolicy::kEngine, GraphPolicy::kDecodeOnly, GraphPolicy::kOff})
+    if (text == graph_policy_name(g)) return g;
+  throw InvalidArgument(std::string(what) + ": '" + clip_utf8(text, 20) +
+                        "' is not a graph policy (engine, decode-only or off)");
 }
 
 }  // namespace roofline

@@ -853,15 +853,16 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     // attention data-parallel rank's share of the sequences); steps with
     // prompt tokens and larger batches launch eagerly or piecewise.
     const std::int64_t rank_batch = (s.batch + s.attention_dp - 1) / s.attention_dp;
-    p.cuda_graphs = decode && engine->replays_graphs(d, s.tp, rank_batch, s.prefill_tokens > 0,
-                                                     opt.graph_max_batch);
-    const EngineFigure& l =
-        p.cuda_graphs ? engine->launch_decode_s : engine->launch_prefill(opt.engine_build);
+    p.cuda_graphs =
+        decode && opt.graphs != GraphPolicy::kOff &&
+        engine->replays_graphs(d, s.tp, rank_batch, s.prefill_tokens > 0, opt.graph_max_batch);
+    const EngineFigure& l = engine->launch_figure(p.cuda_graphs, opt.graphs, opt.engine_build);
     if (l.known()) launch = l.value;
   }
   p.engine = engine;
   if (!realistic && opt.engine && opt.engine->id != "roofline") p.engine_not_applied = opt.engine;
   p.engine_build = opt.engine_build;
+  p.graphs = opt.graphs;
   p.gemm_table = engine ? opt.gemm_table : nullptr;
   p.gemm_table_source = opt.gemm_table_source;
   // MoE layers the engine's MoE table prices: their expert ops' timings are set here.

@@ -485,6 +485,9 @@ nlohmann::json engine_json(const Prediction& p) {
   }
   // Only when the request named the engine's build (--engine-build).
   if (p.engine_build > 0) j["build"] = format_build_date(p.engine_build);
+  // Only when the deployment turned the engine's graphs down (--cuda-graphs).
+  if (p.graphs != GraphPolicy::kEngine)
+    j["graph_policy"] = std::string(graph_policy_name(p.graphs));
   return j;
 }
 
@@ -683,8 +686,7 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
   if (p.mode == Mode::kRealistic && p.engine) {
     const EngineProfile& e = *p.engine;
     const bool decode = s.phase == Phase::kDecode;
-    const EngineFigure& launch =
-        p.cuda_graphs ? e.launch_decode_s : e.launch_prefill(p.engine_build);
+    const EngineFigure& launch = e.launch_figure(p.cuda_graphs, p.graphs, p.engine_build);
     int from_table = 0, from_moe_table = 0, from_dequant = 0, from_cublas = 0, matmuls = 0;
     int dequantized = 0;  // of from_dequant: an older build's dequantize-then-cuBLAS path
     const auto& q = e.dequant_gemm;
@@ -795,6 +797,13 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
         "engine {}: {}; {} per kernel launch{}{}", e.name, gemms,
         human_time(launch.known() ? launch.value : d.launch_overhead_s.value),
         p.cuda_graphs ? " (CUDA graphs)"
+        : p.graphs != GraphPolicy::kEngine
+            ? fmt::format(
+                  " (no graph: CUDA graphs {} by the deployment{})",
+                  p.graphs == GraphPolicy::kOff ? "off" : "for decode steps only",
+                  &launch == &e.launch_eager_s
+                      ? "; " + (launch.note.empty() ? e.citation(launch.source) : launch.note)
+                      : std::string())
         : &launch == &e.launch_prefill_before_s
             ? fmt::format(" (a build of {}, before {}: {})", format_build_date(p.engine_build),
                           format_build_date(e.launch_prefill_before),

@@ -162,6 +162,10 @@ ModelOptions options_of(StrictObject& o) {
     if (!b->is_string()) o.fail("engine_build", "expected a date string (YYYY-MM-DD or YYYY-MM)");
     m.engine_build = parse_build_date(b->get<std::string>(), "engine_build");
   }
+  if (const auto* g = o.optional("cuda_graphs")) {
+    if (!g->is_string()) o.fail("cuda_graphs", "expected engine, decode-only or off");
+    m.graphs = parse_graph_policy(g->get<std::string>(), "cuda_graphs");
+  }
   return m;
 }
 

@@ -749,6 +749,14 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         engine->name, in.scheduler_recv_interval, sched.recv_interval_source, engine->id,
         in.scheduler_recv_interval, r.recv_wait_s * 1e3));
   }
+  if (o.graphs != GraphPolicy::kEngine && engine != nullptr) {
+    const EngineFigure& eager = engine->launch_figure(false, o.graphs, o.engine_build);
+    r.notes.push_back(fmt::format(
+        "CUDA graphs {} (the deployment's): {} launch without graphs, {:.3g} us a kernel",
+        o.graphs == GraphPolicy::kOff ? "off" : "for decode steps only",
+        o.graphs == GraphPolicy::kOff ? "every step's kernels" : "steps with prompt tokens",
+        (eager.known() ? eager.value : d.launch_overhead_s.value) * 1e6));
+  }
   if (base.draft_tokens > 0) {
     r.notes.push_back(fmt::format(
         "speculative decoding: each decode step drafts {} tokens a request and verifies {} at "

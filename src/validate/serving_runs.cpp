@@ -636,12 +636,22 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
           dp.fail("kv_memory", "must be a share in (0, 1] of the engine's rule, or rules");
         n.kv_memory.push_back({share, {}});
       }
+      if (dp.has("cuda_graphs")) {
+        try {
+          n.graphs = parse_graph_policy(dp.string("cuda_graphs"), "cuda_graphs");
+        } catch (const InvalidArgument& x) {
+          dp.fail("cuda_graphs", x.what());
+        }
+        if (n.graphs == GraphPolicy::kEngine)
+          dp.fail("cuda_graphs", "the engine's defaults need no setting: leave it out");
+      }
       if (n.token_budget_round_to == 0 && !n.max_running && !n.max_running_is_clients &&
           !n.token_budget && !n.kv && !n.expert_parallel && !dp.has("batch_wait") &&
-          !dp.has("scheduler_recv_interval") && n.kv_memory.empty()) {
+          !dp.has("scheduler_recv_interval") && n.kv_memory.empty() &&
+          n.graphs == GraphPolicy::kEngine) {
         dp.fail("max_running",
                 "a deployment gives a KV cache, its memory, limits, the formula, expert "
-                "parallelism or a scheduler setting");
+                "parallelism, a scheduler setting or CUDA graphs");
       }
       if (dp.has("batch_wait")) {
         // "batch_wait": {"timeout_iters": N, "max_tokens_ratio": R,
@@ -775,6 +785,7 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
       if (const auto* rule = first_met(n.kv_memory, r)) r.kv_memory_share = rule->share;
       r.expert_act = n.expert_act;
       r.kv = n.kv;
+      r.graphs = n.graphs;
       break;  // no two notes cover the same rows
     }
   }
@@ -911,6 +922,11 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
       ModelOptions o = options;
       o.engine = e;
       if (tables) o = with_engine(o, *d, e, *tables);
+      if (r.graphs != GraphPolicy::kEngine) {
+        o.graphs = r.graphs;
+        row.formats += fmt::format(", CUDA graphs {} ({})", graph_policy_name(r.graphs),
+                                   clip_utf8(r.harness, 64));
+      }
       // A decode step alone: these deployments captured graphs up to their batch
       // (AIConfigurator's benchmark rules; the serving model sets each pool's).
       if (!serving && o.graph_max_batch == 0)

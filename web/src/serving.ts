@@ -162,6 +162,9 @@ function request(): Record<string, unknown> {
   const kvMemory = Number(($('sv-kv-memory') as HTMLInputElement).value);
   if (!(kvMemory >= 0 && kvMemory <= 1)) throw new Error('KV memory share must be a number from 0 to 1');
   if (kvMemory > 0) req.kv_memory_share = kvMemory;
+  // Which steps replay CUDA graphs, where the deployment turns the engine's down.
+  const graphs = ($('sv-cuda-graphs') as HTMLSelectElement).value;
+  if (graphs !== 'engine') req.cuda_graphs = graphs;
   // Speculative decoding only with draft tokens (the server refuses an acceptance without).
   const drafts = intValue('sv-draft-tokens', 'draft tokens', 0, MAX_DRAFT_TOKENS);
   if (drafts > 0) {
