@@ -507,6 +507,9 @@ def test_cuda_graphs_turn_the_engines_graphs_down(cli):
     assert eager.to_dict() == cli("predict", "--model", "llama-3.1-8b", "--hardware", "h100",
                                   *flags(cuda_graphs="decode-only", **case))
     assert eager.time_s > roofline.predict("llama-3.1-8b", "h100", **case).time_s
+    swept = roofline.sweep("llama-3.1-8b", "h100", phases="prefill", seq_lens=1024, weights="fp8",
+                           acts="fp8", engine="vllm", cuda_graphs="decode-only", as_frame=False)
+    assert swept["time_s"][0] == pytest.approx(eager.time_s, rel=1e-12)
     load = dict(engine="vllm", weights="fp8", act="fp8", isl=512, osl=64, concurrency=4)
     off = roofline.serving("llama-3.1-8b", "h100", cuda_graphs="off", **load)
     assert off == cli("serving", "--model", "llama-3.1-8b", "--hardware", "h100",
