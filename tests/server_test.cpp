@@ -338,6 +338,11 @@ TEST_F(ServerTest, ServingAndSearch) {
                                       200);
   EXPECT_GT(eager_prefill["time_s"].get<double>(), piecewise_prefill["time_s"].get<double>());
   EXPECT_EQ(eager_prefill["engine"]["graph_policy"], "off");
+  const auto eager_serving = post("/api/serving",
+                                  R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm",
+               "isl": 512, "osl": 64, "concurrency": 4, "cuda_graphs": "off"})",
+                                  200);
+  EXPECT_NE(eager_serving.dump().find("CUDA graphs off (the deployment's)"), std::string::npos);
   for (const char* bad : {"\"none\"", "false", "[\"off\"]"}) {
     const auto j = post("/api/serving",
                         std::string(R"({"model": "llama-3.1-8b", "hardware": "h100", )") +
