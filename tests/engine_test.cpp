@@ -1554,6 +1554,16 @@ TEST(Engines, DatedEagerLaunchRulesAreStrict) {
   }
 }
 
+// A 2,048-token fp8 prompt (weights, activations and cache): the launch-cost
+// tests' step, whose kernels they count from its overhead.
+Scenario fp8_prompt_of_2048() {
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 2048;
+  s.precision.weights = s.precision.act = s.precision.kv = Format::kFp8;
+  return s;
+}
+
 // TensorRT-LLM's PyTorch flow dispatches each eager kernel from Python; the
 // TensorRT engines before it (builds before 0.17, 2025-02-01) paid the driver's
 // launch only. A prompt's pass differs by exactly its kernels times the
@@ -1565,10 +1575,7 @@ TEST(EnginePrediction, TensorRtLlmsOlderBuildsLaunchWithoutPythonDispatch) {
   ASSERT_GT(now, before);
   const ModelSpec m = load_model("llama-3.1-8b");
   const Device& h100 = devices().get("h100-sxm");
-  Scenario s;
-  s.phase = Phase::kPrefill;
-  s.seq_len = 2048;
-  s.precision.weights = s.precision.act = s.precision.kv = Format::kFp8;
+  Scenario s = fp8_prompt_of_2048();
   auto run = [&](std::int32_t build, const Scenario& sc) {
     ModelOptions o;
     o.engine = &trt;
@@ -1608,10 +1615,7 @@ TEST(EnginePrediction, GraphPoliciesPriceStepsWithoutGraphsAtTheEagerLaunch) {
   ASSERT_GT(eager, piecewise);  // Python dispatch a kernel, above the graphs' replay
   const ModelSpec m = load_model("llama-3.1-8b");
   const Device& h100 = devices().get("h100-sxm");
-  Scenario s;
-  s.phase = Phase::kPrefill;
-  s.seq_len = 2048;
-  s.precision.weights = s.precision.act = s.precision.kv = Format::kFp8;
+  Scenario s = fp8_prompt_of_2048();
   auto run = [&](GraphPolicy g, const Scenario& sc, const EngineProfile& e) {
     ModelOptions o;
     o.engine = &e;
