@@ -42,7 +42,8 @@ auto scenario_args() {
       py::arg("strategy") = py::none(), py::arg("attention") = py::none(),
       py::arg("block_sparsity") = d.block_sparsity, py::arg("tp") = d.tp, py::arg("pp") = d.pp,
       py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep, py::arg("ideal") = false,
-      py::arg("engine") = "roofline", py::arg("engine_build") = py::none());
+      py::arg("engine") = "roofline", py::arg("engine_build") = py::none(),
+      py::arg("cuda_graphs") = "engine");
 }
 
 // Wraps f(const Resolved&) as a function of (model, hardware, scenario_args()...).
@@ -54,13 +55,16 @@ auto with_scenario(F f) {
              std::optional<std::string> strategy, std::optional<std::string> attention,
              double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t attention_dp,
              std::int64_t ep, bool ideal, const std::string& engine,
-             const std::optional<std::string>& engine_build) {
+             const std::optional<std::string>& engine_build, const std::string& cuda_graphs) {
     ScenarioRequest r = request_of(
         std::move(phase), batch, seq_len, std::move(weights), std::move(experts), std::move(act),
         std::move(kv), std::move(strategy), std::move(attention), block_sparsity, tp, pp);
     r.attention_dp = attention_dp;
     r.ep = ep;
-    Resolved x{model_of(model), &device_of(hardware), {}, options_of(ideal, engine, engine_build)};
+    Resolved x{model_of(model),
+               &device_of(hardware),
+               {},
+               options_of(ideal, engine, engine_build, cuda_graphs)};
     x.scenario = build_scenario(r, *x.model, x.device);
     return f(x);
   };
@@ -321,7 +325,8 @@ void bind_documents(py::module_& m) {
          double max_quality_loss, std::optional<double> memory_limit,
          std::optional<double> latency_target, bool ideal, const std::string& engine,
          const std::vector<std::string>& strategy_files, std::optional<std::string> checkpoint,
-         double budget_sqnr_db, std::optional<std::string> engine_build) {
+         double budget_sqnr_db, std::optional<std::string> engine_build,
+         const std::string& cuda_graphs) {
         const auto ms = model_of(model);
         const Device& d = device_of(hardware);
         RecommendOptions o;
@@ -333,7 +338,7 @@ void bind_documents(py::module_& m) {
         o.max_quality_loss_pct = max_quality_loss;
         o.memory_limit_bytes = memory_limit;
         o.latency_target_s = latency_target;
-        o.model_options = options_of(ideal, engine, engine_build);
+        o.model_options = options_of(ideal, engine, engine_build, cuda_graphs);
         if (!strategy_files.empty()) {
           o.strategies = built_in_strategies();
           for (const auto& f : strategy_files) o.strategies.push_back(load_strategy(f));
@@ -354,7 +359,7 @@ void bind_documents(py::module_& m) {
       py::arg("latency_target") = py::none(), py::arg("ideal") = false,
       py::arg("engine") = "roofline", py::arg("strategy_files") = std::vector<std::string>{},
       py::arg("checkpoint") = py::none(), py::arg("budget_sqnr_db") = r.checkpoint_budget_sqnr_db,
-      py::arg("engine_build") = py::none(),
+      py::arg("engine_build") = py::none(), py::arg("cuda_graphs") = "engine",
       "Precision strategies and attention kernels ranked for a model and device (roofline "
       "recommend --json)");
 

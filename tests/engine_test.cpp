@@ -1646,6 +1646,15 @@ TEST(EnginePrediction, GraphPoliciesPriceStepsWithoutGraphsAtTheEagerLaunch) {
   EXPECT_FALSE(off.cuda_graphs);
   const double step_kernels = step.overhead_s / graphed;
   EXPECT_NEAR(off.time_s - step.time_s, step_kernels * (eager - graphed), kRelative * off.time_s);
+  // A decode batch past the captured graphs (vLLM's 512): the engine's defaults
+  // run it on piecewise graphs, decode-only with none at all.
+  ASSERT_TRUE(vllm.graph_max_batch.known());
+  s.batch = static_cast<std::int64_t>(vllm.graph_max_batch.value) * 2;
+  const Prediction past = run(GraphPolicy::kEngine, s, vllm);
+  ASSERT_FALSE(past.cuda_graphs);
+  const double past_kernels = past.overhead_s / piecewise;
+  EXPECT_NEAR(run(GraphPolicy::kDecodeOnly, s, vllm).time_s - past.time_s,
+              past_kernels * (eager - piecewise), kRelative * past.time_s);
   // SGLang's prompt steps run eagerly already (no separate figure): decode-only
   // changes nothing for them.
   const EngineProfile& sglang = EngineRegistry::built_in().get("sglang");

@@ -69,7 +69,8 @@ def test_kv(cli, case):
 
 
 @pytest.mark.parametrize("hardware", ["h100", "a100", "b200"])
-@pytest.mark.parametrize("case", [dict(), dict(phase="prefill", seq_len=8192, batch=2)])
+@pytest.mark.parametrize("case", [dict(), dict(phase="prefill", seq_len=8192, batch=2),
+                                  dict(engine="vllm", cuda_graphs="off")])
 def test_attention(cli, hardware, case):
     assert roofline.attention("llama-3.1-8b", hardware, **case) == cli(
         "attention", "--model", "llama-3.1-8b", "--hardware", hardware, *flags(**case))
@@ -101,7 +102,8 @@ def test_capacity_follows_the_engines_kv_memory_rule(cli, engine):
 
 @pytest.mark.parametrize("case", [dict(), dict(phase="decode", seq_len=131072, batch=8),
                                   dict(max_quality_loss=10, engine="vllm"), dict(phase="prefill", seq_len=2048, tp=2),
-                                  dict(memory_limit=20e9, latency_target=0.02)])
+                                  dict(memory_limit=20e9, latency_target=0.02),
+                                  dict(engine="vllm", cuda_graphs="decode-only")])
 def test_recommend(cli, case):
     assert roofline.recommend("llama-3.1-8b", "gb10", **case) == cli(
         "recommend", "--model", "llama-3.1-8b", "--hardware", "gb10", *flags(**case))

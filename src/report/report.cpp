@@ -683,6 +683,15 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                                 p.engine ? p.engine->id : std::string("the reference engine"),
                                 format_build_date(p.engine_build)));
   }
+  // A graph policy where no engine prices launches by graph (the reference,
+  // ideal mode): said, as an engine build without dated rules is.
+  if (p.graphs != GraphPolicy::kEngine &&
+      (p.mode == Mode::kIdeal || !p.engine || p.engine->id == "roofline")) {
+    notes.push_back(
+        fmt::format("CUDA graphs {}: {} prices no launch by graph, so it changes nothing",
+                    graph_policy_name(p.graphs),
+                    p.mode == Mode::kIdeal ? "ideal mode" : "the reference engine"));
+  }
   if (p.mode == Mode::kRealistic && p.engine) {
     const EngineProfile& e = *p.engine;
     const bool decode = s.phase == Phase::kDecode;
@@ -797,6 +806,11 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
         "engine {}: {}; {} per kernel launch{}{}", e.name, gemms,
         human_time(launch.known() ? launch.value : d.launch_overhead_s.value),
         p.cuda_graphs ? " (CUDA graphs)"
+        : &launch == &e.launch_prefill_before_s
+            ? fmt::format(" (a build of {}, before {}: {}{})", format_build_date(p.engine_build),
+                          format_build_date(e.launch_prefill_before),
+                          launch.note.empty() ? e.citation(launch.source) : launch.note,
+                          p.graphs != GraphPolicy::kEngine ? "; no graph by the deployment" : "")
         : p.graphs != GraphPolicy::kEngine
             ? fmt::format(
                   " (no graph: CUDA graphs {} by the deployment{})",
@@ -804,10 +818,6 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                   &launch == &e.launch_eager_s
                       ? "; " + (launch.note.empty() ? e.citation(launch.source) : launch.note)
                       : std::string())
-        : &launch == &e.launch_prefill_before_s
-            ? fmt::format(" (a build of {}, before {}: {})", format_build_date(p.engine_build),
-                          format_build_date(e.launch_prefill_before),
-                          launch.note.empty() ? e.citation(launch.source) : launch.note)
         : decode && e.decode_cuda_graphs ? " (eager: a step with prompt tokens, or a batch "
                                            "past the captured graphs)"
                                          : "",

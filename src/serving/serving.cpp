@@ -749,8 +749,10 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         engine->name, in.scheduler_recv_interval, sched.recv_interval_source, engine->id,
         in.scheduler_recv_interval, r.recv_wait_s * 1e3));
   }
-  if (o.graphs != GraphPolicy::kEngine && engine != nullptr) {
-    const EngineFigure& eager = engine->launch_figure(false, o.graphs, o.engine_build);
+  // The profile predict() priced the steps with (the scheduler's fallback is
+  // the reference, whose launches the device prices whatever the policy).
+  if (o.graphs != GraphPolicy::kEngine && o.engine != nullptr && o.engine->id != "roofline") {
+    const EngineFigure& eager = o.engine->launch_figure(false, o.graphs, o.engine_build);
     r.notes.push_back(fmt::format(
         "CUDA graphs {} (the deployment's): {} launch without graphs, {:.3g} us a kernel",
         o.graphs == GraphPolicy::kOff ? "off" : "for decode steps only",

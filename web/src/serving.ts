@@ -200,6 +200,7 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   const number = (id: string, v: number) => { ($(id) as HTMLInputElement).value = String(v); };
   ($('sv-mode') as HTMLSelectElement).value = DEFAULTS.mode;
   ($('sv-recipe') as HTMLSelectElement).value = 'engine';
+  ($('sv-cuda-graphs') as HTMLSelectElement).value = 'engine';
   number('sv-attention-dp', DEFAULTS.attentionDp);
   number('sv-ep', DEFAULTS.ep);
   number('sv-dp', DEFAULTS.replicas);
