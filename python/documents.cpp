@@ -192,7 +192,8 @@ void bind_documents(py::module_& m) {
          std::int64_t prompt_pool, std::optional<std::string> engine_build,
          std::int64_t batch_wait_iters, double batch_wait_ratio,
          std::int64_t scheduler_recv_interval, double kv_memory_share,
-         const std::string& cuda_graphs) {
+         const std::string& cuda_graphs, bool adp_balance, std::int64_t adp_timeout_iters,
+         std::int64_t adp_batching_wait_iters) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
@@ -232,6 +233,9 @@ void bind_documents(py::module_& m) {
         s.batch_wait_iters = batch_wait_iters;
         s.batch_wait_ratio = batch_wait_ratio;
         s.scheduler_recv_interval = scheduler_recv_interval;
+        s.adp_balance = adp_balance;
+        s.adp_timeout_iters = adp_timeout_iters;
+        s.adp_batching_wait_iters = adp_batching_wait_iters;
         s.kv_memory_share = kv_memory_share;
         s.recipe = parse_serving_recipe(recipe);
         s.prefill_batch = prefill_batch;
@@ -265,13 +269,17 @@ void bind_documents(py::module_& m) {
       py::arg("prompt_pool") = serving_defaults.prompt_pool, py::arg("engine_build") = py::none(),
       py::arg("batch_wait_iters") = 0, py::arg("batch_wait_ratio") = 0.0,
       py::arg("scheduler_recv_interval") = 0, py::arg("kv_memory_share") = 0.0,
-      py::arg("cuda_graphs") = "engine",
+      py::arg("cuda_graphs") = "engine", py::arg("adp_balance") = false,
+      py::arg("adp_timeout_iters") = serving_defaults.adp_timeout_iters,
+      py::arg("adp_batching_wait_iters") = serving_defaults.adp_batching_wait_iters,
       "TTFT, TPOT and tokens/s of `concurrency` clients in a closed loop, simulated against the "
       "engine's scheduler; mode \"disagg\" with prefill and decode workers; isl_min / osl_min "
       "(or range_ratio) draw random lengths; prompt_pool draws prompts from that many distinct "
       "ones (the prefix cache skips repeats); engine_version dates the engine's behaviour; "
       "batch_wait_iters / batch_wait_ratio hold prompts back for fuller steps (TensorRT-LLM's "
-      "batch waiting); scheduler_recv_interval takes requests in every N decode steps (SGLang's); "
+      "batch waiting); adp_balance / adp_timeout_iters / adp_batching_wait_iters hold prompts "
+      "until every attention data-parallel rank has one (TensorRT-LLM's attention-DP balance); "
+      "scheduler_recv_interval takes requests in every N decode steps (SGLang's); "
       "kv_memory_share sets the KV cache's memory share under the engine's rule; cuda_graphs "
       "(engine, decode-only or off) which steps replay CUDA graphs (roofline serving --json)");
 

@@ -901,6 +901,34 @@ TEST(Cli, ServingReportsTheIssuesFields) {
   EXPECT_EQ(k["recipe"], "aiconfigurator");
 }
 
+// TensorRT-LLM's attention-DP balance from the flags: the JSON's adp_balance
+// and the table's row; another engine and bad counts exit 2 with a line.
+TEST(Cli, ServingTakesTensorRtLlmsAttentionDpBalance) {
+  const std::string base =
+      "serving --model deepseek-v3 --hardware b200 --tp 8 --attention-dp 8 --ep 8 --weights fp8 "
+      "--act fp8 --isl 1024 --osl 128 --concurrency 32 --rounds 2 ";
+  const CliRun r = roofline(base +
+                            "--engine trtllm --adp-balance --adp-timeout-iters 60 "
+                            "--adp-batching-wait-iters 0 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["adp_balance"]["timeout_iters"], 60);
+  EXPECT_EQ(j["adp_balance"]["batching_wait_iters"], 0);
+  EXPECT_GT(j["adp_balance"]["held_steps"].get<std::int64_t>(), 0);
+  const CliRun table = roofline(base + "--engine trtllm --adp-balance");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("(timeout 50 steps, batching wait 10)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("TP 8, attention DP 8, EP 8"), std::string::npos) << table.out;
+  const CliRun plain = roofline(base + "--engine trtllm --json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_TRUE(nlohmann::json::parse(plain.out)["adp_balance"].is_null());
+  expect_bad_input(base + "--engine sglang --adp-balance", "SGLang has none");
+  expect_bad_input(base + "--engine trtllm --adp-balance --adp-timeout-iters -1",
+                   "--adp-timeout-iters");
+  expect_bad_input(base + "--engine trtllm --adp-balance --adp-batching-wait-iters x",
+                   "--adp-batching-wait-iters");
+}
+
 // TensorRT-LLM's batch waiting from the flags: the JSON's batch_wait and the
 // table's row; other engines and bad values exit 2 with a line saying why.
 TEST(Cli, ServingTakesTensorRtLlmsBatchWaiting) {

@@ -183,6 +183,20 @@ TEST(Engines, SchedulerSectionsAreStrict) {
   EXPECT_TRUE(built_in.get("sglang").scheduler.recv_interval);
   EXPECT_FALSE(built_in.get("vllm").scheduler.recv_interval);
   EXPECT_FALSE(built_in.get("trtllm").scheduler.recv_interval);
+  // The attention-DP balance likewise: TensorRT-LLM's alone.
+  const EngineProfile balance = parse_engine(
+      with_cache(no_cache + R"("adp_balance": {"value": true, "source": "s"},)"), "x.json");
+  EXPECT_TRUE(balance.scheduler.adp_balance);
+  EXPECT_EQ(balance.scheduler.adp_balance_source, "s");
+  EXPECT_FALSE(e.scheduler.adp_balance);
+  for (const std::string& bad :
+       std::vector<std::string>{R"("adp_balance": {"value": 60, "source": "s"},)",
+                                R"("adp_balance": {"value": true, "source": "nowhere"},)"}) {
+    EXPECT_THROW((void)parse_engine(with_cache(no_cache + bad), "x.json"), ParseError) << bad;
+  }
+  EXPECT_TRUE(built_in.get("trtllm").scheduler.adp_balance);
+  EXPECT_FALSE(built_in.get("vllm").scheduler.adp_balance);
+  EXPECT_FALSE(built_in.get("sglang").scheduler.adp_balance);
   const std::string micro = R"("pipeline": {"value": "micro_batches", "source": "s"},)";
   std::string good = text;
   const std::string one = R"("pipeline": {"value": "one_batch", "source": "s"},)";

@@ -461,10 +461,9 @@ TEST(Capacity, APredictionsFitFollowsTheEnginesRule) {
   EXPECT_TRUE(at.memory.fits);
   EXPECT_EQ(at.memory.kv_rule_engine, &vllm);
   // vLLM's rule: 0.92 of the whole memory, less the weights and activations.
-  EXPECT_NEAR(at.memory.kv_room_bytes,
-              0.92 * at.memory.capacity_bytes - at.memory.weights_bytes -
-                  at.memory.activation_bytes,
-              1.0);
+  EXPECT_NEAR(
+      at.memory.kv_room_bytes,
+      0.92 * at.memory.capacity_bytes - at.memory.weights_bytes - at.memory.activation_bytes, 1.0);
   s.batch = c.max_batch + 1;
   const Prediction past = predict(m, d, s, o);
   EXPECT_FALSE(past.memory.fits);
@@ -639,6 +638,51 @@ TEST(AttentionDataParallel, GroupsSplitSequencesNotHeads) {
   Scenario bad = tp8;
   bad.attention_dp = 3;  // does not divide tp 8
   EXPECT_THROW((void)build_ops(m, d, bad), InvalidArgument);
+}
+
+// The groups meet at the MoE's all-to-all, so a step takes its busiest
+// group's time, and a group holds whole requests: its attention block sees
+// ceil(B / 8) sequences and whole prompts, not an even eighth of the tokens.
+TEST(AttentionDataParallel, TheBusiestGroupHoldsWholeRequests) {
+  const ModelSpec m = load_model("deepseek-v3");
+  const Device& d = registry().get("h200");
+  Scenario s;
+  s.tp = 8;
+  s.attention_dp = 8;
+  s.ep = 8;
+  s.seq_len = 2048;
+  s.precision.weights = Format::kFp8;
+  const auto tokens_in_group = [&](const Scenario& x) {
+    const OpGraph g = build_ops(m, d, x);
+    return find_op(g, OpKind::kQBProj).gemm_m;
+  };
+  // 12 decoding sequences over 8 groups: the busiest holds ceil(12 / 8) = 2.
+  s.batch = 12;
+  EXPECT_DOUBLE_EQ(tokens_in_group(s), 2);
+  // One 1,024-token prompt: one group computes all of it.
+  Scenario prefill = s;
+  prefill.phase = Phase::kPrefill;
+  prefill.batch = 1;
+  prefill.seq_len = 1024;
+  EXPECT_DOUBLE_EQ(tokens_in_group(prefill), 1024);
+  prefill.batch = 9;  // 9 prompts: two on the busiest group
+  EXPECT_DOUBLE_EQ(tokens_in_group(prefill), 2 * 1024);
+  // A decode step of 64 carrying 1,536 tokens of 1,024-token prompts: two
+  // pieces (1,024 and 512) on two groups; the busiest has its 64 / 8 decode
+  // tokens and the whole 1,024. The experts still take all 64 + 1,536.
+  Scenario mixed = s;
+  mixed.batch = 64;
+  mixed.prefill_tokens = 1536;
+  mixed.prefill_prompt = 1024;
+  EXPECT_DOUBLE_EQ(tokens_in_group(mixed), 64.0 / 8 + 1024);
+  Scenario tp_only = mixed;
+  tp_only.attention_dp = 1;
+  const OpGraph with_dp = build_ops(m, d, mixed), without = build_ops(m, d, tp_only);
+  EXPECT_DOUBLE_EQ(find_op(with_dp, OpKind::kDownProj, /*moe=*/true).gemm_m,
+                   find_op(without, OpKind::kDownProj, /*moe=*/true).gemm_m);
+  // 8,192 prompt tokens are eight whole prompts, one a group: an even eighth.
+  mixed.prefill_tokens = 8192;
+  EXPECT_DOUBLE_EQ(tokens_in_group(mixed), 64.0 / 8 + 1024);
 }
 
 // The busiest of n expert-parallel groups: the expected maximum of n standard

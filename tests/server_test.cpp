@@ -207,6 +207,28 @@ TEST_F(ServerTest, ServingAndSearch) {
                R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "trtllm",
                    "batch_wait_iters": 10, "batch_wait_ratio": 2})",
                400, "invalid_argument");
+  // TensorRT-LLM's attention-DP balance; another engine or a bad count is a 400.
+  auto balanced = post("/api/serving",
+                       R"({"model": "deepseek-v3", "hardware": "b200", "engine": "trtllm",
+                           "tp": 8, "attention_dp": 8, "ep": 8, "weights": "fp8", "act": "fp8",
+                           "isl": 1024, "osl": 128, "concurrency": 32, "rounds": 2,
+                           "adp_balance": true, "adp_timeout_iters": 60,
+                           "adp_batching_wait_iters": 0})",
+                       200);
+  EXPECT_EQ(balanced["adp_balance"]["timeout_iters"], 60);
+  EXPECT_GT(balanced["adp_balance"]["held_steps"].get<std::int64_t>(), 0);
+  expect_error("/api/serving",
+               R"({"model": "deepseek-v3", "hardware": "b200", "engine": "vllm", "tp": 8,
+                   "attention_dp": 8, "ep": 8, "adp_balance": true})",
+               400, "invalid_argument");
+  expect_error("/api/serving",
+               R"({"model": "deepseek-v3", "hardware": "b200", "engine": "trtllm", "tp": 8,
+                   "attention_dp": 8, "ep": 8, "adp_balance": "yes"})",
+               400, "invalid_argument");
+  expect_error("/api/serving",
+               R"({"model": "deepseek-v3", "hardware": "b200", "engine": "trtllm", "tp": 8,
+                   "attention_dp": 8, "ep": 8, "adp_balance": true, "adp_timeout_iters": -1})",
+               400, "invalid_argument");
   // SGLang's receive interval; another engine is a 400.
   auto recv = post("/api/serving",
                    R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "sglang",

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string_view>
 
 #include "roofline/engine.h"
@@ -515,6 +516,60 @@ TEST(ServingSimulation, BatchWaitingEndsWhenTheStepIsFullEnough) {
               2 * (kStep + 100 * kPerToken), kExact);
 }
 
+// Attention-DP balance over 2 groups: with a timeout of 0 steps the count
+// reaches it at once, so nothing is ever held (the same run as without). With
+// a timeout, a prompt on one group waits while the other has none, at most
+// the timeout's steps (each at most a step with every prompt of the run, 8
+// x 100 tokens: 1.8 ms), and every request still completes.
+TEST(ServingSimulation, AttentionDpBalanceHoldsPromptsUntilEveryGroupHasOne) {
+  sim::SimSpec s = simple_spec(8, 6);
+  s.osl_min = 2;  // lengths drawn from 2 to 10: completions spread out
+  const sim::SimResult plain = sim::simulate_serving(s);
+  s.first.balance_groups = 2;
+  const sim::SimResult at_once = sim::simulate_serving(s);
+  EXPECT_EQ(at_once.ttft_s, plain.ttft_s);
+  EXPECT_EQ(at_once.e2e_s, plain.e2e_s);
+  EXPECT_EQ(at_once.balance_held_steps, 0);
+  EXPECT_EQ(plain.balance_held_steps, 0);
+
+  constexpr std::int64_t kTimeout = 6;
+  s.first.balance_timeout = kTimeout;
+  const sim::SimResult held = sim::simulate_serving(s);
+  EXPECT_GT(held.balance_held_steps, 0);
+  EXPECT_LT(held.balance_held_steps, held.steps);
+  const auto mean = [](const std::vector<double>& v) {
+    return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  };
+  EXPECT_EQ(held.ttft_s.size(), plain.ttft_s.size());
+  EXPECT_GT(mean(held.ttft_s), mean(plain.ttft_s));
+  const double longest_step = kStep + 8 * 100 * kPerToken;
+  EXPECT_LT(*std::max_element(held.ttft_s.begin(), held.ttft_s.end()),
+            *std::max_element(plain.ttft_s.begin(), plain.ttft_s.end()) + kTimeout * longest_step);
+  EXPECT_EQ(held.kv_left, 0);
+  EXPECT_EQ(held.running_left, 0);
+
+  // A longer timeout never holds them less.
+  s.first.balance_timeout = 4 * kTimeout;
+  EXPECT_GE(mean(sim::simulate_serving(s).ttft_s), mean(held.ttft_s));
+
+  // The batching wait holds prompts that every group has, while every group
+  // decodes, some steps more.
+  s.first.balance_timeout = kTimeout;
+  s.first.balance_batching = 3;
+  EXPECT_GE(sim::simulate_serving(s).balance_held_steps, held.balance_held_steps);
+
+  // Only a pool that mixes prompts and decode tokens balances them.
+  sim::SimSpec bad = simple_spec(1, 1);
+  bad.first = simple_pool(sim::PoolSpec::Role::kPrefill);
+  bad.first.balance_groups = 2;
+  bad.decode = simple_pool(sim::PoolSpec::Role::kDecode);
+  EXPECT_THROW((void)sim::simulate_serving(bad), InvalidArgument);
+  bad = simple_spec(1, 1);
+  bad.first.balance_groups = 2;
+  bad.first.balance_timeout = -1;
+  EXPECT_THROW((void)sim::simulate_serving(bad), InvalidArgument);
+}
+
 // One client on the real model: its first token is exactly the step that
 // carries its prompt, and each later token a decode step of one request
 // between the prompt's context and the last token's. vLLM forms each batch a
@@ -984,6 +1039,69 @@ TEST(Serving, TensorRtLlmsBatchWaitingHoldsPromptsForAFullerStep) {
   bad.batch_wait_iters = kMaxBatchWaitIters + 1;
   EXPECT_THROW((void)predict_serving(m, d, bad, trtllm), InvalidArgument);
   bad.batch_wait_iters = -1;
+  EXPECT_THROW((void)predict_serving(m, d, bad, trtllm), InvalidArgument);
+}
+
+// TensorRT-LLM's attention-DP balance (InferenceX's DeepSeek-R1 scripts:
+// enable_balance, timeout_iters 60, batching_wait_iters 0) on DeepSeek-V3
+// over 8 B200 with attention DP 8: 64 clients of 1,024/256 tokens. Prompts
+// that arrive one at a time wait for the count, so TTFT grows; the steps that
+// held prompts are counted and noted. Engines without the setting refuse it;
+// without attention DP, or on disaggregated workers, it changes nothing and
+// says so.
+TEST(Serving, TensorRtLlmsAttentionDpBalanceHoldsPrompts) {
+  const ModelSpec m = load_model("deepseek-v3");
+  const Device& d = devices().get("b200");
+  ServingScenario s;
+  s.isl = 1024;
+  s.osl = 256;
+  s.concurrency = 64;
+  s.rounds = 3;
+  s.step.tp = 8;
+  s.step.attention_dp = 8;
+  s.step.ep = 8;
+  s.step.precision.weights = Format::kFp8;
+  s.step.precision.act = Format::kFp8;
+  const ModelOptions trtllm = with_engine("trtllm");
+  const ServingResult plain = predict_serving(m, d, s, trtllm);
+  ServingScenario balanced = s;
+  balanced.adp_balance = true;
+  balanced.adp_timeout_iters = 60;
+  balanced.adp_batching_wait_iters = 0;
+  const ServingResult held = predict_serving(m, d, balanced, trtllm);
+  EXPECT_FALSE(plain.adp_balance);
+  EXPECT_EQ(plain.balance_held_steps, 0);
+  EXPECT_TRUE(held.adp_balance);
+  EXPECT_GT(held.balance_held_steps, 0);
+  EXPECT_GT(held.ttft_s, plain.ttft_s);
+  EXPECT_TRUE(std::any_of(held.notes.begin(), held.notes.end(), [](const std::string& n) {
+    return n.find("attention-DP balance") != std::string::npos &&
+           n.find("timeout_iters 60") != std::string::npos;
+  }));
+  const nlohmann::json doc = serving_document(m, d, balanced, held, trtllm, devices());
+  EXPECT_EQ(doc["adp_balance"]["timeout_iters"], 60);
+  EXPECT_EQ(doc["adp_balance"]["batching_wait_iters"], 0);
+  EXPECT_EQ(doc["adp_balance"]["held_steps"], held.balance_held_steps);
+  EXPECT_TRUE(serving_document(m, d, s, plain, trtllm, devices())["adp_balance"].is_null());
+
+  // Nothing to balance on one rank: the run is the plain one, with a note.
+  ServingScenario one_rank = balanced;
+  one_rank.step.attention_dp = 1;
+  ServingScenario one_rank_plain = s;
+  one_rank_plain.step.attention_dp = 1;
+  const ServingResult lone = predict_serving(m, d, one_rank, trtllm);
+  EXPECT_DOUBLE_EQ(lone.ttft_s, predict_serving(m, d, one_rank_plain, trtllm).ttft_s);
+  EXPECT_FALSE(lone.adp_balance);
+  EXPECT_TRUE(std::any_of(lone.notes.begin(), lone.notes.end(), [](const std::string& n) {
+    return n.find("without attention data parallelism") != std::string::npos;
+  }));
+
+  EXPECT_THROW((void)predict_serving(m, d, balanced, with_engine("sglang")), InvalidArgument);
+  ServingScenario bad = balanced;
+  bad.adp_timeout_iters = kMaxBatchWaitIters + 1;
+  EXPECT_THROW((void)predict_serving(m, d, bad, trtllm), InvalidArgument);
+  bad = balanced;
+  bad.adp_batching_wait_iters = -1;
   EXPECT_THROW((void)predict_serving(m, d, bad, trtllm), InvalidArgument);
 }
 

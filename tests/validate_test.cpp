@@ -7,6 +7,8 @@
 #include <functional>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 
 #include "roofline/engine.h"
 #include "roofline/error.h"
@@ -497,6 +499,26 @@ TEST(ServingHarnesses, NotesAreStrict) {
   EXPECT_EQ(waiting[0].batch_wait_when.tp_below, 0);
   bad(doc(R"(, "deployment": {"token_budget_at_least": 8192, "source": "s"})"),
       "token_budget_headroom");  // a floor without its formula
+  // Attention-DP balance: both counts, 0 allowed, nothing else.
+  const auto balanced =
+      parse_serving_harnesses(doc(R"(, "deployment": {"attention_dp_balance": {"timeout_iters": 60,
+      "batching_wait_iters": 0}, "source": "s"})"),
+                              "h.json");
+  EXPECT_TRUE(balanced[0].adp_balance);
+  EXPECT_EQ(balanced[0].adp_timeout_iters, 60);
+  EXPECT_EQ(balanced[0].adp_batching_wait_iters, 0);
+  EXPECT_FALSE(waiting[0].adp_balance);
+  bad(doc(R"(, "deployment": {"attention_dp_balance": {"timeout_iters": 60}, "source": "s"})"),
+      "batching_wait_iters");
+  bad(doc(R"(, "deployment": {"attention_dp_balance": {"timeout_iters": -1,
+      "batching_wait_iters": 0}, "source": "s"})"),
+      "timeout_iters");
+  bad(doc(R"(, "deployment": {"attention_dp_balance": {"timeout_iters": 6.5,
+      "batching_wait_iters": 0}, "source": "s"})"),
+      "timeout_iters");
+  bad(doc(R"(, "deployment": {"attention_dp_balance": {"timeout_iters": 60,
+      "batching_wait_iters": 0, "enable_balance": true}, "source": "s"})"),
+      "enable_balance");
   // Expert parallelism on every row: true alone is a deployment; false is no setting.
   EXPECT_TRUE(parse_serving_harnesses(
                   doc(R"(, "deployment": {"expert_parallel": true, "source": "s"})"), "h.json")[0]
@@ -643,6 +665,33 @@ TEST(ServingHarnesses, NotesAreStrict) {
 // over 8 attention-DP ranks: batch 256 / 8 = 32, 8 x round_up(2 x 32 + 1,088, 64)
 // = 8 x 1,152; fp4 at 64 clients of 8,192-token prompts over 8 ranks: batch
 // 64 / 4 = 16, 8 x round_up(2 x 16 + 8,192 + 64, 64) = 8 x 8,320, running 8 x 16.
+// InferenceX's TensorRT-LLM DeepSeek-R1 scripts (fp8 and fp4 on B200, with and
+// without MTP; fp8 with MTP on H200) write attention_dp_config with
+// enable_balance, timeout_iters 60 and batching_wait_iters 0 when they turn
+// attention DP on: exactly those notes' rows with attention DP carry it.
+TEST(ServingHarnesses, InferenceXsAttentionDpRowsBalance) {
+  const std::set<std::string> notes = {
+      "inferencex-dsr1-fp8-b200-trtllm", "inferencex-dsr1-fp4-b200-trtllm",
+      "inferencex-dsr1-fp8-b200-trtllm-mtp", "inferencex-dsr1-fp4-b200-trtllm-mtp",
+      "inferencex-dsr1-fp8-h200-trtllm-mtp"};
+  // The set's aggregated TensorRT-LLM rows with attention DP from those sweeps:
+  // 1.2.0rc6.post2 on B200 9 (fp4 7, fp8 2), 1.2.0rc6.post3 11 (fp4 6, fp8 5),
+  // and 4 of the 1.1.0rc2.post2 H200 rows (the MTP sweep's, by their ids).
+  constexpr int kBalancedRows = 9 + 11 + 4;
+  int balanced = 0, without_dp = 0;
+  for (const ServingRun& r : built_in_serving_runs()) {
+    const bool scripted = notes.count(r.harness) > 0;
+    EXPECT_EQ(r.adp_balance, scripted && r.attention_dp > 1) << r.id;
+    without_dp += scripted && r.attention_dp == 1;
+    if (!r.adp_balance) continue;
+    ++balanced;
+    EXPECT_EQ(r.adp_timeout_iters, 60) << r.id;
+    EXPECT_EQ(r.adp_batching_wait_iters, 0) << r.id;
+  }
+  EXPECT_EQ(balanced, kBalancedRows);
+  EXPECT_GT(without_dp, 0);
+}
+
 TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   int covered = 0, with_dp = 0, qwen = 0, llama = 0, post2 = 0, checked_post2 = 0;
   int waiting_70b = 0, waiting_post2 = 0, minimax = 0, sglang_rows = 0, outside_sweep = 0;

@@ -162,6 +162,12 @@ void engines_command(const std::string& id, bool json) {
                "tokens up to N steps for a fuller step (--batch-wait-ratio of the budget)",
                s.batch_wait_source);
       }
+      if (s.adp_balance) {
+        choice("attention-DP balance",
+               "available, off by default: --adp-balance holds prompts until every attention "
+               "data-parallel rank has one, at most --adp-timeout-iters steps",
+               s.adp_balance_source);
+      }
       if (s.recv_interval) {
         choice("receive interval",
                "available, every step by default: --scheduler-recv-interval N takes new "

@@ -24,6 +24,8 @@ struct ServingArgs {
   std::string prefill_workers = "1", prefill_tp = "1", decode_workers = "1", decode_tp = "1";
   std::string rounds = std::to_string(kDefaultRounds), token_budget = "0", max_running = "0";
   std::string batch_wait_iters = "0", batch_wait_ratio = "0", recv_interval = "0";
+  bool adp_balance = false;
+  std::string adp_timeout_iters = "50", adp_batching_wait_iters = "10";  // TensorRT-LLM's
   std::string kv_memory = "0";
   std::string requests;  // empty: rounds x concurrency
   std::string dp = "1";
@@ -68,6 +70,11 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   s.batch_wait_ratio = parse_positive("--batch-wait-ratio", a.batch_wait_ratio);
   s.scheduler_recv_interval =
       parse_count("--scheduler-recv-interval", a.recv_interval, 0, kMaxRecvInterval);
+  s.adp_balance = a.adp_balance;
+  s.adp_timeout_iters =
+      parse_count("--adp-timeout-iters", a.adp_timeout_iters, 0, kMaxBatchWaitIters);
+  s.adp_batching_wait_iters =
+      parse_count("--adp-batching-wait-iters", a.adp_batching_wait_iters, 0, kMaxBatchWaitIters);
   s.kv_memory_share = parse_positive("--kv-memory-share", a.kv_memory);
   s.recipe = parse_serving_recipe(a.recipe);
   s.engine_version = a.engine_version;
@@ -100,8 +107,7 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   }
   const std::string layout =
       s.mode == ServingMode::kAggregated
-          ? fmt::format("TP {}{}{}", s.step.tp,
-                        s.step.ep > 1 ? fmt::format(", EP {}", s.step.ep) : "",
+          ? fmt::format("TP {}{}{}", s.step.tp, parallel_text(s.step.attention_dp, s.step.ep),
                         s.replicas > 1 ? fmt::format(", {} replicas", s.replicas) : "")
           : fmt::format("disaggregated: {} prefill x TP {}{}, {} decode x TP {}{}",
                         s.prefill_workers, s.prefill_tp,
@@ -126,17 +132,23 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   t.add_row({"running / fit",
              fmt::format("{} decoding at once on average; KV cache fits {} whole requests",
                          r.running, r.max_concurrency_that_fits)});
-  t.add_row({"KV cache",
-             fmt::format("{} tokens an instance, {} a GPU ({})", r.kv_cache_tokens,
-                         human_bytes(r.kv_cache_bytes_per_gpu),
-                         kv_memory_text(r.kv_memory_share, r.kv_memory_of_free) +
-                             (r.kv_memory_set ? ", as set" : ""))});
+  t.add_row({"KV cache", fmt::format("{} tokens an instance, {} a GPU ({})", r.kv_cache_tokens,
+                                     human_bytes(r.kv_cache_bytes_per_gpu),
+                                     kv_memory_text(r.kv_memory_share, r.kv_memory_of_free) +
+                                         (r.kv_memory_set ? ", as set" : ""))});
   t.add_row({"waits", human_time(r.queue_wait_s) + " to be admitted, " +
                           human_time(r.prompt_queue_wait_s) + " more to the first chunk"});
   if (r.batch_wait_iters > 0) {
     t.add_row({"batch waiting",
                fmt::format("{} of {} steps held their prompts back (at most {} in a row)",
                            r.waited_steps, r.steps, r.batch_wait_iters)});
+  }
+  if (r.adp_balance) {
+    t.add_row({"attention-DP balance",
+               fmt::format("{} of {} steps held their prompts back for every rank to have one "
+                           "(timeout {} steps, batching wait {})",
+                           r.balance_held_steps, r.steps, r.adp_timeout_iters,
+                           r.adp_batching_wait_iters)});
   }
   if (r.scheduler_recv_interval > 1) {
     t.add_row({"receive interval",
@@ -250,6 +262,20 @@ void register_serving(CLI::App& app, Common& common) {
                   "prompts once its tokens reach this share of the token budget")
       ->capture_default_str()
       ->type_name("R");
+  cmd->add_flag("--adp-balance", a->adp_balance,
+                "TensorRT-LLM's attention-DP balance (attention_dp_config enable_balance): "
+                "prompts wait until every attention data-parallel rank has one, at most "
+                "--adp-timeout-iters steps (aggregated, with --attention-dp above 1)");
+  cmd->add_option("--adp-timeout-iters", a->adp_timeout_iters,
+                  "With --adp-balance (timeout_iters): the count of steps without a prompt on "
+                  "every rank that releases the held prompts")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--adp-batching-wait-iters", a->adp_batching_wait_iters,
+                  "With --adp-balance (batching_wait_iters): steps prompts on every rank are "
+                  "held more while every rank decodes")
+      ->capture_default_str()
+      ->type_name("INT");
   cmd->add_option("--scheduler-recv-interval", a->recv_interval,
                   "SGLang's receive interval: new requests are taken in every N decode steps (at "
                   "once after a prompt step or when idle; 0 or 1: every step; aggregated, "

@@ -272,6 +272,20 @@ json request_schemas() {
       0, kMaxBatchWaitIters, 0,
       "TensorRT-LLM's batch_wait_timeout_iters: steps a prompt beside decode tokens may be held "
       "back for a fuller step (0: off; aggregated, without attention DP)");
+  serving["adp_balance"] = {
+      {"type", "boolean"},
+      {"default", false},
+      {"description",
+       "TensorRT-LLM's attention-DP balance (attention_dp_config enable_balance): prompts wait "
+       "until every attention data-parallel rank has one (aggregated, attention_dp above 1)"}};
+  serving["adp_timeout_iters"] = integer_schema(
+      0, kMaxBatchWaitIters, 50,
+      "with adp_balance (timeout_iters): the count of steps without a prompt on every rank that "
+      "releases the held prompts");
+  serving["adp_batching_wait_iters"] = integer_schema(
+      0, kMaxBatchWaitIters, 10,
+      "with adp_balance (batching_wait_iters): steps prompts on every rank are held more while "
+      "every rank decodes");
   serving["scheduler_recv_interval"] = integer_schema(
       0, kMaxRecvInterval, 0,
       "SGLang's --scheduler-recv-interval: new requests taken in every N decode steps (at once "

@@ -164,6 +164,11 @@ struct EngineScheduler {
   // (every step) unless a deployment sets it (SGLang's
   // --scheduler-recv-interval; ServingScenario::scheduler_recv_interval).
   bool recv_interval = false;
+  // The scheduler can balance prompts over attention data-parallel ranks,
+  // holding them until every rank has one, off unless a deployment sets it
+  // (TensorRT-LLM's attention_dp_config.enable_balance;
+  // ServingScenario::adp_balance).
+  bool adp_balance = false;
   bool ahead_with_pipeline_parallel = true;  // false: pipeline stages turn it off (vLLM)
   std::string ahead_since;                   // the release that made it the default ("" always)
   EngineFigure token_budget;                 // tokens per step: decode tokens and prompt chunks
@@ -223,7 +228,7 @@ struct EngineScheduler {
     std::string source;  // of the choices
   } aiconfigurator;
   std::string policy_source, chunked_source, admission_source, pipeline_source, formed_source,
-      prefix_cache_source, batch_wait_source, recv_interval_source, note;
+      prefix_cache_source, batch_wait_source, recv_interval_source, adp_balance_source, note;
 
   // Whether batches are formed a step ahead at `pp` pipeline stages in
   // release `version` ("" or unparsed: the current one).

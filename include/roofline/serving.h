@@ -109,6 +109,14 @@ struct ServingScenario {
   // without attention data parallelism (the engine skips it there).
   std::int64_t batch_wait_iters = 0;
   double batch_wait_ratio = 0;
+  // Attention-DP balance, where the engine's scheduler has it
+  // (EngineScheduler::adp_balance: TensorRT-LLM's attention_dp_config with
+  // enable_balance): prompts wait until every attention data-parallel rank has
+  // one (then up to adp_batching_wait_iters steps more), or until a count the
+  // engine keeps every other step reaches adp_timeout_iters. The defaults are
+  // TensorRT-LLM's. Aggregated serving with attention_dp > 1.
+  bool adp_balance = false;
+  std::int64_t adp_timeout_iters = 50, adp_batching_wait_iters = 10;
   // The scheduler's receive interval, where the engine has one
   // (EngineScheduler::recv_interval: SGLang's --scheduler-recv-interval): new
   // requests are taken in only every N decode steps (a step with prompt tokens,
@@ -175,6 +183,10 @@ struct ServingResult {
   // held their prompts back.
   std::int64_t batch_wait_iters = 0, waited_steps = 0;
   double batch_wait_ratio = 0;
+  // Attention-DP balance as the scenario set it, and the steps that held
+  // their prompts back for it.
+  bool adp_balance = false;
+  std::int64_t adp_timeout_iters = 0, adp_batching_wait_iters = 0, balance_held_steps = 0;
   // The receive interval as set (0: every step) and the mean wait from a
   // request's arrival to the step that takes it in (the step under way, and
   // with an interval the steps until the next intake).

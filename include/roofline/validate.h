@@ -156,6 +156,9 @@ struct ServingRun {
   std::int64_t batch_wait_iters = 0;
   double batch_wait_ratio = 0;
   std::int64_t recv_interval = 0;
+  // The deployment's attention-DP balance (ServingScenario::adp_balance).
+  bool adp_balance = false;
+  std::int64_t adp_timeout_iters = 0, adp_batching_wait_iters = 0;
   std::optional<Format> expert_act;  // the routed experts' math (PrecisionPlan::expert_act)
   std::optional<Format> kv;          // the deployment's KV cache format
   GraphPolicy graphs = GraphPolicy::kEngine;  // the deployment's CUDA graphs
@@ -214,6 +217,11 @@ struct ServingHarness {
   std::int64_t batch_wait_iters = 0;
   double batch_wait_ratio = 0;
   HarnessCondition batch_wait_when;
+  // Attention-DP balance (TensorRT-LLM's attention_dp_config with
+  // enable_balance), for the rows with attention data parallelism: the
+  // scripts write it only when they turn attention DP on.
+  bool adp_balance = false;
+  std::int64_t adp_timeout_iters = 0, adp_batching_wait_iters = 0;
   // The scheduler's receive interval (SGLang's --scheduler-recv-interval), by
   // the script's rules: the first whose condition a row meets (none: the
   // engine's every step).

@@ -131,6 +131,10 @@ struct Scenario {
   // tokens, and attend causally like prefill_tokens / prefill_prompt prompts.
   std::int64_t prefill_tokens = 0;
   std::int64_t prefill_prompt = 0;
+  // With attention data parallelism, the most prompt tokens one rank takes a
+  // step (its share of the step's token budget: a longer prompt is chunked on
+  // its rank); 0: whole prompts. At most prefill_prompt matters.
+  std::int64_t prefill_chunk = 0;
   // Speculative decoding with a one-layer draft head (DeepSeek-V3's MTP
   // module, EAGLE heads): a decode step runs the head draft_tokens times, one
   // token per sequence each, then the model verifies the draft_tokens + 1

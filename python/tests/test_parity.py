@@ -411,6 +411,31 @@ def test_serving_batch_waiting_holds_prompts_for_fuller_steps():
                          batch_wait_ratio=1.5)
 
 
+def test_serving_attention_dp_balance_holds_prompts(cli):
+    # TensorRT-LLM's attention-DP balance on DeepSeek-V3 over 8 B200 (attention DP 8): prompts
+    # arriving one at a time wait for every rank to have one, or for the count of 60 steps;
+    # the Python result is the CLI's JSON, and SGLang has no such setting.
+    case = dict(engine="trtllm", tp=8, attention_dp=8, ep=8, weights="fp8", act="fp8", isl=1024,
+                osl=128, concurrency=32, rounds=2)
+    plain = roofline.serving("deepseek-v3", "b200", **case)
+    held = roofline.serving("deepseek-v3", "b200", adp_balance=True, adp_timeout_iters=60,
+                            adp_batching_wait_iters=0, **case)
+    assert plain["adp_balance"] is None
+    assert held["adp_balance"]["timeout_iters"] == 60 and held["adp_balance"]["held_steps"] > 0
+    assert held["ttft_s"] > plain["ttft_s"]
+    doc = cli("serving", "--model", "deepseek-v3", "--hardware", "b200", "--engine", "trtllm",
+              "--tp", "8", "--attention-dp", "8", "--ep", "8", "--weights", "fp8", "--act", "fp8",
+              "--isl", "1024", "--osl", "128", "--concurrency", "32", "--rounds", "2",
+              "--adp-balance", "--adp-timeout-iters", "60", "--adp-batching-wait-iters", "0")
+    assert held["ttft_s"] == pytest.approx(doc["ttft_s"], rel=1e-12)
+    assert held["adp_balance"] == doc["adp_balance"]
+    with pytest.raises(roofline.InvalidArgument, match="TensorRT-LLM's scheduler setting"):
+        roofline.serving("deepseek-v3", "b200", adp_balance=True,
+                         **{**case, "engine": "sglang"})
+    with pytest.raises(roofline.InvalidArgument, match="attention-DP balance"):
+        roofline.serving("deepseek-v3", "b200", adp_balance=True, adp_timeout_iters=-1, **case)
+
+
 def test_serving_receive_interval_delays_the_intake():
     # SGLang's --scheduler-recv-interval: 16 clients of random lengths wait longer for the
     # engine to take their requests in than with every step; vLLM has no such setting.

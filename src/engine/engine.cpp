@@ -106,6 +106,7 @@ Format format_key(StrictObject& o, std::string_view key) {
 //   "prefix_cache": {"value": true, "source": key},
 //   "batch_wait": {"value": true, "source": key} (optional; false without it),
 //   "recv_interval": {"value": true, "source": key} (optional; false without it),
+//   "adp_balance": {"value": true, "source": key} (optional; false without it),
 //   "token_budget": figure, "max_running": figure, "note": text}
 EngineScheduler parse_scheduler(StrictObject& parent,
                                 const std::map<std::string, std::string>& sources) {
@@ -151,6 +152,11 @@ EngineScheduler parse_scheduler(StrictObject& parent,
     const json recv = choice("recv_interval", &s.recv_interval_source);
     if (!recv.is_boolean()) o.fail("recv_interval", "value must be true or false");
     s.recv_interval = recv.get<bool>();
+  }
+  if (o.has("adp_balance")) {
+    const json balance = choice("adp_balance", &s.adp_balance_source);
+    if (!balance.is_boolean()) o.fail("adp_balance", "value must be true or false");
+    s.adp_balance = balance.get<bool>();
   }
   {
     StrictObject f = o.object("batch_formed");
@@ -1270,6 +1276,9 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
       {"batch_wait", s.batch_wait},
       {"batch_wait_source",
        s.batch_wait ? nlohmann::json(e.citation(s.batch_wait_source)) : nlohmann::json(nullptr)},
+      {"adp_balance", s.adp_balance},
+      {"adp_balance_source",
+       s.adp_balance ? nlohmann::json(e.citation(s.adp_balance_source)) : nlohmann::json(nullptr)},
       {"recv_interval", s.recv_interval},
       {"recv_interval_source", s.recv_interval ? nlohmann::json(e.citation(s.recv_interval_source))
                                                : nlohmann::json(nullptr)},

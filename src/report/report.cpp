@@ -1016,6 +1016,12 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                                                          {"ratio", r.batch_wait_ratio},
                                                          {"waited_steps", r.waited_steps}}
                                         : nlohmann::json(nullptr);
+  // The attention-DP balance as it ran (null: off) and the steps that held prompts back.
+  const nlohmann::json adp_balance =
+      r.adp_balance ? nlohmann::json{{"timeout_iters", r.adp_timeout_iters},
+                                     {"batching_wait_iters", r.adp_batching_wait_iters},
+                                     {"held_steps", r.balance_held_steps}}
+                    : nlohmann::json(nullptr);
   nlohmann::json j = {{"model", m.id},
                       {"hardware", d.id},
                       {"engine", o.engine ? o.engine->id : std::string("roofline")},
@@ -1068,6 +1074,7 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                       {"token_budget", r.token_budget},
                       {"max_running", r.max_running},
                       {"batch_wait", batch_wait},
+                      {"adp_balance", adp_balance},
                       {"scheduler_recv_interval", r.scheduler_recv_interval},
                       {"recv_wait_s", r.recv_wait_s},
                       {"kv_block_tokens", r.kv_block_tokens},

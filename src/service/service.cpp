@@ -346,6 +346,9 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     s.batch_wait_iters = integer(o, "batch_wait_iters", 0, 0, kMaxBatchWaitIters);
     s.batch_wait_ratio = number(o, "batch_wait_ratio", 0);
     s.scheduler_recv_interval = integer(o, "scheduler_recv_interval", 0, 0, kMaxRecvInterval);
+    s.adp_balance = flag(o, "adp_balance");
+    s.adp_timeout_iters = integer(o, "adp_timeout_iters", 50, 0, kMaxBatchWaitIters);
+    s.adp_batching_wait_iters = integer(o, "adp_batching_wait_iters", 10, 0, kMaxBatchWaitIters);
     s.kv_memory_share = number(o, "kv_memory_share", 0);
     s.recipe = parse_serving_recipe(text(o, "recipe", "engine"));
     s.engine_version = text(o, "engine_version", "");

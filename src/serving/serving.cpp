@@ -21,9 +21,11 @@ namespace {
 // steps but meets few distinct grid points.
 class StepCostGrid {
  public:
+  // `rank_chunk`: with attention data parallelism, the prompt tokens one rank
+  // takes a step (its share of the pool's budget; Scenario::prefill_chunk).
   StepCostGrid(const ModelSpec& m, const Device& d, const Scenario& base, const ModelOptions& o,
-               std::int64_t isl)
-      : m_(m), d_(d), base_(base), o_(o), isl_(isl) {
+               std::int64_t isl, std::int64_t rank_chunk)
+      : m_(m), d_(d), base_(base), o_(o), isl_(isl), rank_chunk_(rank_chunk) {
     base_.phase = Phase::kDecode;
     base_.prefill_tokens = base_.prefill_prompt = 0;
   }
@@ -57,6 +59,7 @@ class StepCostGrid {
     s.seq_len = context;
     s.prefill_tokens = prefill;
     s.prefill_prompt = prefill > 0 ? isl_ : 0;
+    s.prefill_chunk = prefill > 0 && s.attention_dp > 1 ? rank_chunk_ : 0;
     const Prediction pred = predict(m_, d_, s, o_);
     // A prefill-only step has no decode tokens: no decode-step cast of the
     // KV pool (EngineProfile::latent_cache_cast).
@@ -95,7 +98,7 @@ class StepCostGrid {
   const Device& d_;
   Scenario base_;
   const ModelOptions& o_;
-  std::int64_t isl_;
+  std::int64_t isl_, rank_chunk_;
   std::unordered_map<Key, double, KeyHash> cache_;
 };
 
@@ -357,6 +360,23 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         "setting; {} has none",
         o.engine ? o.engine->name : std::string("the reference engine")));
   }
+  if (in.adp_timeout_iters < 0 || in.adp_timeout_iters > kMaxBatchWaitIters ||
+      in.adp_batching_wait_iters < 0 || in.adp_batching_wait_iters > kMaxBatchWaitIters) {
+    throw InvalidArgument(fmt::format(
+        "attention-DP balance: a timeout of {} steps and a batching wait of {} are out of range "
+        "(0 to {} steps each)",
+        in.adp_timeout_iters, in.adp_batching_wait_iters, kMaxBatchWaitIters));
+  }
+  if (in.adp_balance && !sched.adp_balance) {
+    throw InvalidArgument(fmt::format(
+        "attention-DP balance (--adp-balance) is TensorRT-LLM's scheduler setting; {} has none",
+        o.engine ? o.engine->name : std::string("the reference engine")));
+  }
+  // Balanced over the ranks of an aggregated instance (a prefill worker has no
+  // decode requests, so the engine never holds its prompts; a decode worker
+  // starts none).
+  const bool balance_on =
+      in.adp_balance && in.mode == ServingMode::kAggregated && in.step.attention_dp > 1;
   if (in.scheduler_recv_interval < 0 || in.scheduler_recv_interval > kMaxRecvInterval) {
     throw InvalidArgument(fmt::format("scheduler recv interval = {} is out of range (0 to {})",
                                       in.scheduler_recv_interval, kMaxRecvInterval));
@@ -486,6 +506,11 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     }
     if (recv_interval_on && role == detail::PoolSpec::Role::kMixed)
       p.recv_interval = in.scheduler_recv_interval;
+    if (balance_on && role == detail::PoolSpec::Role::kMixed) {
+      p.balance_groups = in.step.attention_dp;
+      p.balance_timeout = in.adp_timeout_iters;
+      p.balance_batching = in.adp_batching_wait_iters;
+    }
     p.cost = [&grid](std::int64_t n, double ctx, std::int64_t prefill) {
       return grid(n, ctx, prefill);
     };
@@ -539,8 +564,14 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   // A pool cast whole each step is the one this rule sizes.
   first_options.kv_memory_share = decode_options.kv_memory_share = kv_rule.share;
   // A step's prompt tokens attend as prompts of the mean length.
-  StepCostGrid first_grid(m, d, prefill_base, first_options, mean_isl);
-  StepCostGrid decode_grid(m, d, decode_base, decode_options, mean_isl);
+  // Each attention-DP rank takes its share of the pool's budget a step.
+  const auto rank_chunk = [](const PoolLimits& l, const Scenario& s) {
+    return std::max<std::int64_t>(1, l.budget / s.attention_dp);
+  };
+  StepCostGrid first_grid(m, d, prefill_base, first_options, mean_isl,
+                          rank_chunk(first_limits, prefill_base));
+  StepCostGrid decode_grid(m, d, decode_base, decode_options, mean_isl,
+                           rank_chunk(disagg ? decode_limits : first_limits, decode_base));
   if (!disagg) {
     spec.first = pool(detail::PoolSpec::Role::kMixed, 1, decode_room, own_prompt + in.osl,
                       first_limits, first_grid);
@@ -603,6 +634,12 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   r.batch_wait_iters = in.batch_wait_iters;
   r.batch_wait_ratio = in.batch_wait_ratio;
   r.waited_steps = sim.waited_steps;
+  r.adp_balance = balance_on;
+  if (balance_on) {
+    r.adp_timeout_iters = in.adp_timeout_iters;
+    r.adp_batching_wait_iters = in.adp_batching_wait_iters;
+  }
+  r.balance_held_steps = sim.balance_held_steps;
   r.scheduler_recv_interval = in.scheduler_recv_interval;
   r.recv_wait_s = sim.recv_wait_s;
   r.prefix_hit_rate =
@@ -739,6 +776,22 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
                                          engine->name + " skips it there"
                                    : "batch waiting: with 0 steps to wait " + engine->name +
                                          " never holds prompts back, whatever the ratio");
+  }
+  if (balance_on) {
+    r.notes.push_back(fmt::format(
+        "attention-DP balance ({}'s attention_dp_config: enable_balance, timeout_iters {}, "
+        "batching_wait_iters {}; source {} in `roofline engines show {}`): {} of {} steps held "
+        "their prompts back until each of the {} ranks had one, or a count of such steps "
+        "reached {}",
+        engine->name, in.adp_timeout_iters, in.adp_batching_wait_iters, sched.adp_balance_source,
+        engine->id, r.balance_held_steps, r.steps, in.step.attention_dp, in.adp_timeout_iters));
+  } else if (in.adp_balance) {
+    r.notes.push_back(in.mode == ServingMode::kDisaggregated
+                          ? "attention-DP balance has no effect on disaggregated workers: a "
+                            "prefill worker has no decode requests to wait beside, a decode "
+                            "worker no prompts"
+                          : "attention-DP balance has no effect without attention data "
+                            "parallelism (--attention-dp 1): one rank has nothing to balance");
   }
   if (recv_interval_on) {
     r.notes.push_back(fmt::format(

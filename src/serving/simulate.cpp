@@ -30,6 +30,7 @@ struct Request {
   std::uint64_t order = 0;   // admission order (the newest is preempted first)
   std::int32_t home = 0;     // disaggregated: the decode instance holding its cache
   std::int32_t prompt = -1;  // its prompt's index in the pool (-1: no pool)
+  std::int32_t group = 0;    // attention-DP balance: the group holding it
   // When it last joined its instance's queue (waiting or ready), and whether
   // it was sent in reply to a response given at that instant.
   double queued = 0;
@@ -88,6 +89,15 @@ struct Instance {
   // A prompt pool: the prompts whose KV cache the prefix cache keeps, and their tokens summed.
   std::vector<bool> kept;
   double kept_tokens = 0;
+  // Attention-DP balance: each group's admitted, prompt-starting and decoding
+  // requests; the counts of steps (TensorRT-LLM's adp_ctx_waiting_iters_count
+  // and adp_ctx_batching_wait_iters_count) as the step under way left them;
+  // how the step under way counts (a run's later steps count alike) and
+  // whether it held prompts back.
+  std::vector<std::int32_t> group_running, group_prefilling, group_decoding;
+  std::int64_t balance_count = 0, batching_count = 0;
+  enum class BalanceRun : std::uint8_t { kAllReady, kCounting, kBatching } balance_run{};
+  bool balance_held = false;
 };
 
 struct Event {
@@ -117,6 +127,12 @@ class Simulation {
     };
     add(s.first);
     first_count_ = static_cast<std::int32_t>(instances_.size());
+    for (Instance& in : instances_) {
+      const auto groups = static_cast<std::size_t>(in.pool->balance_groups);
+      in.group_running.assign(groups, 0);
+      in.group_prefilling.assign(groups, 0);
+      in.group_decoding.assign(groups, 0);
+    }
     if (s.prompt_pool > 0) {
       pool_isl_.assign(static_cast<std::size_t>(s.prompt_pool), 0);
       for (Instance& in : instances_)
@@ -214,6 +230,7 @@ class Simulation {
       in.waits -= dropped;
       r_.waited_steps -= dropped;
     }
+    if (in.balance_held) r_.balance_held_steps -= dropped;
     r_.steps -= dropped;
     r_.busy_s -= static_cast<double>(dropped) * in.step_s;
     r_.decoding_step_sum -= static_cast<double>(dropped * in.decode_now);
@@ -330,6 +347,7 @@ class Simulation {
     in.by_order.emplace(q.order, id);
     in.context_offset += q.offset;
     in.context_isl += q.isl;
+    if (in.pool->balance_groups > 0) ++in.group_decoding[static_cast<std::size_t>(q.group)];
   }
 
   void stop_decoding(Instance& in, const Request& q, std::int32_t id) {
@@ -337,6 +355,13 @@ class Simulation {
     in.by_order.erase({q.order, id});
     in.context_offset -= q.offset;
     in.context_isl -= q.isl;
+    if (in.pool->balance_groups > 0) --in.group_decoding[static_cast<std::size_t>(q.group)];
+  }
+
+  // A request leaves the instance's running set (finished or preempted).
+  static void release(Instance& in, const Request& q) {
+    --in.running;
+    if (in.pool->balance_groups > 0) --in.group_running[static_cast<std::size_t>(q.group)];
   }
 
   // On-demand caches grow a token a step; preempt the newest decoding
@@ -352,7 +377,7 @@ class Simulation {
       stop_decoding(in, q, id);
       in.kv_used -= held(in, q) + q.slack;
       q.generated = q.offset + in.decode_step;
-      --in.running;
+      release(in, q);
       if (p.role == PoolSpec::Role::kDecode) {
         q.target = 0;  // its cache came over once; taken as moved back in
       } else {
@@ -428,6 +453,14 @@ class Simulation {
       if (q.admitted < 0) q.admitted = now;
       q.order = order_++;
       ++in.running;
+      if (p.balance_groups > 0) {
+        // The group running the fewest takes it (TensorRT-LLM spreads new
+        // requests over the attention-DP ranks by their active requests).
+        const auto fewest = std::min_element(in.group_running.begin(), in.group_running.end());
+        q.group = static_cast<std::int32_t>(fewest - in.group_running.begin());
+        ++*fewest;
+        ++in.group_prefilling[static_cast<std::size_t>(q.group)];
+      }
       // A prefill worker's rounding is its own (released with the prompt);
       // the request's slack is the pool that keeps its cache.
       if (p.role != PoolSpec::Role::kPrefill) q.slack = need - admission_tokens(p, q);
@@ -477,6 +510,42 @@ class Simulation {
         prompt_tokens += take;
         budget -= take;
         if (budget <= 0) break;
+      }
+    }
+    // Attention-DP balance (TensorRT-LLM's PyExecutor._balance_adp_requests,
+    // which runs every step, prompts or not).
+    bool balance_hold = false;
+    if (p.balance_groups > 0) {
+      const std::int64_t share = (p.max_running + p.balance_groups - 1) / p.balance_groups;
+      bool every_prompt = true, every_decoding = true, room = true;
+      for (std::size_t g = 0; g < in.group_running.size(); ++g) {
+        every_prompt = every_prompt && in.group_prefilling[g] > 0;
+        every_decoding = every_decoding && in.group_decoding[g] > 0;
+        room = room && in.group_decoding[g] < share;
+      }
+      if (every_prompt && room) {
+        in.balance_count = 0;
+        in.balance_run = Instance::BalanceRun::kAllReady;
+        if (every_decoding && in.batching_count < p.balance_batching) {
+          ++in.batching_count;
+          in.balance_run = Instance::BalanceRun::kBatching;
+          balance_hold = true;
+        } else {
+          in.batching_count = 0;
+        }
+      } else {
+        in.balance_run = Instance::BalanceRun::kCounting;
+        ++in.balance_count;
+        balance_hold = true;
+        if (in.balance_count >= p.balance_timeout || !every_decoding) {
+          in.balance_count = 0;
+          balance_hold = false;
+        }
+      }
+      in.balance_held = balance_hold && !in.chunks.empty();
+      if (balance_hold) {
+        in.chunks.clear();
+        prompt_tokens = 0;
       }
     }
     // Batch waiting: chunks beside decode tokens wait for a fuller step, at
@@ -538,6 +607,12 @@ class Simulation {
       k = std::max<std::int64_t>(1, in.decoding.begin()->first - in.decode_step);
       // A wait lasts until the count runs out (or an arrival or completion).
       if (waiting) k = std::min(k, p.wait_steps - in.waits);
+      // Prompts held for the balance wait until its count takes them.
+      if (balance_hold && !in.prefilling.empty()) {
+        k = std::min(k, in.balance_run == Instance::BalanceRun::kBatching
+                            ? std::max<std::int64_t>(1, p.balance_batching - in.batching_count + 1)
+                            : std::max<std::int64_t>(1, p.balance_timeout - in.balance_count));
+      }
       if (!p.reserve_whole) {
         const double room = (static_cast<double>(p.kv_tokens) - in.kv_used) / tokens(decode_now);
         k = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::floor(std::max(room, 0.0))), 1,
@@ -574,6 +649,7 @@ class Simulation {
       in.waits += k;
       r_.waited_steps += k;
     }
+    if (in.balance_held) r_.balance_held_steps += k;
     in.busy = true;
     in.ties_in = from_idle;  // kept for the cutoff this step sets
     in.k = k;
@@ -606,6 +682,14 @@ class Simulation {
                                        : in.started + static_cast<double>(in.k - 1) * in.step_s;
     in.ties_in = in.ties_in && in.k == 1;
     if (in.decode_now > 0) in.decode_step += in.k;
+    if (p.balance_groups > 0 && in.k > 1) {
+      // The run's later steps counted as its first did (start_step).
+      if (in.balance_run == Instance::BalanceRun::kCounting && p.balance_timeout > 0) {
+        in.balance_count = (in.balance_count + in.k - 1) % p.balance_timeout;
+      } else if (in.balance_run == Instance::BalanceRun::kBatching) {
+        in.batching_count += in.k - 1;
+      }
+    }
     if (!p.reserve_whole) in.kv_used += tokens(in.decode_now * in.k);  // each decode step's cache
     std::int64_t finished = 0;  // requests that completed with this step
     double finished_context = 0;
@@ -620,6 +704,7 @@ class Simulation {
       if (q.prefilled < q.target) continue;
       // Chunks are taken in order, so the finished prompts lead the queue.
       in.prefilling.pop_front();
+      if (p.balance_groups > 0) --in.group_prefilling[static_cast<std::size_t>(q.group)];
       if (q.first_token < 0) q.first_token = now;
       ++q.generated;  // a prefill samples the next token
       if (q.prompt >= 0 && p.role == PoolSpec::Role::kMixed) {
@@ -630,12 +715,12 @@ class Simulation {
         }
       }
       if (p.role == PoolSpec::Role::kPrefill) {
-        --in.running;
+        release(in, q);
         in.kv_used -= in_blocks(p, static_cast<double>(q.own));
         q.target = 0;
         arrive(q.home, id, now + s_.transfer_s, Event::Kind::kReady);
       } else if (q.generated >= q.steps) {
-        --in.running;
+        release(in, q);
         in.kv_used -= admission_tokens(p, q) + q.slack;
         count_finished(q);
         complete(id, now);
@@ -649,7 +734,7 @@ class Simulation {
       Request& q = req(id);
       stop_decoding(in, q, id);
       in.kv_used -= (p.reserve_whole ? static_cast<double>(q.own + q.osl) : held(in, q)) + q.slack;
-      --in.running;
+      release(in, q);
       count_finished(q);
       complete(id, now);
     }
@@ -724,6 +809,15 @@ void check_pool(const PoolSpec& p, const char* name, std::int64_t one_request) {
     throw InvalidArgument(std::string("serving simulation: the ") + name +
                           " pool's receive interval needs 0 to 2^20 steps and a pool that "
                           "mixes prompts and decode tokens");
+  }
+  if (p.balance_groups < 0 || p.balance_groups > 1024 || p.balance_timeout < 0 ||
+      p.balance_timeout > (std::int64_t{1} << 20) || p.balance_batching < 0 ||
+      p.balance_batching > (std::int64_t{1} << 20) ||
+      (p.balance_groups > 0 && p.role != PoolSpec::Role::kMixed)) {
+    throw InvalidArgument(std::string("serving simulation: the ") + name +
+                          " pool's attention-DP balance needs 0 to 1024 groups, 0 to 2^20 steps "
+                          "of timeout and of batching wait, and a pool that mixes prompts and "
+                          "decode tokens");
   }
   const std::int64_t b = p.kv_block_tokens;
   if (p.kv_tokens < (one_request + b - 1) / b * b) {

@@ -61,6 +61,18 @@ struct PoolSpec {
   // a decode step 1 and a step with prompt tokens 1,000 (so the step after a
   // prompt always takes them); an idle loop takes them at once. 0 or 1: every step.
   std::int64_t recv_interval = 0;
+  // Attention data parallelism with TensorRT-LLM's balance (attention_dp_config
+  // enable_balance, PyExecutor._balance_adp_requests; mixed pools): the
+  // instance's `balance_groups` attention groups each hold whole requests (a
+  // newcomer joins the group running the fewest), and a step takes prompt
+  // chunks only when every group has a prompt to start and fewer decoding
+  // requests than its share of max_running, or when some group has none
+  // decoding, or when a count kept by every other step reaches
+  // balance_timeout (it then starts again from 0). A step where every group
+  // has a prompt and a decoding request first holds them balance_batching
+  // steps more. 0 groups: off.
+  std::int64_t balance_groups = 0;
+  std::int64_t balance_timeout = 0, balance_batching = 0;
   StepCost cost;
 };
 
@@ -112,7 +124,8 @@ struct SimResult {
   double decoding_step_sum = 0;    // decode requests summed over steps (mean batch)
   std::int64_t decode_steps = 0;   // steps with decode tokens
   std::int64_t preemptions = 0;
-  std::int64_t waited_steps = 0;  // steps that left their prompt chunks out (batch waiting)
+  std::int64_t waited_steps = 0;        // steps that left their prompt chunks out (batch waiting)
+  std::int64_t balance_held_steps = 0;  // steps that left them out for the attention-DP balance
   // Mean wait from arrival to the step that takes a request in (the step under
   // way, and with a receive interval the steps until the next intake).
   double recv_wait_s = 0;

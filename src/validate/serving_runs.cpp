@@ -319,7 +319,11 @@ double step_with_prompt_share(const ModelSpec& m, const Device& d, Scenario s, c
   ModelOptions sized = o;  // a pool cast whole each step is the one this share sizes
   sized.kv_memory_share = share;
   const double plain = predict(m, d, s, sized).time_s;
-  s.prefill_tokens = r.isl;
+  // A prompt lands whole on one attention-DP rank; with the deployment's
+  // balance (ServingRun::adp_balance) they start together, one a rank, in a
+  // step that comes 1 / attention_dp as often.
+  const std::int64_t together = r.adp_balance ? s.attention_dp : 1;
+  s.prefill_tokens = r.isl * together;
   s.prefill_prompt = r.isl;
   const double with_prompt = predict(m, d, s, sized).time_s;
   // A speculative step finishes tokens_per_step tokens of each request, so
@@ -327,7 +331,8 @@ double step_with_prompt_share(const ModelSpec& m, const Device& d, Scenario s, c
   // step over its tokens.
   const double per_step = tokens_per_step(s);
   const double step = plain + static_cast<double>(s.batch) * per_step / static_cast<double>(r.osl) *
-                                  std::max(0.0, with_prompt - plain);
+                                  std::max(0.0, with_prompt - plain) /
+                                  static_cast<double>(together);
   return step / per_step;
 }
 
@@ -647,8 +652,8 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
       }
       if (n.token_budget_round_to == 0 && !n.max_running && !n.max_running_is_clients &&
           !n.token_budget && !n.kv && !n.expert_parallel && !dp.has("batch_wait") &&
-          !dp.has("scheduler_recv_interval") && n.kv_memory.empty() &&
-          n.graphs == GraphPolicy::kEngine) {
+          !dp.has("scheduler_recv_interval") && !dp.has("attention_dp_balance") &&
+          n.kv_memory.empty() && n.graphs == GraphPolicy::kEngine) {
         dp.fail("max_running",
                 "a deployment gives a KV cache, its memory, limits, the formula, expert "
                 "parallelism, a scheduler setting or CUDA graphs");
@@ -663,6 +668,21 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         if (n.batch_wait_ratio > 1) bw.fail("max_tokens_ratio", "must be from 0 to 1");
         n.batch_wait_when = harness_condition(bw);
         bw.finish();
+      }
+      if (dp.has("attention_dp_balance")) {
+        // "attention_dp_balance": {"timeout_iters": N, "batching_wait_iters": M}
+        // (TensorRT-LLM's attention_dp_config with enable_balance: true).
+        StrictObject ab = dp.object("attention_dp_balance");
+        n.adp_balance = true;
+        const auto steps = [&ab](std::string_view key) {  // 0 allowed: no wait
+          const double v = ab.non_negative(key);
+          if (v != std::floor(v) || v > static_cast<double>(kMaxBatchWaitIters))
+            ab.fail(key, fmt::format("must be a whole number from 0 to {}", kMaxBatchWaitIters));
+          return static_cast<std::int64_t>(v);
+        };
+        n.adp_timeout_iters = steps("timeout_iters");
+        n.adp_batching_wait_iters = steps("batching_wait_iters");
+        ab.finish();
       }
       if (dp.has("scheduler_recv_interval")) {
         // "scheduler_recv_interval": [{"steps": N, "when": {...}}, ...]
@@ -782,6 +802,11 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
         r.batch_wait_ratio = n.batch_wait_ratio;
       }
       if (const auto* rule = first_met(n.recv_intervals, r)) r.recv_interval = rule->steps;
+      if (n.adp_balance && dp) {
+        r.adp_balance = true;
+        r.adp_timeout_iters = n.adp_timeout_iters;
+        r.adp_batching_wait_iters = n.adp_batching_wait_iters;
+      }
       if (const auto* rule = first_met(n.kv_memory, r)) r.kv_memory_share = rule->share;
       r.expert_act = n.expert_act;
       r.kv = n.kv;
@@ -960,6 +985,13 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
           load.batch_wait_ratio = r.batch_wait_ratio;
           row.formats += fmt::format(", batch wait {} steps / {:g} ({})", r.batch_wait_iters,
                                      r.batch_wait_ratio, clip_utf8(r.harness, 64));
+        }
+        if (r.adp_balance && !disagg) {
+          load.adp_balance = true;
+          load.adp_timeout_iters = r.adp_timeout_iters;
+          load.adp_batching_wait_iters = r.adp_batching_wait_iters;
+          row.formats += fmt::format(", ADP balance {} / {} steps ({})", r.adp_timeout_iters,
+                                     r.adp_batching_wait_iters, clip_utf8(r.harness, 64));
         }
         if (recipe == ServingRecipe::kAiConfigurator && disagg) {
           load.prefill_batch = r.prefill_batch;

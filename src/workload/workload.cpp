@@ -596,8 +596,14 @@ struct Builder {
     op.compute = Format::kFp32;
   }
 
-  // Attention data parallelism: the attention block of each group sees its
-  // own share of the sequences over tp / attention_dp ranks.
+  // Attention data parallelism: the attention block of each group runs over
+  // tp / attention_dp ranks on the group's own sequences. The groups meet at
+  // the MoE's all-to-all, so a step takes as long as its busiest group, and
+  // the engines place whole requests, never parts of one, on a group
+  // (TensorRT-LLM's and SGLang's attention-DP schedulers): the busiest holds
+  // ceil(B / dp) sequences and, of a step's prompt tokens (P of prompts of
+  // prefill_prompt tokens, chunked at prefill_chunk a rank), the pieces it
+  // gets when they go round the groups.
   struct AttentionGroup {
     Builder& b;
     double tp, nh, nkv, B, N, P;
@@ -608,9 +614,17 @@ struct Builder {
       b.tp = tp / dp;
       b.nh = static_cast<double>(b.m.heads) / b.tp;
       b.nkv = std::max(1.0, static_cast<double>(b.m.kv_heads) / b.tp);
-      b.B = B / dp;
-      b.N = N / dp;
-      b.P = P / dp;
+      b.B = busiest(B, 1, dp);
+      double piece = static_cast<double>(b.s.prefill_prompt);
+      if (b.s.prefill_chunk > 0) piece = std::min(piece, static_cast<double>(b.s.prefill_chunk));
+      b.P = P > 0 ? busiest(P, piece, dp) : 0;
+      b.N = N - B * b.T - P + b.B * b.T + b.P;
+    }
+    // The busiest group's share of `total` in pieces of `piece` dealt round
+    // `dp` groups (the last piece may be short).
+    static double busiest(double total, double piece, double dp) {
+      const double pieces = std::ceil(total / piece - 1e-9);
+      return std::min(total, std::ceil(pieces / dp - 1e-9) * piece);
     }
     ~AttentionGroup() {
       b.tp = tp;
@@ -849,6 +863,7 @@ void validate(const Scenario& s, const ModelSpec& m) {
       throw InvalidArgument("prefill tokens ride along with a decode step only");
     check("prefill tokens", s.prefill_tokens, 1, kMaxBatch);
     check("prefill prompt", s.prefill_prompt, 1, kMaxSeqLen);
+    if (s.prefill_chunk != 0) check("prefill chunk", s.prefill_chunk, 1, kMaxBatch);
   }
   check("draft tokens", s.draft_tokens, 0, kMaxDraftTokens);
   if (!(s.acceptance >= 0 && s.acceptance <= 1)) {

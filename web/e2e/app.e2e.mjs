@@ -415,6 +415,19 @@ try {
         /held their prompts back for a fuller step \(at most 20 in a row, until 90\.0% of the budget\)/.test(await page.textContent('#serving-detail')),
         `batch waiting is sent and shown (${JSON.stringify(servingBodies[0])})`);
   await page.fill('#sv-batch-wait-iters', '0');
+  // TensorRT-LLM's attention-DP balance: on with a timeout, sent, and the held steps shown.
+  servingBodies.length = 0;
+  for (const id of ['#sv-attention-dp', '#sv-ep']) await page.fill(id, '2');
+  await page.fill('#sv-adp-timeout', '30');
+  await page.fill('#sv-adp-batching', '0');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  check(servingBodies.length === 1 && servingBodies[0].adp_balance === true && servingBodies[0].adp_timeout_iters === 30 &&
+        servingBodies[0].adp_batching_wait_iters === 0 &&
+        /held their prompts back until every rank had one \(timeout 30 steps, batching wait 0\)/.test(await page.textContent('#serving-detail')),
+        `the attention-DP balance is sent and shown (${JSON.stringify(servingBodies[0])})`);
+  await page.fill('#sv-adp-timeout', '0');
+  for (const id of ['#sv-attention-dp', '#sv-ep']) await page.fill(id, '1');
   // SGLang's receive interval: sent, and the intake shown.
   servingBodies.length = 0;
   await page.selectOption('#sv-engine', 'sglang');

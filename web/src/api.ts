@@ -184,6 +184,8 @@ export interface Serving {
   prefix_hit_rate: number;               // of the requests, those whose prompt the prefix cache held
   // TensorRT-LLM's batch waiting as set (null: not set) and the steps that held prompts back.
   batch_wait: { iters: number; ratio: number; waited_steps: number } | null;
+  // TensorRT-LLM's attention-DP balance as it ran (null: off) and the steps that held prompts back.
+  adp_balance: { timeout_iters: number; batching_wait_iters: number; held_steps: number } | null;
   scheduler_recv_interval: number;       // SGLang's receive interval as set (0: every step)
   recv_wait_s: number;                   // mean wait from arrival to the step that takes a request in
   weights: string; act: string; kv: string;

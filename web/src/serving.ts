@@ -23,6 +23,7 @@ const DEFAULTS = {
   sharedPrefix: 0,                            // no prefix cache hits
   promptPool: 0,                              // every prompt unique
   batchWaitIters: 0, batchWaitRatio: 0,       // TensorRT-LLM's batch waiting, off
+  adpTimeout: 0, adpBatching: 0,              // TensorRT-LLM's attention-DP balance, off
   recvInterval: 0,                            // SGLang's receive interval: every step
   kvMemory: 0,                                // the engine's KV memory share
   rangeRatio: 1,                              // fixed lengths (InferenceMAX runs 0.8)
@@ -155,6 +156,14 @@ function request(): Record<string, unknown> {
     req.batch_wait_iters = waitIters;
     req.batch_wait_ratio = waitRatio;
   }
+  // TensorRT-LLM's attention-DP balance, on with a timeout (the server refuses other engines).
+  const adpTimeout = intValue('sv-adp-timeout', 'ADP balance timeout', 0, MAX_BATCH_WAIT);
+  const adpBatching = intValue('sv-adp-batching', 'batching wait', 0, MAX_BATCH_WAIT);
+  if (adpTimeout > 0) {
+    req.adp_balance = true;
+    req.adp_timeout_iters = adpTimeout;
+    req.adp_batching_wait_iters = adpBatching;
+  }
   // SGLang's receive interval (the server refuses it for other engines).
   const recvInterval = intValue('sv-recv-interval', 'receive interval', 0, MAX_BATCH_WAIT);
   if (recvInterval > 1) req.scheduler_recv_interval = recvInterval;
@@ -222,6 +231,8 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   number('sv-prompt-pool', DEFAULTS.promptPool);
   number('sv-batch-wait-iters', DEFAULTS.batchWaitIters);
   number('sv-batch-wait-ratio', DEFAULTS.batchWaitRatio);
+  number('sv-adp-timeout', DEFAULTS.adpTimeout);
+  number('sv-adp-batching', DEFAULTS.adpBatching);
   number('sv-recv-interval', DEFAULTS.recvInterval);
   number('sv-kv-memory', DEFAULTS.kvMemory);
   number('sv-range-ratio', DEFAULTS.rangeRatio);
@@ -449,6 +460,8 @@ function renderDetail(r: Serving | undefined): void {
     ['waits', `${wait(r.queue_wait_s)} ${admission}, then ${wait(r.prompt_queue_wait_s)} from admission to the first prompt chunk`],
     ...(r.batch_wait && r.batch_wait.iters > 0 ? [['batch waiting', `${counted(r.batch_wait.waited_steps, 'step')} of ${r.steps} ` +
       `held their prompts back for a fuller step (at most ${r.batch_wait.iters} in a row, until ${pct(r.batch_wait.ratio * 100)} of the budget)`] as [string, string]] : []),
+    ...(r.adp_balance ? [['attention-DP balance', `${counted(r.adp_balance.held_steps, 'step')} of ${r.steps} held their ` +
+      `prompts back until every rank had one (timeout ${r.adp_balance.timeout_iters} steps, batching wait ${r.adp_balance.batching_wait_iters})`] as [string, string]] : []),
     ...(r.scheduler_recv_interval > 1 ? [['receive interval', `new requests taken in every ${r.scheduler_recv_interval} decode steps: ` +
       `${seconds(r.recv_wait_s)} on average from arrival to intake`] as [string, string]] : []),
   ];
