@@ -683,6 +683,14 @@ TEST(AttentionDataParallel, TheBusiestGroupHoldsWholeRequests) {
   // 8,192 prompt tokens are eight whole prompts, one a group: an even eighth.
   mixed.prefill_tokens = 8192;
   EXPECT_DOUBLE_EQ(tokens_in_group(mixed), 64.0 / 8 + 1024);
+  // 8,716: nine pieces, the first group takes two, the second of them the
+  // short one (8,716 - 8 x 1,024 = 524): 1,024 + 524.
+  mixed.prefill_tokens = 8716;
+  EXPECT_DOUBLE_EQ(tokens_in_group(mixed), 64.0 / 8 + 1024 + 524);
+  // Chunked at 256 tokens a rank: 1,536 tokens are six chunks, one a group.
+  mixed.prefill_tokens = 1536;
+  mixed.prefill_chunk = 256;
+  EXPECT_DOUBLE_EQ(tokens_in_group(mixed), 64.0 / 8 + 256);
 }
 
 // The busiest of n expert-parallel groups: the expected maximum of n standard

@@ -516,6 +516,20 @@ TEST(ServingSimulation, BatchWaitingEndsWhenTheStepIsFullEnough) {
               2 * (kStep + 100 * kPerToken), kExact);
 }
 
+// A chunk cap (an attention-DP rank's share of the budget): one client's
+// 100-token prompt goes 30, 30, 30 and 10 tokens a step, so its first token
+// comes after four steps (4 x 1 ms + 100 x 1 us), not one.
+TEST(ServingSimulation, AChunkCapSpreadsAPromptOverSteps) {
+  sim::SimSpec s = simple_spec(1, 1);
+  s.first.chunk_cap = 30;
+  const sim::SimResult r = sim::simulate_serving(s);
+  ASSERT_EQ(r.ttft_s.size(), 1u);
+  EXPECT_NEAR(r.ttft_s[0], 4 * kStep + 100 * kPerToken, kExact);
+  EXPECT_EQ(r.prompt_steps, 4);
+  s.first.chunk_cap = -1;
+  EXPECT_THROW((void)sim::simulate_serving(s), InvalidArgument);
+}
+
 // Attention-DP balance over 2 groups: with a timeout of 0 steps the count
 // reaches it at once, so nothing is ever held (the same run as without). With
 // a timeout, a prompt on one group waits while the other has none, at most
@@ -556,7 +570,7 @@ TEST(ServingSimulation, AttentionDpBalanceHoldsPromptsUntilEveryGroupHasOne) {
   // decodes, some steps more.
   s.first.balance_timeout = kTimeout;
   s.first.balance_batching = 3;
-  EXPECT_GE(sim::simulate_serving(s).balance_held_steps, held.balance_held_steps);
+  EXPECT_GT(sim::simulate_serving(s).balance_held_steps, held.balance_held_steps);
 
   // Only a pool that mixes prompts and decode tokens balances them.
   sim::SimSpec bad = simple_spec(1, 1);

@@ -21,8 +21,8 @@ namespace {
 // steps but meets few distinct grid points.
 class StepCostGrid {
  public:
-  // `rank_chunk`: with attention data parallelism, the prompt tokens one rank
-  // takes a step (its share of the pool's budget; Scenario::prefill_chunk).
+  // `rank_chunk`: with attention data parallelism and chunked prompts, the
+  // prompt tokens one rank takes a step (Scenario::prefill_chunk; 0: whole).
   StepCostGrid(const ModelSpec& m, const Device& d, const Scenario& base, const ModelOptions& o,
                std::int64_t isl, std::int64_t rank_chunk)
       : m_(m), d_(d), base_(base), o_(o), isl_(isl), rank_chunk_(rank_chunk) {
@@ -59,7 +59,7 @@ class StepCostGrid {
     s.seq_len = context;
     s.prefill_tokens = prefill;
     s.prefill_prompt = prefill > 0 ? isl_ : 0;
-    s.prefill_chunk = prefill > 0 && s.attention_dp > 1 ? rank_chunk_ : 0;
+    s.prefill_chunk = prefill > 0 && s.attention_dp > 1 ? rank_chunk_ : 0;  // 0: whole prompts
     const Prediction pred = predict(m_, d_, s, o_);
     // A prefill-only step has no decode tokens: no decode-step cast of the
     // KV pool (EngineProfile::latent_cache_cast).
@@ -483,6 +483,11 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     return (tokens + block - 1) / block * block;
   };
   std::int64_t lanes_used = 1;
+  // With attention data parallelism and chunked prompts, each rank takes its
+  // share of the first pool's budget a step, so a request's chunk is at most
+  // that (SGLang divides its chunk size by the DP size); 0: the budget's
+  // (unchunked prompts go whole). Set with the pools' scenarios below.
+  std::int64_t first_chunk = 0;
   const auto pool = [&](detail::PoolSpec::Role role, std::int64_t instances, std::int64_t kv_tokens,
                         std::int64_t one_request, const PoolLimits& l, StepCostGrid& grid) {
     const std::int64_t lanes =
@@ -497,6 +502,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     p.max_running = (l.cap + lanes - 1) / lanes;
     p.token_budget = l.budget;
     p.chunked_prefill = sched.chunked_prefill;
+    if (role != detail::PoolSpec::Role::kDecode) p.chunk_cap = first_chunk;
     p.prefill_first = l.prefill_first;
     p.formed_a_step_ahead = l.a_step_ahead;
     if (batch_wait_on && role == detail::PoolSpec::Role::kMixed) {
@@ -539,6 +545,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   } else {
     r.gpus = base.tp * base.pp;
   }
+  if (sched.chunked_prefill && prefill_base.attention_dp > 1)
+    first_chunk = std::max<std::int64_t>(1, first_limits.budget / prefill_base.attention_dp);
   const double engine_share =
       sched.kv_memory_share(in.engine_version, in.recipe == ServingRecipe::kAiConfigurator);
   const KvMemoryRule kv_rule{&sched, in.kv_memory_share > 0 ? in.kv_memory_share : engine_share};
@@ -564,14 +572,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   // A pool cast whole each step is the one this rule sizes.
   first_options.kv_memory_share = decode_options.kv_memory_share = kv_rule.share;
   // A step's prompt tokens attend as prompts of the mean length.
-  // Each attention-DP rank takes its share of the pool's budget a step.
-  const auto rank_chunk = [](const PoolLimits& l, const Scenario& s) {
-    return std::max<std::int64_t>(1, l.budget / s.attention_dp);
-  };
-  StepCostGrid first_grid(m, d, prefill_base, first_options, mean_isl,
-                          rank_chunk(first_limits, prefill_base));
-  StepCostGrid decode_grid(m, d, decode_base, decode_options, mean_isl,
-                           rank_chunk(disagg ? decode_limits : first_limits, decode_base));
+  StepCostGrid first_grid(m, d, prefill_base, first_options, mean_isl, first_chunk);
+  StepCostGrid decode_grid(m, d, decode_base, decode_options, mean_isl, disagg ? 0 : first_chunk);
   if (!disagg) {
     spec.first = pool(detail::PoolSpec::Role::kMixed, 1, decode_room, own_prompt + in.osl,
                       first_limits, first_grid);

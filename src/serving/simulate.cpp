@@ -96,7 +96,9 @@ struct Instance {
   // whether it held prompts back.
   std::vector<std::int32_t> group_running, group_prefilling, group_decoding;
   std::int64_t balance_count = 0, batching_count = 0;
-  enum class BalanceRun : std::uint8_t { kAllReady, kCounting, kBatching } balance_run{};
+  // kReleased: the count was reset because some group had nothing decoding
+  // (then every step of the run resets it).
+  enum class BalanceRun : std::uint8_t { kAllReady, kCounting, kReleased, kBatching } balance_run{};
   bool balance_held = false;
 };
 
@@ -499,6 +501,7 @@ class Simulation {
         std::int64_t take = 0;
         if (p.chunked_prefill) {
           take = std::min(left, budget);
+          if (p.chunk_cap > 0) take = std::min(take, p.chunk_cap);
         } else if (left <= budget || in.chunks.empty()) {
           // One whole prompt a step even past the budget: a deployment
           // without chunking must size its budget above a prompt and the
@@ -526,12 +529,15 @@ class Simulation {
       if (every_prompt && room) {
         in.balance_count = 0;
         in.balance_run = Instance::BalanceRun::kAllReady;
-        if (every_decoding && in.batching_count < p.balance_batching) {
-          ++in.batching_count;
-          in.balance_run = Instance::BalanceRun::kBatching;
-          balance_hold = true;
-        } else {
-          in.batching_count = 0;
+        // (TensorRT-LLM touches the batching count only while every rank decodes.)
+        if (every_decoding) {
+          if (in.batching_count < p.balance_batching) {
+            ++in.batching_count;
+            in.balance_run = Instance::BalanceRun::kBatching;
+            balance_hold = true;
+          } else {
+            in.batching_count = 0;
+          }
         }
       } else {
         in.balance_run = Instance::BalanceRun::kCounting;
@@ -540,6 +546,7 @@ class Simulation {
         if (in.balance_count >= p.balance_timeout || !every_decoding) {
           in.balance_count = 0;
           balance_hold = false;
+          if (!every_decoding) in.balance_run = Instance::BalanceRun::kReleased;
         }
       }
       in.balance_held = balance_hold && !in.chunks.empty();
@@ -810,14 +817,14 @@ void check_pool(const PoolSpec& p, const char* name, std::int64_t one_request) {
                           " pool's receive interval needs 0 to 2^20 steps and a pool that "
                           "mixes prompts and decode tokens");
   }
-  if (p.balance_groups < 0 || p.balance_groups > 1024 || p.balance_timeout < 0 ||
-      p.balance_timeout > (std::int64_t{1} << 20) || p.balance_batching < 0 ||
-      p.balance_batching > (std::int64_t{1} << 20) ||
-      (p.balance_groups > 0 && p.role != PoolSpec::Role::kMixed)) {
+  if (p.chunk_cap < 0 || p.balance_groups < 0 || p.balance_groups > (std::int64_t{1} << 16) ||
+      p.balance_timeout < 0 || p.balance_timeout > (std::int64_t{1} << 20) ||
+      p.balance_batching < 0 || p.balance_batching > (std::int64_t{1} << 20) ||
+      (p.balance_groups > 0 && (p.role != PoolSpec::Role::kMixed || p.prefill_first))) {
     throw InvalidArgument(std::string("serving simulation: the ") + name +
-                          " pool's attention-DP balance needs 0 to 1024 groups, 0 to 2^20 steps "
-                          "of timeout and of batching wait, and a pool that mixes prompts and "
-                          "decode tokens");
+                          " pool's attention-DP balance needs 0 to 65,536 groups, 0 to 2^20 "
+                          "steps of timeout and of batching wait, and a pool whose steps mix "
+                          "prompts and decode tokens (a non-negative chunk cap)");
   }
   const std::int64_t b = p.kv_block_tokens;
   if (p.kv_tokens < (one_request + b - 1) / b * b) {

@@ -40,7 +40,10 @@ struct PoolSpec {
   std::int64_t kv_block_tokens = 1;
   std::int64_t token_budget = 1;  // tokens a step may carry (decode tokens and chunks)
   bool chunked_prefill = true;    // prompts split across steps to fill the budget
-  bool prefill_first = false;     // a step with prompt work carries no decode tokens
+  // Chunked prompts: the most tokens one request takes a step (an attention
+  // data-parallel rank's share of the budget; 0: the budget's).
+  std::int64_t chunk_cap = 0;
+  bool prefill_first = false;  // a step with prompt work carries no decode tokens
   // Each step's batch is formed as the step before it starts (TensorRT-LLM's
   // and SGLang's overlap schedulers, vLLM's async scheduling): a request that
   // arrives during step n joins step n + 2, and one sent in reply to a
@@ -70,7 +73,7 @@ struct PoolSpec {
   // decoding, or when a count kept by every other step reaches
   // balance_timeout (it then starts again from 0). A step where every group
   // has a prompt and a decoding request first holds them balance_batching
-  // steps more. 0 groups: off.
+  // steps more. 0 groups: off. Mixed steps only (not prefill-first).
   std::int64_t balance_groups = 0;
   std::int64_t balance_timeout = 0, balance_batching = 0;
   StepCost cost;

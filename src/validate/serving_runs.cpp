@@ -299,7 +299,8 @@ Scenario decode_step(const ServingRun& r, const ModelSpec& m, std::string* forma
 // requests whose KV cache (isl + osl tokens each) fits in the memory the
 // engine gives its cache in AIConfigurator's deployments (the engine's
 // kv_memory rule, at the share those deployments set): plain + running /
-// osl x (the step with one prompt - plain).
+// osl x (the step with one prompt - plain), or with the attention-DP balance
+// running / osl / D x (the step with D prompts, one a rank - plain).
 double step_with_prompt_share(const ModelSpec& m, const Device& d, Scenario s, const ServingRun& r,
                               const ModelOptions& o) {
   Scenario one = s;
@@ -322,7 +323,7 @@ double step_with_prompt_share(const ModelSpec& m, const Device& d, Scenario s, c
   // A prompt lands whole on one attention-DP rank; with the deployment's
   // balance (ServingRun::adp_balance) they start together, one a rank, in a
   // step that comes 1 / attention_dp as often.
-  const std::int64_t together = r.adp_balance ? s.attention_dp : 1;
+  const std::int64_t together = r.adp_balance && r.mode == "agg" ? s.attention_dp : 1;
   s.prefill_tokens = r.isl * together;
   s.prefill_prompt = r.isl;
   const double with_prompt = predict(m, d, s, sized).time_s;

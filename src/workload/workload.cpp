@@ -621,10 +621,13 @@ struct Builder {
       b.N = N - B * b.T - P + b.B * b.T + b.P;
     }
     // The busiest group's share of `total` in pieces of `piece` dealt round
-    // `dp` groups (the last piece may be short).
+    // `dp` groups from the first: it takes ceil(pieces / dp) of them, the last
+    // (short) one among them when the count leaves one over.
     static double busiest(double total, double piece, double dp) {
       const double pieces = std::ceil(total / piece - 1e-9);
-      return std::min(total, std::ceil(pieces / dp - 1e-9) * piece);
+      const double held = std::ceil(pieces / dp - 1e-9);
+      if (std::fmod(pieces, dp) == 1) return (held - 1) * piece + (total - (pieces - 1) * piece);
+      return std::min(total, held * piece);
     }
     ~AttentionGroup() {
       b.tp = tp;

@@ -23,7 +23,7 @@ const DEFAULTS = {
   sharedPrefix: 0,                            // no prefix cache hits
   promptPool: 0,                              // every prompt unique
   batchWaitIters: 0, batchWaitRatio: 0,       // TensorRT-LLM's batch waiting, off
-  adpTimeout: 0, adpBatching: 0,              // TensorRT-LLM's attention-DP balance, off
+  adpTimeout: 0, adpBatching: 10,             // TensorRT-LLM's attention-DP balance, off (its batching default)
   recvInterval: 0,                            // SGLang's receive interval: every step
   kvMemory: 0,                                // the engine's KV memory share
   rangeRatio: 1,                              // fixed lengths (InferenceMAX runs 0.8)
