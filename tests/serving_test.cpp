@@ -1110,6 +1110,15 @@ TEST(Serving, TensorRtLlmsAttentionDpBalanceHoldsPrompts) {
     return n.find("without attention data parallelism") != std::string::npos;
   }));
 
+  // Its counts alone change nothing, and say so.
+  ServingScenario counts_only = s;
+  counts_only.adp_timeout_iters = 60;
+  const ServingResult unset = predict_serving(m, d, counts_only, trtllm);
+  EXPECT_DOUBLE_EQ(unset.ttft_s, plain.ttft_s);
+  EXPECT_TRUE(std::any_of(unset.notes.begin(), unset.notes.end(), [](const std::string& n) {
+    return n.find("take effect with the balance") != std::string::npos;
+  }));
+
   EXPECT_THROW((void)predict_serving(m, d, balanced, with_engine("sglang")), InvalidArgument);
   ServingScenario bad = balanced;
   bad.adp_timeout_iters = kMaxBatchWaitIters + 1;

@@ -787,6 +787,12 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         "reached {}",
         engine->name, in.adp_timeout_iters, in.adp_batching_wait_iters, sched.adp_balance_source,
         engine->id, r.balance_held_steps, r.steps, in.step.attention_dp, in.adp_timeout_iters));
+  } else if (!in.adp_balance &&
+             (in.adp_timeout_iters != ServingScenario{}.adp_timeout_iters ||
+              in.adp_batching_wait_iters != ServingScenario{}.adp_batching_wait_iters)) {
+    r.notes.push_back(
+        "the attention-DP balance's timeout and batching wait take effect with the balance "
+        "(--adp-balance); without it prompts are never held for it");
   } else if (in.adp_balance) {
     r.notes.push_back(in.mode == ServingMode::kDisaggregated
                           ? "attention-DP balance has no effect on disaggregated workers: a "
