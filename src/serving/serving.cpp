@@ -50,6 +50,8 @@ class StepCostGrid {
     return t;
   }
 
+  std::int64_t rank_chunk() const noexcept { return rank_chunk_; }
+
   double at(std::int64_t decode, std::int64_t prefill, std::int64_t context) {
     const Key key{decode, prefill, context};
     const auto it = cache_.find(key);
@@ -59,7 +61,7 @@ class StepCostGrid {
     s.seq_len = context;
     s.prefill_tokens = prefill;
     s.prefill_prompt = prefill > 0 ? isl_ : 0;
-    s.prefill_chunk = prefill > 0 && s.attention_dp > 1 ? rank_chunk_ : 0;  // 0: whole prompts
+    s.prefill_chunk = prefill > 0 ? rank_chunk_ : 0;
     const Prediction pred = predict(m_, d_, s, o_);
     // A prefill-only step has no decode tokens: no decode-step cast of the
     // KV pool (EngineProfile::latent_cache_cast).
@@ -483,11 +485,6 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     return (tokens + block - 1) / block * block;
   };
   std::int64_t lanes_used = 1;
-  // With attention data parallelism and chunked prompts, each rank takes its
-  // share of the first pool's budget a step, so a request's chunk is at most
-  // that (SGLang divides its chunk size by the DP size); 0: the budget's
-  // (unchunked prompts go whole). Set with the pools' scenarios below.
-  std::int64_t first_chunk = 0;
   const auto pool = [&](detail::PoolSpec::Role role, std::int64_t instances, std::int64_t kv_tokens,
                         std::int64_t one_request, const PoolLimits& l, StepCostGrid& grid) {
     const std::int64_t lanes =
@@ -502,7 +499,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     p.max_running = (l.cap + lanes - 1) / lanes;
     p.token_budget = l.budget;
     p.chunked_prefill = sched.chunked_prefill;
-    if (role != detail::PoolSpec::Role::kDecode) p.chunk_cap = first_chunk;
+    p.chunk_cap = grid.rank_chunk();  // a request's chunk is at most its rank's share
     p.prefill_first = l.prefill_first;
     p.formed_a_step_ahead = l.a_step_ahead;
     if (batch_wait_on && role == detail::PoolSpec::Role::kMixed) {
@@ -545,8 +542,6 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   } else {
     r.gpus = base.tp * base.pp;
   }
-  if (sched.chunked_prefill && prefill_base.attention_dp > 1)
-    first_chunk = std::max<std::int64_t>(1, first_limits.budget / prefill_base.attention_dp);
   const double engine_share =
       sched.kv_memory_share(in.engine_version, in.recipe == ServingRecipe::kAiConfigurator);
   const KvMemoryRule kv_rule{&sched, in.kv_memory_share > 0 ? in.kv_memory_share : engine_share};
@@ -571,6 +566,13 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   decode_options.graph_max_batch = decode_limits.graph_max_batch;
   // A pool cast whole each step is the one this rule sizes.
   first_options.kv_memory_share = decode_options.kv_memory_share = kv_rule.share;
+  // With attention data parallelism and chunked prompts, each rank takes its
+  // share of the first pool's budget a step (SGLang divides its chunk size by
+  // the DP size); 0: unchunked prompts go whole. A decode worker starts none.
+  const std::int64_t first_chunk =
+      sched.chunked_prefill && prefill_base.attention_dp > 1
+          ? std::max<std::int64_t>(1, first_limits.budget / prefill_base.attention_dp)
+          : 0;
   // A step's prompt tokens attend as prompts of the mean length.
   StepCostGrid first_grid(m, d, prefill_base, first_options, mean_isl, first_chunk);
   StepCostGrid decode_grid(m, d, decode_base, decode_options, mean_isl, disagg ? 0 : first_chunk);

@@ -429,6 +429,42 @@ class Simulation {
     in.inbox.swap(later);
   }
 
+  // Attention-DP balance (TensorRT-LLM's PyExecutor._balance_adp_requests,
+  // which runs every step, prompts or not): whether the coming step holds its
+  // prompts back. Moves the counts and sets how the step counts.
+  bool balance_holds(Instance& in) {
+    const PoolSpec& p = *in.pool;
+    const std::int64_t share = (p.max_running + p.balance_groups - 1) / p.balance_groups;
+    bool every_prompt = true, every_decoding = true, room = true;
+    for (std::size_t g = 0; g < in.group_running.size(); ++g) {
+      every_prompt = every_prompt && in.group_prefilling[g] > 0;
+      every_decoding = every_decoding && in.group_decoding[g] > 0;
+      room = room && in.group_decoding[g] < share;
+    }
+    if (every_prompt && room) {
+      in.balance_count = 0;
+      in.balance_run = Instance::BalanceRun::kAllReady;
+      // TensorRT-LLM touches the batching count only while every rank decodes.
+      if (!every_decoding) return false;
+      if (in.batching_count < p.balance_batching) {
+        ++in.batching_count;
+        in.balance_run = Instance::BalanceRun::kBatching;
+        return true;
+      }
+      in.batching_count = 0;
+      return false;
+    }
+    if (!every_decoding) {
+      in.balance_count = 0;
+      in.balance_run = Instance::BalanceRun::kReleased;
+      return false;
+    }
+    in.balance_run = Instance::BalanceRun::kCounting;
+    if (++in.balance_count < p.balance_timeout) return true;
+    in.balance_count = 0;
+    return false;
+  }
+
   void start_step(std::int32_t index, double now) {
     Instance& in = instances_[static_cast<std::size_t>(index)];
     const PoolSpec& p = *in.pool;
@@ -515,45 +551,11 @@ class Simulation {
         if (budget <= 0) break;
       }
     }
-    // Attention-DP balance (TensorRT-LLM's PyExecutor._balance_adp_requests,
-    // which runs every step, prompts or not).
-    bool balance_hold = false;
-    if (p.balance_groups > 0) {
-      const std::int64_t share = (p.max_running + p.balance_groups - 1) / p.balance_groups;
-      bool every_prompt = true, every_decoding = true, room = true;
-      for (std::size_t g = 0; g < in.group_running.size(); ++g) {
-        every_prompt = every_prompt && in.group_prefilling[g] > 0;
-        every_decoding = every_decoding && in.group_decoding[g] > 0;
-        room = room && in.group_decoding[g] < share;
-      }
-      if (every_prompt && room) {
-        in.balance_count = 0;
-        in.balance_run = Instance::BalanceRun::kAllReady;
-        // (TensorRT-LLM touches the batching count only while every rank decodes.)
-        if (every_decoding) {
-          if (in.batching_count < p.balance_batching) {
-            ++in.batching_count;
-            in.balance_run = Instance::BalanceRun::kBatching;
-            balance_hold = true;
-          } else {
-            in.batching_count = 0;
-          }
-        }
-      } else {
-        in.balance_run = Instance::BalanceRun::kCounting;
-        ++in.balance_count;
-        balance_hold = true;
-        if (in.balance_count >= p.balance_timeout || !every_decoding) {
-          in.balance_count = 0;
-          balance_hold = false;
-          if (!every_decoding) in.balance_run = Instance::BalanceRun::kReleased;
-        }
-      }
-      in.balance_held = balance_hold && !in.chunks.empty();
-      if (balance_hold) {
-        in.chunks.clear();
-        prompt_tokens = 0;
-      }
+    const bool balance_hold = p.balance_groups > 0 && balance_holds(in);
+    if (p.balance_groups > 0) in.balance_held = balance_hold && !in.chunks.empty();
+    if (balance_hold) {
+      in.chunks.clear();
+      prompt_tokens = 0;
     }
     // Batch waiting: chunks beside decode tokens wait for a fuller step, at
     // most wait_steps steps in a row (TensorRT-LLM's PyExecutor._waiting_requests,

@@ -447,12 +447,13 @@ std::vector<ServingRun> parse_serving_runs(std::string_view text, const std::str
 
 namespace {
 
-// A note's counts (steps, lengths, layouts): a whole number from 1 to `max`.
+// A note's counts (steps, lengths, layouts): a whole number from `min` (1
+// unless 0 means none) to `max`.
 std::int64_t whole_number(detail::StrictObject& o, std::string_view key,
-                          std::int64_t max = kMaxSize) {
+                          std::int64_t max = kMaxSize, std::int64_t min = 1) {
   const double v = o.non_negative(key);
-  if (v != std::floor(v) || v < 1 || v > static_cast<double>(max))
-    o.fail(key, fmt::format("must be a whole number from 1 to {}", max));
+  if (v != std::floor(v) || v < static_cast<double>(min) || v > static_cast<double>(max))
+    o.fail(key, fmt::format("must be a whole number from {} to {}", min, max));
   return static_cast<std::int64_t>(v);
 }
 
@@ -675,14 +676,8 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         // (TensorRT-LLM's attention_dp_config with enable_balance: true).
         StrictObject ab = dp.object("attention_dp_balance");
         n.adp_balance = true;
-        const auto steps = [&ab](std::string_view key) {  // 0 allowed: no wait
-          const double v = ab.non_negative(key);
-          if (v != std::floor(v) || v > static_cast<double>(kMaxBatchWaitIters))
-            ab.fail(key, fmt::format("must be a whole number from 0 to {}", kMaxBatchWaitIters));
-          return static_cast<std::int64_t>(v);
-        };
-        n.adp_timeout_iters = steps("timeout_iters");
-        n.adp_batching_wait_iters = steps("batching_wait_iters");
+        n.adp_timeout_iters = whole_number(ab, "timeout_iters", kMaxBatchWaitIters, 0);
+        n.adp_batching_wait_iters = whole_number(ab, "batching_wait_iters", kMaxBatchWaitIters, 0);
         ab.finish();
       }
       if (dp.has("scheduler_recv_interval")) {

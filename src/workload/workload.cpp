@@ -618,7 +618,7 @@ struct Builder {
       double piece = static_cast<double>(b.s.prefill_prompt);
       if (b.s.prefill_chunk > 0) piece = std::min(piece, static_cast<double>(b.s.prefill_chunk));
       b.P = P > 0 ? busiest(P, piece, dp) : 0;
-      b.N = N - B * b.T - P + b.B * b.T + b.P;
+      b.N = b.B * b.T + b.P;
     }
     // The busiest group's share of `total` in pieces of `piece` dealt round
     // `dp` groups from the first: it takes ceil(pieces / dp) of them, the last
