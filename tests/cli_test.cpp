@@ -783,6 +783,29 @@ TEST(Cli, CudaGraphPoliciesPriceStepsWithoutGraphs) {
   expect_bad_input("sweep --engine vllm --cuda-graphs none", "--cuda-graphs");
 }
 
+// --moe-kernel: the family's measured layers price the MoE; the text names the
+// table and says where a borrowed measurement comes from.
+TEST(Cli, MoeKernelFamiliesPriceTheLayersTheyMeasured) {
+  const std::string decode =
+      "predict --model minimax-m2 --hardware b200 --engine vllm --weights fp8 --act fp8 "
+      "--tp 2 --ep 2 --batch 32 --seq-len 1500";
+  const CliRun blend = roofline(decode + " --json");
+  const CliRun triton = roofline(decode + " --moe-kernel triton --json");
+  ASSERT_EQ(blend.exit_code, 0) << blend.err;
+  ASSERT_EQ(triton.exit_code, 0) << triton.err;
+  EXPECT_GT(nlohmann::json::parse(triton.out)["time_s"].get<double>(),
+            nlohmann::json::parse(blend.out)["time_s"].get<double>());
+  const CliRun text = roofline(decode + " --moe-kernel triton");
+  EXPECT_NE(text.out.find("another engine on this device"), std::string::npos) << text.out;
+  expect_bad_input(decode + " --moe-kernel cuda", "--moe-kernel");
+  expect_bad_input(
+      "predict --model minimax-m2 --hardware h200 --engine vllm --moe-kernel "
+      "flashinfer-trtllm",
+      "measured: ");
+  expect_bad_input("predict --model minimax-m2 --hardware b200 --moe-kernel triton",
+                   "no measured MoE layers");
+}
+
 }  // namespace
 
 namespace {

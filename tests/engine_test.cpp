@@ -533,6 +533,98 @@ TEST(MoeTables, ParsingIsStrictAndNamesTheFileAndKey) {
   expect_error(with("\"kernel\":\"k\",", "\"kernel\":\"k\",\"note\":1,"), "note");
 }
 
+// kMoeDoc's format measured on two families: its blend and each family's own entry
+// (triton's grid half of flashinfer-trtllm's).
+std::string moe_doc_with_families(const std::string& device, const std::string& engine) {
+  std::string doc = kMoeDoc;
+  const std::string entry =
+      R"({"kernel":"%K","rows":9,"rows_above_roofline":1,"floor_s":%F,
+    "efficiency":[[%A,0.2,0.4],[0.2,0.4,0.8],[0.3,0.6,1.0]],"width_correction":[[1,1],[1,1],[1,1]]})";
+  auto make = [&](const char* kernel, const char* floor, const char* first) {
+    std::string e = entry;
+    e.replace(e.find("%K"), 2, kernel);
+    e.replace(e.find("%F"), 2, floor);
+    e.replace(e.find("%A"), 2, first);
+    return e;
+  };
+  const std::string kernels = ",\"kernels\":{\"triton\":" + make("tk", "4e-5", "0.05") +
+                              ",\"flashinfer-trtllm\":" + make("fk", "1e-5", "0.1") + "}";
+  doc.insert(doc.size() - 3, kernels);  // inside the format entry, before "}}}" closes it
+  doc.replace(doc.find("\"device\":\"h200\""), 15, "\"device\":\"" + device + "\"");
+  doc.replace(doc.find("\"engine\":\"vllm\""), 15, "\"engine\":\"" + engine + "\"");
+  return doc;
+}
+
+TEST(MoeTables, KernelFamiliesParseStrictly) {
+  const MoeTable t = parse_moe_table(moe_doc_with_families("h200", "vllm"), "t");
+  ASSERT_EQ(t.kernels.size(), 2u);
+  EXPECT_EQ(t.kernels.at("triton").at("fp8_block").kernel, "tk");
+  EXPECT_DOUBLE_EQ(t.kernels.at("triton").at("fp8_block").floor_s, 4e-5);
+  EXPECT_EQ(t.find("fp8_block")->kernel, "k");  // the blend stays the default
+  const std::string doc = moe_doc_with_families("h200", "vllm");  // outlives the edits' view
+  const StrictEdits edits{doc, "kernels/moe/t.json", parse_moe_table};
+  edits.expect_error(edits.with("\"triton\":{", "\"cuda\":{"), "cuda");  // not a family
+  edits.expect_error(edits.with("\"kernel\":\"tk\",", "\"kernel\":\"tk\",\"x\":1,"), "x");
+  // A format measured on one family names it; the family must be known, and
+  // such a format has no kernels map.
+  const StrictEdits one{kMoeDoc, "kernels/moe/t.json", parse_moe_table};
+  EXPECT_EQ(
+      parse_moe_table(one.with("\"kernel\":\"k\",", "\"kernel\":\"k\",\"family\":\"marlin\","), "t")
+          .find("fp8_block")
+          ->family,
+      "marlin");
+  one.expect_error(one.with("\"kernel\":\"k\",", "\"kernel\":\"k\",\"family\":\"cuda\","),
+                   "family");
+}
+
+TEST(MoeTables, AChosenFamilyTakesItsOwnEntryElseAnotherEnginesOnTheDevice) {
+  const MoeTable own = parse_moe_table(moe_doc_with_families("h200", "vllm"), "own");
+  bool borrowed = true;
+  const MoeTable triton = with_moe_kernel(own, "triton", {}, &borrowed);
+  EXPECT_FALSE(borrowed);
+  EXPECT_EQ(triton.find("fp8_block")->kernel, "tk");
+  EXPECT_NE(triton.id.find("triton"), std::string::npos);
+  // Its grid, not the blend's: 0.05 at one token and the smallest weights.
+  constexpr double kFloat = 1e-7;  // grids are stored as floats
+  EXPECT_NEAR(triton.efficiency(*triton.find("fp8_block"), 1, 1 << 20, kWidth128), 0.05, kFloat);
+  // A table without the family borrows the first other table that has it.
+  const MoeTable bare = parse_moe_table(kMoeDoc, "bare");
+  const MoeTable lent = with_moe_kernel(bare, "flashinfer-trtllm", {&own}, &borrowed);
+  EXPECT_TRUE(borrowed);
+  EXPECT_EQ(lent.find("fp8_block")->kernel, "fk (h200-vllm's measurement)");
+  // A family nobody measured leaves the blend, and is not borrowed.
+  const MoeTable none = with_moe_kernel(bare, "marlin", {&own}, &borrowed);
+  EXPECT_FALSE(borrowed);
+  EXPECT_EQ(none.find("fp8_block")->kernel, "k");
+  EXPECT_THROW((void)with_moe_kernel(bare, "cuda", {}, nullptr), InvalidArgument);
+  EXPECT_EQ(parse_moe_kernel("FlashInfer_TRTLLM", "x"), "flashinfer-trtllm");
+  EXPECT_THROW((void)parse_moe_kernel("triton2", "--moe-kernel"), InvalidArgument);
+}
+
+TEST(MoeTables, TheShippedTablesPriceTritonSlowerOnB200ForVllm) {
+  // vLLM's B200 table has no Triton fp8 layer; SGLang's B200 table does.
+  const Device& b200 = devices().get("b200");
+  const auto& reg = EngineRegistry::built_in();
+  const EngineProfile& vllm = reg.get("vllm");
+  EfficiencySource source{};
+  const MoeTable* blend = reg.moe_table(b200, vllm, &source);
+  const MoeTable* triton = reg.moe_table(b200, vllm, "triton", &source);
+  ASSERT_NE(blend, nullptr);
+  ASSERT_NE(triton, nullptr);
+  EXPECT_EQ(source, EfficiencySource::kDerivedMoeTable);
+  EXPECT_EQ(reg.moe_table(b200, vllm, "triton", nullptr), triton);  // built once
+  const auto* t = triton->find("fp8_block");
+  ASSERT_NE(t, nullptr);
+  EXPECT_NE(t->kernel.find("sglang_fused_moe_triton"), std::string::npos);
+  // MiniMax-M2's layer at 64 tokens on one GPU: 256 experts of 3 x 3072 x 1536
+  // fp8 weights, about 60% of them touched; the measured Triton layer is slower.
+  const double weights = 0.6 * 256 * 3 * 3072 * 1536.0;
+  EXPECT_LT(triton->efficiency(*t, 64, weights, 1536),
+            blend->efficiency(*blend->find("fp8_block"), 64, weights, 1536));
+  const auto families = reg.moe_kernel_families(b200);
+  EXPECT_NE(std::find(families.begin(), families.end(), "triton"), families.end());
+}
+
 TEST(MoeTables, TableKeysFollowTheKernelsFormats) {
   EXPECT_EQ(moe_table_key(Format::kBf16, Format::kBf16, false), "bf16");
   EXPECT_EQ(moe_table_key(Format::kFp16, Format::kFp16, false), "bf16");

@@ -371,6 +371,22 @@ TEST_F(ServerTest, ServingAndSearch) {
     expect_error("/api/serving", body, 400, "invalid_argument");
     EXPECT_NE(post("/api/serving", body, 400).dump().find("cuda_graphs"), std::string::npos) << bad;
   }
+  // A MoE kernel family: Triton's measured layers price vLLM's MoE on B200 (slower than
+  // FlashInfer's, its default there); unknown names, unmeasured families and engines
+  // without MoE tables are 400s.
+  const std::string minimax =
+      R"({"model": "minimax-m2", "hardware": "b200", "engine": "vllm", "weights": "fp8",
+          "act": "fp8", "tp": 2, "ep": 2, "batch": 32, "seq_len": 1500)";
+  const auto flashinfer = post("/api/predict", minimax + "}", 200);
+  const auto triton = post("/api/predict", minimax + R"(, "moe_kernel": "triton"})", 200);
+  EXPECT_GT(triton["time_s"].get<double>(), flashinfer["time_s"].get<double>());
+  for (const char* bad : {R"("cuda")", "1", R"("flashinfer-trtllm", "hardware": "h200")"}) {
+    expect_error("/api/predict", minimax + R"(, "moe_kernel": )" + bad + "}", 400,
+                 "invalid_argument");
+  }
+  expect_error("/api/serving",
+               R"({"model": "minimax-m2", "hardware": "b200", "moe_kernel": "triton"})", 400,
+               "invalid_argument");
   expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "tp": 2, "ep": 2})",
                400, "invalid_argument");
   expect_error("/api/serving", R"({"model": "llama-3.1-8b", "hardware": "h100", "batch": 4})", 400,

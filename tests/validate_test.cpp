@@ -565,6 +565,13 @@ TEST(ServingHarnesses, NotesAreStrict) {
   bad(doc(R"(, "deployment": {"cuda_graphs": "engine", "source": "s"})"), "leave it out");
   bad(doc(R"(, "deployment": {"cuda_graphs": "FULL_DECODE_ONLY", "source": "s"})"), "cuda_graphs");
   bad(doc(R"(, "deployment": {"cuda_graphs": false, "source": "s"})"), "cuda_graphs");
+  // A MoE kernel family: alone a deployment; only the four families parse.
+  EXPECT_EQ(parse_serving_harnesses(
+                doc(R"(, "deployment": {"moe_kernel": "triton", "source": "s"})"), "h.json")[0]
+                .moe_kernel,
+            "triton");
+  bad(doc(R"(, "deployment": {"moe_kernel": "deep_gemm", "source": "s"})"), "moe_kernel");
+  bad(doc(R"(, "deployment": {"moe_kernel": 1, "source": "s"})"), "moe_kernel");
   // Receive intervals: rules in order, the first a row meets; model names in a list.
   const auto recv = parse_serving_harnesses(
       doc(R"(, "deployment": {"scheduler_recv_interval": [{"steps": 30, "when":

@@ -227,6 +227,13 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
                   "graphs pay the engine's eager launch per kernel")
       ->capture_default_str()
       ->type_name("MODE");
+  cmd->add_option("--moe-kernel", a->moe_kernel,
+                  "The MoE kernel family the deployment runs (triton, flashinfer-trtllm, "
+                  "flashinfer-cutlass, marlin: vLLM's VLLM_USE_FLASHINFER_MOE_FP8, SGLang's "
+                  "--moe-runner-backend); default: the engine's measured layers, whichever "
+                  "kernels they ran. A family the engine's table lacks borrows another engine's "
+                  "measurement on the same device (derived-moe-table)")
+      ->type_name("FAMILY");
   cmd->add_option("--kernel-file", a->kernel_file,
                   "GEMM efficiencies measured on your GPU (the table of calibrate --gpu, or one "
                   "in the format of data/kernels/gemm): they price every GEMM of the formats "
@@ -263,6 +270,10 @@ ModelOptions make_options(const ScenarioArgs& a, const Device* device) {
   o.engine = &EngineRegistry::built_in().get(a.engine);  // its table is resolved per device
   if (!a.engine_build.empty()) o.engine_build = parse_build_date(a.engine_build, "--engine-build");
   o.graphs = parse_graph_policy(a.cuda_graphs, "--cuda-graphs");
+  if (!a.moe_kernel.empty()) {
+    o.moe_kernel = parse_moe_kernel(a.moe_kernel, "--moe-kernel");
+    check_moe_kernel(o, device, "--moe-kernel");
+  }
   if (!a.kernel_file.empty()) {
     if (a.ideal) throw InvalidArgument("--kernel-file: measured efficiencies have no ideal mode");
     // Loaded once per process; predictions keep a pointer to it.

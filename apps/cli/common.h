@@ -95,6 +95,7 @@ struct ScenarioArgs {
   std::string engine = "roofline";
   std::string engine_build;            // the engine build's date (empty: the current build)
   std::string cuda_graphs = "engine";  // GraphPolicy: engine, decode-only or off
+  std::string moe_kernel;              // MoE kernel family (empty: the engine's measured blend)
   std::string kernel_file;             // GEMM efficiencies measured on the user's GPU
   bool ideal = false;
   bool per_op = false;

@@ -202,7 +202,15 @@ json request_schemas() {
         {"description",
          "which steps replay CUDA graphs: the engine's defaults, decode steps only (vLLM's "
          "FULL_DECODE_ONLY) or none (--enforce-eager); steps without graphs pay the engine's "
-         "eager launch per kernel"}}}};
+         "eager launch per kernel"}}},
+      {"moe_kernel",
+       {{"type", "string"},
+        {"enum", {"triton", "flashinfer-trtllm", "flashinfer-cutlass", "marlin"}},
+        {"description",
+         "the MoE kernel family the deployment runs (vLLM's VLLM_USE_FLASHINFER_MOE_FP8, "
+         "SGLang's --moe-runner-backend); absent: the engine's measured layers, whichever "
+         "kernels they ran; a family the engine's table lacks borrows another engine's "
+         "measurement on the same device"}}}};
   const json phase = {{"type", "string"}, {"enum", {"prefill", "decode"}}, {"default", "decode"}};
   const json seq_len = integer_schema(1, kMaxSeqLen, 4096, "context length in tokens");
 
@@ -332,7 +340,8 @@ json request_schemas() {
                     {"ideal", scenario["ideal"]},
                     {"engine", scenario["engine"]},
                     {"engine_build", scenario["engine_build"]},
-                    {"cuda_graphs", scenario["cuda_graphs"]}};
+                    {"cuda_graphs", scenario["cuda_graphs"]},
+                    {"moe_kernel", scenario["moe_kernel"]}};
   json analyze = {{"hardware", scenario["hardware"]},
                   {"m", integer_schema(1, kMaxGemmDimension, 1, "rows (tokens)")},
                   {"n", integer_schema(1, kMaxGemmDimension, 4096, "output features")},
@@ -358,7 +367,8 @@ json request_schemas() {
                 {"ideal", scenario["ideal"]},
                 {"engine", scenario["engine"]},
                 {"engine_build", scenario["engine_build"]},
-                {"cuda_graphs", scenario["cuda_graphs"]}};
+                {"cuda_graphs", scenario["cuda_graphs"]},
+                {"moe_kernel", scenario["moe_kernel"]}};
   // A list with its default and what its items are.
   auto listed = [&](json item, const char* what, json fallback) {
     json j = list(std::move(item));

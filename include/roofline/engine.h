@@ -21,6 +21,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -474,6 +476,15 @@ class EngineRegistry {
   [[nodiscard]] const std::vector<MoeTable>& moe_tables() const noexcept { return moe_tables_; }
   [[nodiscard]] const MoeTable* moe_table(const Device& device, const EngineProfile& engine,
                                           EfficiencySource* source) const noexcept;
+  // The same, with the MoE kernel `family` a deployment chose
+  // (with_moe_kernel): the family's own entries where the picked table
+  // measures it, else those of another engine's table of the same device
+  // (then kDerivedMoeTable), else the picked table's. Built once and kept.
+  [[nodiscard]] const MoeTable* moe_table(const Device& device, const EngineProfile& engine,
+                                          std::string_view family, EfficiencySource* source) const;
+  // The MoE kernel families some table of `device` (or of the device its
+  // tables stand in for) measures, in kMoeKernelFamilies order.
+  [[nodiscard]] std::vector<std::string_view> moe_kernel_families(const Device& device) const;
   // Adds a MoE table; replaces one of the same id.
   void add_moe_table(MoeTable table);
 
@@ -497,6 +508,13 @@ class EngineRegistry {
   std::vector<EngineProfile> engines_;
   std::vector<GemmTable> tables_;
   std::vector<MoeTable> moe_tables_;
+  // The tables moe_table(..., family, ...) built, by "<picked table id>/<family>";
+  // shared by copies until one changes its MoE tables.
+  struct MoeKernelCache {
+    std::mutex mutex;
+    std::map<std::string, std::pair<std::unique_ptr<const MoeTable>, bool>, std::less<>> tables;
+  };
+  std::shared_ptr<MoeKernelCache> moe_kernel_cache_ = std::make_shared<MoeKernelCache>();
   std::vector<CommTable> comm_tables_;
   std::vector<AttentionTable> attention_tables_;
 };
@@ -514,6 +532,11 @@ class EngineRegistry {
 // so that predict() does not resolve a built-in table).
 [[nodiscard]] ModelOptions with_engine(ModelOptions options, const Device& device,
                                        const EngineProfile* engine, const EngineRegistry& tables);
+
+// Checks that `options.moe_kernel` (when set) can price anything: the engine
+// has MoE tables, and on `device` (when given) some engine measured the
+// family. InvalidArgument naming `what` otherwise.
+void check_moe_kernel(const ModelOptions& options, const Device* device, std::string_view what);
 
 // The GEMM table key of a matmul's formats ("bf16", "fp8", "int4", ...), or
 // empty where no table measures such kernels.

@@ -41,7 +41,10 @@ namespace roofline {
 // engine.
 struct MoeTable {
   struct Entry {
-    std::string kernel;     // the kernel the engine ran most ("moe_torch_flow_cutlass", ...)
+    std::string kernel;  // the kernel the engine ran most ("moe_torch_flow_cutlass", ...)
+    // The kernel family of every layer read, where they share one a deployment
+    // can choose (kMoeKernelFamilies); empty: several, or none such.
+    std::string family;
     Seconds floor_s = 0;    // the fastest layer measured: a latency floor, > 0
     std::int64_t rows = 0;  // measured layers read (rows above the roofline included)
     std::int64_t rows_above_roofline = 0;  // left out of the grid
@@ -53,7 +56,12 @@ struct MoeTable {
   int log2_tokens0 = 0, log2_bytes0 = 0, token_points = 0, byte_points = 0;
   int log2_width0 = 0, width_points = 0;
   // bf16, fp8, fp8_block, nvfp4, int4 (W4A16), mxfp4 (W4A16), mxfp4_mxfp8 (W4A8)
-  std::map<std::string, Entry, std::less<>> formats;
+  using Formats = std::map<std::string, Entry, std::less<>>;
+  Formats formats;
+  // Where a format's layers were measured on more than one kernel family a
+  // deployment can choose (see kMoeKernelFamilies), each family's own entries
+  // (family -> format -> entry); `formats` blends the families.
+  std::map<std::string, Formats, std::less<>> kernels;
 
   [[nodiscard]] const Entry* find(std::string_view format_key) const noexcept;
   // The entry for an expert GEMM's formats (see moe_table_key), or nullptr.
@@ -68,6 +76,26 @@ struct MoeTable {
   [[nodiscard]] double efficiency(const Entry& e, double tokens, Bytes weight_bytes,
                                   double width) const noexcept;
 };
+
+// The MoE kernel families a deployment can choose: vLLM's and SGLang's MoE
+// backends (VLLM_USE_FLASHINFER_MOE_FP8, SGLang's --moe-runner-backend).
+inline constexpr std::string_view kMoeKernelFamilies[] = {"triton", "flashinfer-trtllm",
+                                                          "flashinfer-cutlass", "marlin"};
+
+// The kMoeKernelFamilies element `name` spells (ASCII case ignored; '_' as
+// '-'), in its static storage; InvalidArgument naming `what` and the families
+// otherwise.
+[[nodiscard]] std::string_view parse_moe_kernel(std::string_view name, std::string_view what);
+
+// `table`'s entries with `family`'s own where `table` measures it, else
+// another table's of the same device (`others`, in order: the first that
+// measures the family for a format gives it), else `table`'s blended entry.
+// The result's id names the family; `borrowed` (optional) is set when an
+// entry came from another engine's table. An unknown family throws
+// InvalidArgument.
+[[nodiscard]] MoeTable with_moe_kernel(const MoeTable& table, std::string_view family,
+                                       const std::vector<const MoeTable*>& others,
+                                       bool* borrowed = nullptr);
 
 // Strict: unknown or missing keys, a grid of the wrong size, efficiencies
 // outside (0, 1], width factors outside (0, 8], a floor outside (0, 1] s are

@@ -89,6 +89,10 @@ struct ModelOptions {
   // expert format it measured.
   const MoeTable* moe_table = nullptr;
   EfficiencySource moe_table_source = EfficiencySource::kMeasuredMoeTable;
+  // The MoE kernel family the deployment chose (one of kMoeKernelFamilies in
+  // roofline/moe_table.h, its own storage; empty: the engine's measured
+  // blend): with_engine() resolves moe_table with it.
+  std::string_view moe_kernel;
   // The engine's measured all-reduce latencies for the device (null or empty:
   // the interconnect's bandwidth and collective_latency_s price them).
   const CommTable* comm_table = nullptr;

@@ -162,6 +162,7 @@ struct ServingRun {
   std::optional<Format> expert_act;  // the routed experts' math (PrecisionPlan::expert_act)
   std::optional<Format> kv;          // the deployment's KV cache format
   GraphPolicy graphs = GraphPolicy::kEngine;  // the deployment's CUDA graphs
+  std::string_view moe_kernel;  // the deployment's MoE kernel family (ModelOptions::moe_kernel)
   // The deployment's KV memory share under the engine's rule
   // (ServingScenario::kv_memory_share; 0: the recipe's or the engine's).
   double kv_memory_share = 0;
@@ -245,6 +246,9 @@ struct ServingHarness {
   // Which steps the deployment's CUDA graphs cover, where it sets them apart
   // from the engine's defaults (vLLM's cudagraph_mode FULL_DECODE_ONLY).
   GraphPolicy graphs = GraphPolicy::kEngine;
+  // The MoE kernel family the script's settings leave the engine
+  // (ModelOptions::moe_kernel; empty: the engine's measured blend).
+  std::string_view moe_kernel;
   double range_ratio = 0;  // the client's --random-range-ratio (0: fixed lengths)
   // The engine's fused MoE quantizes the experts' activations to this format
   // (an environment setting of the script's; PrecisionPlan::expert_act).

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 
 #include "../common/embedded_data.h"
 #include "kernel_table.h"
@@ -1082,6 +1083,7 @@ EngineRegistry EngineRegistry::without_tables_of(std::string_view device) const 
                                      [&](const MoeTable& t) { return t.device == device; }),
                       r.moe_tables_.end());
   std::erase_if(r.attention_tables_, [&](const AttentionTable& t) { return t.device == device; });
+  r.moe_kernel_cache_ = std::make_shared<MoeKernelCache>();
   return r;
 }
 
@@ -1170,7 +1172,49 @@ const AttentionTable* EngineRegistry::attention_table(const Device& device,
   return t;
 }
 
+const MoeTable* EngineRegistry::moe_table(const Device& device, const EngineProfile& engine,
+                                          std::string_view family, EfficiencySource* source) const {
+  const MoeTable* picked = moe_table(device, engine, source);
+  if (family.empty() || picked == nullptr) return picked;
+  const std::string key = picked->id + "/" + std::string(family);
+  std::lock_guard lock(moe_kernel_cache_->mutex);
+  auto it = moe_kernel_cache_->tables.find(key);
+  if (it == moe_kernel_cache_->tables.end()) {
+    std::vector<const MoeTable*> others;
+    for (const auto& t : moe_tables_) {
+      if (&t != picked && t.device == picked->device) others.push_back(&t);
+    }
+    bool borrowed = false;
+    auto table =
+        std::make_unique<const MoeTable>(with_moe_kernel(*picked, family, others, &borrowed));
+    it = moe_kernel_cache_->tables.emplace(key, std::make_pair(std::move(table), borrowed)).first;
+  }
+  if (source && it->second.second) *source = EfficiencySource::kDerivedMoeTable;
+  return it->second.first.get();
+}
+
+std::vector<std::string_view> EngineRegistry::moe_kernel_families(const Device& device) const {
+  std::vector<std::string_view> out;
+  for (const std::string_view family : kMoeKernelFamilies) {
+    for (const auto& engine : engines_) {
+      EfficiencySource source{};
+      const MoeTable* t = moe_table(device, engine, &source);
+      if (t == nullptr) continue;
+      const bool measured =
+          std::any_of(moe_tables_.begin(), moe_tables_.end(), [&](const MoeTable& x) {
+            return x.device == t->device && x.kernels.find(family) != x.kernels.end();
+          });
+      if (measured) {
+        out.push_back(family);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 void EngineRegistry::add_moe_table(MoeTable table) {
+  moe_kernel_cache_ = std::make_shared<MoeKernelCache>();
   for (auto& t : moe_tables_) {
     if (t.id == table.id) {
       t = std::move(table);
@@ -1215,7 +1259,8 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
   options.gemm_table = tables.gemm_table(device, *engine, &options.gemm_table_source);
   if (options.gemm_table == nullptr) options.gemm_table = &kNoTable;
   static const MoeTable kNoMoeTable{};
-  options.moe_table = tables.moe_table(device, *engine, &options.moe_table_source);
+  options.moe_table =
+      tables.moe_table(device, *engine, options.moe_kernel, &options.moe_table_source);
   if (options.moe_table == nullptr) options.moe_table = &kNoMoeTable;
   static const CommTable kNoCommTable{};
   options.comm_table = tables.comm_table(device, *engine, nullptr);
@@ -1225,6 +1270,30 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
       tables.attention_table(device, *engine, &options.attention_table_source);
   if (options.attention_table == nullptr) options.attention_table = &kNoAttentionTable;
   return options;
+}
+
+void check_moe_kernel(const ModelOptions& options, const Device* device, std::string_view what) {
+  if (options.moe_kernel.empty()) return;
+  const EngineProfile* engine = options.engine;
+  const std::string family(options.moe_kernel);
+  if (engine == nullptr || engine->kind == "reference" || engine->gemm_tables.empty()) {
+    throw InvalidArgument(std::string(what) + " " + family +
+                          ": the engine has no measured MoE layers (vllm, sglang have)");
+  }
+  if (device == nullptr) return;
+  const auto& registry = EngineRegistry::built_in();
+  if (registry.moe_table(*device, *engine, nullptr) == nullptr) {
+    throw InvalidArgument(std::string(what) + " " + family + ": no " + engine->id +
+                          " MoE layer is measured on " + device->id + " or a device like it");
+  }
+  const auto families = registry.moe_kernel_families(*device);
+  if (std::find(families.begin(), families.end(), options.moe_kernel) == families.end()) {
+    std::string measured;
+    for (const auto f : families) measured += (measured.empty() ? "" : ", ") + std::string(f);
+    throw InvalidArgument(std::string(what) + " " + family + ": no " + family +
+                          " MoE layer is measured on " + device->id +
+                          " (measured: " + (measured.empty() ? "none" : measured) + ")");
+  }
 }
 
 ModelOptions with_engine(ModelOptions options, const Device& device, const EngineProfile* engine) {
@@ -1240,8 +1309,8 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
   options.gemm_table_source = EfficiencySource::kDevice;
   options.gemm_table =
       EngineRegistry::built_in().gemm_table(device, *engine, &options.gemm_table_source);
-  options.moe_table =
-      EngineRegistry::built_in().moe_table(device, *engine, &options.moe_table_source);
+  options.moe_table = EngineRegistry::built_in().moe_table(device, *engine, options.moe_kernel,
+                                                           &options.moe_table_source);
   options.comm_table = EngineRegistry::built_in().comm_table(device, *engine, nullptr);
   options.attention_table =
       EngineRegistry::built_in().attention_table(device, *engine, &options.attention_table_source);

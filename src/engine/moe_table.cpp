@@ -79,7 +79,82 @@ std::vector<float> read_grid(StrictObject& f, std::string_view key, int rows, in
   return out;
 }
 
+// One entry's keys (kernel, rows, rows_above_roofline, floor_s, the grids);
+// the caller finishes `f`.
+MoeTable::Entry read_entry(StrictObject& f, const MoeTable& t) {
+  MoeTable::Entry e;
+  e.kernel = f.string("kernel");
+  e.rows = count(f, "rows");
+  e.rows_above_roofline = count(f, "rows_above_roofline");
+  if (e.rows_above_roofline >= e.rows) f.fail("rows_above_roofline", "must be fewer than \"rows\"");
+  e.floor_s = f.non_negative("floor_s");
+  if (!(e.floor_s > 0) || e.floor_s > 1) f.fail("floor_s", "must be in (0, 1] seconds");
+  e.efficiency = read_grid(f, "efficiency", t.token_points, t.byte_points, 1, "(0, 1]",
+                           "log2_tokens", "log2_weight_bytes");
+  e.width_correction = read_grid(f, "width_correction", t.token_points, t.width_points,
+                                 kMaxWidthCorrection, "(0, 8]", "log2_tokens", "log2_expert_width");
+  return e;
+}
+
 }  // namespace
+
+std::string_view parse_moe_kernel(std::string_view name, std::string_view what) {
+  std::string key;
+  for (const char c : name.substr(0, 64)) {
+    key += c == '_' ? '-' : (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  for (const std::string_view family : kMoeKernelFamilies) {
+    if (key == family && name.size() == family.size()) return family;
+  }
+  throw InvalidArgument(std::string(what) + ": '" + clip_utf8(name, 40) +
+                        "' is not a MoE kernel family (triton, flashinfer-trtllm, "
+                        "flashinfer-cutlass, marlin)");
+}
+
+MoeTable with_moe_kernel(const MoeTable& table, std::string_view family,
+                         const std::vector<const MoeTable*>& others, bool* borrowed) {
+  if (std::find(std::begin(kMoeKernelFamilies), std::end(kMoeKernelFamilies), family) ==
+      std::end(kMoeKernelFamilies)) {
+    throw InvalidArgument("MoE kernel '" + std::string(family).substr(0, 40) +
+                          "' is not known (triton, flashinfer-trtllm, flashinfer-cutlass, marlin)");
+  }
+  MoeTable out = table;
+  out.kernels.clear();
+  out.id = table.id + " (" + std::string(family) + " MoE kernels)";
+  if (borrowed) *borrowed = false;
+  // Every format any of the tables measures on the family.
+  std::vector<const MoeTable*> all{&table};
+  all.insert(all.end(), others.begin(), others.end());
+  std::vector<std::string> given;  // formats a source already gave the family's entry
+  for (const MoeTable* source : all) {
+    // The source's entries of the family: its kernels map, and the formats it
+    // measured on that family alone.
+    MoeTable::Formats of_family;
+    if (const auto fam = source->kernels.find(family); fam != source->kernels.end())
+      of_family = fam->second;
+    for (const auto& [key, entry] : source->formats) {
+      if (entry.family == family) of_family.emplace(key, entry);
+    }
+    for (const auto& [key, entry] : of_family) {
+      if (std::find(given.begin(), given.end(), key) != given.end()) continue;
+      // Grids share the axes of every shipped table; one of other axes cannot lend.
+      if (source->log2_tokens0 != table.log2_tokens0 ||
+          source->token_points != table.token_points || source->log2_bytes0 != table.log2_bytes0 ||
+          source->byte_points != table.byte_points || source->log2_width0 != table.log2_width0 ||
+          source->width_points != table.width_points) {
+        continue;
+      }
+      MoeTable::Entry e = entry;
+      if (source != &table) {
+        e.kernel += " (" + source->id + "'s measurement)";
+        if (borrowed) *borrowed = true;
+      }
+      out.formats[key] = std::move(e);
+      given.push_back(key);
+    }
+  }
+  return out;
+}
 
 MoeTable parse_moe_table(std::string_view text, const std::string& origin) {
   const json doc = detail::parse_json_text(text, origin, std::size_t{8} << 20);
@@ -99,19 +174,32 @@ MoeTable parse_moe_table(std::string_view text, const std::string& origin) {
                    "mxfp4, mxfp4_mxfp8)");
     }
     StrictObject f = formats.object(it.key());
-    MoeTable::Entry e;
-    e.kernel = f.string("kernel");
-    e.rows = count(f, "rows");
-    e.rows_above_roofline = count(f, "rows_above_roofline");
-    if (e.rows_above_roofline >= e.rows)
-      f.fail("rows_above_roofline", "must be fewer than \"rows\"");
-    e.floor_s = f.non_negative("floor_s");
-    if (!(e.floor_s > 0) || e.floor_s > 1) f.fail("floor_s", "must be in (0, 1] seconds");
-    e.efficiency = read_grid(f, "efficiency", t.token_points, t.byte_points, 1, "(0, 1]",
-                             "log2_tokens", "log2_weight_bytes");
-    e.width_correction =
-        read_grid(f, "width_correction", t.token_points, t.width_points, kMaxWidthCorrection,
-                  "(0, 8]", "log2_tokens", "log2_expert_width");
+    MoeTable::Entry e = read_entry(f, t);
+    if (f.optional("family")) {
+      e.family = f.string("family");
+      if (std::find(std::begin(kMoeKernelFamilies), std::end(kMoeKernelFamilies), e.family) ==
+          std::end(kMoeKernelFamilies)) {
+        f.fail("family",
+               "is not a MoE kernel family (triton, flashinfer-trtllm, "
+               "flashinfer-cutlass, marlin)");
+      }
+    }
+    if (f.optional("kernels")) {
+      if (!e.family.empty()) f.fail("kernels", "a format of one family has no kernels map");
+      StrictObject families = f.object("kernels");
+      for (auto k = families.json().begin(); k != families.json().end(); ++k) {
+        if (std::find(std::begin(kMoeKernelFamilies), std::end(kMoeKernelFamilies), k.key()) ==
+            std::end(kMoeKernelFamilies)) {
+          families.fail(k.key(),
+                        "is not a MoE kernel family (triton, flashinfer-trtllm, "
+                        "flashinfer-cutlass, marlin)");
+        }
+        StrictObject one = families.object(k.key());
+        t.kernels[k.key()].emplace(it.key(), read_entry(one, t));
+        one.finish();
+      }
+      families.finish();
+    }
     f.finish();
     t.formats.emplace(it.key(), std::move(e));
   }

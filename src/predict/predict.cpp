@@ -584,13 +584,18 @@ const ModelOptions& resolved(const ModelOptions& options, const Device& d, Model
   struct Memo {
     const EngineProfile* engine = nullptr;
     std::string device;
+    std::string_view moe_kernel;
     ModelOptions resolved;
   };
   thread_local Memo memo;
-  if (memo.engine != options.engine || memo.device != d.id) {
+  if (memo.engine != options.engine || memo.device != d.id ||
+      memo.moe_kernel != options.moe_kernel) {
     memo.engine = options.engine;
     memo.device = d.id;
-    memo.resolved = with_engine({}, d, options.engine);
+    memo.moe_kernel = options.moe_kernel;
+    ModelOptions base;
+    base.moe_kernel = options.moe_kernel;
+    memo.resolved = with_engine(base, d, options.engine);
   }
   *scratch = options;
   scratch->engine = memo.resolved.engine;

@@ -760,9 +760,10 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
         gemms += fmt::format(
             ", {} MoE expert matmul groups priced as whole layers by the {} MoE table ({}{})",
             from_moe_table, p.moe_table->id, efficiency_source_name(p.moe_table_source),
-            p.moe_table_source == EfficiencySource::kDerivedMoeTable
-                ? ", the nearest measured device of this architecture"
-                : "");
+            p.moe_table_source != EfficiencySource::kDerivedMoeTable ? ""
+            : p.moe_table->device == d.id
+                ? ", the chosen kernels' layers measured inside another engine on this device"
+                : ", the nearest measured device of this architecture");
       }
       if (from_table + from_moe_table < matmuls) gemms += ", the rest at the device's fractions";
     }

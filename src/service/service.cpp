@@ -154,7 +154,8 @@ const EngineProfile* engine_of(StrictObject& o) {
   return &EngineRegistry::built_in().get(clip_utf8(text(o, "engine", "roofline"), 64));
 }
 
-ModelOptions options_of(StrictObject& o) {
+// `device`: the request's, when it names one (a MoE kernel is checked against it).
+ModelOptions options_of(StrictObject& o, const Device* device = nullptr) {
   ModelOptions m;
   m.mode = flag(o, "ideal") ? Mode::kIdeal : Mode::kRealistic;
   m.engine = engine_of(o);
@@ -165,6 +166,12 @@ ModelOptions options_of(StrictObject& o) {
   if (const auto* g = o.optional("cuda_graphs")) {
     if (!g->is_string()) o.fail("cuda_graphs", "expected engine, decode-only or off");
     m.graphs = parse_graph_policy(g->get<std::string>(), "cuda_graphs");
+  }
+  if (const auto* k = o.optional("moe_kernel")) {
+    if (!k->is_string())
+      o.fail("moe_kernel", "expected triton, flashinfer-trtllm, flashinfer-cutlass or marlin");
+    m.moe_kernel = parse_moe_kernel(k->get<std::string>(), "moe_kernel");
+    check_moe_kernel(m, device, "moe_kernel");
   }
   return m;
 }
@@ -240,7 +247,7 @@ json predict(const json& request, const Registry& registry, const Limits& limits
     const ModelSpec m = model_of(o, limits);
     const Device& d = device_of(o, registry);
     const ScenarioRequest sr = scenario_of(o, limits, true);
-    const ModelOptions opt = options_of(o);
+    const ModelOptions opt = options_of(o, &d);
     const bool per_op = flag(o, "per_op");
     o.finish();
     std::vector<std::string> notes;
@@ -258,7 +265,7 @@ json generate(const json& request, const Registry& registry, const Limits& limit
     ScenarioRequest sr = scenario_of(o, limits, false);
     const std::int64_t prompt = integer(o, "prompt", 512, 1, kMaxSeqLen);
     const std::int64_t gen = integer(o, "gen", 128, 1, kMaxSeqLen);
-    const ModelOptions opt = options_of(o);
+    const ModelOptions opt = options_of(o, &d);
     o.finish();
     const Scenario s = build_scenario(sr, m, &d);
     const GenerateResult g = roofline::generate(m, d, s, prompt, gen, opt);
@@ -354,7 +361,7 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     s.engine_version = text(o, "engine_version", "");
     s.prefill_batch = integer(o, "prefill_batch", 0, 0, kMaxBatch);
     s.decode_batch = integer(o, "decode_batch", 0, 0, kMaxBatch);
-    const ModelOptions opt = options_of(o);
+    const ModelOptions opt = options_of(o, &d);
     o.finish();
     if (opt.mode != Mode::kRealistic)
       throw InvalidArgument("serving: engines' costs have no ideal mode");
@@ -380,7 +387,7 @@ json recommend(const json& request, const Registry& registry, const Limits& limi
     r.max_quality_loss_pct = number(o, "max_quality_loss", 3.0);
     if (o.has("memory_limit")) r.memory_limit_bytes = number(o, "memory_limit", 0);
     if (o.has("latency_target")) r.latency_target_s = number(o, "latency_target", 0);
-    r.model_options = options_of(o);
+    r.model_options = options_of(o, &d);
     o.finish();
     json j = to_json(roofline::recommend(m, d, r));
     j["scenario"] = {{"model", m.id},

@@ -652,13 +652,20 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         if (n.graphs == GraphPolicy::kEngine)
           dp.fail("cuda_graphs", "the engine's defaults need no setting: leave it out");
       }
+      if (dp.has("moe_kernel")) {
+        try {
+          n.moe_kernel = parse_moe_kernel(dp.string("moe_kernel"), "moe_kernel");
+        } catch (const InvalidArgument& x) {
+          dp.fail("moe_kernel", x.what());
+        }
+      }
       if (n.token_budget_round_to == 0 && !n.max_running && !n.max_running_is_clients &&
           !n.token_budget && !n.kv && !n.expert_parallel && !dp.has("batch_wait") &&
           !dp.has("scheduler_recv_interval") && !dp.has("attention_dp_balance") &&
-          n.kv_memory.empty() && n.graphs == GraphPolicy::kEngine) {
+          n.kv_memory.empty() && n.graphs == GraphPolicy::kEngine && n.moe_kernel.empty()) {
         dp.fail("max_running",
                 "a deployment gives a KV cache, its memory, limits, the formula, expert "
-                "parallelism, a scheduler setting or CUDA graphs");
+                "parallelism, a scheduler setting, CUDA graphs or a MoE kernel");
       }
       if (dp.has("batch_wait")) {
         // "batch_wait": {"timeout_iters": N, "max_tokens_ratio": R,
@@ -807,6 +814,7 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
       r.expert_act = n.expert_act;
       r.kv = n.kv;
       r.graphs = n.graphs;
+      r.moe_kernel = n.moe_kernel;
       break;  // no two notes cover the same rows
     }
   }
@@ -947,6 +955,11 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         o.graphs = r.graphs;
         row.formats += fmt::format(", CUDA graphs {} ({})", graph_policy_name(r.graphs),
                                    clip_utf8(r.harness, 64));
+      }
+      if (!r.moe_kernel.empty()) {
+        o.moe_kernel = r.moe_kernel;
+        o = tables ? with_engine(o, *d, e, *tables) : with_engine(o, *d, e);
+        row.formats += fmt::format(", {} MoE ({})", r.moe_kernel, clip_utf8(r.harness, 64));
       }
       // A decode step alone: these deployments captured graphs up to their batch
       // (AIConfigurator's benchmark rules; the serving model sets each pool's).
