@@ -560,7 +560,7 @@ TEST(MoeTables, KernelFamiliesParseStrictly) {
   ASSERT_EQ(t.kernels.size(), 2u);
   EXPECT_EQ(t.kernels.at("triton").at("fp8_block").kernel, "tk");
   EXPECT_DOUBLE_EQ(t.kernels.at("triton").at("fp8_block").floor_s, 4e-5);
-  EXPECT_EQ(t.find("fp8_block")->kernel, "k");  // the blend stays the default
+  EXPECT_EQ(t.find("fp8_block")->kernel, "k");                    // the blend stays the default
   const std::string doc = moe_doc_with_families("h200", "vllm");  // outlives the edits' view
   const StrictEdits edits{doc, "kernels/moe/t.json", parse_moe_table};
   edits.expect_error(edits.with("\"triton\":{", "\"cuda\":{"), "cuda");  // not a family
@@ -623,6 +623,9 @@ TEST(MoeTables, TheShippedTablesPriceTritonSlowerOnB200ForVllm) {
             blend->efficiency(*blend->find("fp8_block"), 64, weights, 1536));
   const auto families = reg.moe_kernel_families(b200);
   EXPECT_NE(std::find(families.begin(), families.end(), "triton"), families.end());
+  // L40S's tables name one family per format (no kernels map): Triton is measured there.
+  const auto l40s = reg.moe_kernel_families(devices().get("l40s"));
+  EXPECT_NE(std::find(l40s.begin(), l40s.end(), "triton"), l40s.end());
 }
 
 TEST(MoeTables, TableKeysFollowTheKernelsFormats) {

@@ -64,6 +64,9 @@ struct MoeTable {
   std::map<std::string, Formats, std::less<>> kernels;
 
   [[nodiscard]] const Entry* find(std::string_view format_key) const noexcept;
+  // Whether some format's layers were measured on the kernel `family`
+  // (in `kernels`, or a format of that one family).
+  [[nodiscard]] bool measures(std::string_view family) const noexcept;
   // The entry for an expert GEMM's formats (see moe_table_key), or nullptr.
   // FP8 experts take the block-scaled kernels' entry where the table has one:
   // FP8 MoE checkpoints are block-scaled (DeepSeek-V3, Qwen3 FP8; the source

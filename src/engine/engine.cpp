@@ -1194,21 +1194,19 @@ const MoeTable* EngineRegistry::moe_table(const Device& device, const EngineProf
 }
 
 std::vector<std::string_view> EngineRegistry::moe_kernel_families(const Device& device) const {
+  // The devices whose tables stand in for `device`: its own, or its architecture's nearest.
+  std::vector<std::string> stand_ins;
+  for (const auto& engine : engines_) {
+    if (const MoeTable* t = moe_table(device, engine, nullptr)) stand_ins.push_back(t->device);
+  }
   std::vector<std::string_view> out;
   for (const std::string_view family : kMoeKernelFamilies) {
-    for (const auto& engine : engines_) {
-      EfficiencySource source{};
-      const MoeTable* t = moe_table(device, engine, &source);
-      if (t == nullptr) continue;
-      const bool measured =
-          std::any_of(moe_tables_.begin(), moe_tables_.end(), [&](const MoeTable& x) {
-            return x.device == t->device && x.kernels.find(family) != x.kernels.end();
-          });
-      if (measured) {
-        out.push_back(family);
-        break;
-      }
-    }
+    const bool measured =
+        std::any_of(moe_tables_.begin(), moe_tables_.end(), [&](const MoeTable& t) {
+          return t.measures(family) &&
+                 std::find(stand_ins.begin(), stand_ins.end(), t.device) != stand_ins.end();
+        });
+    if (measured) out.push_back(family);
   }
   return out;
 }

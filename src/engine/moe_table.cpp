@@ -34,6 +34,12 @@ const MoeTable::Entry* MoeTable::find(std::string_view key) const noexcept {
   return it == formats.end() ? nullptr : &it->second;
 }
 
+bool MoeTable::measures(std::string_view family) const noexcept {
+  return kernels.find(family) != kernels.end() ||
+         std::any_of(formats.begin(), formats.end(),
+                     [&](const auto& f) { return f.second.family == family; });
+}
+
 const MoeTable::Entry* MoeTable::find(Format weights, Format compute,
                                       bool weight_only) const noexcept {
   const std::string_view key = moe_table_key(weights, compute, weight_only);
@@ -79,6 +85,20 @@ std::vector<float> read_grid(StrictObject& f, std::string_view key, int rows, in
   return out;
 }
 
+constexpr std::string_view kFamilyList = "(triton, flashinfer-trtllm, flashinfer-cutlass, marlin)";
+
+bool known_family(std::string_view name) noexcept {
+  return std::find(std::begin(kMoeKernelFamilies), std::end(kMoeKernelFamilies), name) !=
+         std::end(kMoeKernelFamilies);
+}
+
+// Whether two tables' grids share their axes (every shipped table's do).
+bool same_axes(const MoeTable& a, const MoeTable& b) noexcept {
+  return a.log2_tokens0 == b.log2_tokens0 && a.token_points == b.token_points &&
+         a.log2_bytes0 == b.log2_bytes0 && a.byte_points == b.byte_points &&
+         a.log2_width0 == b.log2_width0 && a.width_points == b.width_points;
+}
+
 // One entry's keys (kernel, rows, rows_above_roofline, floor_s, the grids);
 // the caller finishes `f`.
 MoeTable::Entry read_entry(StrictObject& f, const MoeTable& t) {
@@ -107,16 +127,14 @@ std::string_view parse_moe_kernel(std::string_view name, std::string_view what) 
     if (key == family && name.size() == family.size()) return family;
   }
   throw InvalidArgument(std::string(what) + ": '" + clip_utf8(name, 40) +
-                        "' is not a MoE kernel family (triton, flashinfer-trtllm, "
-                        "flashinfer-cutlass, marlin)");
+                        "' is not a MoE kernel family " + std::string(kFamilyList));
 }
 
 MoeTable with_moe_kernel(const MoeTable& table, std::string_view family,
                          const std::vector<const MoeTable*>& others, bool* borrowed) {
-  if (std::find(std::begin(kMoeKernelFamilies), std::end(kMoeKernelFamilies), family) ==
-      std::end(kMoeKernelFamilies)) {
-    throw InvalidArgument("MoE kernel '" + std::string(family).substr(0, 40) +
-                          "' is not known (triton, flashinfer-trtllm, flashinfer-cutlass, marlin)");
+  if (!known_family(family)) {
+    throw InvalidArgument("MoE kernel '" + clip_utf8(family, 40) + "' is not known " +
+                          std::string(kFamilyList));
   }
   MoeTable out = table;
   out.kernels.clear();
@@ -127,23 +145,9 @@ MoeTable with_moe_kernel(const MoeTable& table, std::string_view family,
   all.insert(all.end(), others.begin(), others.end());
   std::vector<std::string> given;  // formats a source already gave the family's entry
   for (const MoeTable* source : all) {
-    // The source's entries of the family: its kernels map, and the formats it
-    // measured on that family alone.
-    MoeTable::Formats of_family;
-    if (const auto fam = source->kernels.find(family); fam != source->kernels.end())
-      of_family = fam->second;
-    for (const auto& [key, entry] : source->formats) {
-      if (entry.family == family) of_family.emplace(key, entry);
-    }
-    for (const auto& [key, entry] : of_family) {
-      if (std::find(given.begin(), given.end(), key) != given.end()) continue;
-      // Grids share the axes of every shipped table; one of other axes cannot lend.
-      if (source->log2_tokens0 != table.log2_tokens0 ||
-          source->token_points != table.token_points || source->log2_bytes0 != table.log2_bytes0 ||
-          source->byte_points != table.byte_points || source->log2_width0 != table.log2_width0 ||
-          source->width_points != table.width_points) {
-        continue;
-      }
+    if (!same_axes(*source, table)) continue;  // a grid of other axes cannot lend
+    auto take = [&](const std::string& key, const MoeTable::Entry& entry) {
+      if (std::find(given.begin(), given.end(), key) != given.end()) return;
       MoeTable::Entry e = entry;
       if (source != &table) {
         e.kernel += " (" + source->id + "'s measurement)";
@@ -151,6 +155,14 @@ MoeTable with_moe_kernel(const MoeTable& table, std::string_view family,
       }
       out.formats[key] = std::move(e);
       given.push_back(key);
+    };
+    // The source's entries of the family: its kernels map, and the formats it
+    // measured on that family alone (the parser keeps the two apart).
+    if (const auto fam = source->kernels.find(family); fam != source->kernels.end()) {
+      for (const auto& [key, entry] : fam->second) take(key, entry);
+    }
+    for (const auto& [key, entry] : source->formats) {
+      if (entry.family == family) take(key, entry);
     }
   }
   return out;
@@ -177,23 +189,15 @@ MoeTable parse_moe_table(std::string_view text, const std::string& origin) {
     MoeTable::Entry e = read_entry(f, t);
     if (f.optional("family")) {
       e.family = f.string("family");
-      if (std::find(std::begin(kMoeKernelFamilies), std::end(kMoeKernelFamilies), e.family) ==
-          std::end(kMoeKernelFamilies)) {
-        f.fail("family",
-               "is not a MoE kernel family (triton, flashinfer-trtllm, "
-               "flashinfer-cutlass, marlin)");
-      }
+      if (!known_family(e.family))
+        f.fail("family", "is not a MoE kernel family " + std::string(kFamilyList));
     }
     if (f.optional("kernels")) {
       if (!e.family.empty()) f.fail("kernels", "a format of one family has no kernels map");
       StrictObject families = f.object("kernels");
       for (auto k = families.json().begin(); k != families.json().end(); ++k) {
-        if (std::find(std::begin(kMoeKernelFamilies), std::end(kMoeKernelFamilies), k.key()) ==
-            std::end(kMoeKernelFamilies)) {
-          families.fail(k.key(),
-                        "is not a MoE kernel family (triton, flashinfer-trtllm, "
-                        "flashinfer-cutlass, marlin)");
-        }
+        if (!known_family(k.key()))
+          families.fail(k.key(), "is not a MoE kernel family " + std::string(kFamilyList));
         StrictObject one = families.object(k.key());
         t.kernels[k.key()].emplace(it.key(), read_entry(one, t));
         one.finish();
