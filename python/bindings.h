@@ -40,10 +40,14 @@ namespace py = pybind11;
 
 // Realistic or ideal mode with a serving engine (its tables resolved per device).
 // `engine_build`: the engine build's date (parse_build_date), or the current build;
-// `cuda_graphs`: a graph policy (parse_graph_policy), "engine" its defaults.
+// `cuda_graphs`: a graph policy (parse_graph_policy), "engine" its defaults;
+// `moe_kernel`: a MoE kernel family (parse_moe_kernel), checked against
+// `device` when given (check_moe_kernel), or the engine's measured blend.
 [[nodiscard]] ModelOptions options_of(bool ideal, const std::string& engine,
                                       const std::optional<std::string>& engine_build = {},
-                                      const std::string& cuda_graphs = "engine");
+                                      const std::string& cuda_graphs = "engine",
+                                      const std::optional<std::string>& moe_kernel = {},
+                                      const Device* device = nullptr);
 
 // The scenario flags as Python passes them (None: the CLI's empty default).
 [[nodiscard]] ScenarioRequest request_of(std::string phase, std::int64_t batch,

@@ -125,12 +125,17 @@ const Device& device_of(const py::handle& hardware) {
 
 ModelOptions options_of(bool ideal, const std::string& engine,
                         const std::optional<std::string>& engine_build,
-                        const std::string& cuda_graphs) {
+                        const std::string& cuda_graphs,
+                        const std::optional<std::string>& moe_kernel, const Device* device) {
   ModelOptions o;
   o.mode = ideal ? Mode::kIdeal : Mode::kRealistic;
   o.engine = &EngineRegistry::built_in().get(engine);  // its tables are resolved per device
   if (engine_build) o.engine_build = parse_build_date(*engine_build, "engine_build");
   o.graphs = parse_graph_policy(cuda_graphs, "cuda_graphs");
+  if (moe_kernel) {
+    o.moe_kernel = parse_moe_kernel(*moe_kernel, "moe_kernel");
+    check_moe_kernel(o, device, "moe_kernel");
+  }
   return o;
 }
 

@@ -43,7 +43,7 @@ auto scenario_args() {
       py::arg("block_sparsity") = d.block_sparsity, py::arg("tp") = d.tp, py::arg("pp") = d.pp,
       py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep, py::arg("ideal") = false,
       py::arg("engine") = "roofline", py::arg("engine_build") = py::none(),
-      py::arg("cuda_graphs") = "engine");
+      py::arg("cuda_graphs") = "engine", py::arg("moe_kernel") = py::none());
 }
 
 // Wraps f(const Resolved&) as a function of (model, hardware, scenario_args()...).
@@ -55,16 +55,18 @@ auto with_scenario(F f) {
              std::optional<std::string> strategy, std::optional<std::string> attention,
              double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t attention_dp,
              std::int64_t ep, bool ideal, const std::string& engine,
-             const std::optional<std::string>& engine_build, const std::string& cuda_graphs) {
+             const std::optional<std::string>& engine_build, const std::string& cuda_graphs,
+             const std::optional<std::string>& moe_kernel) {
     ScenarioRequest r = request_of(
         std::move(phase), batch, seq_len, std::move(weights), std::move(experts), std::move(act),
         std::move(kv), std::move(strategy), std::move(attention), block_sparsity, tp, pp);
     r.attention_dp = attention_dp;
     r.ep = ep;
+    const Device* device = &device_of(hardware);
     Resolved x{model_of(model),
-               &device_of(hardware),
+               device,
                {},
-               options_of(ideal, engine, engine_build, cuda_graphs)};
+               options_of(ideal, engine, engine_build, cuda_graphs, moe_kernel, device)};
     x.scenario = build_scenario(r, *x.model, x.device);
     return f(x);
   };
@@ -193,7 +195,7 @@ void bind_documents(py::module_& m) {
          std::int64_t batch_wait_iters, double batch_wait_ratio,
          std::int64_t scheduler_recv_interval, double kv_memory_share,
          const std::string& cuda_graphs, bool adp_balance, std::int64_t adp_timeout_iters,
-         std::int64_t adp_batching_wait_iters) {
+         std::int64_t adp_batching_wait_iters, const std::optional<std::string>& moe_kernel) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
@@ -244,7 +246,7 @@ void bind_documents(py::module_& m) {
         // Disaggregated: the step is a decode worker's (attention DP and EP divide its TP).
         if (s.mode == ServingMode::kDisaggregated) r.tp = decode_tp;
         s.step = build_scenario(r, *spec, &d);
-        const ModelOptions o = options_of(false, engine, engine_build, cuda_graphs);
+        const ModelOptions o = options_of(false, engine, engine_build, cuda_graphs, moe_kernel, &d);
         const ServingResult res = predict_serving(*spec, d, s, o);
         return to_py(serving_document(*spec, d, s, res, o, registry()));
       },
@@ -272,6 +274,7 @@ void bind_documents(py::module_& m) {
       py::arg("cuda_graphs") = "engine", py::arg("adp_balance") = false,
       py::arg("adp_timeout_iters") = serving_defaults.adp_timeout_iters,
       py::arg("adp_batching_wait_iters") = serving_defaults.adp_batching_wait_iters,
+      py::arg("moe_kernel") = py::none(),
       "TTFT, TPOT and tokens/s of `concurrency` clients in a closed loop, simulated against the "
       "engine's scheduler; mode \"disagg\" with prefill and decode workers; isl_min / osl_min "
       "(or range_ratio) draw random lengths; prompt_pool draws prompts from that many distinct "
@@ -281,7 +284,8 @@ void bind_documents(py::module_& m) {
       "until every attention data-parallel rank has one (TensorRT-LLM's attention-DP balance); "
       "scheduler_recv_interval takes requests in every N decode steps (SGLang's); "
       "kv_memory_share sets the KV cache's memory share under the engine's rule; cuda_graphs "
-      "(engine, decode-only or off) which steps replay CUDA graphs (roofline serving --json)");
+      "(engine, decode-only or off) which steps replay CUDA graphs; moe_kernel the MoE kernel "
+      "family (triton, flashinfer-trtllm, flashinfer-cutlass, marlin) (roofline serving --json)");
 
   const SearchSpec search_defaults;
   m.def(
@@ -334,7 +338,7 @@ void bind_documents(py::module_& m) {
          std::optional<double> latency_target, bool ideal, const std::string& engine,
          const std::vector<std::string>& strategy_files, std::optional<std::string> checkpoint,
          double budget_sqnr_db, std::optional<std::string> engine_build,
-         const std::string& cuda_graphs) {
+         const std::string& cuda_graphs, const std::optional<std::string>& moe_kernel) {
         const auto ms = model_of(model);
         const Device& d = device_of(hardware);
         RecommendOptions o;
@@ -346,7 +350,7 @@ void bind_documents(py::module_& m) {
         o.max_quality_loss_pct = max_quality_loss;
         o.memory_limit_bytes = memory_limit;
         o.latency_target_s = latency_target;
-        o.model_options = options_of(ideal, engine, engine_build, cuda_graphs);
+        o.model_options = options_of(ideal, engine, engine_build, cuda_graphs, moe_kernel, &d);
         if (!strategy_files.empty()) {
           o.strategies = built_in_strategies();
           for (const auto& f : strategy_files) o.strategies.push_back(load_strategy(f));
@@ -368,6 +372,7 @@ void bind_documents(py::module_& m) {
       py::arg("engine") = "roofline", py::arg("strategy_files") = std::vector<std::string>{},
       py::arg("checkpoint") = py::none(), py::arg("budget_sqnr_db") = r.checkpoint_budget_sqnr_db,
       py::arg("engine_build") = py::none(), py::arg("cuda_graphs") = "engine",
+      py::arg("moe_kernel") = py::none(),
       "Precision strategies and attention kernels ranked for a model and device (roofline "
       "recommend --json)");
 

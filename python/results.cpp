@@ -245,10 +245,11 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
          double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t attention_dp,
          std::int64_t ep, std::int64_t draft_tokens, std::optional<double> acceptance, bool ideal,
          const std::string& engine, bool per_op, std::optional<std::string> engine_build,
-         const std::string& cuda_graphs) {
+         const std::string& cuda_graphs, const std::optional<std::string>& moe_kernel) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
-        const ModelOptions options = options_of(ideal, engine, engine_build, cuda_graphs);
+        const ModelOptions options =
+            options_of(ideal, engine, engine_build, cuda_graphs, moe_kernel, &dev);
         std::vector<std::string> notes;
         ScenarioRequest r = request_of(std::move(phase), batch, seq_len, std::move(weights),
                                        std::move(experts), std::move(act), std::move(kv), strategy,
@@ -272,10 +273,12 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
       py::arg("draft_tokens") = d.draft_tokens, py::arg("acceptance") = py::none(),
       py::arg("ideal") = false, py::arg("engine") = "roofline", py::arg("per_op") = false,
       py::arg("engine_build") = py::none(), py::arg("cuda_graphs") = "engine",
+      py::arg("moe_kernel") = py::none(),
       R"(One forward pass: a prefill of seq_len tokens per sequence, or one decode step
 over seq_len cached tokens (roofline predict). engine_build: the engine build's
 date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). cuda_graphs: "engine",
-"decode-only" or "off" (--cuda-graphs). Returns a Prediction.)");
+"decode-only" or "off" (--cuda-graphs). moe_kernel: the MoE kernel family
+(--moe-kernel). Returns a Prediction.)");
 
   m.def(
       "generate",
@@ -285,10 +288,12 @@ date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). cuda_graphs: "engine",
          std::optional<std::string> attention, double block_sparsity, std::int64_t tp,
          std::int64_t pp, std::int64_t attention_dp, std::int64_t ep, std::int64_t draft_tokens,
          std::optional<double> acceptance, bool ideal, const std::string& engine,
-         std::optional<std::string> engine_build, const std::string& cuda_graphs) {
+         std::optional<std::string> engine_build, const std::string& cuda_graphs,
+         const std::optional<std::string>& moe_kernel) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
-        const ModelOptions options = options_of(ideal, engine, engine_build, cuda_graphs);
+        const ModelOptions options =
+            options_of(ideal, engine, engine_build, cuda_graphs, moe_kernel, &dev);
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, batch, defaults.seq_len, std::move(weights),
@@ -311,9 +316,11 @@ date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). cuda_graphs: "engine",
       py::arg("draft_tokens") = d.draft_tokens, py::arg("acceptance") = py::none(),
       py::arg("ideal") = false, py::arg("engine") = "roofline",
       py::arg("engine_build") = py::none(), py::arg("cuda_graphs") = "engine",
+      py::arg("moe_kernel") = py::none(),
       R"(Prefill of `prompt` tokens then `gen` decode steps: TTFT, TPOT, end to end
 (roofline generate). engine_build: the engine build's date (--engine-build);
-cuda_graphs: "engine", "decode-only" or "off" (--cuda-graphs). Returns a Generation.)");
+cuda_graphs: "engine", "decode-only" or "off" (--cuda-graphs); moe_kernel: the
+MoE kernel family (--moe-kernel). Returns a Generation.)");
 }
 
 }  // namespace roofline::python

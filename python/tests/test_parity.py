@@ -546,6 +546,27 @@ def test_cuda_graphs_turn_the_engines_graphs_down(cli):
         roofline.predict("llama-3.1-8b", "h100", cuda_graphs="none", **case)
 
 
+def test_moe_kernel_prices_the_familys_measured_layers(cli):
+    case = dict(engine="vllm", weights="fp8", act="fp8", tp=2, ep=2, batch=32, seq_len=1500)
+    triton = roofline.predict("minimax-m2", "b200", moe_kernel="triton", **case)
+    assert triton.to_dict() == cli("predict", "--model", "minimax-m2", "--hardware", "b200",
+                                   *flags(moe_kernel="triton", **case))
+    assert triton.time_s > roofline.predict("minimax-m2", "b200", **case).time_s
+    grid = dict(batches=32, seq_lens=1500, weights="fp8", acts="fp8", tps=2, engine="vllm",
+                as_frame=False)
+    swept = roofline.sweep("minimax-m2", "b200", moe_kernel="triton", **grid)
+    assert swept["time_s"][0] > roofline.sweep("minimax-m2", "b200", **grid)["time_s"][0]
+    load = dict(engine="vllm", weights="fp8", act="fp8", tp=2, ep=2, isl=512, osl=64,
+                concurrency=4)
+    served = roofline.serving("minimax-m2", "b200", moe_kernel="triton", **load)
+    assert served == cli("serving", "--model", "minimax-m2", "--hardware", "b200",
+                         *flags(moe_kernel="triton", **load))
+    with pytest.raises(ValueError, match="moe_kernel"):
+        roofline.predict("minimax-m2", "b200", moe_kernel="cuda", **case)
+    with pytest.raises(ValueError, match="measured: "):
+        roofline.predict("minimax-m2", "h200", moe_kernel="flashinfer-trtllm", **case)
+
+
 def test_engine_build_selects_the_builds_path(cli):
     case = dict(engine="llama.cpp", weights="q4_k_m", act="fp16", phase="prefill", seq_len=512)
     old = roofline.predict("llama-3.1-8b", "a100", engine_build="2024-05", **case)

@@ -438,6 +438,14 @@ try {
         /new requests taken in every 30 decode steps/.test(await page.textContent('#serving-detail')),
         `the receive interval is sent and shown (${JSON.stringify(servingBodies[0])})`);
   await page.fill('#sv-recv-interval', '0');
+  // A MoE kernel family: sent as the deployment's, and the run prices it.
+  servingBodies.length = 0;
+  await page.selectOption('#sv-moe-kernel', 'triton');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  check(servingBodies.length === 1 && servingBodies[0].moe_kernel === 'triton',
+        `the MoE kernel family is sent (${JSON.stringify(servingBodies[0])})`);
+  await page.selectOption('#sv-moe-kernel', '');
   await page.selectOption('#sv-engine', 'vllm');
   // The KV cache's memory share: sent, and the capacity card says it was set.
   servingBodies.length = 0;

@@ -174,6 +174,9 @@ function request(): Record<string, unknown> {
   // Which steps replay CUDA graphs, where the deployment turns the engine's down.
   const graphs = ($('sv-cuda-graphs') as HTMLSelectElement).value;
   if (graphs !== 'engine') req.cuda_graphs = graphs;
+  // The MoE kernel family, where the deployment picks one.
+  const moeKernel = ($('sv-moe-kernel') as HTMLSelectElement).value;
+  if (moeKernel) req.moe_kernel = moeKernel;
   // Speculative decoding only with draft tokens (the server refuses an acceptance without).
   const drafts = intValue('sv-draft-tokens', 'draft tokens', 0, MAX_DRAFT_TOKENS);
   if (drafts > 0) {
@@ -210,6 +213,7 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   ($('sv-mode') as HTMLSelectElement).value = DEFAULTS.mode;
   ($('sv-recipe') as HTMLSelectElement).value = 'engine';
   ($('sv-cuda-graphs') as HTMLSelectElement).value = 'engine';
+  ($('sv-moe-kernel') as HTMLSelectElement).value = '';
   number('sv-attention-dp', DEFAULTS.attentionDp);
   number('sv-ep', DEFAULTS.ep);
   number('sv-dp', DEFAULTS.replicas);
