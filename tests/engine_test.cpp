@@ -533,6 +533,58 @@ TEST(MoeTables, ParsingIsStrictAndNamesTheFileAndKey) {
   expect_error(with("\"kernel\":\"k\",", "\"kernel\":\"k\",\"note\":1,"), "note");
 }
 
+// kMoeDoc with a routing skew over its three token points: 1, 1.25 and 1.5.
+std::string moe_doc_with_skew(const std::string& skew = R"({"distribution":"power_law_1.01",
+  "layers":12,"method":"m","slowdown":[1,1.25,1.5]})") {
+  std::string doc = kMoeDoc;
+  doc.insert(doc.size() - 1, ",\"routing_skew\":" + skew);
+  return doc;
+}
+
+TEST(MoeTables, RoutingSkewIsLinearInLog2TokensAndAtLeastOne) {
+  const MoeTable t = parse_moe_table(moe_doc_with_skew(), "t");
+  EXPECT_EQ(t.routing_skew_distribution, "power_law_1.01");
+  ASSERT_EQ(t.routing_skew.size(), 3u);
+  constexpr double kFloat = 1e-6;  // stored as floats
+  EXPECT_NEAR(t.skew_slowdown(1), 1.0, kFloat);
+  EXPECT_NEAR(t.skew_slowdown(2), 1.25, kFloat);
+  EXPECT_NEAR(t.skew_slowdown(4), 1.5, kFloat);
+  // Halfway in log2 tokens between 2 and 4 tokens (2^1.5): (1.25 + 1.5) / 2.
+  EXPECT_NEAR(t.skew_slowdown(std::pow(2.0, 1.5)), 1.375, kFloat);
+  // Held at the edges.
+  EXPECT_NEAR(t.skew_slowdown(0), 1.0, kFloat);
+  EXPECT_NEAR(t.skew_slowdown(1e6), 1.5, kFloat);
+  // A table without one slows nothing.
+  EXPECT_EQ(parse_moe_table(kMoeDoc, "t").skew_slowdown(1e6), 1.0);
+  // Strict: a known distribution, the layers counted, one slowdown in [1, 4] a point.
+  const std::string doc = moe_doc_with_skew();  // StrictEdits keeps a view of it
+  const StrictEdits edits{doc, "kernels/moe/t.json", parse_moe_table};
+  auto expect_error = [&](std::string_view from, std::string_view to, std::string_view key) {
+    edits.expect_error(edits.with(from, to), key);
+  };
+  expect_error("power_law_1.01", "zipf", "distribution");
+  expect_error("\"layers\":12", "\"layers\":0", "layers");
+  expect_error("[1,1.25,1.5]", "[1,1.25]", "slowdown");
+  expect_error("[1,1.25,1.5]", "[0.9,1.25,1.5]", "slowdown");
+  expect_error("[1,1.25,1.5]", "[1,1.25,5]", "slowdown");
+  expect_error("\"method\":\"m\",\"slowdown\"", "\"slowdown\"", "method");
+  expect_error("\"layers\":12,", "\"layers\":12,\"alpha\":1.01,", "alpha");
+}
+
+// The shipped tables measured both routings: a decode-sized layer is not
+// slowed, a prompt-sized one is (h200-vllm at 4,096 tokens: 1.132).
+TEST(MoeTables, TheShippedTablesSlowPromptSizedLayersForRoutingSkew) {
+  const Device& d = devices().get("h200");
+  EfficiencySource source{};
+  const MoeTable* t =
+      EngineRegistry::built_in().moe_table(d, EngineRegistry::built_in().get("vllm"), &source);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->routing_skew_distribution, "power_law_1.01");
+  EXPECT_EQ(t->skew_slowdown(8), 1.0);
+  EXPECT_GT(t->skew_slowdown(4096), 1.05);
+  EXPECT_LT(t->skew_slowdown(4096), 1.5);
+}
+
 // kMoeDoc's format measured on two families: its blend and each family's own entry
 // (triton's grid half of flashinfer-trtllm's).
 std::string moe_doc_with_families(const std::string& device, const std::string& engine) {
@@ -1115,6 +1167,20 @@ TEST(EnginePrediction, MoeLayerAtOneTokenCostsAtLeastTheFloor) {
   with_slow.moe_table = &slow;
   const ExpertWork floored = expert_work(predict(m, d, s, with_slow));
   EXPECT_NEAR(floored.layer_s, 1e-3, 1e-12);
+
+  // A routing skew multiplies the layer's time at its tokens: two tokens, the
+  // test table's second point (1.25), the floor out of the way.
+  s.batch = 2;
+  MoeTable even = parse_moe_table(kMoeDoc, "even");
+  MoeTable skewed = parse_moe_table(moe_doc_with_skew(), "skewed");
+  even.formats.begin()->second.floor_s = 1e-9;
+  skewed.formats.begin()->second.floor_s = 1e-9;
+  ModelOptions with_even = o, with_skewed = o;
+  with_even.moe_table = &even;
+  with_skewed.moe_table = &skewed;
+  const ExpertWork base = expert_work(predict(m, d, s, with_even));
+  const ExpertWork slowed = expert_work(predict(m, d, s, with_skewed));
+  EXPECT_NEAR(slowed.layer_s, 1.25 * base.layer_s, 1e-6 * base.layer_s);
 }
 
 // A decode step of Llama-3.1-8B on H200 in bf16 with vLLM: every projection

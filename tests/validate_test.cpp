@@ -283,6 +283,37 @@ TEST(ServingRuns, AttentionDpRowsCountEveryRanksClients) {
   EXPECT_EQ(runs[2].concurrency, 8);  // the first "_c<digits>_" of the id
 }
 
+// A blank attention_dp_size with batch_size the id's clients over tp_size (a
+// rank's batch) is attention DP over the tp_size GPUs: AIConfigurator writes
+// that deployment tp_size 1, attention_dp_size N. A written 1, a batch_size
+// equal to the clients, or no clients in the id leave the row as written.
+TEST(ServingRuns, ARanksBatchWithABlankAttentionDpIsReadAsAttentionDp) {
+  auto row = [](const std::string& id, const std::string& batch, const std::string& dp) {
+    return id + ",trtllm,1.3.0rc1,m,b200_sxm,fp4,agg,4000,1000,nvfp4,nvfp4," + batch + ",4,1," +
+           dp + ",1,4,,,,,,,,,,,,,,,588.6,90.8\n";
+  };
+  const auto runs = parse_serving_runs(std::string(kServingHeader) +
+                                           row("a_agg_4000x1000_c224_tp4_epnone_1", "56", "") +
+                                           row("b_agg_4000x1000_c224_tp4_epnone_1", "56", "1") +
+                                           row("c_agg_4000x1000_c56_tp4_epnone_1", "56", "") +
+                                           row("d_agg_4000x1000_c_tp4_epnone_1", "56", "") +
+                                           row("e_agg_4000x1000_c200_tp4_epnone_1", "56", ""),
+                                       "t.csv");
+  ASSERT_EQ(runs.size(), 5u);
+  EXPECT_EQ(runs[0].tp, 1);
+  EXPECT_EQ(runs[0].attention_dp, 4);
+  EXPECT_EQ(runs[0].concurrency, 224);  // 56 a rank x 4 ranks
+  EXPECT_NE(runs[0].layout_note.find("read as attention DP 4"), std::string::npos)
+      << runs[0].layout_note;
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    EXPECT_EQ(runs[i].tp, 4) << runs[i].id;
+    EXPECT_EQ(runs[i].attention_dp, 1) << runs[i].id;
+    EXPECT_TRUE(runs[i].layout_note.empty()) << runs[i].id;
+  }
+  EXPECT_EQ(runs[3].concurrency, 56);   // no clients in the id: batch_size as written
+  EXPECT_EQ(runs[4].concurrency, 200);  // the id's clients, not batch x tp: as written
+}
+
 // Rows written tp_size N x N with moe_tp_size = moe_ep_size = N, or tp_size N
 // and attention_dp_size N with moe 1 x N x N, are the deployment of N GPUs
 // with expert parallelism N (their ids say "_tpN_epN_"; unlabelled, only past
@@ -572,6 +603,23 @@ TEST(ServingHarnesses, NotesAreStrict) {
             "triton");
   bad(doc(R"(, "deployment": {"moe_kernel": "deep_gemm", "source": "s"})"), "moe_kernel");
   bad(doc(R"(, "deployment": {"moe_kernel": 1, "source": "s"})"), "moe_kernel");
+  // Token budgets by rules (vLLM's --max-num-batched-tokens "$((ISL * 2))"):
+  // the first a row meets; they are fixed limits, not the formula's terms.
+  const auto budgets = parse_serving_harnesses(
+      doc(R"(, "deployment": {"token_budget": [{"tokens": 2048, "when": {"isl": 1024}},
+      {"tokens": 16384, "when": {"isl": 8192}}], "source": "s"})"),
+      "h.json");
+  ASSERT_EQ(budgets[0].token_budgets.size(), 2u);
+  EXPECT_EQ(budgets[0].token_budgets[1].tokens, 16384);
+  EXPECT_EQ(budgets[0].token_budgets[1].when.isl, 8192);
+  EXPECT_EQ(budgets[0].token_budget, 0);
+  bad(doc(R"(, "deployment": {"token_budget": [], "source": "s"})"), "token_budget");
+  bad(doc(R"(, "deployment": {"token_budget": [{"tokens": 0}], "source": "s"})"), "tokens");
+  bad(doc(R"(, "deployment": {"token_budget": [{"tokens": 2048, "budget": 1}], "source": "s"})"),
+      "budget");
+  bad(doc(R"(, "deployment": {"token_budget": [{"tokens": 2048}], "token_budget_headroom": 64,
+      "token_budget_round_to": 64, "source": "s"})"),
+      "not both");
   // Receive intervals: rules in order, the first a row meets; model names in a list.
   const auto recv = parse_serving_harnesses(
       doc(R"(, "deployment": {"scheduler_recv_interval": [{"steps": 30, "when":
@@ -629,7 +677,7 @@ TEST(ServingHarnesses, NotesAreStrict) {
                               "h.json")
           .size(),
       2u);  // two layouts apart
-  // Row ids' beginnings: one or a list of 1 to 4 non-empty strings; notes
+  // Row ids' beginnings: one or a list of 1 to 8 non-empty strings; notes
   // apart only where neither beginning starts the other.
   std::string by_id = renamed;
   by_id.replace(by_id.find(R"("precision": "fp8")"), 18,
@@ -650,7 +698,7 @@ TEST(ServingHarnesses, NotesAreStrict) {
           nested + "]}",
       "covers the same rows");  // "dsr1_" starts "dsr1_h200"
   for (const std::string& ids : {std::string("[]"), std::string(R"([""])"), std::string("7"),
-                                 std::string(R"(["a", "b", "c", "d", "e"])")}) {
+                                 std::string(R"(["a", "b", "c", "d", "e", "f", "g", "h", "i"])")}) {
     std::string t = doc("");
     t.replace(t.find(R"("precision": "fp8")"), 18, R"("precision": "fp8", "id_prefix": )" + ids);
     bad(t, "id_prefix");
@@ -664,8 +712,10 @@ TEST(ServingHarnesses, NotesAreStrict) {
 // its 1.2.0rc6.post2 sweeps without MTP (batch waiting for fp8 1,024/1,024 at
 // 64 clients or more), vLLM 0.15.1 gpt-oss-120b on B200, SGLang 0.5.9 Qwen3.5
 // at TP 4 EP 1 on B200, vLLM 0.17.0 MiniMax-M2.5 fp8 on B200 (expert
-// parallelism on every row) and every Llama-3.1-70B row (batch waiting for
-// TensorRT-LLM's 1,024/1,024 rows below TP 8). A file read as a user's own
+// parallelism on every row), every Llama-3.1-70B row (batch waiting for
+// TensorRT-LLM's 1,024/1,024 rows below TP 8), vLLM's Kimi-K2.5 int4 rows on
+// H200 (0.16.0) and B200 (0.15.1), and vLLM 0.19.0 MiniMax-M2.5 fp8 on B200 of
+// PR #947's sweeps (2 x isl tokens a step). A file read as a user's own
 // carries none.
 // The limits by the scripts' formulas, per rank: fp8 at 4 clients, TP 8:
 // batch 4, round_up(4 x 4 + 1,024 + 64, 64) = 1,152 tokens; fp8 at 256 clients
@@ -702,7 +752,7 @@ TEST(ServingHarnesses, InferenceXsAttentionDpRowsBalance) {
 TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   int covered = 0, with_dp = 0, qwen = 0, llama = 0, post2 = 0, checked_post2 = 0;
   int waiting_70b = 0, waiting_post2 = 0, minimax = 0, sglang_rows = 0, outside_sweep = 0;
-  int h200_mtp = 0, h200_without = 0, h200_checked = 0, decode_only = 0;
+  int h200_mtp = 0, h200_without = 0, h200_checked = 0, decode_only = 0, kimi = 0, minimax_019 = 0;
   std::array<int, 3> checked{};
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
@@ -757,6 +807,46 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
         h200_columns && (r.id.starts_with("2026_03_25_deepseek_r1_h200_sxm_trtllm_fp8_agg_") ||
                          r.id.starts_with("2026_04_06_deepseek_r1_h200_sxm_trtllm_fp8_agg_"));
     h200_without += h200_columns && !inferencex_h200_mtp;
+    // vLLM Kimi-K2.5 int4: InferenceX's H200 sweeps on 0.16.0 (PR #847) and
+    // its B200 sweep on 0.15.1 (PR #935); every such row of the set.
+    const bool inferencex_kimi = r.backend == "vllm" && r.model_path == "moonshotai/Kimi-K2.5" &&
+                                 r.precision == "int4" &&
+                                 ((r.backend_version == "0.16.0" && r.system == "h200_sxm") ||
+                                  (r.backend_version == "0.15.1" && r.system == "b200_sxm"));
+    // vLLM 0.19.0 MiniMax-M2.5 fp8 on B200: InferenceX PR #947's sweeps, by
+    // their ids (the database's rows of 2026-04-22 ran the script of 2026-04-21).
+    const std::string_view database_ids[] = {"minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c16_cfg690",
+                                             "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c16_cfg691",
+                                             "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c64_cfg690",
+                                             "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c32_cfg691",
+                                             "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c256_cfg634",
+                                             "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c32_cfg633",
+                                             "minimaxm2_5_b200_vllm_fp8_agg_1024x1024_c8_cfg633"};
+    const bool inferencex_minimax_019 =
+        r.backend == "vllm" && r.backend_version == "0.19.0" && r.system == "b200_sxm" &&
+        r.precision == "fp8" &&
+        (r.id.starts_with("2026_03_25_minimax_m2_5_b200_sxm_vllm_fp8_") ||
+         r.id.starts_with("2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_") ||
+         std::find(std::begin(database_ids), std::end(database_ids), r.id) !=
+             std::end(database_ids));
+    if (inferencex_kimi || inferencex_minimax_019) {
+      // No drafts, a 0.8 range ratio; Kimi: the script's --max-num-seqs $CONC,
+      // 0.95 of the memory and vLLM's auto (bf16) cache; MiniMax: its fp8
+      // cache, 0.90 of the memory and --max-num-batched-tokens $((ISL * 2)).
+      EXPECT_EQ(r.harness, inferencex_kimi
+                               ? (r.system == "h200_sxm" ? "inferencex-kimi-int4-h200-vllm"
+                                                         : "inferencex-kimi-int4-b200-vllm")
+                               : "inferencex-minimax-b200-vllm-0.19");
+      EXPECT_EQ(r.range_ratio, 0.8);
+      EXPECT_EQ(r.draft_tokens, 0);
+      EXPECT_EQ(r.recv_interval, 0);
+      EXPECT_EQ(r.kv, inferencex_kimi ? Format::kBf16 : Format::kFp8) << r.id;
+      EXPECT_DOUBLE_EQ(r.kv_memory_share, inferencex_kimi ? 0.95 : 0.9);
+      EXPECT_EQ(r.max_running, inferencex_kimi ? r.concurrency : 0) << r.id;
+      EXPECT_EQ(r.token_budget, inferencex_kimi ? 0 : 2 * r.isl) << r.id;
+      (inferencex_kimi ? kimi : minimax_019) += 1;
+      continue;
+    }
     // Only InferenceX's B200 vLLM Llama scripts set cudagraph_mode FULL_DECODE_ONLY.
     const bool decode_only_graphs = inferencex_70b && r.backend == "vllm" && r.system == "b200_sxm";
     EXPECT_EQ(r.graphs, decode_only_graphs ? GraphPolicy::kDecodeOnly : GraphPolicy::kEngine)
@@ -935,6 +1025,8 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   EXPECT_EQ(decode_only, 28 + 32);  // the set's vLLM Llama-3.1-70B B200 rows, fp8 and fp4
   EXPECT_EQ(h200_without, 8);       // cfg181 and cfg183: measured before the MTP scripts existed
   EXPECT_EQ(h200_checked, 2);
+  EXPECT_EQ(kimi, 23 + 25);             // the set's H200 0.16.0 and B200 0.15.1 rows
+  EXPECT_EQ(minimax_019, 35 + 23 + 7);  // 2026-04-03 02:34 UTC, 2026-04-03, the database's 7
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"
       "1,,,,,,,,,,,,,,,,,195.2,5.38\n";

@@ -62,6 +62,12 @@ struct MoeTable {
   // deployment can choose (see kMoeKernelFamilies), each family's own entries
   // (family -> format -> entry); `formats` blends the families.
   std::map<std::string, Formats, std::less<>> kernels;
+  // Serving routes unevenly: how much slower the layers measured under the
+  // source's power-law routing (`routing_skew_distribution`) ran than under
+  // its balanced routing, per log2_tokens point, held at 1 from below (empty:
+  // not measured, no slowdown). The grids are balanced routing's.
+  std::vector<float> routing_skew;
+  std::string routing_skew_distribution;
 
   [[nodiscard]] const Entry* find(std::string_view format_key) const noexcept;
   // Whether some format's layers were measured on the kernel `family`
@@ -78,6 +84,10 @@ struct MoeTable {
   // (0, 1].
   [[nodiscard]] double efficiency(const Entry& e, double tokens, Bytes weight_bytes,
                                   double width) const noexcept;
+  // The routing-skew slowdown at `tokens` (a layer's tokens before top-k),
+  // linear in log2 tokens between the points and held at the edges; 1
+  // without a measurement. At least 1.
+  [[nodiscard]] double skew_slowdown(double tokens) const noexcept;
 };
 
 // The MoE kernel families a deployment can choose: vLLM's and SGLang's MoE
@@ -101,8 +111,9 @@ inline constexpr std::string_view kMoeKernelFamilies[] = {"triton", "flashinfer-
                                        bool* borrowed = nullptr);
 
 // Strict: unknown or missing keys, a grid of the wrong size, efficiencies
-// outside (0, 1], width factors outside (0, 8], a floor outside (0, 1] s are
-// ParseErrors naming `origin` and the key.
+// outside (0, 1], width factors outside (0, 8], a floor outside (0, 1] s, a
+// routing skew (optional) that is not one slowdown in [1, 4] per log2_tokens
+// point are ParseErrors naming `origin` and the key.
 [[nodiscard]] MoeTable parse_moe_table(std::string_view json_text, const std::string& origin);
 
 // The MoE table key of an expert GEMM's formats ("bf16", "fp8", "nvfp4",

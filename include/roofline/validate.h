@@ -212,6 +212,14 @@ struct ServingHarness {
   // --max-running-requests $CONC).
   std::int64_t max_running = 0, token_budget = 0;
   bool max_running_is_clients = false;
+  // Or the step's token budget by the script's rules (vLLM's
+  // --max-num-batched-tokens "$((ISL * 2))"): the first whose condition a row
+  // meets (none: the recipe's).
+  struct BudgetRule {
+    std::int64_t tokens = 0;
+    HarnessCondition when;
+  };
+  std::vector<BudgetRule> token_budgets;
   // Batch waiting (TensorRT-LLM's batch_wait_timeout_iters and
   // batch_wait_max_tokens_ratio; 0 steps: none), for the rows where the script
   // sets it.

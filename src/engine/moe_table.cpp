@@ -62,7 +62,41 @@ double MoeTable::efficiency(const Entry& e, double tokens, Bytes weight_bytes,
   return std::min(grid * factor, 1.0);
 }
 
+double MoeTable::skew_slowdown(double tokens) const noexcept {
+  if (routing_skew.empty()) return 1;
+  const double x = std::clamp(std::log2(std::max(tokens, 1.0)) - log2_tokens0, 0.0,
+                              static_cast<double>(routing_skew.size() - 1));
+  const auto i = std::min(static_cast<std::size_t>(x), routing_skew.size() - 1);
+  const std::size_t j = std::min(i + 1, routing_skew.size() - 1);
+  const double f = x - static_cast<double>(i);
+  return std::max(1.0, (1 - f) * routing_skew[i] + f * routing_skew[j]);
+}
+
 namespace {
+
+// The collector's power-law routings a routing skew may compare with its balanced one.
+constexpr std::string_view kSkewedRoutings[] = {"power_law_1.01", "power_law_1.2"};
+constexpr double kMaxSkewSlowdown = 4;
+
+// "routing_skew": {"distribution": D, "layers": N, "method": M, "slowdown": [...]}.
+void read_routing_skew(StrictObject& o, MoeTable* t) {
+  StrictObject r = o.object("routing_skew");
+  t->routing_skew_distribution = r.string("distribution");
+  if (std::find(std::begin(kSkewedRoutings), std::end(kSkewedRoutings),
+                t->routing_skew_distribution) == std::end(kSkewedRoutings))
+    r.fail("distribution", "must be power_law_1.01 or power_law_1.2");
+  if (count(r, "layers") == 0) r.fail("layers", "must count the layers measured both ways");
+  (void)r.string("method");
+  const json& v = r.required("slowdown");
+  if (!v.is_array() || v.size() != static_cast<std::size_t>(t->token_points))
+    r.fail("slowdown", "expected one value per log2_tokens point");
+  for (const auto& x : v) {
+    if (!x.is_number() || !(x.get<double>() >= 1) || x.get<double>() > kMaxSkewSlowdown)
+      r.fail("slowdown", "every value must be in [1, 4]");
+    t->routing_skew.push_back(x.get<float>());
+  }
+  r.finish();
+}
 
 // A row-major grid of `rows` x `cols` numbers in (0, `max`] under `key`.
 std::vector<float> read_grid(StrictObject& f, std::string_view key, int rows, int cols, double max,
@@ -208,6 +242,7 @@ MoeTable parse_moe_table(std::string_view text, const std::string& origin) {
     t.formats.emplace(it.key(), std::move(e));
   }
   formats.finish();
+  if (o.optional("routing_skew")) read_routing_skew(o, &t);
   o.finish();
   if (t.formats.empty()) throw ParseError(origin + ": formats: no format measured");
   return t;

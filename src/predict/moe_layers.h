@@ -84,7 +84,9 @@ inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d
     const double ideal = std::max(flops / peak, (weights + act) / bw);
     const double width = first.gemm_n;  // one expert's gate (or up) slice: inter / (tp / ep)
     const double eff = std::clamp(table->efficiency(*e, tokens, weights, width) * scale, 1e-4, 1.0);
-    const double layer_s = std::max(e->floor_s, ideal / eff);
+    // The grid's layers were routed evenly; serving's prompts crowd onto
+    // the router's favourite experts (moe_table.h routing_skew).
+    const double layer_s = std::max(e->floor_s, ideal / eff * table->skew_slowdown(tokens));
     if (!(own_sum > 0) || !(layer_s > 0)) continue;
     const double share = layer_s / own_sum;
     for (int k = begin; k <= last; ++k) {

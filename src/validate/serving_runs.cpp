@@ -187,6 +187,24 @@ void undo_tp_times_ep(const LineReader& in, ServingRun* r) {
   r->moe_tp = 1;
 }
 
+// A few TensorRT-LLM rows (DeepSeek and gpt-oss, 1.2.0rc6 to 1.3.0rc5) leave
+// attention_dp_size empty while their batch_size is the id's clients over
+// tp_size (224 clients at TP 4 with batch_size 56): a rank's batch, which
+// batch_size is only under attention data parallelism. AIConfigurator writes
+// that deployment as tp_size 1 with attention_dp_size N, and so they are read.
+// `adp_blank`: the row's attention_dp_size field is empty (a written 1 stands).
+void read_rank_batch(bool adp_blank, std::int64_t batch, ServingRun* r) {
+  if (!adp_blank || r->attention_dp != 1 || r->tp <= 1 || r->concurrency == batch ||
+      r->concurrency != batch * r->tp)
+    return;
+  r->layout_note = "batch_size " + std::to_string(batch) + " is the id's " +
+                   std::to_string(r->concurrency) + " clients over tp_size " +
+                   std::to_string(r->tp) + " with attention_dp_size blank; read as attention DP " +
+                   std::to_string(r->tp) + " (a rank's batch)";
+  r->attention_dp = r->tp;
+  r->tp = 1;
+}
+
 // The preset a Hugging Face id names, or empty.
 std::string preset_of(std::string_view model_path) {
   static const std::map<std::string, std::string, std::less<>> kPresets = {
@@ -414,6 +432,7 @@ std::vector<ServingRun> parse_serving_runs(std::string_view text, const std::str
       r.moe_tp = in.size("moe_tp_size", col("moe_tp_size"), 1);
       r.moe_ep = in.size("moe_ep_size", col("moe_ep_size"), 1);
       undo_tp_times_ep(in, &r);
+      read_rank_batch(col("attention_dp_size").empty(), batch, &r);
     } else {
       // Disaggregated rows: the client concurrency from batch_size, else the
       // id's "_c<N>_"; the decode pool's figures in the shared fields.
@@ -553,7 +572,7 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
       n.model_paths.push_back(m.string("model_path"));
     }
     n.precision = m.string("precision");
-    // "id_prefix": how the rows' ids begin, one or a list of 1 to 4.
+    // "id_prefix": how the rows' ids begin, one or a list of 1 to 8.
     if (const nlohmann::json* ids = m.optional("id_prefix")) {
       const auto add = [&](const nlohmann::json& p) {
         if (!p.is_string() || p.get<std::string>().empty() || p.get<std::string>().size() > 128)
@@ -561,7 +580,7 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         n.id_prefixes.push_back(p.get<std::string>());
       };
       if (ids->is_array()) {
-        if (ids->empty() || ids->size() > 4) m.fail("id_prefix", "a beginning, or 1 to 4");
+        if (ids->empty() || ids->size() > 8) m.fail("id_prefix", "a beginning, or 1 to 8");
         for (const nlohmann::json& p : *ids) add(p);
       } else {
         add(*ids);
@@ -609,11 +628,18 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
       } else if (v) {
         n.max_running = whole("max_running");
       }
-      if (dp.has("token_budget")) n.token_budget = whole("token_budget");
+      if (const nlohmann::json* v = dp.optional("token_budget"); v && v->is_array()) {
+        // "token_budget": [{"tokens": N, "when": {...}}, ...], or one for every row.
+        read_rules(dp, "token_budget", origin, [&n](StrictObject& rule, HarnessCondition when) {
+          n.token_budgets.push_back({whole_number(rule, "tokens"), when});
+        });
+      } else if (v) {
+        n.token_budget = whole("token_budget");
+      }
       if (dp.has("max_batch_attention_dp_divisor") || dp.has("token_budget_headroom") ||
           dp.has("token_budget_round_to") || dp.has("token_budget_at_least")) {
-        if (n.max_running || n.max_running_is_clients || n.token_budget)
-          dp.fail(n.token_budget ? "token_budget" : "max_running",
+        if (n.max_running || n.max_running_is_clients || n.token_budget || !n.token_budgets.empty())
+          dp.fail(n.token_budget || !n.token_budgets.empty() ? "token_budget" : "max_running",
                   "give fixed limits or the script's formula, not both");
         // The divisor sets max_batch too; without it the script leaves the
         // engine's running cap and its budget counts every client.
@@ -660,9 +686,10 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         }
       }
       if (n.token_budget_round_to == 0 && !n.max_running && !n.max_running_is_clients &&
-          !n.token_budget && !n.kv && !n.expert_parallel && !dp.has("batch_wait") &&
-          !dp.has("scheduler_recv_interval") && !dp.has("attention_dp_balance") &&
-          n.kv_memory.empty() && n.graphs == GraphPolicy::kEngine && n.moe_kernel.empty()) {
+          !n.token_budget && n.token_budgets.empty() && !n.kv && !n.expert_parallel &&
+          !dp.has("batch_wait") && !dp.has("scheduler_recv_interval") &&
+          !dp.has("attention_dp_balance") && n.kv_memory.empty() &&
+          n.graphs == GraphPolicy::kEngine && n.moe_kernel.empty()) {
         dp.fail("max_running",
                 "a deployment gives a KV cache, its memory, limits, the formula, expert "
                 "parallelism, a scheduler setting, CUDA graphs or a MoE kernel");
@@ -791,6 +818,7 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
       } else {
         r.max_running = n.max_running_is_clients ? r.concurrency : n.max_running;
         r.token_budget = n.token_budget;
+        if (const auto* rule = first_met(n.token_budgets, r)) r.token_budget = rule->tokens;
       }
       r.range_ratio = n.range_ratio;
       if (n.expert_parallel && r.moe_ep == 1) {
