@@ -714,9 +714,10 @@ TEST(ServingHarnesses, NotesAreStrict) {
 // at TP 4 EP 1 on B200, vLLM 0.17.0 MiniMax-M2.5 fp8 on B200 (expert
 // parallelism on every row), every Llama-3.1-70B row (batch waiting for
 // TensorRT-LLM's 1,024/1,024 rows below TP 8), vLLM's Kimi-K2.5 int4 rows on
-// H200 (0.16.0) and B200 (0.15.1), and vLLM 0.19.0 MiniMax-M2.5 fp8 on B200 of
-// PR #947's sweeps (2 x isl tokens a step). A file read as a user's own
-// carries none.
+// H200 (0.16.0) and B200 (0.15.1), vLLM 0.19.0 MiniMax-M2.5 fp8 on B200 of
+// PR #947's sweeps (2 x isl tokens a step), vLLM 0.18.0 gpt-oss-120b on H100
+// and H200 and MiniMax-M2.5 on H200, and TensorRT-LLM 1.2.0rc2.post2
+// gpt-oss-120b on B200. A file read as a user's own carries none.
 // The limits by the scripts' formulas, per rank: fp8 at 4 clients, TP 8:
 // batch 4, round_up(4 x 4 + 1,024 + 64, 64) = 1,152 tokens; fp8 at 256 clients
 // over 8 attention-DP ranks: batch 256 / 8 = 32, 8 x round_up(2 x 32 + 1,088, 64)
@@ -725,16 +726,19 @@ TEST(ServingHarnesses, NotesAreStrict) {
 // InferenceX's TensorRT-LLM DeepSeek-R1 scripts (fp8 and fp4 on B200, with and
 // without MTP; fp8 with MTP on H200) write attention_dp_config with
 // enable_balance, timeout_iters 60 and batching_wait_iters 0 when they turn
-// attention DP on: exactly those notes' rows with attention DP carry it.
+// attention DP on; its gpt-oss B200 script writes enable_balance alone
+// (TensorRT-LLM's defaults, 50 and 10): exactly those notes' rows with
+// attention DP carry it.
 TEST(ServingHarnesses, InferenceXsAttentionDpRowsBalance) {
   const std::set<std::string> notes = {
-      "inferencex-dsr1-fp8-b200-trtllm", "inferencex-dsr1-fp4-b200-trtllm",
+      "inferencex-dsr1-fp8-b200-trtllm",     "inferencex-dsr1-fp4-b200-trtllm",
       "inferencex-dsr1-fp8-b200-trtllm-mtp", "inferencex-dsr1-fp4-b200-trtllm-mtp",
-      "inferencex-dsr1-fp8-h200-trtllm-mtp"};
+      "inferencex-dsr1-fp8-h200-trtllm-mtp", "inferencex-gptoss-b200-trtllm"};
   // The set's aggregated TensorRT-LLM rows with attention DP from those sweeps:
   // 1.2.0rc6.post2 on B200 9 (fp4 7, fp8 2), 1.2.0rc6.post3 11 (fp4 6, fp8 5),
-  // and 4 of the 1.1.0rc2.post2 H200 rows (the MTP sweep's, by their ids).
-  constexpr int kBalancedRows = 9 + 11 + 4;
+  // 4 of the 1.1.0rc2.post2 H200 rows (the MTP sweep's, by their ids), and 2
+  // gpt-oss rows of 1.2.0rc2.post2 (attention DP 4, and 4 written over moe 2 x 2).
+  constexpr int kBalancedRows = 9 + 11 + 4 + 2;
   int balanced = 0, without_dp = 0;
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool scripted = notes.count(r.harness) > 0;
@@ -742,8 +746,9 @@ TEST(ServingHarnesses, InferenceXsAttentionDpRowsBalance) {
     without_dp += scripted && r.attention_dp == 1;
     if (!r.adp_balance) continue;
     ++balanced;
-    EXPECT_EQ(r.adp_timeout_iters, 60) << r.id;
-    EXPECT_EQ(r.adp_batching_wait_iters, 0) << r.id;
+    const bool defaults = r.harness == "inferencex-gptoss-b200-trtllm";
+    EXPECT_EQ(r.adp_timeout_iters, defaults ? 50 : 60) << r.id;
+    EXPECT_EQ(r.adp_batching_wait_iters, defaults ? 10 : 0) << r.id;
   }
   EXPECT_EQ(balanced, kBalancedRows);
   EXPECT_GT(without_dp, 0);
@@ -753,6 +758,7 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   int covered = 0, with_dp = 0, qwen = 0, llama = 0, post2 = 0, checked_post2 = 0;
   int waiting_70b = 0, waiting_post2 = 0, minimax = 0, sglang_rows = 0, outside_sweep = 0;
   int h200_mtp = 0, h200_without = 0, h200_checked = 0, decode_only = 0, kimi = 0, minimax_019 = 0;
+  int gptoss_018 = 0, minimax_018 = 0, gptoss_trt = 0;
   std::array<int, 3> checked{};
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
@@ -829,6 +835,45 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
          r.id.starts_with("2026_04_06_minimax_m2_5_b200_sxm_vllm_fp8_") ||
          std::find(std::begin(database_ids), std::end(database_ids), r.id) !=
              std::end(database_ids));
+    // InferenceX's vLLM 0.18.0 gpt-oss-120b (H100, H200) and MiniMax-M2.5 (H200)
+    // sweeps, and its TensorRT-LLM 1.2.0rc2.post2 gpt-oss-120b sweep on B200:
+    // every such row of the set.
+    const bool vllm_018 = r.backend == "vllm" && r.backend_version == "0.18.0";
+    const bool inferencex_gptoss_018 = vllm_018 && r.model_path == "openai/gpt-oss-120b" &&
+                                       (r.system == "h100_sxm" || r.system == "h200_sxm");
+    const bool inferencex_minimax_018 =
+        vllm_018 && r.model_path == "MiniMaxAI/MiniMax-M2.5" && r.system == "h200_sxm";
+    const bool inferencex_gptoss_trt = r.backend == "trtllm" &&
+                                       r.backend_version == "1.2.0rc2.post2" &&
+                                       r.model_path == "openai/gpt-oss-120b";
+    if (inferencex_gptoss_018 || inferencex_minimax_018 || inferencex_gptoss_trt) {
+      EXPECT_EQ(r.range_ratio, 0.8) << r.id;
+      EXPECT_EQ(r.draft_tokens, 0);
+      if (inferencex_gptoss_018) {  // 8,192 tokens a step, a request a client
+        ++gptoss_018;
+        EXPECT_TRUE(r.moe_kernel.empty());  // no Marlin layers of gpt-oss's method measured
+        EXPECT_EQ(r.token_budget, 8192);
+        EXPECT_EQ(r.max_running, r.concurrency);
+        EXPECT_DOUBLE_EQ(r.kv_memory_share, 0.9);
+      } else if (inferencex_minimax_018) {  // the experts over every GPU: EP = TP
+        ++minimax_018;
+        EXPECT_EQ(r.moe_ep, r.tp * r.attention_dp) << r.id;
+        EXPECT_DOUBLE_EQ(r.kv_memory_share, 0.95);
+        EXPECT_FALSE(r.kv);
+      } else {  // trtllm-serve's limits; the ADP balance at its defaults with attention DP
+        ++gptoss_trt;
+        EXPECT_EQ(r.kv, Format::kFp8);
+        EXPECT_DOUBLE_EQ(r.kv_memory_share, 0.85);
+        EXPECT_EQ(r.max_running, 512);
+        EXPECT_EQ(r.token_budget, 20000);
+        EXPECT_EQ(r.adp_balance, r.attention_dp > 1) << r.id;
+        if (r.adp_balance) {
+          EXPECT_EQ(r.adp_timeout_iters, 50);
+          EXPECT_EQ(r.adp_batching_wait_iters, 10);
+        }
+      }
+      continue;
+    }
     if (inferencex_kimi || inferencex_minimax_019) {
       // No drafts, a 0.8 range ratio; Kimi: the script's --max-num-seqs $CONC,
       // 0.95 of the memory and vLLM's auto (bf16) cache; MiniMax: its fp8
@@ -1027,6 +1072,9 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   EXPECT_EQ(h200_checked, 2);
   EXPECT_EQ(kimi, 23 + 25);             // the set's H200 0.16.0 and B200 0.15.1 rows
   EXPECT_EQ(minimax_019, 35 + 23 + 7);  // 2026-04-03 02:34 UTC, 2026-04-03, the database's 7
+  EXPECT_EQ(gptoss_018, 30 + 33);       // H100 and H200
+  EXPECT_EQ(minimax_018, 28);
+  EXPECT_EQ(gptoss_trt, 31);
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"
       "1,,,,,,,,,,,,,,,,,195.2,5.38\n";
