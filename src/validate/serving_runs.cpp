@@ -187,11 +187,12 @@ void undo_tp_times_ep(const LineReader& in, ServingRun* r) {
   r->moe_tp = 1;
 }
 
-// A few TensorRT-LLM rows (DeepSeek and gpt-oss, 1.2.0rc6 to 1.3.0rc5) leave
+// Eight TensorRT-LLM rows (DeepSeek and gpt-oss, 1.3.0rc1 and 1.3.0rc5) leave
 // attention_dp_size empty while their batch_size is the id's clients over
-// tp_size (224 clients at TP 4 with batch_size 56): a rank's batch, which
-// batch_size is only under attention data parallelism. AIConfigurator writes
-// that deployment as tp_size 1 with attention_dp_size N, and so they are read.
+// tp_size (224 clients at TP 4 with batch_size 56; AIConfigurator's
+// silicon_concurrency agrees): a rank's batch, which batch_size is only under
+// attention data parallelism. AIConfigurator writes that deployment as
+// tp_size 1 with attention_dp_size N, and so they are read.
 // `adp_blank`: the row's attention_dp_size field is empty (a written 1 stands).
 void read_rank_batch(bool adp_blank, std::int64_t batch, ServingRun* r) {
   if (!adp_blank || r->attention_dp != 1 || r->tp <= 1 || r->concurrency == batch ||
