@@ -716,8 +716,9 @@ TEST(ServingHarnesses, NotesAreStrict) {
 // TensorRT-LLM's 1,024/1,024 rows below TP 8), vLLM's Kimi-K2.5 int4 rows on
 // H200 (0.16.0) and B200 (0.15.1), vLLM 0.19.0 MiniMax-M2.5 fp8 on B200 of
 // PR #947's sweeps (2 x isl tokens a step), vLLM 0.18.0 gpt-oss-120b on H100
-// and H200 and MiniMax-M2.5 on H200, and TensorRT-LLM 1.2.0rc2.post2
-// gpt-oss-120b on B200. A file read as a user's own carries none.
+// and H200 and MiniMax-M2.5 on H200, TensorRT-LLM 1.2.0rc2.post2 gpt-oss-120b
+// on B200, and SGLang GLM-5 fp8 on B200 and H200. A file read as a user's own
+// carries none.
 // The limits by the scripts' formulas, per rank: fp8 at 4 clients, TP 8:
 // batch 4, round_up(4 x 4 + 1,024 + 64, 64) = 1,152 tokens; fp8 at 256 clients
 // over 8 attention-DP ranks: batch 256 / 8 = 32, 8 x round_up(2 x 32 + 1,088, 64)
@@ -758,7 +759,7 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   int covered = 0, with_dp = 0, qwen = 0, llama = 0, post2 = 0, checked_post2 = 0;
   int waiting_70b = 0, waiting_post2 = 0, minimax = 0, sglang_rows = 0, outside_sweep = 0;
   int h200_mtp = 0, h200_without = 0, h200_checked = 0, decode_only = 0, kimi = 0, minimax_019 = 0;
-  int gptoss_018 = 0, minimax_018 = 0, gptoss_trt = 0;
+  int gptoss_018 = 0, minimax_018 = 0, gptoss_trt = 0, glm5 = 0;
   std::array<int, 3> checked{};
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
@@ -846,6 +847,24 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
     const bool inferencex_gptoss_trt = r.backend == "trtllm" &&
                                        r.backend_version == "1.2.0rc2.post2" &&
                                        r.model_path == "openai/gpt-oss-120b";
+    // InferenceX's SGLang GLM-5 fp8 sweeps: B200 on a nightly (PR #915), H200
+    // on the glm5-hopper image (PR #914); every such row of the set.
+    const bool inferencex_glm5 = r.backend == "sglang" && r.model_path == "zhipuai/GLM-5" &&
+                                 r.precision == "fp8" &&
+                                 ((r.backend_version == "nightly-dev" && r.system == "b200_sxm") ||
+                                  (r.backend_version == "glm5-hopper" && r.system == "h200_sxm"));
+    if (inferencex_glm5) {
+      ++glm5;
+      const bool b200 = r.system == "b200_sxm";
+      EXPECT_EQ(r.range_ratio, 0.8) << r.id;
+      EXPECT_DOUBLE_EQ(r.kv_memory_share, 0.85);
+      EXPECT_EQ(r.kv, b200 ? Format::kFp8 : Format::kBf16) << r.id;
+      EXPECT_EQ(r.max_running, b200 ? r.concurrency : 0) << r.id;
+      EXPECT_EQ(r.token_budget, b200 ? 32768 : 0) << r.id;
+      EXPECT_EQ(r.moe_kernel, b200 ? "flashinfer-trtllm" : "") << r.id;
+      EXPECT_EQ(r.recv_interval, 0);
+      continue;
+    }
     if (inferencex_gptoss_018 || inferencex_minimax_018 || inferencex_gptoss_trt) {
       EXPECT_EQ(r.range_ratio, 0.8) << r.id;
       EXPECT_EQ(r.draft_tokens, 0);
@@ -1075,6 +1094,7 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   EXPECT_EQ(gptoss_018, 30 + 33);       // H100 and H200
   EXPECT_EQ(minimax_018, 28);
   EXPECT_EQ(gptoss_trt, 31);
+  EXPECT_EQ(glm5, 18 + 15);  // B200 and H200
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"
       "1,,,,,,,,,,,,,,,,,195.2,5.38\n";
