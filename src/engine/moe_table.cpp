@@ -64,12 +64,9 @@ double MoeTable::efficiency(const Entry& e, double tokens, Bytes weight_bytes,
 
 double MoeTable::skew_slowdown(double tokens) const noexcept {
   if (routing_skew.empty()) return 1;
-  const double x = std::clamp(std::log2(std::max(tokens, 1.0)) - log2_tokens0, 0.0,
-                              static_cast<double>(routing_skew.size() - 1));
-  const auto i = std::min(static_cast<std::size_t>(x), routing_skew.size() - 1);
-  const std::size_t j = std::min(i + 1, routing_skew.size() - 1);
-  const double f = x - static_cast<double>(i);
-  return std::max(1.0, (1 - f) * routing_skew[i] + f * routing_skew[j]);
+  // A grid of one column: linear in log2 tokens, held at the edges.
+  return std::max(1.0, detail::log2_grid_blend_at(routing_skew, log2_tokens0, token_points, 0, 1,
+                                                  std::log2(std::max(tokens, 1.0)), 0));
 }
 
 namespace {

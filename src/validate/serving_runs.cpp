@@ -195,9 +195,7 @@ void undo_tp_times_ep(const LineReader& in, ServingRun* r) {
 // tp_size 1 with attention_dp_size N, and so they are read.
 // `adp_blank`: the row's attention_dp_size field is empty (a written 1 stands).
 void read_rank_batch(bool adp_blank, std::int64_t batch, ServingRun* r) {
-  if (!adp_blank || r->attention_dp != 1 || r->tp <= 1 || r->concurrency == batch ||
-      r->concurrency != batch * r->tp)
-    return;
+  if (!adp_blank || r->attention_dp != 1 || r->tp <= 1 || r->concurrency != batch * r->tp) return;
   r->layout_note = "batch_size " + std::to_string(batch) + " is the id's " +
                    std::to_string(r->concurrency) + " clients over tp_size " +
                    std::to_string(r->tp) + " with attention_dp_size blank; read as attention DP " +
@@ -637,10 +635,11 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
       } else if (v) {
         n.token_budget = whole("token_budget");
       }
+      const bool budget_given = n.token_budget || !n.token_budgets.empty();
       if (dp.has("max_batch_attention_dp_divisor") || dp.has("token_budget_headroom") ||
           dp.has("token_budget_round_to") || dp.has("token_budget_at_least")) {
-        if (n.max_running || n.max_running_is_clients || n.token_budget || !n.token_budgets.empty())
-          dp.fail(n.token_budget || !n.token_budgets.empty() ? "token_budget" : "max_running",
+        if (n.max_running || n.max_running_is_clients || budget_given)
+          dp.fail(budget_given ? "token_budget" : "max_running",
                   "give fixed limits or the script's formula, not both");
         // The divisor sets max_batch too; without it the script leaves the
         // engine's running cap and its budget counts every client.
@@ -687,10 +686,9 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         }
       }
       if (n.token_budget_round_to == 0 && !n.max_running && !n.max_running_is_clients &&
-          !n.token_budget && n.token_budgets.empty() && !n.kv && !n.expert_parallel &&
-          !dp.has("batch_wait") && !dp.has("scheduler_recv_interval") &&
-          !dp.has("attention_dp_balance") && n.kv_memory.empty() &&
-          n.graphs == GraphPolicy::kEngine && n.moe_kernel.empty()) {
+          !budget_given && !n.kv && !n.expert_parallel && !dp.has("batch_wait") &&
+          !dp.has("scheduler_recv_interval") && !dp.has("attention_dp_balance") &&
+          n.kv_memory.empty() && n.graphs == GraphPolicy::kEngine && n.moe_kernel.empty()) {
         dp.fail("max_running",
                 "a deployment gives a KV cache, its memory, limits, the formula, expert "
                 "parallelism, a scheduler setting, CUDA graphs or a MoE kernel");
