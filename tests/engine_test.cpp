@@ -2207,6 +2207,10 @@ TEST(CalibrationIsNotValidation, NoFigureCitesAValidationSource) {
       if (m) used.emplace_back(d.id, d.citation(*m));
     }
   }
+  // A model's measured speculative acceptance (data/models/index.json).
+  for (const auto& p : ModelCatalog::built_in().presets()) {
+    if (!p.draft_tokens_per_step.empty()) used.emplace_back(p.id, p.draft_acceptance_source);
+  }
   ASSERT_GT(used.size(), 50u);
   for (const auto& [what, citation] : used) {
     for (const std::string& doc : documents) {

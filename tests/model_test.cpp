@@ -5,6 +5,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "model/model_document.h"
 #include "roofline/error.h"
 
 namespace roofline {
@@ -24,6 +25,54 @@ TEST(Models, EveryPresetParsesWithoutUnmodeledKeys) {
     }
     EXPECT_EQ(m.id, p.id);
   }
+}
+
+// Two presets carry a measured speculative acceptance (DeepSeek-V3's MTP head
+// as TensorRT-LLM measured DeepSeek-R1's; Qwen3.5-397B's as InferenceX's
+// golden file has it), each a non-falling list from one draft token.
+TEST(Models, MeasuredDraftAcceptanceComesWithItsSource) {
+  int with = 0;
+  for (const auto& p : ModelCatalog::built_in().presets()) {
+    if (p.draft_tokens_per_step.empty()) continue;
+    ++with;
+    EXPECT_FALSE(p.draft_acceptance_source.empty()) << p.id;
+    const ModelSpec m = preset_model(p);
+    EXPECT_EQ(m.draft_tokens_per_step, p.draft_tokens_per_step) << p.id;
+  }
+  EXPECT_EQ(with, 2);
+  EXPECT_DOUBLE_EQ(ModelCatalog::built_in().find("qwen3.5-397b")->draft_tokens_per_step[2], 3.39);
+}
+
+TEST(Models, DraftAcceptanceParsingIsStrict) {
+  const auto parse = [](const std::string& text) {
+    return detail::parse_draft_acceptance(nlohmann::json::parse(text), "index.json", "[0]");
+  };
+  const std::string tail = R"(, "confidence": "measured", "source": "a blog"})";
+  const auto good = parse(R"({"method": "mtp", "tokens_per_step": [1.9, 2.5])" + tail);
+  EXPECT_EQ(good.tokens_per_step, (std::vector<double>{1.9, 2.5}));
+  EXPECT_EQ(good.source, "a blog");
+  const auto bad = [&](const std::string& text, const std::string& what) {
+    try {
+      (void)parse(text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const ParseError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  bad(R"({"method": "eagle", "tokens_per_step": [1.9])" + tail, "method");
+  bad(R"({"method": "mtp", "tokens_per_step": [])" + tail, "tokens_per_step");
+  bad(R"({"method": "mtp", "tokens_per_step": [2.5])" + tail, "entry 1");       // past 1 + 1
+  bad(R"({"method": "mtp", "tokens_per_step": [0.9])" + tail, "entry 1");       // below 1
+  bad(R"({"method": "mtp", "tokens_per_step": [1.9, 1.8])" + tail, "entry 2");  // falls
+  bad(R"({"method": "mtp", "tokens_per_step": [1.9, "x"])" + tail, "entry 2");
+  bad(R"({"method": "mtp", "tokens_per_step": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1])" + tail,
+      "tokens_per_step");  // 17 draft counts
+  bad(R"({"method": "mtp", "tokens_per_step": [1.9], "confidence": "guess", "source": "s"})",
+      "confidence");
+  bad(R"({"method": "mtp", "tokens_per_step": [1.9], "confidence": "measured", "source": ""})",
+      "source");
+  bad(R"({"method": "mtp", "tokens_per_step": [1.9], "confidence": "measured"})", "source");
+  bad(R"({"method": "mtp", "tokens_per_step": [1.9], "extra": 1)" + tail, "extra");
 }
 
 TEST(Models, ParameterCountsMatchPublishedSizes) {

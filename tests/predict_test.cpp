@@ -6,6 +6,7 @@
 
 #include "roofline/engine.h"
 #include "roofline/error.h"
+#include "roofline/report.h"
 #include "roofline/request.h"
 
 namespace roofline {
@@ -921,13 +922,69 @@ TEST(Speculative, BadDraftsAreRefused) {
     s.acceptance = bad;
     EXPECT_THROW((void)predict(m, d, s), InvalidArgument) << bad;
   }
-  // Through the request layer: the default acceptance, and none without drafts.
+  // Through the request layer: the default acceptance (Llama has no measured
+  // head), and none without drafts.
   ScenarioRequest r;
   r.draft_tokens = 2;
   EXPECT_DOUBLE_EQ(build_scenario(r, m, &d).acceptance, kDefaultDraftAcceptance);
   r.draft_tokens = 0;
   r.acceptance = 0.7;
   EXPECT_THROW((void)build_scenario(r, m, &d), InvalidArgument);
+}
+
+// The acceptance whose chain 1 + a + ... + a^k yields a given tokens a step:
+// a^0 + a^1 = 1.5 at one draft is a = 0.5; 1 + a + a^2 = 1.75 at two is a =
+// 0.5 (1 + 0.5 + 0.25); the ends are 0 (1 token) and 1 (k + 1), and figures
+// outside [1, k + 1] are held there.
+TEST(Speculative, AcceptanceForTokensPerStepInvertsTheChain) {
+  constexpr double kTolerance = 1e-12;
+  EXPECT_NEAR(acceptance_for_tokens_per_step(1, 1.5), 0.5, kTolerance);
+  EXPECT_NEAR(acceptance_for_tokens_per_step(2, 1.75), 0.5, kTolerance);
+  EXPECT_NEAR(acceptance_for_tokens_per_step(3, 1.0), 0.0, kTolerance);
+  EXPECT_NEAR(acceptance_for_tokens_per_step(3, 4.0), 1.0, kTolerance);
+  EXPECT_NEAR(acceptance_for_tokens_per_step(3, 9.0), 1.0, kTolerance);
+  EXPECT_DOUBLE_EQ(acceptance_for_tokens_per_step(0, 2.0), 0.0);
+  Scenario s;
+  s.draft_tokens = 3;
+  s.acceptance = acceptance_for_tokens_per_step(3, 2.82);
+  EXPECT_NEAR(tokens_per_step(s), 2.82, kTolerance);
+}
+
+// DeepSeek-V3's preset carries the tokens a step TensorRT-LLM measured for
+// DeepSeek-R1's MTP head chained 1 to 5 times (1.92, 2.58, 2.82, 2.99, 3.01):
+// without an acceptance given, a request yields exactly those, held at 3.01
+// past five drafts; a given acceptance wins; a model without a measurement
+// keeps the default.
+TEST(Speculative, AModelsMeasuredHeadSetsTheDefaultAcceptance) {
+  constexpr double kTolerance = 1e-12;
+  const ModelSpec m = load_model("deepseek-r1");  // an alias of deepseek-v3
+  ASSERT_EQ(m.draft_tokens_per_step.size(), 5u);
+  EXPECT_NE(m.draft_acceptance_source.find("TensorRT-LLM"), std::string::npos);
+  const Device& d = registry().get("b200");
+  ScenarioRequest r;
+  r.weights = r.act = "fp8";
+  const double expected[] = {1.92, 2.58, 2.82, 2.99, 3.01, 3.01, 3.01};
+  for (std::int64_t k = 1; k <= 7; ++k) {
+    r.draft_tokens = k;
+    const Scenario s = build_scenario(r, m, &d);
+    EXPECT_NEAR(tokens_per_step(s), expected[k - 1], kTolerance) << k;
+    EXPECT_NEAR(*measured_tokens_per_step(m, k), expected[k - 1], kTolerance) << k;
+  }
+  EXPECT_FALSE(measured_tokens_per_step(m, 0));
+  r.draft_tokens = 3;
+  r.acceptance = 0.85;
+  EXPECT_DOUBLE_EQ(build_scenario(r, m, &d).acceptance, 0.85);
+  const ModelSpec kimi = load_model("kimi-k2");  // the same architecture, no MTP measured
+  EXPECT_TRUE(kimi.draft_tokens_per_step.empty());
+  r.acceptance.reset();
+  EXPECT_DOUBLE_EQ(build_scenario(r, kimi, &d).acceptance, kDefaultDraftAcceptance);
+  // The prediction says where the figure came from.
+  r.draft_tokens = 3;
+  const Scenario s = build_scenario(r, m, &d);
+  const auto notes = explain(m, d, s, predict(m, d, s));
+  bool cited = false;
+  for (const auto& n : notes) cited |= n.find("as measured for this model's own head") != n.npos;
+  EXPECT_TRUE(cited);
 }
 
 }  // namespace

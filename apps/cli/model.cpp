@@ -92,6 +92,15 @@ void cmd_model_show(const Common& c, const std::string& arg) {
                human_bytes(comp["bytes"].get<double>())});
   }
   std::cout << t.text();
+  if (!m.draft_tokens_per_step.empty()) {
+    std::string figures;
+    for (std::size_t k = 0; k < m.draft_tokens_per_step.size(); ++k)
+      figures += fmt::format("{}{:.3g}", k ? " / " : "", m.draft_tokens_per_step[k]);
+    std::cout << fmt::format(
+        "\nspeculative decoding with its own MTP head, chained: {} tokens a step at 1 to {} draft "
+        "tokens, as measured ({}); predictions take these unless --acceptance is given\n",
+        figures, m.draft_tokens_per_step.size(), m.draft_acceptance_source);
+  }
   if (m.checkpoint) {
     std::cout << fmt::format("\ncheckpoint: {} tensors, {} exact ({} mostly)\n",
                              m.checkpoint->tensors, human_bytes(m.checkpoint->total),

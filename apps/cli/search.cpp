@@ -72,7 +72,7 @@ void cmd_search(const Common& c, const SearchArgs& a) {
       m.name, spec.gpus, d.id, spec.isl, spec.osl,
       spec.draft_tokens > 0
           ? fmt::format(", {} draft tokens a step at acceptance {}", spec.draft_tokens,
-                        draft_acceptance(spec.draft_tokens, spec.acceptance))
+                        draft_acceptance(m, spec.draft_tokens, spec.acceptance))
           : std::string(),
       spec.recipe == ServingRecipe::kAiConfigurator
           ? ", each engine with AIConfigurator's benchmark limits"
@@ -134,7 +134,8 @@ void register_search(CLI::App& app, Common& common) {
       ->capture_default_str()
       ->type_name("INT");
   cmd->add_option("--acceptance", a->acceptance,
-                  "Speculative decoding: the chance each draft token is accepted (default 0.85)")
+                  "Speculative decoding: the chance each draft token is accepted (default: the "
+                  "model's measured figure where published, roofline model show; else 0.85)")
       ->type_name("F");
   cmd->add_option("--shared-prefix", a->shared_prefix,
                   "Every configuration: tokens at the start of every prompt kept by the prefix "

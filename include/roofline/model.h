@@ -99,6 +99,10 @@ struct CheckpointBytes {
   std::string dominant_type;  // the storage type holding most bytes, e.g. "q4_K", "BF16"
 };
 
+// At most this many draft tokens a speculative step (engines propose 1 to 7
+// or so), in scenarios and in a model's measured acceptance.
+inline constexpr std::int64_t kMaxDraftTokens = 16;
+
 struct ModelSpec {
   std::string id;          // preset id, or derived from the file name
   std::string name;        // human name
@@ -149,6 +153,12 @@ struct ModelSpec {
 
   // Exact bytes when the model came from a checkpoint.
   std::optional<CheckpointBytes> checkpoint;
+
+  // Speculative decoding with the model's own multi-token-prediction head,
+  // chained: the tokens a step yields per sequence as measured, index k - 1
+  // for k draft tokens (empty: none published; see DraftAcceptance).
+  std::vector<double> draft_tokens_per_step;
+  std::string draft_acceptance_source;  // where those figures come from
 
   // What was read but not modeled (ignored config keys, assumptions).
   std::vector<std::string> notes;
@@ -237,6 +247,10 @@ struct ModelPreset {
   std::string config_source;
   double published_params = 0;  // 0: not stated
   std::string published_params_source;
+  // Measured tokens a speculative step yields with the model's own MTP head
+  // chained, by draft count (index.json "draft_acceptance"; empty: none).
+  std::vector<double> draft_tokens_per_step;
+  std::string draft_acceptance_source;
   std::string config_json;  // the embedded config.json text
 };
 

@@ -30,7 +30,8 @@ struct ScenarioRequest {
   std::int64_t attention_dp = 1;  // attention data-parallel groups within tp
   std::int64_t ep = 1;            // expert-parallel groups within tp (MoE models)
   // Speculative decoding: draft tokens a step and each one's acceptance
-  // (unset: kDefaultDraftAcceptance when there are draft tokens).
+  // (unset: the model's measured one, else kDefaultDraftAcceptance;
+  // draft_acceptance).
   std::int64_t draft_tokens = 0;
   std::optional<double> acceptance;
 };

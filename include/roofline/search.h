@@ -35,7 +35,7 @@ struct SearchSpec {
   std::vector<std::int64_t> concurrencies;  // per replica; empty: 1, 2, 4, ..., 4096
   std::vector<ServingMode> modes;           // empty: both (disaggregated from 2 GPUs)
   // Speculative decoding in every configuration (Scenario::draft_tokens; the
-  // acceptance kDefaultDraftAcceptance unless given); 0: plain decoding.
+  // acceptance draft_acceptance's unless given); 0: plain decoding.
   std::int64_t draft_tokens = 0;
   std::optional<double> acceptance;
   // The engines' settings in every configuration (ServingScenario::recipe).

@@ -146,18 +146,32 @@ struct Scenario {
   double acceptance = 0;
 };
 
-// At most this many draft tokens a step (engines propose 1 to 7 or so).
-inline constexpr std::int64_t kMaxDraftTokens = 16;
-
-// The acceptance of a draft token when none is given: DeepSeek-V3's MTP module
-// predicts the second token with an acceptance rate "between 85% and 90%"
-// (DeepSeek-V3 Technical Report, arXiv 2412.19437, section 5.4.3); the low end.
+// The acceptance of a draft token when neither the request nor the model
+// gives one: DeepSeek-V3's MTP module predicts the second token with an
+// acceptance rate "between 85% and 90%" (DeepSeek-V3 Technical Report, arXiv
+// 2412.19437, section 5.4.3); the low end.
 inline constexpr double kDefaultDraftAcceptance = 0.85;
 
-// The acceptance a request's draft tokens run at: `given`, else
-// kDefaultDraftAcceptance; 0 without draft tokens. Throws InvalidArgument for
-// an acceptance without draft tokens or outside [0, 1].
-[[nodiscard]] double draft_acceptance(std::int64_t draft_tokens, std::optional<double> given);
+// The tokens a speculative step yields per sequence as measured for the
+// model's own head at `draft_tokens` drafts (ModelSpec::draft_tokens_per_step;
+// past its last draft count, that count's figure); nullopt when the model
+// publishes none, or without drafts.
+[[nodiscard]] std::optional<double> measured_tokens_per_step(const ModelSpec& model,
+                                                             std::int64_t draft_tokens) noexcept;
+
+// The per-draft acceptance a whose chain 1 + a + ... + a^k yields `tokens`
+// tokens a step at k = draft_tokens (tokens clamped to [1, k + 1]).
+[[nodiscard]] double acceptance_for_tokens_per_step(std::int64_t draft_tokens,
+                                                    double tokens) noexcept;
+
+// The acceptance a request's draft tokens run at: `given`; else the one that
+// yields the model's measured tokens a step at this draft count (a chained
+// MTP head accepts later drafts less often than its first, so one figure for
+// every count overstates long chains); else kDefaultDraftAcceptance. 0
+// without draft tokens. Throws InvalidArgument for an acceptance without
+// draft tokens or outside [0, 1].
+[[nodiscard]] double draft_acceptance(const ModelSpec& model, std::int64_t draft_tokens,
+                                      std::optional<double> given);
 
 // Tokens a speculative step yields per sequence: the model's own token plus
 // the accepted run of k drafts, each accepted with probability a:

@@ -876,6 +876,39 @@ ModelSpec detail::parse_short_form_document(const json& doc, const std::string& 
 
 // ---------------------------------------------------------------- presets
 
+// "draft_acceptance": {"method": "mtp", "tokens_per_step": [t1, t2, ...],
+// "confidence": "measured" | "vendor" | "derived", "source": text, "note": text}:
+// t_k, the tokens a step yields per sequence with k draft tokens, at least 1
+// and at most k + 1, never falling as k grows.
+detail::DraftAcceptance detail::parse_draft_acceptance(const json& object,
+                                                       const std::string& origin,
+                                                       const std::string& where) {
+  StrictObject a(object, origin, where);
+  DraftAcceptance d;
+  if (a.string("method") != "mtp") a.fail("method", "must be mtp (the model's own head, chained)");
+  const json& list = a.required("tokens_per_step");
+  if (!list.is_array() || list.empty() || list.size() > static_cast<std::size_t>(kMaxDraftTokens))
+    a.fail("tokens_per_step", "must list 1 to 16 numbers, one per draft count from 1");
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    const double t = list[k].is_number() ? list[k].get<double>() : std::nan("");
+    const double previous = d.tokens_per_step.empty() ? 1 : d.tokens_per_step.back();
+    if (!(t >= previous && t <= static_cast<double>(k) + 2)) {
+      a.fail("tokens_per_step", "entry " + std::to_string(k + 1) +
+                                    " must be from the one before it (1 first) to " +
+                                    std::to_string(k + 2) + " (every draft accepted)");
+    }
+    d.tokens_per_step.push_back(t);
+  }
+  const std::string confidence = a.string("confidence");
+  if (confidence != "measured" && confidence != "vendor" && confidence != "derived")
+    a.fail("confidence", "must be measured, vendor or derived");
+  d.source = a.string("source");
+  if (d.source.empty()) a.fail("source", "must name where the figures come from");
+  (void)a.optional_string("note", "");
+  a.finish();
+  return d;
+}
+
 const ModelCatalog& ModelCatalog::built_in() {
   static const ModelCatalog catalog = [] {
     ModelCatalog c;
@@ -899,6 +932,12 @@ const ModelCatalog& ModelCatalog::built_in() {
       const json& params = e.required("published_params");
       p.published_params = params.is_null() ? 0 : params.get<double>();
       p.published_params_source = e.string("published_params_source");
+      if (const json* a = e.optional("draft_acceptance")) {
+        detail::DraftAcceptance d = detail::parse_draft_acceptance(
+            *a, "built-in models/index.json", "[" + std::to_string(i) + "].draft_acceptance");
+        p.draft_tokens_per_step = std::move(d.tokens_per_step);
+        p.draft_acceptance_source = std::move(d.source);
+      }
       e.finish();
       for (const auto& f : detail::embedded_files()) {
         if (f.name == "models/" + file) p.config_json = std::string(f.text);
@@ -926,6 +965,8 @@ ModelSpec preset_model(const ModelPreset& preset) {
   m.id = preset.id;
   m.name = preset.name;
   m.origin = "preset " + preset.id + " (" + preset.hf_repo + ")";
+  m.draft_tokens_per_step = preset.draft_tokens_per_step;
+  m.draft_acceptance_source = preset.draft_acceptance_source;
   return m;
 }
 

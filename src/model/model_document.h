@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "roofline/model.h"
 
@@ -14,5 +15,16 @@ namespace roofline::detail {
 [[nodiscard]] ModelSpec parse_hf_config_document(nlohmann::json doc, const std::string& origin);
 [[nodiscard]] ModelSpec parse_short_form_document(const nlohmann::json& doc,
                                                   const std::string& origin);
+
+// A preset's "draft_acceptance" object of models/index.json: the measured
+// tokens a step by draft count (ModelPreset::draft_tokens_per_step) and their
+// source. Throws ParseError naming the field and `where`.
+struct DraftAcceptance {
+  std::vector<double> tokens_per_step;
+  std::string source;
+};
+[[nodiscard]] DraftAcceptance parse_draft_acceptance(const nlohmann::json& object,
+                                                     const std::string& origin,
+                                                     const std::string& where);
 
 }  // namespace roofline::detail

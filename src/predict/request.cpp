@@ -49,7 +49,7 @@ Scenario build_scenario(const ScenarioRequest& r, const ModelSpec& m, const Devi
   s.attention_dp = r.attention_dp;
   s.ep = r.ep;
   s.draft_tokens = r.draft_tokens;
-  s.acceptance = draft_acceptance(r.draft_tokens, r.acceptance);
+  s.acceptance = draft_acceptance(m, r.draft_tokens, r.acceptance);
   validate(s, m);
   return s;
 }

@@ -53,6 +53,10 @@ nlohmann::json model_list_document() {
                     {"published_params", p.published_params},
                     {"native_weights", format_id(m.native_weights)},
                     {"native_experts", format_id(m.native_experts)}});
+    if (!p.draft_tokens_per_step.empty()) {
+      list.back()["draft_tokens_per_step"] = p.draft_tokens_per_step;
+      list.back()["draft_acceptance_source"] = p.draft_acceptance_source;
+    }
   }
   return {{"version", std::string(version())}, {"models", list}};
 }
@@ -63,6 +67,10 @@ nlohmann::json model_document(const ModelSpec& model, const ModelPreset* preset)
     j["published_params"] = preset->published_params;
     j["published_params_source"] = preset->published_params_source;
     j["config_source"] = preset->config_source;
+  }
+  if (!model.draft_tokens_per_step.empty()) {
+    j["draft_tokens_per_step"] = model.draft_tokens_per_step;
+    j["draft_acceptance_source"] = model.draft_acceptance_source;
   }
   j["version"] = std::string(version());
   return j;

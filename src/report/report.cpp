@@ -629,14 +629,23 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
       if (p.graph.ops[static_cast<std::size_t>(i)].draft_head)
         draft += p.timings[static_cast<std::size_t>(i)].time_s;
     }
+    // The acceptance came from the model's measurement when it yields it.
+    const auto measured = measured_tokens_per_step(m, s.draft_tokens);
+    const bool from_measurement =
+        measured && std::abs(p.tokens_per_step - *measured) <= 1e-9 * *measured;
     notes.push_back(
         s.phase == Phase::kDecode
             ? fmt::format("speculative decoding: the draft head proposes {} tokens a sequence "
                           "({:.0f}% of the step), the model verifies {} at once; each draft "
                           "accepted at {:.3g} while the ones before it were: {:.3g} tokens a "
-                          "sequence a step",
+                          "sequence a step{}",
                           s.draft_tokens, 100 * draft / p.time_s, s.draft_tokens + 1, s.acceptance,
-                          p.tokens_per_step)
+                          p.tokens_per_step,
+                          from_measurement
+                              ? " (as measured for this model's own head; roofline model "
+                                "show " +
+                                    m.id + " cites it)"
+                              : std::string())
             : fmt::format("speculative decoding: the draft head runs over the prompt too, filling "
                           "its own KV cache ({:.0f}% of the pass)",
                           100 * draft / p.time_s));

@@ -93,7 +93,7 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
     throw InvalidArgument(fmt::format("draft tokens must be 0 to {}", kMaxDraftTokens));
   }
   check_prefix_reuse(spec.shared_prefix, spec.prompt_pool, shortest_length(spec.isl_min, spec.isl));
-  const double acceptance = draft_acceptance(spec.draft_tokens, spec.acceptance);
+  const double acceptance = draft_acceptance(m, spec.draft_tokens, spec.acceptance);
   const EngineRegistry& registry = EngineRegistry::built_in();
   std::vector<const EngineProfile*> engines;
   if (spec.engines.empty()) {

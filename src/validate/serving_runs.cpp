@@ -963,12 +963,19 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         s.precision.kv = Format::kBf16;
         row.formats += ", bf16 cache (an fp8 one would be cast whole every step)";
       }
-      // The benchmark's speculative decoding, from its harness note; at the
-      // predictor's default acceptance (no note records the runs' own).
+      // The benchmark's speculative decoding, from its harness note. No run
+      // records its own acceptance: the model's measured one where published
+      // (its prompts went through the chat template, which InferenceX adds to
+      // its MTP runs so that they accept drafts as real prompts do), else the
+      // predictor's default.
       if (r.draft_tokens > 0) {
         s.draft_tokens = r.draft_tokens;
-        s.acceptance = draft_acceptance(r.draft_tokens, std::nullopt);
-        row.formats += fmt::format(", MTP {} ({})", r.draft_tokens, clip_utf8(r.harness, 64));
+        s.acceptance = draft_acceptance(it->second, r.draft_tokens, std::nullopt);
+        const auto measured = measured_tokens_per_step(it->second, r.draft_tokens);
+        row.formats += fmt::format(
+            ", MTP {}{} ({})", r.draft_tokens,
+            measured ? fmt::format(" at {:.3g} tokens a step", *measured) : std::string(),
+            clip_utf8(r.harness, 64));
       }
       if (r.expert_act) {
         s.precision.expert_act = r.expert_act;

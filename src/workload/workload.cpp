@@ -826,10 +826,42 @@ ExpertLoad busiest_expert_group(double num_experts, double top_k, double tokens,
   return {pairs, experts};
 }
 
-double draft_acceptance(std::int64_t draft_tokens, std::optional<double> given) {
+std::optional<double> measured_tokens_per_step(const ModelSpec& model,
+                                               std::int64_t draft_tokens) noexcept {
+  const auto& measured = model.draft_tokens_per_step;
+  if (draft_tokens <= 0 || measured.empty()) return std::nullopt;
+  const auto k = std::min(static_cast<std::size_t>(draft_tokens), measured.size());
+  return measured[k - 1];
+}
+
+double acceptance_for_tokens_per_step(std::int64_t draft_tokens, double tokens) noexcept {
+  if (draft_tokens <= 0) return 0;
+  const double target = std::clamp(tokens, 1.0, static_cast<double>(draft_tokens) + 1);
+  // The chain's sum rises with a, so bisection: 60 halvings leave 1e-18.
+  double lo = 0, hi = 1;
+  for (int i = 0; i < 60; ++i) {
+    const double a = 0.5 * (lo + hi);
+    double sum = 1, term = 1;
+    for (std::int64_t k = 0; k < draft_tokens; ++k) {
+      term *= a;
+      sum += term;
+    }
+    (sum < target ? lo : hi) = a;
+  }
+  return 0.5 * (lo + hi);
+}
+
+double draft_acceptance(const ModelSpec& model, std::int64_t draft_tokens,
+                        std::optional<double> given) {
   if (given && draft_tokens == 0)
     throw InvalidArgument("acceptance needs draft tokens (speculative decoding)");
-  const double a = draft_tokens > 0 ? given.value_or(kDefaultDraftAcceptance) : 0;
+  if (draft_tokens <= 0) return 0;
+  double a = kDefaultDraftAcceptance;
+  if (given) {
+    a = *given;
+  } else if (const auto measured = measured_tokens_per_step(model, draft_tokens)) {
+    a = acceptance_for_tokens_per_step(draft_tokens, *measured);
+  }
   if (!(a >= 0 && a <= 1)) {
     throw InvalidArgument("acceptance must be from 0 to 1 (the chance a draft token is accepted)");
   }
