@@ -759,7 +759,7 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   int covered = 0, with_dp = 0, qwen = 0, llama = 0, post2 = 0, checked_post2 = 0;
   int waiting_70b = 0, waiting_post2 = 0, minimax = 0, sglang_rows = 0, outside_sweep = 0;
   int h200_mtp = 0, h200_without = 0, h200_checked = 0, decode_only = 0, kimi = 0, minimax_019 = 0;
-  int gptoss_018 = 0, minimax_018 = 0, gptoss_trt = 0, glm5 = 0;
+  int gptoss_018 = 0, minimax_018 = 0, gptoss_trt = 0, glm5 = 0, gptoss_h200_trt = 0;
   std::array<int, 3> checked{};
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
@@ -853,6 +853,32 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
                                  r.precision == "fp8" &&
                                  ((r.backend_version == "nightly-dev" && r.system == "b200_sxm") ||
                                   (r.backend_version == "glm5-hopper" && r.system == "h200_sxm"));
+    // InferenceX's TensorRT-LLM gpt-oss-120b sweeps on H200 (the gpt-oss-dev
+    // image): 2025-11-02's rows carry no version, and their script passed
+    // --ep_size=$TP though the rows record EP 1; 2025-12-15's carry the image's
+    // tag and their own EP. Both: trtllm-serve's limits, the checkpoint's bf16
+    // cache, 0.85 of the free memory, the workflow's 0.8.
+    const bool gptoss_h200_trt_nov = r.backend == "trtllm" && r.backend_version.empty() &&
+                                     r.system == "h200_sxm" &&
+                                     r.model_path == "openai/gpt-oss-120b";
+    const bool gptoss_h200_trt_dec =
+        r.backend == "trtllm" && r.backend_version == "gpt-oss-dev" && r.system == "h200_sxm";
+    if (gptoss_h200_trt_nov || gptoss_h200_trt_dec) {
+      ++gptoss_h200_trt;
+      EXPECT_EQ(r.harness, gptoss_h200_trt_nov ? "inferencex-gptoss-h200-trtllm-2025-11"
+                                               : "inferencex-gptoss-h200-trtllm-dev");
+      EXPECT_EQ(r.range_ratio, 0.8);
+      EXPECT_EQ(r.kv, Format::kBf16);
+      EXPECT_DOUBLE_EQ(r.kv_memory_share, 0.85);
+      EXPECT_EQ(r.max_running, r.concurrency);
+      EXPECT_EQ(r.token_budget, 20000);
+      if (gptoss_h200_trt_nov) {  // TP 2, 4 and 8, every GPU with whole experts
+        EXPECT_GT(r.tp, 1) << r.id;
+        EXPECT_EQ(r.moe_ep, r.tp) << r.id;
+        EXPECT_EQ(r.moe_tp, 1) << r.id;
+      }
+      continue;
+    }
     if (inferencex_glm5) {
       ++glm5;
       const bool b200 = r.system == "b200_sxm";
@@ -1094,7 +1120,8 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   EXPECT_EQ(gptoss_018, 30 + 33);       // H100 and H200
   EXPECT_EQ(minimax_018, 28);
   EXPECT_EQ(gptoss_trt, 31);
-  EXPECT_EQ(glm5, 18 + 15);  // B200 and H200
+  EXPECT_EQ(glm5, 18 + 15);             // B200 and H200
+  EXPECT_EQ(gptoss_h200_trt, 23 + 26);  // 2025-11-02 and 2025-12-15
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"
       "1,,,,,,,,,,,,,,,,,195.2,5.38\n";
