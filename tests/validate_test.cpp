@@ -732,14 +732,16 @@ TEST(ServingHarnesses, NotesAreStrict) {
 // attention DP carry it.
 TEST(ServingHarnesses, InferenceXsAttentionDpRowsBalance) {
   const std::set<std::string> notes = {
-      "inferencex-dsr1-fp8-b200-trtllm",     "inferencex-dsr1-fp4-b200-trtllm",
-      "inferencex-dsr1-fp8-b200-trtllm-mtp", "inferencex-dsr1-fp4-b200-trtllm-mtp",
-      "inferencex-dsr1-fp8-h200-trtllm-mtp", "inferencex-gptoss-b200-trtllm"};
+      "inferencex-dsr1-fp8-b200-trtllm",         "inferencex-dsr1-fp4-b200-trtllm",
+      "inferencex-dsr1-fp8-b200-trtllm-mtp",     "inferencex-dsr1-fp4-b200-trtllm-mtp",
+      "inferencex-dsr1-fp8-h200-trtllm-mtp",     "inferencex-gptoss-b200-trtllm",
+      "inferencex-dsr1-fp8-b200-trtllm-mtp-1.1", "inferencex-dsr1-fp4-b200-trtllm-mtp-1.1"};
   // The set's aggregated TensorRT-LLM rows with attention DP from those sweeps:
   // 1.2.0rc6.post2 on B200 9 (fp4 7, fp8 2), 1.2.0rc6.post3 11 (fp4 6, fp8 5),
-  // 4 of the 1.1.0rc2.post2 H200 rows (the MTP sweep's, by their ids), and 2
-  // gpt-oss rows of 1.2.0rc2.post2 (attention DP 4, and 4 written over moe 2 x 2).
-  constexpr int kBalancedRows = 9 + 11 + 4 + 2;
+  // 4 of the 1.1.0rc2.post2 H200 rows (the MTP sweep's, by their ids), 2
+  // gpt-oss rows of 1.2.0rc2.post2 (attention DP 4, and 4 written over moe 2 x 2),
+  // and 6 of the 1.1.0rc2.post2 B200 MTP sweep (fp8 2, fp4 4).
+  constexpr int kBalancedRows = 9 + 11 + 4 + 2 + 6;
   int balanced = 0, without_dp = 0;
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool scripted = notes.count(r.harness) > 0;
@@ -760,6 +762,7 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   int waiting_70b = 0, waiting_post2 = 0, minimax = 0, sglang_rows = 0, outside_sweep = 0;
   int h200_mtp = 0, h200_without = 0, h200_checked = 0, decode_only = 0, kimi = 0, minimax_019 = 0;
   int gptoss_018 = 0, minimax_018 = 0, gptoss_trt = 0, glm5 = 0, gptoss_h200_trt = 0;
+  int b200_mtp_11 = 0, b200_without_11 = 0;
   std::array<int, 3> checked{};
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
@@ -863,6 +866,27 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
                                      r.model_path == "openai/gpt-oss-120b";
     const bool gptoss_h200_trt_dec =
         r.backend == "trtllm" && r.backend_version == "gpt-oss-dev" && r.system == "h200_sxm";
+    // The B200 MTP sweep PR #392 started on 2026-01-14 (TensorRT-LLM
+    // 1.1.0rc2.post2): every fp8 row of that image, and the 11 fp4 rows of
+    // that day by their ids (its other 6 fp4 rows ran without MTP in December).
+    const bool dsr1_b200_mtp_11 = r.backend == "trtllm" && r.backend_version == "1.1.0rc2.post2" &&
+                                  r.system == "b200_sxm" &&
+                                  r.model_path == "deepseek-ai/DeepSeek-R1";
+    if (dsr1_b200_mtp_11 && !r.harness.empty()) {
+      ++b200_mtp_11;
+      EXPECT_EQ(r.harness, r.precision == "fp8" ? "inferencex-dsr1-fp8-b200-trtllm-mtp-1.1"
+                                                : "inferencex-dsr1-fp4-b200-trtllm-mtp-1.1");
+      EXPECT_EQ(r.draft_tokens, r.attention_dp > 1 ? 1 : 3) << r.id;
+      EXPECT_EQ(r.kv, Format::kFp8);
+      EXPECT_DOUBLE_EQ(r.kv_memory_share, 0.8);
+      EXPECT_EQ(r.range_ratio, 0.8);
+      continue;
+    }
+    if (dsr1_b200_mtp_11) {  // December's fp4 rows without MTP
+      ++b200_without_11;
+      EXPECT_EQ(r.precision, "fp4");
+      EXPECT_EQ(r.draft_tokens, 0);
+    }
     if (gptoss_h200_trt_nov || gptoss_h200_trt_dec) {
       ++gptoss_h200_trt;
       EXPECT_EQ(r.harness, gptoss_h200_trt_nov ? "inferencex-gptoss-h200-trtllm-2025-11"
@@ -1122,6 +1146,8 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   EXPECT_EQ(gptoss_trt, 31);
   EXPECT_EQ(glm5, 18 + 15);             // B200 and H200
   EXPECT_EQ(gptoss_h200_trt, 23 + 26);  // 2025-11-02 and 2025-12-15
+  EXPECT_EQ(b200_mtp_11, 9 + 11);       // fp8 and fp4, 2026-01-14
+  EXPECT_EQ(b200_without_11, 6);        // fp4, 2025-12-15
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"
       "1,,,,,,,,,,,,,,,,,195.2,5.38\n";
