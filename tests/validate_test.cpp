@@ -556,6 +556,28 @@ TEST(ServingHarnesses, NotesAreStrict) {
                   .expert_parallel);
   bad(doc(R"(, "deployment": {"expert_parallel": false, "source": "s"})"), "expert_parallel");
   bad(doc(R"(, "deployment": {"expert_parallel": 4, "source": "s"})"), "expert_parallel");
+  // The layout by rules: each turns expert parallelism, attention DP or both on.
+  const auto layout =
+      parse_serving_harnesses(doc(R"(, "deployment": {"layout": [{"when": {"clients_at_least": 256},
+      "expert_parallel": true, "attention_dp": true}, {"expert_parallel": true}],
+      "source": "s"})"),
+                              "h.json");
+  ASSERT_EQ(layout[0].layouts.size(), 2u);
+  EXPECT_TRUE(layout[0].layouts[0].attention_dp && layout[0].layouts[0].expert_parallel);
+  EXPECT_EQ(layout[0].layouts[0].when.clients_at_least, 256);
+  EXPECT_TRUE(layout[0].layouts[1].expert_parallel && !layout[0].layouts[1].attention_dp);
+  bad(doc(R"(, "deployment": {"layout": [{"when": {"isl": 1024}}], "source": "s"})"),
+      "expert_parallel");  // a rule that turns nothing on
+  bad(doc(R"(, "deployment": {"layout": [{"attention_dp": false}], "source": "s"})"),
+      "attention_dp");
+  bad(doc(R"(, "deployment": {"layout": [{"expert_parallel": 1}], "source": "s"})"),
+      "expert_parallel");
+  bad(doc(R"(, "deployment": {"layout": [], "source": "s"})"), "layout");
+  bad(doc(R"(, "deployment": {"layout": [{"expert_parallel": true, "tp": 8}], "source": "s"})"),
+      "tp");  // conditions go in "when"
+  bad(doc(R"(, "deployment": {"expert_parallel": true, "layout": [{"attention_dp": true}],
+      "source": "s"})"),
+      "layout");
   // The KV cache's memory share alone is a deployment; a share in (0, 1], or
   // rules (the first a row meets), one for the rows with attention DP.
   const auto share = parse_serving_harnesses(
@@ -706,6 +728,51 @@ TEST(ServingHarnesses, NotesAreStrict) {
   bad("[1]", "object");
 }
 
+// A note's layout rules set what the rows do not record, by the first rule
+// each row (as written) meets: a TP 8 row of 256 clients becomes attention DP 8
+// (written TP 1) with EP 8, a TP 8 row of 16 clients EP 8 alone; a row the
+// rules miss, or one that records its own EP, keeps its layout. The script's
+// budget then counts each attention-DP rank: 8 x round_up(256 + 1,024 + 64, 64)
+// = 8 x 1,344.
+TEST(ServingHarnesses, LayoutRulesSetWhatTheRowsDoNotRecord) {
+  const std::string text = R"({"about": "a", "sources": {"s": "a script"}, "harnesses": [{"id": "h",
+      "benchmark": "b", "match": {"backend": "trtllm", "backend_version": "1.0",
+      "system": "b200_sxm", "model_path": "deepseek-ai/DeepSeek-R1", "precision": "fp8"},
+      "deployment": {"token_budget_headroom": 64, "token_budget_round_to": 64,
+      "layout": [{"when": {"clients_at_least": 256}, "expert_parallel": true,
+      "attention_dp": true}, {"when": {"clients_at_least": 9}, "expert_parallel": true}],
+      "source": "s"}, "source": "s"}]})";
+  const auto notes = parse_serving_harnesses(text, "h.json");
+  std::string csv = std::string(kServingHeader);
+  for (const char* row :
+       {"a,trtllm,1.0,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,256,8,1,1,8,1,"
+        ",,,,,,,,,,,,,,195.2,5.38\n",
+        "b,trtllm,1.0,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,16,8,1,1,8,1,"
+        ",,,,,,,,,,,,,,195.2,5.38\n",
+        "c,trtllm,1.0,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,1,8,1,"
+        ",,,,,,,,,,,,,,195.2,5.38\n",
+        "d,trtllm,1.0,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,16,8,1,1,4,2,"
+        ",,,,,,,,,,,,,,195.2,5.38\n"})
+    csv += row;
+  std::vector<ServingRun> runs = parse_serving_runs(csv, "t.csv");
+  ASSERT_EQ(runs.size(), 4u);
+  apply_serving_harnesses(notes, &runs);
+  EXPECT_EQ(runs[0].tp, 1);
+  EXPECT_EQ(runs[0].attention_dp, 8);
+  EXPECT_EQ(runs[0].moe_ep, 8);
+  EXPECT_EQ(runs[0].moe_tp, 1);
+  EXPECT_EQ(runs[0].token_budget, 8 * 1344);
+  EXPECT_NE(runs[0].layout_note.find("attention DP 8 and expert parallelism 8"), std::string::npos)
+      << runs[0].layout_note;
+  EXPECT_EQ(runs[1].tp, 8);
+  EXPECT_EQ(runs[1].attention_dp, 1);
+  EXPECT_EQ(runs[1].moe_ep, 8);
+  EXPECT_EQ(runs[2].moe_ep, 1);  // 4 clients: no rule
+  EXPECT_TRUE(runs[2].layout_note.empty());
+  EXPECT_EQ(runs[3].moe_ep, 2);  // the row's own EP stands
+  for (const ServingRun& r : runs) EXPECT_EQ(r.harness, "h");
+}
+
 // The built-in notes cover exactly the development set's rows of InferenceX's
 // runs: TensorRT-LLM 1.2.0rc6.post3 DeepSeek-R1 on B200 (3 draft tokens a step,
 // 1 under attention data parallelism, the scripts' limits, range ratio 0.8),
@@ -735,13 +802,17 @@ TEST(ServingHarnesses, InferenceXsAttentionDpRowsBalance) {
       "inferencex-dsr1-fp8-b200-trtllm",         "inferencex-dsr1-fp4-b200-trtllm",
       "inferencex-dsr1-fp8-b200-trtllm-mtp",     "inferencex-dsr1-fp4-b200-trtllm-mtp",
       "inferencex-dsr1-fp8-h200-trtllm-mtp",     "inferencex-gptoss-b200-trtllm",
-      "inferencex-dsr1-fp8-b200-trtllm-mtp-1.1", "inferencex-dsr1-fp4-b200-trtllm-mtp-1.1"};
+      "inferencex-dsr1-fp8-b200-trtllm-mtp-1.1", "inferencex-dsr1-fp4-b200-trtllm-mtp-1.1",
+      "inferencex-dsr1-fp8-h200-trtllm-2025-11", "inferencex-dsr1-fp4-b200-trtllm-2025-11"};
+  // The sweeps of 2025-11-02 turn attention DP on by their rules: 2 H200 rows
+  // (64 clients of 8,192-token prompts) and 7 B200 rows.
+  constexpr int kNovemberDp = 2 + 7;
   // The set's aggregated TensorRT-LLM rows with attention DP from those sweeps:
   // 1.2.0rc6.post2 on B200 9 (fp4 7, fp8 2), 1.2.0rc6.post3 11 (fp4 6, fp8 5),
   // 4 of the 1.1.0rc2.post2 H200 rows (the MTP sweep's, by their ids), 2
   // gpt-oss rows of 1.2.0rc2.post2 (attention DP 4, and 4 written over moe 2 x 2),
   // and 6 of the 1.1.0rc2.post2 B200 MTP sweep (fp8 2, fp4 4).
-  constexpr int kBalancedRows = 9 + 11 + 4 + 2 + 6;
+  constexpr int kBalancedRows = 9 + 11 + 4 + 2 + 6 + kNovemberDp;
   int balanced = 0, without_dp = 0;
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool scripted = notes.count(r.harness) > 0;
@@ -762,7 +833,7 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   int waiting_70b = 0, waiting_post2 = 0, minimax = 0, sglang_rows = 0, outside_sweep = 0;
   int h200_mtp = 0, h200_without = 0, h200_checked = 0, decode_only = 0, kimi = 0, minimax_019 = 0;
   int gptoss_018 = 0, minimax_018 = 0, gptoss_trt = 0, glm5 = 0, gptoss_h200_trt = 0;
-  int b200_mtp_11 = 0, b200_without_11 = 0;
+  int b200_mtp_11 = 0, b200_without_11 = 0, dsr1_nov = 0;
   std::array<int, 3> checked{};
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
@@ -872,6 +943,31 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
     const bool dsr1_b200_mtp_11 = r.backend == "trtllm" && r.backend_version == "1.1.0rc2.post2" &&
                                   r.system == "b200_sxm" &&
                                   r.model_path == "deepseek-ai/DeepSeek-R1";
+    // InferenceX's TensorRT-LLM DeepSeek-R1 sweeps of 2025-11-02 (no version):
+    // fp8 on H200, fp4 on B200, under both of the database's names; the
+    // scripts' EP and attention DP by their rules.
+    const bool dsr1_2025_11 =
+        r.backend == "trtllm" && r.backend_version.empty() &&
+        (r.model_path == "deepseek-ai/DeepSeek-R1" || r.model_path == "deepseek-ai/DeepSeek-V3") &&
+        ((r.system == "h200_sxm" && r.precision == "fp8") ||
+         (r.system == "b200_sxm" && r.precision == "fp4"));
+    if (dsr1_2025_11) {
+      ++dsr1_nov;
+      const bool h200 = r.system == "h200_sxm";
+      EXPECT_EQ(r.harness, h200 ? "inferencex-dsr1-fp8-h200-trtllm-2025-11"
+                                : "inferencex-dsr1-fp4-b200-trtllm-2025-11");
+      EXPECT_EQ(r.kv, Format::kFp8);
+      EXPECT_DOUBLE_EQ(r.kv_memory_share, h200 ? 0.75 : 0.8);
+      EXPECT_EQ(r.range_ratio, 0.8);
+      EXPECT_EQ(r.adp_balance, r.attention_dp > 1);
+      if (h200) EXPECT_EQ(r.moe_ep, 8) << r.id;  // EP = TP on every row
+      // Attention DP where the scripts turn it on: 256 clients, or past 32 at
+      // 8,192-token prompts on B200; past 32 (8,192 tokens) or 64 on H200.
+      const bool dp = r.concurrency >= 256 || (r.isl == 8192 && r.concurrency > 32) ||
+                      (h200 && r.concurrency > 64);
+      EXPECT_EQ(r.attention_dp > 1, dp) << r.id;
+      continue;
+    }
     if (dsr1_b200_mtp_11 && !r.harness.empty()) {
       ++b200_mtp_11;
       EXPECT_EQ(r.harness, r.precision == "fp8" ? "inferencex-dsr1-fp8-b200-trtllm-mtp-1.1"
@@ -1148,6 +1244,7 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   EXPECT_EQ(gptoss_h200_trt, 23 + 26);  // 2025-11-02 and 2025-12-15
   EXPECT_EQ(b200_mtp_11, 9 + 11);       // fp8 and fp4, 2026-01-14
   EXPECT_EQ(b200_without_11, 6);        // fp4, 2025-12-15
+  EXPECT_EQ(dsr1_nov, 16 + 17);         // H200 fp8 and B200 fp4, 2025-11-02
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"
       "1,,,,,,,,,,,,,,,,,195.2,5.38\n";

@@ -251,6 +251,15 @@ struct ServingHarness {
   // The script enables expert parallelism whatever the row's layout (vLLM's
   // --enable-expert-parallel): the experts split over all the instance's GPUs.
   bool expert_parallel = false;
+  // Or the layout by the script's rules, where the rows do not record it (a
+  // script that sets its EP size and attention DP from the lengths and
+  // clients): the first whose condition a row, as written, meets; expert
+  // parallelism over the instance's GPUs, attention DP over its TP ranks.
+  struct LayoutRule {
+    bool expert_parallel = false, attention_dp = false;
+    HarnessCondition when;
+  };
+  std::vector<LayoutRule> layouts;
   // Which steps the deployment's CUDA graphs cover, where it sets them apart
   // from the engine's defaults (vLLM's cudagraph_mode FULL_DECODE_ONLY).
   GraphPolicy graphs = GraphPolicy::kEngine;

@@ -656,6 +656,25 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
           dp.fail("expert_parallel", "true (the script enables it on every row), or left out");
         n.expert_parallel = true;
       }
+      if (dp.has("layout")) {
+        // "layout": [{"when": {...}, "expert_parallel": true, "attention_dp": true}, ...]:
+        // each rule turns one or both on (the first a row meets applies).
+        if (n.expert_parallel) dp.fail("layout", "give expert_parallel or layout rules, not both");
+        read_rules(dp, "layout", origin, [&n](StrictObject& rule, HarnessCondition when) {
+          ServingHarness::LayoutRule l;
+          l.when = when;
+          for (const char* key : {"expert_parallel", "attention_dp"}) {
+            if (const nlohmann::json* v = rule.optional(key)) {
+              if (!v->is_boolean() || !v->get<bool>()) rule.fail(key, "true, or left out");
+              (std::string_view(key) == "expert_parallel" ? l.expert_parallel : l.attention_dp) =
+                  true;
+            }
+          }
+          if (!l.expert_parallel && !l.attention_dp)
+            rule.fail("expert_parallel", "a rule turns expert parallelism or attention DP on");
+          n.layouts.push_back(l);
+        });
+      }
       if (const nlohmann::json* v = dp.optional("kv_memory"); v && v->is_array()) {
         // "kv_memory": [{"share": S, "when": {...}}, ...], or one share for every row.
         read_rules(dp, "kv_memory", origin, [&n](StrictObject& rule, HarnessCondition when) {
@@ -686,9 +705,10 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         }
       }
       if (n.token_budget_round_to == 0 && !n.max_running && !n.max_running_is_clients &&
-          !budget_given && !n.kv && !n.expert_parallel && !dp.has("batch_wait") &&
-          !dp.has("scheduler_recv_interval") && !dp.has("attention_dp_balance") &&
-          n.kv_memory.empty() && n.graphs == GraphPolicy::kEngine && n.moe_kernel.empty()) {
+          !budget_given && !n.kv && !n.expert_parallel && n.layouts.empty() &&
+          !dp.has("batch_wait") && !dp.has("scheduler_recv_interval") &&
+          !dp.has("attention_dp_balance") && n.kv_memory.empty() &&
+          n.graphs == GraphPolicy::kEngine && n.moe_kernel.empty()) {
         dp.fail("max_running",
                 "a deployment gives a KV cache, its memory, limits, the formula, expert "
                 "parallelism, a scheduler setting, CUDA graphs or a MoE kernel");
@@ -797,6 +817,24 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
                         [&r](const std::string& p) { return r.id.starts_with(p); })))
         continue;
       r.harness = n.id;
+      if (const auto* rule = first_met(n.layouts, r)) {
+        // The script's layout where the row records none: attention DP over
+        // the TP ranks (written as TP 1, as the set writes such rows), experts
+        // whole on each GPU.
+        std::string what;
+        if (rule->attention_dp && r.attention_dp == 1 && r.tp > 1) {
+          r.attention_dp = r.tp;
+          r.tp = 1;
+          what = "attention DP " + std::to_string(r.attention_dp);
+        }
+        if (rule->expert_parallel && r.moe_ep == 1 && r.tp * r.attention_dp > 1) {
+          r.moe_ep = r.tp * r.attention_dp;
+          r.moe_tp = 1;
+          what +=
+              (what.empty() ? "" : " and ") + ("expert parallelism " + std::to_string(r.moe_ep));
+        }
+        if (!what.empty()) r.layout_note = what + " by the script's rules (" + n.id + ")";
+      }
       const bool dp = r.attention_dp > 1;
       r.draft_tokens = dp ? n.draft_tokens_with_attention_dp : n.draft_tokens;
       if (n.token_budget_round_to > 0) {
