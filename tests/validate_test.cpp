@@ -833,7 +833,7 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   int waiting_70b = 0, waiting_post2 = 0, minimax = 0, sglang_rows = 0, outside_sweep = 0;
   int h200_mtp = 0, h200_without = 0, h200_checked = 0, decode_only = 0, kimi = 0, minimax_019 = 0;
   int gptoss_018 = 0, minimax_018 = 0, gptoss_trt = 0, glm5 = 0, gptoss_h200_trt = 0;
-  int b200_mtp_11 = 0, b200_without_11 = 0, dsr1_nov = 0;
+  int b200_mtp_11 = 0, b200_without_11 = 0, dsr1_nov = 0, gptoss_b200_trt = 0;
   std::array<int, 3> checked{};
   for (const ServingRun& r : built_in_serving_runs()) {
     const bool inferencex_mtp = r.backend == "trtllm" && r.backend_version == "1.2.0rc6.post3" &&
@@ -982,6 +982,22 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
       ++b200_without_11;
       EXPECT_EQ(r.precision, "fp4");
       EXPECT_EQ(r.draft_tokens, 0);
+    }
+    // InferenceX's TensorRT-LLM gpt-oss-120b sweeps on B200 without a version
+    // (2025-11-02 to 2025-12-02): trtllm-serve's limits, an fp8 cache at 0.85
+    // of free memory, the workflows' 0.8; every row below 256 clients.
+    if (r.backend == "trtllm" && r.backend_version.empty() && r.system == "b200_sxm" &&
+        r.model_path == "openai/gpt-oss-120b") {
+      ++gptoss_b200_trt;
+      EXPECT_EQ(r.harness, "inferencex-gptoss-b200-trtllm-2025");
+      EXPECT_EQ(r.kv, Format::kFp8);
+      EXPECT_DOUBLE_EQ(r.kv_memory_share, 0.85);
+      EXPECT_EQ(r.max_running, 512);
+      EXPECT_EQ(r.token_budget, 20000);
+      EXPECT_EQ(r.range_ratio, 0.8);
+      EXPECT_LT(r.concurrency, 256);
+      EXPECT_EQ(r.attention_dp, 1);
+      continue;
     }
     if (gptoss_h200_trt_nov || gptoss_h200_trt_dec) {
       ++gptoss_h200_trt;
@@ -1240,11 +1256,12 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
   EXPECT_EQ(gptoss_018, 30 + 33);       // H100 and H200
   EXPECT_EQ(minimax_018, 28);
   EXPECT_EQ(gptoss_trt, 31);
-  EXPECT_EQ(glm5, 18 + 15);             // B200 and H200
-  EXPECT_EQ(gptoss_h200_trt, 23 + 26);  // 2025-11-02 and 2025-12-15
-  EXPECT_EQ(b200_mtp_11, 9 + 11);       // fp8 and fp4, 2026-01-14
-  EXPECT_EQ(b200_without_11, 6);        // fp4, 2025-12-15
-  EXPECT_EQ(dsr1_nov, 16 + 17);         // H200 fp8 and B200 fp4, 2025-11-02
+  EXPECT_EQ(glm5, 18 + 15);               // B200 and H200
+  EXPECT_EQ(gptoss_h200_trt, 23 + 26);    // 2025-11-02 and 2025-12-15
+  EXPECT_EQ(b200_mtp_11, 9 + 11);         // fp8 and fp4, 2026-01-14
+  EXPECT_EQ(b200_without_11, 6);          // fp4, 2025-12-15
+  EXPECT_EQ(dsr1_nov, 16 + 17);           // H200 fp8 and B200 fp4, 2025-11-02
+  EXPECT_EQ(gptoss_b200_trt, 8 + 1 + 3);  // 2025-11-02, 2025-11-14 and 2025-12-02
   const std::string user_row =
       "u1,trtllm,1.2.0rc6.post3,deepseek-ai/DeepSeek-R1,b200_sxm,fp8,agg,1024,1024,fp8,fp8,4,8,1,"
       "1,,,,,,,,,,,,,,,,,195.2,5.38\n";
