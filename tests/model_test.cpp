@@ -40,7 +40,10 @@ TEST(Models, MeasuredDraftAcceptanceComesWithItsSource) {
     EXPECT_EQ(m.draft_tokens_per_step, p.draft_tokens_per_step) << p.id;
   }
   EXPECT_EQ(with, 2);
-  EXPECT_DOUBLE_EQ(ModelCatalog::built_in().find("qwen3.5-397b")->draft_tokens_per_step[2], 3.39);
+  const ModelPreset* qwen = ModelCatalog::built_in().find("qwen3.5-397b");
+  ASSERT_NE(qwen, nullptr);
+  ASSERT_GE(qwen->draft_tokens_per_step.size(), 3u);
+  EXPECT_DOUBLE_EQ(qwen->draft_tokens_per_step[2], 3.39);
 }
 
 TEST(Models, DraftAcceptanceParsingIsStrict) {
@@ -64,11 +67,13 @@ TEST(Models, DraftAcceptanceParsingIsStrict) {
   bad(R"({"method": "mtp", "tokens_per_step": [2.5])" + tail, "entry 1");       // past 1 + 1
   bad(R"({"method": "mtp", "tokens_per_step": [0.9])" + tail, "entry 1");       // below 1
   bad(R"({"method": "mtp", "tokens_per_step": [1.9, 1.8])" + tail, "entry 2");  // falls
-  bad(R"({"method": "mtp", "tokens_per_step": [1.9, "x"])" + tail, "entry 2");
+  bad(R"({"method": "mtp", "tokens_per_step": [1.9, "x"])" + tail, "entry 2 must be a number");
   bad(R"({"method": "mtp", "tokens_per_step": [1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1])" + tail,
       "tokens_per_step");  // 17 draft counts
   bad(R"({"method": "mtp", "tokens_per_step": [1.9], "confidence": "guess", "source": "s"})",
       "confidence");
+  bad(R"({"method": "mtp", "tokens_per_step": [1.9], "confidence": "derived", "source": "s"})",
+      "confidence");  // predictions cite these as measured
   bad(R"({"method": "mtp", "tokens_per_step": [1.9], "confidence": "measured", "source": ""})",
       "source");
   bad(R"({"method": "mtp", "tokens_per_step": [1.9], "confidence": "measured"})", "source");

@@ -944,6 +944,7 @@ TEST(Speculative, AcceptanceForTokensPerStepInvertsTheChain) {
   EXPECT_NEAR(acceptance_for_tokens_per_step(3, 4.0), 1.0, kTolerance);
   EXPECT_NEAR(acceptance_for_tokens_per_step(3, 9.0), 1.0, kTolerance);
   EXPECT_DOUBLE_EQ(acceptance_for_tokens_per_step(0, 2.0), 0.0);
+  EXPECT_DOUBLE_EQ(acceptance_for_tokens_per_step(3, std::nan("")), 0.0);
   Scenario s;
   s.draft_tokens = 3;
   s.acceptance = acceptance_for_tokens_per_step(3, 2.82);
@@ -968,8 +969,13 @@ TEST(Speculative, AModelsMeasuredHeadSetsTheDefaultAcceptance) {
     r.draft_tokens = k;
     const Scenario s = build_scenario(r, m, &d);
     EXPECT_NEAR(tokens_per_step(s), expected[k - 1], kTolerance) << k;
-    EXPECT_NEAR(*measured_tokens_per_step(m, k), expected[k - 1], kTolerance) << k;
+    const auto measured = measured_tokens_per_step(m, k);
+    ASSERT_TRUE(measured) << k;
+    EXPECT_NEAR(*measured, expected[k - 1], kTolerance) << k;
   }
+  // Past the largest draft count it is refused, not searched for.
+  r.draft_tokens = kMaxDraftTokens + 1;
+  EXPECT_THROW((void)build_scenario(r, m, &d), InvalidArgument);
   EXPECT_FALSE(measured_tokens_per_step(m, 0));
   r.draft_tokens = 3;
   r.acceptance = 0.85;
@@ -978,13 +984,20 @@ TEST(Speculative, AModelsMeasuredHeadSetsTheDefaultAcceptance) {
   EXPECT_TRUE(kimi.draft_tokens_per_step.empty());
   r.acceptance.reset();
   EXPECT_DOUBLE_EQ(build_scenario(r, kimi, &d).acceptance, kDefaultDraftAcceptance);
-  // The prediction says where the figure came from.
-  r.draft_tokens = 3;
-  const Scenario s = build_scenario(r, m, &d);
-  const auto notes = explain(m, d, s, predict(m, d, s));
-  bool cited = false;
-  for (const auto& n : notes) cited |= n.find("as measured for this model's own head") != n.npos;
-  EXPECT_TRUE(cited);
+  // The prediction says where the figure came from: measured at 3 drafts, held
+  // from 5 at 7, and neither for a given acceptance.
+  const auto says = [&](std::int64_t drafts, std::optional<double> acceptance,
+                        const std::string& what) {
+    r.draft_tokens = drafts;
+    r.acceptance = acceptance;
+    const Scenario s = build_scenario(r, m, &d);
+    for (const auto& n : explain(m, d, s, predict(m, d, s)))
+      if (n.find(what) != n.npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(says(3, std::nullopt, "as measured for this model's own head"));
+  EXPECT_TRUE(says(7, std::nullopt, "held at the figure measured for this model's own head at 5"));
+  EXPECT_FALSE(says(3, 0.85, "own head"));
 }
 
 }  // namespace

@@ -767,6 +767,7 @@ TEST(ServingHarnesses, LayoutRulesSetWhatTheRowsDoNotRecord) {
   EXPECT_EQ(runs[1].tp, 8);
   EXPECT_EQ(runs[1].attention_dp, 1);
   EXPECT_EQ(runs[1].moe_ep, 8);
+  EXPECT_EQ(runs[1].moe_tp, 1);
   EXPECT_EQ(runs[2].moe_ep, 1);  // 4 clients: no rule
   EXPECT_TRUE(runs[2].layout_note.empty());
   EXPECT_EQ(runs[3].moe_ep, 2);  // the row's own EP stands
@@ -960,7 +961,10 @@ TEST(ServingHarnesses, TheBuiltInNoteCoversInferenceXsMtpRuns) {
       EXPECT_DOUBLE_EQ(r.kv_memory_share, h200 ? 0.75 : 0.8);
       EXPECT_EQ(r.range_ratio, 0.8);
       EXPECT_EQ(r.adp_balance, r.attention_dp > 1);
-      if (h200) EXPECT_EQ(r.moe_ep, 8) << r.id;  // EP = TP on every row
+      // EP over the GPUs on every row: each lies past the scripts' EP thresholds.
+      EXPECT_EQ(r.moe_ep, r.tp * r.attention_dp) << r.id;
+      EXPECT_EQ(r.moe_tp, 1) << r.id;
+      EXPECT_NE(r.layout_note.find("by the script's rules"), std::string::npos) << r.id;
       // Attention DP where the scripts turn it on: 256 clients, or past 32 at
       // 8,192-token prompts on B200; past 32 (8,192 tokens) or 64 on H200.
       const bool dp = r.concurrency >= 256 || (r.isl == 8192 && r.concurrency > 32) ||

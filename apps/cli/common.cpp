@@ -207,8 +207,8 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
       ->type_name("INT");
   cmd->add_option("--acceptance", a->acceptance,
                   "Speculative decoding: the chance each draft token is accepted (default: the "
-                  "model's measured figure where published, roofline model show; else 0.85, "
-                  "DeepSeek-V3's MTP)")
+                  "one yielding the model's measured tokens a step where published, roofline "
+                  "model show; else 0.85, DeepSeek-V3's MTP)")
       ->type_name("F");
   cmd->add_option("--engine", a->engine,
                   "Serving engine: its launch and step costs and measured kernel efficiency "

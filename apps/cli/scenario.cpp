@@ -110,14 +110,14 @@ void cmd_predict(const Common& c, const ScenarioArgs& a) {
                                      human_bytes(std::max(p.memory.kv_room_bytes, 0.0)))
                        : std::string())});
   const Capacity cap = capacity(m, d, s, p.engine);
-  t.add_row({"capacity",
-             fmt::format("max batch {} at this context; max context {} at this batch{}{}",
-                         cap.max_batch, cap.max_context,
-                         cap.max_context < cap.max_context_by_memory
-                             ? fmt::format(" (the model's window; memory allows {})",
-                                           cap.max_context_by_memory)
-                             : std::string(),
-                         kv_memory_rule(cap))});
+  t.add_row(
+      {"capacity", fmt::format("max batch {} at this context; max context {} at this batch{}{}",
+                               cap.max_batch, cap.max_context,
+                               cap.max_context < cap.max_context_by_memory
+                                   ? fmt::format(" (the model's window; memory allows {})",
+                                                 cap.max_context_by_memory)
+                                   : std::string(),
+                               kv_memory_rule(cap))});
   std::cout << t.text() << "\n";
   print_notes(plan_notes);
   print_notes(explain(m, d, s, p));

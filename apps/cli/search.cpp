@@ -71,7 +71,7 @@ void cmd_search(const Common& c, const SearchArgs& a) {
       "skipped (past twice the requests a layout runs at once)\n\n",
       m.name, spec.gpus, d.id, spec.isl, spec.osl,
       spec.draft_tokens > 0
-          ? fmt::format(", {} draft tokens a step at acceptance {}", spec.draft_tokens,
+          ? fmt::format(", {} draft tokens a step at acceptance {:.3g}", spec.draft_tokens,
                         draft_acceptance(m, spec.draft_tokens, spec.acceptance))
           : std::string(),
       spec.recipe == ServingRecipe::kAiConfigurator
@@ -135,7 +135,8 @@ void register_search(CLI::App& app, Common& common) {
       ->type_name("INT");
   cmd->add_option("--acceptance", a->acceptance,
                   "Speculative decoding: the chance each draft token is accepted (default: the "
-                  "model's measured figure where published, roofline model show; else 0.85)")
+                  "one yielding the model's measured tokens a step where published, roofline "
+                  "model show; else 0.85)")
       ->type_name("F");
   cmd->add_option("--shared-prefix", a->shared_prefix,
                   "Every configuration: tokens at the start of every prompt kept by the prefix "

@@ -181,11 +181,10 @@ json request_schemas() {
        {{"type", "number"},
         {"minimum", 0},
         {"maximum", 1},
-        {"default", kDefaultDraftAcceptance},
         {"description",
          "speculative decoding: the chance each draft token is accepted (unset: the one "
          "yielding the model's measured tokens a step where published, GET /api/models: "
-         "draft_tokens_per_step; else the default)"}}},
+         "draft_tokens_per_step; else 0.85)"}}},
       {"ideal", {{"type", "boolean"}, {"default", false}, {"description", "datasheet peaks only"}}},
       {"engine", string_schema("a serving engine (GET /api/engines): its launch and step costs and "
                                "measured kernel efficiency",

@@ -253,8 +253,10 @@ struct ServingHarness {
   bool expert_parallel = false;
   // Or the layout by the script's rules, where the rows do not record it (a
   // script that sets its EP size and attention DP from the lengths and
-  // clients): the first whose condition a row, as written, meets; expert
-  // parallelism over the instance's GPUs, attention DP over its TP ranks.
+  // clients): the first whose condition a row, as read (before the note's
+  // other settings), meets; expert parallelism over the instance's GPUs,
+  // attention DP over its TP ranks. The note's other rules see the row with
+  // that layout.
   struct LayoutRule {
     bool expert_parallel = false, attention_dp = false;
     HarnessCondition when;

@@ -160,7 +160,8 @@ inline constexpr double kDefaultDraftAcceptance = 0.85;
                                                              std::int64_t draft_tokens) noexcept;
 
 // The per-draft acceptance a whose chain 1 + a + ... + a^k yields `tokens`
-// tokens a step at k = draft_tokens (tokens clamped to [1, k + 1]).
+// tokens a step at k = draft_tokens (at most kMaxDraftTokens; tokens held to
+// [1, k + 1], NaN as 1).
 [[nodiscard]] double acceptance_for_tokens_per_step(std::int64_t draft_tokens,
                                                     double tokens) noexcept;
 
@@ -169,7 +170,7 @@ inline constexpr double kDefaultDraftAcceptance = 0.85;
 // MTP head accepts later drafts less often than its first, so one figure for
 // every count overstates long chains); else kDefaultDraftAcceptance. 0
 // without draft tokens. Throws InvalidArgument for an acceptance without
-// draft tokens or outside [0, 1].
+// draft tokens or outside [0, 1], and for more than kMaxDraftTokens drafts.
 [[nodiscard]] double draft_acceptance(const ModelSpec& model, std::int64_t draft_tokens,
                                       std::optional<double> given);
 

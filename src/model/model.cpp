@@ -877,7 +877,7 @@ ModelSpec detail::parse_short_form_document(const json& doc, const std::string& 
 // ---------------------------------------------------------------- presets
 
 // "draft_acceptance": {"method": "mtp", "tokens_per_step": [t1, t2, ...],
-// "confidence": "measured" | "vendor" | "derived", "source": text, "note": text}:
+// "confidence": "measured", "source": text, "note": text}:
 // t_k, the tokens a step yields per sequence with k draft tokens, at least 1
 // and at most k + 1, never falling as k grows.
 detail::DraftAcceptance detail::parse_draft_acceptance(const json& object,
@@ -888,9 +888,12 @@ detail::DraftAcceptance detail::parse_draft_acceptance(const json& object,
   if (a.string("method") != "mtp") a.fail("method", "must be mtp (the model's own head, chained)");
   const json& list = a.required("tokens_per_step");
   if (!list.is_array() || list.empty() || list.size() > static_cast<std::size_t>(kMaxDraftTokens))
-    a.fail("tokens_per_step", "must list 1 to 16 numbers, one per draft count from 1");
+    a.fail("tokens_per_step", "must list 1 to " + std::to_string(kMaxDraftTokens) +
+                                  " numbers, one per draft count from 1");
   for (std::size_t k = 0; k < list.size(); ++k) {
-    const double t = list[k].is_number() ? list[k].get<double>() : std::nan("");
+    if (!list[k].is_number())
+      a.fail("tokens_per_step", "entry " + std::to_string(k + 1) + " must be a number");
+    const double t = list[k].get<double>();
     const double previous = d.tokens_per_step.empty() ? 1 : d.tokens_per_step.back();
     if (!(t >= previous && t <= static_cast<double>(k) + 2)) {
       a.fail("tokens_per_step", "entry " + std::to_string(k + 1) +
@@ -899,9 +902,9 @@ detail::DraftAcceptance detail::parse_draft_acceptance(const json& object,
     }
     d.tokens_per_step.push_back(t);
   }
-  const std::string confidence = a.string("confidence");
-  if (confidence != "measured" && confidence != "vendor" && confidence != "derived")
-    a.fail("confidence", "must be measured, vendor or derived");
+  // Predictions cite these as measured, so nothing else is carried.
+  if (a.string("confidence") != "measured")
+    a.fail("confidence", "must be measured (a run's figures, with their source)");
   d.source = a.string("source");
   if (d.source.empty()) a.fail("source", "must name where the figures come from");
   (void)a.optional_string("note", "");

@@ -629,10 +629,22 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
       if (p.graph.ops[static_cast<std::size_t>(i)].draft_head)
         draft += p.timings[static_cast<std::size_t>(i)].time_s;
     }
-    // The acceptance came from the model's measurement when it yields it.
+    // The acceptance came from the model's measurement when it yields that
+    // figure (held at the last measured draft count past it).
     const auto measured = measured_tokens_per_step(m, s.draft_tokens);
-    const bool from_measurement =
-        measured && std::abs(p.tokens_per_step - *measured) <= 1e-9 * *measured;
+    std::string origin;
+    if (measured && std::abs(p.tokens_per_step - *measured) <= 1e-9 * *measured) {
+      const auto counts = static_cast<std::int64_t>(m.draft_tokens_per_step.size());
+      origin = s.draft_tokens <= counts
+                   ? fmt::format(
+                         " (as measured for this model's own head; roofline model "
+                         "show {} cites it)",
+                         m.id)
+                   : fmt::format(
+                         " (held at the figure measured for this model's own head at "
+                         "{} draft tokens; roofline model show {} cites it)",
+                         counts, m.id);
+    }
     notes.push_back(
         s.phase == Phase::kDecode
             ? fmt::format("speculative decoding: the draft head proposes {} tokens a sequence "
@@ -640,12 +652,7 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                           "accepted at {:.3g} while the ones before it were: {:.3g} tokens a "
                           "sequence a step{}",
                           s.draft_tokens, 100 * draft / p.time_s, s.draft_tokens + 1, s.acceptance,
-                          p.tokens_per_step,
-                          from_measurement
-                              ? " (as measured for this model's own head; roofline model "
-                                "show " +
-                                    m.id + " cites it)"
-                              : std::string())
+                          p.tokens_per_step, origin)
             : fmt::format("speculative decoding: the draft head runs over the prompt too, filling "
                           "its own KV cache ({:.0f}% of the pass)",
                           100 * draft / p.time_s));

@@ -820,7 +820,7 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
       if (const auto* rule = first_met(n.layouts, r)) {
         // The script's layout where the row records none: attention DP over
         // the TP ranks (written as TP 1, as the set writes such rows), experts
-        // whole on each GPU.
+        // whole on each GPU. The note's other rules then see the row so read.
         std::string what;
         if (rule->attention_dp && r.attention_dp == 1 && r.tp > 1) {
           r.attention_dp = r.tp;
@@ -833,7 +833,10 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
           what +=
               (what.empty() ? "" : " and ") + ("expert parallelism " + std::to_string(r.moe_ep));
         }
-        if (!what.empty()) r.layout_note = what + " by the script's rules (" + n.id + ")";
+        if (!what.empty()) {
+          r.layout_note +=
+              (r.layout_note.empty() ? "" : "; ") + what + " by the script's rules (" + n.id + ")";
+        }
       }
       const bool dp = r.attention_dp > 1;
       r.draft_tokens = dp ? n.draft_tokens_with_attention_dp : n.draft_tokens;
@@ -863,7 +866,8 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
         // EP size is its TP x DP).
         r.moe_ep = r.tp * r.attention_dp;
         r.moe_tp = 1;
-        r.layout_note = "expert parallelism " + std::to_string(r.moe_ep) + " (" + n.id + ")";
+        r.layout_note += (r.layout_note.empty() ? "" : "; ") +
+                         ("expert parallelism " + std::to_string(r.moe_ep) + " (" + n.id + ")");
       }
       if (n.batch_wait_iters > 0 && n.batch_wait_when.met(r)) {
         r.batch_wait_iters = n.batch_wait_iters;

@@ -835,8 +835,9 @@ std::optional<double> measured_tokens_per_step(const ModelSpec& model,
 }
 
 double acceptance_for_tokens_per_step(std::int64_t draft_tokens, double tokens) noexcept {
-  if (draft_tokens <= 0) return 0;
-  const double target = std::clamp(tokens, 1.0, static_cast<double>(draft_tokens) + 1);
+  if (draft_tokens <= 0 || !(tokens > 1)) return 0;        // NaN too
+  draft_tokens = std::min(draft_tokens, kMaxDraftTokens);  // bounds the work
+  const double target = std::min(tokens, static_cast<double>(draft_tokens) + 1);
   // The chain's sum rises with a, so bisection: 60 halvings leave 1e-18.
   double lo = 0, hi = 1;
   for (int i = 0; i < 60; ++i) {
@@ -856,6 +857,10 @@ double draft_acceptance(const ModelSpec& model, std::int64_t draft_tokens,
   if (given && draft_tokens == 0)
     throw InvalidArgument("acceptance needs draft tokens (speculative decoding)");
   if (draft_tokens <= 0) return 0;
+  if (draft_tokens > kMaxDraftTokens) {
+    throw InvalidArgument("draft tokens = " + std::to_string(draft_tokens) +
+                          " is out of range (0 to " + std::to_string(kMaxDraftTokens) + ")");
+  }
   double a = kDefaultDraftAcceptance;
   if (given) {
     a = *given;
