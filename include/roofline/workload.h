@@ -180,6 +180,11 @@ inline constexpr double kDefaultDraftAcceptance = 0.85;
 // Transformers via Speculative Decoding", ICML 2023, eq. 1). 1 without drafts.
 [[nodiscard]] double tokens_per_step(const Scenario& s) noexcept;
 
+// Whether the scenario's drafts yield the model's measured tokens a step (the
+// acceptance draft_acceptance takes when none is given), so that reports can
+// say where the figure came from.
+[[nodiscard]] bool runs_at_measured_acceptance(const ModelSpec& model, const Scenario& s) noexcept;
+
 // Limits that keep every product finite and every sweep bounded.
 inline constexpr std::int64_t kMaxBatch = 1 << 20;
 inline constexpr std::int64_t kMaxSeqLen = std::int64_t{1} << 30;

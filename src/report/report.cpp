@@ -629,11 +629,10 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
       if (p.graph.ops[static_cast<std::size_t>(i)].draft_head)
         draft += p.timings[static_cast<std::size_t>(i)].time_s;
     }
-    // The acceptance came from the model's measurement when it yields that
-    // figure (held at the last measured draft count past it).
-    const auto measured = measured_tokens_per_step(m, s.draft_tokens);
+    // Where the acceptance came from (past the last measured draft count, its
+    // figure held).
     std::string origin;
-    if (measured && std::abs(p.tokens_per_step - *measured) <= 1e-9 * *measured) {
+    if (runs_at_measured_acceptance(m, s)) {
       const auto counts = static_cast<std::int64_t>(m.draft_tokens_per_step.size());
       origin = s.draft_tokens <= counts
                    ? fmt::format(

@@ -827,11 +827,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         "speculative decoding: each decode step drafts {} tokens a request and verifies {} at "
         "once, yielding {:.3g} (acceptance {:.3g}{}); TPOT is the step over that",
         base.draft_tokens, base.draft_tokens + 1, spec.tokens_per_step, base.acceptance,
-        measured_tokens_per_step(m, base.draft_tokens) &&
-                std::abs(spec.tokens_per_step - *measured_tokens_per_step(m, base.draft_tokens)) <=
-                    1e-9 * spec.tokens_per_step
-            ? ", from the model's measured tokens a step"
-            : ""));
+        runs_at_measured_acceptance(m, base) ? ", from the model's measured tokens a step" : ""));
   }
   r.notes.push_back(fmt::format("the decode step of {} requests is {}-bound ({:.3g} ms alone)",
                                 r.running, r.bound == Bound::kMemory ? "memory" : "compute",

@@ -514,6 +514,17 @@ void read_rules(detail::StrictObject& parent, std::string_view key, const std::s
   }
 }
 
+// Experts whole on each of the row's GPUs, none split within.
+void spread_experts(ServingRun* r) {
+  r->moe_ep = r->tp * r->attention_dp;
+  r->moe_tp = 1;
+}
+
+// Another way the row's layout was read, after any before it.
+void add_layout_note(ServingRun* r, const std::string& what) {
+  r->layout_note += (r->layout_note.empty() ? "" : "; ") + what;
+}
+
 // The first of `rules` whose condition the row meets, or null.
 template <typename Rule>
 const Rule* first_met(const std::vector<Rule>& rules, const ServingRun& r) {
@@ -661,15 +672,15 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         // each rule turns one or both on (the first a row meets applies).
         if (n.expert_parallel) dp.fail("layout", "give expert_parallel or layout rules, not both");
         read_rules(dp, "layout", origin, [&n](StrictObject& rule, HarnessCondition when) {
+          const auto on = [&rule](const char* key) {
+            const nlohmann::json* v = rule.optional(key);
+            if (v && (!v->is_boolean() || !v->get<bool>())) rule.fail(key, "true, or left out");
+            return v != nullptr;
+          };
           ServingHarness::LayoutRule l;
           l.when = when;
-          for (const char* key : {"expert_parallel", "attention_dp"}) {
-            if (const nlohmann::json* v = rule.optional(key)) {
-              if (!v->is_boolean() || !v->get<bool>()) rule.fail(key, "true, or left out");
-              (std::string_view(key) == "expert_parallel" ? l.expert_parallel : l.attention_dp) =
-                  true;
-            }
-          }
+          l.expert_parallel = on("expert_parallel");
+          l.attention_dp = on("attention_dp");
           if (!l.expert_parallel && !l.attention_dp)
             rule.fail("expert_parallel", "a rule turns expert parallelism or attention DP on");
           n.layouts.push_back(l);
@@ -828,15 +839,11 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
           what = "attention DP " + std::to_string(r.attention_dp);
         }
         if (rule->expert_parallel && r.moe_ep == 1 && r.tp * r.attention_dp > 1) {
-          r.moe_ep = r.tp * r.attention_dp;
-          r.moe_tp = 1;
+          spread_experts(&r);
           what +=
               (what.empty() ? "" : " and ") + ("expert parallelism " + std::to_string(r.moe_ep));
         }
-        if (!what.empty()) {
-          r.layout_note +=
-              (r.layout_note.empty() ? "" : "; ") + what + " by the script's rules (" + n.id + ")";
-        }
+        if (!what.empty()) add_layout_note(&r, what + " by the script's rules (" + n.id + ")");
       }
       const bool dp = r.attention_dp > 1;
       r.draft_tokens = dp ? n.draft_tokens_with_attention_dp : n.draft_tokens;
@@ -862,12 +869,8 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
       }
       r.range_ratio = n.range_ratio;
       if (n.expert_parallel && r.moe_ep == 1) {
-        // Experts whole on each GPU of the instance, none split within (vLLM's
-        // EP size is its TP x DP).
-        r.moe_ep = r.tp * r.attention_dp;
-        r.moe_tp = 1;
-        r.layout_note += (r.layout_note.empty() ? "" : "; ") +
-                         ("expert parallelism " + std::to_string(r.moe_ep) + " (" + n.id + ")");
+        spread_experts(&r);  // vLLM's EP size is its TP x DP
+        add_layout_note(&r, "expert parallelism " + std::to_string(r.moe_ep) + " (" + n.id + ")");
       }
       if (n.batch_wait_iters > 0 && n.batch_wait_when.met(r)) {
         r.batch_wait_iters = n.batch_wait_iters;

@@ -882,6 +882,11 @@ double tokens_per_step(const Scenario& s) noexcept {
   return sum;
 }
 
+bool runs_at_measured_acceptance(const ModelSpec& model, const Scenario& s) noexcept {
+  const auto measured = measured_tokens_per_step(model, s.draft_tokens);
+  return measured && std::abs(tokens_per_step(s) - *measured) <= 1e-9 * *measured;
+}
+
 void validate(const Scenario& s, const ModelSpec& m) {
   auto check = [](std::string_view name, std::int64_t v, std::int64_t lo, std::int64_t hi) {
     if (v < lo || v > hi) {
