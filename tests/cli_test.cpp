@@ -863,6 +863,44 @@ TEST(Cli, ValidateServingListsTheConfigurationsMeasuredTwiceApart) {
   std::filesystem::remove(file);
 }
 
+// validate --serving fits each sweep measured at two or more prompt lengths to
+// TTFT = fixed + per_token x isl (validate.h ttft_length_fits), in the text
+// and the JSON.
+TEST(Cli, ValidateServingFitsTtftAgainstPromptLength) {
+  const std::string file = temp_path("lengths.csv");
+  {
+    std::ofstream out(file);
+    out << "id,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"
+           "moe_quant_mode,batch_size,tp_size,pp_size,attention_dp_size,moe_tp_size,moe_ep_size,"
+           "prefill_batch_size,prefill_num_workers,prefill_tp_size,prefill_pp_size,"
+           "prefill_attention_dp_size,prefill_moe_tp_size,prefill_moe_ep_size,decode_batch_size,"
+           "decode_num_workers,decode_tp_size,decode_pp_size,decode_attention_dp_size,"
+           "decode_moe_tp_size,decode_moe_ep_size,silicon_ttft_ms,silicon_tpot_ms\n";
+    for (const auto& [isl, ttft] : {std::pair{"1024", "150.0"}, {"2048", "250.0"}}) {
+      out << "len" << isl << ",vllm,0.12.0,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg," << isl
+          << ",256,fp8,fp8,16,2,1,1,,,,,,,,,,,,,,,,," << ttft << ",10.0\n";
+    }
+  }
+  const CliRun j = roofline("validate --serving '" + file + "' --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const auto fits = nlohmann::json::parse(j.out)["ttft_by_prompt_length"];
+  ASSERT_EQ(fits["sweeps"].size(), 1u);
+  const auto& f = fits["sweeps"][0];
+  EXPECT_EQ(f["isl"], nlohmann::json::parse("[1024, 2048]"));
+  // Through (1,024, 150 ms) and (2,048, 250 ms): 100 / 1,024 ms a token and
+  // 150 - 100 = 50 ms fixed.
+  EXPECT_NEAR(f["measured_per_token_s"].get<double>(), 0.1 / 1024, 1e-12);
+  EXPECT_NEAR(f["measured_fixed_s"].get<double>(), 0.05, 1e-12);
+  EXPECT_GT(f["predicted_per_token_s"].get<double>(), 0);  // a longer prompt costs more
+  EXPECT_EQ(fits["groups"][0]["group"], "all");
+  EXPECT_EQ(fits["groups"][0]["sweeps"], 1);
+
+  const CliRun text = roofline("validate --serving '" + file + "'");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("TTFT against prompt length"), std::string::npos) << text.out;
+  std::filesystem::remove(file);
+}
+
 TEST(Cli, ServingReportsTheIssuesFields) {
   const CliRun r = roofline(
       "serving --model llama-3.1-70b --hardware h200 --engine vllm --tp 2 --weights fp8 --act fp8 "

@@ -1520,6 +1520,80 @@ TEST(ServingRuns, NewPresetsCoverTheirDevelopmentSetRows) {
   }
 }
 
+// One predicted aggregated row of a serving check, for the TTFT-by-length fits.
+DecodeStepRow ttft_row(const std::string& model, std::int64_t isl, double measured_ms,
+                       double predicted_ms) {
+  DecodeStepRow row;
+  row.engine = "sglang";
+  row.model = model;
+  row.device = "b200";
+  row.run.mode = "agg";
+  row.run.tp = 8;
+  row.run.concurrency = 4;
+  row.run.osl = 1024;
+  row.run.isl = isl;
+  row.run.ttft_ms = measured_ms;
+  row.predicted_ttft_ms = predicted_ms;
+  return row;
+}
+
+TEST(TtftLengthFits, FitTheFixedAndPerTokenPartsOfEachSweep) {
+  constexpr double kTol = 1e-9;
+  DecodeStepReport report;
+  // Sweep "a" at 1,024 and 8,192 tokens, the longer measured twice (390 and
+  // 410 ms: their mean, 400, counts). Two points: the line through them.
+  //   measured: per token (400 - 200) / 7,168 ms, fixed 200 - 1,024 x that;
+  //   predicted: per token (300 - 150) / 7,168 ms, fixed 150 - 1,024 x that.
+  report.rows.push_back(ttft_row("a", 1024, 200, 150));
+  report.rows.push_back(ttft_row("a", 8192, 390, 300));
+  report.rows.push_back(ttft_row("a", 8192, 410, 300));
+  // Sweep "c" at three lengths, by least squares: the measurements lie on
+  // 50 ms + 50 us a token; the predictions 100, 140, 200 ms give a slope of
+  // sum(dx dy) / sum(dx^2) = (1,000 x 46.67 + 1,000 x 53.33) / 2e6 = 0.05 ms
+  // a token and an intercept of 146.67 - 2,000 x 0.05 = 46.67 ms.
+  report.rows.push_back(ttft_row("c", 1000, 100, 100));
+  report.rows.push_back(ttft_row("c", 2000, 150, 140));
+  report.rows.push_back(ttft_row("c", 3000, 200, 200));
+  // Left out: a sweep at one length, a refused row, a disaggregated row.
+  report.rows.push_back(ttft_row("one-length", 1024, 100, 90));
+  DecodeStepRow refused = ttft_row("a", 4096, 1e4, 1e4);
+  refused.refused = "unknown model";
+  report.rows.push_back(refused);
+  DecodeStepRow disagg = ttft_row("a", 2048, 1e4, 1e4);
+  disagg.run.mode = "disagg";
+  report.rows.push_back(disagg);
+
+  const std::vector<TtftLengthFit> fits = ttft_length_fits(report);
+  ASSERT_EQ(fits.size(), 2u);
+  const TtftLengthFit& a = fits[0];
+  EXPECT_EQ(a.model, "a");
+  EXPECT_EQ(a.isl, (std::vector<std::int64_t>{1024, 8192}));
+  EXPECT_NEAR(a.measured_per_token_us, 200.0 / 7168 * 1e3, kTol);
+  EXPECT_NEAR(a.measured_fixed_ms, 200 - 1024 * 200.0 / 7168, kTol);
+  EXPECT_NEAR(a.predicted_per_token_us, 150.0 / 7168 * 1e3, kTol);
+  EXPECT_NEAR(a.predicted_fixed_ms, 150 - 1024 * 150.0 / 7168, kTol);
+  const TtftLengthFit& c = fits[1];
+  EXPECT_EQ(c.isl.size(), 3u);
+  EXPECT_NEAR(c.measured_per_token_us, 50, kTol);
+  EXPECT_NEAR(c.measured_fixed_ms, 50, kTol);
+  EXPECT_NEAR(c.predicted_per_token_us, 50, kTol);
+  EXPECT_NEAR(c.predicted_fixed_ms, 440.0 / 3 - 100, kTol);
+
+  // The medians: fixed gaps 300 / 7 (= 171.43 - 128.57) and 10 / 3; per-token
+  // ratios 150 / 200 and 1.
+  const std::vector<TtftLengthSummary> groups = summarize_ttft_length_fits(fits);
+  ASSERT_EQ(groups.size(), 4u);  // all, engine=sglang, model=a, model=c
+  EXPECT_EQ(groups[0].group, "all");
+  EXPECT_EQ(groups[0].sweeps, 2);
+  EXPECT_EQ(groups[0].rising, 2);
+  EXPECT_NEAR(groups[0].median_fixed_gap_ms, (300.0 / 7 + 10.0 / 3) / 2, kTol);
+  EXPECT_NEAR(groups[0].median_per_token_ratio, (0.75 + 1) / 2, kTol);
+  EXPECT_EQ(groups[1].group, "engine=sglang");
+  EXPECT_EQ(groups[2].group, "model=a");
+  EXPECT_NEAR(groups[2].median_fixed_gap_ms, 300.0 / 7, kTol);
+  EXPECT_TRUE(summarize_ttft_length_fits({}).empty());
+}
+
 TEST(ErrorStatistics, PercentilesInterpolateAndStatsUseAbsoluteErrors) {
   // Sorted 1, 2, 3, 4, 5: the median is 3; p90 sits at index 3.6: 4 + 0.6 x 1.
   EXPECT_DOUBLE_EQ(percentile({5, 1, 4, 2, 3}, 0.5), 3);

@@ -70,6 +70,24 @@ void print_conflicts(const DecodeStepReport& r) {
   }
 }
 
+// TTFT against prompt length: per engine and model, how far the fixed part of
+// the fitted TTFT = fixed + per_token x isl misses, and how the per-token parts compare.
+void print_ttft_by_length(const DecodeStepReport& r) {
+  const std::vector<TtftLengthSummary> groups = summarize_ttft_length_fits(ttft_length_fits(r));
+  if (groups.empty()) return;
+  Table t({"group", "sweeps", "fixed part: measured - predicted", "rising",
+           "per token: predicted / measured"});
+  for (const auto& g : groups) {
+    t.add_row({g.group, std::to_string(g.sweeps), fmt::format("{:+.1f} ms", g.median_fixed_gap_ms),
+               std::to_string(g.rising),
+               g.rising > 0 ? fmt::format("{:.2f}", g.median_per_token_ratio) : "-"});
+  }
+  std::cout << "\nTTFT against prompt length (aggregated sweeps measured at two or more prompt "
+               "lengths under one setting, each fitted to TTFT = fixed + per_token x isl; "
+               "medians; rising: the sweeps whose measured TTFT grows with length)\n"
+            << t.text();
+}
+
 }  // namespace
 
 void decode_steps_command(const Registry& registry, const std::string& file,
@@ -169,6 +187,7 @@ void serving_validation_command(const Registry& registry, const std::string& fil
                "negative is predicted faster)\n\nTPOT\n"
             << error_groups_table(r.groups) << "\nTTFT\n"
             << error_groups_table(r.ttft_groups);
+  print_ttft_by_length(r);
   std::cout << fmt::format("\n{} rows predicted, {} refused\n", r.predicted, r.refused);
   for (const auto& [reason, n] : r.refusals) std::cout << fmt::format("  {:4}  {}\n", n, reason);
   print_repeated(r);

@@ -148,8 +148,10 @@ namespace roofline {
                                                    const std::vector<ErrorStats>& held_out,
                                                    const Registry& registry);
 // `validate --serving`: {"check": "serving", "recipe", "rounds", "predicted", "refused",
-// "tpot_groups", "ttft_groups", "refusals", "rows"} + stamp; each row the run, then
-// `predicted_ttft_ms`, `predicted_tpot_ms` and their errors, or why it was `refused`.
+// "tpot_groups", "ttft_groups", "ttft_by_prompt_length", "refusals", "rows"} + stamp;
+// each row the run, then `predicted_ttft_ms`, `predicted_tpot_ms` and their errors, or
+// why it was `refused`. "ttft_by_prompt_length": {"groups", "sweeps"}, the fits of
+// ttft_length_fits (SI units) and their medians by group.
 [[nodiscard]] nlohmann::json serving_validation_document(const DecodeStepReport& r,
                                                          ServingRecipe recipe, std::int64_t rounds,
                                                          const Registry& registry);

@@ -379,6 +379,35 @@ struct DecodeStepReport {
     const std::string& engine = "case", ServingRecipe recipe = ServingRecipe::kAiConfigurator,
     std::int64_t rounds = kDefaultRounds, std::int64_t prompt_pool = 0);
 
+// TTFT against the prompt's length. The serving check's predicted aggregated
+// rows, grouped by all but the prompt length (engine, model, device, harness
+// note, layout, clients, output length); a group measured at two or more
+// prompt lengths is fitted by least squares to TTFT = fixed + per_token x isl,
+// the measurements and the predictions apart (rows measured twice count once,
+// as their mean). A model that prices each prompt token right but misses a
+// cost paid once a request shows as per-token parts alike and fixed parts apart.
+struct TtftLengthFit {
+  std::string engine, model, device, harness;
+  std::int64_t tp = 1, ep = 1, attention_dp = 1, concurrency = 0, osl = 0;
+  std::vector<std::int64_t> isl;  // the distinct prompt lengths, ascending
+  double measured_fixed_ms = 0, predicted_fixed_ms = 0;
+  double measured_per_token_us = 0, predicted_per_token_us = 0;
+};
+[[nodiscard]] std::vector<TtftLengthFit> ttft_length_fits(const DecodeStepReport& report);
+
+// The fits by group ("all", "engine=...", "model=..."): the median of the
+// fixed parts' gap (measured - predicted) and of the per-token parts' ratio
+// (predicted / measured, over the fits whose measured part grows with length).
+struct TtftLengthSummary {
+  std::string group;
+  int sweeps = 0;
+  double median_fixed_gap_ms = 0;
+  int rising = 0;  // fits whose measured per-token part is above zero
+  double median_per_token_ratio = 0;
+};
+[[nodiscard]] std::vector<TtftLengthSummary> summarize_ttft_length_fits(
+    const std::vector<TtftLengthFit>& fits);
+
 // Leave one device out: for each device whose rows have measured GEMM tables,
 // its rows predicted without that device's tables (borrowing its architecture's
 // nearest other device's, or the device's fractions), beside the same rows

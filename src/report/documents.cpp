@@ -235,6 +235,41 @@ nlohmann::json decode_steps_document(const DecodeStepReport& r, bool prefill_sha
   return out;
 }
 
+namespace {
+
+// TTFT against prompt length: each sweep's fits and their medians by group.
+nlohmann::json ttft_length_json(const DecodeStepReport& r) {
+  const std::vector<TtftLengthFit> fits = ttft_length_fits(r);
+  nlohmann::json sweeps = nlohmann::json::array();
+  for (const TtftLengthFit& f : fits) {
+    sweeps.push_back({{"engine", f.engine},
+                      {"model", f.model},
+                      {"hardware", f.device},
+                      {"harness", f.harness},
+                      {"tp", f.tp},
+                      {"ep", f.ep},
+                      {"attention_dp", f.attention_dp},
+                      {"concurrency", f.concurrency},
+                      {"osl", f.osl},
+                      {"isl", f.isl},
+                      {"measured_fixed_s", f.measured_fixed_ms * 1e-3},
+                      {"predicted_fixed_s", f.predicted_fixed_ms * 1e-3},
+                      {"measured_per_token_s", f.measured_per_token_us * 1e-6},
+                      {"predicted_per_token_s", f.predicted_per_token_us * 1e-6}});
+  }
+  nlohmann::json groups = nlohmann::json::array();
+  for (const TtftLengthSummary& g : summarize_ttft_length_fits(fits)) {
+    groups.push_back({{"group", g.group},
+                      {"sweeps", g.sweeps},
+                      {"median_fixed_gap_s", g.median_fixed_gap_ms * 1e-3},
+                      {"rising", g.rising},
+                      {"median_per_token_ratio", g.median_per_token_ratio}});
+  }
+  return {{"groups", groups}, {"sweeps", sweeps}};
+}
+
+}  // namespace
+
 nlohmann::json serving_validation_document(const DecodeStepReport& r, ServingRecipe recipe,
                                            std::int64_t rounds, const Registry& registry) {
   nlohmann::json rows = nlohmann::json::array();
@@ -250,6 +285,7 @@ nlohmann::json serving_validation_document(const DecodeStepReport& r, ServingRec
                         {"conflicting_measurements", conflicts_json(r)},
                         {"tpot_groups", error_groups_json(r.groups)},
                         {"ttft_groups", error_groups_json(r.ttft_groups)},
+                        {"ttft_by_prompt_length", ttft_length_json(r)},
                         {"refusals", refusals_json(r)},
                         {"rows", rows}};
   out.update(stamp(registry));

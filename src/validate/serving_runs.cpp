@@ -1266,4 +1266,98 @@ std::vector<ErrorStats> leave_one_device_out(const std::vector<ServingRun>& runs
   return out;
 }
 
+namespace {
+
+// Least squares of y = a + b x over the points (x distinct, at least two).
+std::pair<double, double> fit_line(const std::vector<double>& x, const std::vector<double>& y) {
+  const double n = static_cast<double>(x.size());
+  double sx = 0, sy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) sx += x[i], sy += y[i];
+  const double mx = sx / n, my = sy / n;
+  double sxy = 0, sxx = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    sxy += (x[i] - mx) * (y[i] - my);
+    sxx += (x[i] - mx) * (x[i] - mx);
+  }
+  const double b = sxy / sxx;  // sxx > 0: the x are distinct
+  return {my - b * mx, b};
+}
+
+}  // namespace
+
+std::vector<TtftLengthFit> ttft_length_fits(const DecodeStepReport& report) {
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::int64_t,
+                         std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
+  struct Sums {
+    double measured = 0, predicted = 0;
+    int rows = 0;
+  };
+  std::map<Key, std::map<std::int64_t, Sums>> sweeps;
+  for (const DecodeStepRow& row : report.rows) {
+    const ServingRun& r = row.run;
+    if (!row.refused.empty() || r.mode != "agg" || r.isl <= 0) continue;
+    Sums& s = sweeps[Key{row.engine, row.model, row.device, r.harness, r.tp, r.moe_ep,
+                         r.attention_dp, r.concurrency, r.osl}][r.isl];
+    s.measured += r.ttft_ms;
+    s.predicted += row.predicted_ttft_ms;
+    ++s.rows;
+  }
+  std::vector<TtftLengthFit> fits;
+  for (const auto& [key, by_isl] : sweeps) {
+    if (by_isl.size() < 2) continue;
+    TtftLengthFit f;
+    std::tie(f.engine, f.model, f.device, f.harness, f.tp, f.ep, f.attention_dp, f.concurrency,
+             f.osl) = key;
+    std::vector<double> x, measured, predicted;
+    for (const auto& [isl, s] : by_isl) {
+      f.isl.push_back(isl);
+      x.push_back(static_cast<double>(isl));
+      measured.push_back(s.measured / s.rows);
+      predicted.push_back(s.predicted / s.rows);
+    }
+    const auto [ma, mb] = fit_line(x, measured);
+    const auto [pa, pb] = fit_line(x, predicted);
+    f.measured_fixed_ms = ma;
+    f.predicted_fixed_ms = pa;
+    f.measured_per_token_us = mb * 1e3;  // ms per token -> us per token
+    f.predicted_per_token_us = pb * 1e3;
+    fits.push_back(std::move(f));
+  }
+  return fits;
+}
+
+std::vector<TtftLengthSummary> summarize_ttft_length_fits(const std::vector<TtftLengthFit>& fits) {
+  struct Parts {
+    std::vector<double> gaps, ratios;
+  };
+  std::map<std::string, Parts> groups;
+  std::vector<std::string> order = {"all"};
+  for (const TtftLengthFit& f : fits) {
+    for (const std::string& g : {std::string("all"), "engine=" + f.engine, "model=" + f.model}) {
+      auto [it, added] = groups.try_emplace(g);
+      if (added && g != "all") order.push_back(g);
+      it->second.gaps.push_back(f.measured_fixed_ms - f.predicted_fixed_ms);
+      if (f.measured_per_token_us > 0) {
+        it->second.ratios.push_back(f.predicted_per_token_us / f.measured_per_token_us);
+      }
+    }
+  }
+  // "all", then the engines and the models, each in name order.
+  std::sort(order.begin() + 1, order.end());
+  std::vector<TtftLengthSummary> out;
+  for (const std::string& g : order) {
+    auto it = groups.find(g);
+    if (it == groups.end()) continue;  // no fits at all
+    const Parts& p = it->second;
+    TtftLengthSummary s;
+    s.group = g;
+    s.sweeps = static_cast<int>(p.gaps.size());
+    s.median_fixed_gap_ms = percentile(p.gaps, 0.5);
+    s.rising = static_cast<int>(p.ratios.size());
+    s.median_per_token_ratio = percentile(p.ratios, 0.5);
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
 }  // namespace roofline
