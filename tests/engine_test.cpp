@@ -1556,6 +1556,65 @@ TEST(EnginePrediction, EngineMatrixVectorKernelsAreBoundPerSm) {
   EXPECT_NEAR(down_proj_seconds_per_byte(rtx, 1), 1 / rtx_bw, kRelative / rtx_bw);
 }
 
+// gpt-fast's own bf16 GEMV (Inductor's) streams at its architecture's share of
+// the device's bandwidth fraction, one row a GEMM only; an architecture without
+// a figure keeps the device's fraction. torchao's harness measured the share
+// on A100 and H100 (the source's weight streams over each device's BabelStream
+// triad: 1.544 / 1.700 and 2.099 / 2.971 TB/s).
+TEST(EnginePrediction, GeneratedGemvStreamsAtItsArchitecturesShare) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const EngineProfile& fast = EngineRegistry::built_in().get("gpt-fast");
+  EngineProfile plain = fast;
+  plain.gemv_stream.clear();
+  auto down_proj_memory_s = [&](const EngineProfile& e, const Device& d, std::int64_t batch) {
+    ModelOptions o;
+    o.engine = &e;
+    Scenario s;
+    s.batch = batch;
+    const Prediction p = predict(m, d, s, o);
+    return p.timings[first_op(p, OpKind::kDownProj)].memory_time_s;
+  };
+  constexpr double kRelative = 1e-12;
+  constexpr double kSourceRounding = 0.001;  // the figures carry three decimals
+  const Device& a100 = devices().get("a100-80gb");
+  const Device& h100 = devices().get("h100-sxm");
+  EXPECT_NEAR(fast.gemv_stream.at("ampere").value, 1.544 / (2.039 * 0.834), kSourceRounding);
+  EXPECT_NEAR(fast.gemv_stream.at("hopper").value, 2.099 / (3.35 * 0.887), kSourceRounding);
+  for (const Device* d : {&a100, &h100}) {
+    const double share = fast.gemv_stream.at(d->architecture).value;
+    const double plain_s = down_proj_memory_s(plain, *d, 1);
+    EXPECT_NEAR(down_proj_memory_s(fast, *d, 1), plain_s / share, kRelative * plain_s);
+    // Two rows are past the matrix-vector kernel: the device's fraction.
+    EXPECT_EQ(down_proj_memory_s(fast, *d, 2), down_proj_memory_s(plain, *d, 2));
+  }
+  const Device& rtx = devices().get("rtx-4090");  // Ada: no figure
+  EXPECT_EQ(down_proj_memory_s(fast, rtx, 1), down_proj_memory_s(plain, rtx, 1));
+
+  // The figure needs the rows it covers, an architecture, and a share in (0, 1].
+  const std::string text = R"({"id": "x", "name": "x", "kind": "local", "versions": "v",
+    "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},
+    "gemm": {"tables": "", "kernels": {},
+    "gemv_max_m": {"value": 1, "confidence": "vendor", "source": "s"},
+    "gemv_stream": {"ampere": {"value": 0.9, "confidence": "derived", "source": "s"}}},
+    "attention_kernels": "a", "fusions": [], "unsupported_formats": []})";
+  EXPECT_DOUBLE_EQ(parse_engine(text, "x.json").gemv_stream.at("ampere").value, 0.9);
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {R"("gemv_max_m": {"value": 1, "confidence": "vendor", "source": "s"},)", ""},
+           {R"("ampere": {"value": 0.9, "confidence": "derived", "source": "s"})", ""},
+           {R"("value": 0.9)", R"("value": 1.5)"},
+           {R"("value": 0.9)", R"("value": 0)"},
+           {R"("source": "s"}})", R"("source": "t"}})"}}) {
+    std::string bad = text;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
+  }
+  std::string alone = text;  // the rows alone bound nothing
+  const std::string stream = R"(,
+    "gemv_stream": {"ampere": {"value": 0.9, "confidence": "derived", "source": "s"}})";
+  alone.replace(alone.find(stream), stream.size(), "");
+  EXPECT_THROW((void)parse_engine(alone, "x.json"), ParseError);
+}
+
 // gpt-fast's weight-only kernels (Inductor's int8 GEMV, tinygemm's int4)
 // stream their weights at the profile's fraction of the bf16 GEMV's rate.
 TEST(EnginePrediction, WeightOnlyKernelsStreamAtTheirShareOfBf16) {

@@ -95,10 +95,11 @@ void engines_command(const std::string& id, bool json) {
           "  {:<28} {}\n      source: {}\n", fmt::format("{} GEMMs priced by", b.format_key),
           b.from + "'s table of the same device (derived)", e.citation(b.source));
     }
-    if (e.gemv_bandwidth_per_sm_Bps.known()) {
+    if (e.gemv_bandwidth_per_sm_Bps.known())
       figure("GEMV bytes/s per SM", e.gemv_bandwidth_per_sm_Bps);
-      figure("GEMV up to rows", e.gemv_max_m);
-    }
+    for (const auto& [arch, f] : e.gemv_stream)
+      figure(fmt::format("16-bit GEMV stream, {}", arch).c_str(), f);
+    if (e.gemv_max_m.known()) figure("GEMV up to rows", e.gemv_max_m);
     for (const auto& [format, f] : e.weight_only_stream)
       figure(fmt::format("{} weight-only stream", format_id(format)).c_str(), f);
     for (const auto& [arch, f] : e.dequant_gemm.architectures) {

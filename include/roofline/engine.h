@@ -328,6 +328,13 @@ struct EngineProfile {
   // 2-3x the bandwidth per SM of GDDR ones, below the device's fraction.
   EngineFigure gemv_bandwidth_per_sm_Bps;
   EngineFigure gemv_max_m;
+  // The engine's own 16-bit matrix-vector kernels (at most gemv_max_m rows,
+  // without a measured table) stream their weights at this fraction of the
+  // device's achievable bandwidth (its bandwidth_fraction, a STREAM-like
+  // copy), by architecture: generated GEMVs that fall short of a copy. An
+  // architecture without a figure: the device's fraction. weight_only_stream
+  // is relative to this rate.
+  std::map<std::string, EngineFigure, std::less<>> gemv_stream;
   // Weight-only GEMMs (int8, int4 weights with 16-bit activations) without a
   // measured table stream their weights at this fraction of the rate the
   // engine's 16-bit GEMMs reach: the dequantizing kernels (Inductor's int8

@@ -816,8 +816,19 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
         e.borrowed_gemm_formats.push_back(std::move(f));
       }
     }
-    if (g.has("gemv_bandwidth_per_sm_Bps") || g.has("gemv_max_m")) {
-      e.gemv_bandwidth_per_sm_Bps = figure(g, "gemv_bandwidth_per_sm_Bps", 1e8, 1e12, e.sources);
+    if (g.has("gemv_bandwidth_per_sm_Bps") || g.has("gemv_stream") || g.has("gemv_max_m")) {
+      // Either bound of the matrix-vector kernels needs the rows they take.
+      if (g.has("gemv_bandwidth_per_sm_Bps"))
+        e.gemv_bandwidth_per_sm_Bps = figure(g, "gemv_bandwidth_per_sm_Bps", 1e8, 1e12, e.sources);
+      if (g.has("gemv_stream")) {
+        StrictObject a = g.object("gemv_stream");
+        for (auto it = a.json().begin(); it != a.json().end(); ++it)
+          e.gemv_stream.emplace(it.key(), figure(a, it.key(), 0.05, 1.0, e.sources));
+        if (e.gemv_stream.empty()) a.fail("gemv_stream", "names no architecture");
+        a.finish();
+      }
+      if (!e.gemv_bandwidth_per_sm_Bps.known() && e.gemv_stream.empty())
+        g.fail("gemv_max_m", "needs gemv_bandwidth_per_sm_Bps or gemv_stream (what it bounds)");
       e.gemv_max_m = figure(g, "gemv_max_m", 1, 64, e.sources);
     }
     if (g.has("dequant_gemm")) {
@@ -1509,6 +1520,8 @@ nlohmann::json to_json(const EngineProfile& e) {
                            {"act", format_id(r.act)},
                            {"kernel", r.kernel},
                            {"source", e.citation(r.source)}});
+  json gemv_stream = json::object();
+  for (const auto& [architecture, f] : e.gemv_stream) gemv_stream[architecture] = figure_json(e, f);
   json weight_only = json::object();
   for (const auto& [format, f] : e.weight_only_stream)
     weight_only[std::string(format_id(format))] = figure_json(e, f);
@@ -1550,6 +1563,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"borrowed_gemm_formats", borrowed_formats},
           {"gemv_bandwidth_per_sm_Bps", figure_json(e, e.gemv_bandwidth_per_sm_Bps)},
           {"gemv_max_m", figure_json(e, e.gemv_max_m)},
+          {"gemv_stream", gemv_stream},
           {"weight_only_stream", weight_only},
           {"dequant_gemm", dequant},
           {"cublas_gemm", cublas},

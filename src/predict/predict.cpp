@@ -378,6 +378,12 @@ void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double 
             d.sm_count.value > 0) {
           bw = std::min(bw, d.sm_count.value * opt.engine->gemv_bandwidth_per_sm_Bps.value);
         }
+        // The engine's own 16-bit GEMV, and the weight-only ones relative to it.
+        if (opt.engine && !opt.engine->gemv_stream.empty() &&
+            op.gemm_m <= opt.engine->gemv_max_m.value) {
+          const auto it = opt.engine->gemv_stream.find(d.architecture);
+          if (it != opt.engine->gemv_stream.end()) bw *= it->second.value;
+        }
         if (opt.engine && op.weight_only) {
           const auto it = opt.engine->weight_only_stream.find(op.weights);
           if (it != opt.engine->weight_only_stream.end()) bw *= it->second.value;
