@@ -1554,8 +1554,12 @@ TEST(TtftLengthFits, FitTheFixedAndPerTokenPartsOfEachSweep) {
   report.rows.push_back(ttft_row("c", 1000, 100, 100));
   report.rows.push_back(ttft_row("c", 2000, 150, 140));
   report.rows.push_back(ttft_row("c", 3000, 200, 200));
-  // Left out: a sweep at one length, a refused row, a disaggregated row.
+  // Left out: a sweep at one length, another format's row of sweep "a" (its
+  // own sweep, at one length), a refused row, a disaggregated row.
   report.rows.push_back(ttft_row("one-length", 1024, 100, 90));
+  DecodeStepRow other_format = ttft_row("a", 4096, 1e4, 1e4);
+  other_format.formats = "nvfp4";
+  report.rows.push_back(other_format);
   DecodeStepRow refused = ttft_row("a", 4096, 1e4, 1e4);
   refused.refused = "unknown model";
   report.rows.push_back(refused);

@@ -380,14 +380,15 @@ struct DecodeStepReport {
     std::int64_t rounds = kDefaultRounds, std::int64_t prompt_pool = 0);
 
 // TTFT against the prompt's length. The serving check's predicted aggregated
-// rows, grouped by all but the prompt length (engine, model, device, harness
-// note, layout, clients, output length); a group measured at two or more
+// rows, grouped by all but the prompt length (engine and release, model,
+// device, formats and harness settings as predicted, layout, clients, output
+// length); a group measured at two or more
 // prompt lengths is fitted by least squares to TTFT = fixed + per_token x isl,
 // the measurements and the predictions apart (rows measured twice count once,
 // as their mean). A model that prices each prompt token right but misses a
 // cost paid once a request shows as per-token parts alike and fixed parts apart.
 struct TtftLengthFit {
-  std::string engine, model, device, harness;
+  std::string engine, engine_version, model, device, formats, harness;
   std::int64_t tp = 1, ep = 1, attention_dp = 1, concurrency = 0, osl = 0;
   std::vector<std::int64_t> isl;  // the distinct prompt lengths, ascending
   double measured_fixed_ms = 0, predicted_fixed_ms = 0;

@@ -243,8 +243,10 @@ nlohmann::json ttft_length_json(const DecodeStepReport& r) {
   nlohmann::json sweeps = nlohmann::json::array();
   for (const TtftLengthFit& f : fits) {
     sweeps.push_back({{"engine", f.engine},
+                      {"backend_version", f.engine_version},
                       {"model", f.model},
                       {"hardware", f.device},
+                      {"formats", f.formats},
                       {"harness", f.harness},
                       {"tp", f.tp},
                       {"ep", f.ep},

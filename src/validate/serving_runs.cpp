@@ -1286,8 +1286,9 @@ std::pair<double, double> fit_line(const std::vector<double>& x, const std::vect
 }  // namespace
 
 std::vector<TtftLengthFit> ttft_length_fits(const DecodeStepReport& report) {
-  using Key = std::tuple<std::string, std::string, std::string, std::string, std::int64_t,
-                         std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
+  using Key =
+      std::tuple<std::string, std::string, std::string, std::string, std::string, std::string,
+                 std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
   struct Sums {
     double measured = 0, predicted = 0;
     int rows = 0;
@@ -1296,8 +1297,8 @@ std::vector<TtftLengthFit> ttft_length_fits(const DecodeStepReport& report) {
   for (const DecodeStepRow& row : report.rows) {
     const ServingRun& r = row.run;
     if (!row.refused.empty() || r.mode != "agg" || r.isl <= 0) continue;
-    Sums& s = sweeps[Key{row.engine, row.model, row.device, r.harness, r.tp, r.moe_ep,
-                         r.attention_dp, r.concurrency, r.osl}][r.isl];
+    Sums& s = sweeps[Key{row.engine, r.backend_version, row.model, row.device, row.formats,
+                         r.harness, r.tp, r.moe_ep, r.attention_dp, r.concurrency, r.osl}][r.isl];
     s.measured += r.ttft_ms;
     s.predicted += row.predicted_ttft_ms;
     ++s.rows;
@@ -1306,8 +1307,8 @@ std::vector<TtftLengthFit> ttft_length_fits(const DecodeStepReport& report) {
   for (const auto& [key, by_isl] : sweeps) {
     if (by_isl.size() < 2) continue;
     TtftLengthFit f;
-    std::tie(f.engine, f.model, f.device, f.harness, f.tp, f.ep, f.attention_dp, f.concurrency,
-             f.osl) = key;
+    std::tie(f.engine, f.engine_version, f.model, f.device, f.formats, f.harness, f.tp, f.ep,
+             f.attention_dp, f.concurrency, f.osl) = key;
     std::vector<double> x, measured, predicted;
     for (const auto& [isl, s] : by_isl) {
       f.isl.push_back(isl);
