@@ -1585,16 +1585,23 @@ TEST(TtftLengthFits, FitTheFixedAndPerTokenPartsOfEachSweep) {
 
   // The medians: fixed gaps 300 / 7 (= 171.43 - 128.57) and 10 / 3; per-token
   // ratios 150 / 200 and 1.
-  const std::vector<TtftLengthSummary> groups = summarize_ttft_length_fits(fits);
-  ASSERT_EQ(groups.size(), 4u);  // all, engine=sglang, model=a, model=c
+  std::vector<TtftLengthFit> many_clients = fits;
+  many_clients[1].concurrency = kFewClients + 1;  // "c" past the few clients
+  const std::vector<TtftLengthSummary> groups = summarize_ttft_length_fits(many_clients);
+  // all, clients<=8, engine=sglang, model=a, model=c
+  ASSERT_EQ(groups.size(), 5u);
   EXPECT_EQ(groups[0].group, "all");
   EXPECT_EQ(groups[0].sweeps, 2);
   EXPECT_EQ(groups[0].rising, 2);
   EXPECT_NEAR(groups[0].median_fixed_gap_ms, (300.0 / 7 + 10.0 / 3) / 2, kTol);
   EXPECT_NEAR(groups[0].median_per_token_ratio, (0.75 + 1) / 2, kTol);
-  EXPECT_EQ(groups[1].group, "engine=sglang");
-  EXPECT_EQ(groups[2].group, "model=a");
-  EXPECT_NEAR(groups[2].median_fixed_gap_ms, 300.0 / 7, kTol);
+  EXPECT_EQ(groups[1].group, "clients<=8");
+  EXPECT_EQ(groups[1].sweeps, 1);  // "a" alone
+  EXPECT_NEAR(groups[1].median_fixed_gap_ms, 300.0 / 7, kTol);
+  EXPECT_EQ(groups[2].group, "engine=sglang");
+  EXPECT_EQ(groups[3].group, "model=a");
+  EXPECT_NEAR(groups[3].median_fixed_gap_ms, 300.0 / 7, kTol);
+  EXPECT_EQ(groups[4].group, "model=c");
   EXPECT_TRUE(summarize_ttft_length_fits({}).empty());
 }
 

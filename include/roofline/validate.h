@@ -396,9 +396,12 @@ struct TtftLengthFit {
 };
 [[nodiscard]] std::vector<TtftLengthFit> ttft_length_fits(const DecodeStepReport& report);
 
-// The fits by group ("all", "engine=...", "model=..."): the median of the
-// fixed parts' gap (measured - predicted) and of the per-token parts' ratio
-// (predicted / measured, over the fits whose measured part grows with length).
+// The fits by group ("all", "clients<=8", "engine=...", "model=..."): the
+// median of the fixed parts' gap (measured - predicted) and of the per-token
+// parts' ratio (predicted / measured, over the fits whose measured part grows
+// with length). At kFewClients clients or fewer a prompt seldom waits behind
+// another, so those fits show the prefill itself, not the queue.
+inline constexpr std::int64_t kFewClients = 8;
 struct TtftLengthSummary {
   std::string group;
   int sweeps = 0;

@@ -1332,19 +1332,22 @@ std::vector<TtftLengthSummary> summarize_ttft_length_fits(const std::vector<Ttft
     std::vector<double> gaps, ratios;
   };
   std::map<std::string, Parts> groups;
-  std::vector<std::string> order = {"all"};
+  const std::string few = fmt::format("clients<={}", kFewClients);
+  std::vector<std::string> order = {"all", few};
   for (const TtftLengthFit& f : fits) {
-    for (const std::string& g : {std::string("all"), "engine=" + f.engine, "model=" + f.model}) {
+    std::vector<std::string> keys = {"all", "engine=" + f.engine, "model=" + f.model};
+    if (f.concurrency <= kFewClients) keys.push_back(few);
+    for (const std::string& g : keys) {
       auto [it, added] = groups.try_emplace(g);
-      if (added && g != "all") order.push_back(g);
+      if (added && g != "all" && g != few) order.push_back(g);
       it->second.gaps.push_back(f.measured_fixed_ms - f.predicted_fixed_ms);
       if (f.measured_per_token_us > 0) {
         it->second.ratios.push_back(f.predicted_per_token_us / f.measured_per_token_us);
       }
     }
   }
-  // "all", then the engines and the models, each in name order.
-  std::sort(order.begin() + 1, order.end());
+  // "all", the few clients', then the engines and the models, each in name order.
+  std::sort(order.begin() + 2, order.end());
   std::vector<TtftLengthSummary> out;
   for (const std::string& g : order) {
     auto it = groups.find(g);
