@@ -446,13 +446,17 @@ struct StrictEdits {
 
 // A 3 x 3 grid over log2 tokens = 0..2 and log2 weight bytes = 20..22, and a
 // 3 x 2 width factor over log2 tokens and log2 expert width = 7..8 that is 1
-// at 128 columns (so the grid's own tests read it at width 128).
-constexpr const char* kMoeDoc = R"({"schema":"roofline-moe-efficiency-2","device":"h200",
+// at 128 columns (so the grid's own tests read it at width 128); two measured
+// shapes: hidden 64, inter 256, 8 experts, top-2 at TP 1 (points 0..2) and at
+// TP 2 (point 1 only).
+constexpr const char* kMoeDoc = R"({"schema":"roofline-moe-efficiency-3","device":"h200",
   "engine":"vllm","engine_version":"t","sources":{"s":"test"},"confidence":"measured","source":"s",
   "method":"m","log2_tokens":[0,1,2],"log2_weight_bytes":[20,21,22],"log2_expert_width":[7,8],
+  "shape_fields":["hidden","inter","experts","top_k","tp","ep","log2_tokens_from","efficiency"],
   "formats":{"fp8_block":{"kernel":"k","rows":9,"rows_above_roofline":1,"floor_s":2e-5,
     "efficiency":[[0.1,0.2,0.4],[0.2,0.4,0.8],[0.3,0.6,1.0]],
-    "width_correction":[[1,1],[1,2],[1,0.5]]}}})";
+    "width_correction":[[1,1],[1,2],[1,0.5]],
+    "shapes":[[64,256,8,2,1,1,0,[0.2,0.5,0.8]],[64,256,8,2,2,1,1,[0.35]]]}}})";
 constexpr double kWidth128 = 128;  // the width factor's column of ones
 
 TEST(MoeTables, InterpolatesInLogSpaceAndHoldsTheEdges) {
@@ -504,6 +508,67 @@ TEST(MoeTables, TheWidthFactorScalesTheGridAndIsCappedAtTheRoofline) {
   EXPECT_NEAR(t.efficiency(e, std::pow(2.0, 1.5), 1 << 21, 256), 0.5 * 1.25, kFloat);
 }
 
+TEST(MoeTables, AMeasuredShapeReadsItsOwnPointsLinearInLog2Tokens) {
+  const MoeTable t = parse_moe_table(kMoeDoc, "t");
+  const MoeTable::Entry& e = *t.find("fp8_block");
+  ASSERT_EQ(e.shapes.size(), 2u);
+  MoeTable::ShapeKey key;
+  key.hidden = 64;
+  key.inter = 256;
+  key.experts = 8;
+  key.top_k = 2;
+  const MoeTable::Shape* tp1 = MoeTable::find_shape(e, key);
+  ASSERT_NE(tp1, nullptr);
+  constexpr double kFloat = 1e-6;  // stored as floats
+  // Its points at 1, 2 and 4 tokens: 0.2, 0.5, 0.8.
+  EXPECT_NEAR(MoeTable::shape_efficiency(*tp1, 1), 0.2, kFloat);
+  EXPECT_NEAR(MoeTable::shape_efficiency(*tp1, 4), 0.8, kFloat);
+  // Linear in log2 tokens: 2^1.5 tokens is halfway between 0.5 and 0.8.
+  EXPECT_NEAR(MoeTable::shape_efficiency(*tp1, std::pow(2.0, 1.5)), 0.65, kFloat);
+  // Held at its ends, never extrapolated (NaN reads the first point).
+  EXPECT_NEAR(MoeTable::shape_efficiency(*tp1, 0.25), 0.2, kFloat);
+  EXPECT_NEAR(MoeTable::shape_efficiency(*tp1, 1e9), 0.8, kFloat);
+  EXPECT_NEAR(MoeTable::shape_efficiency(*tp1, std::nan("")), 0.2, kFloat);
+  // The TP 2 layout measured at 2 tokens only: that point whatever the tokens.
+  key.tp = 2;
+  const MoeTable::Shape* tp2 = MoeTable::find_shape(e, key);
+  ASSERT_NE(tp2, nullptr);
+  EXPECT_NEAR(MoeTable::shape_efficiency(*tp2, 1), 0.35, kFloat);
+  EXPECT_NEAR(MoeTable::shape_efficiency(*tp2, 64), 0.35, kFloat);
+  // Any other size or layout is not measured: the grid prices it.
+  key.tp = 4;
+  EXPECT_EQ(MoeTable::find_shape(e, key), nullptr);
+  key.tp = 1;
+  key.ep = 2;
+  EXPECT_EQ(MoeTable::find_shape(e, key), nullptr);
+  key.ep = 1;
+  key.top_k = 4;
+  EXPECT_EQ(MoeTable::find_shape(e, key), nullptr);
+}
+
+TEST(MoeTables, MeasuredShapesAreStrict) {
+  const StrictEdits edits{kMoeDoc, "kernels/moe/t.json", parse_moe_table};
+  auto expect_error = [&](std::string_view from, std::string_view to, std::string_view key) {
+    edits.expect_error(edits.with(from, to), key);
+  };
+  constexpr std::string_view kFirst = "[64,256,8,2,1,1,0,[0.2,0.5,0.8]]";
+  expect_error(kFirst, "[64,256,8,2,1,1,0,[0.2,0.5,1.8]]", "shapes");  // above 1
+  expect_error(kFirst, "[64,256,8,2,1,1,0,[0.2,0,0.8]]", "shapes");    // not above 0
+  expect_error(kFirst, "[64,256,8,2,1,1,1,[0.2,0.5,0.8]]", "shapes");  // past the axis
+  expect_error(kFirst, "[64,256,8,2,1,1,3,[0.2]]", "shapes");          // off the axis
+  expect_error(kFirst, "[64,256,8,2,1,1,0.5,[0.2]]", "shapes");        // not a point
+  expect_error(kFirst, "[64,256,8,2,1,1,0,[]]", "shapes");             // no point
+  expect_error(kFirst, "[64,256,8,2,1,1,0]", "shapes");                // a field short
+  expect_error(kFirst, "[64,256,8,9,1,1,0,[0.2]]", "shapes");          // top_k past experts
+  expect_error(kFirst, "[64,256,8,2,1,3,0,[0.2]]", "shapes");          // ep not dividing experts
+  expect_error(kFirst, "[0,256,8,2,1,1,0,[0.2]]", "shapes");           // no hidden size
+  expect_error(kFirst, "[64,256.5,8,2,1,1,0,[0.2]]", "shapes");        // not whole
+  expect_error(kFirst, "[64,256,8,2,2,1,1,[0.2]]", "shapes");          // the same key twice
+  expect_error(kFirst, "[64,256,8,2,4,1,0,[0.2]]", "shapes");          // out of order
+  expect_error("\"shape_fields\":[\"hidden\",", "\"shape_fields\":[", "shape_fields");
+  expect_error(",\n    \"shapes\":[[64", ",\n    \"shapez\":[[64", "shapes");  // missing
+}
+
 TEST(MoeTables, ParsingIsStrictAndNamesTheFileAndKey) {
   const StrictEdits edits{kMoeDoc, "kernels/moe/t.json", parse_moe_table};
   auto with = [&](std::string_view from, std::string_view to) { return edits.with(from, to); };
@@ -522,12 +587,12 @@ TEST(MoeTables, ParsingIsStrictAndNamesTheFileAndKey) {
   expect_error(with("[0,1,2]", "[0,2,3]"), "log2_tokens");
   expect_error(with("\"fp8_block\":", "\"fp9\":"), "fp9");  // not a MoE table format
   expect_error(with("\"rows\":9", "\"rows\":1"), "rows_above_roofline");
-  expect_error(with("roofline-moe-efficiency-2", "roofline-gemm-efficiency-1"), "schema");
-  expect_error(with("roofline-moe-efficiency-2", "roofline-moe-efficiency-1"), "schema");
+  expect_error(with("roofline-moe-efficiency-3", "roofline-gemm-efficiency-1"), "schema");
+  expect_error(with("roofline-moe-efficiency-3", "roofline-moe-efficiency-2"), "schema");
   expect_error(with("[[1,1],[1,2],", "[[1,9],[1,2],"), "width_correction");  // above 8
   expect_error(with("[[1,1],[1,2],", "[[1,0],[1,2],"), "width_correction");  // not above 0
   expect_error(with("[[1,1],[1,2],", "[[1],[1,2],"), "width_correction");    // short row
-  expect_error(with(",\n    \"width_correction\":[[1,1],[1,2],[1,0.5]]", ""), "width_correction");
+  expect_error(with("\n    \"width_correction\":[[1,1],[1,2],[1,0.5]],", ""), "width_correction");
   expect_error(with("[7,8]", "[7,9]"), "log2_expert_width");
   expect_error(with("\"source\":\"s\"", "\"source\":\"x\""), "source");
   expect_error(with("\"kernel\":\"k\",", "\"kernel\":\"k\",\"note\":1,"), "note");
@@ -591,7 +656,8 @@ std::string moe_doc_with_families(const std::string& device, const std::string& 
   std::string doc = kMoeDoc;
   const std::string entry =
       R"({"kernel":"%K","rows":9,"rows_above_roofline":1,"floor_s":%F,
-    "efficiency":[[%A,0.2,0.4],[0.2,0.4,0.8],[0.3,0.6,1.0]],"width_correction":[[1,1],[1,1],[1,1]]})";
+    "efficiency":[[%A,0.2,0.4],[0.2,0.4,0.8],[0.3,0.6,1.0]],"width_correction":[[1,1],[1,1],[1,1]],
+    "shapes":[]})";
   auto make = [&](const char* kernel, const char* floor, const char* first) {
     std::string e = entry;
     e.replace(e.find("%K"), 2, kernel);
@@ -839,7 +905,7 @@ TEST(AttentionTables, ParsingIsStrictAndNamesTheFileAndKey) {
   EXPECT_EQ(gdn.find_linear(true, false), nullptr);
   EXPECT_EQ(gdn.find_linear(false, true), nullptr);
   expect_error(with("\"source\":\"s\",\"rows\"", "\"source\":\"x\",\"rows\""), "source");
-  expect_error(with("roofline-attention-efficiency-1", "roofline-moe-efficiency-2"), "schema");
+  expect_error(with("roofline-attention-efficiency-1", "roofline-moe-efficiency-3"), "schema");
 }
 
 // Gated DeltaNet's kernels priced by the engine's attention table come back
@@ -1058,6 +1124,13 @@ struct ExpertWork {
   double efficiency = 0;  // the matmuls'
 };
 
+// `t` without its measured shapes: every layer priced by the grid.
+MoeTable grid_only(const MoeTable& t) {
+  MoeTable out = t;
+  for (auto& [key, entry] : out.formats) entry.shapes.clear();
+  return out;
+}
+
 ExpertWork expert_work(const Prediction& p) {
   ExpertWork w;
   for (int i = 0; i < p.graph.size; ++i) {
@@ -1095,18 +1168,31 @@ TEST(EnginePrediction, MoeLayersArePricedByTheMoeTable) {
   // of gate, up and down, 2880 x 2880 each: 3 x 4 x 4,406,400 = 52,876,800 B
   // (log2 25.656), plus the token's BF16 input and output (2 x 5,760 B):
   //   roofline = 52,888,320 B / 4.8 TB/s = 11.018 us (compute: 0.2 us)
+  // vLLM measured this very shape (hidden 2880, inter 2880, 128 experts,
+  // top-4, TP 1): its own efficiency at 1 token is 0.181 (h200-vllm.json), so
+  //   layer = max(floor 37.29 us, 11.018 / 0.181 us) = 60.87 us
+  // (the measured layer: 60.9 us).
+  constexpr double kRoofline = 52888320 / 4.8e12;
+  constexpr double kShapeLayer = kRoofline / 0.181;
+  EXPECT_NEAR(w.layer_s, kShapeLayer, 1e-3 * kShapeLayer);
+  EXPECT_NEAR(kShapeLayer, 60.87e-6, 0.01e-6);
+  EXPECT_NEAR(w.efficiency, 0.181, 1e-3);
+  // Without the measured shapes the grid prices it:
   //   grid = h200-vllm mxfp4 at 1 token, log2 bytes 25 (0.116) .. 26 (0.181):
   //          0.116 + 0.656 x 0.065 = 0.1587
   //   width factor at 1 token, 2880 columns (log2 11.492) between 2^11 (1.14)
   //          and 2^12 (0.999): 1.14 - 0.492 x 0.141 = 1.0706
   //   layer = max(floor 37.29 us, 11.018 / (0.1587 x 1.0706) us) = 64.87 us
-  // (vLLM's measured layer of this shape: 60.9 us.)
+  const MoeTable grid = grid_only(*p.moe_table);
+  ModelOptions by_grid = o;
+  by_grid.moe_table = &grid;
+  const ExpertWork g = expert_work(predict(m, d, s, by_grid));
   constexpr double kWidthFactor = 1.14 + (std::log2(2880.0) - 11) * (0.999 - 1.14);
   constexpr double kLayer =
-      52888320 / 4.8e12 / ((0.116 + (std::log2(52876800.0) - 25) * 0.065) * kWidthFactor);
-  EXPECT_NEAR(w.layer_s, kLayer, 1e-3 * kLayer);
+      kRoofline / ((0.116 + (std::log2(52876800.0) - 25) * 0.065) * kWidthFactor);
+  EXPECT_NEAR(g.layer_s, kLayer, 1e-3 * kLayer);
   EXPECT_NEAR(kLayer, 64.87e-6, 0.01e-6);
-  EXPECT_NEAR(w.efficiency, 52888320 / 4.8e12 / kLayer, 1e-3);
+  EXPECT_NEAR(g.efficiency, kRoofline / kLayer, 1e-3);
   // Not below the floor, and the rest of the graph keeps the GEMM table.
   EXPECT_GE(w.layer_s, p.moe_table->find("mxfp4")->floor_s);
   for (int i = 0; i < p.graph.size; ++i) {
@@ -1123,6 +1209,38 @@ TEST(EnginePrediction, MoeLayersArePricedByTheMoeTable) {
   ideal.mode = Mode::kIdeal;
   EXPECT_EQ(predict(m, d, s, ideal).moe_table, nullptr);
   EXPECT_EQ(predict(m, d, s).moe_table, nullptr);
+}
+
+// Qwen3-235B-A22B in FP8 on H100 with TensorRT-LLM, four decode tokens: at
+// TP 4 each rank holds a quarter of every expert, the layout the source
+// measured (hidden 4096, inter 1536, 128 experts, top-8, TP 4), so the layer
+// runs at that shape's own efficiency at 4 tokens, 0.459 (h100-sxm-trtllm.json;
+// no routing skew at 4 tokens, the floor far below). With expert parallelism
+// (TP 4, EP 4) the grid prices it: the source's expert-parallel rows time rank 0
+// under balanced routing, not the busiest group a prediction prices.
+TEST(EnginePrediction, AMeasuredShapePricesItsOwnTensorParallelLayout) {
+  const ModelSpec m = load_model("qwen3-235b-a22b");
+  const Device& d = devices().get("h100-sxm");
+  Scenario s;
+  s.batch = 4;
+  s.seq_len = 600;
+  s.tp = 4;
+  s.precision.weights = Format::kFp8;
+  s.precision.act = Format::kFp8;
+  const ModelOptions o = with_engine({}, d, &EngineRegistry::built_in().get("trtllm"));
+  const Prediction tp = predict(m, d, s, o);
+  ASSERT_NE(tp.moe_table, nullptr);
+  EXPECT_EQ(tp.moe_table->id, "h100-sxm-trtllm");
+  EXPECT_NEAR(expert_work(tp).efficiency, 0.459, 1e-3);
+
+  const MoeTable grid = grid_only(*tp.moe_table);
+  ModelOptions by_grid = o;
+  by_grid.moe_table = &grid;
+  EXPECT_GT(std::fabs(expert_work(predict(m, d, s, by_grid)).efficiency - 0.459), 0.02);
+
+  s.ep = 4;
+  const double ep = expert_work(predict(m, d, s, o)).efficiency;
+  EXPECT_DOUBLE_EQ(ep, expert_work(predict(m, d, s, by_grid)).efficiency);
 }
 
 // DeepSeek-V3 in FP8 on H200 with TensorRT-LLM, TP 8, one decode token: the
@@ -1148,15 +1266,15 @@ TEST(EnginePrediction, MoeLayerAtOneTokenCostsAtLeastTheFloor) {
   // intermediate: 3 x 8 x (256 x 7168 + 4 B scale) = 44,040,288 B (log2
   // 25.392), plus 7168 x (1 + 2) B of activations:
   //   roofline = 44,061,792 B / 4.8 TB/s = 9.180 us
-  //   grid = h200-trtllm fp8_block at 1 token, log2 bytes 25 (0.0769) .. 26 (0.147):
-  //          0.0769 + 0.392 x 0.0701 = 0.1044
-  //   width factor at 1 token, 256 columns (a grid point): 0.82
-  //   layer = max(floor 27.02 us, 9.180 / (0.1044 x 0.82) us) = 107.2 us
-  // (TensorRT-LLM's measured layer of this shape: 115 us.)
-  constexpr double kLayer =
-      44061792 / 4.8e12 / ((0.0769 + (std::log2(44040288.0) - 25) * (0.147 - 0.0769)) * 0.82);
+  // TensorRT-LLM measured this shape and layout (hidden 7168, inter 2048, 256
+  // experts, top-8, TP 8): its efficiency at 1 token is 0.08 (h200-trtllm.json),
+  //   layer = max(floor 27.02 us, 9.180 / 0.08 us) = 114.7 us
+  // (the measured layer: 115 us). The grid alone, a median over every shape,
+  // said 107.2 us: 0.1044 at 1 token and log2 bytes 25.392, times the width
+  // factor 0.82 at 256 columns.
+  constexpr double kLayer = 44061792 / 4.8e12 / 0.08;
   EXPECT_NEAR(w.layer_s, kLayer, 1e-3 * kLayer);
-  EXPECT_NEAR(kLayer, 107.2e-6, 0.1e-6);
+  EXPECT_NEAR(kLayer, 114.7e-6, 0.1e-6);
 
   // A table whose floor is above the roofline's time: the floor is the layer's time.
   MoeTable slow = parse_moe_table(kMoeDoc, "slow");

@@ -18,6 +18,11 @@
 //   time  = max(floor_s, max(flops / peak, bytes / bandwidth) / efficiency)
 //   efficiency = min(1, grid(tokens, bytes) x width_correction(tokens, width))
 // where width = inter / tp, the columns of each expert's gate and up slices.
+// A layer whose shape and layout the source measured (hidden, inter, experts,
+// top-k, the tp ranks of each expert-parallel group, ep groups: the entry's
+// `shapes`) reads its own efficiency instead, linear in log2(tokens) over the
+// points measured and held at their ends; `tokens` is then the layer's whole
+// batch (every expert-parallel group's tokens), as the source timed rank 0.
 //
 // Example:
 //   const MoeTable* t = EngineRegistry::built_in().moe_table(device, vllm, &source);
@@ -29,6 +34,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "roofline/formats.h"
@@ -40,6 +46,23 @@ namespace roofline {
 // factor over log2(tokens) x log2(expert slice width), for one device and
 // engine.
 struct MoeTable {
+  // A layer shape and layout as measured (see above): hidden size, each
+  // expert's intermediate size, experts, top-k, tensor-parallel ranks per
+  // expert group and expert-parallel groups.
+  struct ShapeKey {
+    std::int64_t hidden = 0, inter = 0, experts = 0, top_k = 0, tp = 1, ep = 1;
+    friend bool operator<(const ShapeKey& a, const ShapeKey& b) noexcept {
+      return std::tie(a.hidden, a.inter, a.experts, a.top_k, a.tp, a.ep) <
+             std::tie(b.hidden, b.inter, b.experts, b.top_k, b.tp, b.ep);
+    }
+  };
+  // Its efficiency at log2(tokens) = log2_tokens_from, +1, ... (on the grid's
+  // token axis), each in (0, 1].
+  struct Shape {
+    ShapeKey key;
+    int log2_tokens_from = 0;
+    std::vector<float> efficiency;
+  };
   struct Entry {
     std::string kernel;  // the kernel the engine ran most ("moe_torch_flow_cutlass", ...)
     // The kernel family of every layer read, where they share one a deployment
@@ -50,6 +73,7 @@ struct MoeTable {
     std::int64_t rows_above_roofline = 0;  // left out of the grid
     std::vector<float> efficiency;         // row-major [log2 tokens][log2 weight bytes]
     std::vector<float> width_correction;   // row-major [log2 tokens][log2 expert width], > 0
+    std::vector<Shape> shapes;             // sorted by key, each key once
   };
   std::string id;  // "<device>-<engine>"
   std::string device, engine, engine_version, confidence, citation;
@@ -84,6 +108,11 @@ struct MoeTable {
   // (0, 1].
   [[nodiscard]] double efficiency(const Entry& e, double tokens, Bytes weight_bytes,
                                   double width) const noexcept;
+  // The measured shape `key` of entry `e`, or nullptr (a binary search).
+  [[nodiscard]] static const Shape* find_shape(const Entry& e, const ShapeKey& key) noexcept;
+  // A measured shape's efficiency at `tokens` (the layer's whole batch),
+  // linear in log2 tokens between its points and held at its ends. In (0, 1].
+  [[nodiscard]] static double shape_efficiency(const Shape& s, double tokens) noexcept;
   // The routing-skew slowdown at `tokens` (a layer's tokens before top-k),
   // linear in log2 tokens between the points and held at the edges; 1
   // without a measurement. At least 1.
@@ -113,7 +142,9 @@ inline constexpr std::string_view kMoeKernelFamilies[] = {"triton", "flashinfer-
 // Strict: unknown or missing keys, a grid of the wrong size, efficiencies
 // outside (0, 1], width factors outside (0, 8], a floor outside (0, 1] s, a
 // routing skew (optional) that is not one slowdown in [1, 4] per log2_tokens
-// point are ParseErrors naming `origin` and the key.
+// point, shapes that are not sorted and distinct, hold a size outside its
+// bounds, or points off the token axis are ParseErrors naming `origin` and
+// the key.
 [[nodiscard]] MoeTable parse_moe_table(std::string_view json_text, const std::string& origin);
 
 // The MoE table key of an expert GEMM's formats ("bf16", "fp8", "nvfp4",

@@ -242,6 +242,10 @@ struct Op {
   // part of the key + value dims); `weights` the KV cache's format. All 0 for
   // unfused attention.
   double gemm_m, gemm_n, gemm_k, gemm_groups;
+  // Routed-expert matmuls: the tokens the MoE layer routes (the whole batch,
+  // every expert-parallel group's) and its expert-parallel groups; 0 else.
+  // The key of a measured MoE layer shape (roofline/moe_table.h).
+  double moe_tokens, moe_ep;
   Format weights;
   // Communication ops: the GPUs taking part and each one's message (elements).
   double ranks, message_elements;

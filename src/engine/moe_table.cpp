@@ -14,7 +14,15 @@ namespace {
 using detail::StrictObject;
 using nlohmann::json;
 
-constexpr std::string_view kMoeTableSchema = "roofline-moe-efficiency-2";
+constexpr std::string_view kMoeTableSchema = "roofline-moe-efficiency-3";
+// A measured shape's fields, in the order each shape lists them.
+constexpr std::string_view kShapeFields[] = {"hidden", "inter", "experts",          "top_k",
+                                             "tp",     "ep",    "log2_tokens_from", "efficiency"};
+// Bounds of a measured shape's sizes (past any model's: DeepSeek-V3 has
+// hidden 7168, Kimi-K2 384 experts; wide expert parallelism reaches 256 GPUs).
+constexpr std::int64_t kMaxShapeWidth = 1 << 20;
+constexpr std::int64_t kMaxShapeExperts = 1 << 16;
+constexpr std::int64_t kMaxShapeRanks = 1 << 12;
 // The shipped tables' factors reach 4.6 (eight-expert layers at many tokens).
 constexpr double kMaxWidthCorrection = 8;
 constexpr std::string_view kFormatKeys[] = {"bf16", "fp8",   "fp8_block",  "nvfp4",
@@ -60,6 +68,24 @@ double MoeTable::efficiency(const Entry& e, double tokens, Bytes weight_bytes,
       detail::log2_grid_blend_at(e.width_correction, log2_tokens0, token_points, log2_width0,
                                  width_points, log2_tokens, std::log2(std::max(width, 1.0)));
   return std::min(grid * factor, 1.0);
+}
+
+const MoeTable::Shape* MoeTable::find_shape(const Entry& e, const ShapeKey& key) noexcept {
+  const auto it = std::lower_bound(e.shapes.begin(), e.shapes.end(), key,
+                                   [](const Shape& s, const ShapeKey& k) { return s.key < k; });
+  if (it == e.shapes.end() || key < it->key) return nullptr;
+  return &*it;
+}
+
+double MoeTable::shape_efficiency(const Shape& s, double tokens) noexcept {
+  if (s.efficiency.size() < 2) return s.efficiency.empty() ? 1 : s.efficiency[0];
+  // Held at the ends: below the first point (NaN too) and past the last.
+  const double x = tokens > 1 ? std::log2(tokens) - s.log2_tokens_from : -1;
+  const double last = static_cast<double>(s.efficiency.size() - 1);
+  const double at = std::clamp(x, 0.0, last);
+  const auto i = static_cast<std::size_t>(std::min(std::floor(at), last - 1));
+  const double f = at - static_cast<double>(i);
+  return (1 - f) * s.efficiency[i] + f * s.efficiency[i + 1];
 }
 
 double MoeTable::skew_slowdown(double tokens) const noexcept {
@@ -130,6 +156,69 @@ bool same_axes(const MoeTable& a, const MoeTable& b) noexcept {
          a.log2_width0 == b.log2_width0 && a.width_points == b.width_points;
 }
 
+// A whole number in [1, `max`] at `v`, or the failure naming `what`.
+std::int64_t shape_size(StrictObject& f, const json& v, std::int64_t max, std::string_view what) {
+  const double x = v.is_number() ? v.get<double>() : 0;
+  if (!(x >= 1) || x > static_cast<double>(max) || x != std::floor(x))
+    f.fail("shapes", "every shape's " + std::string(what) + " must be a whole number in [1, " +
+                         std::to_string(max) + "]");
+  return static_cast<std::int64_t>(x);
+}
+
+// "shapes": [[hidden, inter, experts, top_k, tp, ep, log2_tokens_from, [efficiency...]], ...],
+// sorted by the first six, each once; the points on the table's token axis.
+std::vector<MoeTable::Shape> read_shapes(StrictObject& f, const MoeTable& t) {
+  const json& list = f.required("shapes");
+  if (!list.is_array()) f.fail("shapes", "expected an array of measured shapes");
+  std::vector<MoeTable::Shape> out;
+  out.reserve(list.size());
+  const int last_point = t.log2_tokens0 + t.token_points - 1;
+  for (const json& v : list) {
+    if (!v.is_array() || v.size() != std::size(kShapeFields))
+      f.fail("shapes", "every shape must list its 8 shape_fields");
+    MoeTable::Shape s;
+    s.key.hidden = shape_size(f, v[0], kMaxShapeWidth, "hidden");
+    s.key.inter = shape_size(f, v[1], kMaxShapeWidth, "inter");
+    s.key.experts = shape_size(f, v[2], kMaxShapeExperts, "experts");
+    s.key.top_k = shape_size(f, v[3], s.key.experts, "top_k (at most its experts)");
+    s.key.tp = shape_size(f, v[4], kMaxShapeRanks, "tp");
+    s.key.ep = shape_size(f, v[5], kMaxShapeRanks, "ep");
+    if (s.key.experts % s.key.ep != 0) f.fail("shapes", "every shape's ep must divide its experts");
+    const double from = v[6].is_number() ? v[6].get<double>() : -1e9;
+    if (!(from >= t.log2_tokens0) || from > last_point || from != std::floor(from))
+      f.fail("shapes", "every shape's log2_tokens_from must be a point of log2_tokens");
+    s.log2_tokens_from = static_cast<int>(from);
+    const json& eff = v[7];
+    if (!eff.is_array() || eff.empty() || static_cast<double>(eff.size()) > last_point - from + 1)
+      f.fail("shapes",
+             "every shape's efficiency must hold one value per log2_tokens point from "
+             "its log2_tokens_from, at least one, none past the axis");
+    s.efficiency.reserve(eff.size());
+    for (const json& x : eff) {
+      if (!x.is_number() || !(x.get<double>() > 0) || x.get<double>() > 1)
+        f.fail("shapes", "every efficiency must be in (0, 1]");
+      s.efficiency.push_back(x.get<float>());
+    }
+    if (!out.empty() && !(out.back().key < s.key))
+      f.fail("shapes", "must be sorted by hidden, inter, experts, top_k, tp, ep, each once");
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// "shape_fields": exactly kShapeFields.
+void read_shape_fields(StrictObject& o) {
+  const json& v = o.required("shape_fields");
+  bool ok = v.is_array() && v.size() == std::size(kShapeFields);
+  for (std::size_t i = 0; ok && i < v.size(); ++i)
+    ok = v[i].is_string() && v[i].get<std::string>() == kShapeFields[i];
+  if (!ok) {
+    o.fail("shape_fields",
+           "must be [\"hidden\", \"inter\", \"experts\", \"top_k\", \"tp\", \"ep\", "
+           "\"log2_tokens_from\", \"efficiency\"]");
+  }
+}
+
 // One entry's keys (kernel, rows, rows_above_roofline, floor_s, the grids);
 // the caller finishes `f`.
 MoeTable::Entry read_entry(StrictObject& f, const MoeTable& t) {
@@ -144,6 +233,7 @@ MoeTable::Entry read_entry(StrictObject& f, const MoeTable& t) {
                            "log2_tokens", "log2_weight_bytes");
   e.width_correction = read_grid(f, "width_correction", t.token_points, t.width_points,
                                  kMaxWidthCorrection, "(0, 8]", "log2_tokens", "log2_expert_width");
+  e.shapes = read_shapes(f, t);
   return e;
 }
 
@@ -208,6 +298,7 @@ MoeTable parse_moe_table(std::string_view text, const std::string& origin) {
   detail::read_log2_axis(o, "log2_tokens", 48, &t.log2_tokens0, &t.token_points);
   detail::read_log2_axis(o, "log2_weight_bytes", 48, &t.log2_bytes0, &t.byte_points);
   detail::read_log2_axis(o, "log2_expert_width", 24, &t.log2_width0, &t.width_points);
+  read_shape_fields(o);
   StrictObject formats = o.object("formats");
   for (auto it = formats.json().begin(); it != formats.json().end(); ++it) {
     if (std::find(std::begin(kFormatKeys), std::end(kFormatKeys), it.key()) ==

@@ -83,7 +83,20 @@ inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d
         bytes_for(first.compute, tokens * hidden) + bytes_for(Format::kBf16, tokens * hidden);
     const double ideal = std::max(flops / peak, (weights + act) / bw);
     const double width = first.gemm_n;  // one expert's gate (or up) slice: inter / (tp / ep)
-    const double eff = std::clamp(table->efficiency(*e, tokens, weights, width) * scale, 1e-4, 1.0);
+    // The layer's own shape and layout where the source measured it, else the grid.
+    const auto inter = m.moe->expert_intermediate;
+    MoeTable::ShapeKey key;
+    key.hidden = static_cast<std::int64_t>(first.gemm_k);
+    key.inter = inter;
+    key.experts = m.moe->num_experts;
+    key.top_k = m.moe->top_k;
+    key.tp =
+        width > 0 ? static_cast<std::int64_t>(std::llround(static_cast<double>(inter) / width)) : 0;
+    key.ep = static_cast<std::int64_t>(first.moe_ep);
+    const MoeTable::Shape* shape = e->shapes.empty() ? nullptr : MoeTable::find_shape(*e, key);
+    const double measured = shape ? MoeTable::shape_efficiency(*shape, first.moe_tokens)
+                                  : table->efficiency(*e, tokens, weights, width);
+    const double eff = std::clamp(measured * scale, 1e-4, 1.0);
     // The grid's layers were routed evenly; serving's prompts crowd onto
     // the router's favourite experts (moe_table.h routing_skew).
     const double layer_s = std::max(e->floor_s, ideal / eff * table->skew_slowdown(tokens));

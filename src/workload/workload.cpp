@@ -105,7 +105,7 @@ struct Builder {
     // Field by field: `op = Op{}` compiles to a `rep stos`, whose start-up
     // cost was a tenth of a prediction. A field added to Op must be set here
     // too (the size check misses one that lands in padding).
-    static_assert(sizeof(Op) == 152, "a field was added to Op: initialize it here");
+    static_assert(sizeof(Op) == 168, "a field was added to Op: initialize it here");
     op.kind = kind;
     op.cls = cls;
     op.moe_layer = op.sliding_layer = op.linear_layer = false;
@@ -118,6 +118,7 @@ struct Builder {
     op.parallel_blocks = op.kernel_efficiency = 0;
     op.launches = 1;
     op.gemm_m = op.gemm_n = op.gemm_k = op.gemm_groups = 0;
+    op.moe_tokens = op.moe_ep = 0;
     op.weights = Format{};
     op.ranks = op.message_elements = 0;
     return op;
@@ -557,6 +558,8 @@ struct Builder {
       op.weight_bytes = D * bytes_for(e, n * kdim);
       op.act_bytes = (read_input ? bytes_for(a, pairs * kdim) : 0) + bytes_for(a, pairs * n);
       op.moe_layer = true;
+      op.moe_tokens = N;
+      op.moe_ep = ep;
     };
     if (m.gated_mlp) {
       expert_linear(OpKind::kGateProj, Ie, H, true, 1);
