@@ -1232,6 +1232,14 @@ TEST(EnginePrediction, AMeasuredShapePricesItsOwnTensorParallelLayout) {
   ASSERT_NE(tp.moe_table, nullptr);
   EXPECT_EQ(tp.moe_table->id, "h100-sxm-trtllm");
   EXPECT_NEAR(expert_work(tp).efficiency, 0.459, 1e-3);
+  EXPECT_EQ(tp.moe_layers_by_shape, 1);
+  // The engine's note says so.
+  const auto says = [&](const Prediction& p, std::string_view text) {
+    const auto notes = explain(m, d, s, p);
+    return std::any_of(notes.begin(), notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(says(tp, "each layer at its own measured shape and layout"));
 
   const MoeTable grid = grid_only(*tp.moe_table);
   ModelOptions by_grid = o;
@@ -1239,8 +1247,11 @@ TEST(EnginePrediction, AMeasuredShapePricesItsOwnTensorParallelLayout) {
   EXPECT_GT(std::fabs(expert_work(predict(m, d, s, by_grid)).efficiency - 0.459), 0.02);
 
   s.ep = 4;
-  const double ep = expert_work(predict(m, d, s, o)).efficiency;
-  EXPECT_DOUBLE_EQ(ep, expert_work(predict(m, d, s, by_grid)).efficiency);
+  const Prediction ep = predict(m, d, s, o);
+  EXPECT_EQ(ep.moe_layers_by_shape, 0);
+  EXPECT_FALSE(says(ep, "measured shape"));
+  EXPECT_TRUE(says(ep, "MoE expert matmul groups priced as whole layers"));
+  EXPECT_DOUBLE_EQ(expert_work(ep).efficiency, expert_work(predict(m, d, s, by_grid)).efficiency);
 }
 
 // DeepSeek-V3 in FP8 on H200 with TensorRT-LLM, TP 8, one decode token: the

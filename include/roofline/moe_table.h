@@ -20,9 +20,9 @@
 // where width = inter / tp, the columns of each expert's gate and up slices.
 // A layer whose shape and layout the source measured (hidden, inter, experts,
 // top-k, the tp ranks of each expert-parallel group, ep groups: the entry's
-// `shapes`) reads its own efficiency instead, linear in log2(tokens) over the
-// points measured and held at their ends; `tokens` is then the layer's whole
-// batch (every expert-parallel group's tokens), as the source timed rank 0.
+// `shapes`; the shipped tables list tensor-parallel layouts, ep 1) reads its
+// own efficiency instead, linear in log2(tokens) over the points measured
+// and held at their ends, `tokens` being the layer's whole batch.
 //
 // Example:
 //   const MoeTable* t = EngineRegistry::built_in().moe_table(device, vllm, &source);

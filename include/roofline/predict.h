@@ -66,6 +66,9 @@ struct Prediction {
   // The MoE table that priced the MoE layers' expert work (null: none did).
   const MoeTable* moe_table = nullptr;
   EfficiencySource moe_table_source = EfficiencySource::kMeasuredMoeTable;
+  // Of the MoE layer classes it priced, those at their own measured shape and
+  // layout (roofline/moe_table.h), not the grid.
+  std::int32_t moe_layers_by_shape = 0;
   // The attention table that priced the attention (null: none did).
   const AttentionTable* attention_table = nullptr;
   EfficiencySource attention_table_source = EfficiencySource::kMeasuredAttentionTable;

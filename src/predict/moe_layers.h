@@ -32,10 +32,12 @@ inline bool routed_gemm(const Op& op) {
 // (realistic mode, an engine with a MoE table; roofline per moe_table.h),
 // shared among its ops in proportion to their own datasheet times, which
 // keeps each op's bound. Returns the ops it set (predict() leaves them as
-// they are); none when the table has no entry for the format.
+// they are); none when the table has no entry for the format. `*by_shape`
+// counts the layer classes priced at their own measured shape.
 inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d, const OpGraph& g,
                                              const ModelOptions& opt,
-                                             std::array<OpTiming, kMaxOps>* timings) {
+                                             std::array<OpTiming, kMaxOps>* timings,
+                                             std::int32_t* by_shape) {
   std::bitset<kMaxOps> priced;
   const MoeTable* table = opt.moe_table;
   if (table == nullptr || opt.mode != Mode::kRealistic || !m.moe || m.moe->top_k <= 0)
@@ -101,6 +103,7 @@ inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d
     // the router's favourite experts (moe_table.h routing_skew).
     const double layer_s = std::max(e->floor_s, ideal / eff * table->skew_slowdown(tokens));
     if (!(own_sum > 0) || !(layer_s > 0)) continue;
+    if (shape) ++*by_shape;
     const double share = layer_s / own_sum;
     for (int k = begin; k <= last; ++k) {
       const Op& op = g.ops[static_cast<std::size_t>(k)];

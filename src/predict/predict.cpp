@@ -878,7 +878,8 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   p.gemm_table_source = opt.gemm_table_source;
   // MoE layers the engine's MoE table prices: their expert ops' timings are set here.
   const std::bitset<kMaxOps> moe_priced =
-      engine ? detail::price_moe_layers(m, d, p.graph, opt, &p.timings) : std::bitset<kMaxOps>{};
+      engine ? detail::price_moe_layers(m, d, p.graph, opt, &p.timings, &p.moe_layers_by_shape)
+             : std::bitset<kMaxOps>{};
   if (moe_priced.any()) {
     p.moe_table = opt.moe_table;
     p.moe_table_source = opt.moe_table_source;

@@ -712,6 +712,7 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
     const bool decode = s.phase == Phase::kDecode;
     const EngineFigure& launch = e.launch_figure(p.cuda_graphs, p.graphs, p.engine_build);
     int from_table = 0, from_moe_table = 0, from_dequant = 0, from_cublas = 0, matmuls = 0;
+    int moe_layer_kinds = 0;
     int dequantized = 0;  // of from_dequant: an older build's dequantize-then-cuBLAS path
     const auto& q = e.dequant_gemm;
     const auto cublas_format = [&e](Format f) {
@@ -725,8 +726,10 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
       const EfficiencySource src = p.timings[static_cast<std::size_t>(i)].source;
       from_table +=
           src == EfficiencySource::kMeasuredTable || src == EfficiencySource::kDerivedTable;
-      from_moe_table +=
+      const bool moe_priced =
           src == EfficiencySource::kMeasuredMoeTable || src == EfficiencySource::kDerivedMoeTable;
+      from_moe_table += moe_priced;
+      moe_layer_kinds += moe_priced && op.kind == OpKind::kDownProj;  // one a layer kind
       if (src == EfficiencySource::kEngine) {
         ++(cublas_format(op.weights) ? from_cublas : from_dequant);
         dequantized += q.dequantizes_for_cublas(p.engine_build, op.gemm_m, op.weights);
@@ -773,12 +776,18 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                               : "");
       if (p.moe_table) {
         gemms += fmt::format(
-            ", {} MoE expert matmul groups priced as whole layers by the {} MoE table ({}{})",
+            ", {} MoE expert matmul groups priced as whole layers by the {} MoE table ({}{}{})",
             from_moe_table, p.moe_table->id, efficiency_source_name(p.moe_table_source),
             p.moe_table_source != EfficiencySource::kDerivedMoeTable ? ""
             : p.moe_table->device == d.id
                 ? ", the chosen kernels' layers measured inside another engine on this device"
-                : ", the nearest measured device of this architecture");
+                : ", the nearest measured device of this architecture",
+            p.moe_layers_by_shape == 0 ? std::string()
+            : p.moe_layers_by_shape >= moe_layer_kinds
+                ? std::string("; each layer at its own measured shape and layout")
+                : fmt::format("; {} of {} layer kinds at their own measured shape and layout, "
+                              "the rest by the grid",
+                              p.moe_layers_by_shape, moe_layer_kinds));
       }
       if (from_table + from_moe_table < matmuls) gemms += ", the rest at the device's fractions";
     }
