@@ -546,6 +546,31 @@ TEST(MoeTables, AMeasuredShapeReadsItsOwnPointsLinearInLog2Tokens) {
   EXPECT_EQ(MoeTable::find_shape(e, key), nullptr);
 }
 
+// Every MoE preset's layer (hidden, expert width, experts, top-k) is among
+// the shapes the shipped tables measured at TP 1: its layers read their own
+// measurements (README, "Engines"). A regenerated table that lost them fails.
+TEST(MoeTables, EveryMoePresetsLayerShapeWasMeasured) {
+  int moe_presets = 0;
+  for (const ModelPreset& preset : ModelCatalog::built_in().presets()) {
+    const ModelSpec m = preset_model(preset);
+    if (!m.moe) continue;
+    ++moe_presets;
+    MoeTable::ShapeKey key;
+    key.hidden = m.hidden;
+    key.inter = m.moe->expert_intermediate;
+    key.experts = m.moe->num_experts;
+    key.top_k = m.moe->top_k;
+    int tables = 0;
+    for (const MoeTable& t : EngineRegistry::built_in().moe_tables()) {
+      tables += std::any_of(t.formats.begin(), t.formats.end(), [&](const auto& f) {
+        return MoeTable::find_shape(f.second, key) != nullptr;
+      });
+    }
+    EXPECT_GT(tables, 0) << preset.id;
+  }
+  EXPECT_GE(moe_presets, 10);  // DeepSeek, Kimi, Qwen3, Qwen3.5, gpt-oss, MiniMax, GLM, Mixtral
+}
+
 TEST(MoeTables, MeasuredShapesAreStrict) {
   const StrictEdits edits{kMoeDoc, "kernels/moe/t.json", parse_moe_table};
   auto expect_error = [&](std::string_view from, std::string_view to, std::string_view key) {
