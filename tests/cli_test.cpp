@@ -242,6 +242,12 @@ TEST(Cli, GenerateKvAttentionModelValidate) {
   j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["architecture"]["attention"], "mla");
   EXPECT_NEAR(j["params"].get<double>() / 671e9, 1.0, 0.02);
+  // NVIDIA's NVFP4 release and the operators it keeps in bf16, with the source.
+  ASSERT_EQ(j["quantized_releases"].size(), 1u);
+  EXPECT_EQ(j["quantized_releases"][0]["format"], "nvfp4");
+  EXPECT_EQ(j["quantized_releases"][0]["kept_format"], "bf16");
+  EXPECT_EQ(j["quantized_releases"][0]["kept_operators"].size(), 8u);
+  EXPECT_FALSE(j["quantized_releases"][0]["source"].get<std::string>().empty());
 
   r = roofline("model list --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

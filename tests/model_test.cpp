@@ -7,6 +7,7 @@
 
 #include "model/model_document.h"
 #include "roofline/error.h"
+#include "roofline/workload.h"
 
 namespace roofline {
 namespace {
@@ -78,6 +79,100 @@ TEST(Models, DraftAcceptanceParsingIsStrict) {
       "source");
   bad(R"({"method": "mtp", "tokens_per_step": [1.9], "confidence": "measured"})", "source");
   bad(R"({"method": "mtp", "tokens_per_step": [1.9], "extra": 1)" + tail, "extra");
+}
+
+// NVIDIA's NVFP4 releases keep attention and the LM head in bf16; the
+// presets carry each release's list with its source.
+TEST(Models, PresetsCarryTheirQuantizedReleases) {
+  const ModelSpec ds = load_model("deepseek-r1");
+  const QuantizedRelease* r = ds.release_for(Format::kNvfp4);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->kept_format, Format::kBf16);
+  const auto kept = [&](const QuantizedRelease& q, OpKind k) {
+    return (q.kept_ops >> static_cast<unsigned>(k) & 1) != 0;
+  };
+  for (OpKind k : {OpKind::kQAProj, OpKind::kQBProj, OpKind::kKvAProj, OpKind::kKvBProj,
+                   OpKind::kKAbsorb, OpKind::kVAbsorb, OpKind::kOProj, OpKind::kLmHead})
+    EXPECT_TRUE(kept(*r, k)) << op_name(k);
+  EXPECT_FALSE(kept(*r, OpKind::kSharedGateProj));  // the shared expert is nvfp4
+  EXPECT_TRUE(r->draft_head_kept);
+  EXPECT_FALSE(r->source.empty());
+  EXPECT_EQ(ds.release_for(Format::kFp8), nullptr);  // the fp8 checkpoint is the model's own
+  // Qwen3-235B's release quantizes attention too: only the LM head stays.
+  const ModelSpec qwen = load_model("qwen3-235b-a22b");
+  ASSERT_NE(qwen.release_for(Format::kNvfp4), nullptr);
+  EXPECT_EQ(qwen.release_for(Format::kNvfp4)->kept_ops,
+            std::uint64_t{1} << static_cast<unsigned>(OpKind::kLmHead));
+  EXPECT_TRUE(load_model("llama-3.1-8b").releases.empty());
+}
+
+TEST(Models, QuantizedReleaseParsingIsStrict) {
+  const auto parse = [](const std::string& text) {
+    return detail::parse_quantized_releases(nlohmann::json::parse(text), "index.json", "[0]");
+  };
+  const auto release = [](const std::string& format, const std::string& kept) {
+    return R"({"format": ")" + format + R"(", "checkpoint": "org/m-NVFP4", "kept": )" + kept +
+           R"(, "confidence": "vendor", "source": "its hf_quant_config.json"})";
+  };
+  const std::string attention = R"({"format": "bf16", "operators": ["q_proj", "o_proj"],
+                                    "draft_head": false})";
+  const auto good = parse("[" + release("nvfp4", attention) + "]");
+  ASSERT_EQ(good.size(), 1u);
+  EXPECT_EQ(good[0].kept_ops, (std::uint64_t{1} << static_cast<unsigned>(OpKind::kQProj)) |
+                                  (std::uint64_t{1} << static_cast<unsigned>(OpKind::kOProj)));
+  EXPECT_EQ(good[0].checkpoint, "org/m-NVFP4");
+  const auto bad = [&](const std::string& text, const std::string& what) {
+    try {
+      (void)parse(text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const ParseError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  bad("[]", "releases");
+  bad("{}", "releases");
+  bad("[" + release("nvfp5", attention) + "]", "unknown format");
+  bad("[" + release("bf16", attention) + "]", "quantized");
+  bad("[" + release("nvfp4", attention) + ", " + release("nvfp4", attention) + "]", "second");
+  bad("[" + release("fp8", R"({"format": "nvfp4", "operators": ["q_proj"], "draft_head": false})") +
+          "]",
+      "wider");
+  bad("[" + release("nvfp4", R"({"format": "bf16", "operators": [], "draft_head": false})") + "]",
+      "operators");
+  bad("[" + release("nvfp4", R"({"format": "bf16", "operators": ["qq"], "draft_head": false})") +
+          "]",
+      "'qq'");
+  // Routed experts share gate/up/down with the dense MLP: not a release's to keep.
+  bad("[" +
+          release("nvfp4",
+                  R"({"format": "bf16", "operators": ["gate_proj"], "draft_head": false})") +
+          "]",
+      "'gate_proj'");
+  bad("[" +
+          release("nvfp4",
+                  R"({"format": "bf16", "operators": ["o_proj", "o_proj"], "draft_head": false})") +
+          "]",
+      "twice");
+  bad("[" + release("nvfp4", R"({"format": "bf16", "operators": ["o_proj"]})") + "]", "draft_head");
+  bad("[" + release("nvfp4", R"({"format": "bf16", "operators": ["o_proj"], "draft_head": 1})") +
+          "]",
+      "draft_head");
+  bad("[" + release("nvfp4", R"({"format": "bf16", "operators": ["o_proj"], "draft_head": false,
+                                 "x": 1})") +
+          "]",
+      "x");
+  bad(R"([{"format": "nvfp4", "checkpoint": "", "kept": )" + attention +
+          R"(, "confidence": "vendor", "source": "s"}])",
+      "checkpoint");
+  bad(R"([{"format": "nvfp4", "checkpoint": "c", "kept": )" + attention +
+          R"(, "confidence": "measured", "source": "s"}])",
+      "confidence");
+  bad(R"([{"format": "nvfp4", "checkpoint": "c", "kept": )" + attention +
+          R"(, "confidence": "vendor", "source": ""}])",
+      "source");
+  bad(R"([{"format": "nvfp4", "checkpoint": "c", "kept": )" + attention +
+          R"(, "confidence": "vendor", "source": "s", "extra": 1}])",
+      "extra");
 }
 
 TEST(Models, ParameterCountsMatchPublishedSizes) {

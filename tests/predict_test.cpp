@@ -1161,5 +1161,83 @@ TEST(Memory, SparseAttentionIndexerCacheAndWeights) {
   EXPECT_NEAR(weight_memory(v32, s) - weight_memory(v3, s), 851'524'864, 2 * kTensorScaleBytes);
 }
 
+// NVIDIA's NVFP4 DeepSeek-R1 keeps its attention and LM head in bf16
+// (models/index.json quantized_releases). At TP 1 a layer's q_b_proj holds
+// 1,536 x 128 heads x 192 = 37,748,736 weights: 75,497,472 B in bf16.
+TEST(Releases, AnNvfp4DeepSeekRunsAsNvidiaShipsIt) {
+  const ModelSpec m = load_model("deepseek-v3");
+  const Device& d = registry().get("b200");
+  Scenario s = decode(1, 1000);
+  s.precision.weights = Format::kNvfp4;
+  s.precision.act = Format::kNvfp4;
+  const OpGraph g = build_ops(m, d, s, ideal());
+  const Op& qb = find_op(g, OpKind::kQBProj);
+  EXPECT_EQ(qb.weights, Format::kBf16);
+  EXPECT_EQ(qb.compute, Format::kBf16);  // bf16 math, not nvfp4 on bf16 weights
+  EXPECT_DOUBLE_EQ(qb.weight_bytes, 75'497'472);
+  EXPECT_EQ(find_op(g, OpKind::kOProj).weights, Format::kBf16);
+  EXPECT_EQ(find_op(g, OpKind::kLmHead).weights, Format::kBf16);
+  EXPECT_EQ(find_op(g, OpKind::kGateProj, true).weights, Format::kNvfp4);  // routed experts
+  EXPECT_EQ(find_op(g, OpKind::kSharedGateProj).weights, Format::kNvfp4);
+  EXPECT_EQ(find_op(g, OpKind::kGateProj).weights, Format::kNvfp4);  // the dense layers' MLP
+
+  // A strategy quantizes every layer it names.
+  Scenario uniform = s;
+  uniform.precision.follow_release = false;
+  EXPECT_EQ(find_op(build_ops(m, d, uniform, ideal()), OpKind::kQBProj).weights, Format::kNvfp4);
+  // A plan's own per-operator format wins over the release's.
+  Scenario mixed = s;
+  mixed.precision.ops[static_cast<std::size_t>(OpKind::kQBProj)].weights = Format::kFp8;
+  mixed.precision.has_op_overrides = true;
+  const OpGraph gm = build_ops(m, d, mixed, ideal());
+  EXPECT_EQ(find_op(gm, OpKind::kQBProj).weights, Format::kFp8);
+  EXPECT_EQ(find_op(gm, OpKind::kOProj).weights, Format::kBf16);
+
+  // Memory: the kept weights, a layer's q_a 7,168 x 1,536 + q_b 37,748,736 +
+  // kv_a 7,168 x 576 + kv_b 512 x 128 x 256 + o 128 x 128 x 7,168 =
+  // 187,105,280, x 61 layers, and the LM head's 129,280 x 7,168 = 926,679,040:
+  // 12,340,101,120 weights at 16 bits instead of 4.5 (1.4375 B more each).
+  constexpr double kTensorScales = 64;  // bytes_for adds a per-tensor scale a call
+  EXPECT_NEAR(weight_memory(m, s) - weight_memory(m, uniform), 12'340'101'120 * 1.4375,
+              kTensorScales);
+
+  // The prediction says so, naming the release; a strategy's does not.
+  const auto says = [&](const Scenario& sc) {
+    for (const auto& n : explain(m, d, sc, predict(m, d, sc)))
+      if (n.find("as its release nvidia/DeepSeek-R1") != std::string::npos) return true;
+    return false;
+  };
+  EXPECT_TRUE(says(s));
+  EXPECT_FALSE(says(uniform));
+}
+
+// The release keeps its MTP layer whole in bf16 (TensorRT-LLM's DeepSeek-R1
+// FP4 recipe, GLM-5's and Qwen3.5's exclusion lists): the draft head's
+// routed experts stream bf16 bytes, and its weights are held at 2 B a weight.
+TEST(Releases, TheDraftHeadOfANvfp4ReleaseIsBf16) {
+  const ModelSpec m = load_model("deepseek-v3");
+  const Device& d = registry().get("b200");
+  Scenario s = decode(1, 1000);
+  s.precision.weights = Format::kNvfp4;
+  s.precision.act = Format::kNvfp4;
+  s.draft_tokens = 1;
+  const OpGraph g = build_ops(m, d, s, ideal());
+  int draft_experts = 0;
+  for (int i = 0; i < g.size; ++i) {
+    const Op& op = g.ops[static_cast<std::size_t>(i)];
+    if (op.moe_layer && op.kind == OpKind::kGateProj) {
+      EXPECT_EQ(op.weights, op.draft_head ? Format::kBf16 : Format::kNvfp4);
+      draft_experts += op.draft_head;
+    }
+  }
+  EXPECT_EQ(draft_experts, 1);
+  // One MoE layer's weights (attention and norms a layer, the experts, shared
+  // expert and router of an MoE layer) at 2 B each on top of the model's.
+  const ParamCounts pc = count_parameters(m);
+  const double layer =
+      pc.attention / 61 + pc.norms / 61 + (pc.routed_experts + pc.shared_experts + pc.router) / 58;
+  EXPECT_NEAR(estimate_memory(m, d, s).weights_bytes - weight_memory(m, s), 2 * layer, 1);
+}
+
 }  // namespace
 }  // namespace roofline

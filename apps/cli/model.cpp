@@ -101,6 +101,11 @@ void cmd_model_show(const Common& c, const std::string& arg) {
         "tokens, as measured ({}); predictions take these unless --acceptance is given\n",
         figures, m.draft_tokens_per_step.size(), m.draft_acceptance_source);
   }
+  for (const auto& r : m.releases) {
+    std::cout << fmt::format("\n{} release {}: predictions with --weights {} follow it ({})\n",
+                             format_id(r.format), r.checkpoint, format_id(r.format), r.source)
+              << "- " << release_note(r) << "\n";
+  }
   if (m.checkpoint) {
     std::cout << fmt::format("\ncheckpoint: {} tensors, {} exact ({} mostly)\n",
                              m.checkpoint->tensors, human_bytes(m.checkpoint->total),

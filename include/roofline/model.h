@@ -82,6 +82,21 @@ struct MoeSpec {
   bool router_bias = false;
 };
 
+// A quantized release of a preset as its publisher ships it: the format of
+// its quantized layers and the operators it keeps unquantized. NVIDIA's NVFP4
+// checkpoints, for one, keep attention (and, in some, the shared experts)
+// and the LM head in bf16, and their MTP layer whole. A plan whose weights
+// are in `format` follows the release (PrecisionPlan::follow_release): those
+// operators run in `kept_format`, weights and math.
+struct QuantizedRelease {
+  Format format = Format::kNvfp4;
+  std::uint64_t kept_ops = 0;  // bit k set: OpKind k stays in kept_format
+  Format kept_format = Format::kBf16;
+  bool draft_head_kept = false;  // the MTP layer (the draft head) whole in kept_format
+  std::string checkpoint;        // the release's Hugging Face id
+  std::string source;
+};
+
 // Exact weight bytes read from a checkpoint's tensor headers, by component.
 struct CheckpointBytes {
   std::string path;          // the file or directory read
@@ -160,8 +175,19 @@ struct ModelSpec {
   std::vector<double> draft_tokens_per_step;
   std::string draft_acceptance_source;  // where those figures come from
 
+  // Quantized releases of a preset (index.json "quantized_releases"), one a format.
+  std::vector<QuantizedRelease> releases;
+
   // What was read but not modeled (ignored config keys, assumptions).
   std::vector<std::string> notes;
+
+  // The release whose quantized layers are in `weights`, or null.
+  [[nodiscard]] const QuantizedRelease* release_for(Format weights) const noexcept {
+    for (const auto& r : releases) {
+      if (r.format == weights) return &r;
+    }
+    return nullptr;
+  }
 
   // (Inline: predictions ask them for every layer.)
   [[nodiscard]] bool is_moe_layer(std::int64_t layer) const noexcept {
@@ -251,7 +277,8 @@ struct ModelPreset {
   // chained, by draft count (index.json "draft_acceptance"; empty: none).
   std::vector<double> draft_tokens_per_step;
   std::string draft_acceptance_source;
-  std::string config_json;  // the embedded config.json text
+  std::vector<QuantizedRelease> releases;  // index.json "quantized_releases"
+  std::string config_json;                 // the embedded config.json text
 };
 
 class ModelCatalog {

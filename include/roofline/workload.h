@@ -75,6 +75,28 @@ enum class OpKind : std::uint8_t {
 inline constexpr int kOpKindCount = static_cast<int>(OpKind::kAllToAll) + 1;
 [[nodiscard]] std::string_view op_name(OpKind k) noexcept;
 
+// The attention block's weight-bearing operators (ParamCounts::attention).
+[[nodiscard]] constexpr bool is_attention_projection(OpKind k) noexcept {
+  switch (k) {
+    case OpKind::kQProj:
+    case OpKind::kKProj:
+    case OpKind::kVProj:
+    case OpKind::kOProj:
+    case OpKind::kQAProj:
+    case OpKind::kQBProj:
+    case OpKind::kKvAProj:
+    case OpKind::kKvBProj:
+    case OpKind::kKAbsorb:
+    case OpKind::kVAbsorb:
+    case OpKind::kLinearInProj:
+    case OpKind::kLinearBaProj:
+    case OpKind::kIndexerProj:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Formats of one operator type, overriding the plan's defaults.
 struct OpPrecision {
   std::optional<Format> weights;
@@ -95,7 +117,23 @@ struct PrecisionPlan {
   // Per-operator overrides (mixed precision): e.g. lm_head kept in bf16.
   std::array<OpPrecision, kOpKindCount> ops{};
   bool has_op_overrides = false;  // any entry of `ops` set (a fast path when not)
+  // Weights in the format of one of the model's quantized releases follow
+  // that release: the operators it keeps unquantized stay so (ModelSpec::
+  // release_for; `ops` entries still win). Strategies, which quantize the
+  // layers their plan names, turn it off.
+  bool follow_release = true;
 };
+
+// "nvfp4 as its release nvidia/... ships it: q_a_proj, ... in bf16 (weights
+// and math)", for predictions' notes.
+[[nodiscard]] std::string release_note(const QuantizedRelease& r);
+
+// The release a plan follows on this model, or null.
+[[nodiscard]] inline const QuantizedRelease* followed_release(const ModelSpec& m,
+                                                              const PrecisionPlan& p) noexcept {
+  if (!p.follow_release || m.releases.empty() || !p.weights) return nullptr;
+  return m.release_for(*p.weights);
+}
 
 // REQUIRES (checked by validate): batch, seq_len >= 1; tp, pp >= 1.
 struct Scenario {

@@ -13,6 +13,7 @@
 #include "model_document.h"
 #include "roofline/checkpoint.h"
 #include "roofline/error.h"
+#include "roofline/workload.h"
 
 namespace roofline {
 namespace {
@@ -912,6 +913,76 @@ detail::DraftAcceptance detail::parse_draft_acceptance(const json& object,
   return d;
 }
 
+// "quantized_releases": [{"format", "checkpoint", "kept": {"format",
+// "operators": [...], "draft_head": bool}, "confidence", "source", "note"?}]:
+// the publisher's quantized checkpoints, one a format, with the linear
+// operators each keeps unquantized. Routed experts and the dense MLP's
+// gate/up/down share their operator kinds, so a release cannot keep those.
+std::vector<QuantizedRelease> detail::parse_quantized_releases(const json& list,
+                                                               const std::string& origin,
+                                                               const std::string& where) {
+  if (!list.is_array() || list.empty() || list.size() > 8)
+    throw ParseError(origin + ": " + where + ": expected a list of 1 to 8 releases");
+  static constexpr OpKind kKeepable[] = {
+      OpKind::kQProj,      OpKind::kKProj,          OpKind::kVProj,        OpKind::kOProj,
+      OpKind::kLmHead,     OpKind::kSharedGateProj, OpKind::kSharedUpProj, OpKind::kSharedDownProj,
+      OpKind::kQAProj,     OpKind::kQBProj,         OpKind::kKvAProj,      OpKind::kKvBProj,
+      OpKind::kKAbsorb,    OpKind::kVAbsorb,        OpKind::kLinearInProj, OpKind::kLinearBaProj,
+      OpKind::kIndexerProj};
+  std::vector<QuantizedRelease> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    StrictObject r(list[i], origin, where + "[" + std::to_string(i) + "]");
+    QuantizedRelease q;
+    const auto format_of = [](StrictObject& o, std::string_view key) {
+      const std::string text = o.string(key);
+      Format f{};
+      if (!try_parse_format(text, &f)) o.fail(key, "unknown format '" + clip_utf8(text, 20) + "'");
+      return f;
+    };
+    q.format = format_of(r, "format");
+    if (!(bits_per_element(q.format) < 16)) r.fail("format", "must be a quantized format");
+    for (const auto& seen : out) {
+      if (seen.format == q.format) r.fail("format", "a second release in the same format");
+    }
+    q.checkpoint = r.string("checkpoint");
+    if (q.checkpoint.empty()) r.fail("checkpoint", "must name the release (a Hugging Face id)");
+    StrictObject kept = r.object("kept");
+    q.kept_format = format_of(kept, "format");
+    if (!(bits_per_element(q.kept_format) > bits_per_element(q.format)))
+      kept.fail("format", "must be wider than the release's format");
+    const json& ops = kept.required("operators");
+    if (!ops.is_array() || ops.empty() || ops.size() > std::size(kKeepable))
+      kept.fail("operators", "expected a list of the linear operators kept");
+    for (const auto& o : ops) {
+      const std::string name = o.is_string() ? o.get<std::string>() : std::string();
+      const auto* it = std::find_if(std::begin(kKeepable), std::end(kKeepable),
+                                    [&](OpKind k) { return op_name(k) == name; });
+      if (it == std::end(kKeepable)) {
+        std::string names;
+        for (OpKind k : kKeepable) names += (names.empty() ? "" : ", ") + std::string(op_name(k));
+        kept.fail("operators",
+                  "'" + clip_utf8(name, 30) + "' is not one a release keeps (" + names + ")");
+      }
+      const std::uint64_t bit = std::uint64_t{1} << static_cast<unsigned>(*it);
+      if ((q.kept_ops & bit) != 0) kept.fail("operators", "'" + name + "' listed twice");
+      q.kept_ops |= bit;
+    }
+    const json& draft = kept.required("draft_head");
+    if (!draft.is_boolean()) kept.fail("draft_head", "expected true or false");
+    q.draft_head_kept = draft.get<bool>();
+    kept.finish();
+    const std::string confidence = r.string("confidence");
+    if (confidence != "vendor" && confidence != "derived")
+      r.fail("confidence", "must be vendor (the checkpoint's own config) or derived");
+    q.source = r.string("source");
+    if (q.source.empty()) r.fail("source", "must name where the layout comes from");
+    (void)r.optional_string("note", "");
+    r.finish();
+    out.push_back(std::move(q));
+  }
+  return out;
+}
+
 const ModelCatalog& ModelCatalog::built_in() {
   static const ModelCatalog catalog = [] {
     ModelCatalog c;
@@ -940,6 +1011,10 @@ const ModelCatalog& ModelCatalog::built_in() {
             *a, "built-in models/index.json", "[" + std::to_string(i) + "].draft_acceptance");
         p.draft_tokens_per_step = std::move(d.tokens_per_step);
         p.draft_acceptance_source = std::move(d.source);
+      }
+      if (const json* r = e.optional("quantized_releases")) {
+        p.releases = detail::parse_quantized_releases(
+            *r, "built-in models/index.json", "[" + std::to_string(i) + "].quantized_releases");
       }
       e.finish();
       for (const auto& f : detail::embedded_files()) {
@@ -970,6 +1045,7 @@ ModelSpec preset_model(const ModelPreset& preset) {
   m.origin = "preset " + preset.id + " (" + preset.hf_repo + ")";
   m.draft_tokens_per_step = preset.draft_tokens_per_step;
   m.draft_acceptance_source = preset.draft_acceptance_source;
+  m.releases = preset.releases;
   return m;
 }
 

@@ -27,4 +27,10 @@ struct DraftAcceptance {
                                                      const std::string& origin,
                                                      const std::string& where);
 
+// A preset's "quantized_releases" list of models/index.json (ModelSpec::
+// releases). Throws ParseError naming the field and `where`.
+[[nodiscard]] std::vector<QuantizedRelease> parse_quantized_releases(const nlohmann::json& list,
+                                                                     const std::string& origin,
+                                                                     const std::string& where);
+
 }  // namespace roofline::detail

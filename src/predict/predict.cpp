@@ -466,33 +466,49 @@ Bytes weight_memory(const ModelSpec& m, const Scenario& s) {
     return ((c.total - c.norms) / tp + c.norms) / pp;
   }
   const ParamCounts p = count_parameters(m);
+  // An operator's own format: the plan's per-operator one, else the one its
+  // quantized release keeps it in (unset: the plan's weights).
+  const QuantizedRelease* release = followed_release(m, s.precision);
+  const auto own_format = [&](OpKind k) -> std::optional<Format> {
+    const auto& o = s.precision.ops[static_cast<std::size_t>(k)];
+    if (o.weights) return o.weights;
+    if (release && (release->kept_ops >> static_cast<unsigned>(k) & 1) != 0)
+      return release->kept_format;
+    return std::nullopt;
+  };
   // A plan may keep the LM head in another format (strategies keep it in bf16).
-  const Format lm = s.precision.ops[static_cast<std::size_t>(OpKind::kLmHead)].weights.value_or(w);
+  const Format lm = own_format(OpKind::kLmHead).value_or(w);
   double split = bytes_for(w, p.attention + p.dense_mlp + p.shared_experts) +
                  bytes_for(lm, p.lm_head) + bytes_for(e, p.routed_experts) +
                  bytes_for(m.native_weights, p.embedding);
-  if (s.precision.has_op_overrides) {
-    // Per-operator formats (a plan with the FFN in another format): the
-    // overridden kinds' parameters move from the plan's formats to theirs, as
-    // build_ops moves their bytes. The LM head is counted above.
-    const LinearParameters lp = linear_parameters(m);
-    for (int k = 0; k < kOpKindCount; ++k) {
-      const auto& o = s.precision.ops[static_cast<std::size_t>(k)];
-      if (!o.weights || k == static_cast<int>(OpKind::kLmHead)) continue;
-      const double dense = lp.dense[static_cast<std::size_t>(k)];
-      const double routed = lp.routed[static_cast<std::size_t>(k)];
-      split += bytes_for(*o.weights, dense) - bytes_for(w, dense) + bytes_for(*o.weights, routed) -
-               bytes_for(e, routed);
-    }
-  }
   // The sparse-attention indexer is held whole on every rank.
   const double indexer = m.indexer_parameters();
-  split -= bytes_for(w, indexer);
-  const double replicated = bytes_for(Format::kBf16, p.norms + p.router) + bytes_for(w, indexer);
+  const Format indexer_format = own_format(OpKind::kIndexerProj).value_or(w);
+  double attention = bytes_for(w, p.attention - indexer);
+  if (s.precision.has_op_overrides || release != nullptr) {
+    // Per-operator formats (a plan with the FFN in another format, a
+    // release's bf16 attention): the kinds' parameters move from the plan's
+    // formats to theirs, as build_ops moves their bytes. The LM head is
+    // counted above, the indexer below.
+    const LinearParameters lp = linear_parameters(m);
+    for (int k = 0; k < kOpKindCount; ++k) {
+      const auto kind = static_cast<OpKind>(k);
+      const std::optional<Format> f = own_format(kind);
+      if (!f || kind == OpKind::kLmHead) continue;
+      const double dense = lp.dense[static_cast<std::size_t>(k)];
+      const double routed = lp.routed[static_cast<std::size_t>(k)];
+      split +=
+          bytes_for(*f, dense) - bytes_for(w, dense) + bytes_for(*f, routed) - bytes_for(e, routed);
+      if (is_attention_projection(kind) && kind != OpKind::kIndexerProj)
+        attention += bytes_for(*f, dense) - bytes_for(w, dense);
+    }
+  }
+  split -= bytes_for(indexer_format, indexer);
+  const double replicated =
+      bytes_for(Format::kBf16, p.norms + p.router) + bytes_for(indexer_format, indexer);
   // Attention data parallelism: attention weights split over tp / attention_dp.
   const double attention_copies = static_cast<double>(s.attention_dp) - 1;
-  return (split / tp + attention_copies * bytes_for(w, p.attention - indexer) / tp + replicated) /
-         pp;
+  return (split / tp + attention_copies * attention / tp + replicated) / pp;
 }
 
 MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenario& s) {
@@ -541,7 +557,13 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
     } else if (layers > moe_layers) {
       layer += pc.dense_mlp / (layers - moe_layers);
     }
-    if (pc.total > 0) mem.weights_bytes *= 1 + layer / pc.total;
+    const QuantizedRelease* release = followed_release(m, s.precision);
+    if (release && release->draft_head_kept) {
+      // The release keeps its MTP layer whole (NVIDIA's keep it in bf16).
+      mem.weights_bytes += bytes_for(release->kept_format, layer) / tp / pp;
+    } else if (pc.total > 0) {
+      mem.weights_bytes *= 1 + layer / pc.total;
+    }
     mem.kv_cache_bytes += bytes_for(s.precision.kv, B * per_token_layer * ctx);
   }
 

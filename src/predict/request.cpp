@@ -26,6 +26,7 @@ Scenario build_scenario(const ScenarioRequest& r, const ModelSpec& m, const Devi
       s.precision = resolved.precision;
       if (notes) notes->insert(notes->end(), resolved.notes.begin(), resolved.notes.end());
     } else {
+      s.precision.follow_release = false;
       s.precision.weights = st.weights;
       s.precision.experts = st.experts ? st.experts : std::optional<Format>(st.weights);
       s.precision.act = st.act;

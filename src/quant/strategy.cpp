@@ -119,6 +119,7 @@ ResolvedStrategy resolve(const Strategy& st, const ModelSpec& model, const Devic
   ResolvedStrategy r;
   r.name = st.name;
   PrecisionPlan& p = r.precision;
+  p.follow_release = false;  // a strategy quantizes the layers it names
   p.weights = st.weights;
   p.experts = st.experts ? st.experts : std::optional<Format>(st.weights);
   p.kv = st.kv;

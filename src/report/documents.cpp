@@ -38,6 +38,29 @@ nlohmann::json formats_document() {
   return {{"version", std::string(version())}, {"formats", list}};
 }
 
+namespace {
+
+// A preset's quantized releases: format, checkpoint, the operators kept and in what.
+nlohmann::json releases_json(const std::vector<QuantizedRelease>& releases) {
+  nlohmann::json list = nlohmann::json::array();
+  for (const auto& r : releases) {
+    std::vector<std::string> ops;
+    for (int k = 0; k < kOpKindCount; ++k) {
+      if ((r.kept_ops >> static_cast<unsigned>(k) & 1) != 0)
+        ops.emplace_back(op_name(static_cast<OpKind>(k)));
+    }
+    list.push_back({{"format", format_id(r.format)},
+                    {"checkpoint", r.checkpoint},
+                    {"kept_format", format_id(r.kept_format)},
+                    {"kept_operators", ops},
+                    {"draft_head_kept", r.draft_head_kept},
+                    {"source", r.source}});
+  }
+  return list;
+}
+
+}  // namespace
+
 nlohmann::json model_list_document() {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& p : ModelCatalog::built_in().presets()) {
@@ -57,6 +80,7 @@ nlohmann::json model_list_document() {
       list.back()["draft_tokens_per_step"] = p.draft_tokens_per_step;
       list.back()["draft_acceptance_source"] = p.draft_acceptance_source;
     }
+    if (!p.releases.empty()) list.back()["quantized_releases"] = releases_json(p.releases);
   }
   return {{"version", std::string(version())}, {"models", list}};
 }
@@ -72,6 +96,7 @@ nlohmann::json model_document(const ModelSpec& model, const ModelPreset* preset)
     j["draft_tokens_per_step"] = model.draft_tokens_per_step;
     j["draft_acceptance_source"] = model.draft_acceptance_source;
   }
+  if (!model.releases.empty()) j["quantized_releases"] = releases_json(model.releases);
   j["version"] = std::string(version());
   return j;
 }

@@ -863,6 +863,8 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                           p.engine_not_applied->name)
             : std::string("ideal mode: datasheet peaks and bandwidth, no overheads"));
   }
+  if (const QuantizedRelease* r = followed_release(m, s.precision))
+    notes.push_back(release_note(*r));
   for (const auto& n : m.notes) notes.push_back(n);
   return notes;
 }

@@ -308,6 +308,8 @@ Scenario decode_step(const ServingRun& r, const ModelSpec& m, std::string* forma
   if (m.moe)
     *formats += "/" + std::string(format_id(s.precision.experts.value_or(
                           s.precision.weights.value_or(m.native_experts))));
+  if (const QuantizedRelease* release = followed_release(m, s.precision))
+    *formats += " as " + release->checkpoint;
   return s;
 }
 

@@ -68,6 +68,12 @@ struct Builder {
   ComputePlan wplan{}, eplan{};
   bool decode = true;
   bool drafting = false;  // adding the draft head's ops
+  // The operators the plan's quantized release keeps unquantized (bit k:
+  // OpKind k), in `kept`; `draft_kept`: the draft head whole in `kept`.
+  std::uint64_t kept_ops = 0;
+  bool draft_kept = false;
+  Format kept{};
+  ComputePlan kept_plan{};
 
   // Whether the engine's GEMM table prices matmuls of these formats (then
   // their wave efficiency goes unused: the table's measurements carry it).
@@ -130,6 +136,11 @@ struct Builder {
   Op& linear(OpKind kind, double count, double rows, double n, double k, Format fmt,
              ComputePlan plan, bool read_input, double launches, double groups = 1) {
     Format act = a;
+    if ((kept_ops >> static_cast<unsigned>(kind) & 1) != 0 || (drafting && draft_kept)) {
+      fmt = kept;
+      act = kept;
+      plan = kept_plan;
+    }
     if (s.precision.has_op_overrides) {
       const OpPrecision& o = s.precision.ops[static_cast<std::size_t>(kind)];
       if (o.weights || o.act) {
@@ -955,6 +966,19 @@ void validate(const Scenario& s, const ModelSpec& m) {
   }
 }
 
+std::string release_note(const QuantizedRelease& r) {
+  std::string ops;
+  for (int k = 0; k < kOpKindCount; ++k) {
+    if ((r.kept_ops >> static_cast<unsigned>(k) & 1) != 0)
+      ops += (ops.empty() ? "" : ", ") + std::string(op_name(static_cast<OpKind>(k)));
+  }
+  std::string note = std::string(format_id(r.format)) + " as its release " + r.checkpoint +
+                     " ships it: " + ops + " in " + std::string(format_id(r.kept_format)) +
+                     " (weights and math)";
+  if (r.draft_head_kept) note += ", and its MTP layer whole";
+  return note + "; a strategy quantizes every layer it names";
+}
+
 OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s,
                   const ModelOptions& opt) {
   OpGraph g;
@@ -989,6 +1013,13 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
   b.e = s.precision.experts.value_or(s.precision.weights.value_or(m.native_experts));
   b.wplan = plan_compute(dev, b.w, b.a);
   b.eplan = m.moe ? plan_compute(dev, b.e, b.a) : b.wplan;
+  const QuantizedRelease* release = followed_release(m, s.precision);
+  if (release != nullptr) {
+    b.kept_ops = release->kept_ops;
+    b.draft_kept = release->draft_head_kept;
+    b.kept = release->kept_format;
+    b.kept_plan = plan_compute(dev, b.kept, b.kept);
+  }
   // An engine whose fused MoE quantizes the activations of these experts on
   // the fly runs their math in its own format; the plan may say which.
   if (m.moe && s.precision.expert_act) {
@@ -1062,12 +1093,21 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
     b.P = 0;
     b.N = b.B * b.T;
     b.drafting = true;
+    // A release that keeps its MTP layer whole: the head's experts too.
+    const Format saved_e = b.e;
+    const ComputePlan saved_eplan = b.eplan;
+    if (b.draft_kept) {
+      b.e = b.kept;
+      b.eplan = b.kept_plan;
+    }
     const std::int64_t last = m.layers - 1;
     b.layer(passes, m.moe && m.is_moe_layer(last), m.is_sliding_layer(last),
             m.is_linear_layer(last));
     b.norm(OpKind::kFinalNorm, passes, b.B, true, 1);
     if (m.vocab > 0) b.linear(OpKind::kLmHead, passes, b.B, b.V, b.H, b.w, b.wplan, true, 1);
     b.drafting = false;
+    b.e = saved_e;
+    b.eplan = saved_eplan;
     b.T = saved_t;
     b.N = saved_n;
     b.P = saved_p;
