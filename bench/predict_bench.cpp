@@ -71,6 +71,45 @@ void BM_PredictMoeDecodeWithEngine(benchmark::State& state) {
 }
 BENCHMARK(BM_PredictMoeDecodeWithEngine);
 
+// A release's layout and a padded MoE workspace (the same target): DeepSeek-R1
+// as NVIDIA's NVFP4 release ships it (bf16 attention) at TP 8 on B200 with
+// TensorRT-LLM, and Qwen3-235B fp8 at TP 2 on H200 with vLLM 0.12.0, whose
+// DeepGEMM MoE computes a padded workspace.
+void BM_PredictMoeDecodeNvfp4Release(benchmark::State& state) {
+  static const auto m = roofline::load_model("deepseek-r1");
+  const auto& d = registry().get("b200");
+  auto s = decode_4k();
+  s.batch = 16;
+  s.tp = 8;
+  s.precision.weights = roofline::Format::kNvfp4;
+  s.precision.act = roofline::Format::kNvfp4;
+  const roofline::ModelOptions o =
+      roofline::with_engine({}, d, &roofline::EngineRegistry::built_in().get("trtllm"));
+  for (auto _ : state) {
+    const auto p = roofline::predict(m, d, s, o);
+    benchmark::DoNotOptimize(p.time_s);
+  }
+}
+BENCHMARK(BM_PredictMoeDecodeNvfp4Release);
+
+void BM_PredictMoeDecodePaddedWorkspace(benchmark::State& state) {
+  static const auto m = roofline::load_model("qwen3-235b-a22b");
+  const auto& d = registry().get("h200");
+  const auto& reg = roofline::EngineRegistry::built_in();
+  auto s = decode_4k();
+  s.batch = 16;
+  s.tp = 2;
+  s.precision.weights = roofline::Format::kFp8;
+  s.precision.act = roofline::Format::kFp8;
+  const roofline::ModelOptions o = roofline::with_engine_release(
+      roofline::with_engine({}, d, &reg.get("vllm"), reg), d, "0.12.0", s.tp, reg);
+  for (auto _ : state) {
+    const auto p = roofline::predict(m, d, s, o);
+    benchmark::DoNotOptimize(p.time_s);
+  }
+}
+BENCHMARK(BM_PredictMoeDecodePaddedWorkspace);
+
 // The newer attention kinds with an engine: Qwen3.5-397B-A17B (Gated DeltaNet
 // in 45 of 60 layers) and DeepSeek-V3.2 (the sparse-attention indexer), decode
 // at batch 64 over 4K tokens at TP 8 on the B200 with SGLang, fp8 W8A8.

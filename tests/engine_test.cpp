@@ -1279,6 +1279,107 @@ TEST(EnginePrediction, AMeasuredShapePricesItsOwnTensorParallelLayout) {
   EXPECT_DOUBLE_EQ(expert_work(ep).efficiency, expert_work(predict(m, d, s, by_grid)).efficiency);
 }
 
+// vLLM 0.11.1 to 0.12 on Hopper run block-fp8 MoE through DeepGEMM's
+// contiguous layout (data/engines/vllm.json moe_padded_layout): 0.11.0
+// predates it, 0.12.0 turned it off at TP 8, 0.13.0 skips the padding.
+TEST(Engines, APaddedMoeLayoutFollowsTheReleaseDeviceAndTp) {
+  const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
+  const Device& h200 = devices().get("h200");
+  const Device& b200 = devices().get("b200");
+  EXPECT_EQ(vllm.padded_moe_for("0.11.0", h200, 2), nullptr);
+  ASSERT_NE(vllm.padded_moe_for("0.11.1", h200, 2), nullptr);
+  EXPECT_EQ(vllm.padded_moe_for("0.11.1", h200, 2)->block_rows, 128);
+  EXPECT_NE(vllm.padded_moe_for("0.11.2", h200, 8), nullptr);
+  EXPECT_NE(vllm.padded_moe_for("v0.12.0", h200, 4), nullptr);
+  EXPECT_EQ(vllm.padded_moe_for("0.12.0", h200, 8), nullptr);
+  EXPECT_EQ(vllm.padded_moe_for("0.13.0", h200, 2), nullptr);
+  EXPECT_EQ(vllm.padded_moe_for("", h200, 2), nullptr);  // the current release
+  EXPECT_EQ(vllm.padded_moe_for("nightly", h200, 2), nullptr);
+  EXPECT_EQ(vllm.padded_moe_for("0.12.0", b200, 2), nullptr);
+  EXPECT_EQ(EngineRegistry::built_in().get("sglang").padded_moe_for("0.12.0", h200, 2), nullptr);
+  // `roofline engines show vllm` lists it with its sources.
+  const nlohmann::json j = to_json(vllm);
+  EXPECT_EQ(j["moe_padded_layout"]["block_rows"], 128);
+  EXPECT_NE(j["moe_padded_layout"]["source"].get<std::string>().find("#26197"), std::string::npos);
+  EXPECT_TRUE(to_json(EngineRegistry::built_in().get("sglang"))["moe_padded_layout"].is_null());
+}
+
+TEST(Engines, PaddedMoeLayoutsAreStrict) {
+  const std::string layout =
+      R"("moe_padded_layout": {"kernel": "k", "format": "fp8", "architecture": "hopper",
+      "from_version": "0.11.1", "before_version": "0.13.0",
+      "excluded_tp": {"tp": 8, "from_version": "0.12.0"}, "block_rows": 128,
+      "gemm": {"tables": "sglang", "format": "fp8_block", "source": "s"}, "source": "s"}, )";
+  const std::string gemm = R"("gemm": {"tables": "", "kernels": {}},)";
+  std::string doc = std::string(kSchedulerProfileHead) +
+                    R"(, "kv_memory": {"of": "total", "value": 0.9, "confidence": "vendor",
+                    "source": "s"}}})";
+  doc.replace(doc.find(gemm), gemm.size(), layout + gemm);
+  const EngineProfile e = parse_engine(doc, "x.json");
+  EXPECT_TRUE(e.padded_moe.on);
+  EXPECT_EQ(e.padded_moe.excluded_tp, 8);
+  EXPECT_EQ(e.padded_moe.gemm_format, "fp8_block");
+  const StrictEdits edits{doc, "x.json", parse_engine};
+  auto expect_error = [&](std::string_view from, std::string_view to, std::string_view key) {
+    edits.expect_error(edits.with(from, to), key);
+  };
+  expect_error(R"("format": "fp8", "arch)", R"("format": "bf16", "arch)", "format");
+  expect_error(R"("from_version": "0.11.1")", R"("from_version": "x")", "from_version");
+  expect_error(R"("before_version": "0.13.0")", R"("before_version": "0.11.0")", "before_version");
+  expect_error(R"("tp": 8)", R"("tp": 1)", "tp");
+  expect_error(R"("block_rows": 128)", R"("block_rows": 0)", "block_rows");
+  expect_error(R"("tables": "sglang")", R"("tables": "ollama")", "tables");
+  expect_error(R"("fp8_block", "source": "s")", R"("fp8_block", "source": "z")", "source");
+  expect_error(R"(}, "source": "s"}, )", R"(}, "source": "z"}, )", "source");
+  expect_error(R"("kernel": "k", )", R"("kernel": "k", "extra": 1, )", "extra");
+  expect_error(R"("block_rows": 128,)", "", "block_rows");  // required
+}
+
+// Qwen3-235B fp8 at TP 2 decoding 16 sequences on H200 with vLLM 0.12.0:
+// DeepGEMM's workspace is round_up(16 x 8 + 128 x 127, 128) = 16,384 rows a
+// layer, whatever the tokens. AIConfigurator measured the library's dense GEMM
+// inside SGLang on H200 at those rows: (16384, 1536, 4096) in 193.5 us and
+// (16384, 4096, 768) in 105.6 us (h200_sxm/sglang-0.5.14/gemm_perf.parquet);
+// the activation pass reads and writes 16,384 x (1,536 x 2 + 768 x 1.03) B =
+// 63.3 MB, about 15 us: some 314 us a layer, against the table's 0.21 ms for
+// the experts the 16 tokens touch.
+TEST(EnginePrediction, DeepGemmsPaddedWorkspaceSetsVllm012sMoeLayer) {
+  const ModelSpec m = load_model("qwen3-235b-a22b");
+  const Device& d = devices().get("h200");
+  const EngineRegistry& reg = EngineRegistry::built_in();
+  const EngineProfile* vllm = &reg.get("vllm");
+  Scenario s;
+  s.batch = 16;
+  s.seq_len = 2000;
+  s.tp = 2;
+  s.precision.weights = Format::kFp8;
+  s.precision.act = Format::kFp8;
+  s.precision.kv = Format::kFp8;
+  const ModelOptions current = with_engine({}, d, vllm, reg);
+  const ModelOptions v012 = with_engine_release(current, d, "0.12.0", s.tp, reg);
+  ASSERT_NE(v012.padded_moe, nullptr);
+  ASSERT_NE(v012.padded_moe_gemm, nullptr);
+  EXPECT_EQ(v012.padded_moe_gemm->id, "h200-sglang");
+  const Prediction before = predict(m, d, s, current);
+  const Prediction padded = predict(m, d, s, v012);
+  EXPECT_EQ(before.moe_layers_padded, 0);
+  EXPECT_EQ(padded.moe_layers_padded, 1);
+  EXPECT_DOUBLE_EQ(padded.moe_padded_rows, 16384);
+  constexpr double kMeasuredLayerS = 193.5e-6 + 105.6e-6 + 15e-6;
+  constexpr double kGridTolerance = 0.2;  // table cells: medians over log2(m) x log2(n k) bins
+  EXPECT_NEAR(expert_work(padded).layer_s / kMeasuredLayerS, 1.0, kGridTolerance);
+  EXPECT_LT(expert_work(before).layer_s, 0.8 * expert_work(padded).layer_s);
+  const auto notes = explain(m, d, s, padded);
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find("padded workspace (16384 rows a layer") != std::string::npos;
+  }));
+  // TP 8 in 0.12.0 ran Triton; another format keeps the table.
+  EXPECT_EQ(with_engine_release(current, d, "0.12.0", 8, reg).padded_moe, nullptr);
+  s.precision.weights = Format::kBf16;
+  s.precision.act = Format::kBf16;
+  EXPECT_EQ(predict(m, d, s, v012).moe_layers_padded, 0);
+}
+
 // DeepSeek-V3 in FP8 on H200 with TensorRT-LLM, TP 8, one decode token: the
 // block-scaled FP8 entry prices the experts, at no less than its floor.
 TEST(EnginePrediction, MoeLayerAtOneTokenCostsAtLeastTheFloor) {

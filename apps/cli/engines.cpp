@@ -75,6 +75,17 @@ void engines_command(const std::string& id, bool json) {
                                : std::string(),
           x.graphs_only ? ", in replayed graphs" : "", e.citation(x.source));
     }
+    if (e.padded_moe.on) {
+      const auto& x = e.padded_moe;
+      std::cout << fmt::format(
+          "  {:<28} {} experts on {}, releases {} to before {}{}: {}, blocks of {} rows, the "
+          "unused ones computed; dense efficiency from {}'s {} table\n      source: {}\n",
+          "padded MoE workspace", format_id(x.format), x.architecture, x.from_version,
+          x.before_version,
+          x.excluded_tp > 0 ? fmt::format(" (not TP {} from {})", x.excluded_tp, x.excluded_tp_from)
+                            : std::string(),
+          x.kernel, x.block_rows, x.gemm_tables, x.gemm_format, e.citation(x.source));
+    }
     std::cout << fmt::format("  {:<28} {}\n", "GEMM tables measured on",
                              e.gemm_tables.empty()
                                  ? std::string("none: the device's achievable fractions")

@@ -249,6 +249,28 @@ struct EngineScheduler {
                                      double activations) const noexcept;
 };
 
+// Releases whose grouped MoE GEMM computes a padded workspace whatever the
+// tokens (vLLM 0.11.1-0.12 on Hopper: DeepGEMM's contiguous layout, every
+// local expert's segment rounded up to `block_rows`, the unused rows
+// computed as expert 0's): for experts in `format` on `architecture`, a
+// MoE layer takes at least the two grouped GEMMs over
+//   rows = round_up(tokens x top_k + local experts x (block_rows - 1), block_rows)
+// at the dense efficiency of the same kernel library (`gemm_tables`' entry
+// `gemm_format` for the device), plus the activation's pass over those rows.
+struct PaddedMoeLayout {
+  bool on = false;
+  std::string kernel;
+  Format format = Format::kFp8;
+  std::string architecture;
+  std::string from_version, before_version;  // the releases: [from, before)
+  std::int64_t excluded_tp = 0;              // a tensor-parallel size the rule leaves out
+  std::string excluded_tp_from;              // ... from this release
+  std::int64_t block_rows = 128;
+  std::string gemm_tables, gemm_format;  // the measured engine and its table key
+  std::string gemm_source;               // why that table: a key of `sources`
+  std::string source;                    // a key of `sources`
+};
+
 struct EngineProfile {
   std::string id, name;
   std::string kind;      // "serving", "local" or "reference"
@@ -308,6 +330,11 @@ struct EngineProfile {
     bool graphs_only = false;
     std::string source;  // a key of `sources`
   } shared_experts_stream;
+  PaddedMoeLayout padded_moe;  // none unless `on`
+  // The padded layout a release runs at tensor-parallel size `tp` on `d`,
+  // or null: `version` empty or unparsed is the current release.
+  [[nodiscard]] const PaddedMoeLayout* padded_moe_for(std::string_view version, const Device& d,
+                                                      std::int64_t tp) const noexcept;
   // GEMMs: the engine whose measured tables describe these kernels ("" none:
   // the device's fractions), and a factor on those efficiencies for an engine
   // that runs other kernels than the measured one (1 when it is the measured one).
@@ -533,6 +560,14 @@ class EngineRegistry {
 // `options` with `engine` and its GEMM and MoE tables for `device` resolved
 // (null or the reference engine: no engine). predict() resolves it itself when only
 // `engine` is set; it also throws Unsupported for formats the engine cannot run.
+// `options` (already resolved for `engine` on `device`) with what the
+// engine's release `version` runs differently at tensor-parallel size `tp`:
+// the padded MoE layout (EngineProfile::padded_moe_for) and its GEMM table
+// from `tables`. An empty version, or a release without such a rule, changes nothing.
+[[nodiscard]] ModelOptions with_engine_release(ModelOptions options, const Device& device,
+                                               std::string_view version, std::int64_t tp,
+                                               const EngineRegistry& tables);
+
 [[nodiscard]] ModelOptions with_engine(ModelOptions options, const Device& device,
                                        const EngineProfile* engine);
 // The same with the tables of `tables` (where no table applies, an empty one,

@@ -69,6 +69,12 @@ struct Prediction {
   // Of the MoE layer classes it priced, those at their own measured shape and
   // layout (roofline/moe_table.h), not the grid.
   std::int32_t moe_layers_by_shape = 0;
+  // The engine release's padded MoE layout (ModelOptions::padded_moe), the
+  // layer kinds it set the time of (its padded GEMMs outlasting the table's
+  // layer) and the rows of the first such layer's workspace.
+  const PaddedMoeLayout* padded_moe = nullptr;
+  std::int32_t moe_layers_padded = 0;
+  double moe_padded_rows = 0;
   // The attention table that priced the attention (null: none did).
   const AttentionTable* attention_table = nullptr;
   EfficiencySource attention_table_source = EfficiencySource::kMeasuredAttentionTable;

@@ -41,9 +41,10 @@ enum class EfficiencySource : std::uint8_t {
 
 struct EngineProfile;  // roofline/engine.h
 struct GemmTable;
-struct MoeTable;        // roofline/moe_table.h
-struct CommTable;       // roofline/comm_table.h
-struct AttentionTable;  // roofline/attention_table.h
+struct MoeTable;         // roofline/moe_table.h
+struct CommTable;        // roofline/comm_table.h
+struct AttentionTable;   // roofline/attention_table.h
+struct PaddedMoeLayout;  // roofline/engine.h
 
 [[nodiscard]] std::string_view mode_name(Mode m) noexcept;
 [[nodiscard]] std::string_view bound_name(Bound b) noexcept;
@@ -93,6 +94,10 @@ struct ModelOptions {
   // roofline/moe_table.h, its own storage; empty: the engine's measured
   // blend): with_engine() resolves moe_table with it.
   std::string_view moe_kernel;
+  // The engine release's padded grouped MoE layout on the device and the
+  // dense GEMM table of its kernel library (with_engine_release; null: none).
+  const PaddedMoeLayout* padded_moe = nullptr;
+  const GemmTable* padded_moe_gemm = nullptr;
   // The engine's measured all-reduce latencies for the device (null or empty:
   // the interconnect's bandwidth and collective_latency_s price them).
   const CommTable* comm_table = nullptr;

@@ -618,6 +618,20 @@ bool release_before(std::vector<int> have, std::vector<int> than) {
 }
 }  // namespace
 
+const PaddedMoeLayout* EngineProfile::padded_moe_for(std::string_view version, const Device& d,
+                                                     std::int64_t tp) const noexcept {
+  if (!padded_moe.on || d.architecture != padded_moe.architecture) return nullptr;
+  std::vector<int> have = release_numbers(version);
+  if (have.empty()) return nullptr;  // the current release
+  if (release_before(have, release_numbers(padded_moe.from_version)) ||
+      !release_before(have, release_numbers(padded_moe.before_version)))
+    return nullptr;
+  if (padded_moe.excluded_tp > 0 && tp == padded_moe.excluded_tp &&
+      !release_before(have, release_numbers(padded_moe.excluded_tp_from)))
+    return nullptr;
+  return &padded_moe;
+}
+
 bool EngineScheduler::a_step_ahead(std::int64_t pp, std::string_view version) const noexcept {
   if (!formed_a_step_ahead || (pp > 1 && !ahead_with_pipeline_parallel)) return false;
   std::vector<int> have = release_numbers(version);
@@ -778,6 +792,57 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
     if (e.shared_experts_stream.graphs_only && !e.decode_cuda_graphs)
       s.fail("graphs_only", "the engine replays no decode graphs");
     s.finish();
+  }
+  if (o.has("moe_padded_layout")) {
+    // {"kernel", "format", "architecture", "from_version", "before_version",
+    //  "excluded_tp": {"tp", "from_version"}?, "block_rows", "gemm": {"tables",
+    //  "format"}, "source"}
+    StrictObject p = o.object("moe_padded_layout");
+    auto& x = e.padded_moe;
+    x.on = true;
+    x.kernel = p.string("kernel");
+    if (x.kernel.empty()) p.fail("kernel", "must name the kernel");
+    const std::string format = p.string("format");
+    if (!try_parse_format(format, &x.format) || x.format != Format::kFp8)
+      p.fail("format", "must be fp8 (block-scaled experts)");
+    x.architecture = p.string("architecture");
+    if (x.architecture.empty()) p.fail("architecture", "must name the architecture");
+    const auto release = [&](StrictObject& obj, std::string_view key) {
+      std::string v = obj.string(key);
+      if (release_numbers(v).empty()) obj.fail(key, "expected a release such as \"0.12.0\"");
+      return v;
+    };
+    x.from_version = release(p, "from_version");
+    x.before_version = release(p, "before_version");
+    if (!release_before(release_numbers(x.from_version), release_numbers(x.before_version)))
+      p.fail("before_version", "must come after from_version");
+    if (p.has("excluded_tp")) {
+      StrictObject t = p.object("excluded_tp");
+      const json& tp = t.required("tp");
+      if (!tp.is_number_integer() || tp.get<std::int64_t>() < 2 || tp.get<std::int64_t>() > 1024)
+        t.fail("tp", "expected a tensor-parallel size from 2 to 1024");
+      x.excluded_tp = tp.get<std::int64_t>();
+      x.excluded_tp_from = release(t, "from_version");
+      t.finish();
+    }
+    const json& rows = p.required("block_rows");
+    if (!rows.is_number_integer() || rows.get<std::int64_t>() < 1 ||
+        rows.get<std::int64_t>() > 4096)
+      p.fail("block_rows", "expected rows from 1 to 4096");
+    x.block_rows = rows.get<std::int64_t>();
+    StrictObject g = p.object("gemm");
+    x.gemm_tables = g.string("tables");
+    if (x.gemm_tables != "vllm" && x.gemm_tables != "sglang" && x.gemm_tables != "trtllm")
+      g.fail("tables", "must be vllm, sglang or trtllm (the engines measured)");
+    x.gemm_format = g.string("format");
+    if (x.gemm_format.empty()) g.fail("format", "must name the table's format key");
+    x.gemm_source = g.string("source");
+    if (!e.sources.count(x.gemm_source)) g.fail("source", "names no entry of \"sources\"");
+    g.finish();
+    x.source = p.string("source");
+    if (!e.sources.count(x.source)) p.fail("source", "names no entry of \"sources\"");
+    (void)p.optional_string("note", "");
+    p.finish();
   }
   {
     StrictObject g = o.object("gemm");
@@ -1281,6 +1346,24 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
   return options;
 }
 
+ModelOptions with_engine_release(ModelOptions options, const Device& device,
+                                 std::string_view version, std::int64_t tp,
+                                 const EngineRegistry& tables) {
+  options.padded_moe = nullptr;
+  options.padded_moe_gemm = nullptr;
+  if (options.engine == nullptr || options.mode != Mode::kRealistic) return options;
+  const PaddedMoeLayout* layout = options.engine->padded_moe_for(version, device, tp);
+  if (layout == nullptr) return options;
+  const EngineProfile* measured = tables.find(layout->gemm_tables);
+  if (measured == nullptr) return options;
+  EfficiencySource source = EfficiencySource::kDevice;
+  const GemmTable* table = tables.gemm_table(device, *measured, &source);
+  if (table == nullptr || table->find(layout->gemm_format) == nullptr) return options;
+  options.padded_moe = layout;
+  options.padded_moe_gemm = table;
+  return options;
+}
+
 void check_moe_kernel(const ModelOptions& options, const Device* device, std::string_view what) {
   if (options.moe_kernel.empty()) return;
   const EngineProfile* engine = options.engine;
@@ -1525,66 +1608,81 @@ nlohmann::json to_json(const EngineProfile& e) {
   json weight_only = json::object();
   for (const auto& [format, f] : e.weight_only_stream)
     weight_only[std::string(format_id(format))] = figure_json(e, f);
-  return {{"id", e.id},
-          {"name", e.name},
-          {"kind", e.kind},
-          {"versions", e.versions},
-          {"decode_cuda_graphs", e.decode_cuda_graphs},
-          {"decode_cuda_graphs_source", e.citation(e.decode_cuda_graphs_source)},
-          {"graph_max_batch", figure_json(e, e.graph_max_batch)},
-          {"graph_max_batch_small",
-           e.graph_max_batch_small.below_tp > 0
-               ? nlohmann::json{{"below_tp", e.graph_max_batch_small.below_tp},
-                                {"below_memory_gib",
-                                 e.graph_max_batch_small.below_memory_bytes / 1073741824.0},
-                                {"max_batch", figure_json(e, e.graph_max_batch_small.max_batch)}}
-               : nlohmann::json(nullptr)},
-          {"launch_overhead_decode_s", figure_json(e, e.launch_decode_s)},
-          {"launch_overhead_prefill_s", figure_json(e, e.launch_prefill_s)},
-          {"launch_overhead_eager_s", figure_json(e, e.launch_eager_s)},
-          {"launch_overhead_prefill_before",
-           e.launch_prefill_before > 0
-               ? nlohmann::json{{"build_date", format_build_date(e.launch_prefill_before)},
-                                {"launch_overhead_prefill_s",
-                                 figure_json(e, e.launch_prefill_before_s)}}
-               : nlohmann::json(nullptr)},
-          {"step_overhead_s", figure_json(e, e.step_overhead_s)},
-          {"shared_experts_stream",
-           e.shared_experts_stream.on
-               ? nlohmann::json{{"max_tokens", figure_json(e, e.shared_experts_stream.max_tokens)},
-                                {"graphs_only", e.shared_experts_stream.graphs_only},
-                                {"source", e.citation(e.shared_experts_stream.source)}}
-               : nlohmann::json(nullptr)},
-          {"gemm_tables", tables},
-          {"moe_tables", moe_tables},
-          {"comm_tables", comm_tables},
-          {"attention_tables", attention_tables},
-          {"gemm_table_scale", figure_json(e, e.gemm_table_scale)},
-          {"borrowed_gemm_formats", borrowed_formats},
-          {"gemv_bandwidth_per_sm_Bps", figure_json(e, e.gemv_bandwidth_per_sm_Bps)},
-          {"gemv_max_m", figure_json(e, e.gemv_max_m)},
-          {"gemv_stream", gemv_stream},
-          {"weight_only_stream", weight_only},
-          {"dequant_gemm", dequant},
-          {"cublas_gemm", cublas},
-          {"fp8_prequantized", prequantized},
-          {"expert_activations", expert_acts},
-          {"latent_cache_cast",
-           e.latent_cache_cast
-               ? nlohmann::json{{"architectures", e.latent_cache_cast->architectures},
-                                {"bandwidth_efficiency",
-                                 figure_json(e, e.latent_cache_cast->bandwidth_efficiency)},
-                                {"kernel", e.latent_cache_cast->kernel},
-                                {"source", e.citation(e.latent_cache_cast->source)}}
-               : nlohmann::json(nullptr)},
-          {"gemm_kernels", e.gemm_kernels},
-          {"attention_kernels", e.attention_kernels},
-          {"fusions", e.fusions},
-          {"unsupported_formats", unsupported},
-          {"file_mixes", mixes},
-          {"scheduler", scheduler_json(e)},
-          {"notes", e.notes},
-          {"sources", e.sources}};
+  return {
+      {"id", e.id},
+      {"name", e.name},
+      {"kind", e.kind},
+      {"versions", e.versions},
+      {"decode_cuda_graphs", e.decode_cuda_graphs},
+      {"decode_cuda_graphs_source", e.citation(e.decode_cuda_graphs_source)},
+      {"graph_max_batch", figure_json(e, e.graph_max_batch)},
+      {"graph_max_batch_small",
+       e.graph_max_batch_small.below_tp > 0
+           ? nlohmann::json{{"below_tp", e.graph_max_batch_small.below_tp},
+                            {"below_memory_gib",
+                             e.graph_max_batch_small.below_memory_bytes / 1073741824.0},
+                            {"max_batch", figure_json(e, e.graph_max_batch_small.max_batch)}}
+           : nlohmann::json(nullptr)},
+      {"launch_overhead_decode_s", figure_json(e, e.launch_decode_s)},
+      {"launch_overhead_prefill_s", figure_json(e, e.launch_prefill_s)},
+      {"launch_overhead_eager_s", figure_json(e, e.launch_eager_s)},
+      {"launch_overhead_prefill_before",
+       e.launch_prefill_before > 0
+           ? nlohmann::json{{"build_date", format_build_date(e.launch_prefill_before)},
+                            {"launch_overhead_prefill_s",
+                             figure_json(e, e.launch_prefill_before_s)}}
+           : nlohmann::json(nullptr)},
+      {"step_overhead_s", figure_json(e, e.step_overhead_s)},
+      {"shared_experts_stream",
+       e.shared_experts_stream.on
+           ? nlohmann::json{{"max_tokens", figure_json(e, e.shared_experts_stream.max_tokens)},
+                            {"graphs_only", e.shared_experts_stream.graphs_only},
+                            {"source", e.citation(e.shared_experts_stream.source)}}
+           : nlohmann::json(nullptr)},
+      {"moe_padded_layout",
+       e.padded_moe.on ? nlohmann::json{{"kernel", e.padded_moe.kernel},
+                                        {"format", format_id(e.padded_moe.format)},
+                                        {"architecture", e.padded_moe.architecture},
+                                        {"from_version", e.padded_moe.from_version},
+                                        {"before_version", e.padded_moe.before_version},
+                                        {"excluded_tp", e.padded_moe.excluded_tp},
+                                        {"excluded_tp_from_version", e.padded_moe.excluded_tp_from},
+                                        {"block_rows", e.padded_moe.block_rows},
+                                        {"gemm_tables", e.padded_moe.gemm_tables},
+                                        {"gemm_format", e.padded_moe.gemm_format},
+                                        {"gemm_source", e.citation(e.padded_moe.gemm_source)},
+                                        {"source", e.citation(e.padded_moe.source)}}
+                       : nlohmann::json(nullptr)},
+      {"gemm_tables", tables},
+      {"moe_tables", moe_tables},
+      {"comm_tables", comm_tables},
+      {"attention_tables", attention_tables},
+      {"gemm_table_scale", figure_json(e, e.gemm_table_scale)},
+      {"borrowed_gemm_formats", borrowed_formats},
+      {"gemv_bandwidth_per_sm_Bps", figure_json(e, e.gemv_bandwidth_per_sm_Bps)},
+      {"gemv_max_m", figure_json(e, e.gemv_max_m)},
+      {"gemv_stream", gemv_stream},
+      {"weight_only_stream", weight_only},
+      {"dequant_gemm", dequant},
+      {"cublas_gemm", cublas},
+      {"fp8_prequantized", prequantized},
+      {"expert_activations", expert_acts},
+      {"latent_cache_cast",
+       e.latent_cache_cast
+           ? nlohmann::json{{"architectures", e.latent_cache_cast->architectures},
+                            {"bandwidth_efficiency",
+                             figure_json(e, e.latent_cache_cast->bandwidth_efficiency)},
+                            {"kernel", e.latent_cache_cast->kernel},
+                            {"source", e.citation(e.latent_cache_cast->source)}}
+           : nlohmann::json(nullptr)},
+      {"gemm_kernels", e.gemm_kernels},
+      {"attention_kernels", e.attention_kernels},
+      {"fusions", e.fusions},
+      {"unsupported_formats", unsupported},
+      {"file_mixes", mixes},
+      {"scheduler", scheduler_json(e)},
+      {"notes", e.notes},
+      {"sources", e.sources}};
 }
 
 }  // namespace roofline

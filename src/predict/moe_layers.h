@@ -34,10 +34,52 @@ inline bool routed_gemm(const Op& op) {
 // keeps each op's bound. Returns the ops it set (predict() leaves them as
 // they are); none when the table has no entry for the format. `*by_shape`
 // counts the layer classes priced at their own measured shape.
+//
+// An engine release that pads its grouped GEMMs (opt.padded_moe, e.g. vLLM
+// 0.11.1-0.12's DeepGEMM on Hopper) computes a workspace of
+//   rows = round_up(tokens x top_k + local experts x (block - 1), block)
+// whatever the tokens: the layer takes at least its two GEMMs over those rows
+// (the kernel library's dense efficiency at that shape, opt.padded_moe_gemm)
+// and the activation's pass over them. `*padded` counts the layer classes it
+// set and the first one's rows.
+struct MoePadding {
+  std::int32_t layers = 0;
+  double rows = 0;
+};
+
+inline double padded_moe_seconds(const Device& d, const PaddedMoeLayout& layout,
+                                 const GemmTable& table, double tokens, double top_k,
+                                 double local_experts, double width, double hidden, bool gated,
+                                 double* rows_out) {
+  const GemmTable::Entry* e = table.find(layout.gemm_format);
+  if (e == nullptr) return 0;
+  const double block = static_cast<double>(layout.block_rows);
+  const double rows = std::ceil((tokens * top_k + local_experts * (block - 1)) / block) * block;
+  *rows_out = rows;
+  const double peak = d.peak(layout.format);
+  const double bw = d.memory_bandwidth_Bps.value;
+  // One GEMM of the workspace, against the table's roofline: the same bytes
+  // the distiller counts (a 32-bit scale per 128 x 128 weight block, fp8
+  // inputs, bf16 outputs).
+  auto gemm = [&](double n, double k) {
+    const double ideal = std::max(2 * rows * n * k / peak,
+                                  (n * k * (1 + 4.0 / (128 * 128)) + rows * k + 2 * rows * n) / bw);
+    const double eff = std::clamp(table.efficiency(*e, rows, n * k), 1e-4, 1.0);
+    return std::max(e->floor_s, ideal / eff);
+  };
+  const double up_n = gated ? 2 * width : width;
+  // The activation (and its fp8 quantization for the second GEMM) over every
+  // row: the first GEMM's bf16 output read, fp8 rows and a 32-bit scale per
+  // 128 written.
+  const double act_bytes = rows * (up_n * 2 + width * (1 + 4.0 / 128));
+  const double act = act_bytes / (bw * d.bandwidth_fraction.value);
+  return gemm(up_n, hidden) + act + gemm(hidden, width);
+}
+
 inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d, const OpGraph& g,
                                              const ModelOptions& opt,
                                              std::array<OpTiming, kMaxOps>* timings,
-                                             std::int32_t* by_shape) {
+                                             std::int32_t* by_shape, MoePadding* padded) {
   std::bitset<kMaxOps> priced;
   const MoeTable* table = opt.moe_table;
   if (table == nullptr || opt.mode != Mode::kRealistic || !m.moe || m.moe->top_k <= 0)
@@ -101,7 +143,20 @@ inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d
     const double eff = std::clamp(measured * scale, 1e-4, 1.0);
     // The grid's layers were routed evenly; serving's prompts crowd onto
     // the router's favourite experts (moe_table.h routing_skew).
-    const double layer_s = std::max(e->floor_s, ideal / eff * table->skew_slowdown(tokens));
+    double layer_s = std::max(e->floor_s, ideal / eff * table->skew_slowdown(tokens));
+    if (opt.padded_moe && opt.padded_moe_gemm && first.weights == opt.padded_moe->format &&
+        !first.weight_only) {
+      double rows = 0;
+      const double pad =
+          padded_moe_seconds(d, *opt.padded_moe, *opt.padded_moe_gemm, first.moe_tokens,
+                             static_cast<double>(m.moe->top_k),
+                             static_cast<double>(m.moe->num_experts) / std::max(first.moe_ep, 1.0),
+                             width, hidden, m.gated_mlp, &rows);
+      if (pad > layer_s) {
+        layer_s = pad;
+        if (padded->layers++ == 0) padded->rows = rows;
+      }
+    }
     if (!(own_sum > 0) || !(layer_s > 0)) continue;
     if (shape) ++*by_shape;
     const double share = layer_s / own_sum;

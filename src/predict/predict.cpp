@@ -899,12 +899,19 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   p.gemm_table = engine ? opt.gemm_table : nullptr;
   p.gemm_table_source = opt.gemm_table_source;
   // MoE layers the engine's MoE table prices: their expert ops' timings are set here.
+  detail::MoePadding padding;
   const std::bitset<kMaxOps> moe_priced =
-      engine ? detail::price_moe_layers(m, d, p.graph, opt, &p.timings, &p.moe_layers_by_shape)
+      engine ? detail::price_moe_layers(m, d, p.graph, opt, &p.timings, &p.moe_layers_by_shape,
+                                        &padding)
              : std::bitset<kMaxOps>{};
   if (moe_priced.any()) {
     p.moe_table = opt.moe_table;
     p.moe_table_source = opt.moe_table_source;
+  }
+  if (padding.layers > 0) {
+    p.padded_moe = opt.padded_moe;
+    p.moe_layers_padded = padding.layers;
+    p.moe_padded_rows = padding.rows;
   }
   const std::bitset<kMaxOps> held =
       engine ? held_by_attention_calls(*engine, opt, p.graph) : std::bitset<kMaxOps>{};

@@ -788,6 +788,12 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                 : fmt::format("; {} of {} layer kinds at their own measured shape and layout, "
                               "the rest by the grid",
                               p.moe_layers_by_shape, moe_layer_kinds));
+        if (p.padded_moe) {
+          gemms += fmt::format(
+              "; this release runs them through {}, whose padded workspace ({:.0f} rows a layer, "
+              "computed whatever the tokens) sets the time of {} of {} layer kinds",
+              p.padded_moe->kernel, p.moe_padded_rows, p.moe_layers_padded, moe_layer_kinds);
+        }
       }
       if (from_table + from_moe_table < matmuls) gemms += ", the rest at the device's fractions";
     }

@@ -260,7 +260,7 @@ ServingMode parse_serving_mode(const std::string& text) {
 }
 
 ServingResult predict_serving(const ModelSpec& m, const Device& d, const ServingScenario& in,
-                              const ModelOptions& o) {
+                              const ModelOptions& options) {
   check_deadline("serving prediction");
   auto check = [](const char* name, std::int64_t v, std::int64_t hi) {
     if (v < 1 || v > hi) {
@@ -288,7 +288,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     ServingScenario one = in;
     one.replicas = 1;
     one.concurrency = (in.concurrency + in.replicas - 1) / in.replicas;
-    ServingResult r = predict_serving(m, d, one, o);
+    ServingResult r = predict_serving(m, d, one, options);
     const double clients =
         static_cast<double>(in.concurrency) / static_cast<double>(one.concurrency);
     r.gpus *= in.replicas;
@@ -333,13 +333,6 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         "aggregated serving takes attention dp and ep");
   }
 
-  // The scheduler: the engine's, else the reference's generic one.
-  const EngineProfile& reference = EngineRegistry::built_in().get("roofline");
-  const EngineProfile* engine = o.engine && o.engine->scheduler.known ? o.engine : &reference;
-  const EngineScheduler& sched = engine->scheduler;
-  if (in.step.attention_dp < 1 || in.prefill_attention_dp < 1) {
-    throw InvalidArgument("attention dp must be at least 1");
-  }
   if (in.engine_version.size() > 40 ||
       !std::all_of(in.engine_version.begin(), in.engine_version.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' ||
@@ -347,6 +340,16 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
       })) {
     throw InvalidArgument(
         "engine version: at most 40 letters, digits and . - + _ (a release such as 0.14.0)");
+  }
+  // What the engine's release runs differently (vLLM 0.11.1-0.12's padded MoE on Hopper).
+  const ModelOptions o =
+      with_engine_release(options, d, in.engine_version, in.step.tp, EngineRegistry::built_in());
+  // The scheduler: the engine's, else the reference's generic one.
+  const EngineProfile& reference = EngineRegistry::built_in().get("roofline");
+  const EngineProfile* engine = o.engine && o.engine->scheduler.known ? o.engine : &reference;
+  const EngineScheduler& sched = engine->scheduler;
+  if (in.step.attention_dp < 1 || in.prefill_attention_dp < 1) {
+    throw InvalidArgument("attention dp must be at least 1");
   }
   if (in.batch_wait_iters < 0 || in.batch_wait_iters > kMaxBatchWaitIters ||
       !(in.batch_wait_ratio >= 0 && in.batch_wait_ratio <= 1)) {

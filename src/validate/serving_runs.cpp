@@ -1042,6 +1042,12 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         o = tables ? with_engine(o, *d, e, *tables) : with_engine(o, *d, e);
         row.formats += fmt::format(", {} MoE ({})", r.moe_kernel, clip_utf8(r.harness, 64));
       }
+      // A decode step alone runs the release's kernels here (the serving model
+      // applies them itself, from the scenario's engine version).
+      if (!serving) {
+        o = with_engine_release(o, *d, r.backend_version, s.tp,
+                                tables ? *tables : EngineRegistry::built_in());
+      }
       // A decode step alone: these deployments captured graphs up to their batch
       // (AIConfigurator's benchmark rules; the serving model sets each pool's).
       if (!serving && o.graph_max_batch == 0)
