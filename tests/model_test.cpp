@@ -175,6 +175,57 @@ TEST(Models, QuantizedReleaseParsingIsStrict) {
       "extra");
 }
 
+// A ModelOpt NVFP4 checkpoint's config.json (NVIDIA's releases carry
+// quant_method modelopt, quant_algo NVFP4 and an ignore list): its linear
+// layers in nvfp4, the listed ones kept in the config's dtype, by operator kind.
+TEST(Models, ModelOptNvfp4ConfigsKeepTheirIgnoreList) {
+  const ModelPreset* preset = ModelCatalog::built_in().find("deepseek-v3");
+  ASSERT_NE(preset, nullptr);
+  nlohmann::json doc = nlohmann::json::parse(preset->config_json);
+  doc.erase("torch_dtype");
+  doc["dtype"] = "bfloat16";
+  doc["quantization_config"] = {
+      {"quant_method", "modelopt"},
+      {"quant_algo", "NVFP4"},
+      {"producer", {{"name", "modelopt"}}},
+      {"ignore",
+       {"lm_head", "model.layers.0.self_attn.q_a_proj", "model.layers.0.self_attn.kv_b_proj",
+        "model.layers.1.mlp.gate", "model.layers.61*"}}};
+  const ModelSpec m = parse_hf_config(doc.dump(), "v31.json");
+  EXPECT_EQ(m.native_weights, Format::kNvfp4);
+  EXPECT_EQ(m.native_experts, Format::kNvfp4);
+  const QuantizedRelease* r = m.release_for(Format::kNvfp4);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->kept_format, Format::kBf16);
+  const auto bit = [](OpKind k) { return std::uint64_t{1} << static_cast<unsigned>(k); };
+  EXPECT_EQ(r->kept_ops, bit(OpKind::kLmHead) | bit(OpKind::kQAProj) | bit(OpKind::kKvBProj) |
+                             bit(OpKind::kKAbsorb) | bit(OpKind::kVAbsorb));
+  EXPECT_TRUE(r->draft_head_kept);  // layer 61, past the 61 ordinary ones
+  // A whole self_attn block keeps every attention projection; the router is
+  // not a kept kind (routers stay bf16 anyway) but is counted in the note.
+  doc["quantization_config"]["ignore"] = {"model.layers.3.self_attn*"};
+  const ModelSpec whole = parse_hf_config(doc.dump(), "r1.json");
+  ASSERT_NE(whole.release_for(Format::kNvfp4), nullptr);
+  EXPECT_NE(whole.release_for(Format::kNvfp4)->kept_ops & bit(OpKind::kOProj), 0u);
+  EXPECT_NE(whole.release_for(Format::kNvfp4)->kept_ops & bit(OpKind::kQBProj), 0u);
+  EXPECT_FALSE(whole.release_for(Format::kNvfp4)->draft_head_kept);
+  bool said = false;
+  for (const auto& n : m.notes) said = said || n.find("1 other entries") != std::string::npos;
+  EXPECT_TRUE(said);
+  // Other algorithms and malformed lists are refused, naming the key.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, nlohmann::json>>{
+           {"quant_algo", "MIXED_PRECISION"}, {"ignore", "lm_head"}}) {
+    nlohmann::json bad = doc;
+    bad["quantization_config"][key] = value;
+    try {
+      (void)parse_hf_config(bad.dump(), "bad.json");
+      ADD_FAILURE() << key;
+    } catch (const InvalidArgument& e) {  // a config's values, as every config error
+      EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Models, ParameterCountsMatchPublishedSizes) {
   for (const auto& p : ModelCatalog::built_in().presets()) {
     if (p.published_params <= 0) continue;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "roofline/engine.h"
 #include "roofline/error.h"
@@ -1209,6 +1210,27 @@ TEST(Releases, AnNvfp4DeepSeekRunsAsNvidiaShipsIt) {
   };
   EXPECT_TRUE(says(s));
   EXPECT_FALSE(says(uniform));
+}
+
+// A ModelOpt NVFP4 config.json given as the model runs its own ignore list
+// with no --weights: its checkpoint format is nvfp4, its release its own.
+TEST(Releases, AModelOptConfigRunsItsOwnLayout) {
+  const ModelPreset* preset = ModelCatalog::built_in().find("deepseek-v3");
+  ASSERT_NE(preset, nullptr);
+  nlohmann::json doc = nlohmann::json::parse(preset->config_json);
+  doc["quantization_config"] = {{"quant_method", "modelopt"},
+                                {"quant_algo", "NVFP4"},
+                                {"ignore", {"lm_head", "model.layers.0.self_attn*"}}};
+  const ModelSpec m = parse_hf_config(doc.dump(), "r1-fp4/config.json");
+  const Device& d = registry().get("b200");
+  Scenario s = decode(1, 1000);
+  s.precision.act = Format::kNvfp4;
+  const OpGraph g = build_ops(m, d, s, ideal());
+  EXPECT_EQ(find_op(g, OpKind::kQBProj).weights, Format::kBf16);
+  EXPECT_EQ(find_op(g, OpKind::kLmHead).weights, Format::kBf16);
+  EXPECT_EQ(find_op(g, OpKind::kGateProj, true).weights, Format::kNvfp4);
+  s.precision.follow_release = false;
+  EXPECT_EQ(find_op(build_ops(m, d, s, ideal()), OpKind::kQBProj).weights, Format::kNvfp4);
 }
 
 // The release keeps its MTP layer whole in bf16 (TensorRT-LLM's DeepSeek-R1

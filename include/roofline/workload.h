@@ -128,11 +128,12 @@ struct PrecisionPlan {
 // and math)", for predictions' notes.
 [[nodiscard]] std::string release_note(const QuantizedRelease& r);
 
-// The release a plan follows on this model, or null.
+// The release a plan follows on this model, or null: its weights' format (the
+// checkpoint's own when unset) is a release's.
 [[nodiscard]] inline const QuantizedRelease* followed_release(const ModelSpec& m,
                                                               const PrecisionPlan& p) noexcept {
-  if (!p.follow_release || m.releases.empty() || !p.weights) return nullptr;
-  return m.release_for(*p.weights);
+  if (!p.follow_release || m.releases.empty()) return nullptr;
+  return m.release_for(p.weights.value_or(m.native_weights));
 }
 
 // REQUIRES (checked by validate): batch, seq_len >= 1; tp, pp >= 1.

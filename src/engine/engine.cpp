@@ -1608,81 +1608,82 @@ nlohmann::json to_json(const EngineProfile& e) {
   json weight_only = json::object();
   for (const auto& [format, f] : e.weight_only_stream)
     weight_only[std::string(format_id(format))] = figure_json(e, f);
-  return {
-      {"id", e.id},
-      {"name", e.name},
-      {"kind", e.kind},
-      {"versions", e.versions},
-      {"decode_cuda_graphs", e.decode_cuda_graphs},
-      {"decode_cuda_graphs_source", e.citation(e.decode_cuda_graphs_source)},
-      {"graph_max_batch", figure_json(e, e.graph_max_batch)},
-      {"graph_max_batch_small",
-       e.graph_max_batch_small.below_tp > 0
-           ? nlohmann::json{{"below_tp", e.graph_max_batch_small.below_tp},
-                            {"below_memory_gib",
-                             e.graph_max_batch_small.below_memory_bytes / 1073741824.0},
-                            {"max_batch", figure_json(e, e.graph_max_batch_small.max_batch)}}
-           : nlohmann::json(nullptr)},
-      {"launch_overhead_decode_s", figure_json(e, e.launch_decode_s)},
-      {"launch_overhead_prefill_s", figure_json(e, e.launch_prefill_s)},
-      {"launch_overhead_eager_s", figure_json(e, e.launch_eager_s)},
-      {"launch_overhead_prefill_before",
-       e.launch_prefill_before > 0
-           ? nlohmann::json{{"build_date", format_build_date(e.launch_prefill_before)},
-                            {"launch_overhead_prefill_s",
-                             figure_json(e, e.launch_prefill_before_s)}}
-           : nlohmann::json(nullptr)},
-      {"step_overhead_s", figure_json(e, e.step_overhead_s)},
-      {"shared_experts_stream",
-       e.shared_experts_stream.on
-           ? nlohmann::json{{"max_tokens", figure_json(e, e.shared_experts_stream.max_tokens)},
-                            {"graphs_only", e.shared_experts_stream.graphs_only},
-                            {"source", e.citation(e.shared_experts_stream.source)}}
-           : nlohmann::json(nullptr)},
-      {"moe_padded_layout",
-       e.padded_moe.on ? nlohmann::json{{"kernel", e.padded_moe.kernel},
-                                        {"format", format_id(e.padded_moe.format)},
-                                        {"architecture", e.padded_moe.architecture},
-                                        {"from_version", e.padded_moe.from_version},
-                                        {"before_version", e.padded_moe.before_version},
-                                        {"excluded_tp", e.padded_moe.excluded_tp},
-                                        {"excluded_tp_from_version", e.padded_moe.excluded_tp_from},
-                                        {"block_rows", e.padded_moe.block_rows},
-                                        {"gemm_tables", e.padded_moe.gemm_tables},
-                                        {"gemm_format", e.padded_moe.gemm_format},
-                                        {"gemm_source", e.citation(e.padded_moe.gemm_source)},
-                                        {"source", e.citation(e.padded_moe.source)}}
-                       : nlohmann::json(nullptr)},
-      {"gemm_tables", tables},
-      {"moe_tables", moe_tables},
-      {"comm_tables", comm_tables},
-      {"attention_tables", attention_tables},
-      {"gemm_table_scale", figure_json(e, e.gemm_table_scale)},
-      {"borrowed_gemm_formats", borrowed_formats},
-      {"gemv_bandwidth_per_sm_Bps", figure_json(e, e.gemv_bandwidth_per_sm_Bps)},
-      {"gemv_max_m", figure_json(e, e.gemv_max_m)},
-      {"gemv_stream", gemv_stream},
-      {"weight_only_stream", weight_only},
-      {"dequant_gemm", dequant},
-      {"cublas_gemm", cublas},
-      {"fp8_prequantized", prequantized},
-      {"expert_activations", expert_acts},
-      {"latent_cache_cast",
-       e.latent_cache_cast
-           ? nlohmann::json{{"architectures", e.latent_cache_cast->architectures},
-                            {"bandwidth_efficiency",
-                             figure_json(e, e.latent_cache_cast->bandwidth_efficiency)},
-                            {"kernel", e.latent_cache_cast->kernel},
-                            {"source", e.citation(e.latent_cache_cast->source)}}
-           : nlohmann::json(nullptr)},
-      {"gemm_kernels", e.gemm_kernels},
-      {"attention_kernels", e.attention_kernels},
-      {"fusions", e.fusions},
-      {"unsupported_formats", unsupported},
-      {"file_mixes", mixes},
-      {"scheduler", scheduler_json(e)},
-      {"notes", e.notes},
-      {"sources", e.sources}};
+  json padded = nullptr;
+  if (const auto& x = e.padded_moe; x.on) {
+    padded = {{"kernel", x.kernel},
+              {"format", format_id(x.format)},
+              {"architecture", x.architecture},
+              {"from_version", x.from_version},
+              {"before_version", x.before_version},
+              {"excluded_tp", x.excluded_tp},
+              {"excluded_tp_from_version", x.excluded_tp_from},
+              {"block_rows", x.block_rows},
+              {"gemm_tables", x.gemm_tables},
+              {"gemm_format", x.gemm_format},
+              {"gemm_source", e.citation(x.gemm_source)},
+              {"source", e.citation(x.source)}};
+  }
+  return {{"id", e.id},
+          {"name", e.name},
+          {"kind", e.kind},
+          {"versions", e.versions},
+          {"decode_cuda_graphs", e.decode_cuda_graphs},
+          {"decode_cuda_graphs_source", e.citation(e.decode_cuda_graphs_source)},
+          {"graph_max_batch", figure_json(e, e.graph_max_batch)},
+          {"graph_max_batch_small",
+           e.graph_max_batch_small.below_tp > 0
+               ? nlohmann::json{{"below_tp", e.graph_max_batch_small.below_tp},
+                                {"below_memory_gib",
+                                 e.graph_max_batch_small.below_memory_bytes / 1073741824.0},
+                                {"max_batch", figure_json(e, e.graph_max_batch_small.max_batch)}}
+               : nlohmann::json(nullptr)},
+          {"launch_overhead_decode_s", figure_json(e, e.launch_decode_s)},
+          {"launch_overhead_prefill_s", figure_json(e, e.launch_prefill_s)},
+          {"launch_overhead_eager_s", figure_json(e, e.launch_eager_s)},
+          {"launch_overhead_prefill_before",
+           e.launch_prefill_before > 0
+               ? nlohmann::json{{"build_date", format_build_date(e.launch_prefill_before)},
+                                {"launch_overhead_prefill_s",
+                                 figure_json(e, e.launch_prefill_before_s)}}
+               : nlohmann::json(nullptr)},
+          {"step_overhead_s", figure_json(e, e.step_overhead_s)},
+          {"shared_experts_stream",
+           e.shared_experts_stream.on
+               ? nlohmann::json{{"max_tokens", figure_json(e, e.shared_experts_stream.max_tokens)},
+                                {"graphs_only", e.shared_experts_stream.graphs_only},
+                                {"source", e.citation(e.shared_experts_stream.source)}}
+               : nlohmann::json(nullptr)},
+          {"moe_padded_layout", padded},
+          {"gemm_tables", tables},
+          {"moe_tables", moe_tables},
+          {"comm_tables", comm_tables},
+          {"attention_tables", attention_tables},
+          {"gemm_table_scale", figure_json(e, e.gemm_table_scale)},
+          {"borrowed_gemm_formats", borrowed_formats},
+          {"gemv_bandwidth_per_sm_Bps", figure_json(e, e.gemv_bandwidth_per_sm_Bps)},
+          {"gemv_max_m", figure_json(e, e.gemv_max_m)},
+          {"gemv_stream", gemv_stream},
+          {"weight_only_stream", weight_only},
+          {"dequant_gemm", dequant},
+          {"cublas_gemm", cublas},
+          {"fp8_prequantized", prequantized},
+          {"expert_activations", expert_acts},
+          {"latent_cache_cast",
+           e.latent_cache_cast
+               ? nlohmann::json{{"architectures", e.latent_cache_cast->architectures},
+                                {"bandwidth_efficiency",
+                                 figure_json(e, e.latent_cache_cast->bandwidth_efficiency)},
+                                {"kernel", e.latent_cache_cast->kernel},
+                                {"source", e.citation(e.latent_cache_cast->source)}}
+               : nlohmann::json(nullptr)},
+          {"gemm_kernels", e.gemm_kernels},
+          {"attention_kernels", e.attention_kernels},
+          {"fusions", e.fusions},
+          {"unsupported_formats", unsupported},
+          {"file_mixes", mixes},
+          {"scheduler", scheduler_json(e)},
+          {"notes", e.notes},
+          {"sources", e.sources}};
 }
 
 }  // namespace roofline

@@ -216,15 +216,93 @@ Format dtype_format(const ConfigReader& r) {
   r.fail("torch_dtype", "'" + dtype + "' is not understood (bfloat16, float16, float32)");
 }
 
+// The linear operators a ModelOpt checkpoint's ignore list keeps unquantized,
+// by operator kind: a whole attention block ("...self_attn*"), its named
+// projections, the Gated DeltaNet projections ("linear_attn", out_proj
+// included), the shared experts and the LM head; the MTP layer ("mtp..." or
+// the layer after the last, "layers.<L>*") sets `*draft_head`. Entries that
+// name other modules (routers, vision towers, a whole ordinary layer) are
+// counted in `*other`.
+std::uint64_t modelopt_kept_ops(const ModelSpec& m, const json& list, bool* draft_head,
+                                std::int64_t* other) {
+  const auto bit = [](OpKind k) { return std::uint64_t{1} << static_cast<unsigned>(k); };
+  const std::uint64_t attention =
+      bit(OpKind::kQProj) | bit(OpKind::kKProj) | bit(OpKind::kVProj) | bit(OpKind::kOProj) |
+      bit(OpKind::kQAProj) | bit(OpKind::kQBProj) | bit(OpKind::kKvAProj) | bit(OpKind::kKvBProj) |
+      bit(OpKind::kKAbsorb) | bit(OpKind::kVAbsorb) | bit(OpKind::kIndexerProj);
+  static constexpr std::pair<std::string_view, std::uint64_t> kProjections[] = {
+      {"q_a_proj", std::uint64_t{1} << static_cast<unsigned>(OpKind::kQAProj)},
+      {"q_b_proj", std::uint64_t{1} << static_cast<unsigned>(OpKind::kQBProj)},
+      {"kv_a_proj", std::uint64_t{1} << static_cast<unsigned>(OpKind::kKvAProj)},
+      {"kv_b_proj", (std::uint64_t{1} << static_cast<unsigned>(OpKind::kKvBProj)) |
+                        (std::uint64_t{1} << static_cast<unsigned>(OpKind::kKAbsorb)) |
+                        (std::uint64_t{1} << static_cast<unsigned>(OpKind::kVAbsorb))},
+      {"indexer", std::uint64_t{1} << static_cast<unsigned>(OpKind::kIndexerProj)},
+      {"o_proj", std::uint64_t{1} << static_cast<unsigned>(OpKind::kOProj)},
+      {"q_proj", std::uint64_t{1} << static_cast<unsigned>(OpKind::kQProj)},
+      {"k_proj", std::uint64_t{1} << static_cast<unsigned>(OpKind::kKProj)},
+      {"v_proj", std::uint64_t{1} << static_cast<unsigned>(OpKind::kVProj)},
+  };
+  const std::string mtp_layer = "layers." + std::to_string(m.layers) + "*";
+  std::uint64_t kept = 0;
+  for (const auto& entry : list) {
+    if (!entry.is_string()) {
+      ++*other;
+      continue;
+    }
+    const std::string& e = entry.get_ref<const std::string&>();
+    const auto has = [&](std::string_view needle) { return e.find(needle) != std::string::npos; };
+    if (has("lm_head")) {
+      kept |= bit(OpKind::kLmHead);
+    } else if (has("mtp") || e.ends_with(mtp_layer)) {
+      *draft_head = true;
+    } else if (has("linear_attn")) {
+      kept |= bit(OpKind::kLinearInProj) | bit(OpKind::kLinearBaProj) | bit(OpKind::kOProj);
+    } else if (has("shared_expert")) {
+      if (!has("gate") || has("gate_proj"))
+        kept |= bit(OpKind::kSharedGateProj) | bit(OpKind::kSharedUpProj) |
+                bit(OpKind::kSharedDownProj);
+    } else if (has("self_attn")) {
+      std::uint64_t named = 0;
+      for (const auto& [name, kinds] : kProjections) {
+        if (has(name)) {
+          named = kinds;
+          break;
+        }
+      }
+      kept |= named != 0 ? named : attention;
+    } else {
+      ++*other;
+    }
+  }
+  // Only the kinds this model's attention has.
+  const std::uint64_t mla = bit(OpKind::kQAProj) | bit(OpKind::kQBProj) | bit(OpKind::kKvAProj) |
+                            bit(OpKind::kKvBProj) | bit(OpKind::kKAbsorb) | bit(OpKind::kVAbsorb);
+  if (m.attention == AttentionKind::kMla) {
+    kept &= ~(bit(OpKind::kKProj) | bit(OpKind::kVProj));
+    if (m.mla.q_lora_rank > 0) kept &= ~bit(OpKind::kQProj);
+  } else {
+    kept &= ~mla;
+  }
+  if (!m.sparse_attention) kept &= ~bit(OpKind::kIndexerProj);
+  if (!m.linear_attention) kept &= ~(bit(OpKind::kLinearInProj) | bit(OpKind::kLinearBaProj));
+  if (!m.moe || m.moe->num_shared_experts == 0)
+    kept &=
+        ~(bit(OpKind::kSharedGateProj) | bit(OpKind::kSharedUpProj) | bit(OpKind::kSharedDownProj));
+  return kept;
+}
+
 // Reads quantization_config: fp8 (DeepSeek block fp8), mxfp4 (gpt-oss
-// experts), and 4-bit GPTQ/AWQ (int4 group 128).
+// experts), 4-bit GPTQ/AWQ (int4 group 128) and ModelOpt NVFP4 (its ignore
+// list kept in the checkpoint's dtype).
 void read_quantization(const ConfigReader& r, ModelSpec* m) {
   const json* q = r.get("quantization_config");
   if (q == nullptr) return;
   if (!q->is_object()) r.fail("quantization_config", "expected an object");
   const auto method_it = q->find("quant_method");
   if (method_it == q->end() || !method_it->is_string())
-    r.fail("quantization_config.quant_method", "expected a string (fp8, mxfp4, gptq, awq)");
+    r.fail("quantization_config.quant_method",
+           "expected a string (fp8, mxfp4, gptq, awq, modelopt)");
   const std::string method = method_it->get<std::string>();
   if (method == "fp8") {
     m->native_weights = Format::kFp8;
@@ -234,6 +312,42 @@ void read_quantization(const ConfigReader& r, ModelSpec* m) {
     m->native_experts = Format::kMxfp4;
     m->notes.push_back("mxfp4 checkpoint: routed experts in mxfp4, other weights in " +
                        std::string(format_id(m->native_weights)));
+  } else if (method == "modelopt") {
+    const auto algo = q->find("quant_algo");
+    if (algo == q->end() || !algo->is_string() || algo->get<std::string>() != "NVFP4")
+      r.fail("quantization_config.quant_algo",
+             "only NVFP4 ModelOpt checkpoints are understood (quant_algo: NVFP4)");
+    const Format unquantized = m->native_weights;
+    m->native_weights = Format::kNvfp4;
+    m->native_experts = Format::kNvfp4;
+    QuantizedRelease release;
+    release.format = Format::kNvfp4;
+    release.kept_format = unquantized;
+    release.checkpoint = r.origin();
+    release.source = r.origin() + ", quantization_config.ignore";
+    std::int64_t other = 0;
+    for (const char* key : {"ignore", "exclude_modules"}) {
+      const auto list = q->find(key);
+      if (list == q->end()) continue;
+      if (!list->is_array())
+        r.fail(std::string("quantization_config.") + key, "expected a list of module names");
+      release.kept_ops |= modelopt_kept_ops(*m, *list, &release.draft_head_kept, &other);
+    }
+    std::string kept;
+    for (int k = 0; k < kOpKindCount; ++k) {
+      if ((release.kept_ops >> static_cast<unsigned>(k) & 1) != 0)
+        kept += (kept.empty() ? "" : ", ") + std::string(op_name(static_cast<OpKind>(k)));
+    }
+    m->notes.push_back(
+        "ModelOpt NVFP4 checkpoint: linear layers in nvfp4 (W4A4: give --act nvfp4)" +
+        (kept.empty() ? std::string()
+                      : "; its ignore list keeps " + kept + " in " +
+                            std::string(format_id(unquantized)) + " in every layer") +
+        (release.draft_head_kept ? ", and the MTP layer whole" : "") +
+        (other > 0 ? "; " + std::to_string(other) +
+                         " other entries (routers, whole layers, other towers) not modeled"
+                   : ""));
+    if (release.kept_ops != 0 || release.draft_head_kept) m->releases.push_back(release);
   } else if (method == "gptq" || method == "awq") {
     const auto bits = q->find("bits");
     if (bits == q->end() || !bits->is_number_integer() || bits->get<std::int64_t>() != 4)
@@ -242,7 +356,7 @@ void read_quantization(const ConfigReader& r, ModelSpec* m) {
     m->native_experts = Format::kInt4;
   } else {
     r.fail("quantization_config.quant_method",
-           "'" + clip_utf8(method, 40) + "' is not understood (fp8, mxfp4, gptq, awq)");
+           "'" + clip_utf8(method, 40) + "' is not understood (fp8, mxfp4, gptq, awq, modelopt)");
   }
 }
 

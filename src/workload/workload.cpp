@@ -713,19 +713,39 @@ struct Builder {
 
 // With exact checkpoint bytes (GGUF mixes, block-scaled fp8), scale each
 // component's streamed weight bytes so the components sum to the file's bytes.
-void scale_to_checkpoint(const ModelSpec& m, OpGraph* g) {
+void scale_to_checkpoint(const ModelSpec& m, const QuantizedRelease* release, OpGraph* g) {
   const auto& c = *m.checkpoint;
   const ParamCounts p = count_parameters(m);
   auto ratio = [](double exact, double modeled) {
     return modeled > 0 && exact > 0 ? exact / modeled : 1.0;
   };
-  const double r_attn = ratio(c.attention, bytes_for(m.native_weights, p.attention));
+  // The graph's bytes of a component: the checkpoint's format, but the
+  // operators its release keeps unquantized in theirs.
+  const LinearParameters lp = linear_parameters(m);
+  const auto modeled = [&](double params, bool (*in)(OpKind)) {
+    double bytes = bytes_for(m.native_weights, params);
+    if (release == nullptr) return bytes;
+    for (int k = 0; k < kOpKindCount; ++k) {
+      const auto kind = static_cast<OpKind>(k);
+      if ((release->kept_ops >> static_cast<unsigned>(k) & 1) == 0 || !in(kind)) continue;
+      const double kept = lp.dense[static_cast<std::size_t>(k)];
+      bytes += bytes_for(release->kept_format, kept) - bytes_for(m.native_weights, kept);
+    }
+    return bytes;
+  };
+  const auto shared = [](OpKind k) {
+    return k == OpKind::kSharedGateProj || k == OpKind::kSharedUpProj ||
+           k == OpKind::kSharedDownProj;
+  };
+  const bool lm_kept =
+      release && (release->kept_ops >> static_cast<unsigned>(OpKind::kLmHead) & 1) != 0;
+  const Format lm_format = lm_kept ? release->kept_format : m.native_weights;
+  const double r_attn = ratio(c.attention, modeled(p.attention, is_attention_projection));
   const double r_mlp = ratio(c.dense_mlp, bytes_for(m.native_weights, p.dense_mlp));
   const double r_exp = ratio(c.routed_experts, bytes_for(m.native_experts, p.routed_experts));
-  const double r_shared = ratio(c.shared_experts, bytes_for(m.native_weights, p.shared_experts));
-  const double r_lm = m.tie_embeddings
-                          ? ratio(c.embedding, bytes_for(m.native_weights, p.embedding))
-                          : ratio(c.lm_head, bytes_for(m.native_weights, p.lm_head));
+  const double r_shared = ratio(c.shared_experts, modeled(p.shared_experts, shared));
+  const double r_lm = m.tie_embeddings ? ratio(c.embedding, bytes_for(lm_format, p.embedding))
+                                       : ratio(c.lm_head, bytes_for(lm_format, p.lm_head));
   const double r_emb = ratio(c.embedding, bytes_for(m.native_weights, p.embedding));
   for (int i = 0; i < g->size; ++i) {
     Op& op = g->ops[static_cast<std::size_t>(i)];
@@ -1113,7 +1133,8 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
     b.P = saved_p;
     g.distinct_experts = saved_d;
   }
-  if (m.checkpoint && !s.precision.weights && !s.precision.experts) scale_to_checkpoint(m, &g);
+  if (m.checkpoint && !s.precision.weights && !s.precision.experts)
+    scale_to_checkpoint(m, release, &g);
   if (s.pp > 1) {
     Op& send = b.add(OpKind::kPipelineSend, OpClass::kCommunication, static_cast<double>(s.pp - 1));
     send.act_bytes = bytes_for(b.a, b.N * b.H);
