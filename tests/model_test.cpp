@@ -47,6 +47,17 @@ TEST(Models, MeasuredDraftAcceptanceComesWithItsSource) {
   EXPECT_DOUBLE_EQ(qwen->draft_tokens_per_step[2], 3.39);
 }
 
+// `parse(text)` throws a ParseError whose message names `what`.
+template <typename Parse>
+void expect_parse_error(const Parse& parse, const std::string& text, const std::string& what) {
+  try {
+    (void)parse(text);
+    ADD_FAILURE() << "accepted: " << text;
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
 TEST(Models, DraftAcceptanceParsingIsStrict) {
   const auto parse = [](const std::string& text) {
     return detail::parse_draft_acceptance(nlohmann::json::parse(text), "index.json", "[0]");
@@ -56,12 +67,7 @@ TEST(Models, DraftAcceptanceParsingIsStrict) {
   EXPECT_EQ(good.tokens_per_step, (std::vector<double>{1.9, 2.5}));
   EXPECT_EQ(good.source, "a blog");
   const auto bad = [&](const std::string& text, const std::string& what) {
-    try {
-      (void)parse(text);
-      ADD_FAILURE() << "accepted: " << text;
-    } catch (const ParseError& e) {
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-    }
+    expect_parse_error(parse, text, what);
   };
   bad(R"({"method": "eagle", "tokens_per_step": [1.9])" + tail, "method");
   bad(R"({"method": "mtp", "tokens_per_step": [])" + tail, "tokens_per_step");
@@ -122,12 +128,7 @@ TEST(Models, QuantizedReleaseParsingIsStrict) {
                                   (std::uint64_t{1} << static_cast<unsigned>(OpKind::kOProj)));
   EXPECT_EQ(good[0].checkpoint, "org/m-NVFP4");
   const auto bad = [&](const std::string& text, const std::string& what) {
-    try {
-      (void)parse(text);
-      ADD_FAILURE() << "accepted: " << text;
-    } catch (const ParseError& e) {
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
-    }
+    expect_parse_error(parse, text, what);
   };
   bad("[]", "releases");
   bad("{}", "releases");

@@ -749,23 +749,8 @@ void scale_to_checkpoint(const ModelSpec& m, const QuantizedRelease* release, Op
   const double r_emb = ratio(c.embedding, bytes_for(m.native_weights, p.embedding));
   for (int i = 0; i < g->size; ++i) {
     Op& op = g->ops[static_cast<std::size_t>(i)];
-    double r = 1;
+    double r = is_attention_projection(op.kind) ? r_attn : 1;
     switch (op.kind) {
-      case OpKind::kQProj:
-      case OpKind::kKProj:
-      case OpKind::kVProj:
-      case OpKind::kOProj:
-      case OpKind::kQAProj:
-      case OpKind::kQBProj:
-      case OpKind::kKvAProj:
-      case OpKind::kKvBProj:
-      case OpKind::kKAbsorb:
-      case OpKind::kVAbsorb:
-      case OpKind::kLinearInProj:
-      case OpKind::kLinearBaProj:
-      case OpKind::kIndexerProj:
-        r = r_attn;
-        break;
       case OpKind::kGateProj:
       case OpKind::kUpProj:
       case OpKind::kDownProj:
