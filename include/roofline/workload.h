@@ -124,6 +124,14 @@ struct PrecisionPlan {
   bool follow_release = true;
 };
 
+// Whether release `r` keeps operator kind `k` unquantized.
+[[nodiscard]] inline bool release_keeps(const QuantizedRelease& r, OpKind k) noexcept {
+  return (r.kept_ops >> static_cast<unsigned>(k) & 1) != 0;
+}
+
+// The names of the operators release `r` keeps, in OpKind order.
+[[nodiscard]] std::vector<std::string> kept_operator_names(const QuantizedRelease& r);
+
 // "nvfp4 as its release nvidia/... ships it: q_a_proj, ... in bf16 (weights
 // and math)", for predictions' notes.
 [[nodiscard]] std::string release_note(const QuantizedRelease& r);

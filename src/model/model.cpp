@@ -334,10 +334,7 @@ void read_quantization(const ConfigReader& r, ModelSpec* m) {
       release.kept_ops |= modelopt_kept_ops(*m, *list, &release.draft_head_kept, &other);
     }
     std::string kept;
-    for (int k = 0; k < kOpKindCount; ++k) {
-      if ((release.kept_ops >> static_cast<unsigned>(k) & 1) != 0)
-        kept += (kept.empty() ? "" : ", ") + std::string(op_name(static_cast<OpKind>(k)));
-    }
+    for (const auto& name : kept_operator_names(release)) kept += (kept.empty() ? "" : ", ") + name;
     m->notes.push_back(
         "ModelOpt NVFP4 checkpoint: linear layers in nvfp4 (W4A4: give --act nvfp4)" +
         (kept.empty() ? std::string()

@@ -472,8 +472,7 @@ Bytes weight_memory(const ModelSpec& m, const Scenario& s) {
   const auto own_format = [&](OpKind k) -> std::optional<Format> {
     const auto& o = s.precision.ops[static_cast<std::size_t>(k)];
     if (o.weights) return o.weights;
-    if (release && (release->kept_ops >> static_cast<unsigned>(k) & 1) != 0)
-      return release->kept_format;
+    if (release && release_keeps(*release, k)) return release->kept_format;
     return std::nullopt;
   };
   // A plan may keep the LM head in another format (strategies keep it in bf16).

@@ -44,15 +44,10 @@ namespace {
 nlohmann::json releases_json(const std::vector<QuantizedRelease>& releases) {
   nlohmann::json list = nlohmann::json::array();
   for (const auto& r : releases) {
-    std::vector<std::string> ops;
-    for (int k = 0; k < kOpKindCount; ++k) {
-      if ((r.kept_ops >> static_cast<unsigned>(k) & 1) != 0)
-        ops.emplace_back(op_name(static_cast<OpKind>(k)));
-    }
     list.push_back({{"format", format_id(r.format)},
                     {"checkpoint", r.checkpoint},
                     {"kept_format", format_id(r.kept_format)},
-                    {"kept_operators", ops},
+                    {"kept_operators", kept_operator_names(r)},
                     {"draft_head_kept", r.draft_head_kept},
                     {"source", r.source}});
   }

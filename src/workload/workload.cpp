@@ -68,11 +68,9 @@ struct Builder {
   ComputePlan wplan{}, eplan{};
   bool decode = true;
   bool drafting = false;  // adding the draft head's ops
-  // The operators the plan's quantized release keeps unquantized (bit k:
-  // OpKind k), in `kept`; `draft_kept`: the draft head whole in `kept`.
-  std::uint64_t kept_ops = 0;
-  bool draft_kept = false;
-  Format kept{};
+  // The quantized release the plan follows (null: none) and the plan of the
+  // operators it keeps unquantized.
+  const QuantizedRelease* release = nullptr;
   ComputePlan kept_plan{};
 
   // Whether the engine's GEMM table prices matmuls of these formats (then
@@ -136,9 +134,8 @@ struct Builder {
   Op& linear(OpKind kind, double count, double rows, double n, double k, Format fmt,
              ComputePlan plan, bool read_input, double launches, double groups = 1) {
     Format act = a;
-    if ((kept_ops >> static_cast<unsigned>(kind) & 1) != 0 || (drafting && draft_kept)) {
-      fmt = kept;
-      act = kept;
+    if (release && (release_keeps(*release, kind) || (drafting && release->draft_head_kept))) {
+      fmt = act = release->kept_format;
       plan = kept_plan;
     }
     if (s.precision.has_op_overrides) {
@@ -727,7 +724,7 @@ void scale_to_checkpoint(const ModelSpec& m, const QuantizedRelease* release, Op
     if (release == nullptr) return bytes;
     for (int k = 0; k < kOpKindCount; ++k) {
       const auto kind = static_cast<OpKind>(k);
-      if ((release->kept_ops >> static_cast<unsigned>(k) & 1) == 0 || !in(kind)) continue;
+      if (!release_keeps(*release, kind) || !in(kind)) continue;
       const double kept = lp.dense[static_cast<std::size_t>(k)];
       bytes += bytes_for(release->kept_format, kept) - bytes_for(m.native_weights, kept);
     }
@@ -737,8 +734,7 @@ void scale_to_checkpoint(const ModelSpec& m, const QuantizedRelease* release, Op
     return k == OpKind::kSharedGateProj || k == OpKind::kSharedUpProj ||
            k == OpKind::kSharedDownProj;
   };
-  const bool lm_kept =
-      release && (release->kept_ops >> static_cast<unsigned>(OpKind::kLmHead) & 1) != 0;
+  const bool lm_kept = release && release_keeps(*release, OpKind::kLmHead);
   const Format lm_format = lm_kept ? release->kept_format : m.native_weights;
   const double r_attn = ratio(c.attention, modeled(p.attention, is_attention_projection));
   const double r_mlp = ratio(c.dense_mlp, bytes_for(m.native_weights, p.dense_mlp));
@@ -971,12 +967,18 @@ void validate(const Scenario& s, const ModelSpec& m) {
   }
 }
 
+std::vector<std::string> kept_operator_names(const QuantizedRelease& r) {
+  std::vector<std::string> names;
+  for (int k = 0; k < kOpKindCount; ++k) {
+    if (release_keeps(r, static_cast<OpKind>(k)))
+      names.emplace_back(op_name(static_cast<OpKind>(k)));
+  }
+  return names;
+}
+
 std::string release_note(const QuantizedRelease& r) {
   std::string ops;
-  for (int k = 0; k < kOpKindCount; ++k) {
-    if ((r.kept_ops >> static_cast<unsigned>(k) & 1) != 0)
-      ops += (ops.empty() ? "" : ", ") + std::string(op_name(static_cast<OpKind>(k)));
-  }
+  for (const auto& name : kept_operator_names(r)) ops += (ops.empty() ? "" : ", ") + name;
   std::string note = std::string(format_id(r.format)) + " as its release " + r.checkpoint +
                      " ships it: " + ops + " in " + std::string(format_id(r.kept_format)) +
                      " (weights and math)";
@@ -1020,10 +1022,8 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
   b.eplan = m.moe ? plan_compute(dev, b.e, b.a) : b.wplan;
   const QuantizedRelease* release = followed_release(m, s.precision);
   if (release != nullptr) {
-    b.kept_ops = release->kept_ops;
-    b.draft_kept = release->draft_head_kept;
-    b.kept = release->kept_format;
-    b.kept_plan = plan_compute(dev, b.kept, b.kept);
+    b.release = release;
+    b.kept_plan = plan_compute(dev, release->kept_format, release->kept_format);
   }
   // An engine whose fused MoE quantizes the activations of these experts on
   // the fly runs their math in its own format; the plan may say which.
@@ -1101,8 +1101,8 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
     // A release that keeps its MTP layer whole: the head's experts too.
     const Format saved_e = b.e;
     const ComputePlan saved_eplan = b.eplan;
-    if (b.draft_kept) {
-      b.e = b.kept;
+    if (release && release->draft_head_kept) {
+      b.e = release->kept_format;
       b.eplan = b.kept_plan;
     }
     const std::int64_t last = m.layers - 1;
