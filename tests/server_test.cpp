@@ -10,11 +10,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <vector>
+
+#include "roofline/validate.h"
 
 namespace roofline::server {
 namespace {
@@ -1203,6 +1207,42 @@ TEST_F(ServerTest, BodiesAreJsonWhateverTheirLabel) {
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 404) << r->body;  // parsed as JSON: the padded format name is unknown
   EXPECT_NE(r->body.find("unknown format"), std::string::npos) << r->body;
+}
+
+// The Accuracy page's data: every built-in published case predicted with its
+// own engine, the same document as `roofline validate --json`.
+TEST_F(ServerTest, ValidationListsEveryPublishedCaseWithItsError) {
+  auto c = client();
+  const auto r = c.Get("/api/validation");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const auto doc = nlohmann::json::parse(r->body);
+  const auto& cases = doc["cases"];
+  ASSERT_EQ(cases.size(), built_in_validation().size());
+  std::vector<double> abs_errors;
+  for (const auto& k : cases) {
+    const double measured = k["measured"], predicted = k["predicted"];
+    ASSERT_GT(measured, 0) << k["id"];
+    ASSERT_TRUE(std::isfinite(predicted)) << k["id"];
+    // The error is (predicted - measured) / measured in percent, as the CLI reports it.
+    EXPECT_NEAR(k["error_pct"].get<double>(), (predicted - measured) / measured * 100, 1e-9)
+        << k["id"];
+    EXPECT_FALSE(k["source"].get<std::string>().empty()) << k["id"];
+    abs_errors.push_back(std::abs(k["error_pct"].get<double>()));
+  }
+  // The "all" group's median is the median of the cases' |error|.
+  const auto& all = doc["groups"][0];
+  ASSERT_EQ(all["group"], "all");
+  EXPECT_EQ(all["rows"], static_cast<int>(cases.size()));
+  EXPECT_DOUBLE_EQ(all["median_abs_error_pct"].get<double>(), percentile(abs_errors, 0.5));
+  bool by_engine = false;
+  for (const auto& g : doc["groups"]) by_engine |= g["group"] == "engine=vllm";
+  EXPECT_TRUE(by_engine);
+  // Computed once: the public path and a second request get the same bytes.
+  const auto again = c.Get("/api/public/validation");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->body, r->body);
+  EXPECT_EQ(c.Post("/api/validation", "{}", "application/json")->status, 405);
 }
 
 TEST_F(ServerTest, EnginesAreListedAndTakenByPredictions) {

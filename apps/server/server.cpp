@@ -32,6 +32,7 @@
 #include "roofline/roofline.h"
 #include "roofline/service.h"
 #include "roofline/serving.h"
+#include "roofline/validate.h"
 #include "roofline/workload.h"
 #include "subprocess.h"
 
@@ -473,6 +474,9 @@ json openapi(bool public_only) {
       {"/api/models", get("the model presets")},
       {"/api/strategies", get("the named precision strategies")},
       {"/api/engines", get("the serving engines with their sourced figures")},
+      {"/api/validation", get("the published cases, each predicted with its own engine: "
+                              "measured, predicted and error, with the statistics by engine "
+                              "and metric (roofline validate --json)")},
       {"/api/predict", post("predict one forward pass (model, hardware, phase, batch, seq_len, "
                             "formats)",
                             "predict")},
@@ -496,7 +500,7 @@ json openapi(bool public_only) {
     paths[p] = paths[std::string(p).replace(0, 11, "/api")];
   }
   for (const char* p : {"/api/public/hardware", "/api/public/models", "/api/public/strategies",
-                        "/api/public/engines"}) {
+                        "/api/public/engines", "/api/public/validation"}) {
     paths[p] = paths[std::string(p).replace(0, 11, "/api")];
   }
   if (!public_only) {
@@ -843,6 +847,10 @@ struct Server::Impl {
   std::mutex gpu_mutex;               // one GPU measurement at a time
   std::atomic<int> streams{0};        // open /api/nvml/stream responses
   std::atomic<bool> stopping{false};  // set by stop(): streams end
+  // The published cases' validation: a pure function of the built-in data and
+  // the registry, computed by the first request that asks (0.1-0.2 s) and kept.
+  std::once_flag validation_once;
+  json validation_cache;
 
   enum class ListenState { kIdle, kEntering, kReturned };
   std::mutex state_mutex;
@@ -1059,6 +1067,17 @@ struct Server::Impl {
     return false;
   }
 
+  // GET /api/validation: the built-in published cases, each predicted with its
+  // own engine on this registry's devices (the document of roofline validate
+  // --json). A throw leaves the flag unset: the next request tries again.
+  const json& validation() {
+    std::call_once(validation_once, [this] {
+      const ValidationReport r = validate_cases(built_in_validation(), registry, {}, "case");
+      validation_cache = validation_document(r, Mode::kRealistic, registry);
+    });
+    return validation_cache;
+  }
+
   void routes() {
     http->screen = [this](httplib::Request& req) { screen(req); };
     http->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
@@ -1089,6 +1108,9 @@ struct Server::Impl {
       });
       get(prefix + "/engines", [](const httplib::Request&, httplib::Response& res) {
         send_json(res, service::engine_list());
+      });
+      get(prefix + "/validation", [this](const httplib::Request&, httplib::Response& res) {
+        send_json(res, validation());
       });
       post(prefix + "/predict",
            [this](const json& b) { return service::predict(b, registry, limits); });

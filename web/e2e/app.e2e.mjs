@@ -648,6 +648,29 @@ try {
   check(true, 'a search without engines is refused in the page');
   consoleErrors = true;
 
+  // 5d. The Accuracy page: every published case (GET /api/validation) against its measurement.
+  await page.click('nav.tabs a[data-page="accuracy"]');
+  await page.waitForSelector('#accuracy-status.ok');
+  check(await page.isHidden('#page-search') && await page.isVisible('#page-accuracy'), 'the Accuracy tab shows its page');
+  const validation = await (await fetch(base + '/api/validation')).json();
+  const accuracyRows = await page.locator('#accuracy-table tbody tr').count();
+  check(accuracyRows === validation.cases.length && accuracyRows > 50,
+        `the table has a row per published case (${accuracyRows} of ${validation.cases.length})`);
+  const all = validation.groups.find((g) => g.group === 'all');
+  check(await page.textContent('[data-field="accuracy-median"]') === `${all.median_abs_error_pct.toFixed(1)}%`,
+        'the median card shows the server\'s median');
+  const accuracyPoints = await page.evaluate(() =>
+    window.rooflineCharts.get('accuracy-chart').data.datasets.reduce((n, d) => n + d.data.length, 0));
+  check(accuracyPoints === validation.cases.length, `the chart has a point per case (${accuracyPoints})`);
+  const engineRows = await page.locator('#accuracy-engines tbody tr').count();
+  check(engineRows === validation.groups.filter((g) => g.group.startsWith('engine=')).length && engineRows >= 4,
+        `the engine table has a row per engine (${engineRows})`);
+  const worst = validation.cases.reduce((a, b) => (Math.abs(b.error_pct) > Math.abs(a.error_pct) ? b : a));
+  check(await page.textContent('#accuracy-table tbody tr:first-child td:first-child') === worst.id,
+        `the worst case leads the table (${worst.id})`);
+  await page.screenshot({ path: join(outDir, 'accuracy-page.png') });  // the cards and the chart
+  console.log(`screenshot: ${join(outDir, 'accuracy-page.png')}`);
+
   // 6. The API docs are served locally.
   await page.goto(base + '/docs');
   await page.waitForSelector('.swagger-ui .info .title');

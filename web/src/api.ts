@@ -266,6 +266,19 @@ export interface SearchResult {
   method: string;
 }
 
+/** A published case as GET /api/validation reports it: its measurement and the prediction. */
+export interface ValidationCase {
+  id: string; engine: string; framework: string; hardware: string; model: string; weights: string;
+  metric: string; batch: number; prompt: number; gen: number; tp: number; ep: number;
+  measured: number; predicted: number; error_pct: number; source: string;
+}
+/** |error| statistics of one group of cases ("all", "engine=vllm", "metric=ttft_s"). */
+export interface ErrorGroup {
+  group: string; rows: number; median_abs_error_pct: number; p90_abs_error_pct: number;
+  max_abs_error_pct: number; median_signed_error_pct: number;
+}
+export interface Validation { cases: ValidationCase[]; groups: ErrorGroup[]; version: string }
+
 /** A serving engine as GET /api/engines lists it; only what the app reads. */
 export interface Engine { id: string; name: string; kind: string; versions: string; unsupported_formats: string[] }
 
@@ -319,6 +332,7 @@ export const api = {
   generate: (req: object) => post<Generation>('/api/generate', req),
   engines: () => get<{ engines: Engine[] }>('/api/engines').then((r) => r.engines),
   serving: (req: object) => post<Serving>('/api/serving', req),
+  validation: () => get<Validation>('/api/validation'),
   search: (req: object) => post<SearchResult>('/api/search', req),
   analyze: (req: object) => post<GemmAnalysis>('/api/analyze', req),
   sweep: (req: object) => post<{ count: number; rows: SweepRow[] }>('/api/sweep', req).then((r) => r.rows),

@@ -4,7 +4,7 @@
 // front. Chart.js draws all but the heatmap.
 import { Chart, registerables, type ActiveElement, type ChartConfiguration, type ChartDataset, type ChartEvent, type Plugin,
   type Scale, type TooltipItem } from 'chart.js';
-import type { Candidate, Deployment, Device, Op, SearchResult, Serving, SweepRow } from './api';
+import type { Candidate, Deployment, Device, Op, SearchResult, Serving, SweepRow, ValidationCase } from './api';
 import { bytes, counted, esc, flopsPerS, pct, seconds, si, tokens } from './units';
 
 Chart.register(...registerables);
@@ -627,4 +627,69 @@ export function showSearchPoint(canvasId: string, rank: number | null): void {
   chart.setActiveElements(shown);
   chart.tooltip?.setActiveElements(shown, { x: 0, y: 0 });
   chart.update('none');
+}
+
+/** The error bands the accuracy targets name: a median within 10%, no case past 35%. */
+const ERROR_BANDS: Array<[number, string]> = [[10, '#059669'], [35, '#dc2626']];
+
+/** Horizontal dashed lines at ± each band (a plugin: Chart.js has no annotations of its own). */
+const errorBands: Plugin<'scatter'> = {
+  id: 'error-bands',
+  beforeDatasetsDraw(chart) {
+    const y = chart.scales.y;
+    const { left, right } = chart.chartArea;
+    const ctx = chart.ctx;
+    ctx.save();
+    ctx.setLineDash([5, 4]);
+    ctx.font = '11px system-ui, sans-serif';
+    for (const [band, color] of ERROR_BANDS) {
+      for (const v of [band, -band]) {
+        if (v < y.min || v > y.max) continue;
+        const py = y.getPixelForValue(v);
+        ctx.strokeStyle = color;
+        ctx.beginPath();
+        ctx.moveTo(left, py);
+        ctx.lineTo(right, py);
+        ctx.stroke();
+        ctx.fillStyle = color;
+        ctx.fillText(`${v > 0 ? '+' : '−'}${band}%`, right - 34, py - 3);
+      }
+    }
+    ctx.restore();
+  },
+};
+
+type CasePoint = { x: number; y: number; c: ValidationCase };
+
+/**
+ * Every published case's signed error (predicted − measured over measured), sorted, one colour per
+ * engine: above zero the prediction is faster (or a TTFT longer), below it slower.
+ */
+export function drawValidationErrors(canvasId: string, cases: ValidationCase[], describe: (c: ValidationCase) => string[]): void {
+  const sorted = [...cases].sort((a, b) => a.error_pct - b.error_pct);
+  const engines = [...new Set(sorted.map((c) => c.engine))].sort();
+  const datasets: Array<ChartDataset<'scatter', CasePoint[]>> = engines.map((e, i) => ({
+    label: e,
+    data: sorted.flatMap((c, x) => (c.engine === e ? [{ x: x + 1, y: c.error_pct, c }] : [])),
+    backgroundColor: COLORS[i % COLORS.length],
+    pointRadius: 4,
+    pointHoverRadius: 6,
+  }));
+  const bound = Math.ceil(Math.max(40, ...sorted.map((c) => Math.abs(c.error_pct) + 5)) / 10) * 10;
+  draw(canvasId, {
+    type: 'scatter',
+    data: { datasets },
+    options: {
+      maintainAspectRatio: false,
+      scales: {
+        x: { title: { display: true, text: 'cases, sorted by signed error' }, min: 0, max: sorted.length + 1, ticks: { precision: 0 } },
+        y: { title: { display: true, text: 'error (predicted − measured) / measured, %' }, min: -bound, max: bound },
+      },
+      plugins: {
+        legend: { position: 'bottom' },
+        tooltip: { callbacks: { label: (item: TooltipItem<'scatter'>) => describe((item.raw as CasePoint).c) } },
+      },
+    },
+    plugins: [errorBands],
+  });
 }

@@ -6,6 +6,7 @@ import { api, ApiError, type Device, type Engine, type GemmAnalysis, type Genera
   type Prediction, type Recommendation, type Strategy, type SweepRow } from './api';
 import { drawHeatmap, drawMemoryByContext, drawRoofline, drawSparkline, drawStrategies } from './charts';
 import { $, fillSelect, message, setStatus as setStatusOf } from './dom';
+import { showAccuracy } from './accuracy';
 import { initSearch, showSearch } from './search';
 import { initServing, showServing } from './serving';
 import { bytes, count, esc, flops, pct, seconds, si, tokens } from './units';
@@ -407,15 +408,20 @@ async function init(): Promise<void> {
 
 let analyzed = false;
 
-/** Shows the page the address names (#serving, #search, else the analysis); each runs its default case when first shown. */
+const PAGES = ['serving', 'search', 'accuracy'];
+
+/** Shows the page the address names (#serving, #search, #accuracy, else the analysis); each runs its default case when first shown. */
 async function showPage(): Promise<void> {
-  const page = location.hash === '#serving' ? 'serving' : location.hash === '#search' ? 'search' : 'analyze';
+  const named = location.hash.slice(1);
+  const page = PAGES.includes(named) ? named : 'analyze';
   document.querySelectorAll<HTMLElement>('.page').forEach((el) => { el.hidden = el.id !== `page-${page}`; });
   document.querySelectorAll<HTMLElement>('nav.tabs a').forEach((a) => a.classList.toggle('active', a.dataset.page === page));
   if (page === 'serving') {
     await showServing();
   } else if (page === 'search') {
     await showSearch();
+  } else if (page === 'accuracy') {
+    await showAccuracy();
   } else if (!analyzed) {
     analyzed = true;
     void renderGpuPanel();

@@ -1,0 +1,112 @@
+// The Accuracy page: how far the predictions are from published measurements (GET /api/validation,
+// the document of `roofline validate --json`). Every case is a public measurement with its source,
+// predicted with the engine its framework names; none of them set a figure of the model. The page
+// shows the error of each case, the statistics by engine and metric against the project's targets
+// (a median within 10%, none past 35%, each engine's median within 15%), and every case's numbers.
+import { api, type ErrorGroup, type Validation, type ValidationCase } from './api';
+import { clearChart, drawValidationErrors } from './charts';
+import { $, message, setStatus } from './dom';
+import { esc, pct, seconds, si } from './units';
+
+const MEDIAN_TARGET_PCT = 10;
+const MAX_TARGET_PCT = 35;
+const ENGINE_TARGET_PCT = 15;
+
+const page = { shown: false };
+
+/** A measured or predicted value in its metric's unit: seconds for latencies, tokens/s for rates. */
+function metricValue(metric: string, v: number): string {
+  return metric.endsWith('_s') && !metric.endsWith('per_s') ? seconds(v) : si(v, 'tok/s');
+}
+
+const signed = (x: number) => `${x > 0 ? '+' : ''}${x.toFixed(1)}%`;
+
+function shape(c: ValidationCase): string {
+  const parts = [`batch ${c.batch}`];
+  if (c.prompt > 0) parts.push(`prompt ${c.prompt}`);
+  if (c.gen > 0) parts.push(`gen ${c.gen}`);
+  if (c.tp > 1) parts.push(`TP ${c.tp}`);
+  if (c.ep > 1) parts.push(`EP ${c.ep}`);
+  return parts.join(', ');
+}
+
+function describe(c: ValidationCase): string[] {
+  return [`${c.id}: ${c.model} on ${c.hardware}, ${c.engine}, ${c.weights}`, `${c.metric}, ${shape(c)}`,
+    `measured ${metricValue(c.metric, c.measured)}, predicted ${metricValue(c.metric, c.predicted)} (${signed(c.error_pct)})`];
+}
+
+function stat(k: string, v: string, field: string, sub: string, bad: boolean): string {
+  return `<div class="stat${bad ? ' bad' : ''}"><div class="k">${k}</div><div class="v" data-field="accuracy-${field}">${esc(v)}</div>` +
+    `<div class="s">${esc(sub)}</div></div>`;
+}
+
+function renderCards(v: Validation, all: ErrorGroup, engines: ErrorGroup[]): void {
+  const past = v.cases.filter((c) => Math.abs(c.error_pct) > MAX_TARGET_PCT).length;
+  const over = engines.filter((g) => g.median_abs_error_pct > ENGINE_TARGET_PCT);
+  $('accuracy-cards').innerHTML = [
+    stat('Cases', String(v.cases.length), 'cases', 'published measurements, each with its source', false),
+    stat('Median |error|', pct(all.median_abs_error_pct), 'median', `target ≤ ${MEDIAN_TARGET_PCT}%`,
+      all.median_abs_error_pct > MEDIAN_TARGET_PCT),
+    stat('p90 |error|', pct(all.p90_abs_error_pct), 'p90', `max ${pct(all.max_abs_error_pct)}`, false),
+    stat(`Past ${MAX_TARGET_PCT}%`, String(past), 'past', 'target: none', past > 0),
+    stat('Signed median', signed(all.median_signed_error_pct), 'signed', '+: predicted faster (TTFT: longer)', false),
+    stat('Engines over 15%', String(over.length), 'engines-over',
+      over.length > 0 ? over.map((g) => g.group.slice('engine='.length)).join(', ') : 'each within its target', over.length > 0),
+  ].join('');
+}
+
+function groupTable(id: string, groups: ErrorGroup[], prefix: string, target?: number): void {
+  const rows = groups.map((g) => {
+    const bad = target !== undefined && g.median_abs_error_pct > target;
+    return `<tr${bad ? ' class="miss"' : ''}><td>${esc(g.group.slice(prefix.length))}</td><td class="num">${g.rows}</td>` +
+      `<td class="num">${pct(g.median_abs_error_pct)}</td><td class="num">${pct(g.p90_abs_error_pct)}</td>` +
+      `<td class="num">${pct(g.max_abs_error_pct)}</td><td class="num">${signed(g.median_signed_error_pct)}</td></tr>`;
+  });
+  $(id).innerHTML = '<thead><tr><th></th><th>cases</th><th>median |error|</th><th>p90</th><th>max</th><th>signed median</th>' +
+    `</tr></thead><tbody>${rows.join('')}</tbody>`;
+}
+
+function caseTable(cases: ValidationCase[]): void {
+  const sorted = [...cases].sort((a, b) => Math.abs(b.error_pct) - Math.abs(a.error_pct));
+  const rows = sorted.map((c) => {
+    const miss = Math.abs(c.error_pct) > MAX_TARGET_PCT;
+    return `<tr${miss ? ' class="miss"' : ''}><td>${esc(c.id)}</td><td>${esc(c.engine)}</td><td>${esc(c.hardware)}</td>` +
+      `<td>${esc(c.model)}</td><td>${esc(c.weights)}</td><td>${esc(c.metric)}</td><td>${esc(shape(c))}</td>` +
+      `<td class="num">${esc(metricValue(c.metric, c.measured))}</td><td class="num">${esc(metricValue(c.metric, c.predicted))}</td>` +
+      `<td class="num">${signed(c.error_pct)}</td><td class="source" title="${esc(c.source)}">${esc(c.source)}</td></tr>`;
+  });
+  $('accuracy-table').innerHTML = '<thead><tr><th>case</th><th>engine</th><th>device</th><th>model</th><th>weights</th>' +
+    '<th>metric</th><th>shape</th><th>measured</th><th>predicted</th><th>error</th><th>source</th></tr></thead>' +
+    `<tbody>${rows.join('')}</tbody>`;
+}
+
+/** Loads and draws the page the first time its tab is shown; the cases do not change while the server runs. */
+export async function showAccuracy(): Promise<void> {
+  if (page.shown) return;
+  page.shown = true;
+  setStatus('accuracy-status', 'Predicting the published cases…', 'busy');
+  const t0 = performance.now();
+  let v: Validation;
+  try {
+    v = await api.validation();
+  } catch (e) {
+    page.shown = false;  // a later visit tries again
+    clearChart('accuracy-chart');
+    setStatus('accuracy-status', `Cannot load the validation: ${message(e)}`, 'error');
+    return;
+  }
+  const all = v.groups.find((g) => g.group === 'all');
+  if (!all || v.cases.length === 0) {
+    setStatus('accuracy-status', 'The server reported no cases.', 'error');
+    return;
+  }
+  const engines = v.groups.filter((g) => g.group.startsWith('engine='));
+  const metrics = v.groups.filter((g) => g.group.startsWith('metric='));
+  renderCards(v, all, engines);
+  drawValidationErrors('accuracy-chart', v.cases, describe);
+  groupTable('accuracy-engines', engines, 'engine=', ENGINE_TARGET_PCT);
+  groupTable('accuracy-metrics', metrics, 'metric=');
+  caseTable(v.cases);
+  $('accuracy-sub').textContent = `${v.cases.length} cases, version ${v.version}`;
+  setStatus('accuracy-status', `Done: ${v.cases.length} cases in ${Math.round(performance.now() - t0)} ms.`, 'ok');
+}
