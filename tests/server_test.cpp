@@ -1245,6 +1245,40 @@ TEST_F(ServerTest, ValidationListsEveryPublishedCaseWithItsError) {
   EXPECT_EQ(c.Post("/api/validation", "{}", "application/json")->status, 405);
 }
 
+// The Accuracy page's serving section: every run of the development set
+// predicted or refused with its reason, as `roofline validate --serving --json`.
+TEST_F(ServerTest, ServingValidationPredictsOrRefusesEveryRun) {
+  auto c = client();
+  c.set_read_timeout(120, 0);  // the first request simulates 2,101 runs
+  const auto r = c.Get("/api/validation/serving");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body.substr(0, 500);
+  const auto doc = nlohmann::json::parse(r->body);
+  const auto& rows = doc["rows"];
+  ASSERT_EQ(rows.size(), built_in_serving_runs().size());
+  int predicted = 0, refused = 0;
+  for (const auto& row : rows) {
+    if (row.contains("refused")) {
+      EXPECT_FALSE(row["refused"].get<std::string>().empty()) << row["id"];
+      ++refused;
+      continue;
+    }
+    ++predicted;
+    const double measured = row["measured_tpot_ms"], got = row["predicted_tpot_ms"];
+    ASSERT_GT(measured, 0) << row["id"];
+    EXPECT_NEAR(row["tpot_error_pct"].get<double>(), (got - measured) / measured * 100, 1e-9)
+        << row["id"];
+  }
+  EXPECT_EQ(doc["predicted"], predicted);
+  EXPECT_EQ(doc["refused"], refused);
+  ASSERT_EQ(doc["tpot_groups"][0]["group"], "all");
+  EXPECT_EQ(doc["tpot_groups"][0]["rows"], predicted);
+  EXPECT_EQ(doc["ttft_groups"][0]["rows"], predicted);
+  const auto again = c.Get("/api/public/validation/serving");  // kept: the same bytes at once
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->body, r->body);
+}
+
 TEST_F(ServerTest, EnginesAreListedAndTakenByPredictions) {
   auto c = client();
   const auto list = c.Get("/api/engines");

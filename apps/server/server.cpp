@@ -477,6 +477,10 @@ json openapi(bool public_only) {
       {"/api/validation", get("the published cases, each predicted with its own engine: "
                               "measured, predicted and error, with the statistics by engine "
                               "and metric (roofline validate --json)")},
+      {"/api/validation/serving",
+       get("the serving model against the development set's measured TTFT and TPOT: each run "
+           "predicted or refused with its reason, the errors by engine, device, model and mode "
+           "(roofline validate --serving --json; computed once, a few seconds)")},
       {"/api/predict", post("predict one forward pass (model, hardware, phase, batch, seq_len, "
                             "formats)",
                             "predict")},
@@ -499,8 +503,9 @@ json openapi(bool public_only) {
                         "/api/public/sweep", "/api/public/sweep/gemm"}) {
     paths[p] = paths[std::string(p).replace(0, 11, "/api")];
   }
-  for (const char* p : {"/api/public/hardware", "/api/public/models", "/api/public/strategies",
-                        "/api/public/engines", "/api/public/validation"}) {
+  for (const char* p :
+       {"/api/public/hardware", "/api/public/models", "/api/public/strategies",
+        "/api/public/engines", "/api/public/validation", "/api/public/validation/serving"}) {
     paths[p] = paths[std::string(p).replace(0, 11, "/api")];
   }
   if (!public_only) {
@@ -851,6 +856,9 @@ struct Server::Impl {
   // the registry, computed by the first request that asks (0.1-0.2 s) and kept.
   std::once_flag validation_once;
   json validation_cache;
+  // The same for the development set's serving runs (2,101 rows: 2-4 s once).
+  std::once_flag serving_validation_once;
+  json serving_validation_cache;
 
   enum class ListenState { kIdle, kEntering, kReturned };
   std::mutex state_mutex;
@@ -1078,6 +1086,19 @@ struct Server::Impl {
     return validation_cache;
   }
 
+  // GET /api/validation/serving: the serving model against the development
+  // set's measured TTFT and TPOT (the document of roofline validate --serving
+  // --json: each run's own engine, AIConfigurator's recipe, 10 rounds).
+  const json& serving_validation() {
+    std::call_once(serving_validation_once, [this] {
+      const ServingRecipe recipe = ServingRecipe::kAiConfigurator;
+      const DecodeStepReport r =
+          validate_serving(built_in_serving_runs(), registry, "case", recipe, kDefaultRounds);
+      serving_validation_cache = serving_validation_document(r, recipe, kDefaultRounds, registry);
+    });
+    return serving_validation_cache;
+  }
+
   void routes() {
     http->screen = [this](httplib::Request& req) { screen(req); };
     http->set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
@@ -1111,6 +1132,9 @@ struct Server::Impl {
       });
       get(prefix + "/validation", [this](const httplib::Request&, httplib::Response& res) {
         send_json(res, validation());
+      });
+      get(prefix + "/validation/serving", [this](const httplib::Request&, httplib::Response& res) {
+        send_json(res, serving_validation());
       });
       post(prefix + "/predict",
            [this](const json& b) { return service::predict(b, registry, limits); });

@@ -668,7 +668,21 @@ try {
   const worst = validation.cases.reduce((a, b) => (Math.abs(b.error_pct) > Math.abs(a.error_pct) ? b : a));
   check(await page.textContent('#accuracy-table tbody tr:first-child td:first-child') === worst.id,
         `the worst case leads the table (${worst.id})`);
+  // Its serving section: every run of the development set (GET /api/validation/serving), simulated once.
+  await page.waitForSelector('#accuracy-serving-status.ok', { timeout: 180000 });
+  const servingCheck = await (await fetch(base + '/api/validation/serving')).json();
+  check(await page.textContent('[data-field="accuracy-serving-runs"]') ===
+        `${servingCheck.predicted} / ${servingCheck.predicted + servingCheck.refused}`, 'the runs card counts predicted and all runs');
+  const tpotPoints = await page.evaluate(() =>
+    window.rooflineCharts.get('accuracy-serving-tpot').data.datasets.reduce((n, d) => n + d.data.length, 0));
+  check(tpotPoints === servingCheck.predicted && servingCheck.predicted > 1000, `the TPOT chart has a point per predicted run (${tpotPoints})`);
+  check(await page.locator('#accuracy-serving-groups tbody tr').count() === servingCheck.tpot_groups.length,
+        'the serving groups table has a row per group');
+  check(await page.locator('#accuracy-refusals li').count() === servingCheck.refusals.length, 'the refusals are listed by reason');
   await page.screenshot({ path: join(outDir, 'accuracy-page.png') });  // the cards and the chart
+  await page.locator('#accuracy-serving-cards').evaluate((el) => el.scrollIntoView());
+  await page.screenshot({ path: join(outDir, 'accuracy-serving.png') });
+  await page.evaluate(() => window.scrollTo(0, 0));
   console.log(`screenshot: ${join(outDir, 'accuracy-page.png')}`);
 
   // 6. The API docs are served locally.

@@ -3,14 +3,18 @@
 // predicted with the engine its framework names; none of them set a figure of the model. The page
 // shows the error of each case, the statistics by engine and metric against the project's targets
 // (a median within 10%, none past 35%, each engine's median within 15%), and every case's numbers.
-import { api, type ErrorGroup, type Validation, type ValidationCase } from './api';
-import { clearChart, drawValidationErrors } from './charts';
+import { api, type ErrorGroup, type ServingRun, type ServingValidation, type Validation, type ValidationCase } from './api';
+import { clearChart, drawServingValidation, drawValidationErrors } from './charts';
 import { $, message, setStatus } from './dom';
 import { esc, pct, seconds, si } from './units';
 
 const MEDIAN_TARGET_PCT = 10;
 const MAX_TARGET_PCT = 35;
 const ENGINE_TARGET_PCT = 15;
+// The serving issue's targets for the aggregated runs.
+const TPOT_MEDIAN_TARGET_PCT = 10;
+const TPOT_P90_TARGET_PCT = 25;
+const TTFT_MEDIAN_TARGET_PCT = 20;
 
 const page = { shown: false };
 
@@ -80,10 +84,66 @@ function caseTable(cases: ValidationCase[]): void {
     `<tbody>${rows.join('')}</tbody>`;
 }
 
+function describeRun(r: ServingRun): string[] {
+  return [`${r.id}`, `${r.engine ?? r.backend} ${r.model ?? r.model_path} on ${r.hardware ?? r.system}, ${r.mode}, TP ${r.tp}, ` +
+    `${r.concurrency} clients, ${r.isl} / ${r.osl} tokens`,
+    `TTFT measured ${r.measured_ttft_ms.toPrecision(3)} ms, predicted ${(r.predicted_ttft_ms ?? NaN).toPrecision(3)} ms (${signed(r.ttft_error_pct ?? NaN)})`,
+    `TPOT measured ${r.measured_tpot_ms.toPrecision(3)} ms, predicted ${(r.predicted_tpot_ms ?? NaN).toPrecision(3)} ms (${signed(r.tpot_error_pct ?? NaN)})`];
+}
+
+function renderServing(v: ServingValidation): void {
+  const tpot = (g: string) => v.tpot_groups.find((x) => x.group === g);
+  const ttft = (g: string) => v.ttft_groups.find((x) => x.group === g);
+  const aggTpot = tpot('mode=agg');
+  const aggTtft = ttft('mode=agg');
+  const cards = [stat('Runs', `${v.predicted} / ${v.predicted + v.refused}`, 'serving-runs', `predicted; ${v.refused} refused with a reason`, false)];
+  if (aggTpot && aggTtft) {
+    cards.push(
+      stat('TPOT median (agg)', pct(aggTpot.median_abs_error_pct), 'serving-tpot', `target ≤ ${TPOT_MEDIAN_TARGET_PCT}%; signed ${signed(aggTpot.median_signed_error_pct)}`,
+        aggTpot.median_abs_error_pct > TPOT_MEDIAN_TARGET_PCT),
+      stat('TPOT p90 (agg)', pct(aggTpot.p90_abs_error_pct), 'serving-tpot-p90', `target ≤ ${TPOT_P90_TARGET_PCT}%`,
+        aggTpot.p90_abs_error_pct > TPOT_P90_TARGET_PCT),
+      stat('TTFT median (agg)', pct(aggTtft.median_abs_error_pct), 'serving-ttft', `target ≤ ${TTFT_MEDIAN_TARGET_PCT}%; signed ${signed(aggTtft.median_signed_error_pct)}`,
+        aggTtft.median_abs_error_pct > TTFT_MEDIAN_TARGET_PCT),
+      stat('TTFT p90 (agg)', pct(aggTtft.p90_abs_error_pct), 'serving-ttft-p90', `${aggTtft.rows} aggregated runs`, false));
+  }
+  const dis = tpot('mode=disagg');
+  if (dis) cards.push(stat('Disaggregated', `${dis.rows} runs`, 'serving-disagg', `TPOT ${pct(dis.median_abs_error_pct)}, TTFT ${pct(ttft('mode=disagg')?.median_abs_error_pct ?? NaN)}`, false));
+  $('accuracy-serving-cards').innerHTML = cards.join('');
+  drawServingValidation('accuracy-serving-tpot', v.rows, 'tpot', describeRun);
+  drawServingValidation('accuracy-serving-ttft', v.rows, 'ttft', describeRun);
+  const rows = v.tpot_groups.map((g) => {
+    const t = ttft(g.group);
+    const cells = (x: ErrorGroup | undefined) => (x
+      ? `<td class="num">${pct(x.median_abs_error_pct)}</td><td class="num">${pct(x.p90_abs_error_pct)}</td><td class="num">${signed(x.median_signed_error_pct)}</td>`
+      : '<td></td><td></td><td></td>');
+    return `<tr><td>${esc(g.group)}</td><td class="num">${g.rows}</td>${cells(g)}${cells(t)}</tr>`;
+  });
+  $('accuracy-serving-groups').innerHTML = '<thead><tr><th></th><th>runs</th><th>TPOT median |error|</th><th>p90</th><th>signed</th>' +
+    `<th>TTFT median |error|</th><th>p90</th><th>signed</th></tr></thead><tbody>${rows.join('')}</tbody>`;
+  $('accuracy-refusals').innerHTML = v.refusals.map((x) => `<li>${x.rows} × ${esc(x.reason)}</li>`).join('');
+}
+
+/** The serving section: its first load simulates every run of the development set (a few seconds, once a server). */
+async function showServingValidation(): Promise<void> {
+  setStatus('accuracy-serving-status', `Simulating the development set's serving runs (a few seconds, once)…`, 'busy');
+  const t0 = performance.now();
+  try {
+    const v = await api.servingValidation();
+    renderServing(v);
+    setStatus('accuracy-serving-status', `Done: ${v.predicted + v.refused} runs in ${Math.round(performance.now() - t0)} ms.`, 'ok');
+  } catch (e) {
+    clearChart('accuracy-serving-tpot');
+    clearChart('accuracy-serving-ttft');
+    setStatus('accuracy-serving-status', `Cannot load the serving validation: ${message(e)}`, 'error');
+  }
+}
+
 /** Loads and draws the page the first time its tab is shown; the cases do not change while the server runs. */
 export async function showAccuracy(): Promise<void> {
   if (page.shown) return;
   page.shown = true;
+  const serving = showServingValidation();
   setStatus('accuracy-status', 'Predicting the published cases…', 'busy');
   const t0 = performance.now();
   let v: Validation;
@@ -109,4 +169,5 @@ export async function showAccuracy(): Promise<void> {
   caseTable(v.cases);
   $('accuracy-sub').textContent = `${v.cases.length} cases, version ${v.version}`;
   setStatus('accuracy-status', `Done: ${v.cases.length} cases in ${Math.round(performance.now() - t0)} ms.`, 'ok');
+  await serving;
 }

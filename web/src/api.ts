@@ -278,6 +278,18 @@ export interface ErrorGroup {
   max_abs_error_pct: number; median_signed_error_pct: number;
 }
 export interface Validation { cases: ValidationCase[]; groups: ErrorGroup[]; version: string }
+/** A measured serving run as GET /api/validation/serving reports it: predicted, or refused with why. */
+export interface ServingRun {
+  id: string; backend: string; engine?: string; model?: string; model_path: string; hardware?: string; system: string;
+  mode: string; isl: number; osl: number; concurrency: number; tp: number; formats?: string;
+  measured_ttft_ms: number; measured_tpot_ms: number;
+  predicted_ttft_ms?: number; predicted_tpot_ms?: number; ttft_error_pct?: number; tpot_error_pct?: number;
+  refused?: string;
+}
+export interface ServingValidation {
+  rows: ServingRun[]; predicted: number; refused: number; tpot_groups: ErrorGroup[]; ttft_groups: ErrorGroup[];
+  refusals: Array<{ reason: string; rows: number }>; version: string;
+}
 
 /** A serving engine as GET /api/engines lists it; only what the app reads. */
 export interface Engine { id: string; name: string; kind: string; versions: string; unsupported_formats: string[] }
@@ -333,6 +345,7 @@ export const api = {
   engines: () => get<{ engines: Engine[] }>('/api/engines').then((r) => r.engines),
   serving: (req: object) => post<Serving>('/api/serving', req),
   validation: () => get<Validation>('/api/validation'),
+  servingValidation: () => get<ServingValidation>('/api/validation/serving'),
   search: (req: object) => post<SearchResult>('/api/search', req),
   analyze: (req: object) => post<GemmAnalysis>('/api/analyze', req),
   sweep: (req: object) => post<{ count: number; rows: SweepRow[] }>('/api/sweep', req).then((r) => r.rows),

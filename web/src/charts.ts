@@ -4,7 +4,7 @@
 // front. Chart.js draws all but the heatmap.
 import { Chart, registerables, type ActiveElement, type ChartConfiguration, type ChartDataset, type ChartEvent, type Plugin,
   type Scale, type TooltipItem } from 'chart.js';
-import type { Candidate, Deployment, Device, Op, SearchResult, Serving, SweepRow, ValidationCase } from './api';
+import type { Candidate, Deployment, Device, Op, SearchResult, Serving, ServingRun, SweepRow, ValidationCase } from './api';
 import { bytes, counted, esc, flopsPerS, pct, seconds, si, tokens } from './units';
 
 Chart.register(...registerables);
@@ -691,5 +691,75 @@ export function drawValidationErrors(canvasId: string, cases: ValidationCase[], 
       },
     },
     plugins: [errorBands],
+  });
+}
+
+type RunPoint = { x: number; y: number; r: ServingRun };
+
+/** Log-axis labels at 1, 2 and 5 of each decade only, in SI ("2 k"): the default labels every tick. */
+function decadeTick(value: number | string): string {
+  const v = Number(value);
+  const mantissa = Math.round(v / 10 ** Math.floor(Math.log10(v)));
+  return [1, 2, 5].includes(mantissa) ? si(v, '') : '';
+}
+
+/** The diagonal (prediction = measurement) and the ±25% lines around it, on log-log axes. */
+const diagonal: Plugin<'scatter'> = {
+  id: 'diagonal',
+  beforeDatasetsDraw(chart) {
+    const { x, y } = chart.scales;
+    const ctx = chart.ctx;
+    const { left, right, top, bottom } = chart.chartArea;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(left, top, right - left, bottom - top);
+    ctx.clip();
+    for (const [k, color, dash] of [[1, '#111827', []], [1.25, '#dc2626', [5, 4]], [0.75, '#dc2626', [5, 4]]] as Array<[number, string, number[]]>) {
+      ctx.strokeStyle = color;
+      ctx.setLineDash(dash);
+      ctx.beginPath();
+      ctx.moveTo(x.getPixelForValue(x.min), y.getPixelForValue(x.min * k));
+      ctx.lineTo(x.getPixelForValue(x.max), y.getPixelForValue(x.max * k));
+      ctx.stroke();
+    }
+    ctx.restore();
+  },
+};
+
+/**
+ * Measured (x) against predicted (y) TTFT or TPOT of every predicted serving run, log-log, one colour
+ * per engine; the solid diagonal is a perfect prediction, the dashed lines ±25%.
+ */
+export function drawServingValidation(canvasId: string, runs: ServingRun[], metric: 'ttft' | 'tpot',
+  describe: (r: ServingRun) => string[]): void {
+  const key = metric === 'ttft' ? (['measured_ttft_ms', 'predicted_ttft_ms'] as const) : (['measured_tpot_ms', 'predicted_tpot_ms'] as const);
+  const shown = runs.filter((r) => r.predicted_tpot_ms !== undefined && r[key[0]] > 0 && (r[key[1]] ?? 0) > 0);
+  const engines = [...new Set(shown.map((r) => r.engine ?? r.backend))].sort();
+  const datasets: Array<ChartDataset<'scatter', RunPoint[]>> = engines.map((e, i) => ({
+    label: e,
+    data: shown.filter((r) => (r.engine ?? r.backend) === e).map((r) => ({ x: r[key[0]], y: r[key[1]]!, r })),
+    backgroundColor: `${COLORS[i % COLORS.length]}99`,
+    pointRadius: 2.5,
+    pointHoverRadius: 5,
+  }));
+  const values = shown.flatMap((r) => [r[key[0]], r[key[1]]!]);
+  const lo = 10 ** Math.floor(Math.log10(Math.min(...values)));
+  const hi = 10 ** Math.ceil(Math.log10(Math.max(...values)));
+  const name = metric === 'ttft' ? 'TTFT' : 'TPOT';
+  draw(canvasId, {
+    type: 'scatter',
+    data: { datasets },
+    options: {
+      maintainAspectRatio: false,
+      scales: {
+        x: { type: 'logarithmic', min: lo, max: hi, title: { display: true, text: `measured ${name}, ms` }, ticks: { callback: decadeTick } },
+        y: { type: 'logarithmic', min: lo, max: hi, title: { display: true, text: `predicted ${name}, ms` }, ticks: { callback: decadeTick } },
+      },
+      plugins: {
+        legend: { position: 'bottom' },
+        tooltip: { callbacks: { label: (item: TooltipItem<'scatter'>) => describe((item.raw as RunPoint).r) } },
+      },
+    },
+    plugins: [diagonal],
   });
 }
