@@ -225,6 +225,16 @@ try {
   const limit = await page.textContent('[data-field="limited-by"]');
   check(/limited by/.test(limit ?? '') && await page.locator('#serving-detail li').count() >= 1,
         `what limited the selected point is said, with its notes (${limit})`);
+  // How far to trust it: the development set's measured runs of the default case (vLLM, Llama-3.1-70B,
+  // H200), counted as the server's document counts them.
+  await page.waitForFunction(() => /TTFT: median|no measured|could not/.test(document.getElementById('serving-accuracy')?.textContent ?? ''),
+    null, { timeout: 180000 });
+  const sv = await (await fetch(base + '/api/validation/serving')).json();
+  const like = sv.rows.filter((r) => r.tpot_error_pct !== undefined && r.mode === 'agg' && r.engine === 'vllm' &&
+    r.model === 'llama-3.1-70b' && r.hardware === 'h200').length;
+  const trust = await page.textContent('#serving-accuracy');
+  check(like > 0 && trust.includes(`vllm running llama-3.1-70b on h200: ${like} in the development set`) &&
+        /TTFT: median \|error\|/.test(trust), `the page says how far such runs came out (${like} runs)`);
   // Clicking the first point selects it: the cards and the notes follow.
   await page.mouse.click(curve.hover.x, curve.hover.y);
   await page.waitForFunction(() => /^Concurrency 1:/.test(document.querySelector('[data-field="limited-by"]')?.textContent ?? ''));

@@ -18,6 +18,47 @@ const TTFT_MEDIAN_TARGET_PCT = 20;
 
 const page = { shown: false };
 
+let servingDocument: Promise<ServingValidation> | null = null;
+/** The development set's serving validation, fetched once for this page and the Serving tab's accuracy note. */
+export function loadServingValidation(): Promise<ServingValidation> {
+  servingDocument ??= api.servingValidation().catch((e: unknown) => {
+    servingDocument = null;  // a later call tries again
+    throw e;
+  });
+  return servingDocument;
+}
+
+/** The median of `values` (interpolated), as the server's statistics take it. */
+function median(values: number[]): number {
+  const v = [...values].sort((a, b) => a - b);
+  const k = (v.length - 1) / 2;
+  return v[Math.floor(k)] + (v[Math.ceil(k)] - v[Math.floor(k)]) * (k - Math.floor(k));
+}
+
+/** What the development set says about a serving prediction: how far runs of the same engine, model and
+ * device (else engine and model, else engine) came out, in words; empty when it has none. */
+export function servingAccuracyNote(v: ServingValidation, engine: string, model: string, hardware: string, mode: string): string[] {
+  const predicted = v.rows.filter((r) => r.tpot_error_pct !== undefined && r.mode === mode);
+  const scopes: Array<[string, (r: ServingRun) => boolean]> = [
+    [`${engine} running ${model} on ${hardware}`, (r) => r.engine === engine && r.model === model && r.hardware === hardware],
+    [`${engine} running ${model} (every device)`, (r) => r.engine === engine && r.model === model],
+    [`${engine} (every model and device)`, (r) => r.engine === engine],
+  ];
+  for (const [what, match] of scopes) {
+    const rows = predicted.filter(match);
+    if (rows.length === 0) continue;
+    const abs = (k: 'ttft_error_pct' | 'tpot_error_pct') => median(rows.map((r) => Math.abs(r[k]!)));
+    const sgn = (k: 'ttft_error_pct' | 'tpot_error_pct') => median(rows.map((r) => r[k]!));
+    const lean = (x: number, early: string, late: string) => (Math.abs(x) < 5 ? 'no clear lean' : x < 0 ? early : late);
+    return [`Measured ${mode === 'disagg' ? 'disaggregated' : 'aggregated'} runs of ${what}: ${rows.length} in the development set.`,
+      `TPOT: median |error| ${pct(abs('tpot_error_pct'))}, signed ${signed(sgn('tpot_error_pct'))} ` +
+        `(${lean(sgn('tpot_error_pct'), 'predictions came out faster', 'predictions came out slower')}).`,
+      `TTFT: median |error| ${pct(abs('ttft_error_pct'))}, signed ${signed(sgn('ttft_error_pct'))} ` +
+        `(${lean(sgn('ttft_error_pct'), 'predicted first tokens came early', 'predicted first tokens came late')}).`];
+  }
+  return [];
+}
+
 /** A measured or predicted value in its metric's unit: seconds for latencies, tokens/s for rates. */
 function metricValue(metric: string, v: number): string {
   return metric.endsWith('_s') && !metric.endsWith('per_s') ? seconds(v) : si(v, 'tok/s');
@@ -129,7 +170,7 @@ async function showServingValidation(): Promise<void> {
   setStatus('accuracy-serving-status', `Simulating the development set's serving runs (a few seconds, once)…`, 'busy');
   const t0 = performance.now();
   try {
-    const v = await api.servingValidation();
+    const v = await loadServingValidation();
     renderServing(v);
     setStatus('accuracy-serving-status', `Done: ${v.predicted + v.refused} runs in ${Math.round(performance.now() - t0)} ms.`, 'ok');
   } catch (e) {

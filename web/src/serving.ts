@@ -3,6 +3,7 @@
 // concurrencies, each a POST /api/serving (a discrete-event simulation of the benchmark); a
 // table, the throughput / interactivity curve, latency (mean and p90) against concurrency, and
 // what limited the chosen point.
+import { loadServingValidation, servingAccuracyNote } from './accuracy';
 import { api, type Device, type Engine, type ModelPreset, type Serving, type Spread } from './api';
 import { clearChart, drawServingCurve, drawServingLatency } from './charts';
 import { $, fillSelect, message, setStatus } from './dom';
@@ -309,6 +310,7 @@ async function runServing(): Promise<void> {
     const ok = rows.filter((r) => r.result);
     page.selected = defaultSelection(rows);
     render();
+    void renderAccuracy(base, run);
     const ms = (performance.now() - t0).toFixed(0);
     if (ok.length === rows.length) {
       setStatus('serving-status', `Done: ${rows.length} concurrencies in ${ms} ms.`, 'ok');
@@ -321,6 +323,24 @@ async function runServing(): Promise<void> {
     setStatus('serving-status', `The page could not show this result: ${message(e)}`, 'error');
   } finally {
     if (run === page.run) button.disabled = false;
+  }
+}
+
+/** How far measured runs like this request's came from the model (the development set), once it has loaded. */
+async function renderAccuracy(req: Record<string, unknown>, run: number): Promise<void> {
+  const el = $('serving-accuracy');
+  el.innerHTML = '<li class="muted">Comparing with the measured runs of the development set…</li>';
+  try {
+    const v = await loadServingValidation();
+    if (run !== page.run) return;
+    const mode = req.mode === 'disagg' ? 'disagg' : 'agg';
+    const note = servingAccuracyNote(v, String(req.engine), String(req.model), String(req.hardware), mode);
+    el.innerHTML = (note.length > 0 ? note : [req.engine === 'roofline'
+      ? 'The reference engine (ideal kernels) is no measured engine: choose vLLM, SGLang or TensorRT-LLM to compare with their measured runs.'
+      : `The development set has no measured ${mode === 'disagg' ? 'disaggregated' : 'aggregated'} runs of this engine.`])
+      .map((line) => `<li>${esc(line)}</li>`).join('') + '<li class="muted">The Accuracy tab has every run and every case.</li>';
+  } catch (e) {
+    if (run === page.run) el.innerHTML = `<li class="muted">The measured runs could not be loaded: ${esc(message(e))}</li>`;
   }
 }
 
