@@ -629,6 +629,29 @@ export function showSearchPoint(canvasId: string, rank: number | null): void {
   chart.update('none');
 }
 
+type ScatterScales = NonNullable<NonNullable<ChartConfiguration<'scatter'>['options']>['scales']>;
+
+/**
+ * A scatter chart of the Accuracy page: each point carries its record, which the tooltip describes;
+ * `guides` draws the reference lines under the points.
+ */
+function drawRecords<P extends { x: number; y: number }>(canvasId: string, datasets: Array<ChartDataset<'scatter', P[]>>,
+  scales: ScatterScales, describe: (p: P) => string[], guides: Plugin<'scatter'>): void {
+  draw(canvasId, {
+    type: 'scatter',
+    data: { datasets },
+    options: {
+      maintainAspectRatio: false,
+      scales,
+      plugins: {
+        legend: { position: 'bottom' },
+        tooltip: { callbacks: { label: (item: TooltipItem<'scatter'>) => describe(item.raw as P) } },
+      },
+    },
+    plugins: [guides],
+  });
+}
+
 /** The error bands the accuracy targets name: a median within 10%, no case past 35%. */
 const ERROR_BANDS: Array<[number, string]> = [[10, '#059669'], [35, '#dc2626']];
 
@@ -676,22 +699,10 @@ export function drawValidationErrors(canvasId: string, cases: ValidationCase[], 
     pointHoverRadius: 6,
   }));
   const bound = Math.ceil(Math.max(40, ...sorted.map((c) => Math.abs(c.error_pct) + 5)) / 10) * 10;
-  draw(canvasId, {
-    type: 'scatter',
-    data: { datasets },
-    options: {
-      maintainAspectRatio: false,
-      scales: {
-        x: { title: { display: true, text: 'cases, sorted by signed error' }, min: 0, max: sorted.length + 1, ticks: { precision: 0 } },
-        y: { title: { display: true, text: 'error (predicted − measured) / measured, %' }, min: -bound, max: bound },
-      },
-      plugins: {
-        legend: { position: 'bottom' },
-        tooltip: { callbacks: { label: (item: TooltipItem<'scatter'>) => describe((item.raw as CasePoint).c) } },
-      },
-    },
-    plugins: [errorBands],
-  });
+  drawRecords(canvasId, datasets, {
+    x: { title: { display: true, text: 'cases, sorted by signed error' }, min: 0, max: sorted.length + 1, ticks: { precision: 0 } },
+    y: { title: { display: true, text: 'error (predicted − measured) / measured, %' }, min: -bound, max: bound },
+  }, (p: CasePoint) => describe(p.c), errorBands);
 }
 
 type RunPoint = { x: number; y: number; r: ServingRun };
@@ -746,20 +757,8 @@ export function drawServingValidation(canvasId: string, runs: ServingRun[], metr
   const lo = 10 ** Math.floor(Math.log10(Math.min(...values)));
   const hi = 10 ** Math.ceil(Math.log10(Math.max(...values)));
   const name = metric === 'ttft' ? 'TTFT' : 'TPOT';
-  draw(canvasId, {
-    type: 'scatter',
-    data: { datasets },
-    options: {
-      maintainAspectRatio: false,
-      scales: {
-        x: { type: 'logarithmic', min: lo, max: hi, title: { display: true, text: `measured ${name}, ms` }, ticks: { callback: decadeTick } },
-        y: { type: 'logarithmic', min: lo, max: hi, title: { display: true, text: `predicted ${name}, ms` }, ticks: { callback: decadeTick } },
-      },
-      plugins: {
-        legend: { position: 'bottom' },
-        tooltip: { callbacks: { label: (item: TooltipItem<'scatter'>) => describe((item.raw as RunPoint).r) } },
-      },
-    },
-    plugins: [diagonal],
-  });
+  drawRecords(canvasId, datasets, {
+    x: { type: 'logarithmic', min: lo, max: hi, title: { display: true, text: `measured ${name}, ms` }, ticks: { callback: decadeTick } },
+    y: { type: 'logarithmic', min: lo, max: hi, title: { display: true, text: `predicted ${name}, ms` }, ticks: { callback: decadeTick } },
+  }, (p: RunPoint) => describe(p.r), diagonal);
 }
