@@ -260,7 +260,7 @@ ServingMode parse_serving_mode(const std::string& text) {
 }
 
 ServingResult predict_serving(const ModelSpec& m, const Device& d, const ServingScenario& in,
-                              const ModelOptions& options) {
+                              const ModelOptions& o) {
   check_deadline("serving prediction");
   auto check = [](const char* name, std::int64_t v, std::int64_t hi) {
     if (v < 1 || v > hi) {
@@ -288,7 +288,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     ServingScenario one = in;
     one.replicas = 1;
     one.concurrency = (in.concurrency + in.replicas - 1) / in.replicas;
-    ServingResult r = predict_serving(m, d, one, options);
+    ServingResult r = predict_serving(m, d, one, o);
     const double clients =
         static_cast<double>(in.concurrency) / static_cast<double>(one.concurrency);
     r.gpus *= in.replicas;
@@ -333,6 +333,13 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         "aggregated serving takes attention dp and ep");
   }
 
+  // The scheduler: the engine's, else the reference's generic one.
+  const EngineProfile& reference = EngineRegistry::built_in().get("roofline");
+  const EngineProfile* engine = o.engine && o.engine->scheduler.known ? o.engine : &reference;
+  const EngineScheduler& sched = engine->scheduler;
+  if (in.step.attention_dp < 1 || in.prefill_attention_dp < 1) {
+    throw InvalidArgument("attention dp must be at least 1");
+  }
   if (in.engine_version.size() > 40 ||
       !std::all_of(in.engine_version.begin(), in.engine_version.end(), [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' ||
@@ -340,16 +347,6 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
       })) {
     throw InvalidArgument(
         "engine version: at most 40 letters, digits and . - + _ (a release such as 0.14.0)");
-  }
-  // What the engine's release runs differently (vLLM 0.11.1-0.12's padded MoE on Hopper).
-  const ModelOptions o =
-      with_engine_release(options, d, in.engine_version, in.step.tp, EngineRegistry::built_in());
-  // The scheduler: the engine's, else the reference's generic one.
-  const EngineProfile& reference = EngineRegistry::built_in().get("roofline");
-  const EngineProfile* engine = o.engine && o.engine->scheduler.known ? o.engine : &reference;
-  const EngineScheduler& sched = engine->scheduler;
-  if (in.step.attention_dp < 1 || in.prefill_attention_dp < 1) {
-    throw InvalidArgument("attention dp must be at least 1");
   }
   if (in.batch_wait_iters < 0 || in.batch_wait_iters > kMaxBatchWaitIters ||
       !(in.batch_wait_ratio >= 0 && in.batch_wait_ratio <= 1)) {
@@ -564,7 +561,13 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   const std::int64_t decode_room = std::max<std::int64_t>(decode_kv.tokens - in.shared_prefix, 0);
   const std::int64_t per_instance = decode_room / in_blocks(own_prompt + in.osl);
   r.max_concurrency_that_fits = per_instance * (disagg ? in.decode_workers : 1);
-  ModelOptions first_options = o, decode_options = o;
+  // What the engine's release runs differently, at each pool's TP (vLLM
+  // 0.11.1-0.12's padded MoE on Hopper, off at TP 8 from 0.12.0).
+  const auto release_options = [&](const Scenario& pool) {
+    return with_engine_release(o, d, in.engine_version, pool.tp, EngineRegistry::built_in());
+  };
+  ModelOptions first_options = release_options(prefill_base);
+  ModelOptions decode_options = release_options(decode_base);
   first_options.graph_max_batch = first_limits.graph_max_batch;
   decode_options.graph_max_batch = decode_limits.graph_max_batch;
   // A pool cast whole each step is the one this rule sizes.
