@@ -234,6 +234,34 @@ TEST(Validate, ServingCasesCarryLengthsLimitsAndMedians) {
   }
 }
 
+// LLMPerf's inter-token latency is a request's time from sending to its last
+// token over its tokens streamed (ray-project/llmperf token_benchmark_ray.py:
+// the sum of the gaps, the TTFT first, divided by the chunks received), so it
+// carries the TTFT: (TTFT + (gen - 1) x TPOT) / gen, above the TPOT.
+TEST(Validate, LlmperfInterTokenLatencyCarriesTheFirstToken) {
+  const Registry reg = Registry::built_in();
+  const ServingResult expected = serve_with_vllm(one_serving_benchmark(), reg);
+  const auto cases =
+      parse_validation(one_serving_case("serving_itl_llmperf_p50_s").dump(), "v.json");
+  const ValidationReport r = validate_cases(cases, reg, {}, "case");
+  ASSERT_TRUE(r.rows[0].error.empty()) << r.rows[0].error;
+  // Every output is 256 tokens: the median request's end-to-end time over 256.
+  EXPECT_DOUBLE_EQ(r.rows[0].predicted, expected.e2e.p50 / 256);
+  // One request's identity, e2e = TTFT + 255 TPOT, taken at the means: the
+  // latency lies between the TPOT and the TPOT plus the TTFT's share.
+  const double tolerance = 0.05;  // medians against means of near-identical requests
+  EXPECT_GT(r.rows[0].predicted, expected.tpot.mean);
+  EXPECT_NEAR(r.rows[0].predicted, (expected.ttft.mean + 255 * expected.tpot.mean) / 256,
+              tolerance * r.rows[0].predicted);
+
+  // Outputs of random lengths have no such closed form: refused.
+  auto doc = one_serving_case("serving_itl_llmperf_p50_s");
+  doc["cases"][0]["gen_min"] = 128;
+  EXPECT_THROW((void)parse_validation(doc.dump(), "v.json"), ParseError);
+  doc["cases"][0]["gen_min"] = 256;  // uniform on [256, 256]: one length
+  EXPECT_NO_THROW((void)parse_validation(doc.dump(), "v.json"));
+}
+
 TEST(Validate, UnknownDevicesBecomeRowErrors) {
   auto doc = one_case();
   doc["cases"][0]["hardware"] = "h9000";

@@ -43,7 +43,10 @@ struct ValidationCase {
                        // serving_ttft_s, serving_tpot_s (a closed-loop benchmark
                        // of `batch` clients: roofline serving with the engine's
                        // defaults, means over the requests), serving_ttft_p50_s,
-                       // serving_tpot_p50_s (their medians)
+                       // serving_tpot_p50_s (their medians), serving_itl_llmperf_p50_s
+                       // (LLMPerf's inter-token latency, its median: a request's
+                       // time from sending to its last token, the TTFT
+                       // included, over its gen tokens; outputs of one length)
   double value = 0;
   // The date of the engine's build where the source gives it ("engine_build",
   // optional: "YYYY-MM-DD" or "YYYY-MM"), as yyyymmdd; 0: the current build.

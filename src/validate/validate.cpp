@@ -23,7 +23,8 @@ const char* const kMetrics[] = {"decode_tokens_per_s",
                                 "serving_ttft_s",
                                 "serving_tpot_s",
                                 "serving_ttft_p50_s",
-                                "serving_tpot_p50_s"};
+                                "serving_tpot_p50_s",
+                                "serving_itl_llmperf_p50_s"};
 
 // The most GPUs a case may name (tp): far beyond any single deployment, and
 // small enough that nothing sized by it grows unbounded.
@@ -92,6 +93,11 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
     const ServingResult r = predict_serving(m, d, ss, opt);
     if (k == "serving_ttft_s") return r.ttft.mean;
     if (k == "serving_tpot_s") return r.tpot.mean;
+    // LLMPerf's inter-token latency of a request: the time from sending it to
+    // its last token (the TTFT included) over the tokens streamed. With every
+    // output gen tokens long (the parser requires it), the median over the
+    // requests is the median end-to-end time over gen.
+    if (k == "serving_itl_llmperf_p50_s") return r.e2e.p50 / static_cast<double>(c.gen);
     return k == "serving_ttft_p50_s" ? r.ttft.p50 : r.tpot.p50;
   }
   if (k == "prefill_tokens_per_s" || k == "ttft_s") {
@@ -158,6 +164,9 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
         o.fail("requests", "fewer requests than clients (batch)");
       c.prompt_min = optional_positive(o, "prompt_min", 0, c.prompt);
       c.gen_min = optional_positive(o, "gen_min", 0, c.gen);
+      if (c.metric == "serving_itl_llmperf_p50_s" && c.gen_min > 0 && c.gen_min < c.gen)
+        o.fail("gen_min",
+               "LLMPerf's inter-token latency is predicted for outputs of one length (gen)");
       c.token_budget = optional_positive(o, "token_budget", 0, kMaxBatch);
       c.max_running = optional_positive(o, "max_running", 0, kMaxBatch);
     } else {
