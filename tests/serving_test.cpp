@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <string_view>
 
@@ -163,6 +164,39 @@ TEST(ServingSimulation, ChunkedPromptsShareTheBudgetWithDecodeTokens) {
   EXPECT_NEAR(ttft[1], step1 + step2, kExact);
   EXPECT_NEAR(ttft[2], step1 + step2, kExact);
   EXPECT_NEAR(ttft[3], step1 + step2 + step3, kExact);
+}
+
+// The gaps between streamed tokens (vLLM's ITL), the same budget: request 1's
+// first gap is step 2 (1 ms + 249 us, beside the prompts), requests 1-3 then
+// wait out step 3 (1 ms + 51 us, beside prompt 4's last chunk), and every
+// other gap is a plain 1 ms step: 9 gaps a request, 36 in all.
+TEST(ServingSimulation, TokenGapsAreTheStepsEachRequestWaitedOut) {
+  sim::SimSpec s = simple_spec(4, 1);
+  s.first.token_budget = 250;
+  const sim::SimResult r = sim::simulate_serving(s);
+  const auto ns = [](double t) { return std::llround(t * 1e9); };
+  std::map<long long, std::int64_t> gaps;  // by the nanosecond
+  std::int64_t count = 0;
+  for (const auto& [gap, n] : r.token_gaps) {
+    gaps[ns(gap)] += n;
+    count += n;
+  }
+  EXPECT_EQ(count, 4 * 9);
+  EXPECT_EQ(gaps[ns(kStep + 249 * kPerToken)], 1);
+  EXPECT_EQ(gaps[ns(kStep + 51 * kPerToken)], 3);
+  EXPECT_EQ(gaps[ns(kStep)], 32);
+  EXPECT_EQ(gaps.size(), 3u);
+}
+
+// One client: its nine decode steps are its nine gaps, 1 ms each.
+TEST(ServingSimulation, OneClientsGapsAreItsDecodeSteps) {
+  const sim::SimResult r = sim::simulate_serving(simple_spec(1, 3));
+  std::int64_t count = 0;
+  for (const auto& [gap, n] : r.token_gaps) {
+    EXPECT_NEAR(gap, kStep, kExact);
+    count += n;
+  }
+  EXPECT_EQ(count, 3 * 9);
 }
 
 // Prefill-first (SGLang): steps 2 and 3 carry prompt work and no decode
@@ -621,6 +655,23 @@ TEST(Serving, OneClientIsThePromptStepThenDecodeSteps) {
   EXPECT_NEAR(r.output_tokens_per_s, 2 * 256 / (2 * r.e2e_s), 1e-9 * r.output_tokens_per_s);
   EXPECT_EQ(r.token_budget, 8192);  // vLLM on an H200 (141 GB)
   EXPECT_EQ(r.max_running, 1024);
+}
+
+// vLLM's ITL pools every gap between two tokens of every request. With every
+// output 256 tokens and one token a step, each request's TPOT is its 255 gaps'
+// mean, so the gaps' mean is the requests' mean TPOT (160 requests, 40,800
+// gaps); the few gaps a prompt beside the decode tokens stretches lift the
+// mean above the median.
+TEST(Serving, ItlPoolsEveryGapBetweenTokens) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const ServingResult r =
+      predict_serving(m, devices().get("h200"), llama70b_on_two_h200(16), vllm());
+  constexpr double kSum = 1e-9;  // sums of tens of thousands of doubles
+  EXPECT_NEAR(r.itl.mean, r.tpot.mean, kSum * r.tpot.mean);
+  EXPECT_LT(r.itl.p50, r.itl.mean);
+  EXPECT_LE(r.itl.p50, r.itl.p90);
+  EXPECT_LE(r.itl.p90, r.itl.p99);
+  EXPECT_GT(r.itl.p50, 0);
 }
 
 // One client with 3 draft tokens at acceptance 0.85 (3.186625 tokens a step):

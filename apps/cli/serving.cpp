@@ -124,6 +124,7 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   Table t({"quantity", "value"});
   t.add_row({"TTFT", spread(r.ttft)});
   t.add_row({"TPOT", spread(r.tpot)});
+  t.add_row({"ITL (every gap between tokens)", spread(r.itl)});
   t.add_row({"end to end", spread(r.e2e)});
   t.add_row(
       {"output tokens/s", fmt::format("{:.4g} ({:.4g} per GPU, {} GPUs)", r.output_tokens_per_s,

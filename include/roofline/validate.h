@@ -46,7 +46,9 @@ struct ValidationCase {
                        // serving_tpot_p50_s (their medians), serving_itl_llmperf_p50_s
                        // (LLMPerf's inter-token latency, its median: a request's
                        // time from sending to its last token, the TTFT
-                       // included, over its gen tokens; outputs of one length)
+                       // included, over its gen tokens; outputs of one length),
+                       // serving_itl_p50_s (vLLM's and SGLang's median ITL: of
+                       // every gap between two streamed tokens of every request)
   double value = 0;
   // The date of the engine's build where the source gives it ("engine_build",
   // optional: "YYYY-MM-DD" or "YYYY-MM"), as yyyymmdd; 0: the current build.

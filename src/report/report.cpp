@@ -1098,6 +1098,7 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                       {"prompt_share", r.prompt_share},
                       {"ttft", spread_json(r.ttft)},
                       {"tpot", spread_json(r.tpot)},
+                      {"itl", spread_json(r.itl)},
                       {"e2e", spread_json(r.e2e)},
                       {"requests", r.requests},
                       {"rounds", s.rounds},

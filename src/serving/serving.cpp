@@ -171,6 +171,51 @@ Spread spread(std::vector<double> v) {
   return s;
 }
 
+// The value at cumulative weight `rank` (1-based) of v[lo, hi), reordering
+// that range: selection by halves, linear on the whole (gaps come as (value,
+// count) pairs, one pair a run of steps, so sorting every simulation's would
+// cost more than the simulation).
+double weighted_select(std::vector<std::pair<double, std::int64_t>>& v, std::size_t lo,
+                       std::size_t hi, std::int64_t rank) {
+  while (hi - lo > 1) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    const auto begin = v.begin();
+    std::nth_element(begin + static_cast<std::ptrdiff_t>(lo),
+                     begin + static_cast<std::ptrdiff_t>(mid),
+                     begin + static_cast<std::ptrdiff_t>(hi));
+    std::int64_t below = 0;
+    for (std::size_t i = lo; i < mid; ++i) below += v[i].second;
+    if (rank <= below) {
+      hi = mid;
+    } else if (rank <= below + v[mid].second) {
+      return v[mid].first;
+    } else {
+      rank -= below + v[mid].second;
+      lo = mid + 1;
+    }
+  }
+  return v[lo].first;
+}
+
+// Mean and nearest-rank percentiles of values that come with counts.
+Spread weighted_spread(std::vector<std::pair<double, std::int64_t>> v) {
+  Spread s;
+  double sum = 0;
+  std::int64_t count = 0;
+  for (const auto& [x, n] : v) {
+    sum += x * static_cast<double>(n);
+    count += n;
+  }
+  if (count == 0) return s;
+  s.mean = sum / static_cast<double>(count);
+  for (const auto& [q, out] : {std::pair{0.5, &s.p50}, {0.9, &s.p90}, {0.99, &s.p99}}) {
+    const auto rank = std::clamp<std::int64_t>(
+        static_cast<std::int64_t>(std::ceil(q * static_cast<double>(count))), 1, count);
+    *out = weighted_select(v, 0, v.size(), rank);
+  }
+  return s;
+}
+
 // A pool's scheduler limits and the decode batches its graphs cover.
 struct PoolLimits {
   std::int64_t budget = 1, cap = 1;
@@ -563,8 +608,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   r.max_concurrency_that_fits = per_instance * (disagg ? in.decode_workers : 1);
   // What the engine's release runs differently, at each pool's TP (vLLM
   // 0.11.1-0.12's padded MoE on Hopper, off at TP 8 from 0.12.0).
-  const auto release_options = [&](const Scenario& pool) {
-    return with_engine_release(o, d, in.engine_version, pool.tp, EngineRegistry::built_in());
+  const auto release_options = [&](const Scenario& pool_step) {
+    return with_engine_release(o, d, in.engine_version, pool_step.tp, EngineRegistry::built_in());
   };
   ModelOptions first_options = release_options(prefill_base);
   ModelOptions decode_options = release_options(decode_base);
@@ -609,6 +654,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   r.ttft = spread(sim.ttft_s);
   r.tpot = spread(sim.tpot_s);
   r.e2e = spread(sim.e2e_s);
+  r.itl = weighted_spread(sim.token_gaps);
   r.ttft_s = r.ttft.mean;
   r.tpot_s = r.tpot.mean;
   r.e2e_s = r.e2e.mean;

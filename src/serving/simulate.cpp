@@ -17,6 +17,9 @@ namespace {
 struct Request {
   std::int32_t client = 0;
   double arrival = 0, admitted = -1, first_chunk = -1, first_token = -1;
+  // When its last token was streamed, as of its last step apart from its
+  // instance's decode runs (a prefill's token; a preemption's last decode step).
+  double last_token = -1;
   double received = -1;           // when the engine took it in (a receive interval delays it)
   std::int64_t isl = 0, osl = 0;  // its lengths
   std::int64_t own = 0;           // prompt tokens it computes and holds (past the cached prefix)
@@ -74,6 +77,12 @@ struct Instance {
   // begun by what finished requests riding along add to the first step).
   std::int64_t k = 0, decode_now = 0;
   double begun = 0, started = 0, step_s = 0;
+  // The gaps between streamed tokens: when the last run with decode tokens
+  // ended (every request decoding through it got its token then), the
+  // requests that started decoding since (their last token their own), and
+  // those of them in the run under way.
+  double last_decode_end = 0;
+  std::vector<std::int32_t> joined, run_joined;
   std::uint64_t epoch = 0;  // a step's end event is stale once this moves on
   std::vector<std::pair<std::int32_t, std::int64_t>> chunks;
   // Batch waiting: waits counted since prompts were last taken (TensorRT-LLM's
@@ -350,14 +359,36 @@ class Simulation {
     in.context_offset += q.offset;
     in.context_isl += q.isl;
     if (in.pool->balance_groups > 0) ++in.group_decoding[static_cast<std::size_t>(q.group)];
+    in.joined.push_back(id);
   }
 
-  void stop_decoding(Instance& in, const Request& q, std::int32_t id) {
+  void stop_decoding(Instance& in, Request& q, std::int32_t id) {
+    const auto was_joined = std::find(in.joined.begin(), in.joined.end(), id);
+    if (was_joined != in.joined.end()) {
+      in.joined.erase(was_joined);  // no decode run yet: its last token stays its own
+    } else {
+      q.last_token = in.last_decode_end;
+    }
     in.decoding.erase({q.steps - q.offset, id});
     in.by_order.erase({q.order, id});
     in.context_offset -= q.offset;
     in.context_isl -= q.isl;
     if (in.pool->balance_groups > 0) --in.group_decoding[static_cast<std::size_t>(q.group)];
+  }
+
+  // The gaps between streamed tokens the run that ended now gave its
+  // decoding requests (one a step each: a step's tokens stream together):
+  // from each one's last token to the run's first step end, then a step's
+  // length (a benchmark's inter-token latencies, vLLM's ITL).
+  void record_gaps(Instance& in, double now) {
+    const double first_end = in.started + in.step_s;
+    for (const std::int32_t id : in.run_joined)
+      r_.token_gaps.emplace_back(first_end - req(id).last_token, 1);
+    const auto through = in.decode_now - static_cast<std::int64_t>(in.run_joined.size());
+    if (through > 0) r_.token_gaps.emplace_back(first_end - in.last_decode_end, through);
+    if (in.k > 1) r_.token_gaps.emplace_back(in.step_s, in.decode_now * (in.k - 1));
+    in.run_joined.clear();
+    in.last_decode_end = now;
   }
 
   // A request leaves the instance's running set (finished or preempted).
@@ -574,6 +605,10 @@ class Simulation {
       }
     }
     const std::int64_t decode_now = decode_paused ? 0 : decoding;
+    if (decode_now > 0) {
+      in.run_joined.swap(in.joined);  // every request decoding rides in this run
+      in.joined.clear();
+    }
     // The requests that finished with the last step ride along (a batch formed
     // a step ahead), unless the step is a prefill batch apart.
     const std::int64_t gone = decode_paused ? 0 : in.finished;
@@ -685,6 +720,7 @@ class Simulation {
     Instance& in = instances_[static_cast<std::size_t>(index)];
     const PoolSpec& p = *in.pool;
     in.busy = false;
+    if (in.decode_now > 0) record_gaps(in, now);
     // The next batch was formed as the last step of this run started.
     in.cutoff = !p.formed_a_step_ahead ? std::numeric_limits<double>::infinity()
                 : in.k == 1            ? in.begun
@@ -715,6 +751,7 @@ class Simulation {
       in.prefilling.pop_front();
       if (p.balance_groups > 0) --in.group_prefilling[static_cast<std::size_t>(q.group)];
       if (q.first_token < 0) q.first_token = now;
+      q.last_token = now;
       ++q.generated;  // a prefill samples the next token
       if (q.prompt >= 0 && p.role == PoolSpec::Role::kMixed) {
         const auto slot = static_cast<std::size_t>(q.prompt);

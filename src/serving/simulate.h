@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <utility>
 #include <vector>
 
 namespace roofline::detail {
@@ -113,6 +114,9 @@ struct SimResult {
   // token have none, as benchmarks count it, unless every request has one:
   // then 0 each), e2e.
   std::vector<double> ttft_s, tpot_s, e2e_s;
+  // Every gap between two streamed tokens of a request, as (seconds, how many
+  // such gaps): a run's steps give their decoding requests one each.
+  std::vector<std::pair<double, std::int64_t>> token_gaps;
   std::int64_t output_tokens = 0;  // the requests' output lengths summed
   double duration_s = 0;           // from the first arrival to the last completion
   std::int64_t steps = 0;

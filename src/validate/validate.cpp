@@ -24,7 +24,8 @@ const char* const kMetrics[] = {"decode_tokens_per_s",
                                 "serving_tpot_s",
                                 "serving_ttft_p50_s",
                                 "serving_tpot_p50_s",
-                                "serving_itl_llmperf_p50_s"};
+                                "serving_itl_llmperf_p50_s",
+                                "serving_itl_p50_s"};
 
 // The most GPUs a case may name (tp): far beyond any single deployment, and
 // small enough that nothing sized by it grows unbounded.
@@ -98,6 +99,7 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
     // output gen tokens long (the parser requires it), the median over the
     // requests is the median end-to-end time over gen.
     if (k == "serving_itl_llmperf_p50_s") return r.e2e.p50 / static_cast<double>(c.gen);
+    if (k == "serving_itl_p50_s") return r.itl.p50;
     return k == "serving_ttft_p50_s" ? r.ttft.p50 : r.tpot.p50;
   }
   if (k == "prefill_tokens_per_s" || k == "ttft_s") {

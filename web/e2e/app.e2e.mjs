@@ -225,6 +225,10 @@ try {
   const limit = await page.textContent('[data-field="limited-by"]');
   check(/limited by/.test(limit ?? '') && await page.locator('#serving-detail li').count() >= 1,
         `what limited the selected point is said, with its notes (${limit})`);
+  // vLLM's ITL: every gap between two tokens, its percentiles beside TTFT and TPOT.
+  const itl = (await page.textContent('#serving-detail')) ?? '';
+  check(/ITL.*every gap between two tokens: mean [\d.]+ (µs|ms|s); p50 [\d.]+ (µs|ms|s), p90 [\d.]+ (µs|ms|s), p99 [\d.]+ (µs|ms|s)/.test(itl),
+        `the detail gives the ITL over every gap between tokens (${itl.match(/ITL[^\n]*/)?.[0]})`);
   // How far to trust it: the development set's measured runs of the default case (vLLM, Llama-3.1-70B,
   // H200), counted as the server's document counts them.
   await page.waitForFunction(() => /TTFT: median|no measured|could not/.test(document.getElementById('serving-accuracy')?.textContent ?? ''),

@@ -191,6 +191,8 @@ export interface Serving {
   weights: string; act: string; kv: string;
   ttft_s: number; tpot_s: number; e2e_s: number;  // the means of ttft, tpot, e2e
   ttft: Spread; tpot: Spread; e2e: Spread;
+  /** Every gap between two streamed tokens (vLLM's and SGLang's ITL). */
+  itl: Spread;
   output_tokens_per_s: number;           // all GPUs together
   output_tokens_per_s_per_gpu: number;
   output_tokens_per_s_per_user: number;  // 1 / TPOT

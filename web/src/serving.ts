@@ -473,6 +473,7 @@ function renderDetail(r: Serving | undefined): void {
     ...(r.mode === 'disagg' ? [['KV transfer', `${seconds(r.kv_transfer_s!)} per prompt, prefill to decode worker`] as [string, string]] : []),
     ['TTFT', `mean ${seconds(r.ttft.mean)}; ${percentiles(r.ttft)}`],
     ['TPOT', `mean ${seconds(r.tpot.mean)}; ${percentiles(r.tpot)}`],
+    ['ITL', `every gap between two tokens: mean ${seconds(r.itl.mean)}; ${percentiles(r.itl)}`],
     ['e2e', `mean ${seconds(r.e2e.mean)}; ${percentiles(r.e2e)}`],
     ['running', `${counted(r.running, 'request')} in the mean decode step, of ${counted(r.concurrency, 'client')}`],
     ['decode step', `${seconds(r.plain_step_s)} alone, ${seconds(r.prompt_step_s)} carrying one prompt`],
