@@ -164,9 +164,11 @@ struct Spread {
 struct ServingResult {
   double ttft_s = 0, tpot_s = 0, e2e_s = 0;  // means over the requests
   Spread ttft, tpot, e2e;
-  // Inter-token latency as vLLM's and SGLang's benchmarks report it: over
-  // every gap between two streamed tokens of every request (a prompt that
-  // stalls the decode steps shows in its tail, p99), not per request.
+  // Inter-token latency as `vllm bench serve` reports it: over every gap
+  // between two streamed chunks of every request, one a step (a prompt that
+  // stalls the decode steps shows in its tail, p99), not per request. With
+  // draft tokens a step's tokens come in one chunk, one gap; SGLang's
+  // bench_serving splits such a gap among its tokens (alike without drafts).
   Spread itl;
   double output_tokens_per_s = 0;  // all GPUs
   double output_tokens_per_s_per_gpu = 0;

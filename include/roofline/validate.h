@@ -47,7 +47,7 @@ struct ValidationCase {
                        // (LLMPerf's inter-token latency, its median: a request's
                        // time from sending to its last token, the TTFT
                        // included, over its gen tokens; outputs of one length),
-                       // serving_itl_p50_s (vLLM's and SGLang's median ITL: of
+                       // serving_itl_p50_s (vllm bench serve's median ITL: of
                        // every gap between two streamed tokens of every request)
   double value = 0;
   // The date of the engine's build where the source gives it ("engine_build",

@@ -191,7 +191,7 @@ export interface Serving {
   weights: string; act: string; kv: string;
   ttft_s: number; tpot_s: number; e2e_s: number;  // the means of ttft, tpot, e2e
   ttft: Spread; tpot: Spread; e2e: Spread;
-  /** Every gap between two streamed tokens (vLLM's and SGLang's ITL). */
+  /** Every gap between two streamed tokens, one a step (vllm bench serve's ITL). */
   itl: Spread;
   output_tokens_per_s: number;           // all GPUs together
   output_tokens_per_s_per_gpu: number;
