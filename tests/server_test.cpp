@@ -303,6 +303,17 @@ TEST_F(ServerTest, ServingAndSearch) {
   EXPECT_FALSE(dated["formed_a_step_ahead"].get<bool>());
   EXPECT_TRUE(plain["formed_a_step_ahead"].get<bool>());
   EXPECT_LT(dated["ttft_s"].get<double>(), plain["ttft_s"].get<double>());
+  // A deployment that turned async scheduling on in that release forms them ahead.
+  auto opted = post("/api/serving",
+                    R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm", "isl": 512,
+                        "osl": 64, "concurrency": 4, "rounds": 2, "engine_version": "0.12.0",
+                        "overlap_scheduling": "on"})",
+                    200);
+  EXPECT_EQ(opted["overlap_scheduling"], "on");
+  EXPECT_TRUE(opted["formed_a_step_ahead"].get<bool>());
+  expect_error("/api/serving",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "overlap_scheduling": "maybe"})",
+               400, "invalid_argument");
   for (const char* bad : {R"("engine_version": 14)", R"("engine_version": "0.14.0; rm -rf")",
                           R"("engine_version": "0123456789012345678901234567890123456789x")"}) {
     expect_error(

@@ -1199,6 +1199,35 @@ TEST(Serving, EngineSchedulersFollowTheirDefaults) {
   }
 }
 
+// Overlap scheduling as a deployment sets it: vLLM's current release forms
+// each batch a step ahead, 0.12.0 only with --async-scheduling, and never
+// under pipeline stages. Forming the batch ahead makes a newcomer wait a step
+// more, so its TTFT is longer.
+TEST(Serving, OverlapSchedulingIsTheDeploymentsChoice) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("h200");
+  ServingScenario s = llama70b_on_two_h200(4);
+  s.osl = 64;
+  s.rounds = 2;
+  const ServingResult current = predict_serving(m, d, s, vllm());
+  s.overlap = OverlapScheduling::kOff;
+  const ServingResult off = predict_serving(m, d, s, vllm());
+  EXPECT_TRUE(current.formed_a_step_ahead);
+  EXPECT_FALSE(off.formed_a_step_ahead);
+  EXPECT_GT(current.ttft_s, off.ttft_s);
+  s.engine_version = "0.12.0";
+  s.overlap = OverlapScheduling::kEngine;
+  EXPECT_FALSE(predict_serving(m, d, s, vllm()).formed_a_step_ahead);
+  s.overlap = OverlapScheduling::kOn;
+  EXPECT_TRUE(predict_serving(m, d, s, vllm()).formed_a_step_ahead);
+  s.step.tp = 1;
+  s.step.pp = 2;
+  EXPECT_FALSE(predict_serving(m, d, s, vllm()).formed_a_step_ahead);
+  EXPECT_EQ(parse_overlap_scheduling("on"), OverlapScheduling::kOn);
+  EXPECT_EQ(overlap_scheduling_name(OverlapScheduling::kOff), "off");
+  EXPECT_THROW((void)parse_overlap_scheduling("async"), InvalidArgument);
+}
+
 // AIConfigurator's benchmark deployments (its generator's
 // rule_plugin/benchmark/*.rule): a worker runs its batch size of requests
 // with a token budget of batch + isl + 1500 (TensorRT-LLM: rounded up to its

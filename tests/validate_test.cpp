@@ -234,6 +234,50 @@ TEST(Validate, ServingCasesCarryLengthsLimitsAndMedians) {
   }
 }
 
+// A case's engine release and its deployment's overlap scheduling reach the
+// simulation as they would from roofline serving: vLLM 0.11.0 forms each batch
+// as its step starts unless the deployment turned --async-scheduling on.
+TEST(Validate, ServingCasesCarryTheReleaseAndOverlapScheduling) {
+  const Registry reg = Registry::built_in();
+  ServingScenario s = one_serving_benchmark();
+  s.engine_version = "0.11.0";
+  const ServingResult as_released = serve_with_vllm(s, reg);
+  s.overlap = OverlapScheduling::kOn;
+  const ServingResult opted_in = serve_with_vllm(s, reg);
+  ASSERT_FALSE(as_released.formed_a_step_ahead);
+  ASSERT_TRUE(opted_in.formed_a_step_ahead);
+  auto doc = one_serving_case("serving_ttft_s");
+  auto& c = doc["cases"][0];
+  c["engine_version"] = "0.11.0";
+  const auto released = parse_validation(doc.dump(), "v.json");
+  EXPECT_EQ(released[0].engine_version, "0.11.0");
+  EXPECT_EQ(released[0].overlap, OverlapScheduling::kEngine);
+  EXPECT_DOUBLE_EQ(validate_cases(released, reg, {}, "case").rows[0].predicted,
+                   as_released.ttft.mean);
+  c["overlap_scheduling"] = "on";
+  const auto opted = parse_validation(doc.dump(), "v.json");
+  EXPECT_EQ(opted[0].overlap, OverlapScheduling::kOn);
+  EXPECT_DOUBLE_EQ(validate_cases(opted, reg, {}, "case").rows[0].predicted, opted_in.ttft.mean);
+
+  for (const nlohmann::json& bad :
+       {nlohmann::json("0.11;rm"), nlohmann::json("v0.11.0"), nlohmann::json("0..11"),
+        nlohmann::json(11), nlohmann::json("0.11.0.0.0.0.0.0.0.0.0")}) {
+    auto d = one_serving_case("serving_ttft_s");
+    d["cases"][0]["engine_version"] = bad;
+    EXPECT_THROW((void)parse_validation(d.dump(), "v.json"), ParseError) << bad;
+  }
+  for (const nlohmann::json& bad :
+       {nlohmann::json("engine"), nlohmann::json("yes"), nlohmann::json(true)}) {
+    auto d = one_serving_case("serving_ttft_s");
+    d["cases"][0]["overlap_scheduling"] = bad;
+    EXPECT_THROW((void)parse_validation(d.dump(), "v.json"), ParseError) << bad;
+  }
+  // Both belong to serving cases only.
+  auto d = one_case();
+  d["cases"][0]["engine_version"] = "0.11.0";
+  EXPECT_THROW((void)parse_validation(d.dump(), "v.json"), ParseError);
+}
+
 // LLMPerf's inter-token latency is a request's time from sending to its last
 // token over its tokens streamed (ray-project/llmperf token_benchmark_ray.py:
 // the sum of the gaps, the TTFT first, divided by the chunks received), so it

@@ -34,6 +34,7 @@ struct ServingArgs {
   std::string prompt_pool = "0";
   std::string recipe = "engine", prefill_batch = "0", decode_batch = "0";
   std::string engine_version;
+  std::string overlap = "engine";
 };
 
 // " attention DP 8 EP 8", or "" for plain tensor parallelism.
@@ -78,6 +79,7 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   s.kv_memory_share = parse_positive("--kv-memory-share", a.kv_memory);
   s.recipe = parse_serving_recipe(a.recipe);
   s.engine_version = a.engine_version;
+  s.overlap = parse_overlap_scheduling(a.overlap);
   s.prefill_batch = parse_count("--prefill-batch", a.prefill_batch, 0, kMaxBatch);
   s.decode_batch = parse_count("--decode-batch", a.decode_batch, 0, kMaxBatch);
   s.mode = parse_serving_mode(a.mode);
@@ -293,6 +295,12 @@ void register_serving(CLI::App& app, Common& common) {
                   "The engine's release (e.g. 0.12.0): behaviour its profile dates by release "
                   "follows it (vLLM's async scheduling from 0.14.0); default the current one")
       ->type_name("TEXT");
+  cmd->add_option("--overlap-scheduling", a->overlap,
+                  "Whether the next step's batch is formed while one runs (vLLM's "
+                  "--async-scheduling, SGLang's overlap schedule, TensorRT-LLM's overlap "
+                  "scheduler): engine (its rule for the release), on or off")
+      ->capture_default_str()
+      ->type_name("MODE");
   cmd->add_option("--recipe", a->recipe,
                   "Engine settings: engine (its defaults) or aiconfigurator (the limits NVIDIA "
                   "AIConfigurator's generator sets for benchmark deployments: a worker runs its "

@@ -38,6 +38,12 @@ struct ValidationCase {
   // --max-num-batched-tokens) and requests running at once.
   std::int64_t prompt_min = 0, gen_min = 0;
   std::int64_t token_budget = 0, max_running = 0;
+  // Serving, optional: the engine's release ("engine_version", such as
+  // "0.11.0"; "": the profile's current behaviour) and overlap scheduling as
+  // the deployment set it ("overlap_scheduling": "on" or "off", such as vLLM's
+  // opt-in --async-scheduling before 0.14.0; absent: the engine's rule).
+  std::string engine_version;
+  OverlapScheduling overlap = OverlapScheduling::kEngine;
   std::string metric;  // decode_tokens_per_s, decode_total_tokens_per_s,
                        // prefill_tokens_per_s, ttft_s, e2e_s, output_tokens_per_s;
                        // serving_ttft_s, serving_tpot_s (a closed-loop benchmark

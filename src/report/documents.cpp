@@ -329,6 +329,9 @@ nlohmann::json validation_document(const ValidationReport& r, Mode mode, const R
     if (row.c.gen_min > 0) j["gen_min"] = row.c.gen_min;
     if (row.c.token_budget > 0) j["token_budget"] = row.c.token_budget;
     if (row.c.max_running > 0) j["max_running"] = row.c.max_running;
+    if (!row.c.engine_version.empty()) j["engine_version"] = row.c.engine_version;
+    if (row.c.overlap != OverlapScheduling::kEngine)
+      j["overlap_scheduling"] = overlap_scheduling_name(row.c.overlap);
     if (row.error.empty()) {
       j["predicted"] = row.predicted;
       j["error_pct"] = row.error_pct;

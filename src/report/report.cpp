@@ -1074,6 +1074,7 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                       {"shared_prefix", s.shared_prefix},
                       {"prompt_pool", s.prompt_pool},
                       {"engine_version", s.engine_version},
+                      {"overlap_scheduling", overlap_scheduling_name(s.overlap)},
                       {"mode", s.mode == ServingMode::kAggregated ? "agg" : "disagg"},
                       {"weights", format_id(s.step.precision.weights.value_or(m.native_weights))},
                       {"act", format_id(s.step.precision.act)},

@@ -271,6 +271,18 @@ std::string_view serving_recipe_name(ServingRecipe r) noexcept {
   return r == ServingRecipe::kAiConfigurator ? "aiconfigurator" : "engine";
 }
 
+OverlapScheduling parse_overlap_scheduling(const std::string& text) {
+  if (text == "engine") return OverlapScheduling::kEngine;
+  if (text == "on") return OverlapScheduling::kOn;
+  if (text == "off") return OverlapScheduling::kOff;
+  throw InvalidArgument("overlap scheduling must be engine, on or off, not '" + text.substr(0, 20) +
+                        "'");
+}
+
+std::string_view overlap_scheduling_name(OverlapScheduling o) noexcept {
+  return o == OverlapScheduling::kOn ? "on" : o == OverlapScheduling::kOff ? "off" : "engine";
+}
+
 std::int64_t range_ratio_min(std::int64_t length, double ratio) {
   if (!(ratio >= 0 && ratio <= 1)) {
     throw InvalidArgument(fmt::format("range ratio = {} must be from 0 to 1", ratio));
@@ -467,8 +479,12 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
                                     sched.aiconfigurator.known && sched.aiconfigurator.prefix_cache
                                 ? *sched.aiconfigurator.prefix_cache
                                 : sched.prefix_cache;
-  const PoolLimits defaults{sched.budget_on(d), sched.running_on(d), sched.prefill_first,
-                            sched.a_step_ahead(in.step.pp, in.engine_version), 0};
+  const bool overlap = in.overlap == OverlapScheduling::kEngine
+                           ? sched.a_step_ahead(in.step.pp, in.engine_version)
+                           : in.overlap == OverlapScheduling::kOn &&
+                                 (in.step.pp == 1 || sched.ahead_with_pipeline_parallel);
+  const PoolLimits defaults{sched.budget_on(d), sched.running_on(d), sched.prefill_first, overlap,
+                            0};
   // Each pool's limits: the recipe's, then what the caller set.
   const auto limits = [&](detail::PoolSpec::Role role, std::int64_t bs, std::int64_t ranks) {
     PoolLimits l = defaults;

@@ -1,6 +1,7 @@
 #include "roofline/validate.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -51,6 +52,17 @@ std::int64_t optional_count(StrictObject& obj, std::string_view key) {
   return v.get<std::int64_t>();
 }
 
+// "" or digits in dot-separated groups ("0.11.0"), at most 20 characters.
+bool is_release(const std::string& v) {
+  if (v.empty()) return true;
+  if (v.size() > 20 || v.front() == '.' || v.back() == '.') return false;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (v[i] == '.' ? v[i - 1] == '.' : !std::isdigit(static_cast<unsigned char>(v[i])))
+      return false;
+  }
+  return true;
+}
+
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -87,6 +99,8 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
     ss.osl_min = c.gen_min;
     ss.token_budget = c.token_budget;
     ss.max_running = c.max_running;
+    ss.engine_version = c.engine_version;
+    ss.overlap = c.overlap;
     ss.concurrency = c.batch;
     ss.step = s;
     if (c.requests > 0)
@@ -171,8 +185,17 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
                "LLMPerf's inter-token latency is predicted for outputs of one length (gen)");
       c.token_budget = optional_positive(o, "token_budget", 0, kMaxBatch);
       c.max_running = optional_positive(o, "max_running", 0, kMaxBatch);
+      c.engine_version = o.optional_string("engine_version", "");
+      if (!is_release(c.engine_version))
+        o.fail("engine_version", "expected a release of up to 20 characters such as \"0.11.0\"");
+      if (o.optional("overlap_scheduling") != nullptr) {
+        const std::string v = o.string("overlap_scheduling");
+        if (v != "on" && v != "off") o.fail("overlap_scheduling", "expected \"on\" or \"off\"");
+        c.overlap = parse_overlap_scheduling(v);
+      }
     } else {
-      for (const char* key : {"requests", "prompt_min", "gen_min", "token_budget", "max_running"}) {
+      for (const char* key : {"requests", "prompt_min", "gen_min", "token_budget", "max_running",
+                              "engine_version", "overlap_scheduling"}) {
         if (o.optional(key) != nullptr)
           o.fail(key, "only serving cases (metrics serving_*) have it");
       }
