@@ -409,7 +409,7 @@ Scenario fp8_decode_at_1280() {
 // weights and activations leave (data/engines, "kv_memory"). Llama-3.1-70B in
 // fp8 with an fp8 cache on one H100 (81,559 MiB, 85.5 GB) leaves little
 // beside its 71.6 GB of weights, so the two rules part: vLLM's room is
-// 0.92 x 85.5 - 71.6 - act, about 7.1 GB; TensorRT-LLM's 0.9 x (85.5 - 71.6 -
+// 0.92 x 85.5 - 71.6 - its profiling pass (about 1.8 GB); TensorRT-LLM's 0.9 x (85.5 - 71.6 -
 // act), about 12.5 GB (the CLI prints both); at 210 MB of fp8 cache a
 // 1,280-token sequence, 33 and 59 sequences.
 TEST(Capacity, AnEngineSizesTheKvCacheByItsOwnRule) {
@@ -420,8 +420,11 @@ TEST(Capacity, AnEngineSizesTheKvCacheByItsOwnRule) {
     Scenario at = s;
     at.batch = batch;
     const MemoryEstimate mem = estimate_memory(m, d, at);
+    // vLLM subtracts its profiling pass (8,192 tokens, 1,024 sampled rows on an H100).
+    const double profiled =
+        std::max(mem.activation_bytes, profile_pass_activation_bytes(m, d, at, 8192, 1024));
     const double left = engine == std::string("vllm")
-                            ? 0.92 * mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes
+                            ? 0.92 * mem.capacity_bytes - mem.weights_bytes - profiled
                             : 0.9 * (mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes);
     return mem.kv_cache_bytes <= left;
   };
@@ -448,6 +451,32 @@ TEST(Capacity, AnEngineSizesTheKvCacheByItsOwnRule) {
             whole.max_batch);
 }
 
+// vLLM sizes its cache after a profiling pass (gpu_worker.py
+// determine_available_memory; gpu_model_runner.py profile_run): a forward of
+// its token budget, then a sampler over one row of fp32 logits a dummy
+// request. For Llama-3.1-8B in bf16 at 8,192 tokens and 1,024 rows: each
+// token holds 2 x 4,096 hidden values and the widest projection, 2 x 14,336
+// (gate and up), 36,864 bf16 values = 73,728 bytes, x 8,192 = 603,979,776;
+// the logits 1,024 x 128,256 x 4 = 525,336,576 bytes; 1,129,316,352 in all.
+TEST(Capacity, VllmsProfilingPassTakesItsBudgetAndSampledRows) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = registry().get("h100");
+  Scenario s;
+  s.phase = Phase::kDecode;
+  s.seq_len = 1024;
+  EXPECT_DOUBLE_EQ(profile_pass_activation_bytes(m, d, s, 8192, 1024), 1129316352.0);
+  // One row: the forward's own logits only.
+  EXPECT_DOUBLE_EQ(profile_pass_activation_bytes(m, d, s, 8192, 1), 603979776.0 + 128256.0 * 4);
+  // A prediction with vLLM leaves the cache what the pass leaves (the current
+  // release: 0.92 of the whole memory).
+  const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
+  const Prediction p = predict(m, d, s, with_engine({}, d, &vllm));
+  EXPECT_NEAR(p.memory.kv_room_bytes,
+              0.92 * p.memory.capacity_bytes - p.memory.weights_bytes - 1129316352.0, 1.0);
+  EXPECT_TRUE(vllm.scheduler.kv_profile_pass());
+  EXPECT_FALSE(EngineRegistry::built_in().get("sglang").scheduler.kv_profile_pass());
+}
+
 // predict()'s memory estimate says whether the KV cache fits under the
 // engine's rule: at the capacity's largest batch it does, one past it not,
 // though weights, cache and activations still fit in the whole memory.
@@ -462,10 +491,12 @@ TEST(Capacity, APredictionsFitFollowsTheEnginesRule) {
   const Prediction at = predict(m, d, s, o);
   EXPECT_TRUE(at.memory.fits);
   EXPECT_EQ(at.memory.kv_rule_engine, &vllm);
-  // vLLM's rule: 0.92 of the whole memory, less the weights and activations.
-  EXPECT_NEAR(
-      at.memory.kv_room_bytes,
-      0.92 * at.memory.capacity_bytes - at.memory.weights_bytes - at.memory.activation_bytes, 1.0);
+  // vLLM's rule: 0.92 of the whole memory, less the weights and its profiling
+  // pass's activations (its token budget, 8,192 on an H100, and sampled rows).
+  EXPECT_NEAR(at.memory.kv_room_bytes,
+              0.92 * at.memory.capacity_bytes - at.memory.weights_bytes -
+                  profile_pass_activation_bytes(m, d, s, 8192, 1024),
+              1.0);
   s.batch = c.max_batch + 1;
   const Prediction past = predict(m, d, s, o);
   EXPECT_FALSE(past.memory.fits);

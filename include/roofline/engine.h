@@ -192,6 +192,12 @@ struct EngineScheduler {
   // default rose from 0.9 to 0.92); "" none.
   std::string kv_memory_before;
   EngineFigure kv_memory_earlier;
+  // Where the engine sizes its cache after a memory-profiling pass (vLLM's
+  // profile_run: a forward of its token budget, a sampler over its request
+  // limit), whose peak it subtracts with the weights: the source's key; ""
+  // where the activations of the pass at hand stand in.
+  std::string kv_profile_pass_source;
+  [[nodiscard]] bool kv_profile_pass() const noexcept { return !kv_profile_pass_source.empty(); }
   // Defaults that follow the device's memory (vLLM and SGLang size their
   // budgets by it): the first rule the device meets replaces the figures.
   struct Rule {

@@ -100,6 +100,14 @@ struct Prediction {
 [[nodiscard]] MemoryEstimate estimate_memory(const ModelSpec& model, const Device& device,
                                              const Scenario& s);
 
+// The peak activations of an engine's memory-profiling pass (vLLM's
+// profile_run): a forward of `tokens` prompt tokens, then a sampler over the
+// logits of `sampler_rows` sequences. An engine whose KV sizing subtracts it
+// (EngineScheduler::kv_profile_pass) leaves its cache that much smaller.
+[[nodiscard]] Bytes profile_pass_activation_bytes(const ModelSpec& model, const Device& device,
+                                                  const Scenario& s, std::int64_t tokens,
+                                                  std::int64_t sampler_rows);
+
 // Weight bytes per device for the resolved formats (all experts, not only the touched ones).
 [[nodiscard]] Bytes weight_memory(const ModelSpec& model, const Scenario& s);
 

@@ -189,7 +189,8 @@ EngineScheduler parse_scheduler(StrictObject& parent,
   }
   {
     // "kv_memory": {"of": "total" | "free", <share figure>,
-    //               "earlier": {"before_version": "0.20.0", <share figure>}}
+    //               "earlier": {"before_version": "0.20.0", <share figure>},
+    //               "profile_pass": {"source": key, "note": text}}
     StrictObject k = o.object("kv_memory");
     const std::string of = k.string("of");
     if (of != "total" && of != "free") k.fail("of", "must be \"total\" or \"free\"");
@@ -202,6 +203,14 @@ EngineScheduler parse_scheduler(StrictObject& parent,
         b.fail("before_version", "expected a release such as \"0.20.0\"");
       s.kv_memory_earlier = figure_fields(b, 0.05, 1, sources);
       b.finish();
+    }
+    if (k.has("profile_pass")) {
+      StrictObject pass = k.object("profile_pass");
+      s.kv_profile_pass_source = pass.string("source");
+      if (!sources.count(s.kv_profile_pass_source))
+        pass.fail("source", "names no entry of \"sources\"");
+      (void)pass.optional_string("note", "");
+      pass.finish();
     }
     k.finish();
   }
@@ -1447,7 +1456,8 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
       {"max_running", figure_json(e, s.max_running)},
       {"kv_block_tokens", figure_json(e, s.kv_block_tokens)},
       {"kv_memory", figure_json(e, s.kv_memory)},
-      {"kv_memory_of", s.kv_memory_of_free ? "free" : "total"}};
+      {"kv_memory_of", s.kv_memory_of_free ? "free" : "total"},
+      {"kv_memory_less_profile_pass", s.kv_profile_pass()}};
   if (!s.kv_memory_before.empty()) {
     j["kv_memory_earlier"] = figure_json(e, s.kv_memory_earlier);
     j["kv_memory_earlier"]["before_version"] = s.kv_memory_before;

@@ -510,6 +510,50 @@ Bytes weight_memory(const ModelSpec& m, const Scenario& s) {
   return (split / tp + attention_copies * attention / tp + replicated) / pp;
 }
 
+// Activations of one layer at a time, plus logits, for one pass of `s`.
+double activation_bytes(const ModelSpec& m, const Device& d, const Scenario& s) {
+  const double tp = static_cast<double>(s.tp);
+  const double B = static_cast<double>(s.batch);
+  const double ctx = max_ctx(s);
+  // Tokens a sequence in this pass (a speculative step verifies draft_tokens + 1).
+  const double T = s.phase == Phase::kDecode ? 1 + static_cast<double>(s.draft_tokens)
+                                             : static_cast<double>(s.seq_len);
+  const double N = B * T;
+  const double H = static_cast<double>(m.hidden);
+  double widest = std::max(2 * static_cast<double>(m.intermediate) / tp,
+                           (static_cast<double>(m.heads) + 2 * static_cast<double>(m.kv_heads)) *
+                               static_cast<double>(m.head_dim) / tp);
+  if (m.moe) {
+    widest =
+        std::max(widest, 2 * static_cast<double>(m.moe->top_k * m.moe->expert_intermediate) / tp);
+  }
+  double act = bytes_for(s.precision.act, N * (2 * H + widest));
+  const AttentionKernel kernel =
+      s.attention ? *s.attention : default_attention_kernel(d, s.phase == Phase::kDecode);
+  if (kernel == AttentionKernel::kNaive) {
+    act += bytes_for(s.precision.act, B * static_cast<double>(m.heads) / tp * T * ctx);
+  }
+  // Logits: the last position of each sequence, every verified one in a speculative step.
+  const double logit_rows = s.phase == Phase::kDecode ? N : B;
+  act += bytes_for(Format::kFp32, logit_rows * static_cast<double>(m.vocab) / tp);
+  return act;
+}
+
+Bytes profile_pass_activation_bytes(const ModelSpec& m, const Device& d, const Scenario& s,
+                                    std::int64_t tokens, std::int64_t sampler_rows) {
+  Scenario pass = s;
+  pass.phase = Phase::kPrefill;
+  pass.batch = 1;
+  pass.seq_len = std::max<std::int64_t>(tokens, 1);
+  pass.draft_tokens = 0;
+  pass.prefill_tokens = pass.prefill_prompt = 0;
+  // One row of logits is the forward's; the sampler holds one a sequence.
+  const double rows = static_cast<double>(std::max<std::int64_t>(sampler_rows, 1));
+  return activation_bytes(m, d, pass) +
+         bytes_for(Format::kFp32,
+                   (rows - 1) * static_cast<double>(m.vocab) / static_cast<double>(s.tp));
+}
+
 MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenario& s) {
   MemoryEstimate mem;
   const double tp = static_cast<double>(s.tp);
@@ -566,29 +610,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
     mem.kv_cache_bytes += bytes_for(s.precision.kv, B * per_token_layer * ctx);
   }
 
-  // Activations of one layer at a time, plus logits.
-  // Tokens a sequence in this pass (a speculative step verifies draft_tokens + 1).
-  const double T = s.phase == Phase::kDecode ? 1 + static_cast<double>(s.draft_tokens)
-                                             : static_cast<double>(s.seq_len);
-  const double N = B * T;
-  const double H = static_cast<double>(m.hidden);
-  double widest = std::max(2 * static_cast<double>(m.intermediate) / tp,
-                           (static_cast<double>(m.heads) + 2 * static_cast<double>(m.kv_heads)) *
-                               static_cast<double>(m.head_dim) / tp);
-  if (m.moe) {
-    widest =
-        std::max(widest, 2 * static_cast<double>(m.moe->top_k * m.moe->expert_intermediate) / tp);
-  }
-  double act = bytes_for(s.precision.act, N * (2 * H + widest));
-  const AttentionKernel kernel =
-      s.attention ? *s.attention : default_attention_kernel(d, s.phase == Phase::kDecode);
-  if (kernel == AttentionKernel::kNaive) {
-    act += bytes_for(s.precision.act, B * static_cast<double>(m.heads) / tp * T * ctx);
-  }
-  // Logits: the last position of each sequence, every verified one in a speculative step.
-  const double logit_rows = s.phase == Phase::kDecode ? N : B;
-  act += bytes_for(Format::kFp32, logit_rows * static_cast<double>(m.vocab) / tp);
-  mem.activation_bytes = act;
+  mem.activation_bytes = activation_bytes(m, d, s);
   mem.total_bytes = mem.weights_bytes + mem.kv_cache_bytes + mem.activation_bytes;
   mem.capacity_bytes = d.memory_capacity_bytes.value;
   mem.fits = mem.total_bytes <= mem.capacity_bytes;
@@ -850,13 +872,20 @@ const EngineScheduler* kv_memory_rule(const EngineProfile* engine) noexcept {
 // Under the engine's rule (its current release's share, or `share` where the
 // deployment sets one), the KV cache fits when it is within the room the rule
 // leaves it beside the weights and activations.
-void apply_kv_memory_rule(const EngineProfile* engine, double share, MemoryEstimate* mem) noexcept {
+void apply_kv_memory_rule(const EngineProfile* engine, double share, const ModelSpec& m,
+                          const Device& d, const Scenario& s, MemoryEstimate* mem) {
   const EngineScheduler* rule = kv_memory_rule(engine);
   if (rule == nullptr) return;
   mem->kv_rule_engine = engine;
-  mem->kv_room_bytes =
-      rule->kv_room_bytes(share > 0 ? share : rule->kv_memory_share(""), mem->capacity_bytes,
-                          mem->weights_bytes, mem->activation_bytes);
+  double activations = mem->activation_bytes;
+  if (rule->kv_profile_pass()) {
+    const std::int64_t budget = rule->budget_on(d);
+    activations = std::max(
+        activations,
+        profile_pass_activation_bytes(m, d, s, budget, std::min(rule->running_on(d), budget)));
+  }
+  mem->kv_room_bytes = rule->kv_room_bytes(share > 0 ? share : rule->kv_memory_share(""),
+                                           mem->capacity_bytes, mem->weights_bytes, activations);
   mem->fits = mem->kv_cache_bytes <= mem->kv_room_bytes;  // a cache >= 0: the room too
 }
 
@@ -930,7 +959,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     p.memory.total_bytes += file_mix_bytes;
     p.memory.fits = p.memory.total_bytes <= p.memory.capacity_bytes;
   }
-  apply_kv_memory_rule(engine, opt.kv_memory_share, &p.memory);
+  apply_kv_memory_rule(engine, opt.kv_memory_share, m, d, s, &p.memory);
   // A decode step over an fp8 latent cache the engine's kernel cannot read:
   // the pool the memory rule sizes is cast whole (no rule, no pool: no cast).
   const EngineProfile::LatentCacheCast* cast =
@@ -1223,7 +1252,7 @@ Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base,
     s.batch = batch;
     s.seq_len = ctx;
     MemoryEstimate mem = estimate_memory(m, d, s);
-    apply_kv_memory_rule(engine, 0, &mem);
+    apply_kv_memory_rule(engine, 0, m, d, s, &mem);
     return mem.fits;
   };
   auto search = [](std::int64_t hi, auto ok) {

@@ -127,15 +127,22 @@ struct KvCapacity {
   double room_bytes = 0;     // per GPU, the whole cache
 };
 KvCapacity kv_capacity(const ModelSpec& m, const Device& d, const Scenario& base,
-                       std::int64_t tokens, const KvMemoryRule& rule) {
+                       std::int64_t tokens, const KvMemoryRule& rule, std::int64_t budget,
+                       std::int64_t running) {
   Scenario one = base;
   one.phase = Phase::kDecode;
   one.prefill_tokens = one.prefill_prompt = 0;
   one.batch = 1;
   one.seq_len = tokens;
   const MemoryEstimate mem = estimate_memory(m, d, one);
-  const double room = rule.scheduler->kv_room_bytes(rule.share, mem.capacity_bytes,
-                                                    mem.weights_bytes, mem.activation_bytes);
+  // The pool's own budget and request limit set the engine's profiling pass.
+  const double activations =
+      rule.scheduler->kv_profile_pass()
+          ? std::max(mem.activation_bytes,
+                     profile_pass_activation_bytes(m, d, base, budget, std::min(running, budget)))
+          : mem.activation_bytes;
+  const double room =
+      rule.scheduler->kv_room_bytes(rule.share, mem.capacity_bytes, mem.weights_bytes, activations);
   if (!(mem.kv_cache_bytes > 0) || room < mem.kv_cache_bytes) {
     throw Unsupported(fmt::format(
         "one request of {} tokens does not fit at TP {}: weights {:.1f} GB, KV cache {:.2f} GB "
@@ -606,7 +613,9 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   const double engine_share =
       sched.kv_memory_share(in.engine_version, in.recipe == ServingRecipe::kAiConfigurator);
   const KvMemoryRule kv_rule{&sched, in.kv_memory_share > 0 ? in.kv_memory_share : engine_share};
-  const KvCapacity decode_kv = kv_capacity(m, d, decode_base, in.isl + in.osl, kv_rule);
+  const PoolLimits& held_by = disagg ? decode_limits : first_limits;  // the pool holding the cache
+  const KvCapacity decode_kv =
+      kv_capacity(m, d, decode_base, in.isl + in.osl, kv_rule, held_by.budget, held_by.cap);
   r.kv_cache_tokens = decode_kv.tokens;
   r.kv_cache_bytes_per_gpu = decode_kv.room_bytes;
   r.kv_memory_share = kv_rule.share;
@@ -647,7 +656,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     spec.first = pool(detail::PoolSpec::Role::kMixed, 1, decode_room, own_prompt + in.osl,
                       first_limits, first_grid);
   } else {
-    const KvCapacity prefill_kv = kv_capacity(m, d, prefill_base, in.isl, kv_rule);
+    const KvCapacity prefill_kv =
+        kv_capacity(m, d, prefill_base, in.isl, kv_rule, first_limits.budget, first_limits.cap);
     // Each decode GPU receives its shard of the prompt's cache, in parallel.
     const double link = r.gpus <= d.domain_gpus() && d.interconnect_bandwidth_Bps.value > 0
                             ? d.interconnect_bandwidth_Bps.value
