@@ -510,6 +510,8 @@ Bytes weight_memory(const ModelSpec& m, const Scenario& s) {
   return (split / tp + attention_copies * attention / tp + replicated) / pp;
 }
 
+namespace {
+
 // Activations of one layer at a time, plus logits, for one pass of `s`.
 double activation_bytes(const ModelSpec& m, const Device& d, const Scenario& s) {
   const double tp = static_cast<double>(s.tp);
@@ -538,6 +540,8 @@ double activation_bytes(const ModelSpec& m, const Device& d, const Scenario& s) 
   act += bytes_for(Format::kFp32, logit_rows * static_cast<double>(m.vocab) / tp);
   return act;
 }
+
+}  // namespace
 
 Bytes profile_pass_activation_bytes(const ModelSpec& m, const Device& d, const Scenario& s,
                                     std::int64_t tokens, std::int64_t sampler_rows) {
