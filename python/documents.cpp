@@ -196,7 +196,7 @@ void bind_documents(py::module_& m) {
          std::int64_t scheduler_recv_interval, double kv_memory_share,
          const std::string& cuda_graphs, bool adp_balance, std::int64_t adp_timeout_iters,
          std::int64_t adp_batching_wait_iters, const std::optional<std::string>& moe_kernel,
-         const std::string& overlap_scheduling) {
+         const std::string& overlap_scheduling, const std::string& chunked_prefill) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
@@ -244,7 +244,8 @@ void bind_documents(py::module_& m) {
         s.prefill_batch = prefill_batch;
         s.decode_batch = decode_batch;
         s.engine_version = engine_version;
-        s.overlap = parse_overlap_scheduling(overlap_scheduling);
+        s.overlap = parse_switch("overlap_scheduling", overlap_scheduling);
+        s.chunked_prefill = parse_switch("chunked_prefill", chunked_prefill);
         // Disaggregated: the step is a decode worker's (attention DP and EP divide its TP).
         if (s.mode == ServingMode::kDisaggregated) r.tp = decode_tp;
         s.step = build_scenario(r, *spec, &d);
@@ -277,11 +278,13 @@ void bind_documents(py::module_& m) {
       py::arg("adp_timeout_iters") = serving_defaults.adp_timeout_iters,
       py::arg("adp_batching_wait_iters") = serving_defaults.adp_batching_wait_iters,
       py::arg("moe_kernel") = py::none(), py::arg("overlap_scheduling") = "engine",
+      py::arg("chunked_prefill") = "engine",
       "TTFT, TPOT and tokens/s of `concurrency` clients in a closed loop, simulated against the "
       "engine's scheduler; mode \"disagg\" with prefill and decode workers; isl_min / osl_min "
       "(or range_ratio) draw random lengths; prompt_pool draws prompts from that many distinct "
       "ones (the prefix cache skips repeats); engine_version dates the engine's behaviour "
-      "and overlap_scheduling (engine, on, off) overrides its batches formed a step ahead; "
+      "and overlap_scheduling / chunked_prefill (engine, on, off) override its batches formed "
+      "a step ahead and its prompts split across steps; "
       "batch_wait_iters / batch_wait_ratio hold prompts back for fuller steps (TensorRT-LLM's "
       "batch waiting); adp_balance / adp_timeout_iters / adp_batching_wait_iters hold prompts "
       "until every attention data-parallel rank has one (TensorRT-LLM's attention-DP balance); "

@@ -314,6 +314,9 @@ TEST_F(ServerTest, ServingAndSearch) {
   expect_error("/api/serving",
                R"({"model": "llama-3.1-8b", "hardware": "h100", "overlap_scheduling": "maybe"})",
                400, "invalid_argument");
+  expect_error("/api/serving",
+               R"({"model": "llama-3.1-8b", "hardware": "h100", "chunked_prefill": 1})", 400,
+               "invalid_argument");
   for (const char* bad : {R"("engine_version": 14)", R"("engine_version": "0.14.0; rm -rf")",
                           R"("engine_version": "0123456789012345678901234567890123456789x")"}) {
     expect_error(

@@ -1222,22 +1222,50 @@ TEST(Serving, OverlapSchedulingIsTheDeploymentsChoice) {
   s.osl = 64;
   s.rounds = 2;
   const ServingResult current = predict_serving(m, d, s, vllm());
-  s.overlap = OverlapScheduling::kOff;
+  s.overlap = DeploymentSwitch::kOff;
   const ServingResult off = predict_serving(m, d, s, vllm());
   EXPECT_TRUE(current.formed_a_step_ahead);
   EXPECT_FALSE(off.formed_a_step_ahead);
   EXPECT_GT(current.ttft_s, off.ttft_s);
   s.engine_version = "0.12.0";
-  s.overlap = OverlapScheduling::kEngine;
+  s.overlap = DeploymentSwitch::kEngine;
   EXPECT_FALSE(predict_serving(m, d, s, vllm()).formed_a_step_ahead);
-  s.overlap = OverlapScheduling::kOn;
+  s.overlap = DeploymentSwitch::kOn;
   EXPECT_TRUE(predict_serving(m, d, s, vllm()).formed_a_step_ahead);
   s.step.tp = 1;
   s.step.pp = 2;
   EXPECT_FALSE(predict_serving(m, d, s, vllm()).formed_a_step_ahead);
-  EXPECT_EQ(parse_overlap_scheduling("on"), OverlapScheduling::kOn);
-  EXPECT_EQ(overlap_scheduling_name(OverlapScheduling::kOff), "off");
-  EXPECT_THROW((void)parse_overlap_scheduling("async"), InvalidArgument);
+  EXPECT_EQ(parse_switch("overlap scheduling", "on"), DeploymentSwitch::kOn);
+  EXPECT_EQ(switch_name(DeploymentSwitch::kOff), "off");
+  EXPECT_THROW((void)parse_switch("overlap scheduling", "async"), InvalidArgument);
+}
+
+// Chunked prefill as a deployment sets it: TensorRT-LLM runs whole prompts
+// unless --enable_chunked_prefill, so prompts of 12,000 tokens (past its
+// 8,192-token budget) go whole in one step each; chunked, each takes two
+// steps (8,192 tokens, then the rest beside the decode tokens).
+TEST(Serving, ChunkedPrefillIsTheDeploymentsChoice) {
+  const ModelSpec m = load_model("llama-3.1-70b");
+  const Device& d = devices().get("h200");
+  ServingScenario s = llama70b_on_two_h200(2);
+  s.isl = 12000;
+  s.osl = 32;
+  s.rounds = 2;
+  const ModelOptions trtllm = with_engine("trtllm");
+  const ServingResult whole = predict_serving(m, d, s, trtllm);
+  s.chunked_prefill = DeploymentSwitch::kOn;
+  const ServingResult chunked = predict_serving(m, d, s, trtllm);
+  EXPECT_GT(chunked.steps, whole.steps);
+  const auto says = [](const ServingResult& r, const char* what) {
+    return std::any_of(r.notes.begin(), r.notes.end(),
+                       [&](const std::string& n) { return n.find(what) != std::string::npos; });
+  };
+  EXPECT_TRUE(says(whole, "whole prompts"));
+  EXPECT_TRUE(says(chunked, "chunked prompts"));
+  // vLLM chunks by default; off, it does as TensorRT-LLM's default does.
+  s.chunked_prefill = DeploymentSwitch::kOff;
+  EXPECT_TRUE(says(predict_serving(m, d, s, vllm()), "whole prompts"));
+  EXPECT_THROW((void)parse_switch("chunked prefill", "yes"), InvalidArgument);
 }
 
 // AIConfigurator's benchmark deployments (its generator's

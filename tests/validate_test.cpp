@@ -237,12 +237,12 @@ TEST(Validate, ServingCasesCarryLengthsLimitsAndMedians) {
 // A case's engine release and its deployment's overlap scheduling reach the
 // simulation as they would from roofline serving: vLLM 0.11.0 forms each batch
 // as its step starts unless the deployment turned --async-scheduling on.
-TEST(Validate, ServingCasesCarryTheReleaseAndOverlapScheduling) {
+TEST(Validate, ServingCasesCarryTheReleaseAndSchedulerSwitches) {
   const Registry reg = Registry::built_in();
   ServingScenario s = one_serving_benchmark();
   s.engine_version = "0.11.0";
   const ServingResult as_released = serve_with_vllm(s, reg);
-  s.overlap = OverlapScheduling::kOn;
+  s.overlap = DeploymentSwitch::kOn;
   const ServingResult opted_in = serve_with_vllm(s, reg);
   ASSERT_FALSE(as_released.formed_a_step_ahead);
   ASSERT_TRUE(opted_in.formed_a_step_ahead);
@@ -251,26 +251,42 @@ TEST(Validate, ServingCasesCarryTheReleaseAndOverlapScheduling) {
   c["engine_version"] = "0.11.0";
   const auto released = parse_validation(doc.dump(), "v.json");
   EXPECT_EQ(released[0].engine_version, "0.11.0");
-  EXPECT_EQ(released[0].overlap, OverlapScheduling::kEngine);
+  EXPECT_EQ(released[0].overlap, DeploymentSwitch::kEngine);
   EXPECT_DOUBLE_EQ(validate_cases(released, reg, {}, "case").rows[0].predicted,
                    as_released.ttft.mean);
   c["overlap_scheduling"] = "on";
   const auto opted = parse_validation(doc.dump(), "v.json");
-  EXPECT_EQ(opted[0].overlap, OverlapScheduling::kOn);
+  EXPECT_EQ(opted[0].overlap, DeploymentSwitch::kOn);
   EXPECT_DOUBLE_EQ(validate_cases(opted, reg, {}, "case").rows[0].predicted, opted_in.ttft.mean);
 
   for (const nlohmann::json& bad :
        {nlohmann::json("0.11;rm"), nlohmann::json("v0.11.0"), nlohmann::json("0..11"),
-        nlohmann::json(11), nlohmann::json("0.11.0.0.0.0.0.0.0.0.0")}) {
+        nlohmann::json(11), nlohmann::json("0.11.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0.0")}) {
     auto d = one_serving_case("serving_ttft_s");
     d["cases"][0]["engine_version"] = bad;
     EXPECT_THROW((void)parse_validation(d.dump(), "v.json"), ParseError) << bad;
   }
-  for (const nlohmann::json& bad :
-       {nlohmann::json("engine"), nlohmann::json("yes"), nlohmann::json(true)}) {
+  // Chunked prefill turned off reaches it too (vLLM chunks by default).
+  s.overlap = DeploymentSwitch::kEngine;
+  s.chunked_prefill = DeploymentSwitch::kOff;
+  const ServingResult whole = serve_with_vllm(s, reg);
+  c.erase("overlap_scheduling");
+  c["chunked_prefill"] = "off";
+  const auto unchunked = parse_validation(doc.dump(), "v.json");
+  EXPECT_EQ(unchunked[0].chunked_prefill, DeploymentSwitch::kOff);
+  EXPECT_DOUBLE_EQ(validate_cases(unchunked, reg, {}, "case").rows[0].predicted, whole.ttft.mean);
+  for (const char* key : {"overlap_scheduling", "chunked_prefill"}) {
+    for (const nlohmann::json& bad :
+         {nlohmann::json("engine"), nlohmann::json("yes"), nlohmann::json(true)}) {
+      auto d = one_serving_case("serving_ttft_s");
+      d["cases"][0][key] = bad;
+      EXPECT_THROW((void)parse_validation(d.dump(), "v.json"), ParseError) << key << bad;
+    }
+  }
+  {  // releases as engines name them
     auto d = one_serving_case("serving_ttft_s");
-    d["cases"][0]["overlap_scheduling"] = bad;
-    EXPECT_THROW((void)parse_validation(d.dump(), "v.json"), ParseError) << bad;
+    d["cases"][0]["engine_version"] = "1.2.0rc6.post2";
+    EXPECT_EQ(parse_validation(d.dump(), "v.json")[0].engine_version, "1.2.0rc6.post2");
   }
   // Both belong to serving cases only.
   auto d = one_case();

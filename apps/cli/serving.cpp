@@ -34,7 +34,7 @@ struct ServingArgs {
   std::string prompt_pool = "0";
   std::string recipe = "engine", prefill_batch = "0", decode_batch = "0";
   std::string engine_version;
-  std::string overlap = "engine";
+  std::string overlap = "engine", chunked_prefill = "engine";
 };
 
 // " attention DP 8 EP 8", or "" for plain tensor parallelism.
@@ -79,7 +79,8 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   s.kv_memory_share = parse_positive("--kv-memory-share", a.kv_memory);
   s.recipe = parse_serving_recipe(a.recipe);
   s.engine_version = a.engine_version;
-  s.overlap = parse_overlap_scheduling(a.overlap);
+  s.overlap = parse_switch("--overlap-scheduling", a.overlap);
+  s.chunked_prefill = parse_switch("--chunked-prefill", a.chunked_prefill);
   s.prefill_batch = parse_count("--prefill-batch", a.prefill_batch, 0, kMaxBatch);
   s.decode_batch = parse_count("--decode-batch", a.decode_batch, 0, kMaxBatch);
   s.mode = parse_serving_mode(a.mode);
@@ -299,6 +300,12 @@ void register_serving(CLI::App& app, Common& common) {
                   "Whether the next step's batch is formed while one runs (vLLM's "
                   "--async-scheduling, SGLang's overlap schedule, TensorRT-LLM's overlap "
                   "scheduler): engine (its rule for the release), on or off")
+      ->capture_default_str()
+      ->type_name("MODE");
+  cmd->add_option("--chunked-prefill", a->chunked_prefill,
+                  "Whether prompts split across steps to fill the token budget (TensorRT-LLM's "
+                  "--enable_chunked_prefill, vLLM's --no-enable-chunked-prefill, SGLang's "
+                  "--chunked-prefill-size -1): engine (its default), on or off")
       ->capture_default_str()
       ->type_name("MODE");
   cmd->add_option("--recipe", a->recipe,

@@ -61,14 +61,12 @@ enum class ServingRecipe : std::uint8_t { kEngineDefaults, kAiConfigurator };
 // "agg" or "disagg"; InvalidArgument otherwise.
 [[nodiscard]] ServingMode parse_serving_mode(const std::string& text);
 
-// Whether the engine forms the next step's batch while the current one runs
-// (vLLM's --async-scheduling, SGLang's overlap schedule, TensorRT-LLM's
-// overlap scheduler): kEngine follows the engine's rule for its release;
-// kOn and kOff are the deployment's own choice.
-enum class OverlapScheduling : std::uint8_t { kEngine, kOn, kOff };
-// "engine", "on" or "off"; InvalidArgument otherwise.
-[[nodiscard]] OverlapScheduling parse_overlap_scheduling(const std::string& text);
-[[nodiscard]] std::string_view overlap_scheduling_name(OverlapScheduling o) noexcept;
+// A scheduler behaviour a deployment may set for itself: kEngine follows the
+// engine's rule for its release; kOn and kOff are the deployment's choice.
+enum class DeploymentSwitch : std::uint8_t { kEngine, kOn, kOff };
+// "engine", "on" or "off"; InvalidArgument naming `what` otherwise.
+[[nodiscard]] DeploymentSwitch parse_switch(std::string_view what, const std::string& text);
+[[nodiscard]] std::string_view switch_name(DeploymentSwitch s) noexcept;
 
 struct ServingScenario {
   std::int64_t isl = 1024;  // prompt tokens per request
@@ -145,10 +143,16 @@ struct ServingScenario {
   // The engine's release when known ("0.12.0"): behaviour a profile dates by
   // version follows it; "" or unparsed, the profile's current behaviour.
   std::string engine_version;
-  // Overlap scheduling as the deployment set it (a release that makes it
-  // opt-in, such as vLLM before 0.14.0 with --async-scheduling). An engine
-  // that cannot overlap with pipeline parallelism still does not.
-  OverlapScheduling overlap = OverlapScheduling::kEngine;
+  // Overlap scheduling as the deployment set it: the next step's batch formed
+  // while one runs (vLLM's --async-scheduling, opt-in before 0.14.0; SGLang's
+  // overlap schedule; TensorRT-LLM's overlap scheduler). An engine that
+  // cannot overlap with pipeline parallelism still does not.
+  DeploymentSwitch overlap = DeploymentSwitch::kEngine;
+  // Chunked prefill as the deployment set it: prompts split across steps to
+  // fill the token budget (TensorRT-LLM's --enable_chunked_prefill, off by
+  // default; vLLM's --no-enable-chunked-prefill; SGLang's
+  // --chunked-prefill-size -1). Off, a step takes whole prompts.
+  DeploymentSwitch chunked_prefill = DeploymentSwitch::kEngine;
 };
 
 // The shortest length drawn for a range whose lower end is `min` (0: fixed at `length`).

@@ -43,7 +43,8 @@ struct ValidationCase {
   // the deployment set it ("overlap_scheduling": "on" or "off", such as vLLM's
   // opt-in --async-scheduling before 0.14.0; absent: the engine's rule).
   std::string engine_version;
-  OverlapScheduling overlap = OverlapScheduling::kEngine;
+  DeploymentSwitch overlap = DeploymentSwitch::kEngine;
+  DeploymentSwitch chunked_prefill = DeploymentSwitch::kEngine;  // "chunked_prefill": "on"/"off"
   std::string metric;  // decode_tokens_per_s, decode_total_tokens_per_s,
                        // prefill_tokens_per_s, ttft_s, e2e_s, output_tokens_per_s;
                        // serving_ttft_s, serving_tpot_s (a closed-loop benchmark

@@ -352,6 +352,8 @@ def test_sweep_gemm(cli):
          rounds=2, engine_version="0.12.0"),
     dict(model="llama-3.1-8b", hardware="h100", engine="vllm", isl=1024, osl=64, concurrency=8,
          rounds=2, engine_version="0.12.0", overlap_scheduling="on"),
+    dict(model="llama-3.1-8b", hardware="h100", engine="trtllm", isl=12000, osl=32, concurrency=2,
+         rounds=2, chunked_prefill="on"),
     dict(model="llama-3.1-8b", hardware="h100", engine="sglang", isl=1024, osl=64, concurrency=8,
          rounds=4, prompt_pool=6),
     dict(model="llama-3.1-8b", hardware="h100", engine="trtllm", isl=1024, osl=64, concurrency=8,

@@ -330,8 +330,10 @@ nlohmann::json validation_document(const ValidationReport& r, Mode mode, const R
     if (row.c.token_budget > 0) j["token_budget"] = row.c.token_budget;
     if (row.c.max_running > 0) j["max_running"] = row.c.max_running;
     if (!row.c.engine_version.empty()) j["engine_version"] = row.c.engine_version;
-    if (row.c.overlap != OverlapScheduling::kEngine)
-      j["overlap_scheduling"] = overlap_scheduling_name(row.c.overlap);
+    if (row.c.overlap != DeploymentSwitch::kEngine)
+      j["overlap_scheduling"] = switch_name(row.c.overlap);
+    if (row.c.chunked_prefill != DeploymentSwitch::kEngine)
+      j["chunked_prefill"] = switch_name(row.c.chunked_prefill);
     if (row.error.empty()) {
       j["predicted"] = row.predicted;
       j["error_pct"] = row.error_pct;

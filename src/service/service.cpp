@@ -359,7 +359,8 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     s.kv_memory_share = number(o, "kv_memory_share", 0);
     s.recipe = parse_serving_recipe(text(o, "recipe", "engine"));
     s.engine_version = text(o, "engine_version", "");
-    s.overlap = parse_overlap_scheduling(text(o, "overlap_scheduling", "engine"));
+    s.overlap = parse_switch("overlap_scheduling", text(o, "overlap_scheduling", "engine"));
+    s.chunked_prefill = parse_switch("chunked_prefill", text(o, "chunked_prefill", "engine"));
     s.prefill_batch = integer(o, "prefill_batch", 0, 0, kMaxBatch);
     s.decode_batch = integer(o, "decode_batch", 0, 0, kMaxBatch);
     const ModelOptions opt = options_of(o, &d);

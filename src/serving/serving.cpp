@@ -278,16 +278,16 @@ std::string_view serving_recipe_name(ServingRecipe r) noexcept {
   return r == ServingRecipe::kAiConfigurator ? "aiconfigurator" : "engine";
 }
 
-OverlapScheduling parse_overlap_scheduling(const std::string& text) {
-  if (text == "engine") return OverlapScheduling::kEngine;
-  if (text == "on") return OverlapScheduling::kOn;
-  if (text == "off") return OverlapScheduling::kOff;
-  throw InvalidArgument("overlap scheduling must be engine, on or off, not '" + text.substr(0, 20) +
-                        "'");
+DeploymentSwitch parse_switch(std::string_view what, const std::string& text) {
+  if (text == "engine") return DeploymentSwitch::kEngine;
+  if (text == "on") return DeploymentSwitch::kOn;
+  if (text == "off") return DeploymentSwitch::kOff;
+  throw InvalidArgument(
+      fmt::format("{} must be engine, on or off, not '{}'", what, text.substr(0, 20)));
 }
 
-std::string_view overlap_scheduling_name(OverlapScheduling o) noexcept {
-  return o == OverlapScheduling::kOn ? "on" : o == OverlapScheduling::kOff ? "off" : "engine";
+std::string_view switch_name(DeploymentSwitch s) noexcept {
+  return s == DeploymentSwitch::kOn ? "on" : s == DeploymentSwitch::kOff ? "off" : "engine";
 }
 
 std::int64_t range_ratio_min(std::int64_t length, double ratio) {
@@ -486,10 +486,13 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
                                     sched.aiconfigurator.known && sched.aiconfigurator.prefix_cache
                                 ? *sched.aiconfigurator.prefix_cache
                                 : sched.prefix_cache;
-  const bool overlap = in.overlap == OverlapScheduling::kEngine
+  const bool overlap = in.overlap == DeploymentSwitch::kEngine
                            ? sched.a_step_ahead(in.step.pp, in.engine_version)
-                           : in.overlap == OverlapScheduling::kOn &&
+                           : in.overlap == DeploymentSwitch::kOn &&
                                  (in.step.pp == 1 || sched.ahead_with_pipeline_parallel);
+  const bool chunked = in.chunked_prefill == DeploymentSwitch::kEngine
+                           ? sched.chunked_prefill
+                           : in.chunked_prefill == DeploymentSwitch::kOn;
   const PoolLimits defaults{sched.budget_on(d), sched.running_on(d), sched.prefill_first, overlap,
                             0};
   // Each pool's limits: the recipe's, then what the caller set.
@@ -566,7 +569,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     p.kv_block_tokens = block;
     p.max_running = (l.cap + lanes - 1) / lanes;
     p.token_budget = l.budget;
-    p.chunked_prefill = sched.chunked_prefill;
+    p.chunked_prefill = chunked;
     p.chunk_cap = grid.rank_chunk();  // a request's chunk is at most its rank's share
     p.prefill_first = l.prefill_first;
     p.formed_a_step_ahead = l.a_step_ahead;
@@ -646,7 +649,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   // share of the first pool's budget a step (SGLang divides its chunk size by
   // the DP size); 0: unchunked prompts go whole. A decode worker starts none.
   const std::int64_t first_chunk =
-      sched.chunked_prefill && prefill_base.attention_dp > 1
+      chunked && prefill_base.attention_dp > 1
           ? std::max<std::int64_t>(1, first_limits.budget / prefill_base.attention_dp)
           : 0;
   // A step's prompt tokens attend as prompts of the mean length.
@@ -750,7 +753,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
       engine == &reference ? std::string("generic") : engine->name,
       in.recipe == ServingRecipe::kAiConfigurator ? " with AIConfigurator's benchmark limits" : "",
       first_limits.prefill_first ? "prefill-first" : "mixed", first_limits.budget,
-      sched.chunked_prefill ? "chunked" : "whole", first_limits.cap,
+      chunked ? "chunked" : "whole", first_limits.cap,
       disagg ? fmt::format(" a prefill worker; a decode worker {}-token budget, at most {} running",
                            decode_limits.budget, decode_limits.cap)
              : std::string(),

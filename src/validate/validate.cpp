@@ -52,13 +52,17 @@ std::int64_t optional_count(StrictObject& obj, std::string_view key) {
   return v.get<std::int64_t>();
 }
 
-// "" or digits in dot-separated groups ("0.11.0"), at most 20 characters.
+// "" or a release as engines name them: a digit first, then letters, digits
+// and . + _ - ("0.11.0", "1.2.0rc6.post2"), no two dots running, at most 40.
 bool is_release(const std::string& v) {
   if (v.empty()) return true;
-  if (v.size() > 20 || v.front() == '.' || v.back() == '.') return false;
+  if (v.size() > 40 || !std::isdigit(static_cast<unsigned char>(v.front())) || v.back() == '.')
+    return false;
   for (std::size_t i = 0; i < v.size(); ++i) {
-    if (v[i] == '.' ? v[i - 1] == '.' : !std::isdigit(static_cast<unsigned char>(v[i])))
-      return false;
+    const char c = v[i];
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '_' ||
+                    c == '-' || (c == '.' && v[i - 1] != '.');
+    if (!ok) return false;
   }
   return true;
 }
@@ -101,6 +105,7 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
     ss.max_running = c.max_running;
     ss.engine_version = c.engine_version;
     ss.overlap = c.overlap;
+    ss.chunked_prefill = c.chunked_prefill;
     ss.concurrency = c.batch;
     ss.step = s;
     if (c.requests > 0)
@@ -187,15 +192,17 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
       c.max_running = optional_positive(o, "max_running", 0, kMaxBatch);
       c.engine_version = o.optional_string("engine_version", "");
       if (!is_release(c.engine_version))
-        o.fail("engine_version", "expected a release of up to 20 characters such as \"0.11.0\"");
-      if (o.optional("overlap_scheduling") != nullptr) {
-        const std::string v = o.string("overlap_scheduling");
-        if (v != "on" && v != "off") o.fail("overlap_scheduling", "expected \"on\" or \"off\"");
-        c.overlap = parse_overlap_scheduling(v);
+        o.fail("engine_version", "expected a release of up to 40 characters such as \"0.11.0\"");
+      for (const char* key : {"overlap_scheduling", "chunked_prefill"}) {
+        if (o.optional(key) == nullptr) continue;
+        const std::string v = o.string(key);
+        if (v != "on" && v != "off") o.fail(key, "expected \"on\" or \"off\"");
+        (std::string_view(key) == "chunked_prefill" ? c.chunked_prefill : c.overlap) =
+            parse_switch(key, v);
       }
     } else {
       for (const char* key : {"requests", "prompt_min", "gen_min", "token_budget", "max_running",
-                              "engine_version", "overlap_scheduling"}) {
+                              "engine_version", "overlap_scheduling", "chunked_prefill"}) {
         if (o.optional(key) != nullptr)
           o.fail(key, "only serving cases (metrics serving_*) have it");
       }
