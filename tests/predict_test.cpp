@@ -410,8 +410,8 @@ Scenario fp8_decode_at_1280() {
 // fp8 with an fp8 cache on one H100 (81,559 MiB, 85.5 GB) leaves little
 // beside its 71.6 GB of weights, so the two rules part: vLLM's room is
 // 0.92 x 85.5 - 71.6 - its profiling pass (about 1.8 GB); TensorRT-LLM's 0.9 x (85.5 - 71.6 -
-// act), about 12.5 GB (the CLI prints both); at 210 MB of fp8 cache a
-// 1,280-token sequence, 33 and 59 sequences.
+// act), about 12.1 GB (the CLI prints both; each less its profiling pass); at 210 MB of fp8 cache a
+// 1,280-token sequence, 28 and 57 sequences.
 TEST(Capacity, AnEngineSizesTheKvCacheByItsOwnRule) {
   const ModelSpec m = load_model("llama-3.1-70b");
   const Device& d = registry().get("h100");
@@ -420,12 +420,13 @@ TEST(Capacity, AnEngineSizesTheKvCacheByItsOwnRule) {
     Scenario at = s;
     at.batch = batch;
     const MemoryEstimate mem = estimate_memory(m, d, at);
-    // vLLM subtracts its profiling pass (8,192 tokens, 1,024 sampled rows on an H100).
-    const double profiled =
-        std::max(mem.activation_bytes, profile_pass_activation_bytes(m, d, at, 8192, 1024));
-    const double left = engine == std::string("vllm")
-                            ? 0.92 * mem.capacity_bytes - mem.weights_bytes - profiled
-                            : 0.9 * (mem.capacity_bytes - mem.weights_bytes - mem.activation_bytes);
+    // Each subtracts its profiling pass: vLLM 8,192 tokens and 1,024 sampled
+    // rows on an H100, TensorRT-LLM one request of its 8,192 max_num_tokens.
+    const bool vllm = engine == std::string("vllm");
+    const double profiled = std::max(
+        mem.activation_bytes, profile_pass_activation_bytes(m, d, at, 8192, vllm ? 1024 : 1));
+    const double left = vllm ? 0.92 * mem.capacity_bytes - mem.weights_bytes - profiled
+                             : 0.9 * (mem.capacity_bytes - mem.weights_bytes - profiled);
     return mem.kv_cache_bytes <= left;
   };
   const Capacity whole = capacity(m, d, s);
@@ -445,20 +446,20 @@ TEST(Capacity, AnEngineSizesTheKvCacheByItsOwnRule) {
   EXPECT_DOUBLE_EQ(vllm.kv_memory_share, 0.92);
   EXPECT_FALSE(vllm.kv_memory_of_free);
   EXPECT_TRUE(trtllm.kv_memory_of_free);
-  EXPECT_GT(trtllm.max_batch, 3 * vllm.max_batch / 2);  // 59 against 33 at 1,280 tokens
+  EXPECT_GT(trtllm.max_batch, 3 * vllm.max_batch / 2);  // 57 against 28 at 1,280 tokens
   // The reference engine has no rule of its own: all the memory left.
   EXPECT_EQ(capacity(m, d, s, &EngineRegistry::built_in().get("roofline")).max_batch,
             whole.max_batch);
 }
 
-// vLLM sizes its cache after a profiling pass (gpu_worker.py
+// vLLM and TensorRT-LLM size their caches after a profiling pass. vLLM's (gpu_worker.py
 // determine_available_memory; gpu_model_runner.py profile_run): a forward of
 // its token budget, then a sampler over one row of fp32 logits a dummy
 // request. For Llama-3.1-8B in bf16 at 8,192 tokens and 1,024 rows: each
 // token holds 2 x 4,096 hidden values and the widest projection, 2 x 14,336
 // (gate and up), 36,864 bf16 values = 73,728 bytes, x 8,192 = 603,979,776;
 // the logits 1,024 x 128,256 x 4 = 525,336,576 bytes; 1,129,316,352 in all.
-TEST(Capacity, VllmsProfilingPassTakesItsBudgetAndSampledRows) {
+TEST(Capacity, EnginesProfilingPassesTakeTheirBudgetAndSampledRows) {
   const ModelSpec m = load_model("llama-3.1-8b");
   const Device& d = registry().get("h100");
   Scenario s;
@@ -474,6 +475,16 @@ TEST(Capacity, VllmsProfilingPassTakesItsBudgetAndSampledRows) {
   EXPECT_NEAR(p.memory.kv_room_bytes,
               0.92 * p.memory.capacity_bytes - p.memory.weights_bytes - 1129316352.0, 1.0);
   EXPECT_TRUE(vllm.scheduler.kv_profile_pass());
+  EXPECT_EQ(vllm.scheduler.kv_profile_pass_rows(8192, 1024), 1024);
+  // TensorRT-LLM's KvCacheCreator runs one request of its max_num_tokens
+  // (8,192) and samples its one row: 603,979,776 + 128,256 x 4 bytes, and
+  // gives 0.9 of what the weights and that pass leave.
+  const EngineProfile& trtllm = EngineRegistry::built_in().get("trtllm");
+  EXPECT_EQ(trtllm.scheduler.kv_profile_pass_rows(8192, 2048), 1);
+  const Prediction t = predict(m, d, s, with_engine({}, d, &trtllm));
+  EXPECT_NEAR(
+      t.memory.kv_room_bytes,
+      0.9 * (t.memory.capacity_bytes - t.memory.weights_bytes - (603979776.0 + 128256.0 * 4)), 1.0);
   EXPECT_FALSE(EngineRegistry::built_in().get("sglang").scheduler.kv_profile_pass());
 }
 

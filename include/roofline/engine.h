@@ -192,12 +192,20 @@ struct EngineScheduler {
   // default rose from 0.9 to 0.92); "" none.
   std::string kv_memory_before;
   EngineFigure kv_memory_earlier;
-  // Where the engine sizes its cache after a memory-profiling pass (vLLM's
-  // profile_run: a forward of its token budget, a sampler over its request
-  // limit), whose peak it subtracts with the weights: the source's key; ""
+  // Where the engine sizes its cache after a memory-profiling pass, whose
+  // peak it subtracts with the weights: a forward of its token budget, then
+  // the sampler over one row of logits a dummy request, one a running request
+  // up to its limit (vLLM's profile_run) or one in all (TensorRT-LLM's
+  // KvCacheCreator, a single request of the budget). The source's key; ""
   // where the activations of the pass at hand stand in.
   std::string kv_profile_pass_source;
+  bool kv_profile_pass_one_row = false;
   [[nodiscard]] bool kv_profile_pass() const noexcept { return !kv_profile_pass_source.empty(); }
+  // The sampler rows of the pass for a pool of `budget` tokens and `running` requests.
+  [[nodiscard]] std::int64_t kv_profile_pass_rows(std::int64_t budget,
+                                                  std::int64_t running) const noexcept {
+    return kv_profile_pass_one_row ? 1 : std::max<std::int64_t>(1, std::min(running, budget));
+  }
   // Defaults that follow the device's memory (vLLM and SGLang size their
   // budgets by it): the first rule the device meets replaces the figures.
   struct Rule {

@@ -190,7 +190,8 @@ EngineScheduler parse_scheduler(StrictObject& parent,
   {
     // "kv_memory": {"of": "total" | "free", <share figure>,
     //               "earlier": {"before_version": "0.20.0", <share figure>},
-    //               "profile_pass": {"source": key, "note": text}}
+    //               "profile_pass": {"sampled_rows": "running" | "one",
+    //                                "source": key, "note": text}}
     StrictObject k = o.object("kv_memory");
     const std::string of = k.string("of");
     if (of != "total" && of != "free") k.fail("of", "must be \"total\" or \"free\"");
@@ -209,6 +210,9 @@ EngineScheduler parse_scheduler(StrictObject& parent,
       s.kv_profile_pass_source = pass.string("source");
       if (!sources.count(s.kv_profile_pass_source))
         pass.fail("source", "names no entry of \"sources\"");
+      const std::string rows = pass.string("sampled_rows");
+      if (rows != "running" && rows != "one") pass.fail("sampled_rows", "must be running or one");
+      s.kv_profile_pass_one_row = rows == "one";
       (void)pass.optional_string("note", "");
       pass.finish();
     }

@@ -885,8 +885,8 @@ void apply_kv_memory_rule(const EngineProfile* engine, double share, const Model
   if (rule->kv_profile_pass()) {
     const std::int64_t budget = rule->budget_on(d);
     activations = std::max(
-        activations,
-        profile_pass_activation_bytes(m, d, s, budget, std::min(rule->running_on(d), budget)));
+        activations, profile_pass_activation_bytes(
+                         m, d, s, budget, rule->kv_profile_pass_rows(budget, rule->running_on(d))));
   }
   mem->kv_room_bytes = rule->kv_room_bytes(share > 0 ? share : rule->kv_memory_share(""),
                                            mem->capacity_bytes, mem->weights_bytes, activations);

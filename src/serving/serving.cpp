@@ -139,7 +139,8 @@ KvCapacity kv_capacity(const ModelSpec& m, const Device& d, const Scenario& base
   const double activations =
       rule.scheduler->kv_profile_pass()
           ? std::max(mem.activation_bytes,
-                     profile_pass_activation_bytes(m, d, base, budget, std::min(running, budget)))
+                     profile_pass_activation_bytes(
+                         m, d, base, budget, rule.scheduler->kv_profile_pass_rows(budget, running)))
           : mem.activation_bytes;
   const double room =
       rule.scheduler->kv_room_bytes(rule.share, mem.capacity_bytes, mem.weights_bytes, activations);
