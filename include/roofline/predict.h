@@ -108,6 +108,17 @@ struct Prediction {
                                                   const Scenario& s, std::int64_t tokens,
                                                   std::int64_t sampler_rows);
 
+struct EngineScheduler;  // roofline/engine.h
+
+// The activations `rule`'s KV sizing subtracts beside the weights, for a pool
+// of `budget` tokens and `running` requests: its profiling pass where it runs
+// one (EngineScheduler::kv_profile_pass) and that takes more, else `at_hand`
+// (the activations of the pass the estimate is for).
+[[nodiscard]] Bytes kv_sizing_activation_bytes(const EngineScheduler& rule, const ModelSpec& model,
+                                               const Device& device, const Scenario& s,
+                                               Bytes at_hand, std::int64_t budget,
+                                               std::int64_t running);
+
 // Weight bytes per device for the resolved formats (all experts, not only the touched ones).
 [[nodiscard]] Bytes weight_memory(const ModelSpec& model, const Scenario& s);
 

@@ -558,6 +558,14 @@ Bytes profile_pass_activation_bytes(const ModelSpec& m, const Device& d, const S
                    (rows - 1) * static_cast<double>(m.vocab) / static_cast<double>(s.tp));
 }
 
+Bytes kv_sizing_activation_bytes(const EngineScheduler& rule, const ModelSpec& m, const Device& d,
+                                 const Scenario& s, Bytes at_hand, std::int64_t budget,
+                                 std::int64_t running) {
+  if (!rule.kv_profile_pass()) return at_hand;
+  return std::max(at_hand, profile_pass_activation_bytes(
+                               m, d, s, budget, rule.kv_profile_pass_rows(budget, running)));
+}
+
 MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenario& s) {
   MemoryEstimate mem;
   const double tp = static_cast<double>(s.tp);
@@ -881,13 +889,8 @@ void apply_kv_memory_rule(const EngineProfile* engine, double share, const Model
   const EngineScheduler* rule = kv_memory_rule(engine);
   if (rule == nullptr) return;
   mem->kv_rule_engine = engine;
-  double activations = mem->activation_bytes;
-  if (rule->kv_profile_pass()) {
-    const std::int64_t budget = rule->budget_on(d);
-    activations = std::max(
-        activations, profile_pass_activation_bytes(
-                         m, d, s, budget, rule->kv_profile_pass_rows(budget, rule->running_on(d))));
-  }
+  const double activations = kv_sizing_activation_bytes(*rule, m, d, s, mem->activation_bytes,
+                                                        rule->budget_on(d), rule->running_on(d));
   mem->kv_room_bytes = rule->kv_room_bytes(share > 0 ? share : rule->kv_memory_share(""),
                                            mem->capacity_bytes, mem->weights_bytes, activations);
   mem->fits = mem->kv_cache_bytes <= mem->kv_room_bytes;  // a cache >= 0: the room too

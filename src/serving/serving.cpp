@@ -136,12 +136,8 @@ KvCapacity kv_capacity(const ModelSpec& m, const Device& d, const Scenario& base
   one.seq_len = tokens;
   const MemoryEstimate mem = estimate_memory(m, d, one);
   // The pool's own budget and request limit set the engine's profiling pass.
-  const double activations =
-      rule.scheduler->kv_profile_pass()
-          ? std::max(mem.activation_bytes,
-                     profile_pass_activation_bytes(
-                         m, d, base, budget, rule.scheduler->kv_profile_pass_rows(budget, running)))
-          : mem.activation_bytes;
+  const double activations = kv_sizing_activation_bytes(*rule.scheduler, m, d, base,
+                                                        mem.activation_bytes, budget, running);
   const double room =
       rule.scheduler->kv_room_bytes(rule.share, mem.capacity_bytes, mem.weights_bytes, activations);
   if (!(mem.kv_cache_bytes > 0) || room < mem.kv_cache_bytes) {
