@@ -43,7 +43,8 @@ auto scenario_args() {
       py::arg("block_sparsity") = d.block_sparsity, py::arg("tp") = d.tp, py::arg("pp") = d.pp,
       py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep, py::arg("ideal") = false,
       py::arg("engine") = "roofline", py::arg("engine_build") = py::none(),
-      py::arg("cuda_graphs") = "engine", py::arg("moe_kernel") = py::none());
+      py::arg("cuda_graphs") = "engine", py::arg("moe_kernel") = py::none(),
+      py::arg("cached") = d.cached);
 }
 
 // Wraps f(const Resolved&) as a function of (model, hardware, scenario_args()...).
@@ -56,12 +57,13 @@ auto with_scenario(F f) {
              double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t attention_dp,
              std::int64_t ep, bool ideal, const std::string& engine,
              const std::optional<std::string>& engine_build, const std::string& cuda_graphs,
-             const std::optional<std::string>& moe_kernel) {
+             const std::optional<std::string>& moe_kernel, std::int64_t cached) {
     ScenarioRequest r = request_of(
         std::move(phase), batch, seq_len, std::move(weights), std::move(experts), std::move(act),
         std::move(kv), std::move(strategy), std::move(attention), block_sparsity, tp, pp);
     r.attention_dp = attention_dp;
     r.ep = ep;
+    r.cached = cached;
     const Device* device = &device_of(hardware);
     Resolved x{model_of(model),
                device,

@@ -245,7 +245,8 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
          double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t attention_dp,
          std::int64_t ep, std::int64_t draft_tokens, std::optional<double> acceptance, bool ideal,
          const std::string& engine, bool per_op, std::optional<std::string> engine_build,
-         const std::string& cuda_graphs, const std::optional<std::string>& moe_kernel) {
+         const std::string& cuda_graphs, const std::optional<std::string>& moe_kernel,
+         std::int64_t cached) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
         const ModelOptions options =
@@ -258,6 +259,7 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
         r.ep = ep;
         r.draft_tokens = draft_tokens;
         r.acceptance = acceptance;
+        r.cached = cached;
         const Scenario s = build_scenario(r, *ms, &dev, &notes);
         // Aggregate initialization from predict()'s result: built in place, not copied.
         return std::unique_ptr<PredictionResult>(
@@ -273,9 +275,10 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
       py::arg("draft_tokens") = d.draft_tokens, py::arg("acceptance") = py::none(),
       py::arg("ideal") = false, py::arg("engine") = "roofline", py::arg("per_op") = false,
       py::arg("engine_build") = py::none(), py::arg("cuda_graphs") = "engine",
-      py::arg("moe_kernel") = py::none(),
+      py::arg("moe_kernel") = py::none(), py::arg("cached") = d.cached,
       R"(One forward pass: a prefill of seq_len tokens per sequence, or one decode step
-over seq_len cached tokens (roofline predict). engine_build: the engine build's
+over seq_len cached tokens (roofline predict). cached: a prefill's tokens already
+in the KV cache before the prompt (--cached). engine_build: the engine build's
 date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). cuda_graphs: "engine",
 "decode-only" or "off" (--cuda-graphs). moe_kernel: the MoE kernel family
 (--moe-kernel). Returns a Prediction.)");
@@ -289,20 +292,22 @@ date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). cuda_graphs: "engine",
          std::int64_t pp, std::int64_t attention_dp, std::int64_t ep, std::int64_t draft_tokens,
          std::optional<double> acceptance, bool ideal, const std::string& engine,
          std::optional<std::string> engine_build, const std::string& cuda_graphs,
-         const std::optional<std::string>& moe_kernel) {
+         const std::optional<std::string>& moe_kernel, std::int64_t cached) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
         const ModelOptions options =
             options_of(ideal, engine, engine_build, cuda_graphs, moe_kernel, &dev);
         const ScenarioRequest defaults;
+        // generate() sets each pass's phase; the scenario is checked as its prefill.
         ScenarioRequest r =
-            request_of(defaults.phase, batch, defaults.seq_len, std::move(weights),
-                       std::move(experts), std::move(act), std::move(kv), std::move(strategy),
-                       std::move(attention), block_sparsity, tp, pp);
+            request_of("prefill", batch, defaults.seq_len, std::move(weights), std::move(experts),
+                       std::move(act), std::move(kv), std::move(strategy), std::move(attention),
+                       block_sparsity, tp, pp);
         r.attention_dp = attention_dp;
         r.ep = ep;
         r.draft_tokens = draft_tokens;
         r.acceptance = acceptance;
+        r.cached = cached;
         const Scenario s = build_scenario(r, *ms, &dev);
         return std::unique_ptr<GenerationResult>(new GenerationResult{
             ms, &dev, s, prompt, gen, options.mode, generate(*ms, dev, s, prompt, gen, options)});
@@ -316,11 +321,12 @@ date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). cuda_graphs: "engine",
       py::arg("draft_tokens") = d.draft_tokens, py::arg("acceptance") = py::none(),
       py::arg("ideal") = false, py::arg("engine") = "roofline",
       py::arg("engine_build") = py::none(), py::arg("cuda_graphs") = "engine",
-      py::arg("moe_kernel") = py::none(),
+      py::arg("moe_kernel") = py::none(), py::arg("cached") = d.cached,
       R"(Prefill of `prompt` tokens then `gen` decode steps: TTFT, TPOT, end to end
 (roofline generate). engine_build: the engine build's date (--engine-build);
 cuda_graphs: "engine", "decode-only" or "off" (--cuda-graphs); moe_kernel: the
-MoE kernel family (--moe-kernel). Returns a Generation.)");
+MoE kernel family (--moe-kernel); cached: tokens in the KV cache before the
+prompt, an earlier turn (--cached). Returns a Generation.)");
 }
 
 }  // namespace roofline::python

@@ -617,6 +617,109 @@ TEST(Attention, SlidingWindowLayersReadOnlyTheWindow) {
   EXPECT_DOUBLE_EQ(full, 8.0 * 32769 * 64 * 2);
 }
 
+// A prompt after cached tokens (an earlier turn, llama-bench's depth): FA2 on
+// H100, Llama-3.1-8B, 2,048 new tokens after 4,096 cached, bf16.
+//   pairs per head = 2,048 x 4,096 (every cached key) + 2,048 x 2,049 / 2 (causal)
+//                  = 8,388,608 + 2,098,176 = 10,486,784; x 32 heads = 335,577,088 scores
+//   qk FLOPs per layer = 2 x 335,577,088 x 128 = 85,907,734,528
+//   16 query tiles of 128 rows; each reads the 4,096 cached keys, and causally
+//   (16 + 1) / 2 = 8.5 passes over the prompt's 2,048:
+//   cached K read = 8 KV heads x 16 x 4,096 x 128 x 2 B = 134,217,728 B, from the cache
+//   own K read    = 8 x 2,048 x 8.5 x 128 x 2 B = 35,651,584 B, plus Q 2,048 x 32 x 128 x 2 B
+TEST(Attention, APromptAfterCachedTokensAttendsOverThem) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 2048;
+  s.attention = AttentionKernel::kFa2;
+  const OpGraph alone = build_ops(m, registry().get("h100"), s, ideal());
+  s.cached = 4096;
+  const OpGraph after = build_ops(m, registry().get("h100"), s, ideal());
+  const Op& qk = find_op(after, OpKind::kQkMatmul);
+  EXPECT_DOUBLE_EQ(qk.flops, 85'907'734'528.0);
+  EXPECT_DOUBLE_EQ(qk.kv_bytes, 134'217'728.0);
+  EXPECT_DOUBLE_EQ(qk.act_bytes, 35'651'584.0 + 2048.0 * 32 * 128 * 2);
+  // The linear layers see only the prompt's own tokens.
+  EXPECT_DOUBLE_EQ(find_op(after, OpKind::kQProj).flops, find_op(alone, OpKind::kQProj).flops);
+  EXPECT_DOUBLE_EQ(find_op(after, OpKind::kKvCacheWrite).kv_bytes,
+                   find_op(alone, OpKind::kKvCacheWrite).kv_bytes);
+  // The cache holds both: 6,144 tokens x 32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B.
+  const Registry r = Registry::built_in();
+  EXPECT_DOUBLE_EQ(predict(m, r.get("h100"), s, ideal()).memory.kv_cache_bytes,
+                   6144.0 * 32 * 8 * 128 * 2 * 2);
+  // Slower than the prompt alone, faster than the whole 6,144-token prompt.
+  const double t_after = predict(m, r.get("h100"), s, ideal()).time_s;
+  s.cached = 0;
+  const double t_alone = predict(m, r.get("h100"), s, ideal()).time_s;
+  s.seq_len = 6144;
+  const double t_whole = predict(m, r.get("h100"), s, ideal()).time_s;
+  EXPECT_GT(t_after, t_alone);
+  EXPECT_LT(t_after, t_whole);
+}
+
+// gpt-oss's 128-token windows after 4,096 cached tokens: every query of the
+// prompt sees a full window (2,048 x 128 pairs a head), whatever the depth.
+TEST(Attention, APromptAfterCachedTokensKeepsTheWindow) {
+  const ModelSpec m = load_model("gpt-oss-20b");
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 2048;
+  s.cached = 4096;
+  const OpGraph g = build_ops(m, registry().get("h100"), s, ideal());
+  for (int i = 0; i < g.size; ++i) {
+    const Op& op = g.ops[static_cast<std::size_t>(i)];
+    if (op.kind != OpKind::kQkMatmul || !op.sliding_layer) continue;
+    // 64 query heads of 64 dims: 2 x 64 x 2,048 x 128 x 64 FLOPs.
+    EXPECT_DOUBLE_EQ(op.flops, 2.0 * 64 * 2048 * 128 * 64);
+  }
+}
+
+// DeepSeek-V3's MLA prompt attends in the expanded form: kv_b_proj expands
+// the cached latents as well as the prompt's (rows 1,024 + 3,072).
+TEST(Attention, AnMlaPromptExpandsTheCachedLatents) {
+  const ModelSpec m = load_model("deepseek-v3");
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 1024;
+  s.tp = 8;
+  s.cached = 3072;
+  const OpGraph g = build_ops(m, registry().get("h200"), s, ideal());
+  EXPECT_DOUBLE_EQ(find_op(g, OpKind::kKvBProj).gemm_m, 4096.0);
+  // The cached latents come from the cache: 3,072 x (512 + 64) x 2 B.
+  EXPECT_DOUBLE_EQ(find_op(g, OpKind::kKvBProj).kv_bytes, 3072.0 * 576 * 2);
+}
+
+TEST(Attention, CachedTokensPrecedeAPromptOnly) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  Scenario s = decode(1, 4096);
+  s.cached = 100;
+  EXPECT_THROW((void)build_ops(m, registry().get("h100"), s, ideal()), InvalidArgument);
+  s.phase = Phase::kPrefill;
+  s.seq_len = 16;
+  s.cached = kMaxSeqLen;  // with the prompt, past the longest context
+  EXPECT_THROW((void)build_ops(m, registry().get("h100"), s, ideal()), InvalidArgument);
+}
+
+// A follow-up turn: its TTFT is the prompt after the cached turn, and its
+// decode steps start from both.
+TEST(Generate, AFollowUpTurnStartsAfterTheCachedTokens) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Registry r = Registry::built_in();
+  Scenario s;
+  s.cached = 8000;
+  const GenerateResult g = generate(m, r.get("h100"), s, 512, 64, {});
+  Scenario prefill;
+  prefill.phase = Phase::kPrefill;
+  prefill.seq_len = 512;
+  prefill.cached = 8000;
+  EXPECT_DOUBLE_EQ(g.ttft_s, predict(m, r.get("h100"), prefill).time_s);
+  EXPECT_DOUBLE_EQ(g.first_decode.time_s, predict(m, r.get("h100"), decode(1, 8512)).time_s);
+  EXPECT_DOUBLE_EQ(g.peak_memory.kv_cache_bytes,
+                   predict(m, r.get("h100"), decode(1, 8575)).memory.kv_cache_bytes);
+  s.cached = kMaxSeqLen - 100;
+  EXPECT_THROW((void)generate(m, r.get("h100"), s, 512, 64, {}), InvalidArgument);
+}
+
 // Issue #10, item 12: a prompt of the whole context leaves no room to generate
 // (the message read "gen must be 1 to 0 tokens").
 TEST(Generate, APromptOfTheWholeContextSaysSo) {

@@ -367,6 +367,27 @@ TEST_F(ServerTest, ServingAndSearch) {
                         400);
     EXPECT_TRUE(j.contains("error")) << bad;
   }
+  // A prompt after cached tokens: echoed, slower than the prompt alone; a decode
+  // step's depth is its seq_len (400); generate takes them as an earlier turn.
+  const auto follow_up = post("/api/predict",
+                              R"({"model": "llama-3.1-8b", "hardware": "h100",
+               "phase": "prefill", "seq_len": 1024, "cached": 8192})",
+                              200);
+  const auto first_turn = post("/api/predict",
+                               R"({"model": "llama-3.1-8b", "hardware": "h100",
+               "phase": "prefill", "seq_len": 1024})",
+                               200);
+  EXPECT_EQ(follow_up["scenario"]["cached"], 8192);
+  EXPECT_GT(follow_up["time_s"].get<double>(), first_turn["time_s"].get<double>());
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "phase": "decode", "cached": 64})", 400,
+               "invalid_argument");
+  expect_error("/api/predict", R"({"model": "llama-3.1-8b", "phase": "prefill", "cached": -1})",
+               400, "invalid_argument");
+  const auto turn = post("/api/generate",
+                         R"({"model": "llama-3.1-8b", "hardware": "h100", "prompt": 1024,
+               "gen": 16, "cached": 8192})",
+                         200);
+  EXPECT_DOUBLE_EQ(turn["ttft_s"].get<double>(), follow_up["time_s"].get<double>());
   // A graph policy: one of three names, or a 400; without graphs a step costs more.
   const auto eager_prefill = post("/api/predict",
                                   R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm",

@@ -12,6 +12,8 @@
 
 #include "roofline/engine.h"
 #include "roofline/error.h"
+#include "roofline/model.h"
+#include "roofline/predict.h"
 
 namespace roofline {
 namespace {
@@ -161,6 +163,40 @@ TEST(Validate, CasesCarryTheEngineBuild) {
     c["engine_build"] = bad;
     EXPECT_THROW((void)parse_validation(doc.dump(), "v.json"), ParseError) << bad;
   }
+}
+
+// llama-bench's pp2048 @ d4096: a prefill case may say how many tokens are
+// cached before its prompt ("cached"), and is predicted at that depth.
+TEST(Validate, PrefillCasesCarryTheCachedTokens) {
+  const Registry reg = Registry::built_in();
+  auto doc = one_case();
+  auto& c = doc["cases"][0];
+  c["prompt"] = 2048;
+  c["gen"] = 0;
+  c["metric"] = "prefill_tokens_per_s";
+  c["value"] = 9000;
+  const double alone =
+      validate_cases(parse_validation(doc.dump(), "v.json"), reg).rows[0].predicted;
+  c["cached"] = 4096;
+  const auto deep = parse_validation(doc.dump(), "v.json");
+  EXPECT_EQ(deep[0].cached, 4096);
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 2048;
+  s.cached = 4096;
+  const ModelSpec m = load_model("llama-3.1-8b");
+  EXPECT_DOUBLE_EQ(validate_cases(deep, reg).rows[0].predicted,
+                   2048 / predict(m, reg.get("h100"), s).time_s);
+  EXPECT_LT(validate_cases(deep, reg).rows[0].predicted, alone);
+  for (const nlohmann::json& bad :
+       {nlohmann::json(0), nlohmann::json(-5), nlohmann::json("4k"), nlohmann::json(kMaxSeqLen)}) {
+    c["cached"] = bad;
+    EXPECT_THROW((void)parse_validation(doc.dump(), "v.json"), ParseError) << bad;
+  }
+  // A decode case's depth is its prompt.
+  auto decode_case = one_case();
+  decode_case["cases"][0]["cached"] = 4096;
+  EXPECT_THROW((void)parse_validation(decode_case.dump(), "v.json"), ParseError);
 }
 
 // Tensor parallelism reaches static-batch cases too: at TP 2 a decode step

@@ -243,12 +243,21 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
   cmd->add_flag("--ideal", a->ideal, "Datasheet peaks, no overheads (pure roofline)");
 }
 
+void add_cached_option(CLI::App* cmd, ScenarioArgs* a) {
+  cmd->add_option("--cached", a->cached,
+                  "Tokens already in the KV cache before the prompt (an earlier turn of the "
+                  "chat, a prefix-cache hit, llama-bench's depth): the prompt attends over them")
+      ->capture_default_str()
+      ->type_name("INT");
+}
+
 Scenario make_scenario(const ScenarioArgs& a, const ModelSpec& m, const Device* d,
                        std::vector<std::string>* notes) {
   ScenarioRequest r;
   r.phase = a.phase;
   r.batch = parse_count("--batch", a.batch, 1, kMaxBatch);
   r.seq_len = parse_count("--seq-len", a.seq_len, 1, kMaxSeqLen);
+  r.cached = parse_count("--cached", a.cached, 0, kMaxSeqLen);
   r.weights = a.weights;
   r.experts = a.experts;
   r.act = a.act;

@@ -86,6 +86,7 @@ struct ScenarioArgs {
   std::string phase = "decode";
   std::string batch = "1";
   std::string seq_len = "4096";
+  std::string cached = "0";  // --cached (predict, generate and attention)
   std::string weights, experts, act = "bf16", kv;
   std::string strategy;
   std::string attention;
@@ -103,6 +104,8 @@ struct ScenarioArgs {
 
 // Adds the scenario flags to `cmd` (--phase and --seq-len when `with_phase`).
 void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase);
+// Adds --cached: tokens in the KV cache before the prompt.
+void add_cached_option(CLI::App* cmd, ScenarioArgs* a);
 
 // Builds the scenario; a strategy is resolved against the model and device
 // (its notes say what fell back).

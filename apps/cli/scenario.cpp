@@ -18,6 +18,11 @@
 namespace roofline::cli {
 namespace {
 
+// " after N cached" for a prompt that follows cached tokens, else nothing.
+std::string cached_note(const Scenario& s) {
+  return s.cached > 0 ? fmt::format(" after {} cached", s.cached) : std::string();
+}
+
 // The capacity row's note on whose rule sized the KV cache ("" for none).
 std::string kv_memory_rule(const Capacity& c) {
   if (!c.kv_memory_engine) return {};
@@ -79,7 +84,8 @@ void cmd_predict(const Common& c, const ScenarioArgs& a) {
   std::cout << fmt::format(
       "{} {} on {} ({}): batch {}, {} {}, weights {}, act {}, KV {}, attention {}{}, {} mode\n\n",
       m.name, phase_name(s.phase), d.name, d.id, s.batch,
-      s.phase == Phase::kDecode ? "context" : "prompt", s.seq_len, format_id(p.graph.weights),
+      s.phase == Phase::kDecode ? "context" : "prompt",
+      fmt::format("{}{}", s.seq_len, cached_note(s)), format_id(p.graph.weights),
       format_id(s.precision.act), format_id(s.precision.kv), attention_kernel_id(p.graph.attention),
       s.tp > 1 || s.pp > 1 ? fmt::format(", tp {} pp {}", s.tp, s.pp) : "", mode_name(p.mode));
   if (a.per_op) {
@@ -128,7 +134,10 @@ void cmd_generate(const Common& c, const ScenarioArgs& a, const std::string& pro
   const Registry reg = load_registry(c);
   const Device& d = reg.get(a.hardware);
   const ModelSpec m = load_model(a.model);
-  Scenario s = make_scenario(a, m, &d);
+  // generate() sets each pass's phase; the scenario is checked as its prefill.
+  ScenarioArgs prefill = a;
+  prefill.phase = "prefill";
+  Scenario s = make_scenario(prefill, m, &d);
   const std::int64_t prompt = parse_count("--prompt", prompt_text, 1, kMaxSeqLen);
   const std::int64_t gen = parse_count("--gen", gen_text, 1, kMaxSeqLen);
   const GenerateResult g = generate(m, d, s, prompt, gen, make_options(a, &d));
@@ -151,8 +160,9 @@ void cmd_generate(const Common& c, const ScenarioArgs& a, const std::string& pro
     std::cout << t.csv();
     return;
   }
-  std::cout << fmt::format("{} on {} ({}): batch {}, prompt {}, generate {}, {} mode\n\n", m.name,
-                           d.name, d.id, s.batch, prompt, gen, a.ideal ? "ideal" : "realistic");
+  std::cout << fmt::format("{} on {} ({}): batch {}, prompt {}{}, generate {}, {} mode\n\n", m.name,
+                           d.name, d.id, s.batch, prompt, cached_note(s), gen,
+                           a.ideal ? "ideal" : "realistic");
   std::cout << t.text();
 }
 
@@ -217,8 +227,9 @@ void cmd_attention(const Common& c, const ScenarioArgs& a) {
     std::cout << t.csv();
     return;
   }
-  std::cout << fmt::format("{} {} on {}: batch {}, {} {}\n\n", m.name, phase_name(s.phase), d.id,
-                           s.batch, s.phase == Phase::kDecode ? "context" : "prompt", s.seq_len);
+  std::cout << fmt::format("{} {} on {}: batch {}, {} {}{}\n\n", m.name, phase_name(s.phase), d.id,
+                           s.batch, s.phase == Phase::kDecode ? "context" : "prompt", s.seq_len,
+                           cached_note(s));
   std::cout << t.text();
 }
 
@@ -229,6 +240,7 @@ void register_scenario(CLI::App& app, Common& common) {
       app.add_subcommand("predict", "Predict one forward pass (prefill or a decode step)");
   auto predict_args = std::make_shared<ScenarioArgs>();
   add_scenario_options(predict_cmd, predict_args.get(), true);
+  add_cached_option(predict_cmd, predict_args.get());
   predict_cmd->add_flag("--per-op", predict_args->per_op, "Show every operator");
   add_common(predict_cmd, &common, true);
   predict_cmd->callback([&common, predict_args] { cmd_predict(common, *predict_args); });
@@ -241,6 +253,7 @@ void register_scenario(CLI::App& app, Common& common) {
   };
   auto generate_args = std::make_shared<GenerateArgs>();
   add_scenario_options(generate_cmd, &generate_args->sc, false);
+  add_cached_option(generate_cmd, &generate_args->sc);
   generate_cmd->add_option("--prompt", generate_args->prompt, "Prompt tokens")
       ->capture_default_str()
       ->type_name("INT");
@@ -264,6 +277,7 @@ void register_attention(CLI::App& app, Common& common) {
   auto* attention_cmd = app.add_subcommand("attention", "Attention kernels side by side");
   auto args = std::make_shared<ScenarioArgs>();
   add_scenario_options(attention_cmd, args.get(), true);
+  add_cached_option(attention_cmd, args.get());
   add_common(attention_cmd, &common, true);
   attention_cmd->callback([&common, args] { cmd_attention(common, *args); });
 }

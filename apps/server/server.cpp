@@ -221,9 +221,14 @@ json request_schemas() {
   predict["phase"] = phase;
   predict["seq_len"] = seq_len;
   predict["per_op"] = {{"type", "boolean"}, {"default", false}};
+  const json cached = integer_schema(
+      0, kMaxSeqLen, 0,
+      "tokens in the KV cache before the prompt (an earlier turn, a prefix-cache hit)");
+  predict["cached"] = cached;
   json generate = scenario;
   generate["prompt"] = integer_schema(1, kMaxSeqLen, 512, "prompt tokens");
   generate["gen"] = integer_schema(1, kMaxSeqLen, 128, "generated tokens");
+  generate["cached"] = cached;
   json serving = scenario;
   serving.erase("batch");
   serving["isl"] = integer_schema(1, kMaxSeqLen, 1024, "prompt tokens per request");

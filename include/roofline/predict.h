@@ -135,7 +135,9 @@ struct GenerateResult {
 };
 
 // Prefill of `prompt` tokens then `gen` decode steps with the context growing
-// from prompt to prompt + gen - 1 (gen - 1 steps after the first token).
+// from prompt to prompt + gen - 1 (gen - 1 steps after the first token). A
+// scenario's `cached` tokens come before the prompt (an earlier turn): the
+// prompt attends over them and the contexts start there.
 [[nodiscard]] GenerateResult generate(const ModelSpec& model, const Device& device,
                                       Scenario scenario, std::int64_t prompt, std::int64_t gen,
                                       const ModelOptions& options = {});

@@ -18,8 +18,9 @@ struct ScenarioRequest {
   std::string phase = "decode";
   std::int64_t batch = 1;
   std::int64_t seq_len = 4096;
-  std::string weights;  // empty: the checkpoint's native formats
-  std::string experts;  // empty: weights, else native
+  std::int64_t cached = 0;  // prefill: tokens in the KV cache before the prompt
+  std::string weights;      // empty: the checkpoint's native formats
+  std::string experts;      // empty: weights, else native
   std::string act = "bf16";
   std::string kv;         // empty: the activation format
   std::string strategy;   // a built-in name or a plan file; exclusive with the formats above

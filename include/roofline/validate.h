@@ -26,8 +26,10 @@ struct ValidationCase {
   // clients (each with one request in flight: vLLM's and SGLang's
   // --max-concurrency, aiperf's --concurrency).
   std::int64_t batch = 1;
-  std::int64_t prompt = 0;    // 0: not stated (serving metrics: the input length, required)
-  std::int64_t gen = 0;       // 0: not stated or not generated (serving: the output length)
+  std::int64_t prompt = 0;  // 0: not stated (serving metrics: the input length, required)
+  std::int64_t gen = 0;     // 0: not stated or not generated (serving: the output length)
+  // Prefill metrics: tokens in the cache before the prompt ("cached": llama-bench's depth).
+  std::int64_t cached = 0;
   std::int64_t tp = 1;        // tensor-parallel GPUs ("tp", optional)
   std::int64_t ep = 1;        // expert-parallel groups within tp ("ep", optional)
   std::int64_t requests = 0;  // serving: the benchmark's request count (0: not stated)

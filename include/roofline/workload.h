@@ -151,6 +151,11 @@ struct Scenario {
   // Prefill: prompt tokens per sequence. Decode: tokens already in the cache;
   // the step adds one token per sequence and attends over seq_len + 1.
   std::int64_t seq_len = 1;
+  // Prefill only: tokens of each sequence already in the KV cache before the
+  // prompt (an earlier turn of a chat, a prefix-cache hit, llama-bench's
+  // depth). The prompt's queries attend over them as well as causally over
+  // themselves; only the prompt's own tokens go through the linear layers.
+  std::int64_t cached = 0;
   PrecisionPlan precision;
   std::optional<AttentionKernel> attention;  // unset: the device's best
   double block_sparsity = 1.0;  // fraction of attention blocks computed (FA Proposition 4)

@@ -31,6 +31,7 @@ SCENARIOS = [
     dict(block_sparsity=0.5, phase="prefill", seq_len=16384, ideal=True),
     dict(batch=8, seq_len=2048, draft_tokens=3, acceptance=0.7, engine="vllm"),
     dict(batch=16, seq_len=1024, tp=4, attention_dp=2, engine="sglang"),
+    dict(phase="prefill", seq_len=2048, cached=4096, engine="vllm"),
 ]
 MODELS = [("llama-3.1-8b", "h100"), ("mixtral-8x7b", "h200"), ("qwen3-30b-a3b", "gb10"),
           ("qwen3.5-397b-a17b", "b200")]
@@ -50,7 +51,8 @@ def test_predict(cli, model, hardware, case):
                                   dict(engine="sglang", attention="fa3"),
                                   dict(gen=64, batch=4, draft_tokens=2),
                                   dict(engine="llama.cpp", weights="q4_k_m", act="fp16", prompt=512, gen=8,
-                                       engine_build="2024-05")])
+                                       engine_build="2024-05"),
+                                  dict(prompt=256, gen=32, cached=8192)])
 def test_generate(cli, case):
     g = roofline.generate("llama-3.1-8b", "h200", **case)
     assert g.to_dict() == cli("generate", "--model", "llama-3.1-8b", "--hardware", "h200", *flags(**case))
@@ -70,7 +72,8 @@ def test_kv(cli, case):
 
 @pytest.mark.parametrize("hardware", ["h100", "a100", "b200"])
 @pytest.mark.parametrize("case", [dict(), dict(phase="prefill", seq_len=8192, batch=2),
-                                  dict(engine="vllm", cuda_graphs="off")])
+                                  dict(engine="vllm", cuda_graphs="off"),
+                                  dict(phase="prefill", seq_len=1024, cached=16384)])
 def test_attention(cli, hardware, case):
     assert roofline.attention("llama-3.1-8b", hardware, **case) == cli(
         "attention", "--model", "llama-3.1-8b", "--hardware", hardware, *flags(**case))

@@ -451,7 +451,7 @@ void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double 
 
 double max_ctx(const Scenario& s) {
   return s.phase == Phase::kDecode ? static_cast<double>(s.seq_len) + 1
-                                   : static_cast<double>(s.seq_len);
+                                   : static_cast<double>(s.cached + s.seq_len);
 }
 
 }  // namespace
@@ -1108,18 +1108,27 @@ GenerateResult generate(const ModelSpec& m, const Device& d, Scenario s, std::in
     throw InvalidArgument("gen must be 1 to " + std::to_string(kMaxSeqLen - prompt) +
                           " tokens (prompt + gen is at most " + std::to_string(kMaxSeqLen) + ")");
   }
+  // Tokens cached before the prompt (an earlier turn): the prompt attends over
+  // them, and every decode step after it.
+  const std::int64_t cached = s.cached;
+  if (cached < 0 || cached > kMaxSeqLen - prompt - gen) {
+    throw InvalidArgument("cached tokens must be 0 to " +
+                          std::to_string(std::max<std::int64_t>(kMaxSeqLen - prompt - gen, 0)) +
+                          " (cached + prompt + gen is at most " + std::to_string(kMaxSeqLen) + ")");
+  }
   GenerateResult g;
   s.phase = Phase::kPrefill;
   s.seq_len = prompt;
   g.prefill = predict(m, d, s, opt);
   g.ttft_s = g.prefill.time_s;
 
-  // gen - 1 decode steps over cached contexts prompt .. prompt + gen - 2.
+  // gen - 1 decode steps over cached contexts (cached +) prompt .. prompt + gen - 2.
   const std::int64_t steps = gen - 1;
   s.phase = Phase::kDecode;
+  s.cached = 0;
   double decode_total = 0;
   if (steps > 0) {
-    const std::int64_t first = prompt, last = prompt + steps - 1;
+    const std::int64_t first = cached + prompt, last = first + steps - 1;
     auto step_time = [&](std::int64_t ctx, Prediction* keep) {
       s.seq_len = ctx;
       Prediction p = predict(m, d, s, opt);
@@ -1157,7 +1166,7 @@ GenerateResult generate(const ModelSpec& m, const Device& d, Scenario s, std::in
   g.e2e_s = g.ttft_s + decode_total;
   g.output_tokens_per_s = static_cast<double>(s.batch * gen) / g.e2e_s;
   g.decode_tokens_per_s = g.tpot_s > 0 ? static_cast<double>(s.batch) / g.tpot_s : 0;
-  s.seq_len = prompt + gen - 1;
+  s.seq_len = cached + prompt + gen - 1;
   g.peak_memory = estimate_memory(m, d, s);
   return g;
 }
@@ -1255,6 +1264,9 @@ Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base,
     c.kv_memory_of_free = rule->kv_memory_of_free;
   }
   Scenario s = base;
+  // A prompt after cached tokens holds them too: the context is their sum.
+  s.cached = 0;
+  const std::int64_t context = base.seq_len + (base.phase == Phase::kPrefill ? base.cached : 0);
   auto fits = [&](std::int64_t batch, std::int64_t ctx) {
     s.batch = batch;
     s.seq_len = ctx;
@@ -1273,7 +1285,7 @@ Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base,
     }
     return lo;
   };
-  c.max_batch = search(kMaxBatch, [&](std::int64_t b) { return fits(b, base.seq_len); });
+  c.max_batch = search(kMaxBatch, [&](std::int64_t b) { return fits(b, context); });
   c.max_context_by_memory =
       search(kMaxSeqLen, [&](std::int64_t ctx) { return fits(base.batch, ctx); });
   // A context past the model's window fits in memory but is not one the model

@@ -15,6 +15,7 @@ Scenario build_scenario(const ScenarioRequest& r, const ModelSpec& m, const Devi
   s.phase = parse_phase(r.phase);
   s.batch = r.batch;
   s.seq_len = r.seq_len;
+  s.cached = r.cached;
   if (!r.strategy.empty()) {
     if (!r.weights.empty() || !r.experts.empty() || !r.kv.empty() || r.act != "bf16") {
       throw InvalidArgument(

@@ -324,6 +324,7 @@ nlohmann::json validation_document(const ValidationReport& r, Mode mode, const R
                         {"metric", row.c.metric},   {"measured", row.c.value},
                         {"source", row.c.source},   {"engine", row.engine},
                         {"tp", row.c.tp},           {"ep", row.c.ep}};
+    if (row.c.cached > 0) j["cached"] = row.c.cached;
     if (row.c.requests > 0) j["requests"] = row.c.requests;
     if (row.c.prompt_min > 0) j["prompt_min"] = row.c.prompt_min;
     if (row.c.gen_min > 0) j["gen_min"] = row.c.gen_min;

@@ -425,6 +425,7 @@ nlohmann::json scenario_json(const ModelSpec& m, const Device& d, const Scenario
           {"phase", phase_name(s.phase)},
           {"batch", s.batch},
           {"seq_len", s.seq_len},
+          {"cached", s.cached},
           {"weights", format_id(g.weights)},
           {"experts", format_id(g.experts)},
           {"act", format_id(s.precision.act)},

@@ -246,7 +246,8 @@ json predict(const json& request, const Registry& registry, const Limits& limits
     StrictObject o = object_of(request);
     const ModelSpec m = model_of(o, limits);
     const Device& d = device_of(o, registry);
-    const ScenarioRequest sr = scenario_of(o, limits, true);
+    ScenarioRequest sr = scenario_of(o, limits, true);
+    sr.cached = integer(o, "cached", 0, 0, kMaxSeqLen);
     const ModelOptions opt = options_of(o, &d);
     const bool per_op = flag(o, "per_op");
     o.finish();
@@ -263,6 +264,8 @@ json generate(const json& request, const Registry& registry, const Limits& limit
     const ModelSpec m = model_of(o, limits);
     const Device& d = device_of(o, registry);
     ScenarioRequest sr = scenario_of(o, limits, false);
+    sr.phase = "prefill";  // generate() sets each pass's; checked as its prefill
+    sr.cached = integer(o, "cached", 0, 0, kMaxSeqLen);
     const std::int64_t prompt = integer(o, "prompt", 512, 1, kMaxSeqLen);
     const std::int64_t gen = integer(o, "gen", 128, 1, kMaxSeqLen);
     const ModelOptions opt = options_of(o, &d);

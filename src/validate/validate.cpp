@@ -124,6 +124,7 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
   if (k == "prefill_tokens_per_s" || k == "ttft_s") {
     s.phase = Phase::kPrefill;
     s.seq_len = prompt;
+    s.cached = c.cached;
     const Prediction p = predict(m, d, s, opt);
     return k == "ttft_s" ? p.time_s : static_cast<double>(c.batch * prompt) / p.time_s;
   }
@@ -206,6 +207,12 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
         if (o.optional(key) != nullptr)
           o.fail(key, "only serving cases (metrics serving_*) have it");
       }
+    }
+    if (o.optional("cached") != nullptr) {
+      if (c.metric != "prefill_tokens_per_s" && c.metric != "ttft_s")
+        o.fail("cached", "only a prefill's metrics (prefill_tokens_per_s, ttft_s) have it");
+      c.cached =
+          optional_positive(o, "cached", 0, kMaxSeqLen - std::max<std::int64_t>(c.prompt, 1));
     }
     c.value = o.non_negative("value");
     if (c.value <= 0) o.fail("value", "must be positive");

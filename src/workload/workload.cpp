@@ -62,6 +62,7 @@ struct Builder {
   // Per-rank sizes.
   double tp = 1, H = 0, nh = 0, nkv = 0, dh = 0, dv = 0, I = 0, V = 0;
   double B = 1, T = 1, N = 1, ctx = 1;  // batch, tokens per sequence, tokens, attended context
+  double C = 0;                         // prefill: tokens a sequence cached before the prompt
   double sparse_top_k = 0;              // DeepSeek sparse attention: cached tokens a query reads
   double P = 0;                         // prompt tokens riding along with a decode step (in N)
   Format w{}, e{}, a{}, kv{};
@@ -195,6 +196,54 @@ struct Builder {
     op.weight_bytes = bytes_for(kSmallWeights, H);
   }
 
+  // A prompt of T tokens after C cached ones (C > 0): query i attends the C
+  // cached keys and the prompt's first i + 1, at most `window` of them. The
+  // FlashAttention loops as for a prompt alone (attention() below), with the
+  // cached keys in every tile's span: FA2+ re-reads them for every query tile,
+  // FA1 re-reads each query row for every cached tile it meets.
+  struct CachedSpan {
+    double scores = 0;       // score elements computed
+    double cached_keys = 0;  // K (and V) rows read from the cached span, per (sequence, KV head)
+    double own_keys = 0;     // ... and from the prompt's own
+    double q_reads = 1, o_passes = 1, parallel = 0;
+  };
+  CachedSpan prompt_after_cached(const AttentionKernelInfo& kinfo, double window, double sparsity,
+                                 double q_dim, Format attn_fmt) const {
+    CachedSpan x;
+    // Queries 0 .. i0 - 1 see every key before them; the rest see the window.
+    const double i0 = window > 0 ? std::clamp(window - C, 0.0, T) : T;
+    const double pairs = i0 * C + i0 * (i0 + 1) / 2 + (T - i0) * window;
+    const bool unfused = kinfo.loop == AttentionLoop::kUnfused;
+    x.scores = B * nh * (unfused ? T * (C + T) : pairs) * sparsity;
+    const double sram_elems = dev.shared_memory_per_sm_bytes.value * 8 / bits_per_element(attn_fmt);
+    const double block = std::clamp(std::floor(sram_elems / (4 * q_dim)), 16.0, 128.0);
+    const double passes = ceil_div(T, block);
+    x.cached_keys = C;
+    x.own_keys = T;
+    if (kinfo.loop == AttentionLoop::kQOuter) {
+      x.cached_keys = passes * C;
+      x.own_keys = T * (passes + 1) / 2;
+      // A window caps every tile's span.
+      const double cap = window > 0 ? passes * (window + block) : 0;
+      const double reads = x.cached_keys + x.own_keys;
+      if (cap > 0 && cap < reads) {
+        x.cached_keys *= cap / reads;
+        x.own_keys *= cap / reads;
+      }
+    } else if (kinfo.loop == AttentionLoop::kKvOuter) {
+      double visits = ceil_div(C, block) + (passes + 1) / 2;
+      if (window > 0) visits = std::min(visits, ceil_div(window, block) + 1);
+      x.q_reads = visits;
+      x.o_passes = 2 * visits - 1;
+    }
+    if (!unfused) {
+      x.cached_keys *= sparsity;
+      x.own_keys *= sparsity;
+    }
+    x.parallel = B * nh * passes;
+    return x;
+  }
+
   // Attention core (qk_matmul, softmax, sv_matmul) for one layer class.
   void attention(double count, bool sliding, bool mla_latent) {
     const AttentionKernelInfo& kinfo = attention_kernel_info(g.attention);
@@ -222,7 +271,10 @@ struct Builder {
     // K/V come from the cache in decode, from fresh projections in prefill.
     const Format kv_read_fmt = decode ? kv : a;
     double scores = 0, k_elems = 0, v_elems = 0;  // score elements computed; K/V elements read
-    double q_reads = 1, o_passes = 1;             // passes over Q and O
+    // A prompt after cached tokens: the K/V elements it reads from the cache
+    // (MLA's come expanded from kv_b_proj, as activations).
+    double cached_k = 0, cached_v = 0;
+    double q_reads = 1, o_passes = 1;  // passes over Q and O
     double parallel = 0;
     const double S = decode ? ctx : T;
     if (decode) {
@@ -233,6 +285,16 @@ struct Builder {
       k_elems = B * kv_heads * L * q_dim * sparsity;
       v_elems = mla_latent ? 0 : B * kv_heads * L * v_dim * sparsity;
       parallel = B * nh * (kinfo.split_kv ? ceil_div(L, 128) : 1);
+    } else if (C > 0) {
+      const CachedSpan x = prompt_after_cached(kinfo, window, sparsity, q_dim, attn_fmt);
+      scores = x.scores;
+      k_elems = B * kv_heads * x.own_keys * q_dim;
+      v_elems = B * kv_heads * x.own_keys * v_dim;
+      cached_k = B * kv_heads * x.cached_keys * q_dim;
+      cached_v = B * kv_heads * x.cached_keys * v_dim;
+      q_reads = x.q_reads;
+      o_passes = x.o_passes;
+      parallel = x.parallel;
     } else {
       // Causal prefill: the pairs (i, j <= i), or the band of the window.
       const double pairs =
@@ -267,6 +329,13 @@ struct Builder {
     qk.act_bytes = bytes_for(a, B * T * nh * q_dim) * q_reads;
     qk.kv_bytes = decode ? bytes_for(kv_read_fmt, k_elems) : 0;
     if (!decode) qk.act_bytes += bytes_for(kv_read_fmt, k_elems);
+    if (cached_k > 0) {
+      if (m.attention == AttentionKind::kMla) {
+        qk.act_bytes += bytes_for(a, cached_k);
+      } else {
+        qk.kv_bytes += bytes_for(kv, cached_k);
+      }
+    }
     qk.compute = attn_fmt;
     qk.parallel_blocks = parallel;
     qk.kernel_efficiency = efficiency;
@@ -283,14 +352,22 @@ struct Builder {
     } else {
       sv.act_bytes += bytes_for(kv_read_fmt, v_elems);
     }
+    if (cached_v > 0) {
+      if (m.attention == AttentionKind::kMla) {
+        sv.act_bytes += bytes_for(a, cached_v);
+      } else {
+        sv.kv_bytes += bytes_for(kv, cached_v);
+      }
+    }
     sv.compute = attn_fmt;
     sv.parallel_blocks = parallel;
     sv.kernel_efficiency = efficiency;
 
     if (kinfo.loop != AttentionLoop::kUnfused) {
       // The kernel's shape, as attention tables key it (in decode, T queries
-      // of a sequence share its K/V the way a KV head's query heads do).
-      const double L = !decode ? S : window > 0 ? std::min(ctx, window) : ctx;
+      // of a sequence share its K/V the way a KV head's query heads do; a
+      // prompt after cached tokens spans them too).
+      const double L = !decode ? C + S : window > 0 ? std::min(ctx, window) : ctx;
       for (Op* op : {&qk, &sv}) {
         op->gemm_m = B * kv_heads;
         op->gemm_n = nh / kv_heads * (decode ? T : 1);
@@ -386,12 +463,13 @@ struct Builder {
     const double prompt = decode ? static_cast<double>(s.prefill_prompt) : T;
     double pairs = prompt_tokens > 0 ? prompt_tokens * (prompt + 1) / 2 : 0;
     if (decode) pairs += B * T * ctx;
+    pairs += N * C;  // a prompt after cached tokens scores them too
     const Format score_fmt = dev.computes(Format::kFp8) ? Format::kFp8 : Format::kBf16;
     Op& score = add(OpKind::kIndexerScore, OpClass::kAttention, count);
     score.flops = 2 * heads * d * pairs;
     score.act_bytes = bytes_for(score_fmt, N * heads * d) + bytes_for(Format::kFp32, N * heads) +
                       bytes_for(Format::kFp32, pairs) + prompt_tokens * key_bytes;
-    score.kv_bytes = (decode ? B * ctx * key_bytes : 0) + N * key_bytes;
+    score.kv_bytes = (decode ? B * ctx : B * C) * key_bytes + N * key_bytes;
     score.compute = score_fmt;
     score.kernel_efficiency = std::nan("");
     // Selection: a pass over the logits, top_k indices a query out.
@@ -432,9 +510,17 @@ struct Builder {
       per_head(linear(OpKind::kKAbsorb, count, N * nh, static_cast<double>(x.kv_lora_rank),
                       static_cast<double>(x.qk_nope_head_dim), w, wplan, true, 1));
     } else {
-      linear(OpKind::kKvBProj, count, N,
-             nh * static_cast<double>(x.qk_nope_head_dim + x.v_head_dim),
-             static_cast<double>(x.kv_lora_rank), w, wplan, true, 1);
+      // The prompt attends in the expanded form: the cached tokens' latents
+      // are expanded too (vLLM's, SGLang's and TensorRT-LLM's chunked MLA
+      // prefill read them back from the cache).
+      Op& up = linear(OpKind::kKvBProj, count, N + B * C,
+                      nh * static_cast<double>(x.qk_nope_head_dim + x.v_head_dim),
+                      static_cast<double>(x.kv_lora_rank), w, wplan, true, 1);
+      if (C > 0) {
+        // The cached latents come from the cache, not from this pass.
+        up.act_bytes -= bytes_for(a, B * C * static_cast<double>(x.kv_lora_rank));
+        up.kv_bytes = bytes_for(kv, B * C * latent);
+      }
     }
   }
 
@@ -911,6 +997,14 @@ void validate(const Scenario& s, const ModelSpec& m) {
   };
   check("batch", s.batch, 1, kMaxBatch);
   check("seq-len", s.seq_len, 1, kMaxSeqLen);
+  if (s.cached != 0) {
+    if (s.phase != Phase::kPrefill) {
+      throw InvalidArgument(
+          "cached tokens precede a prompt (prefill); a decode step's cached context is its "
+          "seq-len");
+    }
+    check("cached", s.cached, 0, kMaxSeqLen - s.seq_len);
+  }
   check("tp", s.tp, 1, kMaxParallel);
   check("pp", s.pp, 1, m.layers);
   check("attention dp", s.attention_dp, 1, s.tp);
@@ -1014,6 +1108,7 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
   b.P = b.decode ? static_cast<double>(s.prefill_tokens) : 0;
   b.N = b.B * b.T + b.P;
   b.ctx = b.decode ? static_cast<double>(s.seq_len) + 1 : static_cast<double>(s.seq_len);
+  b.C = b.decode ? 0 : static_cast<double>(s.cached);
   b.a = s.precision.act;
   b.kv = s.precision.kv;
   b.w = s.precision.weights.value_or(m.native_weights);
