@@ -56,6 +56,27 @@ try {
   const generation = await page.textContent('[data-field="generation"]');
   check(/^[\d.]+ (ms|µs|s) · [\d.]+ (ms|µs|s)$/.test(generation ?? ''), `TTFT and TPOT are shown (${generation})`);
 
+  // 2a. A follow-up turn: the prompt after cached tokens takes longer, and the card says so;
+  // cached tokens before a decode step are refused before any request.
+  await page.selectOption('#phase', 'prefill');
+  await page.click('#run');
+  await page.waitForSelector('#status.ok');
+  const firstTurn = await page.evaluate(() => document.querySelector('[data-field="time"]')?.textContent);
+  await page.fill('#cached', '32768');
+  await page.click('#run');
+  await page.waitForSelector('#status.ok');
+  const followUp = await page.textContent('.stat:has([data-field="generation"])');
+  check(/8K-token prompt after 32K cached/.test(followUp ?? ''), `the generation card says the prompt follows cached tokens (${followUp})`);
+  const laterTime = await page.textContent('[data-field="time"]');
+  check(laterTime !== firstTurn, `the prefill after 32K cached tokens takes another time (${firstTurn} -> ${laterTime})`);
+  await page.selectOption('#phase', 'decode');
+  await page.click('#run');
+  await page.waitForSelector('#status.error');
+  check(/prefill/.test(await page.textContent('#status') ?? ''), 'cached tokens before a decode step are refused');
+  await page.fill('#cached', '0');
+  await page.click('#run');
+  await page.waitForSelector('#status.ok');
+
   // 3. The roofline chart: roofs and operator points, and a tooltip on hover.
   const chart = await page.evaluate(() => {
     const c = window.rooflineCharts.get('roofline-chart');

@@ -104,7 +104,7 @@ export interface Prediction {
     /** The serving engine's rule that sized the KV cache (null: the reference, all the memory left). */
     kv_memory: { engine: string; share: number; of: 'total' | 'free' } | null;
   };
-  scenario: { model: string; hardware: string; phase: string; batch: number; seq_len: number;
+  scenario: { model: string; hardware: string; phase: string; batch: number; seq_len: number; cached: number;
               weights: string; act: string; kv: string; attention: string };
   notes: string[];
   ops?: Op[];

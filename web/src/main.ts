@@ -56,6 +56,15 @@ function engineFields(): { engine: string; engine_build?: string } {
   return { engine, engine_build: build };
 }
 
+/** Tokens cached before the prompt: a prefill's (a decode step's context is its own). */
+function cachedField(phase: string): number {
+  const cached = intField('cached', 'cached tokens', 0, 4194304);
+  if (cached > 0 && phase !== 'prefill') {
+    throw new Error('cached tokens come before a prompt: choose the prefill phase (a decode step\'s context is its own)');
+  }
+  return cached;
+}
+
 function scenario() {
   const phase = ($('phase') as HTMLSelectElement).value;
   const budget = Number(($('budget') as HTMLInputElement).value);
@@ -67,6 +76,7 @@ function scenario() {
     phase,
     batch: intField('batch', 'batch', 1, 65536),
     seq_len: intField('seq-len', 'context', 1, 4194304),
+    cached: cachedField(phase),
     strategy: ($('strategy') as HTMLSelectElement).value,
     ideal: ($('mode') as HTMLSelectElement).value === 'ideal',
     budget,
@@ -90,7 +100,9 @@ function renderSummary(p: Prediction, device: Device, g: Generation | string): v
     capacity,
     typeof g !== 'string'
       ? ['Generation', `${seconds(g.ttft_s)} · ${seconds(g.tpot_s)}`,
-         `TTFT and TPOT for a ${tokens(p.scenario.seq_len)}-token prompt, ${GENERATED_TOKENS} new tokens: ${seconds(g.e2e_s)} in all`]
+         `TTFT and TPOT for a ${tokens(p.scenario.seq_len)}-token prompt` +
+         (p.scenario.cached > 0 ? ` after ${tokens(p.scenario.cached)} cached` : '') +
+         `, ${GENERATED_TOKENS} new tokens: ${seconds(g.e2e_s)} in all`]
       : ['Generation', '–', g],
   ];
   if (p.engine && p.engine.id !== 'roofline') cards.push(['Engine', engineName(p.engine.id), engineDetail(p)]);
@@ -259,10 +271,11 @@ async function analyze(s: ReturnType<typeof scenario>, device: Device): Promise<
   const base = { model: s.model, hardware: s.hardware, phase: s.phase, batch: s.batch, seq_len: s.seq_len, ...engine };
   const t0 = performance.now();
 
-  const predict = api.predict({ ...base, strategy: s.strategy, per_op: true, ideal: s.ideal });
+  const predict = api.predict({ ...base, ...(s.cached > 0 ? { cached: s.cached } : {}), strategy: s.strategy,
+    per_op: true, ideal: s.ideal });
   const recommend = api.recommend({ ...base, max_quality_loss: s.budget, ideal: s.ideal });
   const generate = api.generate({ model: s.model, hardware: s.hardware, batch: s.batch, prompt: s.seq_len,
-    gen: GENERATED_TOKENS, strategy: s.strategy, ideal: s.ideal, ...engine });
+    ...(s.cached > 0 ? { cached: s.cached } : {}), gen: GENERATED_TOKENS, strategy: s.strategy, ideal: s.ideal, ...engine });
   const contexts = doublings(512, 131072);
   const memorySweep = api.sweep({
     models: [s.model], hardware: [s.hardware], phases: [s.phase], batches: [s.batch], seq_lens: contexts,
