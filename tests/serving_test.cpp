@@ -703,9 +703,9 @@ TEST(Serving, SpeculativeStepsSetTpot) {
 }
 
 // A shared prefix of 1,024 of 2,048 prompt tokens: one client's TTFT is one
-// step computing the other 1,024 (a grid point, 2^10) attending as 2,048-token
-// prompts; the cache holds the prefix once, so (cache - 1,024) / (1,024 +
-// 256) requests fit.
+// step computing the other 1,024 (a grid point, 2^10), which attend over the
+// cached prefix and causally over themselves; the cache holds the prefix once,
+// so (cache - 1,024) / (1,024 + 256) requests fit.
 TEST(Serving, ASharedPrefixShortensPromptsAndSavesCache) {
   const ModelSpec m = load_model("llama-3.1-70b");
   const Device& d = devices().get("h200");
@@ -719,9 +719,20 @@ TEST(Serving, ASharedPrefixShortensPromptsAndSavesCache) {
   step.batch = 1;
   step.seq_len = 2048;
   step.prefill_tokens = 1024;
-  step.prefill_prompt = 2048;
+  step.prefill_prompt = 1024;
+  step.prefill_cached = 1024;
   const double prompt = predict(m, d, step, vllm()).time_s;
   EXPECT_NEAR(r.ttft_s, prompt, 1e-9 * prompt);
+  // Its attention: 1,024 x 1,024 pairs over the prefix and 1,024 x 1,025 / 2
+  // causal ones a head (64 heads / TP 2 = 32 a rank), 128 dims, 80 layers.
+  const Prediction priced = predict(m, d, step, vllm());
+  double qk = 0;
+  for (int i = 0; i < priced.graph.size; ++i) {
+    const Op& op = priced.graph.ops[static_cast<std::size_t>(i)];
+    if (op.kind == OpKind::kQkMatmul) qk += op.count * op.flops;
+  }
+  const double decode_pairs = 32.0 * 2049;  // the step's one decoding token over 2,049
+  EXPECT_DOUBLE_EQ(qk, 80 * 2 * 128 * (32.0 * (1024.0 * 1024 + 1024.0 * 1025 / 2) + decode_pairs));
   ServingScenario whole = s;
   whole.shared_prefix = 0;
   const ServingResult w = predict_serving(m, d, whole, vllm());

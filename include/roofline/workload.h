@@ -183,6 +183,9 @@ struct Scenario {
   // tokens, and attend causally like prefill_tokens / prefill_prompt prompts.
   std::int64_t prefill_tokens = 0;
   std::int64_t prefill_prompt = 0;
+  // Tokens each of those prompts had cached before its prefill_prompt own
+  // ones (a prefix every request shares): their queries attend over them too.
+  std::int64_t prefill_cached = 0;
   // With attention data parallelism, the most prompt tokens one rank takes a
   // step (its share of the step's token budget: a longer prompt is chunked on
   // its rank); 0: whole prompts. At most prefill_prompt matters.

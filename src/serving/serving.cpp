@@ -23,9 +23,11 @@ class StepCostGrid {
  public:
   // `rank_chunk`: with attention data parallelism and chunked prompts, the
   // prompt tokens one rank takes a step (Scenario::prefill_chunk; 0: whole).
+  // `isl`: the tokens a prompt computes; `cached`: a prefix every prompt
+  // shares before them, held in the cache, which they attend over.
   StepCostGrid(const ModelSpec& m, const Device& d, const Scenario& base, const ModelOptions& o,
-               std::int64_t isl, std::int64_t rank_chunk)
-      : m_(m), d_(d), base_(base), o_(o), isl_(isl), rank_chunk_(rank_chunk) {
+               std::int64_t isl, std::int64_t rank_chunk, std::int64_t cached)
+      : m_(m), d_(d), base_(base), o_(o), isl_(isl), rank_chunk_(rank_chunk), cached_(cached) {
     base_.phase = Phase::kDecode;
     base_.prefill_tokens = base_.prefill_prompt = 0;
   }
@@ -33,8 +35,10 @@ class StepCostGrid {
   double operator()(std::int64_t decode, double context, std::int64_t prefill) {
     const Axis n = decode > 0 ? axis(static_cast<double>(decode), 32, 64) : Axis{0, 0, 0};
     const Axis p = prefill > 0 ? axis(static_cast<double>(prefill), 32, 64) : Axis{0, 0, 0};
-    const Axis c = decode > 0 ? axis(std::max(1.0, context), 16, 0)
-                              : Axis{static_cast<double>(isl_), static_cast<double>(isl_), 0};
+    // A prefill-only step's one decoding token (predict() needs a batch) at
+    // the prompts' whole length.
+    const double whole = static_cast<double>(isl_ + cached_);
+    const Axis c = decode > 0 ? axis(std::max(1.0, context), 16, 0) : Axis{whole, whole, 0};
     double t = 0;
     for (int i = 0; i < 2; ++i) {
       for (int j = 0; j < 2; ++j) {
@@ -61,6 +65,7 @@ class StepCostGrid {
     s.seq_len = context;
     s.prefill_tokens = prefill;
     s.prefill_prompt = prefill > 0 ? isl_ : 0;
+    s.prefill_cached = prefill > 0 ? cached_ : 0;
     s.prefill_chunk = prefill > 0 ? rank_chunk_ : 0;
     const Prediction pred = predict(m_, d_, s, o_);
     // A prefill-only step has no decode tokens: no decode-step cast of the
@@ -100,7 +105,7 @@ class StepCostGrid {
   const Device& d_;
   Scenario base_;
   const ModelOptions& o_;
-  std::int64_t isl_, rank_chunk_;
+  std::int64_t isl_, rank_chunk_, cached_;
   std::unordered_map<Key, double, KeyHash> cache_;
 };
 
@@ -649,9 +654,13 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
       chunked && prefill_base.attention_dp > 1
           ? std::max<std::int64_t>(1, first_limits.budget / prefill_base.attention_dp)
           : 0;
-  // A step's prompt tokens attend as prompts of the mean length.
-  StepCostGrid first_grid(m, d, prefill_base, first_options, mean_isl, first_chunk);
-  StepCostGrid decode_grid(m, d, decode_base, decode_options, mean_isl, disagg ? 0 : first_chunk);
+  // A step's prompt tokens attend as prompts of the mean length: the tokens
+  // each computes after the shared prefix, over the prefix too.
+  const std::int64_t own_mean = mean_isl - in.shared_prefix;
+  StepCostGrid first_grid(m, d, prefill_base, first_options, own_mean, first_chunk,
+                          in.shared_prefix);
+  StepCostGrid decode_grid(m, d, decode_base, decode_options, own_mean, disagg ? 0 : first_chunk,
+                           in.shared_prefix);
   if (!disagg) {
     spec.first = pool(detail::PoolSpec::Role::kMixed, 1, decode_room, own_prompt + in.osl,
                       first_limits, first_grid);
@@ -706,7 +715,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   // The decode step of the mean batch, alone and with one whole prompt.
   const std::int64_t mean_context = mean_isl + mean_osl / 2;
   r.plain_step_s = decode_grid.at(r.running, 0, mean_context);
-  r.prompt_step_s = (disagg ? first_grid : decode_grid).at(r.running, mean_isl, mean_context);
+  r.prompt_step_s = (disagg ? first_grid : decode_grid).at(r.running, own_mean, mean_context);
   Scenario plain = decode_base;
   plain.batch = r.running;
   plain.seq_len = mean_context;
@@ -817,8 +826,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   if (in.shared_prefix > 0) {
     r.notes.push_back(fmt::format(
         "shared prefix: the first {} tokens of every prompt come from the prefix cache (held once "
-        "an instance); each prompt computes its other {}, attending to all {} (its attention "
-        "priced as a whole prompt's)",
+        "an instance); each prompt computes its other {}, attending to all {}",
         in.shared_prefix, own_prompt, in.isl));
   }
   if (in.prompt_pool > 0 && !prefix_cache) {

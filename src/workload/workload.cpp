@@ -397,17 +397,19 @@ struct Builder {
   // causal pairs (each prompt's whole attention spread over the steps that
   // carry its chunks). MLA prompts attend in the expanded (non-latent) form.
   void prefill_share_attention(double count, bool sliding) {
-    const double saved_b = B, saved_t = T, saved_ctx = ctx;
+    const double saved_b = B, saved_t = T, saved_ctx = ctx, saved_c = C;
     const bool saved_decode = decode;
     const double prompt = static_cast<double>(s.prefill_prompt);
     B = P / prompt;
     T = prompt;
     ctx = prompt;
+    C = static_cast<double>(s.prefill_cached);  // a shared prefix they attend over
     decode = false;
     attention(count, sliding, false);
     B = saved_b;
     T = saved_t;
     ctx = saved_ctx;
+    C = saved_c;
     decode = saved_decode;
   }
 
@@ -463,13 +465,16 @@ struct Builder {
     const double prompt = decode ? static_cast<double>(s.prefill_prompt) : T;
     double pairs = prompt_tokens > 0 ? prompt_tokens * (prompt + 1) / 2 : 0;
     if (decode) pairs += B * T * ctx;
-    pairs += N * C;  // a prompt after cached tokens scores them too
+    // A prompt after cached tokens (riding along: after a shared prefix) scores them too.
+    const double cached = decode ? static_cast<double>(s.prefill_cached) : C;
+    pairs += prompt_tokens * cached;
     const Format score_fmt = dev.computes(Format::kFp8) ? Format::kFp8 : Format::kBf16;
     Op& score = add(OpKind::kIndexerScore, OpClass::kAttention, count);
     score.flops = 2 * heads * d * pairs;
     score.act_bytes = bytes_for(score_fmt, N * heads * d) + bytes_for(Format::kFp32, N * heads) +
                       bytes_for(Format::kFp32, pairs) + prompt_tokens * key_bytes;
-    score.kv_bytes = (decode ? B * ctx : B * C) * key_bytes + N * key_bytes;
+    const double prompts = prompt_tokens > 0 ? prompt_tokens / prompt : 0;
+    score.kv_bytes = ((decode ? B * ctx : 0) + prompts * cached) * key_bytes + N * key_bytes;
     score.compute = score_fmt;
     score.kernel_efficiency = std::nan("");
     // Selection: a pass over the logits, top_k indices a query out.
@@ -1012,11 +1017,12 @@ void validate(const Scenario& s, const ModelSpec& m) {
     throw InvalidArgument("attention dp " + std::to_string(s.attention_dp) +
                           " does not divide tp " + std::to_string(s.tp));
   }
-  if (s.prefill_tokens != 0 || s.prefill_prompt != 0) {
+  if (s.prefill_tokens != 0 || s.prefill_prompt != 0 || s.prefill_cached != 0) {
     if (s.phase != Phase::kDecode)
       throw InvalidArgument("prefill tokens ride along with a decode step only");
     check("prefill tokens", s.prefill_tokens, 1, kMaxBatch);
     check("prefill prompt", s.prefill_prompt, 1, kMaxSeqLen);
+    check("prefill cached", s.prefill_cached, 0, kMaxSeqLen - s.prefill_prompt);
     if (s.prefill_chunk != 0) check("prefill chunk", s.prefill_chunk, 1, kMaxBatch);
   }
   check("draft tokens", s.draft_tokens, 0, kMaxDraftTokens);
