@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <functional>
 #include <optional>
 #include <tuple>
@@ -297,12 +298,12 @@ date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). cuda_graphs: "engine",
         const Device& dev = device_of(hardware);
         const ModelOptions options =
             options_of(ideal, engine, engine_build, cuda_graphs, moe_kernel, &dev);
-        const ScenarioRequest defaults;
-        // generate() sets each pass's phase; the scenario is checked as its prefill.
+        // generate() sets each pass's phase; the scenario is checked as its prefill
+        // (a prompt out of range is generate()'s to refuse, with its message).
         ScenarioRequest r =
-            request_of("prefill", batch, defaults.seq_len, std::move(weights), std::move(experts),
-                       std::move(act), std::move(kv), std::move(strategy), std::move(attention),
-                       block_sparsity, tp, pp);
+            request_of("prefill", batch, std::clamp<std::int64_t>(prompt, 1, kMaxSeqLen),
+                       std::move(weights), std::move(experts), std::move(act), std::move(kv),
+                       std::move(strategy), std::move(attention), block_sparsity, tp, pp);
         r.attention_dp = attention_dp;
         r.ep = ep;
         r.draft_tokens = draft_tokens;

@@ -388,6 +388,13 @@ TEST_F(ServerTest, ServingAndSearch) {
                "gen": 16, "cached": 8192})",
                          200);
   EXPECT_DOUBLE_EQ(turn["ttft_s"].get<double>(), follow_up["time_s"].get<double>());
+  // Past the longest context with the prompt (and what it generates): a 400.
+  expect_error("/api/generate",
+               R"({"model": "llama-3.1-8b", "prompt": 1024, "gen": 16, "cached": 1073741000})", 400,
+               "invalid_argument");
+  expect_error("/api/generate",
+               R"({"model": "llama-3.1-8b", "prompt": 1024, "gen": 16, "cached": 1073740790})", 400,
+               "invalid_argument");
   // A graph policy: one of three names, or a 400; without graphs a step costs more.
   const auto eager_prefill = post("/api/predict",
                                   R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm",

@@ -134,11 +134,12 @@ void cmd_generate(const Common& c, const ScenarioArgs& a, const std::string& pro
   const Registry reg = load_registry(c);
   const Device& d = reg.get(a.hardware);
   const ModelSpec m = load_model(a.model);
+  const std::int64_t prompt = parse_count("--prompt", prompt_text, 1, kMaxSeqLen);
   // generate() sets each pass's phase; the scenario is checked as its prefill.
   ScenarioArgs prefill = a;
   prefill.phase = "prefill";
+  prefill.seq_len = std::to_string(prompt);
   Scenario s = make_scenario(prefill, m, &d);
-  const std::int64_t prompt = parse_count("--prompt", prompt_text, 1, kMaxSeqLen);
   const std::int64_t gen = parse_count("--gen", gen_text, 1, kMaxSeqLen);
   const GenerateResult g = generate(m, d, s, prompt, gen, make_options(a, &d));
   if (c.output() == Output::kJson) {

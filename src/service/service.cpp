@@ -267,6 +267,7 @@ json generate(const json& request, const Registry& registry, const Limits& limit
     sr.phase = "prefill";  // generate() sets each pass's; checked as its prefill
     sr.cached = integer(o, "cached", 0, 0, kMaxSeqLen);
     const std::int64_t prompt = integer(o, "prompt", 512, 1, kMaxSeqLen);
+    sr.seq_len = prompt;
     const std::int64_t gen = integer(o, "gen", 128, 1, kMaxSeqLen);
     const ModelOptions opt = options_of(o, &d);
     o.finish();

@@ -1008,7 +1008,12 @@ void validate(const Scenario& s, const ModelSpec& m) {
           "cached tokens precede a prompt (prefill); a decode step's cached context is its "
           "seq-len");
     }
-    check("cached", s.cached, 0, kMaxSeqLen - s.seq_len);
+    if (s.cached < 0 || s.cached > kMaxSeqLen - s.seq_len) {
+      throw InvalidArgument("cached = " + std::to_string(s.cached) + " is out of range (0 to " +
+                            std::to_string(kMaxSeqLen - s.seq_len) + ": with the " +
+                            std::to_string(s.seq_len) + "-token prompt, at most " +
+                            std::to_string(kMaxSeqLen) + " tokens)");
+    }
   }
   check("tp", s.tp, 1, kMaxParallel);
   check("pp", s.pp, 1, m.layers);
