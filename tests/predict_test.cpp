@@ -689,6 +689,38 @@ TEST(Attention, AnMlaPromptExpandsTheCachedLatents) {
   EXPECT_DOUBLE_EQ(find_op(g, OpKind::kKvBProj).kv_bytes, 3072.0 * 576 * 2);
 }
 
+// A short prompt after a long cache, priced by vLLM's H100 attention table:
+// the call's roofline reads K and V over all 100,064 tokens but Q and O over
+// the prompt's 64 only. Llama-3.1-8B, per layer and op (half the call):
+//   4 B x 8 KV heads x (100,064 x 128) x (4 query heads x 64 / 100,064 + 1) x 0.5
+//   = 16 x 12,808,192 x 1.00255837... = 205,455,360 B (Q and O alone: 524,288 B)
+TEST(Attention, APromptAfterALongCacheReadsQAndOOverItsOwnTokens) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Registry r = Registry::built_in();
+  const Device& d = r.get("h100");
+  ModelOptions o;
+  o.engine = &EngineRegistry::built_in().get("vllm");
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 64;
+  s.cached = 100000;
+  const Prediction p = predict(m, d, s, o);
+  bool priced = false;
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    const OpTiming& t = p.timings[static_cast<std::size_t>(i)];
+    if (op.kind != OpKind::kQkMatmul) continue;
+    ASSERT_EQ(t.source, EfficiencySource::kMeasuredAttentionTable);
+    EXPECT_DOUBLE_EQ(op.query_share, 64.0 / 100064);
+    const double bytes = 4.0 * 8 * (100064.0 * 128) * (4.0 * 64 / 100064 + 1) * 0.5;
+    EXPECT_NEAR(bytes, 205'455'360.0, 1.0);
+    EXPECT_NEAR(t.memory_time_s, op.count * bytes / (d.memory_bandwidth_Bps.value * t.efficiency),
+                1e-12);
+    priced = true;
+  }
+  EXPECT_TRUE(priced);
+}
+
 TEST(Attention, CachedTokensPrecedeAPromptOnly) {
   const ModelSpec m = load_model("llama-3.1-8b");
   Scenario s = decode(1, 4096);

@@ -297,6 +297,9 @@ struct Op {
   // part of the key + value dims); `weights` the KV cache's format. All 0 for
   // unfused attention.
   double gemm_m, gemm_n, gemm_k, gemm_groups;
+  // Prompt attention in a fused kernel: the queries' tokens over the keys'
+  // (gemm_k's span): 1 for a prompt alone, less for one after cached tokens.
+  double query_share;
   // Routed-expert matmuls: the tokens the MoE layer routes (the whole batch,
   // every expert-parallel group's) and its expert-parallel groups; 0 else.
   // The key of a measured MoE layer shape (roofline/moe_table.h).

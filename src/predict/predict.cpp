@@ -297,7 +297,8 @@ const EngineFigure* cublas_figure(const Device& d, const Op& op, const ModelOpti
 // step's op reads its bytes; a prompt's reads Q, K, V and writes O once in
 // 16 bits, 4 x streams x span x (group + 1) bytes for the call (the graph's
 // bytes count FlashAttention's K/V re-reads, which the table's efficiency
-// already holds). False when the table has no entry for it.
+// already holds); after cached tokens, Q and O over the prompt's own share of
+// the span. False when the table has no entry for it.
 [[gnu::noinline]] bool attention_table_timing(const Device& d, const Op& op,
                                               const ModelOptions& opt, TableMemo* memo,
                                               OpTiming* out) {
@@ -311,9 +312,10 @@ const EngineFigure* cublas_figure(const Device& d, const Op& op, const ModelOpti
   if (e == nullptr) return false;
   const double eff = memo->attention(table, *e, op);
   OpTiming& t = *out;
-  const double bytes = op.prompt_attention
-                           ? 4 * op.gemm_m * op.gemm_k * (op.gemm_n + 1) * op.gemm_groups
-                           : op.bytes() + (bf16_copy ? op.kv_bytes : 0);
+  // A prompt after cached tokens reads and writes Q and O over its own tokens only.
+  const double bytes = op.prompt_attention ? 4 * op.gemm_m * op.gemm_k *
+                                                 (op.gemm_n * op.query_share + 1) * op.gemm_groups
+                                           : op.bytes() + (bf16_copy ? op.kv_bytes : 0);
   t.memory_time_s = op.count * bytes / (d.memory_bandwidth_Bps.value * eff);
   t.compute_time_s = op.count * op.flops / (checked_peak(d, Format::kBf16) * eff);
   t.bound = t.memory_time_s >= t.compute_time_s ? Bound::kMemory : Bound::kCompute;

@@ -110,7 +110,7 @@ struct Builder {
     // Field by field: `op = Op{}` compiles to a `rep stos`, whose start-up
     // cost was a tenth of a prediction. A field added to Op must be set here
     // too (the size check misses one that lands in padding).
-    static_assert(sizeof(Op) == 168, "a field was added to Op: initialize it here");
+    static_assert(sizeof(Op) == 176, "a field was added to Op: initialize it here");
     op.kind = kind;
     op.cls = cls;
     op.moe_layer = op.sliding_layer = op.linear_layer = false;
@@ -123,6 +123,7 @@ struct Builder {
     op.parallel_blocks = op.kernel_efficiency = 0;
     op.launches = 1;
     op.gemm_m = op.gemm_n = op.gemm_k = op.gemm_groups = 0;
+    op.query_share = 1;
     op.moe_tokens = op.moe_ep = 0;
     op.weights = Format{};
     op.ranks = op.message_elements = 0;
@@ -372,6 +373,7 @@ struct Builder {
         op->gemm_m = B * kv_heads;
         op->gemm_n = nh / kv_heads * (decode ? T : 1);
         op->gemm_k = L * (decode ? sparsity : 1) * q_dim;
+        if (!decode && C > 0) op->query_share = S / L;
         op->weights = kv;
         op->latent_attention = mla_latent;
         op->prompt_attention = !decode;
