@@ -167,6 +167,11 @@ std::vector<Field<GenerationResult>> generation_fields() {
   using R = GenerationResult;
   return {
       {"ttft_s", [](const R& r) { return py::float_(r.g.ttft_s); }},
+      {"ttft_recomputed_s",
+       [](const R& r) -> py::object {
+         if (r.g.ttft_recomputed_s > 0) return py::float_(r.g.ttft_recomputed_s);
+         return py::none();
+       }},
       {"tpot_s", [](const R& r) { return py::float_(r.g.tpot_s); }},
       {"e2e_s", [](const R& r) { return py::float_(r.g.e2e_s); }},
       {"output_tokens_per_s", [](const R& r) { return py::float_(r.g.output_tokens_per_s); }},

@@ -388,6 +388,10 @@ TEST_F(ServerTest, ServingAndSearch) {
                "gen": 16, "cached": 8192})",
                          200);
   EXPECT_DOUBLE_EQ(turn["ttft_s"].get<double>(), follow_up["time_s"].get<double>());
+  EXPECT_GT(turn["ttft_recomputed_s"].get<double>(), turn["ttft_s"].get<double>());
+  EXPECT_TRUE(post("/api/generate", R"({"model": "llama-3.1-8b", "prompt": 64, "gen": 2})",
+                   200)["ttft_recomputed_s"]
+                  .is_null());
   // Past the longest context with the prompt (and what it generates): a 400.
   expect_error("/api/generate",
                R"({"model": "llama-3.1-8b", "prompt": 1024, "gen": 16, "cached": 1073741000})", 400,

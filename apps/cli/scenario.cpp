@@ -148,6 +148,11 @@ void cmd_generate(const Common& c, const ScenarioArgs& a, const std::string& pro
   }
   Table t({"quantity", "value"});
   t.add_row({"time to first token", human_time(g.ttft_s)});
+  if (g.ttft_recomputed_s > 0) {
+    t.add_row({"... recomputing the cached tokens",
+               fmt::format("{} (a fresh prompt of {} tokens: no prefix cache)",
+                           human_time(g.ttft_recomputed_s), s.cached + prompt)});
+  }
   t.add_row({"time per output token", human_time(g.tpot_s)});
   t.add_row({"end to end", human_time(g.e2e_s)});
   t.add_row({"output tokens/s", fmt::format("{:.1f} (decode alone {:.1f})", g.output_tokens_per_s,

@@ -123,7 +123,10 @@ struct EngineScheduler;  // roofline/engine.h
 [[nodiscard]] Bytes weight_memory(const ModelSpec& model, const Scenario& s);
 
 struct GenerateResult {
-  Seconds ttft_s = 0;              // prefill of the prompt (first token)
+  Seconds ttft_s = 0;  // prefill of the prompt (first token)
+  // With cached tokens (an earlier turn): the first token were they computed
+  // again with the prompt, a fresh prompt of both (no prefix cache); 0 without.
+  Seconds ttft_recomputed_s = 0;
   Seconds tpot_s = 0;              // mean time per output token after the first
   Seconds e2e_s = 0;               // ttft + all decode steps
   double output_tokens_per_s = 0;  // batch * gen / e2e

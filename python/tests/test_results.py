@@ -55,6 +55,12 @@ def test_a_generation_reads_like_its_document():
     assert g.e2e_s == pytest.approx(g.ttft_s + 63 * g.tpot_s)
     assert g.scenario["prompt"] == 512 and g.scenario["gen"] == 64
     assert "ttft_s=" in repr(g)
+    assert g.ttft_recomputed_s is None and g.scenario["cached"] == 0
+    # A follow-up turn after 8,000 cached tokens, and the same turn without a prefix cache.
+    turn = roofline.generate("llama-3.1-8b", roofline.H100_SXM, prompt=512, gen=64, cached=8000)
+    assert turn.scenario["cached"] == 8000 and turn.ttft_s > g.ttft_s
+    fresh = roofline.predict("llama-3.1-8b", roofline.H100_SXM, phase="prefill", seq_len=8512)
+    assert turn.ttft_recomputed_s == fresh.time_s > turn.ttft_s
 
 
 def test_models_and_devices_in_every_form(tmp_path):

@@ -1123,6 +1123,12 @@ GenerateResult generate(const ModelSpec& m, const Device& d, Scenario s, std::in
   s.seq_len = prompt;
   g.prefill = predict(m, d, s, opt);
   g.ttft_s = g.prefill.time_s;
+  if (cached > 0) {
+    Scenario whole = s;
+    whole.seq_len = cached + prompt;
+    whole.cached = 0;
+    g.ttft_recomputed_s = predict(m, d, whole, opt).time_s;
+  }
 
   // gen - 1 decode steps over cached contexts (cached +) prompt .. prompt + gen - 2.
   const std::int64_t steps = gen - 1;

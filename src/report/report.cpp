@@ -558,6 +558,8 @@ nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, c
 
 nlohmann::json to_json(const GenerateResult& g) {
   return {{"ttft_s", g.ttft_s},
+          {"ttft_recomputed_s",
+           g.ttft_recomputed_s > 0 ? nlohmann::json(g.ttft_recomputed_s) : nlohmann::json()},
           {"tpot_s", g.tpot_s},
           {"e2e_s", g.e2e_s},
           {"output_tokens_per_s", g.output_tokens_per_s},

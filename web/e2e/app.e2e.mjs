@@ -67,6 +67,7 @@ try {
   await page.waitForSelector('#status.ok');
   const followUp = await page.textContent('.stat:has([data-field="generation"])');
   check(/8K-token prompt after 32K cached/.test(followUp ?? ''), `the generation card says the prompt follows cached tokens (${followUp})`);
+  check(/recomputing the cached tokens/.test(followUp ?? ''), `the card gives the TTFT without a prefix cache (${followUp})`);
   const laterTime = await page.textContent('[data-field="time"]');
   check(laterTime !== firstTurn, `the prefill after 32K cached tokens takes another time (${firstTurn} -> ${laterTime})`);
   await page.selectOption('#phase', 'decode');

@@ -113,6 +113,8 @@ export interface Prediction {
 
 export interface Generation {
   ttft_s: number;
+  /** With cached tokens: the TTFT were they computed again with the prompt (no prefix cache). */
+  ttft_recomputed_s: number | null;
   tpot_s: number;
   e2e_s: number;
   output_tokens_per_s: number;

@@ -102,7 +102,8 @@ function renderSummary(p: Prediction, device: Device, g: Generation | string): v
       ? ['Generation', `${seconds(g.ttft_s)} · ${seconds(g.tpot_s)}`,
          `TTFT and TPOT for a ${tokens(p.scenario.seq_len)}-token prompt` +
          (p.scenario.cached > 0 ? ` after ${tokens(p.scenario.cached)} cached` : '') +
-         `, ${GENERATED_TOKENS} new tokens: ${seconds(g.e2e_s)} in all`]
+         `, ${GENERATED_TOKENS} new tokens: ${seconds(g.e2e_s)} in all` +
+         (g.ttft_recomputed_s ? `; TTFT ${seconds(g.ttft_recomputed_s)} recomputing the cached tokens (no prefix cache)` : '')]
       : ['Generation', '–', g],
   ];
   if (p.engine && p.engine.id !== 'roofline') cards.push(['Engine', engineName(p.engine.id), engineDetail(p)]);
