@@ -719,6 +719,11 @@ TEST(Attention, APromptAfterALongCacheReadsQAndOOverItsOwnTokens) {
     priced = true;
   }
   EXPECT_TRUE(priced);
+  // vLLM sizes its cache after a profiling pass of its own, from an empty
+  // cache: the room it leaves does not depend on this prompt's cached tokens.
+  Scenario fresh = s;
+  fresh.cached = 0;
+  EXPECT_DOUBLE_EQ(p.memory.kv_room_bytes, predict(m, d, fresh, o).memory.kv_room_bytes);
 }
 
 TEST(Attention, CachedTokensPrecedeAPromptOnly) {
