@@ -378,6 +378,9 @@ TEST_F(ServerTest, ServingAndSearch) {
                "phase": "prefill", "seq_len": 1024})",
                                200);
   EXPECT_EQ(follow_up["scenario"]["cached"], 8192);
+  EXPECT_NE(follow_up["notes"].dump().find("a prompt of 1024 tokens after 8192 cached"),
+            std::string::npos)
+      << follow_up["notes"].dump();
   EXPECT_GT(follow_up["time_s"].get<double>(), first_turn["time_s"].get<double>());
   expect_error("/api/predict", R"({"model": "llama-3.1-8b", "phase": "decode", "cached": 64})", 400,
                "invalid_argument");

@@ -617,6 +617,13 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
   if (s.phase == Phase::kDecode) {
     notes.push_back(fmt::format("a decode step streams {} of weights and {} of KV cache",
                                 human_bytes(p.weight_bytes), human_bytes(p.kv_bytes)));
+  } else if (s.cached > 0) {
+    notes.push_back(fmt::format(
+        "a prompt of {} tokens after {} cached: its queries attend over all {} ({:.0f}% of the "
+        "pass in attention, {} of KV cache read and written); only its own tokens go through "
+        "the weights",
+        s.seq_len, s.cached, s.cached + s.seq_len, 100 * attention / p.time_s,
+        human_bytes(p.kv_bytes)));
   }
   if (p.latent_cache_cast_s > 0 && p.engine && p.engine->latent_cache_cast) {
     const auto& cast = *p.engine->latent_cache_cast;
