@@ -36,6 +36,12 @@ ServingScenario llama70b_on_two_h200(std::int64_t concurrency) {
   return s;
 }
 
+// Whether one of the result's notes holds `text`.
+bool notes_say(const ServingResult& r, std::string_view text) {
+  return std::any_of(r.notes.begin(), r.notes.end(),
+                     [&](const std::string& n) { return n.find(text) != std::string::npos; });
+}
+
 // Options that run the named engine's profile.
 ModelOptions with_engine(std::string_view id) {
   ModelOptions o;
@@ -1275,15 +1281,11 @@ TEST(Serving, ChunkedPrefillIsTheDeploymentsChoice) {
   s.chunked_prefill = DeploymentSwitch::kOn;
   const ServingResult chunked = predict_serving(m, d, s, trtllm);
   EXPECT_GT(chunked.steps, whole.steps);
-  const auto says = [](const ServingResult& r, const char* what) {
-    return std::any_of(r.notes.begin(), r.notes.end(),
-                       [&](const std::string& n) { return n.find(what) != std::string::npos; });
-  };
-  EXPECT_TRUE(says(whole, "whole prompts"));
-  EXPECT_TRUE(says(chunked, "chunked prompts"));
+  EXPECT_TRUE(notes_say(whole, "whole prompts"));
+  EXPECT_TRUE(notes_say(chunked, "chunked prompts"));
   // vLLM chunks by default; off, it does as TensorRT-LLM's default does.
   s.chunked_prefill = DeploymentSwitch::kOff;
-  EXPECT_TRUE(says(predict_serving(m, d, s, vllm()), "whole prompts"));
+  EXPECT_TRUE(notes_say(predict_serving(m, d, s, vllm()), "whole prompts"));
   EXPECT_THROW((void)parse_switch("chunked prefill", "yes"), InvalidArgument);
 }
 
@@ -1413,12 +1415,8 @@ TEST(Serving, PipelineStagesKeepMicroBatchesInFlight) {
   constexpr double kComputeBoundGain = 1.7;
   EXPECT_GT(predict_serving(m, d, s, micro).output_tokens_per_s,
             kComputeBoundGain * predict_serving(m, d, s, one_batch).output_tokens_per_s);
-  const auto says = [](const ServingResult& r, const char* text) {
-    return std::any_of(r.notes.begin(), r.notes.end(),
-                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
-  };
-  EXPECT_TRUE(says(a, "2 micro-batches in flight"));
-  EXPECT_TRUE(says(b, "one batch at a time"));
+  EXPECT_TRUE(notes_say(a, "2 micro-batches in flight"));
+  EXPECT_TRUE(notes_say(b, "one batch at a time"));
   // Without stages nothing changes: one lane.
   s.step.pp = 1;
   EXPECT_DOUBLE_EQ(predict_serving(m, d, s, micro).tpot_s,

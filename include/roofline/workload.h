@@ -201,6 +201,12 @@ struct Scenario {
   double acceptance = 0;
 };
 
+// The scenario with no prompt tokens riding along (Scenario::prefill_tokens
+// and the fields that describe them): a decode step of its own.
+inline void clear_prompt_share(Scenario& s) noexcept {
+  s.prefill_tokens = s.prefill_prompt = s.prefill_cached = s.prefill_chunk = 0;
+}
+
 // The acceptance of a draft token when neither the request nor the model
 // gives one: DeepSeek-V3's MTP module predicts the second token with an
 // acceptance rate "between 85% and 90%" (DeepSeek-V3 Technical Report, arXiv

@@ -553,7 +553,7 @@ Bytes profile_pass_activation_bytes(const ModelSpec& m, const Device& d, const S
   pass.seq_len = std::max<std::int64_t>(tokens, 1);
   pass.draft_tokens = 0;
   pass.cached = 0;  // the engine's pass is a prompt of its own, from an empty cache
-  pass.prefill_tokens = pass.prefill_prompt = pass.prefill_cached = 0;
+  clear_prompt_share(pass);
   // One row of logits is the forward's; the sampler holds one a sequence.
   const double rows = static_cast<double>(std::max<std::int64_t>(sampler_rows, 1));
   return activation_bytes(m, d, pass) +

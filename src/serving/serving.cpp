@@ -29,7 +29,7 @@ class StepCostGrid {
                std::int64_t isl, std::int64_t rank_chunk, std::int64_t cached)
       : m_(m), d_(d), base_(base), o_(o), isl_(isl), rank_chunk_(rank_chunk), cached_(cached) {
     base_.phase = Phase::kDecode;
-    base_.prefill_tokens = base_.prefill_prompt = base_.prefill_cached = 0;
+    clear_prompt_share(base_);
   }
 
   double operator()(std::int64_t decode, double context, std::int64_t prefill) {
@@ -136,7 +136,7 @@ KvCapacity kv_capacity(const ModelSpec& m, const Device& d, const Scenario& base
                        std::int64_t running) {
   Scenario one = base;
   one.phase = Phase::kDecode;
-  one.prefill_tokens = one.prefill_prompt = one.prefill_cached = 0;
+  clear_prompt_share(one);
   one.batch = 1;
   one.seq_len = tokens;
   const MemoryEstimate mem = estimate_memory(m, d, one);
@@ -542,7 +542,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   }
   Scenario base = in.step;
   base.phase = Phase::kDecode;
-  base.prefill_tokens = base.prefill_prompt = base.prefill_cached = 0;
+  clear_prompt_share(base);
 
   // Pipeline stages with micro-batches: each instance runs one lane per stage,
   // each lane a batch whose step passes every stage in turn (predict() with
@@ -673,7 +673,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
                             : kNodeLinkBps;
     // The decode worker holds the shared prefix already: the rest moves.
     // A prompt of the mean length (random lengths: each moves its own, about this).
-    r.kv_transfer_s = decode_kv.request_bytes * static_cast<double>(mean_isl - in.shared_prefix) /
+    r.kv_transfer_s = decode_kv.request_bytes * static_cast<double>(own_mean) /
                       static_cast<double>(in.isl + in.osl) / link;
     spec.transfer_s = r.kv_transfer_s;
     spec.first = pool(detail::PoolSpec::Role::kPrefill, in.prefill_workers,

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <utility>
 
 #include "../common/embedded_data.h"
 #include "../common/strict_json.h"
@@ -194,12 +195,12 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
       c.engine_version = o.optional_string("engine_version", "");
       if (!is_release(c.engine_version))
         o.fail("engine_version", "expected a release of up to 40 characters such as \"0.11.0\"");
-      for (const char* key : {"overlap_scheduling", "chunked_prefill"}) {
+      for (const auto& [key, field] : {std::pair{"overlap_scheduling", &c.overlap},
+                                       std::pair{"chunked_prefill", &c.chunked_prefill}}) {
         if (o.optional(key) == nullptr) continue;
         const std::string v = o.string(key);
         if (v != "on" && v != "off") o.fail(key, "expected \"on\" or \"off\"");
-        (std::string_view(key) == "chunked_prefill" ? c.chunked_prefill : c.overlap) =
-            parse_switch(key, v);
+        *field = parse_switch(key, v);
       }
     } else {
       for (const char* key : {"requests", "prompt_min", "gen_min", "token_budget", "max_running",
