@@ -50,13 +50,11 @@ namespace py = pybind11;
                                       const Device* device = nullptr);
 
 // The scenario flags as Python passes them (None: the CLI's empty default).
-[[nodiscard]] ScenarioRequest request_of(std::string phase, std::int64_t batch,
-                                         std::int64_t seq_len, std::optional<std::string> weights,
-                                         std::optional<std::string> experts, std::string act,
-                                         std::optional<std::string> kv,
-                                         std::optional<std::string> strategy,
-                                         std::optional<std::string> attention,
-                                         double block_sparsity, std::int64_t tp, std::int64_t pp);
+[[nodiscard]] ScenarioRequest request_of(
+    std::string phase, std::int64_t batch, std::int64_t seq_len, std::optional<std::string> weights,
+    std::optional<std::string> experts, std::optional<std::string> act,
+    std::optional<std::string> kv, std::optional<std::string> strategy,
+    std::optional<std::string> attention, double block_sparsity, std::int64_t tp, std::int64_t pp);
 
 // Each part of the module.
 void bind_results(py::module_& m);    // Prediction, Generation: predict(), generate()

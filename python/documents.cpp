@@ -38,7 +38,7 @@ auto scenario_args() {
   return std::make_tuple(
       py::kw_only(), py::arg("phase") = d.phase, py::arg("batch") = d.batch,
       py::arg("seq_len") = d.seq_len, py::arg("weights") = py::none(),
-      py::arg("experts") = py::none(), py::arg("act") = d.act, py::arg("kv") = py::none(),
+      py::arg("experts") = py::none(), py::arg("act") = py::none(), py::arg("kv") = py::none(),
       py::arg("strategy") = py::none(), py::arg("attention") = py::none(),
       py::arg("block_sparsity") = d.block_sparsity, py::arg("tp") = d.tp, py::arg("pp") = d.pp,
       py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep, py::arg("ideal") = false,
@@ -52,12 +52,13 @@ template <typename F>
 auto with_scenario(F f) {
   return [f](const py::object& model, const py::object& hardware, std::string phase,
              std::int64_t batch, std::int64_t seq_len, std::optional<std::string> weights,
-             std::optional<std::string> experts, std::string act, std::optional<std::string> kv,
-             std::optional<std::string> strategy, std::optional<std::string> attention,
-             double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t attention_dp,
-             std::int64_t ep, bool ideal, const std::string& engine,
-             const std::optional<std::string>& engine_build, const std::string& cuda_graphs,
-             const std::optional<std::string>& moe_kernel, std::int64_t cached) {
+             std::optional<std::string> experts, std::optional<std::string> act,
+             std::optional<std::string> kv, std::optional<std::string> strategy,
+             std::optional<std::string> attention, double block_sparsity, std::int64_t tp,
+             std::int64_t pp, std::int64_t attention_dp, std::int64_t ep, bool ideal,
+             const std::string& engine, const std::optional<std::string>& engine_build,
+             const std::string& cuda_graphs, const std::optional<std::string>& moe_kernel,
+             std::int64_t cached) {
     ScenarioRequest r = request_of(
         std::move(phase), batch, seq_len, std::move(weights), std::move(experts), std::move(act),
         std::move(kv), std::move(strategy), std::move(attention), block_sparsity, tp, pp);
@@ -69,6 +70,7 @@ auto with_scenario(F f) {
                device,
                {},
                options_of(ideal, engine, engine_build, cuda_graphs, moe_kernel, device)};
+    r.engine = x.options.engine;
     x.scenario = build_scenario(r, *x.model, x.device);
     return f(x);
   };
@@ -183,9 +185,10 @@ void bind_documents(py::module_& m) {
       "serving",
       [](const py::object& model, const py::object& hardware, std::int64_t isl, std::int64_t osl,
          std::int64_t concurrency, std::optional<std::string> weights,
-         std::optional<std::string> experts, const std::string& act, std::optional<std::string> kv,
-         std::optional<std::string> strategy, std::optional<std::string> attention, std::int64_t tp,
-         std::int64_t pp, std::int64_t attention_dp, std::int64_t ep, const std::string& engine,
+         std::optional<std::string> experts, std::optional<std::string> act,
+         std::optional<std::string> kv, std::optional<std::string> strategy,
+         std::optional<std::string> attention, std::int64_t tp, std::int64_t pp,
+         std::int64_t attention_dp, std::int64_t ep, const std::string& engine,
          const std::string& mode, std::int64_t dp, std::int64_t prefill_workers,
          std::int64_t prefill_tp, std::int64_t decode_workers, std::int64_t decode_tp,
          std::int64_t prefill_attention_dp, std::int64_t prefill_ep, std::int64_t rounds,
@@ -202,7 +205,7 @@ void bind_documents(py::module_& m) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
-                       std::move(experts), act, std::move(kv), std::move(strategy),
+                       std::move(experts), std::move(act), std::move(kv), std::move(strategy),
                        std::move(attention), defaults.block_sparsity, tp, pp);
         r.attention_dp = attention_dp;
         r.ep = ep;
@@ -250,14 +253,15 @@ void bind_documents(py::module_& m) {
         s.chunked_prefill = parse_switch("chunked_prefill", chunked_prefill);
         // Disaggregated: the step is a decode worker's (attention DP and EP divide its TP).
         if (s.mode == ServingMode::kDisaggregated) r.tp = decode_tp;
-        s.step = build_scenario(r, *spec, &d);
         const ModelOptions o = options_of(false, engine, engine_build, cuda_graphs, moe_kernel, &d);
+        r.engine = o.engine;
+        s.step = build_scenario(r, *spec, &d);
         const ServingResult res = predict_serving(*spec, d, s, o);
         return to_py(serving_document(*spec, d, s, res, o, registry()));
       },
       py::arg("model"), py::arg("hardware"), py::kw_only(), py::arg("isl") = serving_defaults.isl,
       py::arg("osl") = serving_defaults.osl, py::arg("concurrency") = serving_defaults.concurrency,
-      py::arg("weights") = py::none(), py::arg("experts") = py::none(), py::arg("act") = "bf16",
+      py::arg("weights") = py::none(), py::arg("experts") = py::none(), py::arg("act") = py::none(),
       py::arg("kv") = py::none(), py::arg("strategy") = py::none(),
       py::arg("attention") = py::none(), py::arg("tp") = 1, py::arg("pp") = 1,
       py::arg("attention_dp") = 1, py::arg("ep") = 1, py::arg("engine") = "roofline",

@@ -192,7 +192,7 @@ std::vector<Field<GenerationResult>> generation_fields() {
 
 ScenarioRequest request_of(std::string phase, std::int64_t batch, std::int64_t seq_len,
                            std::optional<std::string> weights, std::optional<std::string> experts,
-                           std::string act, std::optional<std::string> kv,
+                           std::optional<std::string> act, std::optional<std::string> kv,
                            std::optional<std::string> strategy,
                            std::optional<std::string> attention, double block_sparsity,
                            std::int64_t tp, std::int64_t pp) {
@@ -202,7 +202,7 @@ ScenarioRequest request_of(std::string phase, std::int64_t batch, std::int64_t s
   r.seq_len = seq_len;
   r.weights = weights.value_or("");
   r.experts = experts.value_or("");
-  r.act = std::move(act);
+  r.act = act.value_or("");  // empty: the engine's for the weights, else bf16
   r.kv = kv.value_or("");
   r.strategy = strategy.value_or("");
   r.attention = attention.value_or("");
@@ -246,13 +246,13 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
       "predict",
       [](const py::object& model, const py::object& hardware, std::string phase, std::int64_t batch,
          std::int64_t seq_len, std::optional<std::string> weights,
-         std::optional<std::string> experts, std::string act, std::optional<std::string> kv,
-         std::optional<std::string> strategy, std::optional<std::string> attention,
-         double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t attention_dp,
-         std::int64_t ep, std::int64_t draft_tokens, std::optional<double> acceptance, bool ideal,
-         const std::string& engine, bool per_op, std::optional<std::string> engine_build,
-         const std::string& cuda_graphs, const std::optional<std::string>& moe_kernel,
-         std::int64_t cached) {
+         std::optional<std::string> experts, std::optional<std::string> act,
+         std::optional<std::string> kv, std::optional<std::string> strategy,
+         std::optional<std::string> attention, double block_sparsity, std::int64_t tp,
+         std::int64_t pp, std::int64_t attention_dp, std::int64_t ep, std::int64_t draft_tokens,
+         std::optional<double> acceptance, bool ideal, const std::string& engine, bool per_op,
+         std::optional<std::string> engine_build, const std::string& cuda_graphs,
+         const std::optional<std::string>& moe_kernel, std::int64_t cached) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
         const ModelOptions options =
@@ -266,6 +266,7 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
         r.draft_tokens = draft_tokens;
         r.acceptance = acceptance;
         r.cached = cached;
+        r.engine = options.engine;
         const Scenario s = build_scenario(r, *ms, &dev, &notes);
         // Aggregate initialization from predict()'s result: built in place, not copied.
         return std::unique_ptr<PredictionResult>(
@@ -274,7 +275,7 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
       },
       py::arg("model"), py::arg("hardware"), py::kw_only(), py::arg("phase") = d.phase,
       py::arg("batch") = d.batch, py::arg("seq_len") = d.seq_len, py::arg("weights") = py::none(),
-      py::arg("experts") = py::none(), py::arg("act") = d.act, py::arg("kv") = py::none(),
+      py::arg("experts") = py::none(), py::arg("act") = py::none(), py::arg("kv") = py::none(),
       py::arg("strategy") = py::none(), py::arg("attention") = py::none(),
       py::arg("block_sparsity") = d.block_sparsity, py::arg("tp") = d.tp, py::arg("pp") = d.pp,
       py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep,
@@ -293,12 +294,13 @@ date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). cuda_graphs: "engine",
       "generate",
       [](const py::object& model, const py::object& hardware, std::int64_t prompt, std::int64_t gen,
          std::int64_t batch, std::optional<std::string> weights, std::optional<std::string> experts,
-         std::string act, std::optional<std::string> kv, std::optional<std::string> strategy,
-         std::optional<std::string> attention, double block_sparsity, std::int64_t tp,
-         std::int64_t pp, std::int64_t attention_dp, std::int64_t ep, std::int64_t draft_tokens,
-         std::optional<double> acceptance, bool ideal, const std::string& engine,
-         std::optional<std::string> engine_build, const std::string& cuda_graphs,
-         const std::optional<std::string>& moe_kernel, std::int64_t cached) {
+         std::optional<std::string> act, std::optional<std::string> kv,
+         std::optional<std::string> strategy, std::optional<std::string> attention,
+         double block_sparsity, std::int64_t tp, std::int64_t pp, std::int64_t attention_dp,
+         std::int64_t ep, std::int64_t draft_tokens, std::optional<double> acceptance, bool ideal,
+         const std::string& engine, std::optional<std::string> engine_build,
+         const std::string& cuda_graphs, const std::optional<std::string>& moe_kernel,
+         std::int64_t cached) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
         const ModelOptions options =
@@ -314,13 +316,14 @@ date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). cuda_graphs: "engine",
         r.draft_tokens = draft_tokens;
         r.acceptance = acceptance;
         r.cached = cached;
+        r.engine = options.engine;
         const Scenario s = build_scenario(r, *ms, &dev);
         return std::unique_ptr<GenerationResult>(new GenerationResult{
             ms, &dev, s, prompt, gen, options.mode, generate(*ms, dev, s, prompt, gen, options)});
       },
       py::arg("model"), py::arg("hardware"), py::kw_only(), py::arg("prompt") = 512,
       py::arg("gen") = 128, py::arg("batch") = d.batch, py::arg("weights") = py::none(),
-      py::arg("experts") = py::none(), py::arg("act") = d.act, py::arg("kv") = py::none(),
+      py::arg("experts") = py::none(), py::arg("act") = py::none(), py::arg("kv") = py::none(),
       py::arg("strategy") = py::none(), py::arg("attention") = py::none(),
       py::arg("block_sparsity") = d.block_sparsity, py::arg("tp") = d.tp, py::arg("pp") = d.pp,
       py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep,

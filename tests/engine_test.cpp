@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -15,6 +16,7 @@
 #include "roofline/model.h"
 #include "roofline/predict.h"
 #include "roofline/report.h"
+#include "roofline/request.h"
 #include "roofline/validate.h"
 
 namespace roofline {
@@ -2276,6 +2278,108 @@ TEST(EnginePrediction, EngineRuleSetsTheExpertsActivationFormat) {
            {R"("source": "s"}])", R"("source": "nowhere"}])"},
            {R"("kernel": "k")", R"("kernel": "k", "typo": 1)"},
            {R"("architectures": ["blackwell"])", R"("architectures": [])"}}) {
+    std::string bad = text;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
+  }
+}
+
+// vLLM, SGLang and TensorRT-LLM load an fp8 checkpoint as W8A8 where the GPU
+// computes fp8 (weight-only fp8 through Marlin is their path for GPUs that
+// cannot), and NVFP4 as W4A4 on Blackwell: a request that names no
+// activation format gets the engine's, with the cache at the model's 16 bits.
+TEST(EnginePrediction, AnEngineRunsFp8CheckpointsWithFp8ActivationsUnlessAsked) {
+  const EngineRegistry& engines = EngineRegistry::built_in();
+  const EngineProfile& vllm = engines.get("vllm");
+  const ModelSpec llama = load_model("llama-3.1-70b");
+  const Device& h200 = devices().get("h200");
+  const Device& a100 = devices().get("a100-80gb");
+  auto scenario = [&](const ModelSpec& m, const Device& d, const EngineProfile* e,
+                      std::string weights, std::string act = "", std::string kv = "") {
+    ScenarioRequest r;
+    r.weights = std::move(weights);
+    r.act = std::move(act);
+    r.kv = std::move(kv);
+    r.tp = 2;
+    r.engine = e;
+    return build_scenario(r, m, &d);
+  };
+  const Scenario w8a8 = scenario(llama, h200, &vllm, "fp8");
+  EXPECT_EQ(w8a8.precision.act, Format::kFp8);
+  EXPECT_EQ(w8a8.precision.kv, Format::kBf16);  // vLLM's "auto" cache: the model's dtype
+  EXPECT_TRUE(w8a8.precision.act_from_engine);
+  // Ampere has no fp8 math: weight-only, as vLLM's FP8 Marlin runs it.
+  const Scenario w8a16 = scenario(llama, a100, &vllm, "fp8");
+  EXPECT_EQ(w8a16.precision.act, Format::kBf16);
+  EXPECT_FALSE(w8a16.precision.act_from_engine);
+  // What the request names wins; without an engine, or with the reference's ideal
+  // kernels, the activations stay bf16 (and the cache follows them, as before).
+  const Scenario asked = scenario(llama, h200, &vllm, "fp8", "bf16");
+  EXPECT_EQ(asked.precision.act, Format::kBf16);
+  EXPECT_FALSE(asked.precision.act_from_engine);
+  EXPECT_EQ(scenario(llama, h200, &vllm, "fp8", "fp8").precision.kv, Format::kFp8);
+  EXPECT_EQ(scenario(llama, h200, &vllm, "fp8", "", "fp8").precision.kv, Format::kFp8);
+  EXPECT_EQ(scenario(llama, h200, nullptr, "fp8").precision.act, Format::kBf16);
+  EXPECT_EQ(scenario(llama, h200, &engines.get("roofline"), "fp8").precision.act, Format::kBf16);
+  EXPECT_EQ(scenario(llama, h200, &vllm, "bf16").precision.act, Format::kBf16);
+  EXPECT_EQ(scenario(llama, h200, &vllm, "int4").precision.act, Format::kBf16);
+  // A checkpoint stored in fp8 (DeepSeek-V3's own) needs no --weights.
+  EXPECT_EQ(scenario(load_model("deepseek-v3"), h200, &vllm, "").precision.act, Format::kFp8);
+  // NVFP4: W4A4 on datacenter Blackwell in each engine, on consumer Blackwell in
+  // TensorRT-LLM only (vLLM falls back to Marlin there in some releases).
+  const Device& b200 = devices().get("b200");
+  const Device& pro = devices().get("rtx-pro-6000");
+  EXPECT_EQ(scenario(llama, b200, &engines.get("trtllm"), "nvfp4").precision.act, Format::kNvfp4);
+  EXPECT_EQ(scenario(llama, b200, &vllm, "nvfp4").precision.act, Format::kNvfp4);
+  EXPECT_EQ(scenario(llama, b200, &engines.get("sglang"), "nvfp4").precision.act, Format::kNvfp4);
+  EXPECT_EQ(scenario(llama, pro, &engines.get("trtllm"), "nvfp4").precision.act, Format::kNvfp4);
+  EXPECT_EQ(scenario(llama, pro, &vllm, "nvfp4").precision.act, Format::kBf16);
+  EXPECT_EQ(scenario(llama, h200, &engines.get("trtllm"), "nvfp4").precision.act, Format::kBf16);
+  // llama.cpp has no fp8 path at all: no rule (its format check refuses fp8).
+  EXPECT_EQ(engines.get("llama.cpp").weight_activation(Format::kFp8, h200), nullptr);
+  // A strategy sets every format: an explicit activation format beside it is refused.
+  ScenarioRequest both;
+  both.strategy = "fp8_balanced";
+  both.act = "bf16";
+  both.engine = &vllm;
+  EXPECT_THROW((void)build_scenario(both, llama, &h200), InvalidArgument);
+
+  // The prediction is the one of --act fp8 --kv bf16: the engine's measured
+  // fp8 GEMMs price the projections, where weight-only fp8 had no table.
+  ModelOptions o;
+  o.engine = &vllm;
+  const Prediction p = predict(llama, h200, w8a8, o);
+  const Prediction explicit8 =
+      predict(llama, h200, scenario(llama, h200, &vllm, "fp8", "fp8", "bf16"), o);
+  EXPECT_DOUBLE_EQ(p.time_s, explicit8.time_s);
+  EXPECT_EQ(p.timings[first_op(p, OpKind::kQProj)].source, EfficiencySource::kMeasuredTable);
+  const Prediction wo = predict(llama, h200, asked, o);
+  EXPECT_NE(wo.timings[first_op(wo, OpKind::kQProj)].source, EfficiencySource::kMeasuredTable);
+  auto says = [](const std::vector<std::string>& notes, const std::string& what) {
+    return std::any_of(notes.begin(), notes.end(),
+                       [&](const std::string& n) { return n.find(what) != std::string::npos; });
+  };
+  EXPECT_TRUE(
+      says(explain(llama, h200, w8a8, p), "fp8 activations: vLLM runs fp8 weights with them"));
+  EXPECT_TRUE(
+      says(explain(llama, h200, asked, wo), "vLLM runs them with fp8 activations here: --act fp8"));
+
+  // The rules are strict like the experts' (same schema), one a weight format.
+  const std::string text = R"({"id": "x", "name": "x", "kind": "local", "versions": "v",
+    "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},
+    "gemm": {"tables": "", "kernels": {}},
+    "weight_activations": [{"weights": "fp8", "architectures": ["hopper"], "act": "fp8",
+                            "kernel": "k", "source": "s"}],
+    "attention_kernels": "a", "fusions": [], "unsupported_formats": []})";
+  EXPECT_EQ(parse_engine(text, "x.json").weight_activations.at(0).act, Format::kFp8);
+  for (
+      const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+          {R"("act": "fp8")", R"("act": "q4_0")"},
+          {R"("source": "s"}])", R"("source": "nowhere"}])"},
+          {R"("kernel": "k")", R"("kernel": "k", "typo": 1)"},
+          {R"("source": "s"}])",
+           R"("source": "s"}, {"weights": "fp8", "architectures": ["ada"], "act": "fp8", "kernel": "k", "source": "s"}])"},
+          {R"("architectures": ["hopper"])", R"("architectures": [])"}}) {
     std::string bad = text;
     bad.replace(bad.find(from), from.size(), to);
     EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;

@@ -367,6 +367,29 @@ TEST_F(ServerTest, ServingAndSearch) {
                         400);
     EXPECT_TRUE(j.contains("error")) << bad;
   }
+  // No act: the engine's for the weights. vLLM runs fp8 weights W8A8 on an H100
+  // (the cache keeps 16 bits); asked for, bf16 stays, and the note says what vLLM runs.
+  const auto w8a8 = post("/api/predict",
+                         R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm",
+               "weights": "fp8"})",
+                         200);
+  EXPECT_EQ(w8a8["scenario"]["act"], "fp8");
+  EXPECT_EQ(w8a8["scenario"]["kv"], "bf16");
+  EXPECT_NE(w8a8["notes"].dump().find("fp8 activations: vLLM runs fp8 weights with them"),
+            std::string::npos)
+      << w8a8["notes"].dump();
+  const auto w8a16 = post("/api/predict",
+                          R"({"model": "llama-3.1-8b", "hardware": "h100", "engine": "vllm",
+               "weights": "fp8", "act": "bf16"})",
+                          200);
+  EXPECT_EQ(w8a16["scenario"]["act"], "bf16");
+  EXPECT_NE(w8a16["notes"].dump().find("vLLM runs them with fp8 activations here"),
+            std::string::npos)
+      << w8a16["notes"].dump();
+  EXPECT_EQ(post("/api/predict", R"({"model": "llama-3.1-8b", "hardware": "a100", "engine": "vllm",
+               "weights": "fp8"})",
+                 200)["scenario"]["act"],
+            "bf16");  // Ampere: weight-only fp8 (vLLM's FP8 Marlin)
   // A prompt after cached tokens: echoed, slower than the prompt alone; a decode
   // step's depth is its seq_len (400); generate takes them as an earlier turn.
   const auto follow_up = post("/api/predict",

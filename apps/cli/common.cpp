@@ -177,7 +177,11 @@ void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase) {
   cmd->add_option("--experts", a->experts,
                   "Routed-expert weight format (default: --weights or native)")
       ->type_name("FMT");
-  cmd->add_option("--act", a->act, "Activation format")->capture_default_str()->type_name("FMT");
+  cmd->add_option("--act", a->act,
+                  "Activation format (default: the engine's for the weights where it runs them "
+                  "so, e.g. fp8 weights as W8A8 on Ada, Hopper and Blackwell in vLLM, SGLang and "
+                  "TensorRT-LLM, roofline engines show; else bf16)")
+      ->type_name("FMT");
   cmd->add_option("--kv", a->kv, "KV-cache format (default: --act)")->type_name("FMT");
   cmd->add_option("--strategy", a->strategy,
                   "Named precision plan (roofline strategies) or a plan .json file")
@@ -271,6 +275,7 @@ Scenario make_scenario(const ScenarioArgs& a, const ModelSpec& m, const Device* 
   r.ep = parse_count("--ep", a.ep, 1, kMaxParallel);
   r.draft_tokens = parse_count("--draft-tokens", a.draft_tokens, 0, kMaxDraftTokens);
   if (!a.acceptance.empty()) r.acceptance = parse_positive("--acceptance", a.acceptance);
+  r.engine = &EngineRegistry::built_in().get(a.engine);
   return build_scenario(r, m, d, notes);
 }
 

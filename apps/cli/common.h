@@ -86,8 +86,8 @@ struct ScenarioArgs {
   std::string phase = "decode";
   std::string batch = "1";
   std::string seq_len = "4096";
-  std::string cached = "0";  // --cached (predict, generate and attention)
-  std::string weights, experts, act = "bf16", kv;
+  std::string cached = "0";               // --cached (predict, generate and attention)
+  std::string weights, experts, act, kv;  // act empty: the engine's for the weights, else bf16
   std::string strategy;
   std::string attention;
   std::string block_sparsity = "1";

@@ -237,6 +237,12 @@ void engines_command(const std::string& id, bool json) {
                                fmt::format("{} experts", format_id(r.weights)), format_id(r.act),
                                list(r.architectures), r.kernel, e.citation(r.source));
     }
+    for (const auto& r : e.weight_activations) {
+      std::cout << fmt::format(
+          "  {:<28} {} activations on {} unless --act says otherwise: {}\n      source: {}\n",
+          fmt::format("{} weights", format_id(r.weights)), format_id(r.act), list(r.architectures),
+          r.kernel, e.citation(r.source));
+    }
     for (const auto& [format, kernel] : e.gemm_kernels) {
       std::cout << fmt::format("  {:<28} {}\n", "GEMM " + format, kernel);
     }

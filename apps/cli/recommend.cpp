@@ -64,7 +64,7 @@ void cmd_recommend(const Common& c, const RecommendArgs& a) {
   o.batch = parse_count("--batch", a.sc.batch, 1, kMaxBatch);
   o.tp = parse_count("--tp", a.sc.tp, 1, kMaxParallel);
   o.pp = parse_count("--pp", a.sc.pp, 1, kMaxParallel);
-  if (!a.sc.weights.empty() || !a.sc.experts.empty() || !a.sc.kv.empty() || a.sc.act != "bf16" ||
+  if (!a.sc.weights.empty() || !a.sc.experts.empty() || !a.sc.kv.empty() || !a.sc.act.empty() ||
       !a.sc.strategy.empty() || !a.sc.attention.empty()) {
     throw InvalidArgument(
         "recommend chooses the formats and the attention kernel itself; --weights, --experts, "

@@ -439,18 +439,26 @@ struct EngineProfile {
     std::string source;
   };
   Fp8Prequantized fp8_prequantized;
-  // Routed experts whose math runs in another format than the activations
-  // ask: the engine's fused MoE for experts in `weights` on these
-  // architectures quantizes the activations to `act` on the fly (TensorRT-LLM
-  // runs gpt-oss's MXFP4 experts as W4A8 MXFP4 x MXFP8 on Blackwell).
-  struct ExpertActivation {
+  // Weights in `weights` whose math the engine runs with activations in
+  // `act` on these architectures (a kernel of both formats, e.g. W8A8).
+  struct ActivationRule {
     Format weights = Format::kMxfp4;
     std::vector<std::string> architectures;
     std::vector<std::uint64_t> architecture_keys;  // architecture_key() of each, set on load
     Format act = Format::kMxfp8;
     std::string kernel, source;
   };
+  // Routed experts whose math runs in another format than the activations
+  // ask: the engine's fused MoE for experts in `weights` on these
+  // architectures quantizes the activations to `act` on the fly (TensorRT-LLM
+  // runs gpt-oss's MXFP4 experts as W4A8 MXFP4 x MXFP8 on Blackwell).
+  using ExpertActivation = ActivationRule;
   std::vector<ExpertActivation> expert_activations;
+  // The activations the engine runs a checkpoint's linear layers with when
+  // the request names none: fp8 weights as W8A8 where the GPU computes fp8
+  // (vLLM, SGLang and TensorRT-LLM load fp8 checkpoints so; weight-only fp8
+  // is their path for GPUs without fp8 tensor cores).
+  std::vector<ActivationRule> weight_activations;
   // An fp8 cache of latent (MLA) attention that the engine's decode kernel
   // cannot read on these architectures: each attention layer converts its
   // whole share of the KV pool (every allocated slot, not just the live
@@ -482,6 +490,10 @@ struct EngineProfile {
   // `device`, or nullptr (other activations were asked for: they stay).
   [[nodiscard]] const ExpertActivation* expert_activation(Format weights, Format act,
                                                           const Device& device) const noexcept;
+  // The rule for a checkpoint's linear layers in `weights` on `device` when
+  // the request sets no activation format, or nullptr (16-bit activations).
+  [[nodiscard]] const ActivationRule* weight_activation(Format weights,
+                                                        const Device& device) const noexcept;
   // The cast rule when `model`'s decode reads its fp8 latent cache on
   // `device`, or nullptr: plain MLA models only (sparse-attention models run
   // the engine's sparse kernels), an fp8 (e4m3) cache only.

@@ -21,8 +21,10 @@ struct ScenarioRequest {
   std::int64_t cached = 0;  // prefill: tokens in the KV cache before the prompt
   std::string weights;      // empty: the checkpoint's native formats
   std::string experts;      // empty: weights, else native
-  std::string act = "bf16";
-  std::string kv;         // empty: the activation format
+  // Empty: the engine's activations for the weights where it runs them so
+  // (EngineProfile::weight_activations: fp8 weights as W8A8), else bf16.
+  std::string act;
+  std::string kv;         // empty: the activation format (bf16 when the engine set it)
   std::string strategy;   // a built-in name or a plan file; exclusive with the formats above
   std::string attention;  // empty: the device's best kernel
   double block_sparsity = 1.0;
@@ -35,6 +37,9 @@ struct ScenarioRequest {
   // draft_acceptance).
   std::int64_t draft_tokens = 0;
   std::optional<double> acceptance;
+  // The serving engine (ModelOptions::engine), whose rules set what the
+  // request leaves unset; null: none.
+  const EngineProfile* engine = nullptr;
 };
 
 // Builds and validates the scenario. A strategy is resolved against `device`

@@ -108,7 +108,10 @@ struct PrecisionPlan {
   std::optional<Format> weights;  // every linear layer except routed experts (when set separately)
   std::optional<Format> experts;  // routed experts; defaults to weights, else native experts
   Format act = Format::kBf16;     // activations and the math of weight-only layers
-  Format kv = Format::kBf16;      // KV cache
+  // `act` is the engine's for these weights (EngineProfile::weight_activations:
+  // the request named none), not the request's; for the predictions' notes.
+  bool act_from_engine = false;
+  Format kv = Format::kBf16;  // KV cache
   // The routed experts' math, where the engine's fused MoE quantizes their
   // activations on the fly (vLLM's FlashInfer MoE with
   // VLLM_USE_FLASHINFER_MOE_MXFP4_MXFP8=1: MXFP4 x MXFP8). Unset: the engine

@@ -32,6 +32,8 @@ SCENARIOS = [
     dict(batch=8, seq_len=2048, draft_tokens=3, acceptance=0.7, engine="vllm"),
     dict(batch=16, seq_len=1024, tp=4, attention_dp=2, engine="sglang"),
     dict(phase="prefill", seq_len=2048, cached=4096, engine="vllm"),
+    # No act: the engine's for the weights (fp8 as W8A8 where the device computes fp8).
+    dict(batch=8, weights="fp8", engine="trtllm"),
 ]
 MODELS = [("llama-3.1-8b", "h100"), ("mixtral-8x7b", "h200"), ("qwen3-30b-a3b", "gb10"),
           ("qwen3.5-397b-a17b", "b200")]
@@ -52,7 +54,8 @@ def test_predict(cli, model, hardware, case):
                                   dict(gen=64, batch=4, draft_tokens=2),
                                   dict(engine="llama.cpp", weights="q4_k_m", act="fp16", prompt=512, gen=8,
                                        engine_build="2024-05"),
-                                  dict(prompt=256, gen=32, cached=8192)])
+                                  dict(prompt=256, gen=32, cached=8192),
+                                  dict(prompt=1024, gen=64, weights="fp8", engine="vllm")])
 def test_generate(cli, case):
     g = roofline.generate("llama-3.1-8b", "h200", **case)
     assert g.to_dict() == cli("generate", "--model", "llama-3.1-8b", "--hardware", "h200", *flags(**case))

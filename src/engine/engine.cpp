@@ -706,6 +706,16 @@ const EngineProfile::ExpertActivation* EngineProfile::expert_activation(
   return nullptr;
 }
 
+const EngineProfile::ActivationRule* EngineProfile::weight_activation(
+    Format weights, const Device& device) const noexcept {
+  for (const ActivationRule& r : weight_activations) {
+    if (r.weights != weights || !device.computes(r.act)) continue;
+    for (std::uint64_t a : r.architecture_keys)
+      if (a == device.architecture_key) return &r;
+  }
+  return nullptr;
+}
+
 const EngineProfile::LatentCacheCast* EngineProfile::casts_latent_cache(
     const ModelSpec& model, Format kv, const Device& device) const noexcept {
   if (!latent_cache_cast || kv != Format::kFp8 || model.mla.kv_lora_rank <= 0 ||
@@ -1014,13 +1024,16 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
     k.finish();
     g.finish();
   }
-  if (o.has("expert_activations")) {
-    const json& list = o.required("expert_activations");
+  // expert_activations and weight_activations: lists of the same rules.
+  const auto activation_rules = [&](const char* key,
+                                    std::vector<EngineProfile::ActivationRule>* out) {
+    if (!o.has(key)) return;
+    const json& list = o.required(key);
     if (!list.is_array() || list.empty() || list.size() > 16)
-      o.fail("expert_activations", "expected a list of 1 to 16 rules");
+      o.fail(key, "expected a list of 1 to 16 rules");
     for (std::size_t i = 0; i < list.size(); ++i) {
-      StrictObject r(list[i], origin, "expert_activations[" + std::to_string(i) + "]");
-      EngineProfile::ExpertActivation rule;
+      StrictObject r(list[i], origin, std::string(key) + "[" + std::to_string(i) + "]");
+      EngineProfile::ActivationRule rule;
       rule.weights = format_key(r, "weights");
       rule.architectures = strings(r, "architectures");
       if (rule.architectures.empty()) r.fail("architectures", "names no architecture");
@@ -1033,9 +1046,13 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
       rule.source = r.string("source");
       if (!e.sources.count(rule.source)) r.fail("source", "names no entry of \"sources\"");
       r.finish();
-      e.expert_activations.push_back(std::move(rule));
+      for (const auto& other : *out)
+        if (other.weights == rule.weights) r.fail("weights", "has a rule already");
+      out->push_back(std::move(rule));
     }
-  }
+  };
+  activation_rules("expert_activations", &e.expert_activations);
+  activation_rules("weight_activations", &e.weight_activations);
   if (o.has("latent_cache_cast")) {
     StrictObject r = o.object("latent_cache_cast");
     EngineProfile::LatentCacheCast rule;
@@ -1610,13 +1627,18 @@ nlohmann::json to_json(const EngineProfile& e) {
                     {"with_allreduce_fusion", with_reduce},
                     {"source", e.citation(e.fp8_prequantized.source)}};
   }
-  json expert_acts = json::array();
-  for (const auto& r : e.expert_activations)
-    expert_acts.push_back({{"weights", format_id(r.weights)},
-                           {"architectures", r.architectures},
-                           {"act", format_id(r.act)},
-                           {"kernel", r.kernel},
-                           {"source", e.citation(r.source)}});
+  const auto rules_json = [&e](const std::vector<EngineProfile::ActivationRule>& rules) {
+    json out = json::array();
+    for (const auto& r : rules)
+      out.push_back({{"weights", format_id(r.weights)},
+                     {"architectures", r.architectures},
+                     {"act", format_id(r.act)},
+                     {"kernel", r.kernel},
+                     {"source", e.citation(r.source)}});
+    return out;
+  };
+  const json expert_acts = rules_json(e.expert_activations);
+  const json weight_acts = rules_json(e.weight_activations);
   json gemv_stream = json::object();
   for (const auto& [architecture, f] : e.gemv_stream) gemv_stream[architecture] = figure_json(e, f);
   json weight_only = json::object();
@@ -1682,6 +1704,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"cublas_gemm", cublas},
           {"fp8_prequantized", prequantized},
           {"expert_activations", expert_acts},
+          {"weight_activations", weight_acts},
           {"latent_cache_cast",
            e.latent_cache_cast
                ? nlohmann::json{{"architectures", e.latent_cache_cast->architectures},

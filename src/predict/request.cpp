@@ -4,6 +4,7 @@
 
 #include "../common/strict_json.h"
 #include "../model/model_document.h"
+#include "roofline/engine.h"
 #include "roofline/error.h"
 #include "roofline/strategy.h"
 
@@ -17,7 +18,7 @@ Scenario build_scenario(const ScenarioRequest& r, const ModelSpec& m, const Devi
   s.seq_len = r.seq_len;
   s.cached = r.cached;
   if (!r.strategy.empty()) {
-    if (!r.weights.empty() || !r.experts.empty() || !r.kv.empty() || r.act != "bf16") {
+    if (!r.weights.empty() || !r.experts.empty() || !r.kv.empty() || !r.act.empty()) {
       throw InvalidArgument(
           "a strategy sets the formats; do not combine it with weights, experts, act or kv");
     }
@@ -37,8 +38,18 @@ Scenario build_scenario(const ScenarioRequest& r, const ModelSpec& m, const Devi
   } else {
     if (!r.weights.empty()) s.precision.weights = parse_format(r.weights);
     if (!r.experts.empty()) s.precision.experts = parse_format(r.experts);
-    s.precision.act = parse_format(r.act);
+    s.precision.act = r.act.empty() ? Format::kBf16 : parse_format(r.act);
     s.precision.kv = r.kv.empty() ? s.precision.act : parse_format(r.kv);
+    // No activation format asked for: the engine's for these weights (fp8
+    // checkpoints as W8A8 where the GPU computes fp8). The cache keeps its
+    // 16 bits: the engines' "auto" cache is the model's dtype.
+    if (r.act.empty() && r.engine != nullptr && d != nullptr) {
+      const Format weights = s.precision.weights.value_or(m.native_weights);
+      if (const auto* rule = r.engine->weight_activation(weights, *d)) {
+        s.precision.act = rule->act;
+        s.precision.act_from_engine = true;
+      }
+    }
   }
   if (!r.attention.empty()) s.attention = parse_attention_kernel(r.attention);
   if (!(r.block_sparsity > 0 && r.block_sparsity <= 1)) {

@@ -677,15 +677,32 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                     "upper bound)",
                     p.graph.distinct_experts, m.moe->num_experts, p.graph.tokens));
   }
+  // The engine whose rules set the activations (also in ideal mode, where its
+  // efficiencies are not applied).
+  const EngineProfile* rules = p.engine ? p.engine : p.engine_not_applied;
+  if (s.precision.act_from_engine && rules) {
+    if (const auto* r = rules->weight_activation(p.graph.weights, d)) {
+      notes.push_back(fmt::format(
+          "{} activations: {} runs {} weights with them on {} ({}); the request named none "
+          "(--act bf16 prices weight-only {}), KV cache {}",
+          format_id(r->act), rules->name, format_id(r->weights), d.architecture, r->kernel,
+          format_id(r->weights), format_id(s.precision.kv)));
+    }
+  }
   for (int i = 0; i < p.graph.size; ++i) {
     const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
     // (The engine's own dequantizing kernels say what they compute in below.)
     if (op.weight_only && op.kind != OpKind::kRouter &&
         p.timings[static_cast<std::size_t>(i)].source != EfficiencySource::kEngine) {
-      notes.push_back(fmt::format(
-          "{} weights are weight-only on {}: dequantized to {} for the math",
-          format_id(op.moe_layer && op.kind != OpKind::kRouter ? p.graph.experts : p.graph.weights),
-          d.id, format_id(op.compute)));
+      const Format stored =
+          op.moe_layer && op.kind != OpKind::kRouter ? p.graph.experts : p.graph.weights;
+      const auto* r = rules ? rules->weight_activation(stored, d) : nullptr;
+      notes.push_back(
+          fmt::format("{} weights are weight-only on {}: dequantized to {} for the math{}",
+                      format_id(stored), d.id, format_id(op.compute),
+                      r ? fmt::format(" ({} runs them with {} activations here: --act {})",
+                                      rules->name, format_id(r->act), format_id(r->act))
+                        : std::string()));
       break;
     }
   }

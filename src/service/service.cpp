@@ -185,7 +185,7 @@ ScenarioRequest scenario_of(StrictObject& o, const Limits& limits, bool with_pha
   r.batch = integer(o, "batch", 1, 1, kMaxBatch);
   r.weights = text(o, "weights", "");
   r.experts = text(o, "experts", "");
-  r.act = text(o, "act", "bf16");
+  r.act = text(o, "act", "");
   r.kv = text(o, "kv", "");
   r.strategy = text(o, "strategy", "");
   // Checked here, so that build_scenario (which also reads files) only sees built-in names.
@@ -249,6 +249,7 @@ json predict(const json& request, const Registry& registry, const Limits& limits
     ScenarioRequest sr = scenario_of(o, limits, true);
     sr.cached = integer(o, "cached", 0, 0, kMaxSeqLen);
     const ModelOptions opt = options_of(o, &d);
+    sr.engine = opt.engine;
     const bool per_op = flag(o, "per_op");
     o.finish();
     std::vector<std::string> notes;
@@ -270,6 +271,7 @@ json generate(const json& request, const Registry& registry, const Limits& limit
     sr.seq_len = prompt;
     const std::int64_t gen = integer(o, "gen", 128, 1, kMaxSeqLen);
     const ModelOptions opt = options_of(o, &d);
+    sr.engine = opt.engine;
     o.finish();
     const Scenario s = build_scenario(sr, m, &d);
     const GenerateResult g = roofline::generate(m, d, s, prompt, gen, opt);
@@ -368,6 +370,7 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     s.prefill_batch = integer(o, "prefill_batch", 0, 0, kMaxBatch);
     s.decode_batch = integer(o, "decode_batch", 0, 0, kMaxBatch);
     const ModelOptions opt = options_of(o, &d);
+    sr.engine = opt.engine;
     o.finish();
     if (opt.mode != Mode::kRealistic)
       throw InvalidArgument("serving: engines' costs have no ideal mode");

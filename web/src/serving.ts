@@ -204,7 +204,8 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   fillSelect('sv-model', models.map((m) => [m.id, `${m.name} (${si(m.params, '', 2)} params)`]), DEFAULTS.model);
   fillSelect('sv-hardware', devices.map((d) => [d.id, d.name]), DEFAULTS.hardware);
   fillSelect('sv-weights', [['', "the model's own"], ...WEIGHTS.map((f): [string, string] => [f, f])], DEFAULTS.weights);
-  fillSelect('sv-act', ACTS.map((f) => [f, f]), DEFAULTS.act);
+  // '': the engine's for the weights (fp8 weights as W8A8 where it runs them so; the cache stays 16-bit).
+  fillSelect('sv-act', [['', "the engine's"], ...ACTS.map((f): [string, string] => [f, f])], DEFAULTS.act);
   fillSelect('sv-kv', [['', 'as activations'], ...KVS.map((f): [string, string] => [f, f])], DEFAULTS.kv);
   ($('sv-tp') as HTMLInputElement).value = String(DEFAULTS.tp);
   ($('sv-isl') as HTMLInputElement).value = String(DEFAULTS.isl);
