@@ -79,7 +79,7 @@ void bind_sweep(py::module_& m) {
   std::vector<std::string> default_phases, default_weights, default_acts;
   for (Phase p : d.phases) default_phases.emplace_back(phase_name(p));
   for (const auto& w : d.weights) default_weights.emplace_back(w ? format_id(*w) : "native");
-  for (Format a : d.acts) default_acts.emplace_back(format_id(a));
+  for (const auto& a : d.acts) default_acts.emplace_back(a ? format_id(*a) : "engine");
   m.def(
       "sweep_columns",
       [](const std::vector<py::object>& models, const std::vector<py::object>& hardware,
@@ -111,7 +111,7 @@ void bind_sweep(py::module_& m) {
           spec.weights.push_back(x == "native" ? std::nullopt
                                                : std::optional<Format>(parse_format(x)));
         spec.acts.clear();
-        for (const auto& x : acts) spec.acts.push_back(parse_format(x));
+        for (const auto& x : acts) spec.acts.push_back(parse_sweep_act(x));
         if (kvs) {
           spec.kvs.clear();
           for (const auto& x : *kvs) spec.kvs.push_back(parse_format(x));

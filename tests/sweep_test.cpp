@@ -8,7 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "roofline/engine.h"
 #include "roofline/error.h"
+#include "roofline/request.h"
 
 namespace roofline {
 namespace {
@@ -100,6 +102,40 @@ TEST(Sweep, RowsMatchSinglePredictions) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+// The activation list's default, "engine", is predict's without --act: vLLM's
+// W8A8 for fp8 weights on the H100, weight-only fp8 on the A100 (no fp8 math),
+// bf16 for the native bf16 checkpoint; each row as a single prediction.
+TEST(Sweep, TheEnginesActivationsAreTheDefault) {
+  SweepSpec s = small_spec();
+  s.models = {s.models[0]};
+  s.phases = {Phase::kDecode};
+  s.batches = {8};
+  s.seq_lens = {4096};
+  s.acts = {std::nullopt};
+  s.options.engine = &EngineRegistry::built_in().get("vllm");
+  const auto j = nlohmann::json::parse(run(s, SweepFormat::kJson, 2));
+  ASSERT_EQ(j.size(), 4u);  // 2 devices x 2 weights
+  int checked = 0;
+  for (const auto& row : j) {
+    ASSERT_FALSE(row.contains("error")) << row.dump();
+    const bool fp8 = row["weights"] == "fp8", hopper = row["hardware"] == "h100-sxm";
+    EXPECT_EQ(row["act"], fp8 && hopper ? "fp8" : "bf16") << row.dump();
+    EXPECT_EQ(row["kv"], "bf16") << row.dump();
+    ScenarioRequest r;
+    r.weights = fp8 ? "fp8" : "";
+    r.batch = 8;
+    r.engine = s.options.engine;
+    const Device& d = registry().get(row["hardware"].get<std::string>());
+    const Prediction p = predict(s.models[0], d, build_scenario(r, s.models[0], &d), s.options);
+    EXPECT_NEAR(row["time_s"].get<double>(), p.time_s, p.time_s * 1e-5) << row.dump();
+    ++checked;
+  }
+  EXPECT_EQ(checked, 4);
+  EXPECT_EQ(parse_sweep_act("engine"), std::nullopt);
+  EXPECT_EQ(parse_sweep_act("fp8"), Format::kFp8);
+  EXPECT_THROW((void)parse_sweep_act("engines"), NotFound);
 }
 
 TEST(Sweep, StrategiesReplaceTheFormatLists) {

@@ -67,7 +67,7 @@ void write_sweep(const Spec& spec, std::uint64_t rows, SweepFormat format,
 
 struct SweepArgs {
   std::string models = "llama-3.1-8b", hardware = "gb10", phases = "decode", batches = "1",
-              seq_lens = "4096", weights = "native", acts = "bf16", kvs, attentions, tps = "1",
+              seq_lens = "4096", weights = "native", acts = "engine", kvs, attentions, tps = "1",
               strategies;
   std::string engine = "roofline", engine_build, cuda_graphs = "engine";
   std::string format = "csv", out;
@@ -93,7 +93,7 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
     spec.weights.push_back(w == "native" ? std::nullopt : std::optional<Format>(parse_format(w)));
   }
   spec.acts.clear();
-  for (const auto& x : split_list("--act", a.acts)) spec.acts.push_back(parse_format(x));
+  for (const auto& x : split_list("--act", a.acts)) spec.acts.push_back(parse_sweep_act(x));
   if (!a.kvs.empty()) {
     spec.kvs.clear();
     for (const auto& x : split_list("--kv", a.kvs)) spec.kvs.push_back(parse_format(x));
@@ -109,7 +109,7 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
   for (const auto& x : split_list("--tp", a.tps))
     spec.tps.push_back(parse_count("--tp", x, 1, kMaxParallel));
   if (!a.strategies.empty()) {
-    if (a.weights != "native" || a.acts != "bf16" || !a.kvs.empty()) {
+    if (a.weights != "native" || a.acts != "engine" || !a.kvs.empty()) {
       throw InvalidArgument(
           "--strategy sets the formats; do not combine it with --weights, --act or --kv");
     }
@@ -168,7 +168,11 @@ void register_sweep(CLI::App& app, Common& common) {
   sweep_cmd->add_option("--seq-len", sw->seq_lens, "Sequence lengths")->capture_default_str();
   sweep_cmd->add_option("--weights", sw->weights, "Weight formats ('native' = the checkpoint's)")
       ->capture_default_str();
-  sweep_cmd->add_option("--act", sw->acts, "Activation formats")->capture_default_str();
+  sweep_cmd
+      ->add_option("--act", sw->acts,
+                   "Activation formats ('engine' = the engine's for the weights, e.g. fp8 "
+                   "weights as W8A8 where it runs them so; else bf16)")
+      ->capture_default_str();
   sweep_cmd->add_option("--kv", sw->kvs, "KV-cache formats (default: the activation format)");
   sweep_cmd->add_option("--attention", sw->attentions,
                         "Attention kernels ('auto' = the device's best)");

@@ -25,8 +25,11 @@ struct SweepSpec {
   std::vector<std::int64_t> batches = {1};
   std::vector<std::int64_t> seq_lens = {4096};
   std::vector<std::optional<Format>> weights = {std::nullopt};  // nullopt: native
-  std::vector<Format> acts = {Format::kBf16};
-  std::vector<std::optional<Format>> kvs = {std::nullopt};  // nullopt: the act format
+  // nullopt ("engine"): the engine's for the row's weights on its device
+  // (EngineProfile::weight_activations, as predict without --act), else bf16.
+  std::vector<std::optional<Format>> acts = {std::nullopt};
+  // nullopt: the act format (16 bits when the engine set it).
+  std::vector<std::optional<Format>> kvs = {std::nullopt};
   std::vector<std::optional<AttentionKernel>> attentions = {std::nullopt};
   std::vector<std::int64_t> tps = {1};
   // Named precision plans. When given, each replaces the weights x acts x kvs
@@ -34,6 +37,10 @@ struct SweepSpec {
   std::vector<Strategy> strategies;
   ModelOptions options;
 };
+
+// An entry of a sweep's activation list: "engine" (the engine's for the
+// weights, else bf16) or a format id.
+[[nodiscard]] std::optional<Format> parse_sweep_act(std::string_view text);
 
 enum class SweepFormat { kCsv, kJsonLines, kJson };
 

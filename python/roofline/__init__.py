@@ -134,7 +134,7 @@ def sweep(models, hardware, *, phases=None, batches=None, seq_lens=None, weights
 
     Each argument takes one value or a list: models (preset ids, paths or dicts),
     hardware (ids or Hardware), phases ("decode"), batches (1), seq_lens (4096),
-    weights ("native": the checkpoint's), acts ("bf16"), kvs (the activation
+    weights ("native": the checkpoint's), acts ("engine": the engine's for the weights, else bf16), kvs (the activation
     format), attentions ("auto": the device's best), tps (1), strategies
     (named plans; they replace weights, acts and kvs). The last list varies
     fastest, as in the CLI. engine_build dates the engine's build for every

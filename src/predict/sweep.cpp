@@ -8,6 +8,7 @@
 #include <exception>
 #include <thread>
 
+#include "roofline/engine.h"
 #include "roofline/error.h"
 #include "roofline/formats.h"
 
@@ -133,6 +134,15 @@ Plans resolve_plans(const SweepSpec& s) {
   return plans;
 }
 
+}  // namespace
+
+std::optional<Format> parse_sweep_act(std::string_view text) {
+  if (text == "engine") return std::nullopt;
+  return parse_format(text);
+}
+
+namespace {
+
 // The scenario of row i (and which model, device and strategy it takes).
 SweepPoint point_of(const SweepSpec& s, const Plans& plans, std::uint64_t i) {
   const Index x = decode_index(s, i);
@@ -148,8 +158,17 @@ SweepPoint point_of(const SweepSpec& s, const Plans& plans, std::uint64_t i) {
     sc.precision = plans[plan_slot(s, x.strategy, x.model, x.device)];
   } else {
     sc.precision.weights = s.weights[x.weights];
-    sc.precision.act = s.acts[x.act];
+    const std::optional<Format> act = s.acts[x.act];
+    sc.precision.act = act.value_or(Format::kBf16);
     sc.precision.kv = s.kvs[x.kv].value_or(sc.precision.act);
+    if (!act && s.options.engine) {
+      const Device& d = *s.devices[x.device];
+      const Format w = sc.precision.weights.value_or(s.models[x.model].native_weights);
+      if (const auto* rule = s.options.engine->weight_activation(w, d)) {
+        sc.precision.act = rule->act;  // the cache keeps its 16 bits, as in predict
+        sc.precision.act_from_engine = true;
+      }
+    }
   }
   sc.attention = s.attentions[x.attention];
   sc.tp = s.tps[x.tp];

@@ -466,8 +466,8 @@ std::string sweep_text(const json& request, const Registry& registry, const Limi
       const std::string s = str(v);
       return s == "native" ? std::nullopt : std::optional<Format>(parse_format(s));
     });
-    spec.acts = list_of<Format>(o, "acts", {Format::kBf16},
-                                [&](const json& v) { return parse_format(str(v)); });
+    spec.acts = list_of<std::optional<Format>>(
+        o, "acts", {std::nullopt}, [&](const json& v) { return parse_sweep_act(str(v)); });
     spec.strategies = list_of<Strategy>(o, "strategies", {}, [&](const json& v) {
       return strategy_named(str(v), "strategies", limits);
     });
