@@ -2,6 +2,8 @@
 // interpolation, and what they change in a prediction.
 #include "roofline/engine.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -2551,6 +2553,17 @@ TEST(EnginePrediction, FileMixesStreamTheEnginesFileBytes) {
               kByteTolerance * kExpectedExtraBytes);
   EXPECT_NEAR(file.memory.weights_bytes - plain.memory.weights_bytes, kExpectedExtraBytes,
               kByteTolerance * kExpectedExtraBytes);
+  // The prediction names the layout it applied, and its notes say it.
+  ASSERT_NE(file.file_mix, nullptr);
+  EXPECT_EQ(file.file_mix->format, Format::kQ4_K_M);
+  EXPECT_NEAR(file.file_mix_bytes, kExpectedExtraBytes, kByteTolerance * kExpectedExtraBytes);
+  EXPECT_EQ(plain.file_mix, nullptr);
+  const auto notes = explain(m, d, s, file);
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find("files for q4_k_m: lm_head in q6_k; v_proj, down_proj in q6_k") !=
+               std::string::npos &&
+           n.find("395 MB more") != std::string::npos;
+  })) << fmt::format("{}", fmt::join(notes, "\n"));
   // The real file: Meta-Llama-3.1-8B-Instruct-Q4_K_M.gguf is 4.92 GB (4.58 GiB,
   // bartowski/Meta-Llama-3.1-8B-Instruct-GGUF); its token embeddings (Q4_K,
   // 296 MB) are not streamed, the rest is: 4.62 GB. Within 2%.
@@ -2570,6 +2583,7 @@ TEST(EnginePrediction, FileMixesStreamTheEnginesFileBytes) {
                          op.kind == OpKind::kDownProj);
     EXPECT_EQ(op.weights, expert ? Format::kMxfp4 : Format::kQ8_0) << op_name(op.kind);
   }
+  EXPECT_LT(oss_file.file_mix_bytes, 0);  // Q8_0, not the checkpoint's BF16
   // Engines without mixes (vLLM keeps gpt-oss's non-expert weights in BF16) change nothing.
   ModelOptions v;
   v.engine = &EngineRegistry::built_in().get("vllm");

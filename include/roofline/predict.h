@@ -59,6 +59,11 @@ struct Prediction {
   const EngineProfile* engine = nullptr;  // null: the reference engine
   // Ideal mode: the engine the options named, whose costs it leaves out (null: none named).
   const EngineProfile* engine_not_applied = nullptr;
+  // The engine's file layout that stores some of the pass's tensors in another
+  // format than the request's (EngineProfile::file_mixes), or null; and the
+  // weight bytes it adds on this rank (negative: fewer).
+  const FileMix* file_mix = nullptr;
+  Bytes file_mix_bytes = 0;
   std::int32_t engine_build = 0;              // ModelOptions::engine_build
   GraphPolicy graphs = GraphPolicy::kEngine;  // ModelOptions::graphs
   const GemmTable* gemm_table = nullptr;

@@ -40,6 +40,7 @@ enum class EfficiencySource : std::uint8_t {
 [[nodiscard]] std::string_view efficiency_source_name(EfficiencySource s) noexcept;
 
 struct EngineProfile;  // roofline/engine.h
+struct FileMix;        // roofline/engine.h
 struct GemmTable;
 struct MoeTable;         // roofline/moe_table.h
 struct CommTable;        // roofline/comm_table.h

@@ -787,9 +787,11 @@ std::bitset<kMaxOps> fp8_inputs_prequantized(const EngineProfile& e, const Model
 // The engine's files keep some tensors of a requested format in another one
 // (llama.cpp Q4_K_M: Q6_K LM head and, in half the layers, V and down
 // projections): their streamed bytes follow the file. Returns the change in
-// weight bytes on this rank, for the memory estimate.
-double apply_engine_file_mix(const EngineProfile& e, const ModelSpec& m, OpGraph* g) {
+// weight bytes on this rank, for the memory estimate; `*applied` is the mix.
+double apply_engine_file_mix(const EngineProfile& e, const ModelSpec& m, OpGraph* g,
+                             const FileMix** applied) {
   const FileMix* mix = e.file_mix(g->weights, g->experts, m.moe.has_value());
+  *applied = mix;
   if (mix == nullptr) return 0;
   double delta = 0;
   for (int i = 0; i < g->size; ++i) {
@@ -916,7 +918,10 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   if (engine) {
     check_engine_formats(*engine, p.graph, s);
     apply_engine_fusions(*engine, &p.graph);
-    if (!m.checkpoint) file_mix_bytes = apply_engine_file_mix(*engine, m, &p.graph);
+    if (!m.checkpoint) {
+      file_mix_bytes = apply_engine_file_mix(*engine, m, &p.graph, &p.file_mix);
+      p.file_mix_bytes = file_mix_bytes;
+    }
   }
   double launch = realistic ? d.launch_overhead_s.value : 0;
   if (engine) {

@@ -898,6 +898,26 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
   }
   if (const QuantizedRelease* r = followed_release(m, s.precision))
     notes.push_back(release_note(*r));
+  if (p.file_mix && p.engine) {
+    // The engine's file, not the checkpoint: what its layout stores otherwise.
+    std::vector<std::string> roles;
+    for (const FileMix::Role& r : p.file_mix->roles) {
+      std::vector<std::string_view> ops;
+      for (OpKind k : r.ops) ops.push_back(op_name(k));
+      roles.push_back(fmt::format("{} in {}{}",
+                                  r.non_expert ? "every weight but the routed experts"
+                                               : fmt::format("{}", fmt::join(ops, ", ")),
+                                  format_id(r.format),
+                                  r.layers == FileMix::Layers::kUseMoreBits
+                                      ? " in the layers llama.cpp's use_more_bits picks"
+                                      : ""));
+    }
+    notes.push_back(fmt::format(
+        "{}'s files for {}{}{}: {}; {} {} of weights on this GPU than the formats asked for",
+        p.engine->name, format_id(p.file_mix->format), p.file_mix->experts ? " experts" : "",
+        p.file_mix->note.empty() ? "" : ", " + p.file_mix->note, fmt::join(roles, "; "),
+        human_bytes(std::abs(p.file_mix_bytes)), p.file_mix_bytes >= 0 ? "more" : "less"));
+  }
   for (const auto& n : m.notes) notes.push_back(n);
   return notes;
 }
