@@ -1835,6 +1835,28 @@ SearchSpec one_h100_vllm_fp8() {
   return spec;
 }
 
+// Each engine runs the weights with its own activations, as predict does
+// without --act: vLLM's fp8 on an A100 is weight-only (FP8 Marlin), priced
+// rather than refused; on an H100 it is W8A8 (the weights' format).
+TEST(Search, EachEngineRunsTheWeightsWithItsActivations) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  SearchSpec spec = one_h100_vllm_fp8();
+  ServingScenario s;
+  s.isl = spec.isl;
+  s.osl = spec.osl;
+  s.concurrency = 4;
+  s.step.precision.weights = Format::kFp8;
+  for (const char* id : {"a100", "h100"}) {
+    const Device& d = devices().get(id);
+    const SearchResult r = search_deployments(m, d, spec);
+    EXPECT_EQ(r.refused, 0) << id;
+    ASSERT_TRUE(r.best) << id;
+    s.step.precision.act = d.computes(Format::kFp8) ? Format::kFp8 : Format::kBf16;
+    s.step.precision.kv = Format::kBf16;
+    EXPECT_DOUBLE_EQ(r.best->serving.tpot_s, predict_serving(m, d, s, vllm()).tpot_s) << id;
+  }
+}
+
 TEST(Search, DraftTokensApplyToEveryConfiguration) {
   const ModelSpec m = load_model("llama-3.1-8b");
   const Device& d = devices().get("h100");

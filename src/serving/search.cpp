@@ -222,8 +222,16 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
             s.shared_prefix = spec.shared_prefix;
             s.prompt_pool = spec.prompt_pool;
             s.step.acceptance = acceptance;
-            // W8A8 and W4A4: activations in the weights' format where computed.
-            if (w == Format::kFp8 || w == Format::kNvfp4) s.step.precision.act = w;
+            // The engine's activations for these weights (W8A8, W4A4 where it
+            // runs them so: EngineProfile::weight_activations, as predict
+            // without --act); an engine without rules: the weights' format
+            // where the device computes it.
+            if (const auto* rule = e->weight_activation(w, device)) {
+              s.step.precision.act = rule->act;
+            } else if (e->weight_activations.empty() &&
+                       (w == Format::kFp8 || w == Format::kNvfp4) && device.computes(w)) {
+              s.step.precision.act = w;
+            }
             d.serving = predict_serving(m, device, s, o);
           } catch (const TimeLimit&) {
             throw;
