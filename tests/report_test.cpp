@@ -56,6 +56,29 @@ TEST(Report, HumanUnits) {
   EXPECT_EQ(human_bytes(33'570'816), "33.6 MB");
 }
 
+// A note about the checkpoint's own quantization belongs to passes that keep
+// its formats: DeepSeek-V3's fp8 note under its fp8 weights, not under NVFP4
+// weights (NVIDIA's release); the model document keeps it.
+TEST(Report, CheckpointQuantizationNotesOnlyWhereItsFormatsRun) {
+  const ModelSpec m = load_model("deepseek-v3");
+  ASSERT_FALSE(m.quantization_notes.empty());
+  const std::string& fp8_note = m.quantization_notes.front();
+  EXPECT_EQ(fp8_note.rfind("fp8 checkpoint:", 0), 0u);
+  const Device& d = registry().get("b200");
+  auto says = [&](const Scenario& s) {
+    const auto notes = explain(m, d, s, predict(m, d, s));
+    return std::find(notes.begin(), notes.end(), fp8_note) != notes.end();
+  };
+  Scenario native;
+  native.tp = 8;
+  EXPECT_TRUE(says(native));
+  Scenario fp4 = native;
+  fp4.precision.weights = Format::kNvfp4;
+  EXPECT_FALSE(says(fp4));
+  const auto doc = to_json(m);
+  EXPECT_NE(doc["notes"].dump().find("fp8 checkpoint:"), std::string::npos);
+}
+
 TEST(Report, TableCsvQuotesFields) {
   Table t({"a", "b"});
   t.add_row({"x,y", "say \"hi\""});

@@ -111,6 +111,7 @@ void cmd_model_show(const Common& c, const std::string& arg) {
                              m.checkpoint->tensors, human_bytes(m.checkpoint->total),
                              m.checkpoint->dominant_type);
   }
+  for (const auto& n : m.quantization_notes) std::cout << "- " << n << "\n";
   for (const auto& n : m.notes) std::cout << "- " << n << "\n";
 }
 

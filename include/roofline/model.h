@@ -180,6 +180,10 @@ struct ModelSpec {
 
   // What was read but not modeled (ignored config keys, assumptions).
   std::vector<std::string> notes;
+  // What the checkpoint's own quantization is (its quantization_config), apart
+  // from `notes`: a prediction whose formats replace the checkpoint's leaves
+  // them out.
+  std::vector<std::string> quantization_notes;
 
   // The release whose quantized layers are in `weights`, or null.
   [[nodiscard]] const QuantizedRelease* release_for(Format weights) const noexcept {

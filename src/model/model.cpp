@@ -307,11 +307,12 @@ void read_quantization(const ConfigReader& r, ModelSpec* m) {
   if (method == "fp8") {
     m->native_weights = Format::kFp8;
     m->native_experts = Format::kFp8;
-    m->notes.push_back("fp8 checkpoint: block-scaled weights counted as fp8 (8 bits/element)");
+    m->quantization_notes.push_back(
+        "fp8 checkpoint: block-scaled weights counted as fp8 (8 bits/element)");
   } else if (method == "mxfp4") {
     m->native_experts = Format::kMxfp4;
-    m->notes.push_back("mxfp4 checkpoint: routed experts in mxfp4, other weights in " +
-                       std::string(format_id(m->native_weights)));
+    m->quantization_notes.push_back("mxfp4 checkpoint: routed experts in mxfp4, other weights in " +
+                                    std::string(format_id(m->native_weights)));
   } else if (method == "modelopt") {
     const auto algo = q->find("quant_algo");
     if (algo == q->end() || !algo->is_string() || algo->get<std::string>() != "NVFP4")
@@ -335,8 +336,9 @@ void read_quantization(const ConfigReader& r, ModelSpec* m) {
     }
     std::string kept;
     for (const auto& name : kept_operator_names(release)) kept += (kept.empty() ? "" : ", ") + name;
-    m->notes.push_back(
-        "ModelOpt NVFP4 checkpoint: linear layers in nvfp4 (W4A4: give --act nvfp4)" +
+    m->quantization_notes.push_back(
+        "ModelOpt NVFP4 checkpoint: linear layers in nvfp4 (W4A4: --act nvfp4, or an engine that "
+        "runs NVFP4 so on the device)" +
         (kept.empty() ? std::string()
                       : "; its ignore list keeps " + kept + " in " +
                             std::string(format_id(unquantized)) + " in every layer") +

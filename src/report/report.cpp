@@ -398,7 +398,11 @@ nlohmann::json to_json(const ModelSpec& m) {
                       {"params", p.total},
                       {"active_params_per_token", p.active_per_token},
                       {"components", components},
-                      {"notes", m.notes}};
+                      {"notes", [&m] {  // the checkpoint's quantization first
+                         auto all = m.quantization_notes;
+                         all.insert(all.end(), m.notes.begin(), m.notes.end());
+                         return all;
+                       }()}};
   if (m.checkpoint) {
     const auto& c = *m.checkpoint;
     j["checkpoint"] = {{"path", c.path},
@@ -918,6 +922,9 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
         p.file_mix->note.empty() ? "" : ", " + p.file_mix->note, fmt::join(roles, "; "),
         human_bytes(std::abs(p.file_mix_bytes)), p.file_mix_bytes >= 0 ? "more" : "less"));
   }
+  // The checkpoint's quantization, where the pass keeps its formats.
+  if (p.graph.weights == m.native_weights || p.graph.experts == m.native_experts)
+    notes.insert(notes.end(), m.quantization_notes.begin(), m.quantization_notes.end());
   for (const auto& n : m.notes) notes.push_back(n);
   return notes;
 }
