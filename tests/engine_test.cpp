@@ -2211,6 +2211,36 @@ TEST(Engines, BuildDatesParseAsDays) {
 // TensorRT-LLM's default MoE backend on Blackwell runs gpt-oss's MXFP4 experts
 // with MXFP8 activations (W4A8): the experts take the MoE table's mxfp4_mxfp8
 // entry; on Hopper, and in an engine without the rule, they stay W4A16.
+// A profile with one activation rule in list `key` (expert_activations or
+// weight_activations) parses; each malformed form of it is refused: an act
+// that is no compute format, an unknown source, an unknown key, no
+// architecture, a second rule for the same weights.
+void expect_strict_activation_rules(const std::string& key, const std::string& weights,
+                                    const std::string& act) {
+  const std::string rule = R"({"weights": ")" + weights +
+                           R"(", "architectures": ["blackwell"], "act": ")" + act +
+                           R"(", "kernel": "k", "source": "s"})";
+  const std::string text = R"({"id": "x", "name": "x", "kind": "local", "versions": "v",
+    "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},
+    "gemm": {"tables": "", "kernels": {}}, ")" +
+                           key + R"(": [)" + rule + R"(],
+    "attention_kernels": "a", "fusions": [], "unsupported_formats": []})";
+  const EngineProfile e = parse_engine(text, "x.json");
+  const auto& rules = key == "expert_activations" ? e.expert_activations : e.weight_activations;
+  ASSERT_EQ(rules.size(), 1u) << key;
+  EXPECT_EQ(rules[0].act, parse_format(act)) << key;
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {R"("act": ")" + act + "\"", R"("act": "q4_0")"},
+           {R"("source": "s"}])", R"("source": "nowhere"}])"},
+           {R"("kernel": "k")", R"("kernel": "k", "typo": 1)"},
+           {R"("architectures": ["blackwell"])", R"("architectures": [])"},
+           {R"("source": "s"}])", R"("source": "s"}, )" + rule + "]"}}) {
+    std::string bad = text;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << key << ": " << to;
+  }
+}
+
 TEST(EnginePrediction, EngineRuleSetsTheExpertsActivationFormat) {
   const ModelSpec m = load_model("gpt-oss-120b");
   const EngineProfile& trt = EngineRegistry::built_in().get("trtllm");
@@ -2268,22 +2298,7 @@ TEST(EnginePrediction, EngineRuleSetsTheExpertsActivationFormat) {
   EXPECT_EQ(pf.graph.ops[first_op(pf, OpKind::kGateProj)].compute, Format::kFp8);
 
   // A rule names sources the profile has, and computes in a compute format.
-  const std::string text = R"({"id": "x", "name": "x", "kind": "local", "versions": "v",
-    "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},
-    "gemm": {"tables": "", "kernels": {}},
-    "expert_activations": [{"weights": "mxfp4", "architectures": ["blackwell"], "act": "mxfp8",
-                            "kernel": "k", "source": "s"}],
-    "attention_kernels": "a", "fusions": [], "unsupported_formats": []})";
-  EXPECT_EQ(parse_engine(text, "x.json").expert_activations.at(0).act, Format::kMxfp8);
-  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-           {R"("act": "mxfp8")", R"("act": "q4_0")"},
-           {R"("source": "s"}])", R"("source": "nowhere"}])"},
-           {R"("kernel": "k")", R"("kernel": "k", "typo": 1)"},
-           {R"("architectures": ["blackwell"])", R"("architectures": [])"}}) {
-    std::string bad = text;
-    bad.replace(bad.find(from), from.size(), to);
-    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
-  }
+  expect_strict_activation_rules("expert_activations", "mxfp4", "mxfp8");
 }
 
 // vLLM, SGLang and TensorRT-LLM load an fp8 checkpoint as W8A8 where the GPU
@@ -2367,25 +2382,7 @@ TEST(EnginePrediction, AnEngineRunsFp8CheckpointsWithFp8ActivationsUnlessAsked) 
       says(explain(llama, h200, asked, wo), "vLLM runs them with fp8 activations here: --act fp8"));
 
   // The rules are strict like the experts' (same schema), one a weight format.
-  const std::string text = R"({"id": "x", "name": "x", "kind": "local", "versions": "v",
-    "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},
-    "gemm": {"tables": "", "kernels": {}},
-    "weight_activations": [{"weights": "fp8", "architectures": ["hopper"], "act": "fp8",
-                            "kernel": "k", "source": "s"}],
-    "attention_kernels": "a", "fusions": [], "unsupported_formats": []})";
-  EXPECT_EQ(parse_engine(text, "x.json").weight_activations.at(0).act, Format::kFp8);
-  for (
-      const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
-          {R"("act": "fp8")", R"("act": "q4_0")"},
-          {R"("source": "s"}])", R"("source": "nowhere"}])"},
-          {R"("kernel": "k")", R"("kernel": "k", "typo": 1)"},
-          {R"("source": "s"}])",
-           R"("source": "s"}, {"weights": "fp8", "architectures": ["ada"], "act": "fp8", "kernel": "k", "source": "s"}])"},
-          {R"("architectures": ["hopper"])", R"("architectures": [])"}}) {
-    std::string bad = text;
-    bad.replace(bad.find(from), from.size(), to);
-    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
-  }
+  expect_strict_activation_rules("weight_activations", "fp8", "fp8");
 }
 
 // llama.cpp's MMQ dequantizes a tile of weights, then multiplies it in int8:

@@ -494,6 +494,12 @@ struct EngineProfile {
   // the request sets no activation format, or nullptr (16-bit activations).
   [[nodiscard]] const ActivationRule* weight_activation(Format weights,
                                                         const Device& device) const noexcept;
+  // Sets `plan`'s activations (and act_from_engine) to the rule's for its
+  // weights, the checkpoint's `native` ones when unset, on `device`; false,
+  // the plan unchanged, where none applies. The cache keeps its format (the
+  // engines' "auto" cache is the model's dtype).
+  bool apply_weight_activation(PrecisionPlan* plan, Format native,
+                               const Device& device) const noexcept;
   // The cast rule when `model`'s decode reads its fp8 latent cache on
   // `device`, or nullptr: plain MLA models only (sparse-attention models run
   // the engine's sparse kernels), an fp8 (e4m3) cache only.

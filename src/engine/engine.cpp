@@ -716,6 +716,15 @@ const EngineProfile::ActivationRule* EngineProfile::weight_activation(
   return nullptr;
 }
 
+bool EngineProfile::apply_weight_activation(PrecisionPlan* plan, Format native,
+                                            const Device& device) const noexcept {
+  const ActivationRule* rule = weight_activation(plan->weights.value_or(native), device);
+  if (rule == nullptr) return false;
+  plan->act = rule->act;
+  plan->act_from_engine = true;
+  return true;
+}
+
 const EngineProfile::LatentCacheCast* EngineProfile::casts_latent_cache(
     const ModelSpec& model, Format kv, const Device& device) const noexcept {
   if (!latent_cache_cast || kv != Format::kFp8 || model.mla.kv_lora_rank <= 0 ||

@@ -41,15 +41,9 @@ Scenario build_scenario(const ScenarioRequest& r, const ModelSpec& m, const Devi
     s.precision.act = r.act.empty() ? Format::kBf16 : parse_format(r.act);
     s.precision.kv = r.kv.empty() ? s.precision.act : parse_format(r.kv);
     // No activation format asked for: the engine's for these weights (fp8
-    // checkpoints as W8A8 where the GPU computes fp8). The cache keeps its
-    // 16 bits: the engines' "auto" cache is the model's dtype.
-    if (r.act.empty() && r.engine != nullptr && d != nullptr) {
-      const Format weights = s.precision.weights.value_or(m.native_weights);
-      if (const auto* rule = r.engine->weight_activation(weights, *d)) {
-        s.precision.act = rule->act;
-        s.precision.act_from_engine = true;
-      }
-    }
+    // checkpoints as W8A8 where the GPU computes fp8).
+    if (r.act.empty() && r.engine != nullptr && d != nullptr)
+      r.engine->apply_weight_activation(&s.precision, m.native_weights, *d);
   }
   if (!r.attention.empty()) s.attention = parse_attention_kernel(r.attention);
   if (!(r.block_sparsity > 0 && r.block_sparsity <= 1)) {

@@ -162,12 +162,8 @@ SweepPoint point_of(const SweepSpec& s, const Plans& plans, std::uint64_t i) {
     sc.precision.act = act.value_or(Format::kBf16);
     sc.precision.kv = s.kvs[x.kv].value_or(sc.precision.act);
     if (!act && s.options.engine) {
-      const Device& d = *s.devices[x.device];
-      const Format w = sc.precision.weights.value_or(s.models[x.model].native_weights);
-      if (const auto* rule = s.options.engine->weight_activation(w, d)) {
-        sc.precision.act = rule->act;  // the cache keeps its 16 bits, as in predict
-        sc.precision.act_from_engine = true;
-      }
+      s.options.engine->apply_weight_activation(&sc.precision, s.models[x.model].native_weights,
+                                                *s.devices[x.device]);
     }
   }
   sc.attention = s.attentions[x.attention];

@@ -226,10 +226,9 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
             // runs them so: EngineProfile::weight_activations, as predict
             // without --act); an engine without rules: the weights' format
             // where the device computes it.
-            if (const auto* rule = e->weight_activation(w, device)) {
-              s.step.precision.act = rule->act;
-            } else if (e->weight_activations.empty() &&
-                       (w == Format::kFp8 || w == Format::kNvfp4) && device.computes(w)) {
+            if (!e->apply_weight_activation(&s.step.precision, m.native_weights, device) &&
+                e->weight_activations.empty() && (w == Format::kFp8 || w == Format::kNvfp4) &&
+                device.computes(w)) {
               s.step.precision.act = w;
             }
             d.serving = predict_serving(m, device, s, o);
