@@ -2401,8 +2401,9 @@ TEST(EnginePrediction, DequantizingGemmsAddTheStreamAndTheMath) {
   const Device& rtx = devices().get("rtx-4090");
   const auto& ada = llama.dequant_gemm.architectures.at("ada");
   const auto [op, t] = down_proj(rtx, Phase::kPrefill, 1);
-  // 512 rows of 14336 -> 4096 in q8_0: the stream (0.894 of 58 MB at
-  // 1,008 GB/s) and the math (60 GFLOP at 0.264 of 660.6 TOPS) add.
+  // 512 rows of 14336 -> 4096 in q8_0: the stream (0.891 of the 62.4 MB of
+  // weights and 23.1 MB of activations, 16-bit in and F32 out, at 1,008 GB/s)
+  // and the math (60 GFLOP at 0.316 of 660.6 TOPS) add.
   const double stream = op.count * ada.stream.value * op.bytes() / rtx.memory_bandwidth_Bps.value;
   const double math = op.count * op.flops / (rtx.peak(Format::kInt8) * ada.compute.value);
   constexpr double kRelative = 1e-12;
@@ -2441,7 +2442,7 @@ TEST(EnginePrediction, CublasF16GemmsRunAtTheFp16AccumulateRate) {
     return std::make_pair(p.graph.ops[i], p.timings[i]);
   };
   constexpr double kRelative = 1e-12;
-  // RTX 4090, a 512-token prompt: 512 x 4096 -> 14336 in F16 at 0.514 of 330.3 TF.
+  // RTX 4090, a 512-token prompt: 512 x 4096 -> 14336 in F16 at 0.584 of 330.3 TF.
   const Device& rtx = devices().get("rtx-4090");
   EXPECT_DOUBLE_EQ(rtx.peak_fp16_accumulate(Format::kFp16), 330.3e12);
   const double ada = llama.cublas_gemm.compute.at("ada").value;
@@ -3315,6 +3316,62 @@ TEST(EnginePrediction, AnFp8LatentCacheTheEngineCannotReadIsCastWhole) {
            {R"("kernel": "k", "source": "s")", R"("kernel": "k", "source": "z")"},
            {R"("kernel": "k")", R"("kernel": "k", "typo": 1)"},
            {R"("architectures": ["hopper"])", R"("architectures": [])"}}) {
+    std::string bad = text;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
+  }
+}
+
+// ggml writes every op's result in F32 (ggml.c: ggml_mul_mat, ggml_mul_mat_id
+// and ggml_get_rows create F32 tensors), so llama.cpp's and Ollama's
+// activations between kernels take 4 bytes an element. Llama-3.1-8B in q8_0,
+// a 512-token prompt (fp16 activations) on an RTX 4090:
+//   attn_residual 3 x 512 x 4096 x 4 B = 25,165,824 B (12,582,912 in 16 bits);
+//   gate_proj reads its fp16 input and writes F32: 512 x 4096 x 2 B +
+//   512 x 14336 x 4 B = 4,194,304 + 29,360,128 = 33,554,432 B.
+TEST(EnginePrediction, GgmlKeepsActivationsInF32BetweenKernels) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& rtx = devices().get("rtx-4090");
+  const Scenario s = q8_0_llama_step(Phase::kPrefill, 1);
+  for (const char* id : {"llama.cpp", "ollama"}) {
+    const EngineProfile& e = EngineRegistry::built_in().get(id);
+    ASSERT_TRUE(e.activation_storage.has_value()) << id;
+    EXPECT_EQ(*e.activation_storage, Format::kFp32) << id;
+    ModelOptions o;
+    o.engine = &e;
+    const Prediction p = predict(m, rtx, s, o);
+    EXPECT_DOUBLE_EQ(p.graph.ops[first_op(p, OpKind::kAttnResidual)].act_bytes, 25'165'824.0);
+    EXPECT_DOUBLE_EQ(p.graph.ops[first_op(p, OpKind::kGateProj)].act_bytes, 33'554'432.0);
+  }
+  // The reference engine and ideal mode keep 16 bits (as do the serving
+  // engines, whose profiles set no storage).
+  const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
+  EXPECT_FALSE(vllm.activation_storage.has_value());
+  ModelOptions ideal_llama;
+  ideal_llama.engine = &EngineRegistry::built_in().get("llama.cpp");
+  ideal_llama.mode = Mode::kIdeal;
+  for (const ModelOptions& o : {ModelOptions{}, ideal_llama}) {
+    const Prediction p = predict(m, rtx, s, o);
+    EXPECT_DOUBLE_EQ(p.graph.ops[first_op(p, OpKind::kAttnResidual)].act_bytes, 12'582'912.0);
+  }
+  EXPECT_EQ(to_json(EngineRegistry::built_in().get("llama.cpp"))["activation_storage"]["format"],
+            "fp32");
+  EXPECT_TRUE(to_json(vllm)["activation_storage"].is_null());
+
+  // The field is strict: a 16-bit or wider format, a known source, no other keys.
+  const std::string text = R"({"id": "x", "name": "x", "kind": "local", "versions": "v",
+    "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},
+    "gemm": {"tables": "", "kernels": {}},
+    "activation_storage": {"format": "fp32", "source": "s"},
+    "attention_kernels": "a", "fusions": [], "unsupported_formats": []})";
+  EXPECT_EQ(parse_engine(text, "x.json").activation_storage, Format::kFp32);
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {R"("format": "fp32")", R"("format": "fp8")"},
+           {R"("format": "fp32")", R"("format": "nvfp4")"},
+           {R"("format": "fp32")", R"("format": "f33")"},
+           {R"("format": "fp32", "source": "s")", R"("format": "fp32", "source": "z")"},
+           {R"("format": "fp32", "source": "s")", R"("format": "fp32")"},
+           {R"("format": "fp32")", R"("format": "fp32", "typo": 1)"}}) {
     std::string bad = text;
     bad.replace(bad.find(from), from.size(), to);
     EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;

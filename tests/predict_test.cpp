@@ -586,6 +586,49 @@ TEST(Attention, FlashAttentionIoModel) {
   EXPECT_DOUBLE_EQ(find_op(naive, OpKind::kSoftmax).act_bytes, 2 * 32.0 * 4096 * 4096 * 2);
 }
 
+// The activations between kernels stay in 16 bits when the GEMMs' inputs are
+// quantized narrower (W8A8, W4A4): the engines keep their hidden states in
+// bf16, and the kernel tables' rooflines count 16-bit outputs. Llama-3.1-8B,
+// a 512-token prompt on a B200:
+//   attn_residual reads the residual and o_proj's output and writes the sum:
+//     3 x 512 x 4096 elements x 2 B = 12,582,912 B under every format;
+//   q_proj reads its input in the activations' format and writes bf16:
+//     bf16 512 x 4096 x 2 B + 512 x 4096 x 2 B = 8,388,608 B;
+//     fp8 512 x 4096 x 1 B + its 4-byte tensor scale + 4,194,304 = 6,291,460 B;
+//     nvfp4 (16 elements in 72 bits) 131,072 blocks x 9 B + 4 + 4,194,304 = 5,373,956 B.
+// Attention on the device's path multiplies in bf16 under NVFP4 inputs (it
+// took the NVFP4 peak before), and the memory verdict holds the layer's
+// activations in 16 bits too.
+TEST(Predict, ActivationsBetweenKernelsStayIn16Bits) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& b200 = registry().get("b200");
+  auto prompt = [&](Format act) {
+    Scenario s;
+    s.phase = Phase::kPrefill;
+    s.seq_len = 512;
+    s.precision.weights = act == Format::kBf16 ? Format::kBf16 : act;
+    s.precision.act = act;
+    s.precision.kv = Format::kBf16;
+    return s;
+  };
+  const ModelOptions realistic;
+  const OpGraph bf16 = build_ops(m, b200, prompt(Format::kBf16), realistic);
+  const OpGraph fp8 = build_ops(m, b200, prompt(Format::kFp8), realistic);
+  const OpGraph nvfp4 = build_ops(m, b200, prompt(Format::kNvfp4), realistic);
+  for (const OpGraph* g : {&bf16, &fp8, &nvfp4}) {
+    EXPECT_DOUBLE_EQ(find_op(*g, OpKind::kAttnResidual).act_bytes, 12'582'912.0);
+  }
+  EXPECT_DOUBLE_EQ(find_op(bf16, OpKind::kQProj).act_bytes, 8'388'608.0);
+  EXPECT_DOUBLE_EQ(find_op(fp8, OpKind::kQProj).act_bytes, 6'291'460.0);
+  EXPECT_DOUBLE_EQ(find_op(nvfp4, OpKind::kQProj).act_bytes, 5'373'956.0);
+  EXPECT_EQ(find_op(nvfp4, OpKind::kQkMatmul).compute, Format::kBf16);
+  EXPECT_EQ(find_op(bf16, OpKind::kQkMatmul).compute, Format::kBf16);
+  const double held = predict(m, b200, prompt(Format::kBf16), realistic).memory.activation_bytes;
+  EXPECT_DOUBLE_EQ(predict(m, b200, prompt(Format::kFp8), realistic).memory.activation_bytes, held);
+  EXPECT_DOUBLE_EQ(predict(m, b200, prompt(Format::kNvfp4), realistic).memory.activation_bytes,
+                   held);
+}
+
 // Proposition 4: a block-sparsity fraction s scales the attention work and IO.
 TEST(Attention, BlockSparsityScalesAttention) {
   const ModelSpec m = load_model("llama-3.1-8b");

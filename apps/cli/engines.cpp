@@ -67,6 +67,11 @@ void engines_command(const std::string& id, bool json) {
       figure(label.c_str(), e.launch_prefill_before_s);
     }
     figure("fixed cost per step s", e.step_overhead_s);
+    if (e.activation_storage) {
+      std::cout << fmt::format("  {:<28} {} (16 bits in the model otherwise)\n      source: {}\n",
+                               "activations between kernels", format_id(*e.activation_storage),
+                               e.citation(e.activation_storage_source));
+    }
     if (e.shared_experts_stream.on) {
       const auto& x = e.shared_experts_stream;
       std::cout << fmt::format(

@@ -471,6 +471,13 @@ struct EngineProfile {
     std::string kernel, source;
   };
   std::optional<LatentCacheCast> latent_cache_cast;
+  // The format the engine keeps activations in between its kernels (the
+  // hidden state, norms' and GEMMs' outputs, attention's Q and O) when it is
+  // not the model's: ggml writes every op's result in F32 (llama.cpp,
+  // Ollama). Unset: 16-bit (the activations' format, or bf16 under
+  // narrower GEMM inputs).
+  std::optional<Format> activation_storage;
+  std::string activation_storage_source;
   std::map<std::string, std::string> gemm_kernels;  // format -> kernel family (documentation)
   std::string attention_kernels;
   std::vector<std::string> fusions;

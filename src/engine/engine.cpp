@@ -1062,6 +1062,19 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
   };
   activation_rules("expert_activations", &e.expert_activations);
   activation_rules("weight_activations", &e.weight_activations);
+  if (o.has("activation_storage")) {
+    StrictObject a = o.object("activation_storage");
+    Format f{};
+    const std::string id = a.string("format");
+    if (!try_parse_format(id, &f) || bits_per_element(f) < 16)
+      a.fail("format", "a format of 16 bits or more (bf16, fp16, fp32)");
+    e.activation_storage = f;
+    e.activation_storage_source = a.string("source");
+    if (!e.sources.count(e.activation_storage_source))
+      a.fail("source", "names no entry of \"sources\"");
+    (void)a.optional_string("note", "");
+    a.finish();
+  }
   if (o.has("latent_cache_cast")) {
     StrictObject r = o.object("latent_cache_cast");
     EngineProfile::LatentCacheCast rule;
@@ -1668,6 +1681,10 @@ nlohmann::json to_json(const EngineProfile& e) {
               {"gemm_source", e.citation(x.gemm_source)},
               {"source", e.citation(x.source)}};
   }
+  const nlohmann::json storage =
+      e.activation_storage ? nlohmann::json{{"format", format_id(*e.activation_storage)},
+                                            {"source", e.citation(e.activation_storage_source)}}
+                           : nlohmann::json(nullptr);
   return {{"id", e.id},
           {"name", e.name},
           {"kind", e.kind},
@@ -1722,6 +1739,7 @@ nlohmann::json to_json(const EngineProfile& e) {
                                 {"kernel", e.latent_cache_cast->kernel},
                                 {"source", e.citation(e.latent_cache_cast->source)}}
                : nlohmann::json(nullptr)},
+          {"activation_storage", storage},
           {"gemm_kernels", e.gemm_kernels},
           {"attention_kernels", e.attention_kernels},
           {"fusions", e.fusions},

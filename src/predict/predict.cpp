@@ -531,11 +531,13 @@ double activation_bytes(const ModelSpec& m, const Device& d, const Scenario& s) 
     widest =
         std::max(widest, 2 * static_cast<double>(m.moe->top_k * m.moe->expert_intermediate) / tp);
   }
-  double act = bytes_for(s.precision.act, N * (2 * H + widest));
+  // Held in 16 bits where the GEMMs' inputs are narrower (workload.cpp's `io`).
+  const Format held = bits_per_element(s.precision.act) >= 16 ? s.precision.act : Format::kBf16;
+  double act = bytes_for(held, N * (2 * H + widest));
   const AttentionKernel kernel =
       s.attention ? *s.attention : default_attention_kernel(d, s.phase == Phase::kDecode);
   if (kernel == AttentionKernel::kNaive) {
-    act += bytes_for(s.precision.act, B * static_cast<double>(m.heads) / tp * T * ctx);
+    act += bytes_for(held, B * static_cast<double>(m.heads) / tp * T * ctx);
   }
   // Logits: the last position of each sequence, every verified one in a speculative step.
   const double logit_rows = s.phase == Phase::kDecode ? N : B;

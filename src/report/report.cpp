@@ -856,6 +856,10 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
     if (e.allreduce_residual_rmsnorm && s.tp > 1 && s.attention_dp == 1) {
       gemms += "; residual adds and RMSNorms inside the all-reduce kernels";
     }
+    if (e.activation_storage) {
+      gemms += fmt::format("; activations between kernels in {} (its graph's tensors)",
+                           format_id(*e.activation_storage));
+    }
     if (s.precision.expert_act && m.moe) {
       gemms += fmt::format("; {} experts with {} activations (the precision plan's)",
                            format_id(p.graph.experts), format_id(*s.precision.expert_act));

@@ -66,6 +66,15 @@ struct Builder {
   double sparse_top_k = 0;              // DeepSeek sparse attention: cached tokens a query reads
   double P = 0;                         // prompt tokens riding along with a decode step (in N)
   Format w{}, e{}, a{}, kv{};
+  // The format activations are stored in between kernels (the residual
+  // stream, norms', RoPE's and GEMMs' outputs, attention's Q and O): `a`
+  // where it is 16 bits or wider, else bf16. A GEMM's quantized input (fp8,
+  // NVFP4) is written by the kernel before it or inside the GEMM; the
+  // engines keep their hidden states in bf16, and the kernel tables'
+  // rooflines count 16-bit outputs (scripts/distill-kernel-tables). An
+  // engine whose graph keeps wider tensors says so (ggml's F32:
+  // EngineProfile::activation_storage).
+  Format io{};
   ComputePlan wplan{}, eplan{};
   bool decode = true;
   bool drafting = false;  // adding the draft head's ops
@@ -151,7 +160,7 @@ struct Builder {
     Op& op = add(kind, OpClass::kMatmul, count);
     op.flops = 2 * rows * n * k;
     op.weight_bytes = bytes_for(fmt, n * k);
-    op.act_bytes = (read_input ? bytes_for(act, rows * k) : 0) + bytes_for(act, rows * n);
+    op.act_bytes = (read_input ? bytes_for(act, rows * k) : 0) + bytes_for(io, rows * n);
     op.compute = plan.format;
     op.weight_only = plan.weight_only;
     const bool waves = opt.mode == Mode::kRealistic && !dev.is_cpu() && !experts_priced_whole &&
@@ -186,7 +195,7 @@ struct Builder {
                   double writes, double launches) {
     Op& op = add(kind, OpClass::kElementwise, count);
     op.flops = elements * ops_per_element;
-    op.act_bytes = bytes_for(a, elements * reads) + bytes_for(a, elements * writes);
+    op.act_bytes = bytes_for(io, elements * reads) + bytes_for(io, elements * writes);
     op.compute = Format::kFp32;
     op.launches = launches;
     return op;
@@ -267,10 +276,12 @@ struct Builder {
     const Format attn_fmt =
         (attn_act == Format::kFp8 && kinfo.fp8 && dev.computes(Format::kFp8))
             ? Format::kFp8
-            : (format_info(attn_act).block_bits >= 16 && dev.computes(attn_act) ? attn_act
-                                                                                : Format::kBf16);
-    // K/V come from the cache in decode, from fresh projections in prefill.
-    const Format kv_read_fmt = decode ? kv : a;
+            : (bits_per_element(attn_act) >= 16 && dev.computes(attn_act) ? attn_act
+                                                                          : Format::kBf16);
+    // Q (and a prompt's fresh K/V) are read in fp8 by an fp8 kernel, else as
+    // stored; O is written as stored. K/V come from the cache in decode.
+    const Format attn_in = attn_fmt == Format::kFp8 ? Format::kFp8 : io;
+    const Format kv_read_fmt = decode ? kv : attn_in;
     double scores = 0, k_elems = 0, v_elems = 0;  // score elements computed; K/V elements read
     // A prompt after cached tokens: the K/V elements it reads from the cache
     // (MLA's come expanded from kv_b_proj, as activations).
@@ -327,12 +338,12 @@ struct Builder {
 
     Op& qk = add(OpKind::kQkMatmul, OpClass::kAttention, count);
     qk.flops = 2 * scores * q_dim;
-    qk.act_bytes = bytes_for(a, B * T * nh * q_dim) * q_reads;
+    qk.act_bytes = bytes_for(attn_in, B * T * nh * q_dim) * q_reads;
     qk.kv_bytes = decode ? bytes_for(kv_read_fmt, k_elems) : 0;
     if (!decode) qk.act_bytes += bytes_for(kv_read_fmt, k_elems);
     if (cached_k > 0) {
       if (m.attention == AttentionKind::kMla) {
-        qk.act_bytes += bytes_for(a, cached_k);
+        qk.act_bytes += bytes_for(attn_in, cached_k);
       } else {
         qk.kv_bytes += bytes_for(kv, cached_k);
       }
@@ -347,7 +358,7 @@ struct Builder {
 
     Op& sv = add(OpKind::kSvMatmul, OpClass::kAttention, count);
     sv.flops = 2 * scores * v_dim;
-    sv.act_bytes = bytes_for(a, B * T * nh * v_dim) * o_passes;
+    sv.act_bytes = bytes_for(io, B * T * nh * v_dim) * o_passes;
     if (decode) {
       sv.kv_bytes = bytes_for(kv_read_fmt, v_elems);
     } else {
@@ -355,7 +366,7 @@ struct Builder {
     }
     if (cached_v > 0) {
       if (m.attention == AttentionKind::kMla) {
-        sv.act_bytes += bytes_for(a, cached_v);
+        sv.act_bytes += bytes_for(attn_in, cached_v);
       } else {
         sv.kv_bytes += bytes_for(kv, cached_v);
       }
@@ -383,9 +394,9 @@ struct Builder {
     }
     if (kinfo.loop == AttentionLoop::kUnfused) {
       // Scores and probabilities round-trip through HBM; three kernels.
-      qk.act_bytes += bytes_for(a, scores);
-      sm.act_bytes = 2 * bytes_for(a, scores);
-      sv.act_bytes += bytes_for(a, scores);
+      qk.act_bytes += bytes_for(io, scores);
+      sm.act_bytes = 2 * bytes_for(io, scores);
+      sv.act_bytes += bytes_for(io, scores);
       qk.kernel_efficiency = sv.kernel_efficiency = std::nan("");
       qk.parallel_blocks = sv.parallel_blocks = 0;  // batched GEMMs fill the device
     } else {
@@ -443,7 +454,7 @@ struct Builder {
       op.compute = Format::kFp32;
     }
     Op& write = add(OpKind::kKvCacheWrite, OpClass::kMemory, count);
-    write.act_bytes = bytes_for(a, 2 * N * nkv * dh);
+    write.act_bytes = bytes_for(io, 2 * N * nkv * dh);
     write.kv_bytes = bytes_for(kv, 2 * N * nkv * dh);
   }
 
@@ -508,7 +519,7 @@ struct Builder {
     elementwise(OpKind::kRope, count, N * (nh + 1) * static_cast<double>(x.qk_rope_head_dim),
                 kRopeOps, 1, 1, 1);
     Op& write = add(OpKind::kKvCacheWrite, OpClass::kMemory, count);
-    write.act_bytes = bytes_for(a, N * latent);
+    write.act_bytes = bytes_for(io, N * latent);
     write.kv_bytes = bytes_for(kv, N * latent);
     if (m.sparse_attention) indexer(count);
     if (decode) {
@@ -580,8 +591,8 @@ struct Builder {
 
     const double state_bytes = bytes_for(x.state_format, hv * dk * dvh);
     // q, k, v, the decay and the write strength in; the output out.
-    auto io = [&](double tokens) {
-      return bytes_for(a, tokens * (2 * key + value + 2 * hv)) + bytes_for(a, tokens * value);
+    auto io_bytes = [&](double tokens) {
+      return bytes_for(io, tokens * (2 * key + value + 2 * hv)) + bytes_for(io, tokens * value);
     };
     // Decoding: per token and value head, the state decays (dk dv), is read
     // against k (2 dk dv), takes the rank-one correction (2 dk dv) and is read
@@ -590,7 +601,7 @@ struct Builder {
     if (recurrent > 0) {
       Op& op = add(OpKind::kDeltaRule, OpClass::kAttention, count);
       op.flops = recurrent * hv * 7 * dk * dvh;
-      op.act_bytes = io(recurrent);
+      op.act_bytes = io_bytes(recurrent);
       op.kv_bytes = 2 * B * state_bytes;
       op.compute = Format::kFp32;
       op.kernel_efficiency = std::nan("");
@@ -604,10 +615,10 @@ struct Builder {
       const double c = kDeltaChunk;
       Op& op = add(OpKind::kDeltaRule, OpClass::kAttention, count);
       op.flops = chunked * hv * (6 * c * dk + 4 * c * dvh + c * c / 3 + 6 * dk * dvh);
-      op.act_bytes = io(chunked) + 2 * state_bytes * std::ceil(chunked / c);
+      op.act_bytes = io_bytes(chunked) + 2 * state_bytes * std::ceil(chunked / c);
       // The chunk kernels multiply in 16 bits (or wider) whatever the
       // activations' format, on the tensor cores.
-      op.compute = format_info(a).block_bits >= 16 && dev.computes(a) ? a : Format::kBf16;
+      op.compute = bits_per_element(a) >= 16 && dev.computes(a) ? a : Format::kBf16;
       op.kernel_efficiency = std::nan("");
       shape(op, true);
     }
@@ -657,7 +668,7 @@ struct Builder {
       Op& op = linear(kind, count, rows, n, kdim, e, eplan, read_input, launches, D);
       op.flops = 2 * pairs * n * kdim;
       op.weight_bytes = D * bytes_for(e, n * kdim);
-      op.act_bytes = (read_input ? bytes_for(a, pairs * kdim) : 0) + bytes_for(a, pairs * n);
+      op.act_bytes = (read_input ? bytes_for(a, pairs * kdim) : 0) + bytes_for(io, pairs * n);
       op.moe_layer = true;
       op.moe_tokens = N;
       op.moe_ep = ep;
@@ -694,7 +705,7 @@ struct Builder {
     if (tp <= 1) return;
     Op& op = add(OpKind::kAllReduce, OpClass::kCommunication, count);
     // Ring all-reduce moves 2 (tp - 1) / tp of the message over each link.
-    op.act_bytes = bytes_for(a, N * H) * 2 * (tp - 1) / tp;
+    op.act_bytes = bytes_for(io, N * H) * 2 * (tp - 1) / tp;
     op.ranks = tp;
     op.message_elements = N * H;
     op.compute = Format::kFp32;
@@ -1123,6 +1134,9 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
   b.ctx = b.decode ? static_cast<double>(s.seq_len) + 1 : static_cast<double>(s.seq_len);
   b.C = b.decode ? 0 : static_cast<double>(s.cached);
   b.a = s.precision.act;
+  b.io = bits_per_element(b.a) >= 16 ? b.a : Format::kBf16;
+  if (opt.mode == Mode::kRealistic && opt.engine && opt.engine->activation_storage)
+    b.io = *opt.engine->activation_storage;
   b.kv = s.precision.kv;
   b.w = s.precision.weights.value_or(m.native_weights);
   b.e = s.precision.experts.value_or(s.precision.weights.value_or(m.native_experts));
@@ -1156,7 +1170,7 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
   if (m.vocab > 0) {
     Op& emb = b.add(OpKind::kEmbedding, OpClass::kMemory, 1);
     emb.weight_bytes = bytes_for(m.native_weights, b.N * b.H);
-    emb.act_bytes = bytes_for(b.a, b.N * b.H);
+    emb.act_bytes = bytes_for(b.io, b.N * b.H);
   }
   // Layer classes: (moe, attention: full, sliding or linear) -> number of layers.
   enum { kFull, kSliding, kLinear };
@@ -1230,7 +1244,7 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
     scale_to_checkpoint(m, release, &g);
   if (s.pp > 1) {
     Op& send = b.add(OpKind::kPipelineSend, OpClass::kCommunication, static_cast<double>(s.pp - 1));
-    send.act_bytes = bytes_for(b.a, b.N * b.H);
+    send.act_bytes = bytes_for(b.io, b.N * b.H);
     send.compute = Format::kFp32;
   }
 }
