@@ -2524,6 +2524,65 @@ TEST(EnginePrediction, OlderLlamaCppBuildsDequantizeForCublas) {
 
 // llama.cpp's files keep parts of a Q4_K_M model in Q6_K, so a prediction
 // streams the file's bytes, and the memory estimate holds the same weights.
+// The serving engines' quantized checkpoints keep the LM head in its 16-bit
+// dtype (vLLM's and SGLang's ParallelLMHead takes no fp8, NVFP4 or int4
+// method; Model Optimizer excludes lm_head), so it streams and multiplies in
+// bf16. Llama-3.1-8B fp8 W8A8, a decode step of 8 sequences on an H100:
+//   lm_head weights 128,256 x 4,096 x 2 B = 1,050,673,152 B (fp8: 525,336,576
+//     + its 4-byte tensor scale), so the file holds 525,336,572 B more;
+//   its activations: 8 x 4,096 bf16 inputs (65,536 B) + 8 x 128,256 bf16
+//     logits (2,052,096 B) = 2,117,632 B.
+TEST(EnginePrediction, ServingEnginesKeepTheLmHeadUnquantized) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& h100 = devices().get("h100-sxm");
+  Scenario s;
+  s.batch = 8;
+  s.seq_len = 1024;
+  s.precision.weights = Format::kFp8;
+  s.precision.act = Format::kFp8;
+  s.precision.kv = Format::kBf16;
+  for (const char* id : {"vllm", "sglang", "trtllm"}) {
+    ModelOptions o;
+    o.engine = &EngineRegistry::built_in().get(id);
+    const Prediction p = predict(m, h100, s, o);
+    const Op& head = p.graph.ops[first_op(p, OpKind::kLmHead)];
+    EXPECT_EQ(head.weights, Format::kBf16) << id;
+    EXPECT_EQ(head.compute, Format::kBf16) << id;
+    EXPECT_FALSE(head.weight_only) << id;
+    EXPECT_DOUBLE_EQ(head.weight_bytes, 1'050'673'152.0) << id;
+    EXPECT_DOUBLE_EQ(head.act_bytes, 2'117'632.0) << id;
+    EXPECT_DOUBLE_EQ(p.file_mix_bytes, 525'336'572.0) << id;
+    ASSERT_NE(p.file_mix, nullptr) << id;
+    EXPECT_EQ(p.file_mix->format, Format::kFp8) << id;
+    // The other projections stay fp8.
+    EXPECT_EQ(p.graph.ops[first_op(p, OpKind::kQProj)].weights, Format::kFp8) << id;
+  }
+  // The reference engine quantizes what the plan says, the LM head included.
+  const Prediction reference = predict(m, h100, s, ModelOptions{});
+  EXPECT_EQ(reference.graph.ops[first_op(reference, OpKind::kLmHead)].weights, Format::kFp8);
+  EXPECT_EQ(reference.file_mix, nullptr);
+}
+
+// Routers stay unquantized, and so does their math: DeepSeek-V3 fp8 W8A8, a
+// 1,024-token prompt on an H200, the router reads the bf16 hidden state and
+// writes bf16 scores: 1,024 x 7,168 x 2 B + 1,024 x 256 x 2 B = 15,204,352 B.
+TEST(EnginePrediction, RoutersMultiplyIn16Bits) {
+  const ModelSpec m = load_model("deepseek-v3");
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.seq_len = 1024;
+  s.tp = 8;
+  s.precision.act = Format::kFp8;
+  s.precision.kv = Format::kBf16;
+  ModelOptions o;
+  o.engine = &EngineRegistry::built_in().get("vllm");
+  const Prediction p = predict(m, devices().get("h200"), s, o);
+  const Op& router = p.graph.ops[first_op(p, OpKind::kRouter)];
+  EXPECT_EQ(router.compute, Format::kBf16);
+  EXPECT_FALSE(router.weight_only);
+  EXPECT_DOUBLE_EQ(router.act_bytes, 15'204'352.0);
+}
+
 TEST(EnginePrediction, FileMixesStreamTheEnginesFileBytes) {
   // use_more_bits(i, 32): layers 0-3, 28-31 and 6, 9, ..., 27 (8): 16 of 32.
   EXPECT_DOUBLE_EQ(FileMix::layer_share(FileMix::Layers::kUseMoreBits, 32), 0.5);
@@ -3125,6 +3184,10 @@ TEST(GemmTables, APassOfManyFormatsPricesEachFromItsOwnEntry) {
     uniform.precision.weights = v.weights;
     uniform.precision.act = v.act;
     uniform.precision.kv = Format::kBf16;
+    // Named for the op too, as in the mixed pass: the plan's format, not the
+    // engine's file layout (TensorRT-LLM's fp8 files keep the LM head in bf16).
+    uniform.precision.ops[static_cast<std::size_t>(v.kind)] = {v.weights, v.act};
+    uniform.precision.has_op_overrides = true;
     const Prediction q = predict(m, b200, uniform, o);
     const std::size_t i = first_op(p, v.kind), j = first_op(q, v.kind);
     EXPECT_EQ(p.graph.ops[i].weights, v.weights) << op_name(v.kind);

@@ -114,6 +114,16 @@ struct Prediction {
                                                   std::int64_t sampler_rows);
 
 struct EngineScheduler;  // roofline/engine.h
+struct EngineProfile;    // roofline/engine.h
+
+// The weight bytes on one rank that `engine`'s file layout for the plan's
+// formats adds (or takes away) against the formats themselves
+// (EngineProfile::file_mixes: llama.cpp's Q6_K tensors in Q4_K_M files, the
+// serving engines' 16-bit LM head): what predict() streams and its memory
+// estimate holds, for the estimates made without a prediction. 0 with no
+// engine, no mix for these formats, or a checkpoint file (exact bytes).
+[[nodiscard]] Bytes engine_file_mix_bytes(const EngineProfile* engine, const ModelSpec& model,
+                                          const Device& device, const Scenario& s);
 
 // The activations `rule`'s KV sizing subtracts beside the weights, for a pool
 // of `budget` tokens and `running` requests: its profiling pass where it runs

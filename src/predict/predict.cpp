@@ -790,8 +790,8 @@ std::bitset<kMaxOps> fp8_inputs_prequantized(const EngineProfile& e, const Model
 // (llama.cpp Q4_K_M: Q6_K LM head and, in half the layers, V and down
 // projections): their streamed bytes follow the file. Returns the change in
 // weight bytes on this rank, for the memory estimate; `*applied` is the mix.
-double apply_engine_file_mix(const EngineProfile& e, const ModelSpec& m, OpGraph* g,
-                             const FileMix** applied) {
+double apply_engine_file_mix(const EngineProfile& e, const ModelSpec& m, const PrecisionPlan& plan,
+                             OpGraph* g, const FileMix** applied) {
   const FileMix* mix = e.file_mix(g->weights, g->experts, m.moe.has_value());
   *applied = mix;
   if (mix == nullptr) return 0;
@@ -799,6 +799,8 @@ double apply_engine_file_mix(const EngineProfile& e, const ModelSpec& m, OpGraph
   for (int i = 0; i < g->size; ++i) {
     Op& op = g->ops[static_cast<std::size_t>(i)];
     if (op.cls != OpClass::kMatmul || op.kind == OpKind::kRouter) continue;
+    // A format the plan names for this operator is the plan's, not the file's.
+    if (plan.has_op_overrides && plan.ops[static_cast<std::size_t>(op.kind)].weights) continue;
     const bool expert =
         op.moe_layer && (op.kind == OpKind::kGateProj || op.kind == OpKind::kUpProj ||
                          op.kind == OpKind::kDownProj);
@@ -814,6 +816,16 @@ double apply_engine_file_mix(const EngineProfile& e, const ModelSpec& m, OpGraph
       op.weight_bytes += change;
       delta += op.count * change;
       if (share >= 0.5) op.weights = r.format;
+      if (share >= 0.5 && bits_per_element(r.format) >= 16) {
+        // A tensor the files keep unquantized (the serving engines' 16-bit LM
+        // head): its GEMM reads a 16-bit input and multiplies in 16 bits.
+        const double inputs = op.gemm_m * op.gemm_k * op.gemm_groups;
+        if (bits_per_element(op.compute) < 16)
+          op.act_bytes += bytes_for(r.format, inputs) - bytes_for(op.compute, inputs);
+        op.compute = r.format;
+        op.weight_only = false;
+        op.vector_ops = 0;
+      }
       break;
     }
   }
@@ -905,6 +917,20 @@ void apply_kv_memory_rule(const EngineProfile* engine, double share, const Model
 
 }  // namespace
 
+Bytes engine_file_mix_bytes(const EngineProfile* engine, const ModelSpec& m, const Device& d,
+                            const Scenario& s) {
+  if (engine == nullptr || m.checkpoint || engine->file_mixes.empty()) return 0;
+  const Format w = s.precision.weights.value_or(m.native_weights);
+  const Format e = s.precision.experts.value_or(s.precision.weights.value_or(m.native_experts));
+  if (engine->file_mix(w, e, m.moe.has_value()) == nullptr) return 0;
+  ModelOptions o;
+  o.engine = engine;
+  OpGraph g;
+  build_ops(m, d, s, o, &g);
+  const FileMix* applied = nullptr;
+  return apply_engine_file_mix(*engine, m, s.precision, &g, &applied);
+}
+
 Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
                    const ModelOptions& given) {
   check_deadline("prediction");
@@ -921,7 +947,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     check_engine_formats(*engine, p.graph, s);
     apply_engine_fusions(*engine, &p.graph);
     if (!m.checkpoint) {
-      file_mix_bytes = apply_engine_file_mix(*engine, m, &p.graph, &p.file_mix);
+      file_mix_bytes = apply_engine_file_mix(*engine, m, s.precision, &p.graph, &p.file_mix);
       p.file_mix_bytes = file_mix_bytes;
     }
   }
@@ -1283,10 +1309,17 @@ Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base,
   // A prompt after cached tokens holds them too: the context is their sum.
   s.cached = 0;
   const std::int64_t context = base.seq_len + (base.phase == Phase::kPrefill ? base.cached : 0);
+  // The engine's files hold the weights predict() streams (a 16-bit LM head).
+  const double file_mix = engine_file_mix_bytes(engine, m, d, base);
   auto fits = [&](std::int64_t batch, std::int64_t ctx) {
     s.batch = batch;
     s.seq_len = ctx;
     MemoryEstimate mem = estimate_memory(m, d, s);
+    if (file_mix != 0) {
+      mem.weights_bytes += file_mix;
+      mem.total_bytes += file_mix;
+      mem.fits = mem.total_bytes <= mem.capacity_bytes;
+    }
     apply_kv_memory_rule(engine, 0, m, d, s, &mem);
     return mem.fits;
   };

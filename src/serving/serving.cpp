@@ -133,13 +133,14 @@ struct KvCapacity {
 };
 KvCapacity kv_capacity(const ModelSpec& m, const Device& d, const Scenario& base,
                        std::int64_t tokens, const KvMemoryRule& rule, std::int64_t budget,
-                       std::int64_t running) {
+                       std::int64_t running, const EngineProfile* engine) {
   Scenario one = base;
   one.phase = Phase::kDecode;
   clear_prompt_share(one);
   one.batch = 1;
   one.seq_len = tokens;
-  const MemoryEstimate mem = estimate_memory(m, d, one);
+  MemoryEstimate mem = estimate_memory(m, d, one);
+  mem.weights_bytes += engine_file_mix_bytes(engine, m, d, one);  // the engine's files
   // The pool's own budget and request limit set the engine's profiling pass.
   const double activations = kv_sizing_activation_bytes(*rule.scheduler, m, d, base,
                                                         mem.activation_bytes, budget, running);
@@ -619,8 +620,10 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
       sched.kv_memory_share(in.engine_version, in.recipe == ServingRecipe::kAiConfigurator);
   const KvMemoryRule kv_rule{&sched, in.kv_memory_share > 0 ? in.kv_memory_share : engine_share};
   const PoolLimits& held_by = disagg ? decode_limits : first_limits;  // the pool holding the cache
+  // The engine's files, as predict() streams them (realistic mode).
+  const EngineProfile* files = o.mode == Mode::kRealistic ? o.engine : nullptr;
   const KvCapacity decode_kv =
-      kv_capacity(m, d, decode_base, in.isl + in.osl, kv_rule, held_by.budget, held_by.cap);
+      kv_capacity(m, d, decode_base, in.isl + in.osl, kv_rule, held_by.budget, held_by.cap, files);
   r.kv_cache_tokens = decode_kv.tokens;
   r.kv_cache_bytes_per_gpu = decode_kv.room_bytes;
   r.kv_memory_share = kv_rule.share;
@@ -665,8 +668,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     spec.first = pool(detail::PoolSpec::Role::kMixed, 1, decode_room, own_prompt + in.osl,
                       first_limits, first_grid);
   } else {
-    const KvCapacity prefill_kv =
-        kv_capacity(m, d, prefill_base, in.isl, kv_rule, first_limits.budget, first_limits.cap);
+    const KvCapacity prefill_kv = kv_capacity(m, d, prefill_base, in.isl, kv_rule,
+                                              first_limits.budget, first_limits.cap, files);
     // Each decode GPU receives its shard of the prompt's cache, in parallel.
     const double link = r.gpus <= d.domain_gpus() && d.interconnect_bandwidth_Bps.value > 0
                             ? d.interconnect_bandwidth_Bps.value

@@ -655,8 +655,15 @@ struct Builder {
     const ExpertLoad load = busiest_expert_group(E, k, N, ep);
     const double D = load.experts;
     g.distinct_experts = D;
-    linear(OpKind::kRouter, count, N, E, H, kSmallWeights, plan_compute(dev, kSmallWeights, a),
-           true, 1);
+    // The router stays unquantized in every checkpoint, and so does its math:
+    // a 16-bit GEMM over the hidden state (not the fp8 or FP4 copy the
+    // quantized GEMMs read).
+    const Format a16 = bits_per_element(a) >= 16 ? a : kSmallWeights;
+    Op& router = linear(OpKind::kRouter, count, N, E, H, kSmallWeights,
+                        plan_compute(dev, kSmallWeights, a16), true, 1);
+    const bool planned = s.precision.has_op_overrides &&
+                         s.precision.ops[static_cast<std::size_t>(OpKind::kRouter)].act;
+    if (a16 != a && !planned) router.act_bytes += bytes_for(a16, N * H) - bytes_for(a, N * H);
     // Routed experts as grouped GEMMs over the D experts the batch touches:
     // weights of D experts stream once; the token-expert pairs compute.
     const double pairs = load.pairs;
