@@ -74,7 +74,7 @@ struct Builder {
   // rooflines count 16-bit outputs (scripts/distill-kernel-tables). An
   // engine whose graph keeps wider tensors says so (ggml's F32:
   // EngineProfile::activation_storage).
-  Format io{};
+  Format stored{};
   ComputePlan wplan{}, eplan{};
   bool decode = true;
   bool drafting = false;  // adding the draft head's ops
@@ -160,7 +160,7 @@ struct Builder {
     Op& op = add(kind, OpClass::kMatmul, count);
     op.flops = 2 * rows * n * k;
     op.weight_bytes = bytes_for(fmt, n * k);
-    op.act_bytes = (read_input ? bytes_for(act, rows * k) : 0) + bytes_for(io, rows * n);
+    op.act_bytes = (read_input ? bytes_for(act, rows * k) : 0) + bytes_for(stored, rows * n);
     op.compute = plan.format;
     op.weight_only = plan.weight_only;
     const bool waves = opt.mode == Mode::kRealistic && !dev.is_cpu() && !experts_priced_whole &&
@@ -195,7 +195,7 @@ struct Builder {
                   double writes, double launches) {
     Op& op = add(kind, OpClass::kElementwise, count);
     op.flops = elements * ops_per_element;
-    op.act_bytes = bytes_for(io, elements * reads) + bytes_for(io, elements * writes);
+    op.act_bytes = bytes_for(stored, elements * reads) + bytes_for(stored, elements * writes);
     op.compute = Format::kFp32;
     op.launches = launches;
     return op;
@@ -280,7 +280,7 @@ struct Builder {
                                                                           : Format::kBf16);
     // Q (and a prompt's fresh K/V) are read in fp8 by an fp8 kernel, else as
     // stored; O is written as stored. K/V come from the cache in decode.
-    const Format attn_in = attn_fmt == Format::kFp8 ? Format::kFp8 : io;
+    const Format attn_in = attn_fmt == Format::kFp8 ? Format::kFp8 : stored;
     const Format kv_read_fmt = decode ? kv : attn_in;
     double scores = 0, k_elems = 0, v_elems = 0;  // score elements computed; K/V elements read
     // A prompt after cached tokens: the K/V elements it reads from the cache
@@ -358,7 +358,7 @@ struct Builder {
 
     Op& sv = add(OpKind::kSvMatmul, OpClass::kAttention, count);
     sv.flops = 2 * scores * v_dim;
-    sv.act_bytes = bytes_for(io, B * T * nh * v_dim) * o_passes;
+    sv.act_bytes = bytes_for(stored, B * T * nh * v_dim) * o_passes;
     if (decode) {
       sv.kv_bytes = bytes_for(kv_read_fmt, v_elems);
     } else {
@@ -394,9 +394,9 @@ struct Builder {
     }
     if (kinfo.loop == AttentionLoop::kUnfused) {
       // Scores and probabilities round-trip through HBM; three kernels.
-      qk.act_bytes += bytes_for(io, scores);
-      sm.act_bytes = 2 * bytes_for(io, scores);
-      sv.act_bytes += bytes_for(io, scores);
+      qk.act_bytes += bytes_for(stored, scores);
+      sm.act_bytes = 2 * bytes_for(stored, scores);
+      sv.act_bytes += bytes_for(stored, scores);
       qk.kernel_efficiency = sv.kernel_efficiency = std::nan("");
       qk.parallel_blocks = sv.parallel_blocks = 0;  // batched GEMMs fill the device
     } else {
@@ -454,7 +454,7 @@ struct Builder {
       op.compute = Format::kFp32;
     }
     Op& write = add(OpKind::kKvCacheWrite, OpClass::kMemory, count);
-    write.act_bytes = bytes_for(io, 2 * N * nkv * dh);
+    write.act_bytes = bytes_for(stored, 2 * N * nkv * dh);
     write.kv_bytes = bytes_for(kv, 2 * N * nkv * dh);
   }
 
@@ -519,7 +519,7 @@ struct Builder {
     elementwise(OpKind::kRope, count, N * (nh + 1) * static_cast<double>(x.qk_rope_head_dim),
                 kRopeOps, 1, 1, 1);
     Op& write = add(OpKind::kKvCacheWrite, OpClass::kMemory, count);
-    write.act_bytes = bytes_for(io, N * latent);
+    write.act_bytes = bytes_for(stored, N * latent);
     write.kv_bytes = bytes_for(kv, N * latent);
     if (m.sparse_attention) indexer(count);
     if (decode) {
@@ -592,7 +592,8 @@ struct Builder {
     const double state_bytes = bytes_for(x.state_format, hv * dk * dvh);
     // q, k, v, the decay and the write strength in; the output out.
     auto io_bytes = [&](double tokens) {
-      return bytes_for(io, tokens * (2 * key + value + 2 * hv)) + bytes_for(io, tokens * value);
+      return bytes_for(stored, tokens * (2 * key + value + 2 * hv)) +
+             bytes_for(stored, tokens * value);
     };
     // Decoding: per token and value head, the state decays (dk dv), is read
     // against k (2 dk dv), takes the rank-one correction (2 dk dv) and is read
@@ -675,7 +676,7 @@ struct Builder {
       Op& op = linear(kind, count, rows, n, kdim, e, eplan, read_input, launches, D);
       op.flops = 2 * pairs * n * kdim;
       op.weight_bytes = D * bytes_for(e, n * kdim);
-      op.act_bytes = (read_input ? bytes_for(a, pairs * kdim) : 0) + bytes_for(io, pairs * n);
+      op.act_bytes = (read_input ? bytes_for(a, pairs * kdim) : 0) + bytes_for(stored, pairs * n);
       op.moe_layer = true;
       op.moe_tokens = N;
       op.moe_ep = ep;
@@ -712,7 +713,7 @@ struct Builder {
     if (tp <= 1) return;
     Op& op = add(OpKind::kAllReduce, OpClass::kCommunication, count);
     // Ring all-reduce moves 2 (tp - 1) / tp of the message over each link.
-    op.act_bytes = bytes_for(io, N * H) * 2 * (tp - 1) / tp;
+    op.act_bytes = bytes_for(stored, N * H) * 2 * (tp - 1) / tp;
     op.ranks = tp;
     op.message_elements = N * H;
     op.compute = Format::kFp32;
@@ -1141,9 +1142,9 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
   b.ctx = b.decode ? static_cast<double>(s.seq_len) + 1 : static_cast<double>(s.seq_len);
   b.C = b.decode ? 0 : static_cast<double>(s.cached);
   b.a = s.precision.act;
-  b.io = bits_per_element(b.a) >= 16 ? b.a : Format::kBf16;
+  b.stored = bits_per_element(b.a) >= 16 ? b.a : Format::kBf16;
   if (opt.mode == Mode::kRealistic && opt.engine && opt.engine->activation_storage)
-    b.io = *opt.engine->activation_storage;
+    b.stored = *opt.engine->activation_storage;
   b.kv = s.precision.kv;
   b.w = s.precision.weights.value_or(m.native_weights);
   b.e = s.precision.experts.value_or(s.precision.weights.value_or(m.native_experts));
@@ -1177,7 +1178,7 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
   if (m.vocab > 0) {
     Op& emb = b.add(OpKind::kEmbedding, OpClass::kMemory, 1);
     emb.weight_bytes = bytes_for(m.native_weights, b.N * b.H);
-    emb.act_bytes = bytes_for(b.io, b.N * b.H);
+    emb.act_bytes = bytes_for(b.stored, b.N * b.H);
   }
   // Layer classes: (moe, attention: full, sliding or linear) -> number of layers.
   enum { kFull, kSliding, kLinear };
@@ -1251,7 +1252,7 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
     scale_to_checkpoint(m, release, &g);
   if (s.pp > 1) {
     Op& send = b.add(OpKind::kPipelineSend, OpClass::kCommunication, static_cast<double>(s.pp - 1));
-    send.act_bytes = bytes_for(b.io, b.N * b.H);
+    send.act_bytes = bytes_for(b.stored, b.N * b.H);
     send.compute = Format::kFp32;
   }
 }
