@@ -73,6 +73,14 @@ extern const std::array<FormatInfo, kFormatCount> kFormatTable;
 // Bits per element including block scales (nvfp4: 4.5, mxfp4: 4.25, q8_0: 8.5).
 [[nodiscard]] double bits_per_element(Format f) noexcept;
 
+// The format activations of format `act` are written and held in between
+// kernels: `act` when it has 16 bits or more, else bf16 (low-precision GEMMs
+// accumulate wide and emit 16-bit outputs; an fp8 or FP4 input is a copy the
+// kernel before the GEMM, or the GEMM itself, quantizes).
+[[nodiscard]] inline Format held_activation_format(Format act) noexcept {
+  return bits_per_element(act) >= 16 ? act : Format::kBf16;
+}
+
 // Storage bytes of one tensor of `elements` values in format `f`: whole
 // blocks (a partial block is stored whole) plus the per-tensor scale.
 // REQUIRES: elements >= 0 and finite.

@@ -532,7 +532,7 @@ double activation_bytes(const ModelSpec& m, const Device& d, const Scenario& s) 
         std::max(widest, 2 * static_cast<double>(m.moe->top_k * m.moe->expert_intermediate) / tp);
   }
   // Held in 16 bits where the GEMMs' inputs are narrower (workload.cpp's `stored`).
-  const Format held = bits_per_element(s.precision.act) >= 16 ? s.precision.act : Format::kBf16;
+  const Format held = held_activation_format(s.precision.act);
   double act = bytes_for(held, N * (2 * H + widest));
   const AttentionKernel kernel =
       s.attention ? *s.attention : default_attention_kernel(d, s.phase == Phase::kDecode);

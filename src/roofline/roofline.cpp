@@ -27,11 +27,6 @@ bool in_f8f6f4_family(Format f) noexcept {
   }
 }
 
-// Low-precision GEMMs accumulate in fp32/int32 and emit 16-bit outputs.
-Format output_format_for(Format act) noexcept {
-  return bits_per_element(act) >= 16 ? act : Format::kBf16;
-}
-
 double ceil_div(double a, double b) noexcept { return std::ceil(a / b); }
 
 void check_dimension(std::string_view name, std::int64_t v) {
@@ -124,7 +119,7 @@ RooflineResult predict_gemm(const Device& device, const GemmProblem& p, const Mo
   r.mode = opt.mode;
   r.compute_format = plan.format;
   r.weight_only = plan.weight_only;
-  r.output_format = output_format_for(p.act);
+  r.output_format = held_activation_format(p.act);
   r.flops = 2.0 * m * n * k;
   r.bytes_read = bytes_for(p.weights, k * n) + bytes_for(p.act, m * k);
   r.bytes_written = bytes_for(r.output_format, m * n);

@@ -659,7 +659,7 @@ struct Builder {
     // The router stays unquantized in every checkpoint, and so does its math:
     // a 16-bit GEMM over the hidden state (not the fp8 or FP4 copy the
     // quantized GEMMs read).
-    const Format a16 = bits_per_element(a) >= 16 ? a : kSmallWeights;
+    const Format a16 = held_activation_format(a);
     Op& router = linear(OpKind::kRouter, count, N, E, H, kSmallWeights,
                         plan_compute(dev, kSmallWeights, a16), true, 1);
     const bool planned = s.precision.has_op_overrides &&
@@ -1142,7 +1142,7 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
   b.ctx = b.decode ? static_cast<double>(s.seq_len) + 1 : static_cast<double>(s.seq_len);
   b.C = b.decode ? 0 : static_cast<double>(s.cached);
   b.a = s.precision.act;
-  b.stored = bits_per_element(b.a) >= 16 ? b.a : Format::kBf16;
+  b.stored = held_activation_format(b.a);
   if (opt.mode == Mode::kRealistic && opt.engine && opt.engine->activation_storage)
     b.stored = *opt.engine->activation_storage;
   b.kv = s.precision.kv;
