@@ -1782,7 +1782,7 @@ Scenario q8_0_llama_step(Phase phase, std::int64_t batch) {
   return s;
 }
 
-// llama.cpp's matrix-vector kernels stream at most 7.27 GB/s per SM (derived
+// llama.cpp's matrix-vector kernels stream at most 8.03 GB/s per SM (derived
 // from one H100 PCIe measurement): below the device's fraction on HBM parts,
 // above it on GDDR ones, and not at all for GEMMs of more than 8 rows.
 TEST(EnginePrediction, EngineMatrixVectorKernelsAreBoundPerSm) {
@@ -1799,16 +1799,16 @@ TEST(EnginePrediction, EngineMatrixVectorKernelsAreBoundPerSm) {
     return p.timings[i].memory_time_s / (op.count * op.bytes());
   };
   constexpr double kRelative = 1e-9;
-  // A100 80GB: 108 SMs x 7.27 GB/s = 785 GB/s, below 2,039 GB/s x 0.834 = 1,700.
+  // A100 80GB: 108 SMs x 8.03 GB/s = 867 GB/s, below 2,039 GB/s x 0.834 = 1,700.
   const Device& a100 = devices().get("a100-80gb");
   EXPECT_NEAR(down_proj_seconds_per_byte(a100, 1), 1 / (108 * per_sm), kRelative / (108 * per_sm));
   // At 16 rows MMQ runs: on Hopper, where no MMQ figure applies, at the
-  // device's fraction again (H100 SXM: 132 x 7.27 = 960 GB/s would bind).
+  // device's fraction again (H100 SXM: 132 x 8.03 = 1,060 GB/s would bind).
   const Device& h100 = devices().get("h100-sxm");
   const double h100_bw = h100.memory_bandwidth_Bps.value * h100.bandwidth_fraction.value;
   ASSERT_GT(h100_bw, 132 * per_sm);
   EXPECT_NEAR(down_proj_seconds_per_byte(h100, 16), 1 / h100_bw, kRelative / h100_bw);
-  // RTX 4090: 128 SMs x 7.27 = 931 GB/s, above its own 1,008 GB/s x fraction.
+  // RTX 4090: 128 SMs x 8.03 = 1,028 GB/s, above its own 1,008 GB/s x fraction.
   const Device& rtx = devices().get("rtx-4090");
   const double rtx_bw = rtx.memory_bandwidth_Bps.value * rtx.bandwidth_fraction.value;
   ASSERT_LT(rtx_bw, 128 * per_sm);
@@ -2401,9 +2401,9 @@ TEST(EnginePrediction, DequantizingGemmsAddTheStreamAndTheMath) {
   const Device& rtx = devices().get("rtx-4090");
   const auto& ada = llama.dequant_gemm.architectures.at("ada");
   const auto [op, t] = down_proj(rtx, Phase::kPrefill, 1);
-  // 512 rows of 14336 -> 4096 in q8_0: the stream (0.891 of the 62.4 MB of
-  // weights and 23.1 MB of activations, 16-bit in and F32 out, at 1,008 GB/s)
-  // and the math (60 GFLOP at 0.316 of 660.6 TOPS) add.
+  // 512 rows of 14336 -> 4096 in q8_0: the stream (0.842 of the 62.4 MB of
+  // weights and 16.6 MB of activations, the q8_1 copy in and F32 out, at
+  // 1,008 GB/s) and the math (60 GFLOP at 0.347 of 660.6 TOPS) add.
   const double stream = op.count * ada.stream.value * op.bytes() / rtx.memory_bandwidth_Bps.value;
   const double math = op.count * op.flops / (rtx.peak(Format::kInt8) * ada.compute.value);
   constexpr double kRelative = 1e-12;
@@ -2442,7 +2442,7 @@ TEST(EnginePrediction, CublasF16GemmsRunAtTheFp16AccumulateRate) {
     return std::make_pair(p.graph.ops[i], p.timings[i]);
   };
   constexpr double kRelative = 1e-12;
-  // RTX 4090, a 512-token prompt: 512 x 4096 -> 14336 in F16 at 0.584 of 330.3 TF.
+  // RTX 4090, a 512-token prompt: 512 x 4096 -> 14336 in F16 at 0.847 of 330.3 TF.
   const Device& rtx = devices().get("rtx-4090");
   EXPECT_DOUBLE_EQ(rtx.peak_fp16_accumulate(Format::kFp16), 330.3e12);
   const double ada = llama.cublas_gemm.compute.at("ada").value;
@@ -3404,7 +3404,9 @@ TEST(EnginePrediction, GgmlKeepsActivationsInF32BetweenKernels) {
     o.engine = &e;
     const Prediction p = predict(m, rtx, s, o);
     EXPECT_DOUBLE_EQ(p.graph.ops[first_op(p, OpKind::kAttnResidual)].act_bytes, 25'165'824.0);
-    EXPECT_DOUBLE_EQ(p.graph.ops[first_op(p, OpKind::kGateProj)].act_bytes, 33'554'432.0);
+    // 512 x 4096 read as ggml's q8_1 copy (36 bytes per 32: 2,359,296 B),
+    // 512 x 14336 written in F32 (29,360,128 B).
+    EXPECT_DOUBLE_EQ(p.graph.ops[first_op(p, OpKind::kGateProj)].act_bytes, 31'719'424.0);
   }
   // The reference engine and ideal mode keep 16 bits (as do the serving
   // engines, whose profiles set no storage).
@@ -3435,6 +3437,108 @@ TEST(EnginePrediction, GgmlKeepsActivationsInF32BetweenKernels) {
            {R"("format": "fp32", "source": "s")", R"("format": "fp32", "source": "z")"},
            {R"("format": "fp32", "source": "s")", R"("format": "fp32")"},
            {R"("format": "fp32")", R"("format": "fp32", "typo": 1)"}}) {
+    std::string bad = text;
+    bad.replace(bad.find(from), from.size(), to);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
+  }
+}
+
+// ggml's copies around its GEMMs (ggml-cuda at d99724f2b141): a quantized
+// GEMM reads a q8_1 copy of its F32 input (36 bytes per 32), made by a kernel
+// of its own; a cuBLAS GEMM reads an F16 copy and writes F16, converted back
+// to F32 after it. The matrix-vector F16 kernels read F32 directly; the
+// serving engines make no such copies.
+TEST(EnginePrediction, GgmlCopiesItsGemmsInputsAndOutputs) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& rtx = devices().get("rtx-4090");
+  const EngineProfile& llama = EngineRegistry::built_in().get("llama.cpp");
+  ModelOptions o;
+  o.engine = &llama;
+  auto count_kind = [](const Prediction& p, OpKind kind) {
+    int n = 0;
+    for (int i = 0; i < p.graph.size; ++i)
+      n += p.graph.ops[static_cast<std::size_t>(i)].kind == kind;
+    return n;
+  };
+  // q8_0, a 512-token prompt: one copy before each of the layer's seven
+  // GEMMs (q, k, v, o, gate, up, down) and the LM head.
+  const Prediction q8 = predict(m, rtx, q8_0_llama_step(Phase::kPrefill, 1), o);
+  EXPECT_EQ(count_kind(q8, OpKind::kQuantizeInput), 8);
+  EXPECT_EQ(count_kind(q8, OpKind::kConvertInput), 0);
+  const std::size_t gate = first_op(q8, OpKind::kGateProj);
+  const Op& copy = q8.graph.ops[gate - 1];
+  ASSERT_EQ(copy.kind, OpKind::kQuantizeInput);
+  EXPECT_EQ(copy.count, 32);
+  // 512 x 4096 elements: 4 bytes read (F32) and 1.125 written (q8_1).
+  EXPECT_DOUBLE_EQ(copy.act_bytes, 512.0 * 4096 * 4 + 512.0 * 4096 * 36 / 32);
+  EXPECT_DOUBLE_EQ(copy.flops, 512.0 * 4096 * 4);  // abs, max, scale, round
+  EXPECT_EQ(copy.launches, 1);
+  EXPECT_GT(q8.timings[gate - 1].time_s, 0);
+  // F16 weights: past 8 rows cuBLAS, an F16 copy in (4 + 2 bytes an element)
+  // and the F16 result back to F32 (2 + 4); the GEMM itself reads and writes
+  // F16: 512 x 4096 in, 512 x 14336 out.
+  Scenario f16 = q8_0_llama_step(Phase::kPrefill, 1);
+  f16.precision.weights = Format::kFp16;
+  const Prediction h = predict(m, rtx, f16, o);
+  const std::size_t hg = first_op(h, OpKind::kGateProj);
+  ASSERT_EQ(h.graph.ops[hg - 1].kind, OpKind::kConvertInput);
+  ASSERT_EQ(h.graph.ops[hg + 1].kind, OpKind::kConvertOutput);
+  EXPECT_DOUBLE_EQ(h.graph.ops[hg - 1].act_bytes, 512.0 * 4096 * 6);
+  EXPECT_DOUBLE_EQ(h.graph.ops[hg + 1].act_bytes, 512.0 * 14336 * 6);
+  EXPECT_DOUBLE_EQ(h.graph.ops[hg].act_bytes, 512.0 * 4096 * 2 + 512.0 * 14336 * 2);
+  // The LM head multiplies one row (the prompt's last position): no copy.
+  EXPECT_EQ(count_kind(h, OpKind::kConvertInput), 7);
+  // One decoding sequence: the F16 matrix-vector kernel reads F32, no copy.
+  Scenario one = q8_0_llama_step(Phase::kDecode, 1);
+  one.precision.weights = Format::kFp16;
+  EXPECT_EQ(count_kind(predict(m, rtx, one, o), OpKind::kConvertInput), 0);
+  // Decode over q8_0: MMVQ quantizes its input too.
+  EXPECT_EQ(
+      count_kind(predict(m, rtx, q8_0_llama_step(Phase::kDecode, 1), o), OpKind::kQuantizeInput),
+      8);
+  // An MoE layer's gate and up quantize each token once for all its experts;
+  // its down projection each token-expert pair (Qwen3-30B-A3B: hidden 2048,
+  // 8 of 128 experts, 768 wide).
+  const ModelSpec moe = load_model("qwen3-30b-a3b");
+  const Prediction pm = predict(moe, rtx, q8_0_llama_step(Phase::kPrefill, 1), o);
+  const std::size_t mg = first_op(pm, OpKind::kGateProj);
+  const std::size_t md = first_op(pm, OpKind::kDownProj);
+  ASSERT_EQ(pm.graph.ops[mg - 1].kind, OpKind::kQuantizeInput);
+  ASSERT_EQ(pm.graph.ops[md - 1].kind, OpKind::kQuantizeInput);
+  EXPECT_DOUBLE_EQ(pm.graph.ops[mg - 1].flops, 512.0 * 2048 * 4);
+  EXPECT_DOUBLE_EQ(pm.graph.ops[md - 1].flops, 512.0 * 8 * 768 * 4);
+  // The serving engines and the reference make none.
+  ModelOptions vllm;
+  vllm.engine = &EngineRegistry::built_in().get("vllm");
+  Scenario bf16 = q8_0_llama_step(Phase::kPrefill, 1);
+  bf16.precision.weights = Format::kBf16;
+  bf16.precision.act = Format::kBf16;
+  EXPECT_EQ(count_kind(predict(m, rtx, bf16, vllm), OpKind::kConvertInput), 0);
+  EXPECT_EQ(count_kind(predict(m, rtx, q8_0_llama_step(Phase::kPrefill, 1), ModelOptions{}),
+                       OpKind::kQuantizeInput),
+            0);
+  EXPECT_EQ(to_json(llama)["gemm_copies"]["quantized_input_bits"]["value"], 9);
+
+  // The field is strict: known formats and source, bits from 1 to 32, no other keys.
+  const std::string text = R"({"id": "x", "name": "x", "kind": "local", "versions": "v",
+    "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},
+    "gemm": {"tables": "", "kernels": {}},
+    "gemm_copies": {"quantized_formats": ["q8_0"],
+      "quantized_input_bits": {"value": 9, "confidence": "vendor", "source": "s"},
+      "cublas_formats": ["fp16"], "source": "s"},
+    "attention_kernels": "a", "fusions": [], "unsupported_formats": []})";
+  ASSERT_TRUE(parse_engine(text, "x.json").gemm_copies.has_value());
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {R"(["q8_0"])", R"(["q9_9"])"},
+           {R"("value": 9)", R"("value": 0)"},
+           {R"("value": 9)", R"("value": 40)"},
+           {R"("cublas_formats": ["fp16"], )", ""},
+           {R"("cublas_formats": ["fp16"], "source": "s")",
+            R"("cublas_formats": ["fp16"], "source": "z")"},
+           {R"("source": "s"},
+    "attention)",
+            R"("source": "s", "typo": 1},
+    "attention)"}}) {
     std::string bad = text;
     bad.replace(bad.find(from), from.size(), to);
     EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;

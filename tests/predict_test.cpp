@@ -635,6 +635,47 @@ TEST(Predict, ActivationsBetweenKernelsStayIn16Bits) {
                    held);
 }
 
+// FlashAttention-3's fp8 path reads Q, K and V in fp8: it runs over an fp8
+// KV cache (vLLM then quantizes the queries to match), not over a 16-bit
+// cache whatever the GEMMs' inputs. On an H100 with FA3: fp8 GEMMs over a
+// bf16 cache attend in bf16; bf16 GEMMs over an fp8 cache attend in fp8.
+TEST(Attention, Fp8AttentionFollowsTheKvCache) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& h100 = registry().get("h100");
+  auto attention_format = [&](Format act, Format kv) {
+    Scenario s;
+    s.phase = Phase::kPrefill;
+    s.seq_len = 2048;
+    s.attention = AttentionKernel::kFa3;
+    s.precision.weights = act;
+    s.precision.act = act;
+    s.precision.kv = kv;
+    const OpGraph g = build_ops(m, h100, s, ModelOptions{});
+    return find_op(g, OpKind::kQkMatmul);
+  };
+  EXPECT_EQ(attention_format(Format::kFp8, Format::kFp8).compute, Format::kFp8);
+  EXPECT_EQ(attention_format(Format::kFp8, Format::kBf16).compute, Format::kBf16);
+  EXPECT_EQ(attention_format(Format::kBf16, Format::kFp8).compute, Format::kFp8);
+  EXPECT_EQ(attention_format(Format::kBf16, Format::kBf16).compute, Format::kBf16);
+  // Q is read as the kernel takes it: 2,048 tokens x 32 heads x 128 dims,
+  // 1 byte in fp8 (plus the prompt's own K and V, 8 KV heads, in the cache's
+  // format, FA2-style re-reads aside), 2 in bf16.
+  const Op fp8_q = attention_format(Format::kBf16, Format::kFp8);
+  const Op bf16_q = attention_format(Format::kFp8, Format::kBf16);
+  EXPECT_LT(fp8_q.act_bytes, bf16_q.act_bytes);
+  // A plan's own qk_matmul format still wins.
+  Scenario planned;
+  planned.phase = Phase::kPrefill;
+  planned.seq_len = 2048;
+  planned.attention = AttentionKernel::kFa3;
+  planned.precision.act = Format::kFp8;
+  planned.precision.kv = Format::kBf16;
+  planned.precision.has_op_overrides = true;
+  planned.precision.ops[static_cast<std::size_t>(OpKind::kQkMatmul)].act = Format::kFp8;
+  EXPECT_EQ(find_op(build_ops(m, h100, planned, ModelOptions{}), OpKind::kQkMatmul).compute,
+            Format::kFp8);
+}
+
 // Proposition 4: a block-sparsity fraction s scales the attention work and IO.
 TEST(Attention, BlockSparsityScalesAttention) {
   const ModelSpec m = load_model("llama-3.1-8b");

@@ -478,6 +478,21 @@ struct EngineProfile {
   // narrower GEMM inputs).
   std::optional<Format> activation_storage;
   std::string activation_storage_source;
+  // The copies the engine makes around its GEMMs, each a kernel of its own
+  // (ggml: llama.cpp, Ollama). A GEMM of weights in `quantized_formats`
+  // (matrix-vector or MMQ) reads a copy of its input quantized to
+  // `quantized_input_bits` an element (q8_1); a cuBLAS GEMM (weights in
+  // `cublas_formats` past gemv_max_m rows, or a build's
+  // dequantize-then-cuBLAS path) reads an F16 copy of its input and writes
+  // F16, converted back to the stored format after it. predict() adds them
+  // to the graph as quantize_input, convert_input and convert_output.
+  struct GemmCopies {
+    std::vector<Format> quantized_formats;
+    EngineFigure quantized_input_bits;
+    std::vector<Format> cublas_formats;
+    std::string source;
+  };
+  std::optional<GemmCopies> gemm_copies;
   std::map<std::string, std::string> gemm_kernels;  // format -> kernel family (documentation)
   std::string attention_kernels;
   std::vector<std::string> fusions;

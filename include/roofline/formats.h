@@ -91,6 +91,13 @@ extern const std::array<FormatInfo, kFormatCount> kFormatTable;
   return (blocks * info.block_bits + (elements > 0 ? info.tensor_scale_bits : 0)) * 0.125;
 }
 
+// Bytes of `elements` values at `bits` an element, for a format outside the
+// table: an engine's private copy of a tensor (ggml's q8_1 GEMM inputs,
+// EngineProfile::gemm_copies), whose bits its profile gives.
+[[nodiscard]] inline Bytes bytes_for_bits(double bits, double elements) noexcept {
+  return elements * bits * 0.125;
+}
+
 // Parses a format id, case-insensitive, with spaces, '_' and '-' alike ("FP8
 // E4M3", "fp8_e4m3", "E4M3" and "float8_e4m3fn" are fp8; "NVFP4", "Q4-K-M",
 // "bfloat16"); "e5m2" is fp8-e5m2, "int4-g128" int4.

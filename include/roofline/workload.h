@@ -71,8 +71,14 @@ enum class OpKind : std::uint8_t {
   kAllReduce,
   kPipelineSend,
   kAllToAll,  // expert-parallel dispatch and combine
+  // The copies an engine makes around a GEMM (EngineProfile::gemm_copies):
+  // its input quantized (q8_1) or converted to F16, its F16 output converted
+  // back.
+  kQuantizeInput,
+  kConvertInput,
+  kConvertOutput,
 };
-inline constexpr int kOpKindCount = static_cast<int>(OpKind::kAllToAll) + 1;
+inline constexpr int kOpKindCount = static_cast<int>(OpKind::kConvertOutput) + 1;
 [[nodiscard]] std::string_view op_name(OpKind k) noexcept;
 
 // The attention block's weight-bearing operators (ParamCounts::attention).
@@ -319,6 +325,28 @@ struct Op {
 
   [[nodiscard]] double bytes() const noexcept { return weight_bytes + act_bytes + kv_bytes; }
 };
+
+// Sets `op` to an op of `kind` and `cls` with no work yet, computing in
+// `compute`; its layer flags, draft flag and count stay as they are. Field by
+// field: `op = Op{}` compiles to a `rep stos`, whose start-up cost was a
+// tenth of a prediction. A field added to Op must be set here too (the size
+// check misses one that lands in padding).
+inline void clear_work(Op& op, OpKind kind, OpClass cls, Format compute) noexcept {
+  static_assert(sizeof(Op) == 176, "a field was added to Op: initialize it here");
+  op.kind = kind;
+  op.cls = cls;
+  op.flops = op.weight_bytes = op.act_bytes = op.kv_bytes = op.vector_ops = 0;
+  op.compute = compute;
+  op.weight_only = op.latent_attention = op.prompt_attention = false;
+  op.wave_efficiency = 1;
+  op.parallel_blocks = op.kernel_efficiency = 0;
+  op.launches = 1;
+  op.gemm_m = op.gemm_n = op.gemm_k = op.gemm_groups = 0;
+  op.query_share = 1;
+  op.moe_tokens = op.moe_ep = 0;
+  op.weights = Format{};
+  op.ranks = op.message_elements = 0;
+}
 
 inline constexpr int kMaxOps = 160;
 

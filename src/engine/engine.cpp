@@ -91,6 +91,19 @@ EngineFigure figure(StrictObject& parent, std::string_view key, double lo, doubl
   return f;
 }
 
+// The format `name` names, an entry of the list at `key`; fails on `o` otherwise.
+Format format_named(StrictObject& o, std::string_view key, const std::string& name) {
+  Format f{};
+  if (!try_parse_format(name, &f)) o.fail(key, "'" + clip_utf8(name, 20) + "' is not a format id");
+  return f;
+}
+
+json format_ids(const std::vector<Format>& formats) {
+  json ids = json::array();
+  for (Format f : formats) ids.push_back(format_id(f));
+  return ids;
+}
+
 Format format_key(StrictObject& o, std::string_view key) {
   const std::string name = o.string(key);
   Format f{};
@@ -1075,6 +1088,19 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
     (void)a.optional_string("note", "");
     a.finish();
   }
+  if (o.has("gemm_copies")) {
+    StrictObject c = o.object("gemm_copies");
+    EngineProfile::GemmCopies copies;
+    for (const std::string& f : strings(c, "quantized_formats"))
+      copies.quantized_formats.push_back(format_named(c, "quantized_formats", f));
+    copies.quantized_input_bits = figure(c, "quantized_input_bits", 1, 32, e.sources);
+    for (const std::string& f : strings(c, "cublas_formats"))
+      copies.cublas_formats.push_back(format_named(c, "cublas_formats", f));
+    copies.source = c.string("source");
+    if (!e.sources.count(copies.source)) c.fail("source", "names no entry of \"sources\"");
+    c.finish();
+    e.gemm_copies = std::move(copies);
+  }
   if (o.has("latent_cache_cast")) {
     StrictObject r = o.object("latent_cache_cast");
     EngineProfile::LatentCacheCast rule;
@@ -1681,6 +1707,14 @@ nlohmann::json to_json(const EngineProfile& e) {
               {"gemm_source", e.citation(x.gemm_source)},
               {"source", e.citation(x.source)}};
   }
+  const nlohmann::json copies =
+      e.gemm_copies
+          ? nlohmann::json{{"quantized_formats", format_ids(e.gemm_copies->quantized_formats)},
+                           {"quantized_input_bits",
+                            figure_json(e, e.gemm_copies->quantized_input_bits)},
+                           {"cublas_formats", format_ids(e.gemm_copies->cublas_formats)},
+                           {"source", e.citation(e.gemm_copies->source)}}
+          : nlohmann::json(nullptr);
   const nlohmann::json storage =
       e.activation_storage ? nlohmann::json{{"format", format_id(*e.activation_storage)},
                                             {"source", e.citation(e.activation_storage_source)}}
@@ -1740,6 +1774,7 @@ nlohmann::json to_json(const EngineProfile& e) {
                                 {"source", e.citation(e.latent_cache_cast->source)}}
                : nlohmann::json(nullptr)},
           {"activation_storage", storage},
+          {"gemm_copies", copies},
           {"gemm_kernels", e.gemm_kernels},
           {"attention_kernels", e.attention_kernels},
           {"fusions", e.fusions},

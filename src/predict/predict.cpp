@@ -703,6 +703,79 @@ void apply_engine_fusions(const EngineProfile& e, OpGraph* g) {
   }
 }
 
+// Vector operations per element of a quantized copy (q8_1): the absolute
+// value and the block's max, the scale, the rounding (the block's sum, which
+// q8_1 also stores, rides along) = 4. A plain conversion: 1.
+constexpr double kQuantizeOps = 4;
+constexpr double kConvertOps = 1;
+
+// The engine's copies around its GEMMs (EngineProfile::gemm_copies), as ops
+// of their own next to each GEMM that makes them: a quantized GEMM's input
+// quantized (quantize_input), a cuBLAS GEMM's input converted to F16
+// (convert_input) and its F16 output converted back (convert_output); the
+// GEMM then reads the copy and, through cuBLAS, writes F16. After the
+// fusions pass (every GEMM of such an engine its own kernel). Routers stay
+// out: ggml keeps them in F32, which no copy serves.
+void apply_gemm_copies(const EngineProfile& e, const ModelOptions& opt, Format stored, OpGraph* g) {
+  const EngineProfile::GemmCopies& c = *e.gemm_copies;
+  const auto& quantized = c.quantized_formats;
+  const auto& cublas = c.cublas_formats;
+  auto has = [](const std::vector<Format>& v, Format f) {
+    return std::find(v.begin(), v.end(), f) != v.end();
+  };
+  auto insert_at = [g](int at, const Op& op) {
+    if (g->size >= kMaxOps) throw InvalidArgument("model has too many operator groups");
+    std::copy_backward(g->ops.begin() + at, g->ops.begin() + g->size, g->ops.begin() + g->size + 1);
+    g->ops[static_cast<std::size_t>(at)] = op;
+    ++g->size;
+  };
+  // A copy kernel over `elements`, reading `read` and writing `write` bytes,
+  // in the GEMM's layer.
+  auto copy_of = [](const Op& gemm, OpKind kind, double elements, double ops, double read,
+                    double write) {
+    Op op = gemm;  // its count and layer flags
+    clear_work(op, kind, OpClass::kElementwise, Format::kFp32);
+    op.flops = elements * ops;
+    op.act_bytes = read + write;
+    return op;
+  };
+  for (int i = 0; i < g->size; ++i) {
+    Op& gemm = g->ops[static_cast<std::size_t>(i)];
+    if (gemm.cls != OpClass::kMatmul || gemm.kind == OpKind::kRouter || gemm.launches == 0)
+      continue;
+    const bool legacy =
+        e.dequant_gemm.dequantizes_for_cublas(opt.engine_build, gemm.gemm_m, gemm.weights);
+    const bool to_f16 = legacy || (has(cublas, gemm.weights) && gemm.gemm_m > e.gemv_max_m.value);
+    const bool to_q8 = !legacy && has(quantized, gemm.weights);
+    if (!to_f16 && !to_q8) continue;
+    const double in = gemm.gemm_m * gemm.gemm_groups * gemm.gemm_k;
+    const double out = gemm.gemm_m * gemm.gemm_groups * gemm.gemm_n;
+    const double out_bytes = bytes_for(stored, out);
+    const Op before = gemm;
+    if (to_q8) {
+      // An MoE layer's gate and up quantize each token once for all its
+      // experts (ggml's mul_mat_id); every other GEMM its own rows.
+      const bool shared_input = gemm.moe_layer && gemm.moe_tokens > 0 &&
+                                (gemm.kind == OpKind::kGateProj || gemm.kind == OpKind::kUpProj);
+      const double quantized_elements = shared_input ? gemm.moe_tokens * gemm.gemm_k : in;
+      const double bits = c.quantized_input_bits.value;
+      gemm.act_bytes = bytes_for_bits(bits, in) + out_bytes;
+      insert_at(i, copy_of(before, OpKind::kQuantizeInput, quantized_elements, kQuantizeOps,
+                           bytes_for(stored, quantized_elements),
+                           bytes_for_bits(bits, quantized_elements)));
+      ++i;  // the GEMM
+    } else {
+      gemm.act_bytes = bytes_for(Format::kFp16, in) + bytes_for(Format::kFp16, out);
+      insert_at(i, copy_of(before, OpKind::kConvertInput, in, kConvertOps, bytes_for(stored, in),
+                           bytes_for(Format::kFp16, in)));
+      ++i;  // the GEMM
+      insert_at(i + 1, copy_of(before, OpKind::kConvertOutput, out, kConvertOps,
+                               bytes_for(Format::kFp16, out), out_bytes));
+      ++i;  // the conversion after it
+    }
+  }
+}
+
 // Ops whose work an attention table's measured call holds besides the
 // attention: the collectors time the engine's whole decode-attention call,
 // which writes the step's new K/V to the cache (vLLM's do_kv_cache_update,
@@ -949,6 +1022,11 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     if (!m.checkpoint) {
       file_mix_bytes = apply_engine_file_mix(*engine, m, s.precision, &p.graph, &p.file_mix);
       p.file_mix_bytes = file_mix_bytes;
+    }
+    if (engine->gemm_copies && !d.is_cpu()) {
+      apply_gemm_copies(
+          *engine, opt,
+          engine->activation_storage.value_or(held_activation_format(s.precision.act)), &p.graph);
     }
   }
   double launch = realistic ? d.launch_overhead_s.value : 0;

@@ -860,6 +860,26 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
       gemms += fmt::format("; activations between kernels in {} (its graph's tensors)",
                            format_id(*e.activation_storage));
     }
+    if (e.gemm_copies) {
+      int quantized = 0, converted = 0;
+      for (int i = 0; i < p.graph.size; ++i) {
+        const OpKind kind = p.graph.ops[static_cast<std::size_t>(i)].kind;
+        quantized += kind == OpKind::kQuantizeInput;
+        converted += kind == OpKind::kConvertInput;
+      }
+      if (quantized > 0) {
+        gemms += fmt::format(
+            "; {} GEMM groups read a q8_1 copy of their input, a kernel of "
+            "its own (quantize_input)",
+            quantized);
+      }
+      if (converted > 0) {
+        gemms += fmt::format(
+            "; {} GEMM groups read an F16 copy of their input and write F16, "
+            "converted back after them (convert_input, convert_output)",
+            converted);
+      }
+    }
     if (s.precision.expert_act && m.moe) {
       gemms += fmt::format("; {} experts with {} activations (the precision plan's)",
                            format_id(p.graph.experts), format_id(*s.precision.expert_act));

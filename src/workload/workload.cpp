@@ -23,7 +23,7 @@ constexpr const char* kOpNames[] = {
     "q_b_proj",       "kv_a_proj",        "kv_b_proj",      "k_absorb",         "v_absorb",
     "linear_in_proj", "linear_ba_proj",   "short_conv",     "delta_rule",       "gated_norm",
     "output_gate",    "indexer_proj",     "indexer_score",  "indexer_topk",     "all_reduce",
-    "pipeline_send",  "all_to_all"};
+    "pipeline_send",  "all_to_all",       "quantize_input", "convert_input",    "convert_output"};
 static_assert(std::size(kOpNames) == kOpKindCount, "one name for each OpKind");
 
 // Vector operations per element, counted the same way everywhere:
@@ -116,26 +116,10 @@ struct Builder {
   Op& add(OpKind kind, OpClass cls, double count) {
     if (g.size >= kMaxOps) throw InvalidArgument("model has too many operator groups");
     Op& op = g.ops[static_cast<std::size_t>(g.size++)];
-    // Field by field: `op = Op{}` compiles to a `rep stos`, whose start-up
-    // cost was a tenth of a prediction. A field added to Op must be set here
-    // too (the size check misses one that lands in padding).
-    static_assert(sizeof(Op) == 176, "a field was added to Op: initialize it here");
-    op.kind = kind;
-    op.cls = cls;
+    clear_work(op, kind, cls, a);
     op.moe_layer = op.sliding_layer = op.linear_layer = false;
     op.draft_head = drafting;
     op.count = count;
-    op.flops = op.weight_bytes = op.act_bytes = op.kv_bytes = op.vector_ops = 0;
-    op.compute = a;
-    op.weight_only = op.latent_attention = op.prompt_attention = false;
-    op.wave_efficiency = 1;
-    op.parallel_blocks = op.kernel_efficiency = 0;
-    op.launches = 1;
-    op.gemm_m = op.gemm_n = op.gemm_k = op.gemm_groups = 0;
-    op.query_share = 1;
-    op.moe_tokens = op.moe_ep = 0;
-    op.weights = Format{};
-    op.ranks = op.message_elements = 0;
     return op;
   }
 
@@ -269,9 +253,14 @@ struct Builder {
       v_dim = static_cast<double>(m.mla.kv_lora_rank);
       kv_heads = 1;
     }
-    Format attn_act = a;
+    // An fp8 attention kernel reads Q, K and V in fp8, so it runs over an fp8
+    // KV cache, whatever the GEMMs' inputs: with one the engines quantize the
+    // queries to match (vLLM's FlashAttention-3 path), and an fp8 model with
+    // a 16-bit cache attends in 16 bits. A plan's own qk_matmul format wins.
+    Format attn_act = kv == Format::kFp8 ? Format::kFp8 : held_activation_format(a);
     if (s.precision.has_op_overrides) {
-      attn_act = s.precision.ops[static_cast<std::size_t>(OpKind::kQkMatmul)].act.value_or(a);
+      attn_act =
+          s.precision.ops[static_cast<std::size_t>(OpKind::kQkMatmul)].act.value_or(attn_act);
     }
     const Format attn_fmt =
         (attn_act == Format::kFp8 && kinfo.fp8 && dev.computes(Format::kFp8))
