@@ -55,6 +55,26 @@ void BM_PredictDecodeWithEngine(benchmark::State& state) {
 }
 BENCHMARK(BM_PredictDecodeWithEngine);
 
+// llama.cpp's prompt (the same 2 us target): Llama 3 8B Q4_K_M, 512 tokens on
+// an RTX 4090, its GEMMs priced by the MMQ figures and ggml's q8_1 copies of
+// their inputs added to the graph (EngineProfile::gemm_copies).
+void BM_PredictPrefillLlamaCpp(benchmark::State& state) {
+  const auto& d = registry().get("rtx-4090");
+  roofline::Scenario s;
+  s.phase = roofline::Phase::kPrefill;
+  s.seq_len = 512;
+  s.precision.weights = roofline::Format::kQ4_K_M;
+  s.precision.act = roofline::Format::kFp16;
+  s.precision.kv = roofline::Format::kFp16;
+  const roofline::ModelOptions o =
+      roofline::with_engine({}, d, &roofline::EngineRegistry::built_in().get("llama.cpp"));
+  for (auto _ : state) {
+    const auto p = roofline::predict(llama(), d, s, o);
+    benchmark::DoNotOptimize(p.time_s);
+  }
+}
+BENCHMARK(BM_PredictPrefillLlamaCpp);
+
 // A MoE model with an engine (the same 2 us target): gpt-oss-120b decode at
 // batch 64 on the H200 with vLLM, whose MoE table prices the MoE layers.
 void BM_PredictMoeDecodeWithEngine(benchmark::State& state) {
