@@ -72,6 +72,19 @@ void engines_command(const std::string& id, bool json) {
                                "activations between kernels", format_id(*e.activation_storage),
                                e.citation(e.activation_storage_source));
     }
+    if (e.gemm_copies) {
+      const auto& c = *e.gemm_copies;
+      auto ids = [](const std::vector<Format>& formats) {
+        std::string out;
+        for (Format f : formats) out += (out.empty() ? "" : ", ") + std::string(format_id(f));
+        return out;
+      };
+      std::cout << fmt::format(
+          "  {:<28} a {:g}-bit copy of the input for {}; an F16 copy in and out for cuBLAS's {}\n"
+          "      source: {}\n",
+          "GEMM copies", c.quantized_input_bits.value, ids(c.quantized_formats),
+          ids(c.cublas_formats), e.citation(c.source));
+    }
     if (e.shared_experts_stream.on) {
       const auto& x = e.shared_experts_stream;
       std::cout << fmt::format(
