@@ -1826,12 +1826,9 @@ TEST(EnginePrediction, EngineMatrixVectorKernelsAreBoundPerSm) {
 TEST(EnginePrediction, GgmlLaunchAndGemvFiguresGiveBackTheirRun) {
   const ModelSpec m = load_model("llama-2-7b");
   const Device& h100 = devices().get("h100-pcie");
-  Scenario s;
-  s.phase = Phase::kDecode;
+  Scenario s = q8_0_llama_step(Phase::kDecode, 1);
   s.seq_len = 64;
   s.precision.weights = Format::kQ4_K_M;
-  s.precision.act = Format::kFp16;
-  s.precision.kv = Format::kFp16;
   ModelOptions o;
   o.engine = &EngineRegistry::built_in().get("llama.cpp");
   o.engine_build = 20240419;
