@@ -360,6 +360,11 @@ struct OpGraph {
   double distinct_experts = 0;  // per MoE layer, D(B) (0 when not MoE)
 };
 
+// The format activations of format `act` are held in between kernels under
+// `options`: the engine's own (EngineProfile::activation_storage, ggml's F32)
+// in realistic mode where it gives one, else held_activation_format(act).
+[[nodiscard]] Format stored_activation_format(const ModelOptions& options, Format act) noexcept;
+
 // Builds the operators of one forward pass on one tensor-parallel rank.
 // Throws like validate(), and Unsupported when the kernel or the formats
 // cannot run on the device.

@@ -1024,9 +1024,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       p.file_mix_bytes = file_mix_bytes;
     }
     if (engine->gemm_copies && !d.is_cpu()) {
-      apply_gemm_copies(
-          *engine, opt,
-          engine->activation_storage.value_or(held_activation_format(s.precision.act)), &p.graph);
+      apply_gemm_copies(*engine, opt, stored_activation_format(opt, s.precision.act), &p.graph);
     }
   }
   double launch = realistic ? d.launch_overhead_s.value : 0;

@@ -1101,6 +1101,12 @@ std::string release_note(const QuantizedRelease& r) {
   return note + "; a strategy quantizes every layer it names";
 }
 
+Format stored_activation_format(const ModelOptions& opt, Format act) noexcept {
+  if (opt.mode == Mode::kRealistic && opt.engine && opt.engine->activation_storage)
+    return *opt.engine->activation_storage;
+  return held_activation_format(act);
+}
+
 OpGraph build_ops(const ModelSpec& m, const Device& dev, const Scenario& s,
                   const ModelOptions& opt) {
   OpGraph g;
@@ -1131,9 +1137,7 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
   b.ctx = b.decode ? static_cast<double>(s.seq_len) + 1 : static_cast<double>(s.seq_len);
   b.C = b.decode ? 0 : static_cast<double>(s.cached);
   b.a = s.precision.act;
-  b.stored = held_activation_format(b.a);
-  if (opt.mode == Mode::kRealistic && opt.engine && opt.engine->activation_storage)
-    b.stored = *opt.engine->activation_storage;
+  b.stored = stored_activation_format(opt, b.a);
   b.kv = s.precision.kv;
   b.w = s.precision.weights.value_or(m.native_weights);
   b.e = s.precision.experts.value_or(s.precision.weights.value_or(m.native_experts));
