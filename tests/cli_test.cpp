@@ -764,7 +764,7 @@ TEST(Cli, EngineBuildDatesSelectTheBuildsPath) {
 TEST(Cli, CudaGraphPoliciesPriceStepsWithoutGraphs) {
   const std::string prefill =
       "predict --model llama-3.1-8b --hardware h100 --engine vllm --weights fp8 --act fp8 "
-      "--phase prefill --seq-len 1024 --json";
+      "--phase prefill --seq-len 256 --json";  // within the captured graphs (512 tokens)
   const CliRun engine = roofline(prefill);
   const CliRun decode_only = roofline(prefill + " --cuda-graphs decode-only");
   ASSERT_EQ(engine.exit_code, 0) << engine.err;

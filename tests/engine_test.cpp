@@ -2121,66 +2121,129 @@ TEST(EnginePrediction, TensorRtLlmsOlderBuildsLaunchWithoutPythonDispatch) {
   EXPECT_DOUBLE_EQ(run(parse_build_date("2023-10", "t"), s).time_s, step.time_s);
 }
 
-// A deployment that turns CUDA graphs down: vLLM's cudagraph_mode
-// FULL_DECODE_ONLY runs steps with prompt tokens without its piecewise graphs,
-// and --enforce-eager every step. Each step differs from the engine's defaults
-// by exactly its kernels times the difference of the per-kernel figures.
-TEST(EnginePrediction, GraphPoliciesPriceStepsWithoutGraphsAtTheEagerLaunch) {
+// A step with no graph at all: vLLM's cudagraph_mode FULL_DECODE_ONLY runs
+// steps with prompt tokens without its piecewise graphs, --enforce-eager every
+// step, and its dispatcher any step with more tokens than the largest captured
+// graph. The host issues such a step's kernels at the eager figure each while
+// the GPU runs them, so the step takes the longer of its GPU work (each kernel
+// followed by the graphs' gap) and its kernels times the eager figure.
+TEST(EnginePrediction, StepsWithoutGraphsTakeTheLongerOfHostDispatchAndGpuWork) {
   const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
   ASSERT_TRUE(vllm.launch_eager_s.known());
+  ASSERT_TRUE(vllm.graph_max_batch.known());
   const double graphed = vllm.launch_decode_s.value, piecewise = vllm.launch_prefill_s.value,
                eager = vllm.launch_eager_s.value;
   ASSERT_GT(eager, piecewise);  // Python dispatch a kernel, above the graphs' replay
+  const auto captured = static_cast<std::int64_t>(vllm.graph_max_batch.value);  // 512
   const ModelSpec m = load_model("llama-3.1-8b");
   const Device& h100 = devices().get("h100-sxm");
-  Scenario s = fp8_prompt_of_2048();
-  auto run = [&](GraphPolicy g, const Scenario& sc, const EngineProfile& e) {
+  auto run = [&](GraphPolicy g, const Scenario& sc, const EngineProfile& e,
+                 std::int64_t graph_max_batch = 0) {
     ModelOptions o;
     o.engine = &e;
     o.graphs = g;
+    o.graph_max_batch = graph_max_batch;
     return predict(m, h100, sc, o);
   };
   constexpr double kRelative = 1e-9;
-  const Prediction engine = run(GraphPolicy::kEngine, s, vllm);
-  const double kernels = engine.overhead_s / piecewise;
-  EXPECT_NEAR(kernels, std::round(kernels), 1e-6);
-  EXPECT_GT(kernels, 100);  // 32 layers of several kernels each
+  // `with_graphs` launched `kernels` at `per_kernel` each, added to the GPU's
+  // work; the same pass without graphs, by the rule above.
+  auto without_graphs = [&](const Prediction& with_graphs, double per_kernel) {
+    const double kernels = with_graphs.overhead_s / per_kernel;
+    EXPECT_NEAR(kernels, std::round(kernels), 1e-6);
+    const double gpu = with_graphs.time_s - kernels * per_kernel + kernels * graphed;
+    return std::max(gpu, kernels * eager);
+  };
+  // A prompt within the captured size replays graph pieces at the prefill figure.
+  Scenario s = fp8_prompt_of_2048();
+  s.seq_len = captured / 2;
+  const Prediction pieces = run(GraphPolicy::kEngine, s, vllm);
+  EXPECT_FALSE(pieces.past_captured_graphs);
+  EXPECT_GT(pieces.overhead_s / piecewise, 100);  // 32 layers of several kernels each
+  EXPECT_EQ(pieces.host_dispatch_s, 0);
   for (GraphPolicy g : {GraphPolicy::kDecodeOnly, GraphPolicy::kOff}) {
     const Prediction p = run(g, s, vllm);
-    EXPECT_NEAR(p.time_s - engine.time_s, kernels * (eager - piecewise), kRelative * p.time_s);
+    EXPECT_NEAR(p.time_s, without_graphs(pieces, piecewise), kRelative * p.time_s);
+    EXPECT_NEAR(p.host_dispatch_s, pieces.overhead_s / piecewise * eager,
+                kRelative * p.host_dispatch_s);
   }
-  // The note names the deployment's setting.
-  bool noted = false;
-  for (const auto& n : explain(m, h100, s, run(GraphPolicy::kDecodeOnly, s, vllm)))
-    noted |= n.find("for decode steps only") != std::string::npos;
-  EXPECT_TRUE(noted);
-  // A decode step at batch 8: decode-only still replays the graphs; off runs it eagerly.
+  // A short prompt of a small model on an H100 is host-bound: the GPU waits.
+  const Prediction off = run(GraphPolicy::kOff, s, vllm);
+  EXPECT_GT(off.host_wait_s, 0);
+  EXPECT_NEAR(off.time_s, off.host_dispatch_s, kRelative * off.time_s);
+  // The deployment's own captured size moves the line: the same prompt past
+  // graphs captured up to a quarter of it.
+  const Prediction past_own = run(GraphPolicy::kEngine, s, vllm, captured / 4);
+  EXPECT_TRUE(past_own.past_captured_graphs);
+  EXPECT_NEAR(past_own.time_s, off.time_s, kRelative * off.time_s);
+  // A prompt past the captured size finds no graph under the engine's
+  // defaults: the same as with graphs off. Long enough, the GPU's work hides
+  // the host's dispatch.
+  s.seq_len = 16384;
+  const Prediction long_prompt = run(GraphPolicy::kEngine, s, vllm);
+  EXPECT_TRUE(long_prompt.past_captured_graphs);
+  EXPECT_DOUBLE_EQ(long_prompt.time_s, run(GraphPolicy::kOff, s, vllm).time_s);
+  EXPECT_EQ(long_prompt.host_wait_s, 0);
+  EXPECT_GT(long_prompt.host_dispatch_s, 0);
+  // The note names the deployment's setting, or the captured size.
+  auto noted = [&](const Prediction& p, std::string_view what) {
+    bool found = false;
+    for (const auto& n : explain(m, h100, s, p)) found |= n.find(what) != std::string::npos;
+    return found;
+  };
+  EXPECT_TRUE(noted(run(GraphPolicy::kDecodeOnly, s, vllm), "for decode steps only"));
+  EXPECT_TRUE(noted(long_prompt, "more tokens a rank than the largest captured graph"));
+  EXPECT_TRUE(noted(long_prompt, "which hides it"));
+  // A decode step at batch 8: decode-only still replays the graphs; off runs it without.
   s.phase = Phase::kDecode;
+  s.seq_len = 2048;
   s.batch = 8;
   const Prediction step = run(GraphPolicy::kEngine, s, vllm);
   ASSERT_TRUE(step.cuda_graphs);
   EXPECT_DOUBLE_EQ(run(GraphPolicy::kDecodeOnly, s, vllm).time_s, step.time_s);
-  const Prediction off = run(GraphPolicy::kOff, s, vllm);
-  EXPECT_FALSE(off.cuda_graphs);
-  const double step_kernels = step.overhead_s / graphed;
-  EXPECT_NEAR(off.time_s - step.time_s, step_kernels * (eager - graphed), kRelative * off.time_s);
-  // A decode batch past the captured graphs (vLLM's 512): the engine's defaults
-  // run it on piecewise graphs, decode-only with none at all.
-  ASSERT_TRUE(vllm.graph_max_batch.known());
-  s.batch = static_cast<std::int64_t>(vllm.graph_max_batch.value) * 2;
+  const Prediction step_off = run(GraphPolicy::kOff, s, vllm);
+  EXPECT_FALSE(step_off.cuda_graphs);
+  EXPECT_NEAR(step_off.time_s, without_graphs(step, graphed), kRelative * step_off.time_s);
+  // A decode batch past the captured graphs runs without any, whatever the policy.
+  s.batch = captured * 2;
   const Prediction past = run(GraphPolicy::kEngine, s, vllm);
   ASSERT_FALSE(past.cuda_graphs);
-  const double past_kernels = past.overhead_s / piecewise;
-  EXPECT_NEAR(run(GraphPolicy::kDecodeOnly, s, vllm).time_s - past.time_s,
-              past_kernels * (eager - piecewise), kRelative * past.time_s);
-  // SGLang's prompt steps run eagerly already (no separate figure): decode-only
-  // changes nothing for them.
+  EXPECT_TRUE(past.past_captured_graphs);
+  EXPECT_GT(past.host_dispatch_s, 0);
+  EXPECT_DOUBLE_EQ(run(GraphPolicy::kDecodeOnly, s, vllm).time_s, past.time_s);
+  // SGLang's prompt steps run eagerly already, at its prefill figure added to
+  // the GPU's work (no separate figure): decode-only changes nothing for them.
   const EngineProfile& sglang = EngineRegistry::built_in().get("sglang");
   ASSERT_FALSE(sglang.launch_eager_s.known());
-  s.phase = Phase::kPrefill;
-  s.batch = 1;
-  EXPECT_DOUBLE_EQ(run(GraphPolicy::kDecodeOnly, s, sglang).time_s,
-                   run(GraphPolicy::kEngine, s, sglang).time_s);
+  s = fp8_prompt_of_2048();
+  const Prediction sglang_prompt = run(GraphPolicy::kEngine, s, sglang);
+  EXPECT_FALSE(sglang_prompt.past_captured_graphs);
+  EXPECT_EQ(sglang_prompt.host_dispatch_s, 0);
+  EXPECT_DOUBLE_EQ(run(GraphPolicy::kDecodeOnly, s, sglang).time_s, sglang_prompt.time_s);
+}
+
+// vLLM's eager figure gives back the run it comes from: issue #45709's
+// compile-only decode step (Qwen3-30B-A3B bf16, TP 4 on RTX 4090D, 8 clients
+// of 3,500 / 1,500 tokens) took 35.20 ms a token, host-bound: the profile's 483
+// kernels at 72.9 us each. The registry's RTX 4090 stands in for the 4090D (a
+// host-bound step does not depend on the GPU); the context is a request's mean.
+TEST(EnginePrediction, VllmEagerFigureGivesBackItsCompileOnlyStep) {
+  const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
+  const ModelSpec m = load_model("qwen3-30b-a3b");
+  const Device& rtx = devices().get("rtx-4090");
+  Scenario s;
+  s.phase = Phase::kDecode;
+  s.batch = 8;
+  s.tp = 4;
+  s.seq_len = 3500 + 1500 / 2;
+  ModelOptions o;
+  o.engine = &vllm;
+  o.graphs = GraphPolicy::kOff;
+  const Prediction p = predict(m, rtx, s, o);
+  EXPECT_NEAR(p.host_dispatch_s / vllm.launch_eager_s.value, 483, 1e-6);
+  EXPECT_GT(p.host_wait_s, 0);
+  constexpr double kFigureRounding = 0.001;  // 72.9 us of 72.88
+  EXPECT_NEAR(p.time_s, 35.20e-3, kFigureRounding * 35.20e-3);
 }
 
 // The cost of a step with no graph at all, for an engine whose prompt steps
@@ -2197,6 +2260,7 @@ TEST(Engines, EagerLaunchFiguresAreStrict) {
   EXPECT_DOUBLE_EQ(e.launch_eager_s.value, 5.4e-5);
   EXPECT_DOUBLE_EQ(e.launch_figure(false, GraphPolicy::kOff, 0).value, 5.4e-5);
   EXPECT_DOUBLE_EQ(e.launch_figure(false, GraphPolicy::kEngine, 0).value, 4e-6);
+  EXPECT_DOUBLE_EQ(e.launch_figure(false, GraphPolicy::kEngine, 0, true).value, 5.4e-5);
   EXPECT_DOUBLE_EQ(e.launch_figure(true, GraphPolicy::kDecodeOnly, 0).value, 2e-6);
   for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
            {R"("value": 5.4e-5)", R"("value": 0.5)"},

@@ -60,7 +60,7 @@ void engines_command(const std::string& id, bool json) {
                              e.citation(e.decode_cuda_graphs_source));
     figure("launch per kernel, decode s", e.launch_decode_s);
     figure("launch per kernel, prefill s", e.launch_prefill_s);
-    if (e.launch_eager_s.known()) figure("  without any graph s", e.launch_eager_s);
+    if (e.launch_eager_s.known()) figure("  host dispatch, no graph s", e.launch_eager_s);
     if (e.launch_prefill_before > 0) {
       const std::string label =
           fmt::format("  builds before {}", format_build_date(e.launch_prefill_before));

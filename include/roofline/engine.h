@@ -309,11 +309,26 @@ struct EngineProfile {
   // size instead of the engine's defaults).
   [[nodiscard]] bool replays_graphs(const Device& d, std::int64_t tp, std::int64_t batch,
                                     bool prompt_tokens, std::int64_t captured = 0) const noexcept;
+  // The largest step the captured graphs cover on this device at this
+  // tensor-parallel size (`captured` > 0: the deployment's own); 0: any.
+  [[nodiscard]] std::int64_t captured_size(const Device& d, std::int64_t tp,
+                                           std::int64_t captured = 0) const noexcept;
+  // Whether a step of `tokens` tokens on one rank finds no graph at all: the
+  // engine's prompt steps replay graph pieces (launch_eager_s known) only up to
+  // the captured size, and vLLM's dispatcher runs larger steps without any.
+  [[nodiscard]] bool past_captured_graphs(const Device& d, std::int64_t tp, std::int64_t tokens,
+                                          std::int64_t captured = 0) const noexcept {
+    const std::int64_t cap = captured_size(d, tp, captured);
+    return launch_eager_s.known() && cap > 0 && tokens > cap;
+  }
   EngineFigure launch_decode_s;   // per kernel in a decode step (graphs replayed, when used)
   EngineFigure launch_prefill_s;  // per kernel in a prefill (eager, or graph pieces)
-  // Per kernel in a step run with no graph at all, where the engine's prompt
-  // steps otherwise replay graph pieces (vLLM's piecewise graphs); unknown:
-  // its prompt steps already run eagerly, at the prefill figure.
+  // The host's time to issue one kernel of a step run with no graph at all,
+  // where the engine's prompt steps otherwise replay graph pieces (vLLM's
+  // piecewise graphs); unknown: its prompt steps already run eagerly, at the
+  // prefill figure. The host runs ahead of the GPU (launches are asynchronous),
+  // so such a step takes the longer of its GPU work, each kernel followed by
+  // the graphs' gap (launch_decode_s), and its kernels times this figure.
   EngineFigure launch_eager_s;
   // Builds dated before `launch_prefill_before` (yyyymmdd; 0: no such rule)
   // ran another runtime, whose eager kernels cost `launch_prefill_before_s`
@@ -325,12 +340,15 @@ struct EngineProfile {
     return build > 0 && build < launch_prefill_before ? launch_prefill_before_s : launch_prefill_s;
   }
   // The launch cost per kernel of a step: the graphs' when it replays them,
-  // else the eager cost when the deployment turned graphs down, else the
-  // engine's own prompt-step cost for a build dated `build`.
+  // else the host's eager dispatch when the deployment turned graphs down or
+  // the step is `past_captured` (past_captured_graphs), else the engine's own
+  // prompt-step cost for a build dated `build`.
   [[nodiscard]] const EngineFigure& launch_figure(bool replays_graphs, GraphPolicy graphs,
-                                                  std::int32_t build) const noexcept {
+                                                  std::int32_t build,
+                                                  bool past_captured = false) const noexcept {
     if (replays_graphs) return launch_decode_s;
-    if (graphs != GraphPolicy::kEngine && launch_eager_s.known()) return launch_eager_s;
+    if ((graphs != GraphPolicy::kEngine || past_captured) && launch_eager_s.known())
+      return launch_eager_s;
     return launch_prefill(build);
   }
   EngineFigure step_overhead_s;  // fixed host cost per forward pass (scheduling, sampling)

@@ -55,6 +55,16 @@ struct Prediction {
   // in time_s and memory_time_s (0 otherwise).
   Seconds latent_cache_cast_s = 0;
   bool cuda_graphs = false;  // the engine replays CUDA graphs for this pass
+  // The pass has more tokens a rank than the engine's captured graphs cover,
+  // where its prompt steps replay graph pieces: it runs with none at all
+  // (EngineProfile::past_captured_graphs).
+  bool past_captured_graphs = false;
+  // A pass with no graph at all, where the engine gives the host's cost a
+  // kernel (EngineProfile::launch_eager_s): the host's time to issue its
+  // kernels, and what of it the GPU waits for beyond its own work (in time_s
+  // and overhead_s; 0 when the GPU's work is longer).
+  Seconds host_dispatch_s = 0;
+  Seconds host_wait_s = 0;
   Seconds communication_s = 0;
   const EngineProfile* engine = nullptr;  // null: the reference engine
   // Ideal mode: the engine the options named, whose costs it leaves out (null: none named).

@@ -133,7 +133,8 @@ def test_engines_are_listed_and_change_the_prediction():
                               "attention_table": "h200-vllm",
                               "attention_table_source": "measured-attention-table",
                               "step_overhead_s": 0.0, "latent_cache_cast_s": 0.0,
-                              "cuda_graphs": True}
+                              "cuda_graphs": True, "past_captured_graphs": False,
+                              "host_dispatch_s": 0.0, "host_wait_s": 0.0}
     # Every matmul of the vLLM prediction takes its efficiency from the measured table.
     sources = {op["efficiency_source"] for op in vllm["ops"] if op["kind"] == "matmul"}
     assert sources == {"measured-table"}

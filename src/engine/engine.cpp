@@ -692,16 +692,22 @@ double EngineScheduler::kv_room_bytes(double share, double capacity, double weig
                            : share * capacity - weights - activations;
 }
 
-bool EngineProfile::replays_graphs(const Device& d, std::int64_t tp, std::int64_t batch,
-                                   bool prompt_tokens, std::int64_t captured) const noexcept {
-  if (!decode_cuda_graphs || prompt_tokens) return false;
-  if (captured > 0) return batch <= captured;
+std::int64_t EngineProfile::captured_size(const Device& d, std::int64_t tp,
+                                          std::int64_t captured) const noexcept {
+  if (captured > 0) return captured;
   double cap = graph_max_batch.known() ? graph_max_batch.value : 0;
   const auto& small = graph_max_batch_small;
   if (small.below_tp > 0 && tp < small.below_tp &&
       d.memory_capacity_bytes.value < small.below_memory_bytes)
     cap = small.max_batch.value;
-  return cap <= 0 || static_cast<double>(batch) <= cap;
+  return static_cast<std::int64_t>(cap);
+}
+
+bool EngineProfile::replays_graphs(const Device& d, std::int64_t tp, std::int64_t batch,
+                                   bool prompt_tokens, std::int64_t captured) const noexcept {
+  if (!decode_cuda_graphs || prompt_tokens) return false;
+  const std::int64_t cap = captured_size(d, tp, captured);
+  return cap <= 0 || batch <= cap;
 }
 
 bool EngineProfile::runs(Format f) const noexcept {

@@ -1028,16 +1028,31 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     }
   }
   double launch = realistic ? d.launch_overhead_s.value : 0;
+  // A step with no graph at all (EngineProfile::launch_eager_s): the host
+  // issues its kernels at `host_launch` each while the GPU runs them, each
+  // kernel followed by `launch` of GPU-side gap.
+  double host_launch = 0;
   if (engine) {
     // Graphs cover decode-only steps up to the captured batch (the busiest
     // attention data-parallel rank's share of the sequences); steps with
-    // prompt tokens and larger batches launch eagerly or piecewise.
+    // prompt tokens and larger batches launch eagerly or piecewise, and
+    // piecewise only up to the captured size in tokens.
     const std::int64_t rank_batch = (s.batch + s.attention_dp - 1) / s.attention_dp;
     p.cuda_graphs =
         decode && opt.graphs != GraphPolicy::kOff &&
         engine->replays_graphs(d, s.tp, rank_batch, s.prefill_tokens > 0, opt.graph_max_batch);
-    const EngineFigure& l = engine->launch_figure(p.cuda_graphs, opt.graphs, opt.engine_build);
-    if (l.known()) launch = l.value;
+    const auto rank_tokens =
+        static_cast<std::int64_t>(std::ceil(p.graph.tokens / static_cast<double>(s.attention_dp)));
+    p.past_captured_graphs =
+        !p.cuda_graphs && engine->past_captured_graphs(d, s.tp, rank_tokens, opt.graph_max_batch);
+    const EngineFigure& l =
+        engine->launch_figure(p.cuda_graphs, opt.graphs, opt.engine_build, p.past_captured_graphs);
+    if (&l == &engine->launch_eager_s && realistic) {
+      host_launch = l.value;
+      launch = engine->launch_decode_s.known() ? engine->launch_decode_s.value : 0;
+    } else if (l.known()) {
+      launch = l.value;
+    }
   }
   p.engine = engine;
   if (!realistic && opt.engine && opt.engine->id != "roofline") p.engine_not_applied = opt.engine;
@@ -1070,7 +1085,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   // The totals, summed in locals (the compiler keeps them in registers, where
   // p's fields would round-trip through memory every op).
   double total_s = 0, overhead_s = 0, memory_s = 0, compute_s = 0, flops = 0, weight_bytes = 0,
-         act_bytes = 0, kv_bytes = 0, communication_s = 0;
+         act_bytes = 0, kv_bytes = 0, communication_s = 0, kernels = 0;
   TableMemo memo;
   p.memory = estimate_memory(m, d, s);
   if (file_mix_bytes != 0) {
@@ -1138,10 +1153,13 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
       const double own = std::max(t.memory_time_s, t.compute_time_s);
-      t.overhead_s = op.cls == OpClass::kCommunication || held[static_cast<std::size_t>(k)] ||
-                             in_all_reduce[static_cast<std::size_t>(k)]
-                         ? 0
-                         : op.count * op.launches * launch;
+      const double launched = op.cls == OpClass::kCommunication ||
+                                      held[static_cast<std::size_t>(k)] ||
+                                      in_all_reduce[static_cast<std::size_t>(k)]
+                                  ? 0
+                                  : op.count * op.launches;
+      kernels += launched;
+      t.overhead_s = launched * launch;
       t.time_s = own * scale + t.overhead_s;
       total_s += t.time_s;
       overhead_s += t.overhead_s;
@@ -1181,6 +1199,13 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       for (int k = 0; k < p.graph.size; ++k)
         p.overhead_s += p.timings[static_cast<std::size_t>(k)].overhead_s;
     }
+  }
+  if (host_launch > 0) {
+    // The GPU idles where the host's dispatch outlasts its work.
+    p.host_dispatch_s = kernels * host_launch;
+    p.host_wait_s = std::max(0.0, p.host_dispatch_s - p.time_s);
+    p.time_s += p.host_wait_s;
+    p.overhead_s += p.host_wait_s;
   }
   if (engine && engine->step_overhead_s.known()) {
     // Per forward pass of a pipeline stage: scheduling, sampling, host work not hidden.

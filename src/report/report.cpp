@@ -463,11 +463,9 @@ std::string_view op_efficiency_source(const Op& op, const OpTiming& t) noexcept 
 // Which engine a prediction used, and where its GEMMs' efficiency came from.
 nlohmann::json engine_json(const Prediction& p) {
   if (!p.engine) {
-    return {{"id", "roofline"},
-            {"gemm_table", nullptr},
-            {"step_overhead_s", 0},
-            {"latent_cache_cast_s", 0},
-            {"cuda_graphs", false}};
+    return {{"id", "roofline"},         {"gemm_table", nullptr}, {"step_overhead_s", 0},
+            {"latent_cache_cast_s", 0}, {"cuda_graphs", false},  {"past_captured_graphs", false},
+            {"host_dispatch_s", 0},     {"host_wait_s", 0}};
   }
   nlohmann::json j = {
       {"id", p.engine->id},
@@ -477,7 +475,10 @@ nlohmann::json engine_json(const Prediction& p) {
                                 : nlohmann::json(nullptr)},
       {"step_overhead_s", p.engine_step_s},
       {"latent_cache_cast_s", p.latent_cache_cast_s},
-      {"cuda_graphs", p.cuda_graphs}};
+      {"cuda_graphs", p.cuda_graphs},
+      {"past_captured_graphs", p.past_captured_graphs},
+      {"host_dispatch_s", p.host_dispatch_s},
+      {"host_wait_s", p.host_wait_s}};
   // Only when a MoE table priced the MoE layers.
   if (p.moe_table) {
     j["moe_table"] = p.moe_table->id;
@@ -741,7 +742,8 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
   if (p.mode == Mode::kRealistic && p.engine) {
     const EngineProfile& e = *p.engine;
     const bool decode = s.phase == Phase::kDecode;
-    const EngineFigure& launch = e.launch_figure(p.cuda_graphs, p.graphs, p.engine_build);
+    const EngineFigure& launch =
+        e.launch_figure(p.cuda_graphs, p.graphs, p.engine_build, p.past_captured_graphs);
     int from_table = 0, from_moe_table = 0, from_dequant = 0, from_cublas = 0, matmuls = 0;
     int moe_layer_kinds = 0;
     int dequantized = 0;  // of from_dequant: an older build's dequantize-then-cuBLAS path
@@ -888,22 +890,33 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
       gemms += fmt::format("; {} experts with {} activations ({})", format_id(rule->weights),
                            format_id(rule->act), rule->kernel);
     }
+    const bool host_dispatched = &launch == &e.launch_eager_s;
+    const char* why_graphless = p.graphs == GraphPolicy::kOff ? "CUDA graphs off by the deployment"
+                                : p.graphs == GraphPolicy::kDecodeOnly
+                                    ? "CUDA graphs for decode steps only, by the deployment"
+                                    : "more tokens a rank than the largest captured graph";
     notes.push_back(fmt::format(
-        "engine {}: {}; {} per kernel launch{}{}", e.name, gemms,
-        human_time(launch.known() ? launch.value : d.launch_overhead_s.value),
-        p.cuda_graphs ? " (CUDA graphs)"
+        "engine {}: {}; {}{}{}", e.name, gemms,
+        host_dispatched
+            ? fmt::format("no graph ({}): the host issues each kernel in {} and runs ahead of "
+                          "the GPU, {} of dispatch against the GPU's work{} ({})",
+                          why_graphless, human_time(launch.value), human_time(p.host_dispatch_s),
+                          p.host_wait_s > 0
+                              ? fmt::format(", which waits {} for it", human_time(p.host_wait_s))
+                              : std::string(", which hides it"),
+                          launch.note.empty() ? e.citation(launch.source) : launch.note)
+            : human_time(launch.known() ? launch.value : d.launch_overhead_s.value) +
+                  " per kernel launch",
+        host_dispatched ? ""
+        : p.cuda_graphs ? " (CUDA graphs)"
         : &launch == &e.launch_prefill_before_s
             ? fmt::format(" (a build of {}, before {}: {}{})", format_build_date(p.engine_build),
                           format_build_date(e.launch_prefill_before),
                           launch.note.empty() ? e.citation(launch.source) : launch.note,
                           p.graphs != GraphPolicy::kEngine ? "; no graph by the deployment" : "")
         : p.graphs != GraphPolicy::kEngine
-            ? fmt::format(
-                  " (no graph: CUDA graphs {} by the deployment{})",
-                  p.graphs == GraphPolicy::kOff ? "off" : "for decode steps only",
-                  &launch == &e.launch_eager_s
-                      ? "; " + (launch.note.empty() ? e.citation(launch.source) : launch.note)
-                      : std::string())
+            ? fmt::format(" (no graph: CUDA graphs {} by the deployment)",
+                          p.graphs == GraphPolicy::kOff ? "off" : "for decode steps only")
         : decode && e.decode_cuda_graphs ? " (eager: a step with prompt tokens, or a batch "
                                            "past the captured graphs)"
                                          : "",

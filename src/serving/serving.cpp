@@ -906,10 +906,13 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   if (o.graphs != GraphPolicy::kEngine && o.engine != nullptr && o.engine->id != "roofline") {
     const EngineFigure& eager = o.engine->launch_figure(false, o.graphs, o.engine_build);
     r.notes.push_back(fmt::format(
-        "CUDA graphs {} (the deployment's): {} launch without graphs, {:.3g} us a kernel",
+        "CUDA graphs {} (the deployment's): {} launch without graphs, {:.3g} us a kernel{}",
         o.graphs == GraphPolicy::kOff ? "off" : "for decode steps only",
         o.graphs == GraphPolicy::kOff ? "every step's kernels" : "steps with prompt tokens",
-        (eager.known() ? eager.value : d.launch_overhead_s.value) * 1e6));
+        (eager.known() ? eager.value : d.launch_overhead_s.value) * 1e6,
+        &eager == &o.engine->launch_eager_s
+            ? " of host dispatch, which the GPU waits for where it outlasts the step's work"
+            : ""));
   }
   if (base.draft_tokens > 0) {
     r.notes.push_back(fmt::format(

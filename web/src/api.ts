@@ -81,6 +81,10 @@ export interface PredictionEngine {
   step_overhead_s: number;
   /** Decode with an fp8 latent cache the engine's kernel cannot read: the pool's cast to bf16. */
   latent_cache_cast_s: number;
+  /** A step with no graph at all: the host's time to issue its kernels, and what of it the GPU waits for. */
+  past_captured_graphs?: boolean;
+  host_dispatch_s: number;
+  host_wait_s: number;
   gemm_table?: string | null; gemm_table_source?: string | null;
   attention_table?: string | null; attention_table_source?: string | null;
   moe_table?: string | null; moe_table_source?: string | null;

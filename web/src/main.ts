@@ -130,7 +130,11 @@ function engineDetail(p: Prediction): string {
     table('attention', e.attention_table, e.attention_table_source)].filter(Boolean);
   return [tables.length > 0 ? `kernel tables: ${tables.join(', ')}`
     : 'no kernel tables: the engine\'s figures and the device\'s fractions',
-    e.cuda_graphs ? 'CUDA graphs' : 'eager launches',
+    e.cuda_graphs ? 'CUDA graphs'
+      : e.host_dispatch_s > 0
+        ? `no graph${e.past_captured_graphs ? ' (past the captured sizes)' : ''}: ${seconds(e.host_dispatch_s)} of host dispatch`
+          + (e.host_wait_s > 0 ? `, the GPU waits ${seconds(e.host_wait_s)}` : ', hidden by the GPU\'s work')
+        : 'eager launches',
     e.step_overhead_s > 0 ? `${seconds(e.step_overhead_s)} a step on the host` : '',
     e.latent_cache_cast_s > 0
       ? `${seconds(e.latent_cache_cast_s)} a step casting the fp8 KV pool to bf16` : '',
