@@ -1590,6 +1590,31 @@ TEST(Serving, EveryRowOfTheDevelopmentSetIsPredictedOrRefused) {
   EXPECT_EQ(r.ttft_groups[0].rows, r.predicted);
 }
 
+// vLLM runs a step past its largest captured graph (512 tokens) without one:
+// a serving result says so where its prompt steps are that long, with the
+// host's dispatch against the GPU's work of such a step, and not where they
+// fit the graphs or for an engine whose prompt steps always run eagerly.
+TEST(Serving, NotesSayWhenPromptStepsFindNoGraph) {
+  const ModelSpec m = load_model("gpt-oss-120b");
+  const Device& d = devices().get("h200");
+  ServingScenario s;
+  s.isl = 1024;
+  s.osl = 64;
+  s.concurrency = 4;
+  s.rounds = 2;
+  s.step.tp = 8;
+  const std::string_view said = "steps with prompt tokens run without a CUDA graph";
+  const ServingResult past = predict_serving(m, d, s, vllm());
+  EXPECT_TRUE(notes_say(past, said));
+  EXPECT_TRUE(notes_say(past, "largest captured graph, 512 tokens"));
+  // A short prompt at TP 8 leaves the GPU waiting for the host.
+  EXPECT_TRUE(notes_say(past, "the GPU waits"));
+  s.isl = 256;
+  EXPECT_FALSE(notes_say(predict_serving(m, d, s, vllm()), said));
+  s.isl = 1024;
+  EXPECT_FALSE(notes_say(predict_serving(m, d, s, with_engine("sglang")), said));
+}
+
 // A harness note's graph policy reaches the simulated deployment: InferenceX's
 // B200 vLLM Llama-3.1-70B scripts (cudagraph_mode FULL_DECODE_ONLY) run their
 // steps with prompt tokens without graphs, and the formats say so. Their

@@ -56,10 +56,8 @@ class StepCostGrid {
 
   std::int64_t rank_chunk() const noexcept { return rank_chunk_; }
 
-  double at(std::int64_t decode, std::int64_t prefill, std::int64_t context) {
-    const Key key{decode, prefill, context};
-    const auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
+  // The whole prediction of a step (at() keeps its time).
+  Prediction step(std::int64_t decode, std::int64_t prefill, std::int64_t context) const {
     Scenario s = base_;
     s.batch = std::max<std::int64_t>(decode, 1);  // a prefill-only step: one token's decode
     s.seq_len = context;
@@ -67,7 +65,14 @@ class StepCostGrid {
     s.prefill_prompt = prefill > 0 ? isl_ : 0;
     s.prefill_cached = prefill > 0 ? cached_ : 0;
     s.prefill_chunk = prefill > 0 ? rank_chunk_ : 0;
-    const Prediction pred = predict(m_, d_, s, o_);
+    return predict(m_, d_, s, o_);
+  }
+
+  double at(std::int64_t decode, std::int64_t prefill, std::int64_t context) {
+    const Key key{decode, prefill, context};
+    const auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    const Prediction pred = step(decode, prefill, context);
     // A prefill-only step has no decode tokens: no decode-step cast of the
     // KV pool (EngineProfile::latent_cache_cast).
     const double t = pred.time_s - (decode > 0 ? 0 : pred.latent_cache_cast_s);
@@ -900,6 +905,33 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         "arrival to the step that took it in",
         engine->name, in.scheduler_recv_interval, sched.recv_interval_source, engine->id,
         in.scheduler_recv_interval, r.recv_wait_s * 1e3));
+  }
+  // Steps with prompt tokens that find no CUDA graph (vLLM past its largest
+  // captured size): the host's dispatch against the GPU's work, for a step of
+  // the pool's budget or one mean prompt, beside the mean decode batch.
+  if (o.engine != nullptr && o.engine->launch_eager_s.known()) {
+    const std::int64_t prompt_tokens = std::min(own_mean, first_limits.budget);
+    const Prediction prompt_step = (disagg ? first_grid : decode_grid)
+                                       .step(disagg ? 1 : r.running, prompt_tokens, mean_context);
+    if (prompt_step.host_dispatch_s > 0) {
+      const std::int64_t captured =
+          o.engine->captured_size(d, prefill_base.tp, first_options.graph_max_batch);
+      r.notes.push_back(fmt::format(
+          "steps with prompt tokens run without a CUDA graph ({}): the host issues each kernel "
+          "in {:.3g} us and runs ahead of the GPU; a step of {} prompt tokens{} takes {:.3g} ms "
+          "of dispatch against {:.3g} ms of GPU work{}",
+          prompt_step.past_captured_graphs && o.graphs == GraphPolicy::kEngine
+              ? fmt::format("{} runs any step past its largest captured graph, {} tokens, without "
+                            "one",
+                            o.engine->name, captured)
+              : std::string("the deployment's CUDA graph setting"),
+          o.engine->launch_eager_s.value * 1e6, prompt_tokens,
+          disagg ? std::string() : fmt::format(" beside {} decoding", r.running),
+          prompt_step.host_dispatch_s * 1e3, (prompt_step.time_s - prompt_step.host_wait_s) * 1e3,
+          prompt_step.host_wait_s > 0
+              ? fmt::format(": the GPU waits {:.3g} ms a step", prompt_step.host_wait_s * 1e3)
+              : std::string(", which hides it")));
+    }
   }
   // The profile predict() priced the steps with (the scheduler's fallback is
   // the reference, whose launches the device prices whatever the policy).
