@@ -1326,6 +1326,18 @@ TEST(Ops, GatedDeltaNetDecodeByHand) {
   s.prefill_prompt = 1024;
   const OpGraph mixed = build_ops(m, registry().get("b200"), s, ideal());
   EXPECT_EQ(count_ops(mixed, OpKind::kDeltaRule), 2);
+  // The decode tokens' fused recurrent kernel launches once; the prompt
+  // tokens' chunked call nine times (L2 norms of q and k, chunk cumsum,
+  // K K^T, the solve's 16 x 16 kernel and merge, W and U, states, outputs).
+  EXPECT_DOUBLE_EQ(rule.launches, 1);
+  int chunked = 0;
+  for (int i = 0; i < mixed.size; ++i) {
+    const Op& op = mixed.ops[static_cast<std::size_t>(i)];
+    if (op.kind != OpKind::kDeltaRule || !op.prompt_attention) continue;
+    ++chunked;
+    EXPECT_DOUBLE_EQ(op.launches, 9);
+  }
+  EXPECT_EQ(chunked, 1);
 }
 
 // A prefill of one 512-token prompt at TP 4, chunkwise (C = 64): per token and

@@ -46,6 +46,17 @@ constexpr double kGateOps = 4;
 // kDeltaChunk tokens: flash-linear-attention's chunk_gated_delta_rule, which
 // vLLM and SGLang run, uses 64.
 constexpr double kDeltaChunk = 64;
+// Kernels the chunked gated delta rule launches for a prompt: the queries'
+// and keys' L2 norms (use_qk_l2norm_in_kernel, as Qwen3-Next and Qwen3.5 run
+// it), the gate's chunk cumsum, the scaled K K^T, the triangular solve (a
+// 16 x 16 kernel and the merge to 64 x 64), the W and U recompute, the chunk
+// states and the outputs: chunk_gated_delta_rule_fwd and solve_tril in
+// SGLang's copy of flash-linear-attention (sgl-project/sglang
+// python/sglang/srt/layers/attention/fla/chunk.py at 06beed9248 and
+// solve_tril.py at 791a6d58a6); vLLM's and TensorRT-LLM's copies call the same
+// sequence. (flash-linear-attention itself has since fused the K K^T, the
+// solve and the recompute into one kernel.) Decoding runs one fused kernel.
+constexpr double kDeltaChunkKernels = 9;
 
 // Norm weights and routers stay in 16 bits in quantized checkpoints.
 constexpr Format kSmallWeights = Format::kBf16;
@@ -610,6 +621,7 @@ struct Builder {
       // activations' format, on the tensor cores.
       op.compute = bits_per_element(a) >= 16 && dev.computes(a) ? a : Format::kBf16;
       op.kernel_efficiency = std::nan("");
+      op.launches = kDeltaChunkKernels;
       shape(op, true);
     }
     // RMSNorm of each head's output, times SiLU(z).
