@@ -201,7 +201,8 @@ void bind_documents(py::module_& m) {
          std::int64_t scheduler_recv_interval, double kv_memory_share,
          const std::string& cuda_graphs, bool adp_balance, std::int64_t adp_timeout_iters,
          std::int64_t adp_batching_wait_iters, const std::optional<std::string>& moe_kernel,
-         const std::string& overlap_scheduling, const std::string& chunked_prefill) {
+         const std::string& overlap_scheduling, const std::string& chunked_prefill,
+         std::int64_t graph_capture_size) {
         const ScenarioRequest defaults;
         ScenarioRequest r =
             request_of(defaults.phase, defaults.batch, defaults.seq_len, std::move(weights),
@@ -238,6 +239,7 @@ void bind_documents(py::module_& m) {
         s.prompt_pool = prompt_pool;
         s.token_budget = token_budget;
         s.max_running = max_running;
+        s.graph_capture_size = graph_capture_size;
         s.batch_wait_iters = batch_wait_iters;
         s.batch_wait_ratio = batch_wait_ratio;
         s.scheduler_recv_interval = scheduler_recv_interval;
@@ -284,7 +286,7 @@ void bind_documents(py::module_& m) {
       py::arg("adp_timeout_iters") = serving_defaults.adp_timeout_iters,
       py::arg("adp_batching_wait_iters") = serving_defaults.adp_batching_wait_iters,
       py::arg("moe_kernel") = py::none(), py::arg("overlap_scheduling") = "engine",
-      py::arg("chunked_prefill") = "engine",
+      py::arg("chunked_prefill") = "engine", py::arg("graph_capture_size") = 0,
       "TTFT, TPOT and tokens/s of `concurrency` clients in a closed loop, simulated against the "
       "engine's scheduler; mode \"disagg\" with prefill and decode workers; isl_min / osl_min "
       "(or range_ratio) draw random lengths; prompt_pool draws prompts from that many distinct "
@@ -296,8 +298,10 @@ void bind_documents(py::module_& m) {
       "until every attention data-parallel rank has one (TensorRT-LLM's attention-DP balance); "
       "scheduler_recv_interval takes requests in every N decode steps (SGLang's); "
       "kv_memory_share sets the KV cache's memory share under the engine's rule; cuda_graphs "
-      "(engine, decode-only or off) which steps replay CUDA graphs; moe_kernel the MoE kernel "
-      "family (triton, flashinfer-trtllm, flashinfer-cutlass, marlin) (roofline serving --json)");
+      "(engine, decode-only or off) which steps replay CUDA graphs and graph_capture_size the "
+      "largest step (tokens) they cover (vLLM's --max-cudagraph-capture-size; 0: the engine's); "
+      "moe_kernel the MoE kernel family (triton, flashinfer-trtllm, flashinfer-cutlass, marlin) "
+      "(roofline serving --json)");
 
   const SearchSpec search_defaults;
   m.def(

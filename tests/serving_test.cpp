@@ -1613,6 +1613,16 @@ TEST(Serving, NotesSayWhenPromptStepsFindNoGraph) {
   EXPECT_FALSE(notes_say(predict_serving(m, d, s, vllm()), said));
   s.isl = 1024;
   EXPECT_FALSE(notes_say(predict_serving(m, d, s, with_engine("sglang")), said));
+  // A deployment that captures graphs up to 2,048 tokens (InferenceX's
+  // --max-cudagraph-capture-size) replays graph pieces for these steps, whose
+  // host work the GPU's hides: the first tokens come sooner.
+  ServingScenario captured = s;
+  captured.graph_capture_size = 2048;
+  const ServingResult pieces = predict_serving(m, d, captured, vllm());
+  EXPECT_FALSE(notes_say(pieces, said));
+  EXPECT_LT(pieces.ttft_s, past.ttft_s);
+  captured.graph_capture_size = -1;
+  EXPECT_THROW((void)predict_serving(m, d, captured, vllm()), InvalidArgument);
 }
 
 // A harness note's graph policy reaches the simulated deployment: InferenceX's

@@ -742,6 +742,16 @@ TEST(ServingHarnesses, NotesAreStrict) {
   bad(doc(R"(, "deployment": {"cuda_graphs": "engine", "source": "s"})"), "leave it out");
   bad(doc(R"(, "deployment": {"cuda_graphs": "FULL_DECODE_ONLY", "source": "s"})"), "cuda_graphs");
   bad(doc(R"(, "deployment": {"cuda_graphs": false, "source": "s"})"), "cuda_graphs");
+  // The largest captured graph (vLLM's --max-cudagraph-capture-size): alone a
+  // deployment; a whole number of tokens.
+  EXPECT_EQ(parse_serving_harnesses(
+                doc(R"(, "deployment": {"graph_capture_size": 2048, "source": "s"})"), "h.json")[0]
+                .graph_capture_size,
+            2048);
+  bad(doc(R"(, "deployment": {"graph_capture_size": 0, "source": "s"})"), "graph_capture_size");
+  bad(doc(R"(, "deployment": {"graph_capture_size": 2.5, "source": "s"})"), "graph_capture_size");
+  bad(doc(R"(, "deployment": {"graph_capture_size": "2048", "source": "s"})"),
+      "graph_capture_size");
   // A MoE kernel family: alone a deployment; only the four families parse.
   EXPECT_EQ(parse_serving_harnesses(
                 doc(R"(, "deployment": {"moe_kernel": "triton", "source": "s"})"), "h.json")[0]

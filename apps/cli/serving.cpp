@@ -23,6 +23,7 @@ struct ServingArgs {
   std::string mode = "agg";
   std::string prefill_workers = "1", prefill_tp = "1", decode_workers = "1", decode_tp = "1";
   std::string rounds = std::to_string(kDefaultRounds), token_budget = "0", max_running = "0";
+  std::string graph_capture_size = "0";
   std::string batch_wait_iters = "0", batch_wait_ratio = "0", recv_interval = "0";
   bool adp_balance = false;
   std::string adp_timeout_iters = "50", adp_batching_wait_iters = "10";  // TensorRT-LLM's
@@ -67,6 +68,7 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
   s.prompt_pool = parse_count("--prompt-pool", a.prompt_pool, 0, kMaxPromptPool);
   s.token_budget = parse_count("--token-budget", a.token_budget, 0, kMaxBatch);
   s.max_running = parse_count("--max-running", a.max_running, 0, kMaxBatch);
+  s.graph_capture_size = parse_count("--graph-capture-size", a.graph_capture_size, 0, kMaxBatch);
   s.batch_wait_iters = parse_count("--batch-wait-iters", a.batch_wait_iters, 0, kMaxBatchWaitIters);
   s.batch_wait_ratio = parse_positive("--batch-wait-ratio", a.batch_wait_ratio);
   s.scheduler_recv_interval =
@@ -253,6 +255,12 @@ void register_serving(CLI::App& app, Common& common) {
       ->type_name("INT");
   cmd->add_option("--max-running", a->max_running,
                   "Requests an instance runs at once (0: the engine's default)")
+      ->capture_default_str()
+      ->type_name("INT");
+  cmd->add_option("--graph-capture-size", a->graph_capture_size,
+                  "The largest step (tokens) the deployment captures CUDA graphs for (vLLM's "
+                  "--max-cudagraph-capture-size); past it a step runs with no graph (0: the "
+                  "engine's default, 512 for vLLM)")
       ->capture_default_str()
       ->type_name("INT");
   cmd->add_option("--batch-wait-iters", a->batch_wait_iters,

@@ -107,6 +107,10 @@ struct ServingScenario {
   // The engine's scheduler unless set (0): tokens per step, requests running
   // (both pools); they override the recipe's.
   std::int64_t token_budget = 0, max_running = 0;
+  // The largest step the deployment captures CUDA graphs for (tokens; vLLM's
+  // --max-cudagraph-capture-size), both pools; 0: the recipe's or the engine's
+  // (EngineProfile::captured_size). Past it a step runs with no graph.
+  std::int64_t graph_capture_size = 0;
   // Batch waiting, where the engine's scheduler has it (EngineScheduler::
   // batch_wait: TensorRT-LLM's batch_wait_timeout_iters and
   // batch_wait_max_tokens_ratio): a step that would carry prompts beside

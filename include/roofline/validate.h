@@ -177,6 +177,9 @@ struct ServingRun {
   std::optional<Format> kv;          // the deployment's KV cache format
   GraphPolicy graphs = GraphPolicy::kEngine;  // the deployment's CUDA graphs
   std::string_view moe_kernel;  // the deployment's MoE kernel family (ModelOptions::moe_kernel)
+  // The largest step the deployment captured CUDA graphs for
+  // (ServingScenario::graph_capture_size; 0: the recipe's or the engine's).
+  std::int64_t graph_capture_size = 0;
   // The deployment's KV memory share under the engine's rule
   // (ServingScenario::kv_memory_share; 0: the recipe's or the engine's).
   double kv_memory_share = 0;
@@ -282,6 +285,9 @@ struct ServingHarness {
   // The MoE kernel family the script's settings leave the engine
   // (ModelOptions::moe_kernel; empty: the engine's measured blend).
   std::string_view moe_kernel;
+  // The largest step the script captures CUDA graphs for (tokens; vLLM's
+  // --max-cudagraph-capture-size; 0: not set).
+  std::int64_t graph_capture_size = 0;
   double range_ratio = 0;  // the client's --random-range-ratio (0: fixed lengths)
   // The engine's fused MoE quantizes the experts' activations to this format
   // (an environment setting of the script's; PrecisionPlan::expert_act).

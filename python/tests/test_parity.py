@@ -332,6 +332,8 @@ def test_sweep_gemm(cli):
          decode_workers=1, decode_tp=4, rounds=3),
     dict(model="deepseek-v3", hardware="h200", engine="sglang", tp=8, attention_dp=8, isl=1024,
          osl=64, concurrency=16, token_budget=4096, max_running=64),
+    dict(model="gpt-oss-120b", hardware="h200", engine="vllm", tp=8, isl=1024, osl=64,
+         concurrency=4, rounds=2, graph_capture_size=2048),
     dict(model="deepseek-v3", hardware="h200", engine="trtllm", tp=8, attention_dp=8, ep=8,
          isl=1024, osl=64, concurrency=16, rounds=2),
     dict(model="llama-3.1-8b", hardware="h100", engine="vllm", dp=4, isl=1024, osl=64,

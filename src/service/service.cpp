@@ -356,6 +356,7 @@ json serving(const json& request, const Registry& registry, const Limits& limits
     s.prompt_pool = integer(o, "prompt_pool", 0, 0, kMaxPromptPool);
     s.token_budget = integer(o, "token_budget", 0, 0, kMaxBatch);
     s.max_running = integer(o, "max_running", 0, 0, kMaxBatch);
+    s.graph_capture_size = integer(o, "graph_capture_size", 0, 0, kMaxBatch);
     s.batch_wait_iters = integer(o, "batch_wait_iters", 0, 0, kMaxBatchWaitIters);
     s.batch_wait_ratio = number(o, "batch_wait_ratio", 0);
     s.scheduler_recv_interval = integer(o, "scheduler_recv_interval", 0, 0, kMaxRecvInterval);

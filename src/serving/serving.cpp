@@ -385,6 +385,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   }
   if (in.token_budget != 0) check("token budget", in.token_budget, kMaxBatch);
   if (in.max_running != 0) check("max running", in.max_running, kMaxBatch);
+  if (in.graph_capture_size != 0) check("graph capture size", in.graph_capture_size, kMaxBatch);
   const bool disagg = in.mode == ServingMode::kDisaggregated;
   if (disagg) {
     check("prefill workers", in.prefill_workers, 1024);
@@ -516,6 +517,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     }
     if (in.token_budget) l.budget = in.token_budget;
     if (in.max_running) l.cap = in.max_running;
+    if (in.graph_capture_size) l.graph_max_batch = in.graph_capture_size;
     return l;
   };
   const auto per_rank = [](std::int64_t clients, std::int64_t ranks) {

@@ -710,6 +710,7 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
         if (n.graphs == GraphPolicy::kEngine)
           dp.fail("cuda_graphs", "the engine's defaults need no setting: leave it out");
       }
+      if (dp.has("graph_capture_size")) n.graph_capture_size = whole("graph_capture_size");
       if (dp.has("moe_kernel")) {
         try {
           n.moe_kernel = parse_moe_kernel(dp.string("moe_kernel"), "moe_kernel");
@@ -721,7 +722,7 @@ std::vector<ServingHarness> parse_serving_harnesses(std::string_view text,
           !budget_given && !n.kv && !n.expert_parallel && n.layouts.empty() &&
           !dp.has("batch_wait") && !dp.has("scheduler_recv_interval") &&
           !dp.has("attention_dp_balance") && n.kv_memory.empty() &&
-          n.graphs == GraphPolicy::kEngine && n.moe_kernel.empty()) {
+          n.graphs == GraphPolicy::kEngine && n.graph_capture_size == 0 && n.moe_kernel.empty()) {
         dp.fail("max_running",
                 "a deployment gives a KV cache, its memory, limits, the formula, expert "
                 "parallelism, a scheduler setting, CUDA graphs or a MoE kernel");
@@ -888,6 +889,7 @@ void apply_serving_harnesses(const std::vector<ServingHarness>& notes,
       r.expert_act = n.expert_act;
       r.kv = n.kv;
       r.graphs = n.graphs;
+      r.graph_capture_size = n.graph_capture_size;
       r.moe_kernel = n.moe_kernel;
       break;  // no two notes cover the same rows
     }
@@ -1048,10 +1050,18 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         o = with_engine_release(o, *d, r.backend_version, s.tp,
                                 tables ? *tables : EngineRegistry::built_in());
       }
+      if (r.graph_capture_size > 0) {
+        row.formats += fmt::format(", graphs to {} tokens ({})", r.graph_capture_size,
+                                   clip_utf8(r.harness, 64));
+      }
       // A decode step alone: these deployments captured graphs up to their batch
-      // (AIConfigurator's benchmark rules; the serving model sets each pool's).
-      if (!serving && o.graph_max_batch == 0)
-        o.graph_max_batch = (s.batch + s.attention_dp - 1) / s.attention_dp;
+      // (AIConfigurator's benchmark rules; the serving model sets each pool's),
+      // or up to the size their script gives.
+      if (!serving && o.graph_max_batch == 0) {
+        o.graph_max_batch = r.graph_capture_size > 0
+                                ? r.graph_capture_size
+                                : (s.batch + s.attention_dp - 1) / s.attention_dp;
+      }
       if (serving) {
         ServingScenario load;
         load.isl = r.isl;
@@ -1064,6 +1074,7 @@ DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry&
         load.engine_version = r.backend_version;
         // The benchmark's own limits and random lengths, from its harness note.
         if (r.max_running > 0) load.max_running = r.max_running;
+        load.graph_capture_size = r.graph_capture_size;
         if (r.token_budget > 0) load.token_budget = r.token_budget;
         if (r.range_ratio > 0) set_range_ratio(load, r.range_ratio);
         if (r.kv_memory_share > 0) {

@@ -20,6 +20,7 @@ const DEFAULTS = {
   mode: 'agg', prefillWorkers: 1, prefillTp: 2, decodeWorkers: 1, decodeTp: 2,
   prefillAttentionDp: 1, prefillEp: 1, decodeAttentionDp: 1, decodeEp: 1,
   rounds: 10, tokenBudget: 0, maxRunning: 0,  // the server's kDefaultRounds; 0: the engine's scheduler
+  graphCaptureSize: 0,                        // the engine's captured graphs
   draftTokens: 0, acceptance: 0.85,           // plain decoding; the server's kDefaultDraftAcceptance
   sharedPrefix: 0,                            // no prefix cache hits
   promptPool: 0,                              // every prompt unique
@@ -175,6 +176,9 @@ function request(): Record<string, unknown> {
   // Which steps replay CUDA graphs, where the deployment turns the engine's down.
   const graphs = ($('sv-cuda-graphs') as HTMLSelectElement).value;
   if (graphs !== 'engine') req.cuda_graphs = graphs;
+  // The largest step the deployment captures graphs for (0: the engine's).
+  const captured = intValue('sv-graph-capture', 'graph capture size', 0, MAX_CONCURRENCY);
+  if (captured > 0) req.graph_capture_size = captured;
   // The MoE kernel family, where the deployment picks one.
   const moeKernel = ($('sv-moe-kernel') as HTMLSelectElement).value;
   if (moeKernel) req.moe_kernel = moeKernel;
@@ -231,6 +235,7 @@ export function initServing(models: ModelPreset[], devices: Device[]): void {
   number('sv-rounds', DEFAULTS.rounds);
   number('sv-token-budget', DEFAULTS.tokenBudget);
   number('sv-max-running', DEFAULTS.maxRunning);
+  number('sv-graph-capture', DEFAULTS.graphCaptureSize);
   number('sv-draft-tokens', DEFAULTS.draftTokens);
   number('sv-acceptance', DEFAULTS.acceptance);
   number('sv-shared-prefix', DEFAULTS.sharedPrefix);
