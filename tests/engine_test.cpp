@@ -324,6 +324,79 @@ TEST(Engines, KvMemoryRulesAreStrictAndTellTheRoom) {
     EXPECT_THROW((void)parse_engine(engine(bad), "x.json"), ParseError) << to;
   }
 }
+
+// A profiling pass's measured sampler: bytes a logit by path (2 to 256), the
+// FlashInfer path's releases ascending without overlap, only the last range
+// open; every key known, every source named.
+TEST(Engines, ProfilingPassSamplersAreStrictAndFollowTheRelease) {
+  const auto engine = [](const std::string& sampler) {
+    return std::string(kSchedulerProfileHead) +
+           R"(, "kv_memory": {"of": "total", "value": 0.9, "confidence": "vendor", "source": "s",
+           "profile_pass": {"sampled_rows": "running", "source": "s")" +
+           sampler + "}}}}";
+  };
+  const std::string figure =
+      R"("bytes_per_logit": {"value": 40, "confidence": "derived", "source": "s"})";
+  const std::string flashinfer = R"(, "flashinfer": {"bytes_per_logit": {"value": 10,
+      "confidence": "derived", "source": "s"}, "source": "s", "releases": [)";
+  const auto with_ranges = [&](const std::string& ranges) {
+    return engine(R"(, "sampler": {)" + figure + flashinfer + ranges + "]}}");
+  };
+  // Without a sampler: the pass keeps one fp32 row a sequence (no figure).
+  const EngineScheduler none = parse_engine(engine(""), "x.json").scheduler;
+  EXPECT_TRUE(none.kv_profile_pass());
+  EXPECT_EQ(none.kv_profile_sampler_bytes(""), 0);
+  // The sort path only: every release.
+  const EngineScheduler sort =
+      parse_engine(engine(R"(, "sampler": {)" + figure + "}"), "x.json").scheduler;
+  EXPECT_DOUBLE_EQ(sort.kv_profile_sampler_bytes(""), 40);
+  EXPECT_DOUBLE_EQ(sort.kv_profile_sampler_bytes("1.0.0"), 40);
+  // Two ranges: [0.5, 0.7) and [0.9, ...).
+  const EngineScheduler two =
+      parse_engine(with_ranges(R"({"from": "0.5.0", "before": "0.7"}, {"from": "0.9.0"})"),
+                   "x.json")
+          .scheduler;
+  for (const auto& [version, bytes] : {std::pair{"0.4.9", 40.0},
+                                       {"0.5.0", 10.0},
+                                       {"0.6.3rc1", 10.0},
+                                       {"0.7.0", 40.0},
+                                       {"v0.8.2", 40.0},
+                                       {"0.9", 10.0},
+                                       {"2.0.0", 10.0},
+                                       {"", 10.0}}) {
+    SCOPED_TRACE(version);
+    EXPECT_DOUBLE_EQ(two.kv_profile_sampler_bytes(version), bytes);
+  }
+  // A closed last range: the current release samples on the sort path.
+  const EngineScheduler closed =
+      parse_engine(with_ranges(R"({"before": "0.7.0"})"), "x.json").scheduler;
+  EXPECT_DOUBLE_EQ(closed.kv_profile_sampler_bytes("0.6.0"), 10);
+  EXPECT_DOUBLE_EQ(closed.kv_profile_sampler_bytes(""), 40);
+  for (const std::string& bad : std::vector<std::string>{
+           engine(R"(, "sampler": {})"),
+           engine(R"(, "sampler": {"bytes_per_logit": {"value": 1, "confidence": "derived",
+               "source": "s"}})"),
+           engine(R"(, "sampler": {"bytes_per_logit": {"value": 300, "confidence": "derived",
+               "source": "s"}})"),
+           engine(R"(, "sampler": {"bytes_per_logit": {"value": 40, "confidence": "derived",
+               "source": "x"}})"),
+           engine(R"(, "sampler": {)" + figure + R"(, "rows": 3})"), with_ranges(""),
+           with_ranges(R"({})"), with_ranges(R"({"from": "nightly"})"),
+           with_ranges(R"({"from": "0.7.0", "before": "0.7.0"})"),
+           with_ranges(R"({"from": "0.9.0"}, {"from": "1.0.0"})"),
+           with_ranges(R"({"from": "0.5.0", "before": "0.8.0"}, {"from": "0.7.0"})"),
+           with_ranges(R"({"from": "0.5.0", "before": "0.8.0", "after": "0.6.0"})"),
+           engine(R"(, "sampler": {)" + figure +
+                  R"(, "flashinfer": {"bytes_per_logit": {"value": 10, "confidence": "derived",
+               "source": "s"}, "source": "y", "releases": [{"from": "0.5.0"}]}})")}) {
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << bad;
+  }
+  // vLLM's shipped figures: the sort path's 42.2 bytes, FlashInfer's 14.
+  const EngineScheduler& v = EngineRegistry::built_in().get("vllm").scheduler;
+  EXPECT_DOUBLE_EQ(v.kv_profile_sort_bytes.value, 42.2);
+  EXPECT_DOUBLE_EQ(v.kv_profile_flashinfer_bytes.value, 14);
+  EXPECT_FALSE(EngineRegistry::built_in().get("trtllm").scheduler.kv_profile_sampler_known());
+}
 TEST(GemmTables, EveryMeasuredDeviceEngineLoads) {
   const EngineRegistry& e = EngineRegistry::built_in();
   // 8 registry devices x 3 engines of ../shared/reference/measured-kernels.

@@ -409,9 +409,11 @@ Scenario fp8_decode_at_1280() {
 // weights and activations leave (data/engines, "kv_memory"). Llama-3.1-70B in
 // fp8 with an fp8 cache on one H100 (81,559 MiB, 85.5 GB) leaves little
 // beside its 71.6 GB of weights, so the two rules part: vLLM's room is
-// 0.92 x 85.5 - 71.6 - its profiling pass (about 1.8 GB); TensorRT-LLM's 0.9 x (85.5 - 71.6 -
-// act), about 12.1 GB (the CLI prints both; each less its profiling pass); at 210 MB of fp8 cache a
-// 1,280-token sequence, 28 and 57 sequences.
+// 0.92 x 85.5 - 71.6 - its profiling pass (about 2.0 GB: 1,024 sampled rows
+// of 128,256 logits at 14 bytes a logit on the current release's FlashInfer
+// sampler, and 8,192 tokens of bf16 hidden states); TensorRT-LLM's 0.9 x
+// (85.5 - 71.6 - act), about 12.1 GB (the CLI prints both; each less its
+// profiling pass).
 TEST(Capacity, AnEngineSizesTheKvCacheByItsOwnRule) {
   const ModelSpec m = load_model("llama-3.1-70b");
   const Device& d = registry().get("h100");
@@ -429,8 +431,11 @@ TEST(Capacity, AnEngineSizesTheKvCacheByItsOwnRule) {
     // Each subtracts its profiling pass: vLLM 8,192 tokens and 1,024 sampled
     // rows on an H100, TensorRT-LLM one request of its 8,192 max_num_tokens.
     const bool vllm = engine == std::string("vllm");
-    const double profiled = std::max(
-        mem.activation_bytes, profile_pass_activation_bytes(m, d, at, 8192, vllm ? 1024 : 1));
+    const double sampler =
+        EngineRegistry::built_in().get(engine).scheduler.kv_profile_sampler_bytes("");
+    const double profiled =
+        std::max(mem.activation_bytes,
+                 profile_pass_activation_bytes(m, d, at, 8192, vllm ? 1024 : 1, sampler));
     const double left = vllm ? 0.92 * mem.capacity_bytes - weights - profiled
                              : 0.9 * (mem.capacity_bytes - weights - profiled);
     return mem.kv_cache_bytes <= left;
@@ -452,45 +457,93 @@ TEST(Capacity, AnEngineSizesTheKvCacheByItsOwnRule) {
   EXPECT_DOUBLE_EQ(vllm.kv_memory_share, 0.92);
   EXPECT_FALSE(vllm.kv_memory_of_free);
   EXPECT_TRUE(trtllm.kv_memory_of_free);
-  EXPECT_GT(trtllm.max_batch, 3 * vllm.max_batch / 2);  // 49 against 20 at 1,280 tokens
+  EXPECT_GT(trtllm.max_batch, 3 * vllm.max_batch / 2);  // 49 against about 20 at 1,280 tokens
   // The reference engine has no rule of its own: all the memory left.
   EXPECT_EQ(capacity(m, d, s, &EngineRegistry::built_in().get("roofline")).max_batch,
             whole.max_batch);
 }
 
-// vLLM and TensorRT-LLM size their caches after a profiling pass. vLLM's (gpu_worker.py
-// determine_available_memory; gpu_model_runner.py profile_run): a forward of
-// its token budget, then a sampler over one row of fp32 logits a dummy
-// request. For Llama-3.1-8B in bf16 at 8,192 tokens and 1,024 rows: each
-// token holds 2 x 4,096 hidden values and the widest projection, 2 x 14,336
-// (gate and up), 36,864 bf16 values = 73,728 bytes, x 8,192 = 603,979,776;
-// the logits 1,024 x 128,256 x 4 = 525,336,576 bytes; 1,129,316,352 in all.
+// vLLM and TensorRT-LLM size their caches after a profiling pass. vLLM's
+// (gpu_worker.py determine_available_memory; gpu_model_runner.py
+// profile_run): a forward of its token budget, then a sampler over one row of
+// logits a dummy request, top-k and top-p on every row, the forward's hidden
+// states still held. For Llama-3.1-8B in bf16 at 8,192 tokens the forward
+// holds 2 x 4,096 hidden values and the widest projection, 2 x 14,336 (gate
+// and up), a token: 36,864 bf16 values = 73,728 bytes, x 8,192 = 603,979,776,
+// and one row of fp32 logits, 128,256 x 4. The sampler over 1,024 rows holds
+// 1,024 x 128,256 logits at the release's bytes a logit, beside the hidden
+// states' 8,192 x 4,096 x 2 = 67,108,864 bytes: on the sort path (42.2)
+// 5,609,409,740.8, on FlashInfer's (14) 1,905,786,880. The peak is the larger.
 TEST(Capacity, EnginesProfilingPassesTakeTheirBudgetAndSampledRows) {
   const ModelSpec m = load_model("llama-3.1-8b");
   const Device& d = registry().get("h100");
   Scenario s;
   s.phase = Phase::kDecode;
   s.seq_len = 1024;
+  const double forward = 603979776.0 + 128256.0 * 4;
+  EXPECT_DOUBLE_EQ(profile_pass_activation_bytes(m, d, s, 8192, 1024, 42.2), 5609409740.8);
+  EXPECT_DOUBLE_EQ(profile_pass_activation_bytes(m, d, s, 8192, 1024, 14), 1905786880.0);
+  // Two rows: the forward's peak is the larger.
+  EXPECT_DOUBLE_EQ(profile_pass_activation_bytes(m, d, s, 8192, 2, 14), forward);
+  // The logits are whole on the rank that sizes the cache: tensor
+  // parallelism splits the forward, not the sampler.
+  Scenario tp2 = s;
+  tp2.tp = 2;
+  EXPECT_DOUBLE_EQ(profile_pass_activation_bytes(m, d, tp2, 8192, 1024, 14), 1905786880.0);
+  // Without a measured sampler: one fp32 row a sequence beside the forward
+  // (1,024 x 128,256 x 4 more than the forward's one).
   EXPECT_DOUBLE_EQ(profile_pass_activation_bytes(m, d, s, 8192, 1024), 1129316352.0);
-  // One row: the forward's own logits only.
-  EXPECT_DOUBLE_EQ(profile_pass_activation_bytes(m, d, s, 8192, 1), 603979776.0 + 128256.0 * 4);
-  // A prediction with vLLM leaves the cache what the pass leaves (the current
-  // release: 0.92 of the whole memory).
+  EXPECT_DOUBLE_EQ(profile_pass_activation_bytes(m, d, s, 8192, 1), forward);
+
   const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
+  const EngineScheduler& rule = vllm.scheduler;
+  EXPECT_TRUE(rule.kv_profile_pass());
+  EXPECT_EQ(rule.kv_profile_pass_rows(8192, 1024), 1024);
+  // The sort path's figure is its derivation (vllm-sampler-sort): PR #13594's
+  // H100 run of OPT-125m lost 2,039,760 - 1,980,832 = 58,928 tokens of
+  // 12 x 2 x 768 x 2 = 36,864 bytes to the sampler's pass over 1,024 rows of
+  // 50,272 logits.
+  constexpr double kDerivationTolerance = 0.001;  // the figure's three digits
+  EXPECT_NEAR(rule.kv_profile_sort_bytes.value, 58928.0 * 36864 / (1024.0 * 50272),
+              kDerivationTolerance * rule.kv_profile_sort_bytes.value);
+  // Checked on another model and engine generation: PR #10511's V0 log of
+  // Llama-3-8B on an H100 (256 sequences, an 8,192-token pass; Llama-3.1-8B's
+  // shapes) reports a 1.26 GiB activation peak; the pass gives 1.35 GiB.
+  constexpr double kV0LogTolerance = 0.10;  // V0's sampler also took logprobs
+  EXPECT_NEAR(profile_pass_activation_bytes(m, d, s, 8192, 256, rule.kv_profile_sort_bytes.value),
+              1.26 * 1073741824.0, kV0LogTolerance * 1.26 * 1073741824.0);
+  // The path follows the release (vllm-flashinfer-sampler-default): the sort
+  // before 0.9.0, FlashInfer from 0.9.0 (PR #15777) to 0.11.1 (PR #26859),
+  // the sort again to 0.20.0 (PR #40376), FlashInfer since.
+  for (const auto& [version, flashinfer] : {std::pair{"0.8.5", false},
+                                            {"0.9.0", true},
+                                            {"0.10.2", true},
+                                            {"0.11.0", true},
+                                            {"0.11.1", false},
+                                            {"0.14.0", false},
+                                            {"0.19.1", false},
+                                            {"0.20.0", true},
+                                            {"0.24.0", true},
+                                            {"", true},
+                                            {"nightly", true}}) {
+    SCOPED_TRACE(version);
+    EXPECT_EQ(rule.kv_profile_flashinfer(version), flashinfer);
+    EXPECT_DOUBLE_EQ(rule.kv_profile_sampler_bytes(version), flashinfer ? 14 : 42.2);
+  }
+  // A prediction with vLLM leaves the cache what the current release's pass
+  // leaves (0.92 of the whole memory).
   const Prediction p = predict(m, d, s, with_engine({}, d, &vllm));
   EXPECT_NEAR(p.memory.kv_room_bytes,
-              0.92 * p.memory.capacity_bytes - p.memory.weights_bytes - 1129316352.0, 1.0);
-  EXPECT_TRUE(vllm.scheduler.kv_profile_pass());
-  EXPECT_EQ(vllm.scheduler.kv_profile_pass_rows(8192, 1024), 1024);
+              0.92 * p.memory.capacity_bytes - p.memory.weights_bytes - 1905786880.0, 1.0);
   // TensorRT-LLM's KvCacheCreator runs one request of its max_num_tokens
-  // (8,192) and samples its one row: 603,979,776 + 128,256 x 4 bytes, and
-  // gives 0.9 of what the weights and that pass leave.
+  // (8,192) and samples its one row, no sampler measured: 603,979,776 +
+  // 128,256 x 4 bytes, and gives 0.9 of what the weights and that pass leave.
   const EngineProfile& trtllm = EngineRegistry::built_in().get("trtllm");
   EXPECT_EQ(trtllm.scheduler.kv_profile_pass_rows(8192, 2048), 1);
+  EXPECT_EQ(trtllm.scheduler.kv_profile_sampler_bytes(""), 0);
   const Prediction t = predict(m, d, s, with_engine({}, d, &trtllm));
-  EXPECT_NEAR(
-      t.memory.kv_room_bytes,
-      0.9 * (t.memory.capacity_bytes - t.memory.weights_bytes - (603979776.0 + 128256.0 * 4)), 1.0);
+  EXPECT_NEAR(t.memory.kv_room_bytes,
+              0.9 * (t.memory.capacity_bytes - t.memory.weights_bytes - forward), 1.0);
   EXPECT_FALSE(EngineRegistry::built_in().get("sglang").scheduler.kv_profile_pass());
 }
 
@@ -512,7 +565,8 @@ TEST(Capacity, APredictionsFitFollowsTheEnginesRule) {
   // pass's activations (its token budget, 8,192 on an H100, and sampled rows).
   EXPECT_NEAR(at.memory.kv_room_bytes,
               0.92 * at.memory.capacity_bytes - at.memory.weights_bytes -
-                  profile_pass_activation_bytes(m, d, s, 8192, 1024),
+                  profile_pass_activation_bytes(m, d, s, 8192, 1024,
+                                                vllm.scheduler.kv_profile_sampler_bytes("")),
               1.0);
   s.batch = c.max_batch + 1;
   const Prediction past = predict(m, d, s, o);

@@ -859,15 +859,16 @@ TEST(Serving, ClientsBeyondTheKvCapacityQueue) {
 
 // Each engine gives its KV cache the memory its own rule does: vLLM 90% of
 // the whole memory for weights, its profiling pass's activations and cache
-// (1.73 GB here: 8,192 tokens of bf16 activations, 73,728 values a token,
-// and 1,024 sampled rows of fp32 logits), TensorRT-LLM 90% of what the
-// weights and activations leave (80% in AIConfigurator's deployments).
-// Llama-3.1-70B in fp8 (fp8 cache, the LM head in bf16 as both engines'
-// files keep it) on one H100 (85.5 GB) leaves little room, and there the
-// rules differ most: requests of 1,280 tokens (whole blocks of 16 and 32
-// tokens) fit floor(room / bytes a token / 1,280) times, 12 times under
-// vLLM's rule (2.6 GB) and 49 times under TensorRT-LLM's (10.5 GB, after its
-// own profiling pass).
+// (2.0 GB here in release 0.11.0: 1,024 sampled rows of 128,256 logits at
+// 14 bytes a logit on its FlashInfer sampler, beside 8,192 tokens of bf16
+// hidden states), TensorRT-LLM 90% of what the weights and activations leave
+// (80% in AIConfigurator's deployments). Llama-3.1-70B in fp8 (fp8 cache, the
+// LM head in bf16 as both engines' files keep it) on one H100 (85.5 GB) leaves
+// little room, and there the rules differ most: requests of 1,280 tokens
+// (whole blocks of 16 and 32 tokens) fit floor(room / bytes a token / 1,280)
+// times, about 10 times under vLLM's rule and 49 under TensorRT-LLM's
+// (10.5 GB, after its own profiling pass). On the sort path (releases 0.11.1
+// to 0.19) the pass takes 5.6 GB and not one request fits.
 TEST(Serving, EachEngineSizesItsKvCacheByItsOwnRule) {
   const ModelSpec m = load_model("llama-3.1-70b");
   const Device& d = devices().get("h100");
@@ -887,17 +888,20 @@ TEST(Serving, EachEngineSizesItsKvCacheByItsOwnRule) {
     return static_cast<std::int64_t>(std::floor(room / per_token)) / (s.isl + s.osl);
   };
   // vLLM subtracts its profiling pass: its budget (8,192 tokens on an H100) and
-  // a sampled row a request up to its limit (1,024); TensorRT-LLM one request
-  // of its max_num_tokens (8,192) and its one row.
-  const double profiled = profile_pass_activation_bytes(m, d, one, 8192, 1024);
+  // a sampled row a request up to its limit (1,024), at its release's sampler
+  // path's bytes a logit; TensorRT-LLM one request of its max_num_tokens
+  // (8,192) and its one row.
+  const EngineScheduler& rule = EngineRegistry::built_in().get("vllm").scheduler;
+  const double profiled =
+      profile_pass_activation_bytes(m, d, one, 8192, 1024, rule.kv_profile_sampler_bytes("0.11.0"));
   const double left =
       mem.capacity_bytes - mem.weights_bytes - profile_pass_activation_bytes(m, d, one, 8192, 1);
   // vLLM's releases before 0.20.0 (the default rose to 0.92 after them).
-  s.engine_version = "0.19.0";
+  s.engine_version = "0.11.0";
   const std::int64_t vllm_fit = fits(0.9 * mem.capacity_bytes - mem.weights_bytes - profiled);
   const std::int64_t trt_fit = fits(0.9 * left);
   ASSERT_GT(vllm_fit, 0);
-  EXPECT_GT(trt_fit, 2 * vllm_fit);  // the same 0.9: 12 requests against 49
+  EXPECT_GT(trt_fit, 2 * vllm_fit);  // the same 0.9: a handful of requests against 49
   const ModelOptions trtllm = with_engine("trtllm");
   EXPECT_EQ(predict_serving(m, d, s, vllm()).max_concurrency_that_fits, vllm_fit);
   EXPECT_EQ(predict_serving(m, d, s, trtllm).max_concurrency_that_fits, trt_fit);
@@ -913,17 +917,23 @@ TEST(Serving, EachEngineSizesItsKvCacheByItsOwnRule) {
   // 1,024 + 1 + 1,500 tokens) makes a smaller profiling pass: a larger cache.
   const ServingResult recipe = predict_serving(m, d, s, vllm());
   ASSERT_EQ(recipe.token_budget, 2525);
-  const double recipe_pass =
-      profile_pass_activation_bytes(m, d, one, recipe.token_budget, recipe.max_running);
+  const double recipe_pass = profile_pass_activation_bytes(
+      m, d, one, recipe.token_budget, recipe.max_running, rule.kv_profile_sampler_bytes("0.11.0"));
   EXPECT_EQ(recipe.max_concurrency_that_fits,
             fits(0.9 * mem.capacity_bytes - mem.weights_bytes - recipe_pass));
   EXPECT_GT(recipe.max_concurrency_that_fits, vllm_fit);
-  // The current vLLM release: 0.92 of the whole memory.
+  // The current vLLM release: 0.92 of the whole memory, its sampler on
+  // FlashInfer's kernels again (the same pass as 0.11.0's).
   s.engine_version.clear();
   s.recipe = ServingRecipe::kEngineDefaults;
+  const double current_pass =
+      profile_pass_activation_bytes(m, d, one, 8192, 1024, rule.kv_profile_sampler_bytes(""));
+  EXPECT_DOUBLE_EQ(current_pass, profiled);
   EXPECT_EQ(predict_serving(m, d, s, vllm()).max_concurrency_that_fits,
-            fits(0.92 * mem.capacity_bytes - mem.weights_bytes - profiled));
+            fits(0.92 * mem.capacity_bytes - mem.weights_bytes - current_pass));
+  // On the sort path the pass leaves no room for one request.
   s.engine_version = "0.19.0";
+  EXPECT_THROW((void)predict_serving(m, d, s, vllm()), Unsupported);
   // Past the fit, the note says which rule sized the cache.
   s.concurrency = trt_fit + 8;
   s.recipe = ServingRecipe::kEngineDefaults;
@@ -1623,6 +1633,48 @@ TEST(Serving, NotesSayWhenPromptStepsFindNoGraph) {
   EXPECT_LT(pieces.ttft_s, past.ttft_s);
   captured.graph_capture_size = -1;
   EXPECT_THROW((void)predict_serving(m, d, captured, vllm()), InvalidArgument);
+}
+
+// vLLM sizes its cache after a profiling pass whose sampler takes every row
+// it may run (vllm.json, profile_pass.sampler): Qwen3-32B in bf16 on one H100,
+// with the engine's 1,024 rows of 151,936 logits. Release 0.14.0 samples on
+// the sort path, 42.2 bytes a logit: 1,024 x 151,936 x 42.2 = 6.57 GB, beside
+// the 8,192-token pass's hidden states (8,192 x 5,120 x 2 = 83.9 MB): 6.65
+// GB, far above the forward's peak, so the note and the JSON name it. 0.11.0
+// samples on FlashInfer (14 bytes: 2.26 GB): a larger cache. With 64 rows the
+// forward's peak stands and nothing is said.
+TEST(Serving, NotesSayWhenTheProfilingPassSamplerSizesTheCache) {
+  const ModelSpec m = load_model("qwen3-32b");
+  const Device& d = devices().get("h100");
+  ServingScenario s;
+  s.isl = 1024;
+  s.osl = 128;
+  s.concurrency = 8;
+  s.rounds = 1;
+  s.engine_version = "0.14.0";
+  constexpr double kBytesTolerance = 1.0;  // the sums are exact to a byte
+  const double hidden = 8192.0 * 5120 * 2;
+  const ServingResult sort = predict_serving(m, d, s, vllm());
+  EXPECT_EQ(sort.kv_profile_sampler_rows, 1024);
+  EXPECT_DOUBLE_EQ(sort.kv_profile_sampler_bytes_per_logit, 42.2);
+  EXPECT_NEAR(sort.kv_activation_bytes_per_gpu, 1024.0 * 151936 * 42.2 + hidden, kBytesTolerance);
+  EXPECT_TRUE(notes_say(sort, "memory-profiling pass holds 6.6 GB a GPU"));
+  EXPECT_TRUE(notes_say(sort, "its sort path"));
+  s.engine_version = "0.11.0";
+  const ServingResult flashinfer = predict_serving(m, d, s, vllm());
+  EXPECT_NEAR(flashinfer.kv_activation_bytes_per_gpu, 1024.0 * 151936 * 14 + hidden,
+              kBytesTolerance);
+  EXPECT_TRUE(notes_say(flashinfer, "FlashInfer's sampling kernels in release 0.11.0"));
+  // Both releases give 0.9 of the memory: the smaller pass leaves the larger cache.
+  EXPECT_NEAR(flashinfer.kv_cache_bytes_per_gpu - sort.kv_cache_bytes_per_gpu,
+              sort.kv_activation_bytes_per_gpu - flashinfer.kv_activation_bytes_per_gpu, 1e3);
+  EXPECT_GT(flashinfer.max_concurrency_that_fits, sort.max_concurrency_that_fits);
+  s.max_running = 64;
+  const ServingResult few = predict_serving(m, d, s, vllm());
+  EXPECT_EQ(few.kv_profile_sampler_rows, 0);
+  EXPECT_FALSE(notes_say(few, "memory-profiling pass"));
+  // TensorRT-LLM's pass samples one row: no note.
+  EXPECT_FALSE(notes_say(predict_serving(m, d, s, with_engine("trtllm")), "memory-profiling pass"));
 }
 
 // A harness note's graph policy reaches the simulated deployment: InferenceX's

@@ -201,6 +201,28 @@ struct EngineScheduler {
   std::string kv_profile_pass_source;
   bool kv_profile_pass_one_row = false;
   [[nodiscard]] bool kv_profile_pass() const noexcept { return !kv_profile_pass_source.empty(); }
+  // The pass's sampler (vLLM's _dummy_sampler_run, top-k and top-p on every
+  // row) where the profile measures it: the bytes it holds a logit of the
+  // whole vocabulary, on every rank, by the path the release samples on by
+  // default, PyTorch's sort (kv_profile_sort_bytes) or FlashInfer's kernels
+  // (kv_profile_flashinfer_bytes, in kv_profile_flashinfer_releases). Its
+  // peak and the forward's are apart (the forward's activations are freed
+  // before it runs). Unknown: one fp32 row a sequence beside the forward.
+  EngineFigure kv_profile_sort_bytes;
+  EngineFigure kv_profile_flashinfer_bytes;
+  struct ReleaseRange {
+    std::string from, before;  // "" open at that end
+  };
+  std::vector<ReleaseRange> kv_profile_flashinfer_releases;
+  std::string kv_profile_flashinfer_source;
+  [[nodiscard]] bool kv_profile_sampler_known() const noexcept {
+    return kv_profile_sort_bytes.known();
+  }
+  // Whether release `version` ("" or unparsed: the current one, the newest
+  // range's) samples on FlashInfer by default.
+  [[nodiscard]] bool kv_profile_flashinfer(std::string_view version) const noexcept;
+  // The sampler's bytes a logit in release `version`; 0 where not measured.
+  [[nodiscard]] double kv_profile_sampler_bytes(std::string_view version) const noexcept;
   // The sampler rows of the pass for a pool of `budget` tokens and `running` requests.
   [[nodiscard]] std::int64_t kv_profile_pass_rows(std::int64_t budget,
                                                   std::int64_t running) const noexcept {

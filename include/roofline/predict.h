@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <string_view>
 #include <vector>
 
 #include "roofline/attention.h"
@@ -117,11 +118,17 @@ struct Prediction {
 
 // The peak activations of an engine's memory-profiling pass (vLLM's
 // profile_run): a forward of `tokens` prompt tokens, then a sampler over the
-// logits of `sampler_rows` sequences. An engine whose KV sizing subtracts it
+// logits of `sampler_rows` sequences. With `sampler_bytes_per_logit` (the
+// engine's measured sampler, EngineScheduler::kv_profile_sampler_bytes) the
+// sampler holds that much a logit of the whole vocabulary on every rank, and
+// the forward's hidden states, after the forward's other activations are
+// freed: the peak is the larger of the two. Without it (0), one fp32 row a
+// sequence beside the forward. An engine whose KV sizing subtracts the pass
 // (EngineScheduler::kv_profile_pass) leaves its cache that much smaller.
 [[nodiscard]] Bytes profile_pass_activation_bytes(const ModelSpec& model, const Device& device,
                                                   const Scenario& s, std::int64_t tokens,
-                                                  std::int64_t sampler_rows);
+                                                  std::int64_t sampler_rows,
+                                                  double sampler_bytes_per_logit = 0);
 
 struct EngineScheduler;  // roofline/engine.h
 struct EngineProfile;    // roofline/engine.h
@@ -138,11 +145,12 @@ struct EngineProfile;    // roofline/engine.h
 // The activations `rule`'s KV sizing subtracts beside the weights, for a pool
 // of `budget` tokens and `running` requests: its profiling pass where it runs
 // one (EngineScheduler::kv_profile_pass) and that takes more, else `at_hand`
-// (the activations of the pass the estimate is for).
+// (the activations of the pass the estimate is for). `version`: the engine's
+// release, which sets the pass's sampler path ("": the current one).
 [[nodiscard]] Bytes kv_sizing_activation_bytes(const EngineScheduler& rule, const ModelSpec& model,
                                                const Device& device, const Scenario& s,
                                                Bytes at_hand, std::int64_t budget,
-                                               std::int64_t running);
+                                               std::int64_t running, std::string_view version = "");
 
 // Weight bytes per device for the resolved formats (all experts, not only the touched ones).
 [[nodiscard]] Bytes weight_memory(const ModelSpec& model, const Scenario& s);

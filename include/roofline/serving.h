@@ -224,6 +224,12 @@ struct ServingResult {
   // of the whole memory or of what the weights and activations leave.
   std::int64_t kv_cache_tokens = 0;
   double kv_cache_bytes_per_gpu = 0;
+  // What the engine's rule subtracted for activations a GPU (its
+  // memory-profiling pass where it runs one), and that pass's sampler rows
+  // and bytes a logit where its sampler set the peak (0 otherwise).
+  double kv_activation_bytes_per_gpu = 0;
+  std::int64_t kv_profile_sampler_rows = 0;
+  double kv_profile_sampler_bytes_per_logit = 0;
   double kv_memory_share = 0;
   bool kv_memory_of_free = false;
   bool kv_memory_set = false;  // the share the scenario set, not the engine's

@@ -485,6 +485,27 @@ def test_serving_kv_memory_share_sizes_the_cache():
         roofline.serving("llama-3.1-70b", "h100", engine="vllm", kv_memory_share=0.3, **case)
 
 
+def test_serving_says_what_the_profiling_pass_subtracts(cli):
+    # vLLM's pass samples 1,024 rows (its limit on an H100) of Llama-3.1-8B's 128,256 logits: on
+    # 0.14.0's sort path 42.2 bytes a logit, on the current release's FlashInfer kernels 14, each
+    # beside the 8,192-token pass's bf16 hidden states (8,192 x 4,096 x 2 bytes). As the CLI says.
+    case = dict(engine="vllm", isl=1024, osl=128, concurrency=8, rounds=1)
+    hidden = 8192 * 4096 * 2
+    for version, per_logit in (("0.14.0", 42.2), ("", 14.0)):
+        got = roofline.serving("llama-3.1-8b", "h100", engine_version=version, **case)
+        sampler = got["kv_memory"]["profile_sampler"]
+        assert sampler == {"rows": 1024, "bytes_per_logit": per_logit}
+        assert got["kv_memory"]["activation_bytes_per_gpu"] == pytest.approx(
+            1024 * 128256 * per_logit + hidden, abs=1.0)
+        args = ["serving", "--model", "llama-3.1-8b", "--hardware", "h100", "--engine", "vllm",
+                "--isl", "1024", "--osl", "128", "--concurrency", "8", "--requests", "8"]
+        if version:
+            args += ["--engine-version", version]
+        assert cli(*args)["kv_memory"] == got["kv_memory"]
+    few = roofline.serving("llama-3.1-8b", "h100", max_running=64, **case)
+    assert few["kv_memory"]["profile_sampler"] is None
+
+
 def test_serving_bad_input_is_the_clis_error():
     with pytest.raises(roofline.InvalidArgument, match="isl"):
         roofline.serving("llama-3.1-8b", "h100", isl=0)

@@ -35,6 +35,14 @@ std::vector<int> release_numbers(std::string_view v) {
   return out;
 }
 
+// Whether release `have` comes before release `than` (missing parts are zeros).
+bool release_before(std::vector<int> have, std::vector<int> than) {
+  const std::size_t parts = std::max(have.size(), than.size());
+  have.resize(parts, 0);
+  than.resize(parts, 0);
+  return std::lexicographical_compare(have.begin(), have.end(), than.begin(), than.end());
+}
+
 using detail::StrictObject;
 using nlohmann::json;
 
@@ -89,6 +97,54 @@ EngineFigure figure(StrictObject& parent, std::string_view key, double lo, doubl
   EngineFigure f = figure_fields(o, lo, hi, sources);
   o.finish();
   return f;
+}
+
+// "sampler": {"bytes_per_logit": <figure>, "flashinfer": {"bytes_per_logit":
+// <figure>, "releases": [{"from": R, "before": R}, ...], "source": key,
+// "note": text}, "note": text}: a release range open at an end omits it;
+// the ranges ascend without overlapping.
+void read_profile_sampler(StrictObject& pass, const std::map<std::string, std::string>& sources,
+                          EngineScheduler* s) {
+  StrictObject o = pass.object("sampler");
+  // A logit is held in at least 16 bits; a sampler holds a few dozen bytes.
+  s->kv_profile_sort_bytes = figure(o, "bytes_per_logit", 2, 256, sources);
+  if (o.has("flashinfer")) {
+    StrictObject f = o.object("flashinfer");
+    s->kv_profile_flashinfer_bytes = figure(f, "bytes_per_logit", 2, 256, sources);
+    s->kv_profile_flashinfer_source = f.string("source");
+    if (!sources.count(s->kv_profile_flashinfer_source))
+      f.fail("source", "names no entry of \"sources\"");
+    const json& list = f.required("releases");
+    if (!list.is_array() || list.empty() || list.size() > 8)
+      f.fail("releases", "expected a list of 1 to 8 release ranges");
+    std::vector<int> last;  // the previous range's end
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      StrictObject r(list[i], f.origin(), "sampler.flashinfer.releases[" + std::to_string(i) + "]");
+      EngineScheduler::ReleaseRange range;
+      range.from = r.optional_string("from", "");
+      range.before = r.optional_string("before", "");
+      for (const auto& [key, v] : {std::pair{"from", &range.from}, {"before", &range.before}}) {
+        if (!v->empty() && release_numbers(*v).empty())
+          r.fail(key, "expected a release such as \"0.11.1\"");
+      }
+      if (range.from.empty() && range.before.empty()) r.fail("from", "a range needs an end");
+      if (!range.from.empty() && !range.before.empty() &&
+          !release_before(release_numbers(range.from), release_numbers(range.before)))
+        r.fail("before", "must come after \"from\"");
+      if (i > 0 &&
+          (last.empty() || range.from.empty() || release_before(release_numbers(range.from), last)))
+        r.fail("from", "ranges must ascend without overlapping");
+      last = release_numbers(range.before);
+      if (range.before.empty() && i + 1 < list.size())
+        r.fail("before", "only the last range is open");
+      r.finish();
+      s->kv_profile_flashinfer_releases.push_back(std::move(range));
+    }
+    (void)f.optional_string("note", "");
+    f.finish();
+  }
+  (void)o.optional_string("note", "");
+  o.finish();
 }
 
 // The format `name` names, an entry of the list at `key`; fails on `o` otherwise.
@@ -226,6 +282,7 @@ EngineScheduler parse_scheduler(StrictObject& parent,
       const std::string rows = pass.string("sampled_rows");
       if (rows != "running" && rows != "one") pass.fail("sampled_rows", "must be running or one");
       s.kv_profile_pass_one_row = rows == "one";
+      if (pass.has("sampler")) read_profile_sampler(pass, sources, &s);
       (void)pass.optional_string("note", "");
       pass.finish();
     }
@@ -634,16 +691,6 @@ const EngineScheduler::Rule* EngineScheduler::rule_for(const Device& d) const no
   return nullptr;
 }
 
-namespace {
-// Whether release `have` comes before release `than` (missing parts are zeros).
-bool release_before(std::vector<int> have, std::vector<int> than) {
-  const std::size_t parts = std::max(have.size(), than.size());
-  have.resize(parts, 0);
-  than.resize(parts, 0);
-  return std::lexicographical_compare(have.begin(), have.end(), than.begin(), than.end());
-}
-}  // namespace
-
 const PaddedMoeLayout* EngineProfile::padded_moe_for(std::string_view version, const Device& d,
                                                      std::int64_t tp) const noexcept {
   if (!padded_moe.on || d.architecture != padded_moe.architecture) return nullptr;
@@ -684,6 +731,26 @@ double EngineScheduler::kv_memory_share(std::string_view version,
   return !have.empty() && release_before(have, release_numbers(kv_memory_before))
              ? kv_memory_earlier.value
              : kv_memory.value;
+}
+
+bool EngineScheduler::kv_profile_flashinfer(std::string_view version) const noexcept {
+  const std::vector<int> have = release_numbers(version);
+  for (const ReleaseRange& r : kv_profile_flashinfer_releases) {
+    if (have.empty()) {
+      if (r.before.empty()) return true;  // the current release: the open range's
+      continue;
+    }
+    if ((r.from.empty() || !release_before(have, release_numbers(r.from))) &&
+        (r.before.empty() || release_before(have, release_numbers(r.before))))
+      return true;
+  }
+  return false;
+}
+
+double EngineScheduler::kv_profile_sampler_bytes(std::string_view version) const noexcept {
+  if (!kv_profile_sort_bytes.known()) return 0;
+  return kv_profile_flashinfer(version) ? kv_profile_flashinfer_bytes.value
+                                        : kv_profile_sort_bytes.value;
 }
 
 double EngineScheduler::kv_room_bytes(double share, double capacity, double weights,
@@ -1536,6 +1603,23 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
   if (!s.kv_memory_before.empty()) {
     j["kv_memory_earlier"] = figure_json(e, s.kv_memory_earlier);
     j["kv_memory_earlier"]["before_version"] = s.kv_memory_before;
+  }
+  if (s.kv_profile_sampler_known()) {
+    nlohmann::json ranges = nlohmann::json::array();
+    for (const EngineScheduler::ReleaseRange& r : s.kv_profile_flashinfer_releases) {
+      nlohmann::json x = nlohmann::json::object();
+      if (!r.from.empty()) x["from"] = r.from;
+      if (!r.before.empty()) x["before"] = r.before;
+      ranges.push_back(std::move(x));
+    }
+    j["kv_profile_sampler"] = {
+        {"sort_bytes_per_logit", figure_json(e, s.kv_profile_sort_bytes)},
+        {"flashinfer_bytes_per_logit", figure_json(e, s.kv_profile_flashinfer_bytes)},
+        {"flashinfer_releases", std::move(ranges)},
+        {"flashinfer_releases_source",
+         s.kv_profile_flashinfer_source.empty()
+             ? nlohmann::json(nullptr)
+             : nlohmann::json(e.citation(s.kv_profile_flashinfer_source))}};
   }
   nlohmann::json rules = nlohmann::json::array();
   for (const EngineScheduler::Rule& r : s.rules) {

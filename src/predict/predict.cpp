@@ -548,7 +548,8 @@ double activation_bytes(const ModelSpec& m, const Device& d, const Scenario& s) 
 }  // namespace
 
 Bytes profile_pass_activation_bytes(const ModelSpec& m, const Device& d, const Scenario& s,
-                                    std::int64_t tokens, std::int64_t sampler_rows) {
+                                    std::int64_t tokens, std::int64_t sampler_rows,
+                                    double sampler_bytes_per_logit) {
   Scenario pass = s;
   pass.phase = Phase::kPrefill;
   pass.batch = 1;
@@ -556,19 +557,28 @@ Bytes profile_pass_activation_bytes(const ModelSpec& m, const Device& d, const S
   pass.draft_tokens = 0;
   pass.cached = 0;  // the engine's pass is a prompt of its own, from an empty cache
   clear_prompt_share(pass);
-  // One row of logits is the forward's; the sampler holds one a sequence.
   const double rows = static_cast<double>(std::max<std::int64_t>(sampler_rows, 1));
-  return activation_bytes(m, d, pass) +
-         bytes_for(Format::kFp32,
-                   (rows - 1) * static_cast<double>(m.vocab) / static_cast<double>(s.tp));
+  const double forward = activation_bytes(m, d, pass);
+  if (sampler_bytes_per_logit > 0) {
+    // The sampler's logits are gathered whole on every rank; the forward's
+    // hidden states (16-bit, whole on every rank) stay alive through it.
+    const double sampler =
+        rows * static_cast<double>(m.vocab) * sampler_bytes_per_logit +
+        bytes_for(Format::kBf16, static_cast<double>(pass.seq_len) * static_cast<double>(m.hidden));
+    return std::max(forward, sampler);
+  }
+  // One row of logits is the forward's; the sampler holds one a sequence.
+  return forward + bytes_for(Format::kFp32,
+                             (rows - 1) * static_cast<double>(m.vocab) / static_cast<double>(s.tp));
 }
 
 Bytes kv_sizing_activation_bytes(const EngineScheduler& rule, const ModelSpec& m, const Device& d,
                                  const Scenario& s, Bytes at_hand, std::int64_t budget,
-                                 std::int64_t running) {
+                                 std::int64_t running, std::string_view version) {
   if (!rule.kv_profile_pass()) return at_hand;
-  return std::max(at_hand, profile_pass_activation_bytes(
-                               m, d, s, budget, rule.kv_profile_pass_rows(budget, running)));
+  return std::max(at_hand, profile_pass_activation_bytes(m, d, s, budget,
+                                                         rule.kv_profile_pass_rows(budget, running),
+                                                         rule.kv_profile_sampler_bytes(version)));
 }
 
 MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenario& s) {

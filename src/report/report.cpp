@@ -1131,9 +1131,16 @@ nlohmann::json spread_json(const Spread& x) {
 nlohmann::json serving_document(const ModelSpec& m, const Device& d, const ServingScenario& s,
                                 const ServingResult& r, const ModelOptions& o,
                                 const Registry& registry) {
-  const nlohmann::json kv_memory = {{"share", r.kv_memory_share},
-                                    {"of", r.kv_memory_of_free ? "free" : "total"},
-                                    {"set", r.kv_memory_set}};
+  const nlohmann::json kv_memory = {
+      {"share", r.kv_memory_share},
+      {"of", r.kv_memory_of_free ? "free" : "total"},
+      {"set", r.kv_memory_set},
+      {"activation_bytes_per_gpu", r.kv_activation_bytes_per_gpu},
+      {"profile_sampler",
+       r.kv_profile_sampler_rows > 0
+           ? nlohmann::json{{"rows", r.kv_profile_sampler_rows},
+                            {"bytes_per_logit", r.kv_profile_sampler_bytes_per_logit}}
+           : nlohmann::json(nullptr)}};
   // The engine's batch waiting as set (null: not set) and the steps that held prompts back.
   const nlohmann::json batch_wait = r.batch_wait_iters > 0 || r.batch_wait_ratio > 0
                                         ? nlohmann::json{{"iters", r.batch_wait_iters},

@@ -120,6 +120,7 @@ class StepCostGrid {
 struct KvMemoryRule {
   const EngineScheduler* scheduler;
   double share;
+  std::string_view version;  // the engine's release ("" the current one)
   [[nodiscard]] std::string describe() const {
     return scheduler->kv_memory_of_free
                ? fmt::format("{:.0f}% of the memory the weights and activations leave", share * 100)
@@ -133,9 +134,32 @@ struct KvMemoryRule {
 // one such request fits.
 struct KvCapacity {
   std::int64_t tokens = 0;
-  double request_bytes = 0;  // per GPU, one request of `tokens` tokens
-  double room_bytes = 0;     // per GPU, the whole cache
+  double request_bytes = 0;     // per GPU, one request of `tokens` tokens
+  double room_bytes = 0;        // per GPU, the whole cache
+  double activation_bytes = 0;  // per GPU, what the rule subtracted for activations
+  // The engine's profiling pass where its sampler set that: rows and bytes a logit.
+  std::int64_t sampler_rows = 0;
+  double sampler_bytes_per_logit = 0;
 };
+
+// The profiling pass's sampler as `rule` runs it for a pool of `budget`
+// tokens and `running` requests, where it sets the pass's peak: its rows and
+// bytes a logit (none otherwise).
+std::pair<std::int64_t, double> pass_sampler(const KvMemoryRule& rule, const ModelSpec& m,
+                                             const Device& d, const Scenario& base,
+                                             std::int64_t budget, std::int64_t running,
+                                             double activations) {
+  const EngineScheduler& sched = *rule.scheduler;
+  const double per_logit = sched.kv_profile_sampler_bytes(rule.version);
+  if (!sched.kv_profile_pass() || !(per_logit > 0)) return {0, 0};
+  const std::int64_t rows = sched.kv_profile_pass_rows(budget, running);
+  // The sampler's working set is the pass's peak, and the pass what was subtracted.
+  const double forward = profile_pass_activation_bytes(m, d, base, budget, 1, 0);
+  const double pass = profile_pass_activation_bytes(m, d, base, budget, rows, per_logit);
+  if (pass > forward && pass >= activations) return {rows, per_logit};
+  return {0, 0};
+}
+
 KvCapacity kv_capacity(const ModelSpec& m, const Device& d, const Scenario& base,
                        std::int64_t tokens, const KvMemoryRule& rule, std::int64_t budget,
                        std::int64_t running, const EngineProfile* engine) {
@@ -147,20 +171,29 @@ KvCapacity kv_capacity(const ModelSpec& m, const Device& d, const Scenario& base
   MemoryEstimate mem = estimate_memory(m, d, one);
   mem.weights_bytes += engine_file_mix_bytes(engine, m, d, one);  // the engine's files
   // The pool's own budget and request limit set the engine's profiling pass.
-  const double activations = kv_sizing_activation_bytes(*rule.scheduler, m, d, base,
-                                                        mem.activation_bytes, budget, running);
+  const double activations = kv_sizing_activation_bytes(
+      *rule.scheduler, m, d, base, mem.activation_bytes, budget, running, rule.version);
   const double room =
       rule.scheduler->kv_room_bytes(rule.share, mem.capacity_bytes, mem.weights_bytes, activations);
+  const auto [rows, per_logit] = pass_sampler(rule, m, d, base, budget, running, activations);
   if (!(mem.kv_cache_bytes > 0) || room < mem.kv_cache_bytes) {
     throw Unsupported(fmt::format(
         "one request of {} tokens does not fit at TP {}: weights {:.1f} GB, KV cache {:.2f} GB "
-        "per request, {} ({:.0f} GB a GPU)",
-        tokens, base.tp, mem.weights_bytes / 1e9, mem.kv_cache_bytes / 1e9, rule.describe(),
-        mem.capacity_bytes / 1e9));
+        "per request, activations {:.2f} GB{}, {} ({:.0f} GB a GPU)",
+        tokens, base.tp, mem.weights_bytes / 1e9, mem.kv_cache_bytes / 1e9, activations / 1e9,
+        rows > 0 ? fmt::format(" (the engine's memory-profiling pass samples {} rows of {} logits; "
+                               "a lower --max-running shrinks it)",
+                               rows, m.vocab)
+                 : std::string(),
+        rule.describe(), mem.capacity_bytes / 1e9));
   }
   const double per_token = mem.kv_cache_bytes / static_cast<double>(tokens);
   return {static_cast<std::int64_t>(std::min(std::floor(room / per_token), 1e15)),
-          mem.kv_cache_bytes, room};
+          mem.kv_cache_bytes,
+          room,
+          activations,
+          rows,
+          per_logit};
 }
 
 Spread spread(std::vector<double> v) {
@@ -625,7 +658,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   }
   const double engine_share =
       sched.kv_memory_share(in.engine_version, in.recipe == ServingRecipe::kAiConfigurator);
-  const KvMemoryRule kv_rule{&sched, in.kv_memory_share > 0 ? in.kv_memory_share : engine_share};
+  const KvMemoryRule kv_rule{&sched, in.kv_memory_share > 0 ? in.kv_memory_share : engine_share,
+                             in.engine_version};
   const PoolLimits& held_by = disagg ? decode_limits : first_limits;  // the pool holding the cache
   // The engine's files, as predict() streams them (realistic mode).
   const EngineProfile* files = o.mode == Mode::kRealistic ? o.engine : nullptr;
@@ -633,6 +667,22 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
       kv_capacity(m, d, decode_base, in.isl + in.osl, kv_rule, held_by.budget, held_by.cap, files);
   r.kv_cache_tokens = decode_kv.tokens;
   r.kv_cache_bytes_per_gpu = decode_kv.room_bytes;
+  r.kv_activation_bytes_per_gpu = decode_kv.activation_bytes;
+  r.kv_profile_sampler_rows = decode_kv.sampler_rows;
+  r.kv_profile_sampler_bytes_per_logit = decode_kv.sampler_bytes_per_logit;
+  if (decode_kv.sampler_rows > 0) {
+    r.notes.push_back(fmt::format(
+        "KV memory: {}'s memory-profiling pass holds {:.1f} GB a GPU, subtracted with the weights: "
+        "its sampler over {} rows (one a request it may run) of {} logits, {:.3g} bytes a logit on "
+        "{} in {}; a lower --max-running shrinks it",
+        engine->name, decode_kv.activation_bytes / 1e9, decode_kv.sampler_rows, m.vocab,
+        decode_kv.sampler_bytes_per_logit,
+        sched.kv_profile_flashinfer(in.engine_version)
+            ? "FlashInfer's sampling kernels"
+            : "its sort path (PyTorch's top-k and top-p)",
+        in.engine_version.empty() ? std::string("the current release")
+                                  : "release " + in.engine_version));
+  }
   r.kv_memory_share = kv_rule.share;
   r.kv_memory_of_free = sched.kv_memory_of_free;
   r.kv_memory_set = in.kv_memory_share > 0;

@@ -206,7 +206,13 @@ export interface Serving {
   max_concurrency_that_fits: number;     // requests whose KV cache fits at once (the decode pool's)
   kv_cache_tokens: number;               // tokens one instance's KV cache holds (the decode pool's)
   kv_cache_bytes_per_gpu: number;        // bytes of KV cache a GPU
-  kv_memory: { share: number; of: 'total' | 'free'; set: boolean };  // the engine's rule (set: the share the request gave): a share of the memory, or of what the weights leave
+  // The engine's rule (set: the share the request gave): a share of the memory, or of what the
+  // weights leave; the activations it subtracted a GPU, and its profiling pass's sampler where
+  // that set them (rows, bytes a logit of the whole vocabulary).
+  kv_memory: {
+    share: number; of: 'total' | 'free'; set: boolean; activation_bytes_per_gpu: number;
+    profile_sampler: { rows: number; bytes_per_logit: number } | null;
+  };
   running: number;                       // the mean decode batch: requests decoding in a step
   queue_wait_s: number;                  // mean wait from arrival to admission
   prompt_queue_wait_s: number;           // mean wait from admission to the first prompt chunk

@@ -435,7 +435,10 @@ function renderCards(r: Serving | undefined): void {
     ['KV capacity', `${r.max_concurrency_that_fits} requests`, 'capacity',
      (queued ? `${r.concurrency - r.max_concurrency_that_fits} clients more than fit` : `${r.isl + r.osl} tokens each${disagg ? ', decode pool' : ''}`) +
        `; ${si(r.kv_cache_bytes_per_gpu, 'B')} of cache a GPU, ${pct(r.kv_memory.share * 100, 0)} of ${r.kv_memory.of === 'free' ? 'the memory the weights leave' : 'the memory'}` +
-       (r.kv_memory.set ? ' (as set)' : ''), queued],
+       (r.kv_memory.set ? ' (as set)' : '') +
+       (r.kv_memory.profile_sampler
+         ? `, less ${si(r.kv_memory.activation_bytes_per_gpu, 'B')} for the engine's profiling pass (its sampler over ${r.kv_memory.profile_sampler.rows} rows)`
+         : ''), queued],
   ];
   if (disagg) {
     cards.push(
