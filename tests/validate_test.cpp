@@ -222,7 +222,14 @@ TEST(Validate, ServingCasesNeedTheirLengthsAndSaneSizes) {
   rejects([](nlohmann::json& c) { c["requests"] = 1LL << 40; });  // absurd
   rejects([](nlohmann::json& c) { c["tp"] = 0; });
   rejects([](nlohmann::json& c) { c["tp"] = 1 << 20; });
-  rejects([](nlohmann::json& c) { c["ep"] = 3; });  // does not divide tp 2
+  rejects([](nlohmann::json& c) { c["ep"] = 3; });            // does not divide tp 2
+  rejects([](nlohmann::json& c) { c["attention_dp"] = 4; });  // more groups than GPUs
+  rejects([](nlohmann::json& c) { c["attention_dp"] = 0; });
+  rejects([](nlohmann::json& c) {  // attention data parallelism belongs to serving cases only
+    c.erase("requests");
+    c["metric"] = "decode_tokens_per_s";
+    c["attention_dp"] = 2;
+  });
   rejects([](nlohmann::json& c) { c["tp"] = 2.5; });
   rejects([](nlohmann::json& c) {  // a request count belongs to serving cases only
     c["metric"] = "decode_tokens_per_s";
@@ -237,6 +244,29 @@ TEST(Validate, ServingCasesNeedTheirLengthsAndSaneSizes) {
     c["metric"] = "decode_tokens_per_s";
     c["gen_min"] = 128;
   });
+}
+
+// A serving case's attention data parallelism (SGLang's --dp-size with
+// --enable-dp-attention) reaches the simulation as roofline serving's
+// --attention-dp: Llama-3.1-70B fp8 at TP 2 in two attention groups.
+TEST(Validate, ServingCasesCarryAttentionDataParallelism) {
+  const Registry reg = Registry::built_in();
+  ServingScenario s = one_serving_benchmark();
+  s.step.attention_dp = 2;
+  const ServingResult expected = serve_with_vllm(s, reg);
+  const ServingResult plain = serve_with_vllm(one_serving_benchmark(), reg);
+  ASSERT_GT(expected.tpot_s, 0);
+  EXPECT_NE(expected.tpot_s, plain.tpot_s);
+  auto doc = one_serving_case("serving_tpot_s");
+  doc["cases"][0]["attention_dp"] = 2;
+  const auto cases = parse_validation(doc.dump(), "v.json");
+  ASSERT_EQ(cases.size(), 1u);
+  EXPECT_EQ(cases[0].attention_dp, 2);
+  const ValidationReport r = validate_cases(cases, reg, {}, "case");
+  ASSERT_TRUE(r.rows[0].error.empty()) << r.rows[0].error;
+  EXPECT_DOUBLE_EQ(r.rows[0].predicted, expected.tpot_s);
+  EXPECT_EQ(parse_validation(one_serving_case("serving_tpot_s").dump(), "v.json")[0].attention_dp,
+            1);  // absent: one group
 }
 
 // A serving case's random lengths, the deployment's scheduler limits and the

@@ -30,8 +30,12 @@ struct ValidationCase {
   std::int64_t gen = 0;     // 0: not stated or not generated (serving: the output length)
   // Prefill metrics: tokens in the cache before the prompt ("cached": llama-bench's depth).
   std::int64_t cached = 0;
-  std::int64_t tp = 1;        // tensor-parallel GPUs ("tp", optional)
-  std::int64_t ep = 1;        // expert-parallel groups within tp ("ep", optional)
+  std::int64_t tp = 1;  // tensor-parallel GPUs ("tp", optional)
+  std::int64_t ep = 1;  // expert-parallel groups within tp ("ep", optional)
+  // Serving, optional: attention data-parallel groups within tp ("attention_dp":
+  // SGLang's --dp-size with --enable-dp-attention), each running attention for
+  // its own share of the requests.
+  std::int64_t attention_dp = 1;
   std::int64_t requests = 0;  // serving: the benchmark's request count (0: not stated)
   // Serving, optional: random lengths, each request's uniform on
   // [prompt_min, prompt] and [gen_min, gen] (0: fixed), and the deployment's

@@ -326,6 +326,7 @@ nlohmann::json validation_document(const ValidationReport& r, Mode mode, const R
                         {"tp", row.c.tp},           {"ep", row.c.ep}};
     if (row.c.cached > 0) j["cached"] = row.c.cached;
     if (row.c.requests > 0) j["requests"] = row.c.requests;
+    if (row.c.attention_dp > 1) j["attention_dp"] = row.c.attention_dp;
     if (row.c.prompt_min > 0) j["prompt_min"] = row.c.prompt_min;
     if (row.c.gen_min > 0) j["gen_min"] = row.c.gen_min;
     if (row.c.token_budget > 0) j["token_budget"] = row.c.token_budget;

@@ -86,6 +86,7 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
   s.batch = c.batch;
   s.tp = c.tp;
   s.ep = c.ep;
+  s.attention_dp = c.attention_dp;
   const Format w = parse_format(c.weights);
   // The model's own format means "the checkpoint as shipped" (gpt-oss: mxfp4
   // experts with bf16 attention).
@@ -185,6 +186,9 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
                "a serving case needs its output length (at least 2 tokens: TPOT spans them)");
       if (c.requests > 0 && c.requests < c.batch)
         o.fail("requests", "fewer requests than clients (batch)");
+      c.attention_dp = optional_positive(o, "attention_dp", 1, c.tp);
+      if (c.tp % c.attention_dp != 0)
+        o.fail("attention_dp", "must divide tp (" + std::to_string(c.tp) + ")");
       c.prompt_min = optional_positive(o, "prompt_min", 0, c.prompt);
       c.gen_min = optional_positive(o, "gen_min", 0, c.gen);
       if (c.metric == "serving_itl_llmperf_p50_s" && c.gen_min > 0 && c.gen_min < c.gen)
@@ -203,8 +207,9 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
         *field = parse_switch(key, v);
       }
     } else {
-      for (const char* key : {"requests", "prompt_min", "gen_min", "token_budget", "max_running",
-                              "engine_version", "overlap_scheduling", "chunked_prefill"}) {
+      for (const char* key :
+           {"requests", "attention_dp", "prompt_min", "gen_min", "token_budget", "max_running",
+            "engine_version", "overlap_scheduling", "chunked_prefill"}) {
         if (o.optional(key) != nullptr)
           o.fail(key, "only serving cases (metrics serving_*) have it");
       }
