@@ -203,11 +203,12 @@ struct EngineScheduler {
   [[nodiscard]] bool kv_profile_pass() const noexcept { return !kv_profile_pass_source.empty(); }
   // The pass's sampler (vLLM's _dummy_sampler_run, top-k and top-p on every
   // row) where the profile measures it: the bytes it holds a logit of the
-  // whole vocabulary, on every rank, by the path the release samples on by
-  // default, PyTorch's sort (kv_profile_sort_bytes) or FlashInfer's kernels
-  // (kv_profile_flashinfer_bytes, in kv_profile_flashinfer_releases). Its
-  // peak and the forward's are apart (the forward's activations are freed
-  // before it runs). Unknown: one fp32 row a sequence beside the forward.
+  // whole vocabulary on the rank that sizes the cache, by the path the
+  // release samples on by default, PyTorch's sort (kv_profile_sort_bytes) or
+  // FlashInfer's kernels (kv_profile_flashinfer_bytes, in
+  // kv_profile_flashinfer_releases). Its peak and the forward's are apart (the
+  // forward's activations are freed before it runs). Unknown: one fp32 row a
+  // sequence beside the forward.
   EngineFigure kv_profile_sort_bytes;
   EngineFigure kv_profile_flashinfer_bytes;
   struct ReleaseRange {

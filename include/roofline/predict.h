@@ -120,9 +120,9 @@ struct Prediction {
 // profile_run): a forward of `tokens` prompt tokens, then a sampler over the
 // logits of `sampler_rows` sequences. With `sampler_bytes_per_logit` (the
 // engine's measured sampler, EngineScheduler::kv_profile_sampler_bytes) the
-// sampler holds that much a logit of the whole vocabulary on every rank, and
-// the forward's hidden states, after the forward's other activations are
-// freed: the peak is the larger of the two. Without it (0), one fp32 row a
+// sampler holds that much a logit of the whole vocabulary on the rank that
+// sizes the cache, and the forward's hidden states, after the forward's other
+// activations are freed: the peak is the larger of the two. Without it (0), one fp32 row a
 // sequence beside the forward. An engine whose KV sizing subtracts the pass
 // (EngineScheduler::kv_profile_pass) leaves its cache that much smaller.
 [[nodiscard]] Bytes profile_pass_activation_bytes(const ModelSpec& model, const Device& device,

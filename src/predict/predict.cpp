@@ -560,8 +560,9 @@ Bytes profile_pass_activation_bytes(const ModelSpec& m, const Device& d, const S
   const double rows = static_cast<double>(std::max<std::int64_t>(sampler_rows, 1));
   const double forward = activation_bytes(m, d, pass);
   if (sampler_bytes_per_logit > 0) {
-    // The sampler's logits are gathered whole on every rank; the forward's
-    // hidden states (16-bit, whole on every rank) stay alive through it.
+    // The sampler's logits are whole on the rank that sizes the cache (rank
+    // 0 gathers them; every rank takes the fewest blocks any has); the
+    // forward's hidden states (16-bit, whole on every rank) stay alive through it.
     const double sampler =
         rows * static_cast<double>(m.vocab) * sampler_bytes_per_logit +
         bytes_for(Format::kBf16, static_cast<double>(pass.seq_len) * static_cast<double>(m.hidden));
