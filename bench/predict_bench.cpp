@@ -152,6 +152,26 @@ BENCHMARK_CAPTURE(attention_kind_bench, linear_qwen35, "qwen3.5-397b-a17b");
 BENCHMARK_CAPTURE(attention_kind_bench, sparse_deepseek_v32, "deepseek-v3.2");
 BENCHMARK_CAPTURE(attention_kind_bench, dense_deepseek_v3, "deepseek-v3");
 
+// DeepSeek-V3.2 on the engine's FlashMLA sparse kernels (vLLM at TP 8 on the
+// H200, fp8 cache: 16 heads a rank padded to 64), the same decode step.
+void BM_PredictSparseMlaDecodeVllm(benchmark::State& state) {
+  static const auto m = roofline::load_model("deepseek-v3.2");
+  const auto& d = registry().get("h200");
+  auto s = decode_4k();
+  s.batch = 64;
+  s.tp = 8;
+  s.precision.weights = roofline::Format::kFp8;
+  s.precision.act = roofline::Format::kFp8;
+  s.precision.kv = roofline::Format::kFp8;
+  const roofline::ModelOptions o =
+      roofline::with_engine({}, d, &roofline::EngineRegistry::built_in().get("vllm"));
+  for (auto _ : state) {
+    const auto p = roofline::predict(m, d, s, o);
+    benchmark::DoNotOptimize(p.time_s);
+  }
+}
+BENCHMARK(BM_PredictSparseMlaDecodeVllm);
+
 // The graph alone for the same DeepSeek-V3.2 step: what predict() spends
 // before it prices an op (the rest of the attention_kind_bench time).
 void BM_BuildOpsDeepSeekV32(benchmark::State& state) {

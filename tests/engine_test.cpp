@@ -3444,6 +3444,176 @@ TEST(Engines, BorrowedFormatsAreStrict) {
   EXPECT_THROW((void)parse_engine(no_tables, "x.json"), ParseError);
 }
 
+// A sparse-attention section names its kernels by architecture and cache,
+// each figure sourced; the first path of the device's architecture and the
+// cache's format (or of any format) applies.
+TEST(Engines, SparseAttentionPathsAreStrictAndFollowTheCache) {
+  const std::string head =
+      R"({"id": "x", "name": "x", "kind": "serving", "versions": "v",
+      "sources": {"s": "t"}, "decode_cuda_graphs": {"value": false, "source": "s"},
+      "gemm": {"tables": "", "kernels": {}}, "attention_kernels": "a", "fusions": [],
+      "unsupported_formats": [])";
+  const auto kernel = [](const std::string& tile, const std::string& eff) {
+    return R"({"head_tile": {"value": )" + tile +
+           R"(, "confidence": "vendor", "source": "s"}, "efficiency": {"value": )" + eff +
+           R"(, "confidence": "measured", "source": "s"}})";
+  };
+  const std::string fp8_path = R"({"architecture": "hopper", "kv": "fp8", "prompt": )" +
+                               kernel("64", "0.6") + R"(, "decode": )" + kernel("64", "0.4") +
+                               R"(, "prompt_on_decode_kernel_below": {"value": 32,
+      "confidence": "vendor", "source": "s"}})";
+  const std::string any_path =
+      R"({"architecture": "hopper", "prompt": )" + kernel("128", "0.5") + "}";
+  const auto doc = [&](const std::string& paths, const std::string& extra = "") {
+    return head + R"(, "sparse_mla": {"kernel": "k", "source": "s", "paths": [)" + paths + "]" +
+           extra + "}}";
+  };
+  EXPECT_FALSE(parse_engine(head + "}", "x.json").sparse_mla.has_value());
+  const EngineProfile e = parse_engine(
+      doc(fp8_path + ", " + any_path,
+          R"(, "mha_prompts_up_to": {"value": 2048, "confidence": "vendor", "source": "s"})"),
+      "x.json");
+  ASSERT_TRUE(e.sparse_mla.has_value());
+  EXPECT_DOUBLE_EQ(e.sparse_mla->mha_prompts_up_to.value, 2048);
+  const ModelSpec v32 = load_model("deepseek-v3.2");
+  const Device& h200 = devices().get("h200");
+  const auto* fp8 = e.sparse_mla_path(v32, Format::kFp8, h200);
+  ASSERT_NE(fp8, nullptr);
+  ASSERT_TRUE(fp8->decode.has_value());
+  EXPECT_DOUBLE_EQ(fp8->decode->efficiency.value, 0.4);
+  EXPECT_DOUBLE_EQ(fp8->prompt_on_decode_kernel_below.value, 32);
+  // Any other cache (fp16 reads as bf16) takes the path without "kv".
+  for (Format kv : {Format::kBf16, Format::kFp16}) {
+    const auto* p = e.sparse_mla_path(v32, kv, h200);
+    ASSERT_NE(p, nullptr);
+    EXPECT_DOUBLE_EQ(p->prompt.head_tile.value, 128);
+    EXPECT_FALSE(p->decode.has_value());
+  }
+  // No path for Blackwell; none for a model without sparse attention.
+  EXPECT_EQ(e.sparse_mla_path(v32, Format::kFp8, devices().get("b200")), nullptr);
+  EXPECT_EQ(e.sparse_mla_path(load_model("deepseek-v3"), Format::kFp8, h200), nullptr);
+  for (const std::string& bad : {
+           doc(""),                          // no path
+           doc(fp8_path + ", " + fp8_path),  // the same cache twice
+           doc(any_path + ", " + fp8_path),  // after "any": unreachable
+           doc(R"({"architecture": "hopper", "kv": "fp4", "prompt": )" + kernel("64", "0.6") + "}"),
+           doc(R"({"architecture": "hopper", "prompt": )" + kernel("48.5", "0.6") + "}"),
+           doc(R"({"architecture": "hopper", "prompt": )" + kernel("0", "0.6") + "}"),
+           doc(R"({"architecture": "hopper", "prompt": )" + kernel("64", "1.5") + "}"),
+           doc(R"({"architecture": "hopper", "prompt": )" + kernel("64", "0.6") +
+               R"(, "prompt_on_decode_kernel_below": {"value": 32, "confidence": "vendor",
+               "source": "s"}})"),  // no decode kernel to run on
+           doc(R"({"architecture": "hopper", "x": 1, "prompt": )" + kernel("64", "0.6") + "}"),
+           doc(any_path, R"(, "mha_prompts_up_to": {"value": 10.5, "confidence": "vendor",
+               "source": "s"})"),
+           doc(any_path, R"(, "x": 1)"),
+           head + R"(, "sparse_mla": {"kernel": "k", "source": "z", "paths": [)" + any_path + "]}}",
+       }) {
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << bad;
+  }
+}
+
+// DeepSeek sparse attention on the engines' FlashMLA kernels: prompt tokens
+// attend absorbed (576-dimension keys, 512-dimension values over one latent
+// head, as decode tokens do), a rank's query heads padded to the kernel's
+// tile, every one of the 2,048 top-k slots computed, at FlashMLA's published
+// efficiency (vLLM's flashmla_sparse.py, SGLang's nsa_backend.py, FlashMLA's
+// README). The reference engine keeps the expanded prompt.
+TEST(EnginePrediction, SparseAttentionRunsOnTheEnginesFlashMlaKernels) {
+  const ModelSpec m = load_model("deepseek-v3.2");
+  const Device& h200 = devices().get("h200");
+  const EngineRegistry& engines = EngineRegistry::built_in();
+  const auto scenario = [](Phase phase, std::int64_t tokens, Format kv,
+                           std::int64_t attention_dp = 1) {
+    Scenario s;
+    s.phase = phase;
+    s.batch = phase == Phase::kDecode ? 16 : 1;
+    s.seq_len = tokens;
+    s.tp = 8;
+    s.attention_dp = attention_dp;
+    s.precision.weights = Format::kFp8;
+    s.precision.act = Format::kFp8;
+    s.precision.kv = kv;
+    return s;
+  };
+  const auto run = [&](const char* engine, Phase phase, std::int64_t tokens, Format kv,
+                       std::int64_t attention_dp = 1) {
+    ModelOptions o;
+    if (engine != nullptr) o.engine = &engines.get(engine);
+    return predict(m, h200, scenario(phase, tokens, kv, attention_dp), o);
+  };
+  const auto has = [](const Prediction& p, OpKind kind) {
+    for (int i = 0; i < p.graph.size; ++i)
+      if (p.graph.ops[static_cast<std::size_t>(i)].kind == kind) return true;
+    return false;
+  };
+  constexpr double kTopK = 2048, kKey = 512 + 64, kValue = 512;
+  constexpr double kBf16Peak = 989.4e12;  // H200's dense bf16, as H800's
+  // vLLM at TP 8: 16 heads a rank, under MIN_HEADS_FOR_BF16_PREFILL (32), so
+  // an 8,192-token prompt runs on the fp8 decode kernel, 64 heads a tile.
+  const Prediction tp8 = run("vllm", Phase::kPrefill, 8192, Format::kFp8);
+  const std::size_t qk = first_op(tp8, OpKind::kQkMatmul);
+  const std::size_t sv = first_op(tp8, OpKind::kSvMatmul);
+  const Op& q = tp8.graph.ops[qk];
+  EXPECT_TRUE(q.engine_kernel && q.latent_attention && q.prompt_attention);
+  EXPECT_DOUBLE_EQ(q.flops, 2 * 8192 * 64 * kTopK * kKey);
+  EXPECT_DOUBLE_EQ(tp8.graph.ops[sv].flops, 2 * 8192 * 64 * kTopK * kValue);
+  EXPECT_EQ(q.compute, Format::kBf16);  // bf16 math over the fp8 cache
+  EXPECT_EQ(tp8.timings[qk].source, EfficiencySource::kEngine);
+  EXPECT_NEAR(tp8.timings[qk].compute_time_s, q.count * q.flops / (kBf16Peak * 0.414),
+              1e-9 * tp8.timings[qk].compute_time_s);
+  EXPECT_EQ(tp8.timings[qk].bound, Bound::kCompute);
+  // Absorbed: q_nope into the latent and the latent output back to values,
+  // no kv_b_proj expansion.
+  EXPECT_TRUE(has(tp8, OpKind::kKAbsorb) && has(tp8, OpKind::kVAbsorb));
+  EXPECT_FALSE(has(tp8, OpKind::kKvBProj));
+  bool noted = false;
+  for (const std::string& note :
+       explain(m, h200, scenario(Phase::kPrefill, 8192, Format::kFp8), tp8))
+    noted |= note.find("every top-k slot computed") != std::string::npos &&
+             note.find("on its decode kernel: 16 query heads a rank computed as 64") !=
+                 std::string::npos;
+  EXPECT_TRUE(noted);
+  // With attention data parallelism over the 8 ranks a rank holds all 128
+  // heads: the bf16 prefill kernel, two whole tiles, no padding.
+  const Prediction adp = run("vllm", Phase::kPrefill, 8192, Format::kFp8, 8);
+  const std::size_t adp_qk = first_op(adp, OpKind::kQkMatmul);
+  EXPECT_DOUBLE_EQ(adp.graph.ops[adp_qk].flops, 2 * 8192 * 128 * kTopK * kKey);
+  EXPECT_NEAR(adp.timings[adp_qk].compute_time_s,
+              adp.graph.ops[adp_qk].count * adp.graph.ops[adp_qk].flops / (kBf16Peak * 0.647),
+              1e-9 * adp.timings[adp_qk].compute_time_s);
+  // A decode step at 100 cached tokens still computes all 2,048 slots.
+  const Prediction step = run("vllm", Phase::kDecode, 100, Format::kFp8);
+  EXPECT_DOUBLE_EQ(step.graph.ops[first_op(step, OpKind::kQkMatmul)].flops,
+                   2 * 16 * 64 * kTopK * kKey);
+  // The reference engine: the expanded prompt (16 heads, 192 / 128
+  // dimensions), no padding, the context's own pairs.
+  const Prediction ref = run(nullptr, Phase::kPrefill, 8192, Format::kFp8);
+  const Op& ref_qk = ref.graph.ops[first_op(ref, OpKind::kQkMatmul)];
+  EXPECT_FALSE(ref_qk.engine_kernel || ref_qk.latent_attention);
+  EXPECT_TRUE(has(ref, OpKind::kKvBProj));
+  EXPECT_LT(ref_qk.flops, q.flops / 10);
+  // SGLang on Hopper: sequences of at most 2,048 tokens attend expanded
+  // (MHA); longer ones absorbed, a bf16 cache's prompts on flashmla_sparse;
+  // its decode stays on FlashAttention 3 (not an engine kernel) with a bf16
+  // cache, and runs on flashmla_kv with fp8.
+  const Prediction mha = run("sglang", Phase::kPrefill, 2048, Format::kBf16);
+  EXPECT_TRUE(has(mha, OpKind::kKvBProj));
+  EXPECT_FALSE(mha.graph.ops[first_op(mha, OpKind::kQkMatmul)].engine_kernel);
+  const Prediction mla = run("sglang", Phase::kPrefill, 2049, Format::kBf16);
+  const std::size_t mla_qk = first_op(mla, OpKind::kQkMatmul);
+  EXPECT_DOUBLE_EQ(mla.graph.ops[mla_qk].flops, 2 * 2049 * 64 * kTopK * kKey);
+  EXPECT_NEAR(mla.timings[mla_qk].compute_time_s,
+              mla.graph.ops[mla_qk].count * mla.graph.ops[mla_qk].flops / (kBf16Peak * 0.647),
+              1e-9 * mla.timings[mla_qk].compute_time_s);
+  const Prediction fa3 = run("sglang", Phase::kDecode, 4096, Format::kBf16);
+  EXPECT_FALSE(fa3.graph.ops[first_op(fa3, OpKind::kQkMatmul)].engine_kernel);
+  const Prediction kv8 = run("sglang", Phase::kDecode, 4096, Format::kFp8);
+  const Op& kv8_qk = kv8.graph.ops[first_op(kv8, OpKind::kQkMatmul)];
+  EXPECT_TRUE(kv8_qk.engine_kernel);
+  EXPECT_DOUBLE_EQ(kv8_qk.flops, 2 * 16 * 64 * kTopK * kKey);
+}
+
 // SGLang's default MLA backend on Hopper (FlashAttention 3) cannot read an fp8
 // latent cache: every decode forward converts each layer's whole pool to
 // bf16 (sglang issue #35291), then attends in bf16. The cast is sized by the

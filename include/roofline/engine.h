@@ -512,6 +512,35 @@ struct EngineProfile {
     std::string kernel, source;
   };
   std::optional<LatentCacheCast> latent_cache_cast;
+  // DeepSeek sparse attention (MLA models with a lightning indexer) as the
+  // engine runs it. Prompt tokens attend in the absorbed (latent, MQA) form
+  // like decode tokens, unless their sequence spans at most mha_prompts_up_to
+  // tokens (then the expanded MHA form). A path, by architecture and cache
+  // format, names the kernels: each computes a token's query heads in whole
+  // tiles (a rank's heads padded up to one) over every one of the top-k
+  // slots (FlashMLA masks invalid ones, it does not skip them), at its own
+  // efficiency. A path without a decode kernel leaves decode tokens to the
+  // engine's dense-MLA attention; a rank of fewer heads than
+  // prompt_on_decode_kernel_below runs its prompt tokens on the decode kernel.
+  struct SparseMla {
+    struct Kernel {
+      EngineFigure head_tile;
+      EngineFigure efficiency;  // of the bf16 dense peak
+    };
+    struct Path {
+      std::string architecture;
+      std::uint64_t architecture_key = 0;  // architecture_key(), set on load
+      std::optional<Format> kv;            // the cache format (bf16 covers fp16); none: any
+      Kernel prompt;
+      std::optional<Kernel> decode;
+      EngineFigure prompt_on_decode_kernel_below;  // a rank's query heads; unknown: never
+      std::string note;
+    };
+    std::vector<Path> paths;
+    EngineFigure mha_prompts_up_to;  // tokens of the prompt's sequence; unknown: none
+    std::string kernel, source;
+  };
+  std::optional<SparseMla> sparse_mla;
   // The format the engine keeps activations in between its kernels (the
   // hidden state, norms' and GEMMs' outputs, attention's Q and O) when it is
   // not the model's: ggml writes every op's result in F32 (llama.cpp,
@@ -568,6 +597,10 @@ struct EngineProfile {
   // the engine's sparse kernels), an fp8 (e4m3) cache only.
   [[nodiscard]] const LatentCacheCast* casts_latent_cache(const ModelSpec& model, Format kv,
                                                           const Device& device) const noexcept;
+  // The sparse-attention path `model` takes on `device` with a cache in `kv`,
+  // or nullptr: MLA models with sparse attention, on a path the rule names.
+  [[nodiscard]] const SparseMla::Path* sparse_mla_path(const ModelSpec& model, Format kv,
+                                                       const Device& device) const noexcept;
   // The mix of the engine's files for a graph of these formats, or nullptr.
   [[nodiscard]] const FileMix* file_mix(Format weights, Format experts, bool moe) const noexcept;
   [[nodiscard]] std::string citation(const std::string& source_key) const;

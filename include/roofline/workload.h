@@ -292,8 +292,11 @@ struct Op {
   double vector_ops;  // dequantization work on the vector units
   Format compute;
   bool weight_only;
-  bool latent_attention;  // attention over MLA's shared latent (decode)
+  bool latent_attention;  // attention over MLA's shared latent (decode, absorbed prompts)
   bool prompt_attention;  // prompt tokens attending causally (prefill, chunks)
+  // Attention in the engine's own kernels, priced by the profile's figures
+  // (EngineProfile::sparse_mla), not by an attention table.
+  bool engine_kernel;
   // Matmul ops: the fraction of the SMs doing useful work after wave
   // quantization and tile padding (realistic mode; 1 in ideal mode).
   double wave_efficiency;
@@ -337,7 +340,7 @@ inline void clear_work(Op& op, OpKind kind, OpClass cls, Format compute) noexcep
   op.cls = cls;
   op.flops = op.weight_bytes = op.act_bytes = op.kv_bytes = op.vector_ops = 0;
   op.compute = compute;
-  op.weight_only = op.latent_attention = op.prompt_attention = false;
+  op.weight_only = op.latent_attention = op.prompt_attention = op.engine_kernel = false;
   op.wave_efficiency = 1;
   op.parallel_blocks = op.kernel_efficiency = 0;
   op.launches = 1;

@@ -821,10 +821,87 @@ const EngineProfile::LatentCacheCast* EngineProfile::casts_latent_cache(
   return nullptr;
 }
 
+const EngineProfile::SparseMla::Path* EngineProfile::sparse_mla_path(
+    const ModelSpec& model, Format kv, const Device& device) const noexcept {
+  if (!sparse_mla || !model.sparse_attention || model.attention != AttentionKind::kMla)
+    return nullptr;
+  const Format cache = kv == Format::kFp16 ? Format::kBf16 : kv;
+  for (const SparseMla::Path& p : sparse_mla->paths)
+    if (p.architecture_key == device.architecture_key && (!p.kv || *p.kv == cache)) return &p;
+  return nullptr;
+}
+
 std::string EngineProfile::citation(const std::string& key) const {
   const auto it = sources.find(key);
   return it == sources.end() ? std::string() : it->second;
 }
+
+namespace {
+
+// "prompt" / "decode": {"head_tile": <figure>, "efficiency": <figure>}
+EngineProfile::SparseMla::Kernel sparse_mla_kernel(
+    StrictObject& parent, std::string_view key, const std::map<std::string, std::string>& sources) {
+  StrictObject o = parent.object(key);
+  EngineProfile::SparseMla::Kernel k;
+  // A tile of query heads: an MMA's rows (64) or two CTAs' (128).
+  k.head_tile = figure(o, "head_tile", 1, 256, sources);
+  if (k.head_tile.value != std::floor(k.head_tile.value))
+    o.fail("head_tile", "a tile is whole heads");
+  k.efficiency = figure(o, "efficiency", 0.01, 1.0, sources);
+  o.finish();
+  return k;
+}
+
+// "sparse_mla": {"kernel": text, "mha_prompts_up_to": <figure>, "paths": [{"architecture": a,
+// "kv": "bf16" | "fp8", "prompt": kernel, "decode": kernel, "prompt_on_decode_kernel_below":
+// <figure>, "note": text}, ...], "source": key}: the first path of the device's architecture
+// and the cache's format (or of any format, without "kv") applies.
+EngineProfile::SparseMla parse_sparse_mla(StrictObject& parent,
+                                          const std::map<std::string, std::string>& sources) {
+  StrictObject r = parent.object("sparse_mla");
+  EngineProfile::SparseMla rule;
+  const json& list = r.required("paths");
+  if (!list.is_array() || list.empty() || list.size() > 16)
+    r.fail("paths", "expected a list of 1 to 16 paths");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    StrictObject a(list[i], r.origin(), "sparse_mla.paths[" + std::to_string(i) + "]");
+    EngineProfile::SparseMla::Path p;
+    p.architecture = a.string("architecture");
+    p.architecture_key = architecture_key(p.architecture);
+    if (a.has("kv")) {
+      Format f{};
+      const std::string id = a.string("kv");
+      if (!try_parse_format(id, &f) || (f != Format::kBf16 && f != Format::kFp8))
+        a.fail("kv", "expected bf16 or fp8");
+      p.kv = f;
+    }
+    for (const auto& other : rule.paths)
+      if (other.architecture_key == p.architecture_key && (!other.kv || other.kv == p.kv))
+        a.fail("architecture", "'" + p.architecture + "' has an earlier path for this cache");
+    p.prompt = sparse_mla_kernel(a, "prompt", sources);
+    if (a.has("decode")) p.decode = sparse_mla_kernel(a, "decode", sources);
+    if (a.has("prompt_on_decode_kernel_below")) {
+      if (!p.decode) a.fail("prompt_on_decode_kernel_below", "the path has no decode kernel");
+      p.prompt_on_decode_kernel_below =
+          figure(a, "prompt_on_decode_kernel_below", 1, 1024, sources);
+    }
+    p.note = a.optional_string("note", "");
+    a.finish();
+    rule.paths.push_back(std::move(p));
+  }
+  if (r.has("mha_prompts_up_to")) {
+    rule.mha_prompts_up_to = figure(r, "mha_prompts_up_to", 1, 1e7, sources);
+    if (rule.mha_prompts_up_to.value != std::floor(rule.mha_prompts_up_to.value))
+      r.fail("mha_prompts_up_to", "must be a whole number of tokens");
+  }
+  rule.kernel = r.string("kernel");
+  rule.source = r.string("source");
+  if (!sources.count(rule.source)) r.fail("source", "names no entry of \"sources\"");
+  r.finish();
+  return rule;
+}
+
+}  // namespace
 
 EngineProfile parse_engine(std::string_view text, const std::string& origin) {
   const json doc = detail::parse_json_text(text, origin, std::size_t{1} << 20);
@@ -1188,6 +1265,7 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
     r.finish();
     e.latent_cache_cast = std::move(rule);
   }
+  if (o.has("sparse_mla")) e.sparse_mla = parse_sparse_mla(o, e.sources);
   e.attention_kernels = o.string("attention_kernels");
   e.fusions = strings(o, "fusions");
   auto fuses = [&](std::string_view f) {
@@ -1805,6 +1883,27 @@ nlohmann::json to_json(const EngineProfile& e) {
                            {"cublas_formats", format_ids(e.gemm_copies->cublas_formats)},
                            {"source", e.citation(e.gemm_copies->source)}}
           : nlohmann::json(nullptr);
+  nlohmann::json sparse_mla = nullptr;
+  if (e.sparse_mla) {
+    const auto kernel_json = [&e](const EngineProfile::SparseMla::Kernel& k) {
+      return nlohmann::json{{"head_tile", figure_json(e, k.head_tile)},
+                            {"efficiency", figure_json(e, k.efficiency)}};
+    };
+    nlohmann::json paths = nlohmann::json::array();
+    for (const auto& p : e.sparse_mla->paths) {
+      paths.push_back(
+          {{"architecture", p.architecture},
+           {"kv", p.kv ? nlohmann::json(format_id(*p.kv)) : nlohmann::json(nullptr)},
+           {"prompt", kernel_json(p.prompt)},
+           {"decode", p.decode ? kernel_json(*p.decode) : nlohmann::json(nullptr)},
+           {"prompt_on_decode_kernel_below", figure_json(e, p.prompt_on_decode_kernel_below)},
+           {"note", p.note}});
+    }
+    sparse_mla = {{"paths", paths},
+                  {"mha_prompts_up_to", figure_json(e, e.sparse_mla->mha_prompts_up_to)},
+                  {"kernel", e.sparse_mla->kernel},
+                  {"source", e.citation(e.sparse_mla->source)}};
+  }
   const nlohmann::json storage =
       e.activation_storage ? nlohmann::json{{"format", format_id(*e.activation_storage)},
                                             {"source", e.citation(e.activation_storage_source)}}
@@ -1863,6 +1962,7 @@ nlohmann::json to_json(const EngineProfile& e) {
                                 {"kernel", e.latent_cache_cast->kernel},
                                 {"source", e.citation(e.latent_cache_cast->source)}}
                : nlohmann::json(nullptr)},
+          {"sparse_mla", sparse_mla},
           {"activation_storage", storage},
           {"gemm_copies", copies},
           {"gemm_kernels", e.gemm_kernels},

@@ -302,7 +302,7 @@ const EngineFigure* cublas_figure(const Device& d, const Op& op, const ModelOpti
 [[gnu::noinline]] bool attention_table_timing(const Device& d, const Op& op,
                                               const ModelOptions& opt, TableMemo* memo,
                                               OpTiming* out) {
-  if (op.gemm_m <= 0 || opt.attention_table == nullptr) return false;
+  if (op.gemm_m <= 0 || opt.attention_table == nullptr || op.engine_kernel) return false;
   const AttentionTable& table = *opt.attention_table;
   // An fp8 latent cache the engine's kernel cannot read: the kernel attends
   // over the layer's bf16 copy (the cast itself is priced per step, predict()).
@@ -406,6 +406,7 @@ void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double 
                                ? d.matmul_fraction_for(op.compute).value
                                : op.kernel_efficiency;
         rate *= eff;
+        if (op.engine_kernel) t.source = EfficiencySource::kEngine;
         // Too few blocks to occupy every SM leave bandwidth unused.
         if (op.parallel_blocks > 0) bw *= std::min(1.0, op.parallel_blocks / d.sm_count.value);
       }

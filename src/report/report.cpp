@@ -855,6 +855,42 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
               : "",
           e.rope_in_attention ? " and RoPE" : "");
     }
+    if (const auto* path = e.sparse_mla_path(m, s.precision.kv, d)) {
+      bool absorbed_prompt = false, any = false;
+      for (int i = 0; i < p.graph.size; ++i) {
+        const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+        any |= op.engine_kernel;
+        absorbed_prompt |= op.latent_attention && op.prompt_attention;
+      }
+      const bool prompts = s.phase == Phase::kPrefill || s.prefill_tokens > 0;
+      if (any || prompts) {
+        const EngineProfile::SparseMla& rule = *e.sparse_mla;
+        // A rank's query heads (attention data parallelism splits the ranks).
+        const double heads = static_cast<double>(m.heads) * static_cast<double>(s.attention_dp) /
+                             static_cast<double>(s.tp);
+        const auto kernel = [heads](const EngineProfile::SparseMla::Kernel& k) {
+          return fmt::format("{:g} query heads a rank computed as {:g}, at {:.3g} of the bf16 peak",
+                             heads, std::ceil(heads / k.head_tile.value) * k.head_tile.value,
+                             k.efficiency.value);
+        };
+        std::vector<std::string> parts;
+        if (s.phase == Phase::kDecode) {
+          parts.push_back(path->decode ? "decode tokens: " + kernel(*path->decode)
+                                       : std::string("decode tokens on its dense-MLA attention"));
+        }
+        if (prompts && absorbed_prompt) {
+          const bool on_decode = path->decode && heads < path->prompt_on_decode_kernel_below.value;
+          parts.push_back(fmt::format(
+              "prompt tokens absorbed (576/512 a head) on its {} kernel: {}",
+              on_decode ? "decode" : "prefill", kernel(on_decode ? *path->decode : path->prompt)));
+        } else if (prompts) {
+          parts.push_back(fmt::format("prompts of at most {:g} tokens expanded (MHA)",
+                                      rule.mha_prompts_up_to.value));
+        }
+        gemms += fmt::format("; sparse attention on {}, every top-k slot computed ({})",
+                             rule.kernel, fmt::join(parts, "; "));
+      }
+    }
     if (e.allreduce_residual_rmsnorm && s.tp > 1 && s.attention_dp == 1) {
       gemms += "; residual adds and RMSNorms inside the all-reduce kernels";
     }

@@ -76,6 +76,16 @@ struct Builder {
   double C = 0;                         // prefill: tokens a sequence cached before the prompt
   double sparse_top_k = 0;              // DeepSeek sparse attention: cached tokens a query reads
   double P = 0;                         // prompt tokens riding along with a decode step (in N)
+  // The engine's sparse-attention path on this device and cache (null: none;
+  // realistic mode): prompts whose sequence spans more than mha_prompts_up_to
+  // tokens attend absorbed, as decode tokens do, on its kernels.
+  const EngineProfile::SparseMla::Path* sparse_path = nullptr;
+  double mha_prompts_up_to = 0;  // 0: none
+  // Whether a prompt whose sequence spans `span` tokens (cached ones
+  // included) attends in the absorbed form.
+  bool absorbed_prompt(double span) const {
+    return sparse_path != nullptr && !(span <= mha_prompts_up_to);
+  }
   Format w{}, e{}, a{}, kv{};
   // The format activations are stored in between kernels (the residual
   // stream, norms', RoPE's and GEMMs' outputs, attention's Q and O): `a`
@@ -213,13 +223,13 @@ struct Builder {
     double q_reads = 1, o_passes = 1, parallel = 0;
   };
   CachedSpan prompt_after_cached(const AttentionKernelInfo& kinfo, double window, double sparsity,
-                                 double q_dim, Format attn_fmt) const {
+                                 double q_dim, double heads, Format attn_fmt) const {
     CachedSpan x;
     // Queries 0 .. i0 - 1 see every key before them; the rest see the window.
     const double i0 = window > 0 ? std::clamp(window - C, 0.0, T) : T;
     const double pairs = i0 * C + i0 * (i0 + 1) / 2 + (T - i0) * window;
     const bool unfused = kinfo.loop == AttentionLoop::kUnfused;
-    x.scores = B * nh * (unfused ? T * (C + T) : pairs) * sparsity;
+    x.scores = B * heads * (unfused ? T * (C + T) : pairs) * sparsity;
     const double sram_elems = dev.shared_memory_per_sm_bytes.value * 8 / bits_per_element(attn_fmt);
     const double block = std::clamp(std::floor(sram_elems / (4 * q_dim)), 16.0, 128.0);
     const double passes = ceil_div(T, block);
@@ -245,7 +255,7 @@ struct Builder {
       x.cached_keys *= sparsity;
       x.own_keys *= sparsity;
     }
-    x.parallel = B * nh * passes;
+    x.parallel = B * heads * passes;
     return x;
   }
 
@@ -264,6 +274,20 @@ struct Builder {
       v_dim = static_cast<double>(m.mla.kv_lora_rank);
       kv_heads = 1;
     }
+    // The engine's sparse kernels compute a token's query heads in whole
+    // tiles, a rank's heads padded up to the tile (the padded heads read Q
+    // and write O too), over every one of the top-k slots. A rank of few
+    // heads may run its prompt tokens on the decode kernel.
+    const EngineProfile::SparseMla::Kernel* sparse_kernel = nullptr;
+    if (sparse_path != nullptr && mla_latent) {
+      const auto& path = *sparse_path;
+      const bool on_decode_kernel =
+          path.decode && (decode || nh < path.prompt_on_decode_kernel_below.value);
+      sparse_kernel = on_decode_kernel ? &*path.decode : decode ? nullptr : &path.prompt;
+    }
+    double heads = nh;
+    if (sparse_kernel)
+      heads = ceil_div(nh, sparse_kernel->head_tile.value) * sparse_kernel->head_tile.value;
     // An fp8 attention kernel reads Q, K and V in fp8, so it runs over an fp8
     // KV cache, whatever the GEMMs' inputs: with one the engines quantize the
     // queries to match (vLLM's FlashAttention-3 path), and an fp8 model with
@@ -273,8 +297,10 @@ struct Builder {
       attn_act =
           s.precision.ops[static_cast<std::size_t>(OpKind::kQkMatmul)].act.value_or(attn_act);
     }
+    // FlashMLA's sparse kernels do their math in bf16, whatever the cache.
     const Format attn_fmt =
-        (attn_act == Format::kFp8 && kinfo.fp8 && dev.computes(Format::kFp8))
+        sparse_kernel ? Format::kBf16
+        : (attn_act == Format::kFp8 && kinfo.fp8 && dev.computes(Format::kFp8))
             ? Format::kFp8
             : (bits_per_element(attn_act) >= 16 && dev.computes(attn_act) ? attn_act
                                                                           : Format::kBf16);
@@ -293,12 +319,12 @@ struct Builder {
       // T queries a sequence (speculative verification: the draft tokens and
       // the model's own) over one read of its cache.
       const double L = window > 0 ? std::min(ctx, window) : ctx;
-      scores = B * T * nh * L * sparsity;
+      scores = B * T * heads * L * sparsity;
       k_elems = B * kv_heads * L * q_dim * sparsity;
       v_elems = mla_latent ? 0 : B * kv_heads * L * v_dim * sparsity;
-      parallel = B * nh * (kinfo.split_kv ? ceil_div(L, 128) : 1);
+      parallel = B * heads * (kinfo.split_kv ? ceil_div(L, 128) : 1);
     } else if (C > 0) {
-      const CachedSpan x = prompt_after_cached(kinfo, window, sparsity, q_dim, attn_fmt);
+      const CachedSpan x = prompt_after_cached(kinfo, window, sparsity, q_dim, heads, attn_fmt);
       scores = x.scores;
       k_elems = B * kv_heads * x.own_keys * q_dim;
       v_elems = B * kv_heads * x.own_keys * v_dim;
@@ -312,7 +338,7 @@ struct Builder {
       const double pairs =
           window > 0 && window < S ? S * window - window * (window - 1) / 2 : S * (S + 1) / 2;
       const bool unfused = kinfo.loop == AttentionLoop::kUnfused;
-      scores = B * nh * (unfused ? S * S : pairs) * sparsity;
+      scores = B * heads * (unfused ? S * S : pairs) * sparsity;
       // FlashAttention Theorem 2: tiles of M/(4d) rows fit in the on-chip
       // SRAM of M elements; K/V (FA2+) or Q/O (FA1) are re-read once per
       // tile. Causally, tile i pairs with tiles 0..i: (T + 1) / 2 passes.
@@ -332,13 +358,17 @@ struct Builder {
       }
       k_elems = B * kv_heads * S * q_dim * kv_passes * (unfused ? 1 : sparsity);
       v_elems = B * kv_heads * S * v_dim * kv_passes * (unfused ? 1 : sparsity);
-      parallel = B * nh * passes;
+      parallel = B * heads * passes;
     }
-    const double efficiency = kinfo.efficiency_on(dev).value;
+    // FlashMLA's sparse kernels loop over every top-k slot and mask the
+    // invalid ones (a context shorter than top-k): the whole window's work.
+    if (sparse_kernel) scores = B * T * heads * window * sparsity;
+    const double efficiency =
+        sparse_kernel ? sparse_kernel->efficiency.value : kinfo.efficiency_on(dev).value;
 
     Op& qk = add(OpKind::kQkMatmul, OpClass::kAttention, count);
     qk.flops = 2 * scores * q_dim;
-    qk.act_bytes = bytes_for(attn_in, B * T * nh * q_dim) * q_reads;
+    qk.act_bytes = bytes_for(attn_in, B * T * heads * q_dim) * q_reads;
     qk.kv_bytes = decode ? bytes_for(kv_read_fmt, k_elems) : 0;
     if (!decode) qk.act_bytes += bytes_for(kv_read_fmt, k_elems);
     if (cached_k > 0) {
@@ -358,7 +388,7 @@ struct Builder {
 
     Op& sv = add(OpKind::kSvMatmul, OpClass::kAttention, count);
     sv.flops = 2 * scores * v_dim;
-    sv.act_bytes = bytes_for(stored, B * T * nh * v_dim) * o_passes;
+    sv.act_bytes = bytes_for(stored, B * T * heads * v_dim) * o_passes;
     if (decode) {
       sv.kv_bytes = bytes_for(kv_read_fmt, v_elems);
     } else {
@@ -382,12 +412,13 @@ struct Builder {
       const double L = !decode ? C + S : window > 0 ? std::min(ctx, window) : ctx;
       for (Op* op : {&qk, &sv}) {
         op->gemm_m = B * kv_heads;
-        op->gemm_n = nh / kv_heads * (decode ? T : 1);
+        op->gemm_n = heads / kv_heads * (decode ? T : 1);
         op->gemm_k = L * (decode ? sparsity : 1) * q_dim;
         if (!decode && C > 0) op->query_share = S / L;
         op->weights = kv;
         op->latent_attention = mla_latent;
         op->prompt_attention = !decode;
+        op->engine_kernel = sparse_kernel != nullptr;
       }
       qk.gemm_groups = q_dim / (q_dim + v_dim);
       sv.gemm_groups = v_dim / (q_dim + v_dim);
@@ -408,7 +439,8 @@ struct Builder {
   // The prompts whose tokens ride along with a decode step attend causally:
   // P tokens of prompts of `prompt` tokens are P / prompt prompts' worth of
   // causal pairs (each prompt's whole attention spread over the steps that
-  // carry its chunks). MLA prompts attend in the expanded (non-latent) form.
+  // carry its chunks). MLA prompts attend in the expanded (non-latent) form,
+  // sparse ones on the engine's sparse kernels in the absorbed form.
   void prefill_share_attention(double count, bool sliding) {
     const double saved_b = B, saved_t = T, saved_ctx = ctx, saved_c = C;
     const bool saved_decode = decode;
@@ -418,7 +450,9 @@ struct Builder {
     ctx = prompt;
     C = static_cast<double>(s.prefill_cached);  // a shared prefix they attend over
     decode = false;
-    attention(count, sliding, false);
+    attention(
+        count, sliding,
+        m.attention == AttentionKind::kMla && absorbed_prompt(C + static_cast<double>(prompt)));
     B = saved_b;
     T = saved_t;
     ctx = saved_ctx;
@@ -522,7 +556,7 @@ struct Builder {
     write.act_bytes = bytes_for(stored, N * latent);
     write.kv_bytes = bytes_for(kv, N * latent);
     if (m.sparse_attention) indexer(count);
-    if (decode) {
+    if (decode || absorbed_prompt(C + T)) {
       // Weight absorption: q_nope x W_UK into the latent space, and the
       // latent output x W_UV back to values (DeepSeek-V2 section 2.1.3).
       per_head(linear(OpKind::kKAbsorb, count, N * nh, static_cast<double>(x.kv_lora_rank),
@@ -780,9 +814,10 @@ struct Builder {
       } else {
         gqa_projections(count);
       }
-      attention(count, sliding, mla && decode);
+      const bool absorbed = mla && (decode || absorbed_prompt(C + T));
+      attention(count, sliding, absorbed);
       if (P > 0) prefill_share_attention(count, sliding);
-      if (mla && decode) {
+      if (absorbed) {
         per_head(linear(OpKind::kVAbsorb, count, N * nh, static_cast<double>(m.mla.v_head_dim),
                         static_cast<double>(m.mla.kv_lora_rank), w, wplan, true, 1));
       }
@@ -1173,6 +1208,11 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
       b.eplan = plan_compute(dev, b.e, rule->act);
   }
   if (m.sparse_attention) b.sparse_top_k = static_cast<double>(m.sparse_attention->top_k);
+  if (opt.engine && opt.mode == Mode::kRealistic) {
+    b.sparse_path = opt.engine->sparse_mla_path(m, b.kv, dev);
+    if (b.sparse_path && opt.engine->sparse_mla->mha_prompts_up_to.known())
+      b.mha_prompts_up_to = opt.engine->sparse_mla->mha_prompts_up_to.value;
+  }
   g.weights = b.w;
   g.experts = b.e;
   g.tokens = b.N;
