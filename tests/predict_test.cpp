@@ -1508,6 +1508,28 @@ TEST(Memory, SparseAttentionIndexerCacheAndWeights) {
   EXPECT_NEAR(weight_memory(v32, s) - weight_memory(v3, s), 851'524'864, 2 * kTensorScaleBytes);
 }
 
+// An fp8 latent cache of sparse attention is FlashMLA's "FP8 with scale"
+// layout: 512 fp8 NoPE values, 4 fp32 scales and 64 bf16 RoPE values, 656
+// bytes a token and layer where a plain fp8 latent is 576; DeepSeek-V3
+// (dense MLA) keeps the plain one.
+TEST(Memory, SparseAttentionsFp8LatentCarriesItsScalesAndBf16Rope) {
+  const ModelSpec v32 = load_model("deepseek-v3.2");
+  const ModelSpec v3 = load_model("deepseek-v3");
+  const Device& d = registry().get("h200");
+  Scenario s = decode(1, 1000);
+  s.precision.kv = Format::kFp8;
+  constexpr double kTensorScaleBytes = 4;  // bytes_for's one fp8 tensor scale
+  // The context holds 1,001 tokens a layer (decode(1, 1000)'s cache and the new one).
+  const double tokens = 1001 * 61;
+  const double indexer = tokens * (128 + 4);  // its fp8 key and fp32 scale
+  EXPECT_NEAR(estimate_memory(v32, d, s).kv_cache_bytes, tokens * 656 + indexer, 1e-9 * tokens);
+  EXPECT_NEAR(estimate_memory(v3, d, s).kv_cache_bytes, tokens * 576 + kTensorScaleBytes,
+              1e-9 * tokens);
+  // A bf16 cache: two bytes each of the 576 values.
+  s.precision.kv = Format::kBf16;
+  EXPECT_NEAR(estimate_memory(v32, d, s).kv_cache_bytes, tokens * 1152 + indexer, 1e-9 * tokens);
+}
+
 // NVIDIA's NVFP4 DeepSeek-R1 keeps its attention and LM head in bf16
 // (models/index.json quantized_releases). At TP 1 a layer's q_b_proj holds
 // 1,536 x 128 heads x 192 = 37,748,736 weights: 75,497,472 B in bf16.

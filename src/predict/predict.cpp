@@ -606,6 +606,14 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
       m.sliding_window > 0 ? std::min(ctx, static_cast<double>(m.sliding_window)) : ctx;
   const double kv_elems = B * per_token_layer * (full * ctx + sliding * window_ctx) / pp;
   mem.kv_cache_bytes = bytes_for(s.precision.kv, kv_elems);
+  if (m.sparse_attention && m.attention == AttentionKind::kMla && s.precision.kv == Format::kFp8) {
+    // An fp8 latent cache of sparse attention is FlashMLA's "FP8 with scale"
+    // layout (its README; vLLM's fp8_ds_mla, SGLang's NSA pool): the NoPE
+    // part in fp8 with an fp32 scale every 128 values, the RoPE part in bf16.
+    const double nope = static_cast<double>(m.mla.kv_lora_rank);
+    const double rope = static_cast<double>(m.mla.qk_rope_head_dim);
+    mem.kv_cache_bytes = kv_elems / (nope + rope) * (nope + std::ceil(nope / 128) * 4 + 2 * rope);
+  }
   if (m.sparse_attention) {
     // The indexer's cache: an fp8 key and its fp32 scale a token and layer,
     // whole on every rank.
