@@ -868,10 +868,13 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
         // A rank's query heads (attention data parallelism splits the ranks).
         const double heads = static_cast<double>(m.heads) * static_cast<double>(s.attention_dp) /
                              static_cast<double>(s.tp);
-        const auto kernel = [heads](const EngineProfile::SparseMla::Kernel& k) {
-          return fmt::format("{:g} query heads a rank computed as {:g}, at {:.3g} of the bf16 peak",
-                             heads, std::ceil(heads / k.head_tile.value) * k.head_tile.value,
-                             k.efficiency.value);
+        const double top_k = static_cast<double>(m.sparse_attention->top_k);
+        const auto kernel = [heads, top_k](const EngineProfile::SparseMla::Kernel& k) {
+          return fmt::format(
+              "{:g} query heads a rank computed as {:g} over all {:g} top-k slots, at {:.3g} of "
+              "the bf16 peak",
+              heads, std::ceil(heads / k.head_tile.value) * k.head_tile.value, top_k,
+              k.efficiency.value);
         };
         std::vector<std::string> parts;
         if (s.phase == Phase::kDecode) {
@@ -887,8 +890,7 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
           parts.push_back(fmt::format("prompts of at most {:g} tokens expanded (MHA)",
                                       rule.mha_prompts_up_to.value));
         }
-        gemms += fmt::format("; sparse attention on {}, every top-k slot computed ({})",
-                             rule.kernel, fmt::join(parts, "; "));
+        gemms += fmt::format("; sparse attention on {}: {}", rule.kernel, fmt::join(parts, "; "));
       }
     }
     if (e.allreduce_residual_rmsnorm && s.tp > 1 && s.attention_dp == 1) {
