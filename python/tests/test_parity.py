@@ -623,3 +623,25 @@ def test_engine_build_selects_the_builds_path(cli):
     assert np.isclose(row["time_s"][0], old.time_s, rtol=1e-12)
     with pytest.raises(ValueError, match="engine_build"):
         roofline.sweep("llama-3.1-8b", "a100", engine="llama.cpp", engine_build="2024-02-30")
+
+
+def test_sparse_attention_runs_on_the_engines_flashmla_kernels(cli):
+    # DeepSeek-V3.2 at TP 8 on vLLM: 16 heads a rank, run as 64 on FlashMLA's decode kernel over
+    # all 2,048 top-k slots, prompts absorbed (576/512 a head): 2 x 4096 x 64 x 2048 x 576 FLOPs.
+    case = dict(engine="vllm", weights="fp8", act="fp8", kv="fp8", tp=8, phase="prefill",
+                seq_len=4096, per_op=True)
+    sparse = roofline.predict("deepseek-v3.2", "h200", **case)
+    assert sparse.to_dict() == cli("predict", "--model", "deepseek-v3.2", "--hardware", "h200",
+                                   *flags(**case))
+    qk = next(op for op in sparse.to_dict()["ops"] if op["name"].startswith("qk_matmul"))
+    assert qk["efficiency_source"] == "engine"
+    assert qk["count"] == 3  # the three dense layers; the MoE layers' op follows
+    assert qk["flops"] == pytest.approx(3 * 2 * 4096 * 64 * 2048 * 576, rel=1e-12)
+    assert qk["efficiency"] == pytest.approx(0.414)
+    reference = roofline.predict("deepseek-v3.2", "h200",
+                                 **{k: v for k, v in case.items() if k != "engine"})
+    assert sparse.time_s > reference.time_s
+    profile = cli("engines", "show", "vllm")["sparse_mla"]
+    assert [(p["architecture"], p["kv"]) for p in profile["paths"]] == [
+        ("hopper", "fp8"), ("hopper", "bf16"), ("blackwell", "fp8"), ("blackwell", "bf16")]
+    assert profile["paths"][0]["decode"]["head_tile"]["value"] == 64

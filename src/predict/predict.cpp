@@ -406,7 +406,10 @@ void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double 
                                ? d.matmul_fraction_for(op.compute).value
                                : op.kernel_efficiency;
         rate *= eff;
-        if (op.engine_kernel) t.source = EfficiencySource::kEngine;
+        if (op.engine_kernel) {
+          t.source = EfficiencySource::kEngine;
+          t.efficiency = eff;
+        }
         // Too few blocks to occupy every SM leave bandwidth unused.
         if (op.parallel_blocks > 0) bw *= std::min(1.0, op.parallel_blocks / d.sm_count.value);
       }
@@ -608,7 +611,7 @@ MemoryEstimate estimate_memory(const ModelSpec& m, const Device& d, const Scenar
   mem.kv_cache_bytes = bytes_for(s.precision.kv, kv_elems);
   if (m.sparse_attention && m.attention == AttentionKind::kMla && s.precision.kv == Format::kFp8) {
     // An fp8 latent cache of sparse attention is FlashMLA's "FP8 with scale"
-    // layout (its README; vLLM's fp8_ds_mla, SGLang's NSA pool): the NoPE
+    // layout (its README; vLLM's fp8_ds_mla; what SGLang's flashmla_kv reads): the NoPE
     // part in fp8 with an fp32 scale every 128 values, the RoPE part in bf16.
     const double nope = static_cast<double>(m.mla.kv_lora_rank);
     const double rope = static_cast<double>(m.mla.qk_rope_head_dim);

@@ -453,11 +453,14 @@ nlohmann::json to_json(const MemoryEstimate& m) {
 }
 
 std::string_view op_efficiency_source(const Op& op, const OpTiming& t) noexcept {
-  const bool attention_table = (op.cls == OpClass::kAttention || op.kind == OpKind::kShortConv) &&
-                               (t.source == EfficiencySource::kMeasuredAttentionTable ||
-                                t.source == EfficiencySource::kDerivedAttentionTable);
-  return op.cls == OpClass::kMatmul || attention_table ? efficiency_source_name(t.source)
-                                                       : std::string_view();
+  // Attention priced apart from the catalog kernel: by a table, or by the
+  // engine's own kernel figures (its sparse-MLA kernels).
+  const bool priced_apart = (op.cls == OpClass::kAttention || op.kind == OpKind::kShortConv) &&
+                            (t.source == EfficiencySource::kMeasuredAttentionTable ||
+                             t.source == EfficiencySource::kDerivedAttentionTable ||
+                             (op.engine_kernel && t.source == EfficiencySource::kEngine));
+  return op.cls == OpClass::kMatmul || priced_apart ? efficiency_source_name(t.source)
+                                                    : std::string_view();
 }
 
 // Which engine a prediction used, and where its GEMMs' efficiency came from.
