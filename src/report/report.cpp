@@ -886,14 +886,16 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
         }
         if (prompts && absorbed_prompt) {
           const bool on_decode = path->decode && heads < path->prompt_on_decode_kernel_below.value;
-          parts.push_back(fmt::format(
-              "prompt tokens absorbed (576/512 a head) on its {} kernel: {}",
-              on_decode ? "decode" : "prefill", kernel(on_decode ? *path->decode : path->prompt)));
-        } else if (prompts) {
+          parts.push_back(fmt::format("prompt tokens absorbed ({}/{} a head) on its {} kernel: {}",
+                                      m.mla.kv_lora_rank + m.mla.qk_rope_head_dim,
+                                      m.mla.kv_lora_rank, on_decode ? "decode" : "prefill",
+                                      kernel(on_decode ? *path->decode : path->prompt)));
+        } else if (prompts && rule.mha_prompts_up_to.known()) {
           parts.push_back(fmt::format("prompts of at most {:g} tokens expanded (MHA)",
                                       rule.mha_prompts_up_to.value));
         }
-        gemms += fmt::format("; sparse attention on {}: {}", rule.kernel, fmt::join(parts, "; "));
+        if (!parts.empty())
+          gemms += fmt::format("; sparse attention on {}: {}", rule.kernel, fmt::join(parts, "; "));
       }
     }
     if (e.allreduce_residual_rmsnorm && s.tp > 1 && s.attention_dp == 1) {
