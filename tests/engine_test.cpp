@@ -3549,6 +3549,12 @@ TEST(EnginePrediction, SparseAttentionRunsOnTheEnginesFlashMlaKernels) {
   };
   constexpr double kTopK = 2048, kKey = 512 + 64, kValue = 512;
   constexpr double kBf16Peak = 989.4e12;  // H200's dense bf16, as H800's
+  // The op's compute time at the kernel's efficiency of the bf16 peak.
+  const auto expect_priced_at = [&](const Prediction& p, std::size_t i, double efficiency) {
+    const Op& op = p.graph.ops[i];
+    EXPECT_NEAR(p.timings[i].compute_time_s, op.count * op.flops / (kBf16Peak * efficiency),
+                1e-9 * p.timings[i].compute_time_s);
+  };
   // vLLM at TP 8: 16 heads a rank, under MIN_HEADS_FOR_BF16_PREFILL (32), so
   // an 8,192-token prompt runs on the fp8 decode kernel, 64 heads a tile.
   const Prediction tp8 = run("vllm", Phase::kPrefill, 8192, Format::kFp8);
@@ -3560,8 +3566,7 @@ TEST(EnginePrediction, SparseAttentionRunsOnTheEnginesFlashMlaKernels) {
   EXPECT_DOUBLE_EQ(tp8.graph.ops[sv].flops, 2 * 8192 * 64 * kTopK * kValue);
   EXPECT_EQ(q.compute, Format::kBf16);  // bf16 math over the fp8 cache
   EXPECT_EQ(tp8.timings[qk].source, EfficiencySource::kEngine);
-  EXPECT_NEAR(tp8.timings[qk].compute_time_s, q.count * q.flops / (kBf16Peak * 0.414),
-              1e-9 * tp8.timings[qk].compute_time_s);
+  expect_priced_at(tp8, qk, 0.414);
   EXPECT_EQ(tp8.timings[qk].bound, Bound::kCompute);
   // Absorbed: q_nope into the latent and the latent output back to values,
   // no kv_b_proj expansion.
@@ -3579,9 +3584,7 @@ TEST(EnginePrediction, SparseAttentionRunsOnTheEnginesFlashMlaKernels) {
   const Prediction adp = run("vllm", Phase::kPrefill, 8192, Format::kFp8, 8);
   const std::size_t adp_qk = first_op(adp, OpKind::kQkMatmul);
   EXPECT_DOUBLE_EQ(adp.graph.ops[adp_qk].flops, 2 * 8192 * 128 * kTopK * kKey);
-  EXPECT_NEAR(adp.timings[adp_qk].compute_time_s,
-              adp.graph.ops[adp_qk].count * adp.graph.ops[adp_qk].flops / (kBf16Peak * 0.647),
-              1e-9 * adp.timings[adp_qk].compute_time_s);
+  expect_priced_at(adp, adp_qk, 0.647);
   // A decode step at 100 cached tokens still computes all 2,048 slots.
   const Prediction step = run("vllm", Phase::kDecode, 100, Format::kFp8);
   EXPECT_DOUBLE_EQ(step.graph.ops[first_op(step, OpKind::kQkMatmul)].flops,
@@ -3603,9 +3606,7 @@ TEST(EnginePrediction, SparseAttentionRunsOnTheEnginesFlashMlaKernels) {
   const Prediction mla = run("sglang", Phase::kPrefill, 2049, Format::kBf16);
   const std::size_t mla_qk = first_op(mla, OpKind::kQkMatmul);
   EXPECT_DOUBLE_EQ(mla.graph.ops[mla_qk].flops, 2 * 2049 * 64 * kTopK * kKey);
-  EXPECT_NEAR(mla.timings[mla_qk].compute_time_s,
-              mla.graph.ops[mla_qk].count * mla.graph.ops[mla_qk].flops / (kBf16Peak * 0.647),
-              1e-9 * mla.timings[mla_qk].compute_time_s);
+  expect_priced_at(mla, mla_qk, 0.647);
   const Prediction fa3 = run("sglang", Phase::kDecode, 4096, Format::kBf16);
   EXPECT_FALSE(fa3.graph.ops[first_op(fa3, OpKind::kQkMatmul)].engine_kernel);
   const Prediction kv8 = run("sglang", Phase::kDecode, 4096, Format::kFp8);
