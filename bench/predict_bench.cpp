@@ -130,6 +130,23 @@ void BM_PredictMoeDecodePaddedWorkspace(benchmark::State& state) {
 }
 BENCHMARK(BM_PredictMoeDecodePaddedWorkspace);
 
+// A release's MoE kernel family read at another checkpoint's measured curve:
+// gpt-oss-120b decoding 16 sequences on H100 with vLLM 0.11.0 (Marlin MXFP4).
+void BM_PredictMoeDecodeReleaseFamily(benchmark::State& state) {
+  static const auto m = roofline::load_model("gpt-oss-120b");
+  const auto& d = registry().get("h100-sxm");
+  const auto& reg = roofline::EngineRegistry::built_in();
+  auto s = decode_4k();
+  s.batch = 16;
+  const roofline::ModelOptions o = roofline::with_engine_release(
+      roofline::with_engine({}, d, &reg.get("vllm"), reg), d, "0.11.0", s.tp, reg);
+  for (auto _ : state) {
+    const auto p = roofline::predict(m, d, s, o);
+    benchmark::DoNotOptimize(p.time_s);
+  }
+}
+BENCHMARK(BM_PredictMoeDecodeReleaseFamily);
+
 // The newer attention kinds with an engine: Qwen3.5-397B-A17B (Gated DeltaNet
 // in 45 of 60 layers) and DeepSeek-V3.2 (the sparse-attention indexer), decode
 // at batch 64 over 4K tokens at TP 8 on the B200 with SGLang, fp8 W8A8.

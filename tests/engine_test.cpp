@@ -1356,6 +1356,90 @@ TEST(EnginePrediction, AMeasuredShapePricesItsOwnTensorParallelLayout) {
   EXPECT_DOUBLE_EQ(expert_work(ep).efficiency, expert_work(predict(m, d, s, by_grid)).efficiency);
 }
 
+// A kernel family measured on one model's layers only: its grid cannot tell
+// bytes from slice width, so another model's layers read that model's curve at
+// the same layout, at the tokens that give each expert as many rows.
+TEST(MoeTables, AnotherModelReadsTheOneMeasuredModelsCurveAtItsLayout) {
+  const MoeTable t = parse_moe_table(kMoeDoc, "t");
+  const MoeTable::Entry& e = *t.find("fp8_block");  // (64, 256, 8 experts, top-2) at TP 1 and 2
+  MoeTable::ShapeKey other;
+  other.hidden = 128;
+  other.inter = 512;
+  other.experts = 16;
+  other.top_k = 2;
+  other.tp = 2;
+  double scale = 0;
+  const MoeTable::Shape* s = MoeTable::other_model_shape(e, other, &scale);
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->key.tp, 2);
+  EXPECT_EQ(s->key.experts, 8);
+  // Rows an expert: tokens x 2 / 16 here against tokens x 2 / 8 there.
+  EXPECT_DOUBLE_EQ(scale, (2.0 / 16) / (2.0 / 8));
+  // A layout the model was not measured at, or the model's own: none.
+  other.tp = 4;
+  EXPECT_EQ(MoeTable::other_model_shape(e, other, &scale), nullptr);
+  MoeTable::ShapeKey own = s->key;
+  own.tp = 4;
+  EXPECT_EQ(MoeTable::other_model_shape(e, own, &scale), nullptr);
+  // An entry measured on two models keeps the grid.
+  MoeTable::Entry two = e;
+  MoeTable::Shape second = two.shapes.front();
+  second.key.experts = 32;
+  two.shapes.push_back(second);
+  other.tp = 2;
+  EXPECT_EQ(MoeTable::other_model_shape(two, other, &scale), nullptr);
+}
+
+// vLLM ran gpt-oss's MXFP4 experts on Marlin on Hopper until its builds
+// carried OpenAI's triton_kernels (data/engines/vllm.json moe_kernel_releases).
+TEST(Engines, AMoeKernelReleaseFollowsTheReleaseAndArchitecture) {
+  const EngineProfile& vllm = EngineRegistry::built_in().get("vllm");
+  const Device& h100 = devices().get("h100-sxm");
+  const Device& b200 = devices().get("b200");
+  ASSERT_NE(vllm.moe_kernel_release("0.10.2", h100), nullptr);
+  EXPECT_EQ(vllm.moe_kernel_release("0.10.2", h100)->family, "marlin");
+  EXPECT_EQ(vllm.moe_kernel_release("0.11.0", h100)->format, "mxfp4");
+  EXPECT_NE(vllm.moe_kernel_release("0.11.2", h100), nullptr);
+  EXPECT_EQ(vllm.moe_kernel_release("0.12.0", h100), nullptr);
+  EXPECT_EQ(vllm.moe_kernel_release("", h100), nullptr);  // the current release
+  EXPECT_EQ(vllm.moe_kernel_release("0.10.2", b200), nullptr);
+  EXPECT_EQ(EngineRegistry::built_in().get("sglang").moe_kernel_release("0.4.0", h100), nullptr);
+  const nlohmann::json j = to_json(vllm);
+  EXPECT_EQ(j["moe_kernel_releases"][0]["before_version"], "0.12.0");
+  EXPECT_NE(j["moe_kernel_releases"][0]["source"].get<std::string>().find("#27523"),
+            std::string::npos);
+}
+
+TEST(Engines, MoeKernelReleasesAreStrict) {
+  const std::string rule =
+      R"("moe_kernel_releases": [{"format": "mxfp4", "architecture": "hopper",
+      "family": "marlin", "before_version": "0.12.0", "source": "s", "note": "n"}], )";
+  const std::string gemm = R"("gemm": {"tables": "", "kernels": {}},)";
+  std::string doc = std::string(kSchedulerProfileHead) +
+                    R"(, "kv_memory": {"of": "total", "value": 0.9, "confidence": "vendor",
+                    "source": "s"}}})";
+  doc.replace(doc.find(gemm), gemm.size(), rule + gemm);
+  const EngineProfile e = parse_engine(doc, "x.json");
+  ASSERT_EQ(e.moe_kernel_releases.size(), 1u);
+  EXPECT_EQ(e.moe_kernel_releases[0].family, "marlin");
+  const StrictEdits edits{doc, "x.json", parse_engine};
+  auto expect_error = [&](std::string_view from, std::string_view to, std::string_view key) {
+    edits.expect_error(edits.with(from, to), key);
+  };
+  expect_error(R"("format": "mxfp4")", R"("format": "q4_k_m")", "format");
+  expect_error(R"("family": "marlin")", R"("family": "cublas")", "family");
+  expect_error(R"("before_version": "0.12.0")", R"("before_version": "soon")", "before_version");
+  expect_error(R"("source": "s", "note")", R"("source": "z", "note")", "source");
+  expect_error(R"("note": "n"})", R"("note": "n", "extra": 1})", "extra");
+  expect_error(R"("architecture": "hopper",)", "", "architecture");  // required
+  expect_error(R"("note": "n"}])",
+               R"("note": "n"}, {"format": "bf16", "architecture": "hopper", "family": "triton",
+               "before_version": "0.9.0", "source": "s"}])",
+               "architecture");  // one rule an architecture
+  expect_error(R"("moe_kernel_releases": [{)", R"("moe_kernel_releases": [], "x": [{)",
+               "moe_kernel_releases");
+}
+
 // vLLM 0.11.1 to 0.12 on Hopper run block-fp8 MoE through DeepGEMM's
 // contiguous layout (data/engines/vllm.json moe_padded_layout): 0.11.0
 // predates it, 0.12.0 turned it off at TP 8, 0.13.0 skips the padding.
@@ -1455,6 +1539,61 @@ TEST(EnginePrediction, DeepGemmsPaddedWorkspaceSetsVllm012sMoeLayer) {
   s.precision.weights = Format::kBf16;
   s.precision.act = Format::kBf16;
   EXPECT_EQ(predict(m, d, s, v012).moe_layers_padded, 0);
+}
+
+// gpt-oss-120b's 8,192-token prompt on H200 with vLLM 0.11.0: its MXFP4
+// experts ran on Marlin (the release rule), priced by the Marlin layers the
+// source measured on another checkpoint (896 experts, top-16) at TP 1, read at
+// 8,192 x (4/128) / (16/896) = 14,336 tokens (as many rows an expert); the
+// current release keeps the Triton layers measured on gpt-oss itself.
+TEST(EnginePrediction, AReleasesMoeKernelFamilyPricesItsLayers) {
+  const ModelSpec m = load_model("gpt-oss-120b");
+  const Device& d = devices().get("h200");
+  const EngineRegistry& reg = EngineRegistry::built_in();
+  Scenario s;
+  s.phase = Phase::kPrefill;
+  s.batch = 1;
+  s.seq_len = 8192;
+  const ModelOptions current = with_engine({}, d, &reg.get("vllm"), reg);
+  const ModelOptions v011 = with_engine_release(current, d, "0.11.0", s.tp, reg);
+  ASSERT_NE(v011.moe_release, nullptr);
+  EXPECT_EQ(with_engine_release(current, d, "0.12.0", s.tp, reg).moe_release, nullptr);
+  const MoeTable& table = *current.moe_table;
+  const MoeTable::Entry* marlin = table.find_family("marlin", "mxfp4");
+  const MoeTable::Entry* triton = table.find_family("triton", "mxfp4");
+  ASSERT_NE(marlin, nullptr);
+  ASSERT_NE(triton, nullptr);
+  MoeTable::ShapeKey key{2880, 2880, 128, 4, 1, 1};
+  double scale = 0;
+  const MoeTable::Shape* borrowed = MoeTable::other_model_shape(*marlin, key, &scale);
+  ASSERT_NE(borrowed, nullptr);
+  EXPECT_EQ(borrowed->key.experts, 896);
+  EXPECT_DOUBLE_EQ(scale, (4.0 / 128) / (16.0 / 896));
+  const double skew = table.skew_slowdown(8192);
+  const double marlin_eff = MoeTable::shape_efficiency(*borrowed, 8192 * scale) / skew;
+  const double triton_eff =
+      MoeTable::shape_efficiency(*MoeTable::find_shape(*triton, key), 8192) / skew;
+  constexpr double kFloat = 1e-6;  // the tables' floats
+  const Prediction before = predict(m, d, s, current);
+  const Prediction old = predict(m, d, s, v011);
+  EXPECT_NEAR(expert_work(before).efficiency, triton_eff, kFloat);
+  EXPECT_NEAR(expert_work(old).efficiency, marlin_eff, kFloat);
+  // Marlin's mma.sync tiles reach far less of Hopper's peak on a prompt.
+  EXPECT_LT(marlin_eff, 0.6 * triton_eff);
+  EXPECT_EQ(before.moe_release, nullptr);
+  EXPECT_EQ(old.moe_release, v011.moe_release);
+  EXPECT_EQ(old.moe_layers_other_model, 2);  // the full and the windowed layers
+  const auto notes = explain(m, d, s, old);
+  const auto says = [&](std::string_view text) {
+    return std::any_of(notes.begin(), notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(says("releases before 0.12.0 ran mxfp4 experts on marlin by default on hopper"));
+  EXPECT_TRUE(says("at the curve of the one model whose layers"));
+  // A deployment's own family overrides the release's.
+  ModelOptions chosen = current;
+  chosen.moe_kernel = "triton";
+  EXPECT_EQ(with_engine_release(chosen, d, "0.11.0", s.tp, reg).moe_release, nullptr);
 }
 
 // DeepSeek-V3 in FP8 on H200 with TensorRT-LLM, TP 8, one decode token: the

@@ -308,6 +308,18 @@ struct PaddedMoeLayout {
   std::string source;                    // a key of `sources`
 };
 
+// Releases whose MoE layers of one expert format ran another kernel family
+// by default than the one the engine's measured table blends for it (vLLM's
+// MXFP4 experts on Hopper ran Marlin until its builds carried OpenAI's
+// triton_kernels). A deployment's own choice (--moe-kernel) overrides it.
+struct MoeKernelRelease {
+  std::string format;          // a MoE table key (moe_table_key): "mxfp4"
+  std::string architecture;    // the devices': "hopper"
+  std::string family;          // one of kMoeKernelFamilies (roofline/moe_table.h)
+  std::string before_version;  // the releases before this one
+  std::string source;          // a key of `sources`
+};
+
 struct EngineProfile {
   std::string id, name;
   std::string kind;      // "serving", "local" or "reference"
@@ -385,7 +397,12 @@ struct EngineProfile {
     bool graphs_only = false;
     std::string source;  // a key of `sources`
   } shared_experts_stream;
-  PaddedMoeLayout padded_moe;  // none unless `on`
+  PaddedMoeLayout padded_moe;                         // none unless `on`
+  std::vector<MoeKernelRelease> moe_kernel_releases;  // at most one per architecture
+  // The rule release `version` follows on `d`, or null: `version` empty or
+  // unparsed is the current release.
+  [[nodiscard]] const MoeKernelRelease* moe_kernel_release(std::string_view version,
+                                                           const Device& d) const noexcept;
   // The padded layout a release runs at tensor-parallel size `tp` on `d`,
   // or null: `version` empty or unparsed is the current release.
   [[nodiscard]] const PaddedMoeLayout* padded_moe_for(std::string_view version, const Device& d,

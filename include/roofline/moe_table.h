@@ -22,7 +22,9 @@
 // top-k, the tp ranks of each expert-parallel group, ep groups: the entry's
 // `shapes`; the shipped tables list tensor-parallel layouts, ep 1) reads its
 // own efficiency instead, linear in log2(tokens) over the points measured
-// and held at their ends, `tokens` being the layer's whole batch.
+// and held at their ends, `tokens` being the layer's whole batch. Where an
+// entry measured one model only, another model's layer reads that model's
+// curve at its layout (other_model_shape) rather than the grid.
 //
 // Example:
 //   const MoeTable* t = EngineRegistry::built_in().moe_table(device, vllm, &source);
@@ -94,6 +96,10 @@ struct MoeTable {
   std::string routing_skew_distribution;
 
   [[nodiscard]] const Entry* find(std::string_view format_key) const noexcept;
+  // The entry of `family`'s own layers for a format key (see `kernels`), or
+  // nullptr where the family measured none of that format.
+  [[nodiscard]] const Entry* find_family(std::string_view family,
+                                         std::string_view format_key) const noexcept;
   // Whether some format's layers were measured on the kernel `family`
   // (in `kernels`, or a format of that one family).
   [[nodiscard]] bool measures(std::string_view family) const noexcept;
@@ -110,6 +116,17 @@ struct MoeTable {
                                   double width) const noexcept;
   // The measured shape `key` of entry `e`, or nullptr (a binary search).
   [[nodiscard]] static const Shape* find_shape(const Entry& e, const ShapeKey& key) noexcept;
+  // Another model's measured curve for a layer of shape `key` the entry did
+  // not measure, or nullptr. Where every shape of `e` is one model's (one
+  // hidden, inter, experts and top-k, as a kernel family measured on a single
+  // checkpoint is), its grid cannot tell weight bytes from slice width: each
+  // tensor-parallel layout streams fewer bytes through narrower slices. That
+  // model's curve at the same layout (tp, ep) prices `key` instead, read at
+  // the tokens that give each expert as many rows: `*token_scale` =
+  // (key top-k / key experts) / (its top-k / its experts), to multiply the
+  // layer's tokens by. Entries of several models keep the grid.
+  [[nodiscard]] static const Shape* other_model_shape(const Entry& e, const ShapeKey& key,
+                                                      double* token_scale) noexcept;
   // A measured shape's efficiency at `tokens` (the layer's whole batch),
   // linear in log2 tokens between its points and held at its ends. In (0, 1].
   [[nodiscard]] static double shape_efficiency(const Shape& s, double tokens) noexcept;

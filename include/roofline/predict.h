@@ -85,6 +85,10 @@ struct Prediction {
   // Of the MoE layer classes it priced, those at their own measured shape and
   // layout (roofline/moe_table.h), not the grid.
   std::int32_t moe_layers_by_shape = 0;
+  // ... those at another model's measured curve (MoeTable::other_model_shape),
+  // and the engine release's kernel family where it ran them (null: none).
+  std::int32_t moe_layers_other_model = 0;
+  const MoeKernelRelease* moe_release = nullptr;
   // The engine release's padded MoE layout (ModelOptions::padded_moe), the
   // layer kinds it set the time of (its padded GEMMs outlasting the table's
   // layer) and the rows of the first such layer's workspace.

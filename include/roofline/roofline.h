@@ -42,10 +42,11 @@ enum class EfficiencySource : std::uint8_t {
 struct EngineProfile;  // roofline/engine.h
 struct FileMix;        // roofline/engine.h
 struct GemmTable;
-struct MoeTable;         // roofline/moe_table.h
-struct CommTable;        // roofline/comm_table.h
-struct AttentionTable;   // roofline/attention_table.h
-struct PaddedMoeLayout;  // roofline/engine.h
+struct MoeTable;          // roofline/moe_table.h
+struct CommTable;         // roofline/comm_table.h
+struct AttentionTable;    // roofline/attention_table.h
+struct PaddedMoeLayout;   // roofline/engine.h
+struct MoeKernelRelease;  // roofline/engine.h
 
 [[nodiscard]] std::string_view mode_name(Mode m) noexcept;
 [[nodiscard]] std::string_view bound_name(Bound b) noexcept;
@@ -99,6 +100,10 @@ struct ModelOptions {
   // dense GEMM table of its kernel library (with_engine_release; null: none).
   const PaddedMoeLayout* padded_moe = nullptr;
   const GemmTable* padded_moe_gemm = nullptr;
+  // The engine release's default MoE kernel family for one expert format
+  // where it differs from the table's blend (with_engine_release; null: none,
+  // or the deployment chose its own, moe_kernel).
+  const MoeKernelRelease* moe_release = nullptr;
   // The engine's measured all-reduce latencies for the device (null or empty:
   // the interconnect's bandwidth and collective_latency_s price them).
   const CommTable* comm_table = nullptr;

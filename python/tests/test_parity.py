@@ -370,6 +370,8 @@ def test_sweep_gemm(cli):
          rounds=2, range_ratio=0.8, scheduler_recv_interval=30),
     dict(model="llama-3.1-70b", hardware="h100", engine="trtllm", weights="fp8", act="fp8", tp=2,
          isl=1024, osl=256, concurrency=32, rounds=2, kv_memory_share=0.5),
+    dict(model="gpt-oss-120b", hardware="h100", engine="vllm", isl=8192, osl=64, concurrency=4,
+         rounds=2, engine_version="0.11.0"),
 ])
 def test_serving(cli, case):
     model, hardware = case.pop("model"), case.pop("hardware")
@@ -388,6 +390,18 @@ def test_serving_engine_version_dates_async_scheduling():
     assert now["ttft_s"] > old["ttft_s"]
     with pytest.raises(roofline.InvalidArgument, match="engine version"):
         roofline.serving("llama-3.1-8b", "h100", engine="vllm", engine_version="0.14; rm")
+
+
+def test_serving_engine_version_runs_gpt_oss_experts_on_marlin_before_0_12():
+    # vLLM ran MXFP4 experts on Marlin on Hopper until its builds carried OpenAI's
+    # triton_kernels (0.12.0): Marlin's prompt-sized layers are slower, so the lone prompts
+    # of 4 clients reach their first token later under 0.11.0 than under the current release.
+    case = dict(engine="vllm", isl=8192, osl=64, concurrency=4, rounds=2)
+    now = roofline.serving("gpt-oss-120b", "h100", **case)
+    old = roofline.serving("gpt-oss-120b", "h100", engine_version="0.11.0", **case)
+    assert old["ttft_s"] > 1.5 * now["ttft_s"]
+    assert any("ran mxfp4 experts on marlin" in n for n in old["notes"])
+    assert not any("on marlin" in n for n in now["notes"])
 
 
 def test_serving_prompt_pool_finds_repeats_in_the_prefix_cache():

@@ -705,6 +705,17 @@ const PaddedMoeLayout* EngineProfile::padded_moe_for(std::string_view version, c
   return &padded_moe;
 }
 
+const MoeKernelRelease* EngineProfile::moe_kernel_release(std::string_view version,
+                                                          const Device& d) const noexcept {
+  if (moe_kernel_releases.empty()) return nullptr;
+  const std::vector<int> have = release_numbers(version);
+  if (have.empty()) return nullptr;  // the current release
+  for (const MoeKernelRelease& r : moe_kernel_releases)
+    if (r.architecture == d.architecture && release_before(have, release_numbers(r.before_version)))
+      return &r;
+  return nullptr;
+}
+
 bool EngineScheduler::a_step_ahead(std::int64_t pp, std::string_view version) const noexcept {
   if (!formed_a_step_ahead || (pp > 1 && !ahead_with_pipeline_parallel)) return false;
   std::vector<int> have = release_numbers(version);
@@ -901,6 +912,47 @@ EngineProfile::SparseMla parse_sparse_mla(StrictObject& parent,
   return rule;
 }
 
+// "moe_kernel_releases": [{"format": MoE table key, "architecture": a, "family": one of
+// kMoeKernelFamilies, "before_version": release, "source": key, "note": text}, ...]: at
+// most one rule per architecture.
+std::vector<MoeKernelRelease> parse_moe_kernel_releases(
+    StrictObject& parent, const std::map<std::string, std::string>& sources) {
+  const json& list = parent.required("moe_kernel_releases");
+  if (!list.is_array() || list.empty() || list.size() > 16)
+    parent.fail("moe_kernel_releases", "expected a list of 1 to 16 rules");
+  std::vector<MoeKernelRelease> rules;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    StrictObject r(list[i], parent.origin(), "moe_kernel_releases[" + std::to_string(i) + "]");
+    MoeKernelRelease x;
+    x.format = r.string("format");
+    static constexpr std::string_view kKeys[] = {"bf16", "fp8",   "fp8_block",  "nvfp4",
+                                                 "int4", "mxfp4", "mxfp4_mxfp8"};
+    if (std::find(std::begin(kKeys), std::end(kKeys), x.format) == std::end(kKeys))
+      r.fail("format",
+             "expected a MoE table key (bf16, fp8, fp8_block, nvfp4, int4, mxfp4, "
+             "mxfp4_mxfp8)");
+    x.architecture = r.string("architecture");
+    if (x.architecture.empty()) r.fail("architecture", "must name the architecture");
+    for (const auto& other : rules)
+      if (other.architecture == x.architecture)
+        r.fail("architecture", "'" + x.architecture + "' has an earlier rule");
+    try {
+      x.family = std::string(parse_moe_kernel(r.string("family"), "family"));
+    } catch (const InvalidArgument& e) {
+      r.fail("family", e.what());
+    }
+    x.before_version = r.string("before_version");
+    if (release_numbers(x.before_version).empty())
+      r.fail("before_version", "expected a release such as \"0.12.0\"");
+    x.source = r.string("source");
+    if (!sources.count(x.source)) r.fail("source", "names no entry of \"sources\"");
+    (void)r.optional_string("note", "");
+    r.finish();
+    rules.push_back(std::move(x));
+  }
+  return rules;
+}
+
 }  // namespace
 
 EngineProfile parse_engine(std::string_view text, const std::string& origin) {
@@ -988,6 +1040,7 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
       s.fail("graphs_only", "the engine replays no decode graphs");
     s.finish();
   }
+  if (o.has("moe_kernel_releases")) e.moe_kernel_releases = parse_moe_kernel_releases(o, e.sources);
   if (o.has("moe_padded_layout")) {
     // {"kernel", "format", "architecture", "from_version", "before_version",
     //  "excluded_tp": {"tp", "from_version"}?, "block_rows", "gemm": {"tables",
@@ -1580,7 +1633,10 @@ ModelOptions with_engine_release(ModelOptions options, const Device& device,
                                  const EngineRegistry& tables) {
   options.padded_moe = nullptr;
   options.padded_moe_gemm = nullptr;
+  options.moe_release = nullptr;
   if (options.engine == nullptr || options.mode != Mode::kRealistic) return options;
+  if (options.moe_kernel.empty())
+    options.moe_release = options.engine->moe_kernel_release(version, device);
   const PaddedMoeLayout* layout = options.engine->padded_moe_for(version, device, tp);
   if (layout == nullptr) return options;
   const EngineProfile* measured = tables.find(layout->gemm_tables);
@@ -1875,6 +1931,14 @@ nlohmann::json to_json(const EngineProfile& e) {
               {"gemm_source", e.citation(x.gemm_source)},
               {"source", e.citation(x.source)}};
   }
+  json releases = json::array();
+  for (const auto& r : e.moe_kernel_releases) {
+    releases.push_back({{"format", r.format},
+                        {"architecture", r.architecture},
+                        {"family", r.family},
+                        {"before_version", r.before_version},
+                        {"source", e.citation(r.source)}});
+  }
   const nlohmann::json copies =
       e.gemm_copies
           ? nlohmann::json{{"quantized_formats", format_ids(e.gemm_copies->quantized_formats)},
@@ -1939,6 +2003,7 @@ nlohmann::json to_json(const EngineProfile& e) {
                                 {"source", e.citation(e.shared_experts_stream.source)}}
                : nlohmann::json(nullptr)},
           {"moe_padded_layout", padded},
+          {"moe_kernel_releases", releases},
           {"gemm_tables", tables},
           {"moe_tables", moe_tables},
           {"comm_tables", comm_tables},

@@ -42,6 +42,16 @@ const MoeTable::Entry* MoeTable::find(std::string_view key) const noexcept {
   return it == formats.end() ? nullptr : &it->second;
 }
 
+const MoeTable::Entry* MoeTable::find_family(std::string_view family,
+                                             std::string_view format_key) const noexcept {
+  if (const auto k = kernels.find(family); k != kernels.end()) {
+    if (const auto it = k->second.find(format_key); it != k->second.end()) return &it->second;
+  }
+  // A format measured on one family only keeps its entry in `formats`.
+  const Entry* e = find(format_key);
+  return e != nullptr && e->family == family ? e : nullptr;
+}
+
 bool MoeTable::measures(std::string_view family) const noexcept {
   return kernels.find(family) != kernels.end() ||
          std::any_of(formats.begin(), formats.end(),
@@ -75,6 +85,30 @@ const MoeTable::Shape* MoeTable::find_shape(const Entry& e, const ShapeKey& key)
                                    [](const Shape& s, const ShapeKey& k) { return s.key < k; });
   if (it == e.shapes.end() || key < it->key) return nullptr;
   return &*it;
+}
+
+const MoeTable::Shape* MoeTable::other_model_shape(const Entry& e, const ShapeKey& key,
+                                                   double* token_scale) noexcept {
+  if (e.shapes.empty() || key.experts <= 0 || key.top_k <= 0) return nullptr;
+  const ShapeKey& model = e.shapes.front().key;
+  const auto same_model = [&](const Shape& s) {
+    return s.key.hidden == model.hidden && s.key.inter == model.inter &&
+           s.key.experts == model.experts && s.key.top_k == model.top_k;
+  };
+  if (!std::all_of(e.shapes.begin(), e.shapes.end(), same_model)) return nullptr;
+  if (key.hidden == model.hidden && key.inter == model.inter && key.experts == model.experts &&
+      key.top_k == model.top_k)
+    return nullptr;  // its own model: a layout the source did not measure
+  ShapeKey at = model;
+  at.tp = key.tp;
+  at.ep = key.ep;
+  const Shape* s = find_shape(e, at);
+  if (s == nullptr || model.experts <= 0 || model.top_k <= 0) return nullptr;
+  if (token_scale != nullptr) {
+    *token_scale = (static_cast<double>(key.top_k) / static_cast<double>(key.experts)) /
+                   (static_cast<double>(model.top_k) / static_cast<double>(model.experts));
+  }
+  return s;
 }
 
 double MoeTable::shape_efficiency(const Shape& s, double tokens) noexcept {

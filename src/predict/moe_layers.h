@@ -47,6 +47,12 @@ struct MoePadding {
   double rows = 0;
 };
 
+// How price_moe_layers read the table, beyond the layers at their own shape.
+struct MoeReadings {
+  std::int32_t other_model = 0;  // layer classes at another model's curve (other_model_shape)
+  std::int32_t by_release = 0;   // layer classes on the release's family (opt.moe_release)
+};
+
 inline double padded_moe_seconds(const Device& d, const PaddedMoeLayout& layout,
                                  const GemmTable& table, double tokens, double top_k,
                                  double local_experts, double width, double hidden, bool gated,
@@ -79,7 +85,8 @@ inline double padded_moe_seconds(const Device& d, const PaddedMoeLayout& layout,
 inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d, const OpGraph& g,
                                              const ModelOptions& opt,
                                              std::array<OpTiming, kMaxOps>* timings,
-                                             std::int32_t* by_shape, MoePadding* padded) {
+                                             std::int32_t* by_shape, MoePadding* padded,
+                                             MoeReadings* readings) {
   std::bitset<kMaxOps> priced;
   const MoeTable* table = opt.moe_table;
   if (table == nullptr || opt.mode != Mode::kRealistic || !m.moe || m.moe->top_k <= 0)
@@ -105,6 +112,16 @@ inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d
     const int begin = i;
     i = last;
     const MoeTable::Entry* e = table->find(first.weights, first.compute, first.weight_only);
+    // A release that ran this format on another family than the table blends.
+    bool by_release = false;
+    if (opt.moe_release != nullptr &&
+        moe_table_key(first.weights, first.compute, first.weight_only) == opt.moe_release->format) {
+      if (const MoeTable::Entry* own =
+              table->find_family(opt.moe_release->family, opt.moe_release->format)) {
+        e = own;
+        by_release = true;
+      }
+    }
     const double peak = d.peak(first.compute);
     if (e == nullptr || !(peak > 0)) continue;
 
@@ -138,8 +155,13 @@ inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d
         width > 0 ? static_cast<std::int64_t>(std::llround(static_cast<double>(inter) / width)) : 0;
     key.ep = static_cast<std::int64_t>(first.moe_ep);
     const MoeTable::Shape* shape = e->shapes.empty() ? nullptr : MoeTable::find_shape(*e, key);
+    double token_scale = 1;
+    const MoeTable::Shape* other =
+        shape ? nullptr : MoeTable::other_model_shape(*e, key, &token_scale);
     const double measured = shape ? MoeTable::shape_efficiency(*shape, first.moe_tokens)
-                                  : table->efficiency(*e, tokens, weights, width);
+                            : other
+                                ? MoeTable::shape_efficiency(*other, first.moe_tokens * token_scale)
+                                : table->efficiency(*e, tokens, weights, width);
     const double eff = std::clamp(measured * scale, 1e-4, 1.0);
     // The grid's layers were routed evenly; serving's prompts crowd onto
     // the router's favourite experts (moe_table.h routing_skew).
@@ -159,6 +181,8 @@ inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d
     }
     if (!(own_sum > 0) || !(layer_s > 0)) continue;
     if (shape) ++*by_shape;
+    if (other) ++readings->other_model;
+    if (by_release) ++readings->by_release;
     const double share = layer_s / own_sum;
     for (int k = begin; k <= last; ++k) {
       const Op& op = g.ops[static_cast<std::size_t>(k)];

@@ -1085,13 +1085,16 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   p.gemm_table_source = opt.gemm_table_source;
   // MoE layers the engine's MoE table prices: their expert ops' timings are set here.
   detail::MoePadding padding;
+  detail::MoeReadings readings;
   const std::bitset<kMaxOps> moe_priced =
       engine ? detail::price_moe_layers(m, d, p.graph, opt, &p.timings, &p.moe_layers_by_shape,
-                                        &padding)
+                                        &padding, &readings)
              : std::bitset<kMaxOps>{};
   if (moe_priced.any()) {
     p.moe_table = opt.moe_table;
     p.moe_table_source = opt.moe_table_source;
+    p.moe_layers_other_model = readings.other_model;
+    if (readings.by_release > 0) p.moe_release = opt.moe_release;
   }
   if (padding.layers > 0) {
     p.padded_moe = opt.padded_moe;

@@ -824,6 +824,19 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                 : fmt::format("; {} of {} layer kinds at their own measured shape and layout, "
                               "the rest by the grid",
                               p.moe_layers_by_shape, moe_layer_kinds));
+        if (p.moe_release) {
+          gemms += fmt::format(
+              "; releases before {} ran {} experts on {} by default on {}, whose layers price "
+              "them",
+              p.moe_release->before_version, p.moe_release->format, p.moe_release->family,
+              d.architecture);
+        }
+        if (p.moe_layers_other_model > 0) {
+          gemms += fmt::format(
+              "; {} of {} layer kinds at the curve of the one model whose layers the kernels' "
+              "entry measured, at the same layout and as many rows an expert",
+              p.moe_layers_other_model, moe_layer_kinds);
+        }
         if (p.padded_moe) {
           gemms += fmt::format(
               "; this release runs them through {}, whose padded workspace ({:.0f} rows a layer, "

@@ -1005,6 +1005,18 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         base.draft_tokens, base.draft_tokens + 1, spec.tokens_per_step, base.acceptance,
         runs_at_measured_acceptance(m, base) ? ", from the model's measured tokens a step" : ""));
   }
+  // A release that ran the experts on another kernel family than the table blends.
+  if (decode_options.moe_release != nullptr) {
+    const Prediction decode_step =
+        decode_grid.step(std::max<std::int64_t>(r.running, 1), 0, mean_context);
+    if (const MoeKernelRelease* rule = decode_step.moe_release) {
+      r.notes.push_back(fmt::format(
+          "MoE kernels: {} releases before {} ran {} experts on {} by default on {} (release {}), "
+          "whose measured layers price them",
+          o.engine->name, rule->before_version, rule->format, rule->family, d.architecture,
+          in.engine_version));
+    }
+  }
   r.notes.push_back(fmt::format("the decode step of {} requests is {}-bound ({:.3g} ms alone)",
                                 r.running, r.bound == Bound::kMemory ? "memory" : "compute",
                                 r.plain_step_s * 1e3));
