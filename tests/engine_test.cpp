@@ -1440,6 +1440,99 @@ TEST(Engines, MoeKernelReleasesAreStrict) {
                "moe_kernel_releases");
 }
 
+// vLLM holds MXFP4 experts padded for its kernel (mxfp4.py create_weights):
+// Marlin rounds each expert's slice up to 128 rows and the hidden size to 256,
+// FlashInfer's TensorRT-LLM kernels both to 256. gpt-oss-120b's experts (36
+// layers, 128 experts, 2,880 x 2,880, biases) at 4.25 bits a weight:
+//   one expert: 3 x 2880 x 2880 x 0.53125 = 13,219,200 B + (2 x 2880 + 2880) x 2 B of
+//   biases = 13,236,480 B; Marlin's 2944 x 3072: 14,413,824 + 17,920 = 14,431,744 B;
+//   the difference 1,195,264 B x 128 x 36 = 5,507,776,512 B on one GPU (the 65.97 GiB
+//   vLLM 0.11.2 logs on one H100, against the checkpoint's 65.3 GB).
+// At TP 2 a slice is 1,440 wide, 1,536 padded: (3 x 1536 x 3072 x 0.53125 + 6144 x 2)
+//   - (3 x 1440 x 2880 x 0.53125 + 5760 x 2) = 911,424 B x 4,608 = 4,199,841,792 B.
+// SM100's 3072 x 3072: 15,058,944 - 13,236,480 = 1,822,464 B x 4,608 = 8,397,914,112 B.
+TEST(EnginePrediction, VllmHoldsMxfp4ExpertsPaddedForItsKernel) {
+  const ModelSpec m = load_model("gpt-oss-120b");
+  const EngineRegistry& reg = EngineRegistry::built_in();
+  const EngineProfile* vllm = &reg.get("vllm");
+  const Device& h100 = devices().get("h100-sxm");
+  const Device& a100 = devices().get("a100-80gb");
+  const Device& b200 = devices().get("b200");
+  Scenario s;
+  s.batch = 1;
+  s.seq_len = 2048;
+  const MoeKernelRelease* v011 = vllm->moe_kernel_release("0.11.0", h100);
+  ASSERT_NE(v011, nullptr);
+  constexpr double kMarlinTp1 = 5507776512.0, kMarlinTp2 = 4199841792.0, kSm100 = 8397914112.0;
+  constexpr double kBytes = 1.0;  // whole bytes, summed in doubles
+  EXPECT_NEAR(engine_moe_padding_bytes(vllm, m, h100, s, {}, v011), kMarlinTp1, kBytes);
+  EXPECT_NEAR(engine_moe_padding_bytes(vllm, m, h100, s, "marlin", nullptr), kMarlinTp1, kBytes);
+  // Hopper's default (Triton, from 0.12.0) pads no weight this model has.
+  EXPECT_EQ(engine_moe_padding_bytes(vllm, m, h100, s, {}, nullptr), 0);
+  EXPECT_EQ(engine_moe_padding_bytes(vllm, m, h100, s, "triton", nullptr), 0);
+  EXPECT_NEAR(engine_moe_padding_bytes(vllm, m, a100, s, {}, nullptr), kMarlinTp1, kBytes);
+  EXPECT_NEAR(engine_moe_padding_bytes(vllm, m, b200, s, {}, nullptr), kSm100, kBytes);
+  Scenario tp2 = s;
+  tp2.tp = 2;
+  EXPECT_NEAR(engine_moe_padding_bytes(vllm, m, a100, tp2, {}, nullptr), kMarlinTp2, kBytes);
+  // Other engines, formats and dense models hold none.
+  EXPECT_EQ(engine_moe_padding_bytes(&reg.get("sglang"), m, a100, s, {}, nullptr), 0);
+  EXPECT_EQ(engine_moe_padding_bytes(vllm, load_model("llama-3.1-8b"), a100, s, {}, nullptr), 0);
+  Scenario bf16 = s;
+  bf16.precision.weights = Format::kBf16;
+  EXPECT_EQ(engine_moe_padding_bytes(vllm, m, a100, bf16, {}, nullptr), 0);
+  // predict() holds it in the memory estimate's weights.
+  const ModelOptions now = with_engine({}, h100, vllm, reg);
+  const ModelOptions old = with_engine_release(now, h100, "0.11.0", s.tp, reg);
+  const Prediction p_now = predict(m, h100, s, now), p_old = predict(m, h100, s, old);
+  EXPECT_EQ(p_now.moe_padding_bytes, 0);
+  EXPECT_NEAR(p_old.moe_padding_bytes, kMarlinTp1, kBytes);
+  EXPECT_NEAR(p_old.memory.weights_bytes - p_now.memory.weights_bytes, kMarlinTp1, kBytes);
+  const auto notes = explain(m, h100, s, p_old);
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find("holds the routed experts padded to its MoE kernel's layout: 5.51 GB more") !=
+           std::string::npos;
+  }));
+  // `roofline engines show vllm` lists the rules with their source.
+  const nlohmann::json j = to_json(*vllm);
+  EXPECT_EQ(j["moe_weight_padding"][0]["hidden_multiple"], 256);
+  EXPECT_NE(j["moe_weight_padding"][0]["source"].get<std::string>().find("65.9651 GiB"),
+            std::string::npos);
+}
+
+TEST(Engines, MoeWeightPaddingsAreStrict) {
+  const std::string rule =
+      R"("moe_weight_padding": [{"format": "mxfp4", "family": "marlin",
+      "intermediate_multiple": 128, "hidden_multiple": 256, "default_on": ["ampere"],
+      "source": "s", "note": "n"}], )";
+  const std::string gemm = R"("gemm": {"tables": "", "kernels": {}},)";
+  std::string doc = std::string(kSchedulerProfileHead) +
+                    R"(, "kv_memory": {"of": "total", "value": 0.9, "confidence": "vendor",
+                    "source": "s"}}})";
+  doc.replace(doc.find(gemm), gemm.size(), rule + gemm);
+  const EngineProfile e = parse_engine(doc, "x.json");
+  ASSERT_EQ(e.moe_weight_padding.size(), 1u);
+  EXPECT_EQ(e.moe_weight_padding[0].intermediate_multiple, 128);
+  EXPECT_EQ(e.moe_weight_padding[0].default_on, std::vector<std::string>{"ampere"});
+  const StrictEdits edits{doc, "x.json", parse_engine};
+  auto expect_error = [&](std::string_view from, std::string_view to, std::string_view key) {
+    edits.expect_error(edits.with(from, to), key);
+  };
+  expect_error(R"("format": "mxfp4")", R"("format": "mxfp5")", "format");
+  expect_error(R"("family": "marlin")", R"("family": "cublas")", "family");
+  expect_error(R"("intermediate_multiple": 128)", R"("intermediate_multiple": 0)",
+               "intermediate_multiple");
+  expect_error(R"("hidden_multiple": 256)", R"("hidden_multiple": 1.5)", "hidden_multiple");
+  expect_error(R"("default_on": ["ampere"])", R"("default_on": [3])", "default_on");
+  expect_error(R"("source": "s", "note")", R"("source": "z", "note")", "source");
+  expect_error(R"("note": "n"})", R"("note": "n", "extra": 1})", "extra");
+  expect_error(R"("hidden_multiple": 256,)", "", "hidden_multiple");  // required
+  expect_error(R"("note": "n"}])",
+               R"("note": "n"}, {"format": "mxfp4", "family": "marlin",
+               "intermediate_multiple": 64, "hidden_multiple": 1, "source": "s"}])",
+               "family");  // one rule a format and family
+}
+
 // vLLM 0.11.1 to 0.12 on Hopper run block-fp8 MoE through DeepGEMM's
 // contiguous layout (data/engines/vllm.json moe_padded_layout): 0.11.0
 // predates it, 0.12.0 turned it off at TP 8, 0.13.0 skips the padding.

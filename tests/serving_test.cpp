@@ -1032,6 +1032,39 @@ TEST(Serving, SglangsReceiveIntervalDelaysTheIntake) {
   EXPECT_THROW((void)predict_serving(m, d, bad, sglang), InvalidArgument);
 }
 
+// gpt-oss-120b on one H100 with vLLM 0.10.2: the release ran its MXFP4
+// experts on Marlin, which holds them padded (5,507,776,512 bytes more on one
+// GPU; EnginePrediction.VllmHoldsMxfp4ExpertsPaddedForItsKernel derives it),
+// so the KV cache has that much less room than the same release given
+// Triton's kernel (unpadded), the activations and sampler pass being the same.
+TEST(Serving, AMoeKernelsPaddedLayoutTakesItsBytesFromTheKvCache) {
+  const ModelSpec m = load_model("gpt-oss-120b");
+  const Device& d = devices().get("h100-sxm");
+  ServingScenario s;
+  s.isl = 32000;
+  s.osl = 100;
+  s.concurrency = 4;
+  s.rounds = 1;
+  s.engine_version = "0.10.2";
+  const ModelOptions o = vllm();
+  const ServingResult old = predict_serving(m, d, s, o);
+  ModelOptions triton = o;
+  triton.moe_kernel = "triton";
+  const ServingResult now = predict_serving(m, d, s, triton);
+  constexpr double kPadding = 5507776512.0;
+  constexpr double kRounding = 1e-9;  // relative, of the bytes
+  EXPECT_NEAR(now.kv_cache_bytes_per_gpu - old.kv_cache_bytes_per_gpu, kPadding,
+              kRounding * now.kv_cache_bytes_per_gpu);
+  EXPECT_LT(old.max_concurrency_that_fits, now.max_concurrency_that_fits);
+  const auto says = [](const ServingResult& r, std::string_view text) {
+    return std::any_of(r.notes.begin(), r.notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(says(old, "padded for its marlin kernel"));
+  EXPECT_TRUE(says(old, "5.51 GB a GPU beyond the checkpoint's"));
+  EXPECT_FALSE(says(now, "padded for its"));
+}
+
 // The deployment's KV memory share replaces the engine's under the engine's
 // rule. vLLM's is of the whole memory: two shares' caches differ by the
 // shares' difference of a GPU's memory (weights and activations the same).

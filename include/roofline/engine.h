@@ -320,6 +320,19 @@ struct MoeKernelRelease {
   std::string source;          // a key of `sources`
 };
 
+// An expert format a MoE kernel family holds padded in memory: each expert's
+// slice rounded up to `intermediate_multiple` rows and the hidden size to
+// `hidden_multiple` (vLLM's MXFP4 layouts: Marlin 128 and 256). The family
+// holds them so where the deployment or the release chose it, and by default
+// on `default_on`'s architectures (the engine's only kernel for the format).
+struct MoeWeightPadding {
+  std::string format;  // a format id: "mxfp4"
+  std::string family;  // one of kMoeKernelFamilies
+  std::int64_t intermediate_multiple = 1, hidden_multiple = 1;
+  std::vector<std::string> default_on;  // architectures
+  std::string source;                   // a key of `sources`
+};
+
 struct EngineProfile {
   std::string id, name;
   std::string kind;      // "serving", "local" or "reference"
@@ -399,6 +412,12 @@ struct EngineProfile {
   } shared_experts_stream;
   PaddedMoeLayout padded_moe;                         // none unless `on`
   std::vector<MoeKernelRelease> moe_kernel_releases;  // at most one per architecture
+  std::vector<MoeWeightPadding> moe_weight_padding;   // at most one per format and family
+  // The padding of `format`'s experts on `d` under the family `chosen` (the
+  // deployment's or the release's; empty: the engine's default there), or null.
+  [[nodiscard]] const MoeWeightPadding* moe_padding(std::string_view format,
+                                                    std::string_view chosen,
+                                                    const Device& d) const noexcept;
   // The rule release `version` follows on `d`, or null: `version` empty or
   // unparsed is the current release.
   [[nodiscard]] const MoeKernelRelease* moe_kernel_release(std::string_view version,

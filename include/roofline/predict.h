@@ -89,6 +89,9 @@ struct Prediction {
   // and the engine release's kernel family where it ran them (null: none).
   std::int32_t moe_layers_other_model = 0;
   const MoeKernelRelease* moe_release = nullptr;
+  // Bytes a rank's MoE kernel holds beyond the experts' own (in the memory
+  // estimate's weights; engine_moe_padding_bytes).
+  double moe_padding_bytes = 0;
   // The engine release's padded MoE layout (ModelOptions::padded_moe), the
   // layer kinds it set the time of (its padded GEMMs outlasting the table's
   // layer) and the rows of the first such layer's workspace.
@@ -145,6 +148,16 @@ struct EngineProfile;    // roofline/engine.h
 // engine, no mix for these formats, or a checkpoint file (exact bytes).
 [[nodiscard]] Bytes engine_file_mix_bytes(const EngineProfile* engine, const ModelSpec& model,
                                           const Device& device, const Scenario& s);
+
+// The bytes on one rank that `engine`'s MoE kernel holds beyond the experts'
+// own (EngineProfile::moe_weight_padding: vLLM's Marlin MXFP4 layout rounds
+// each expert's slice up to 128 rows and the hidden size to 256), under the
+// family `moe_kernel` (the deployment's), else `release`'s where it names the
+// experts' format, else the engine's default on `device`. 0 without a rule.
+[[nodiscard]] Bytes engine_moe_padding_bytes(const EngineProfile* engine, const ModelSpec& model,
+                                             const Device& device, const Scenario& s,
+                                             std::string_view moe_kernel,
+                                             const MoeKernelRelease* release);
 
 // The activations `rule`'s KV sizing subtracts beside the weights, for a pool
 // of `budget` tokens and `running` requests: its profiling pass where it runs

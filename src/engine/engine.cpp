@@ -716,6 +716,18 @@ const MoeKernelRelease* EngineProfile::moe_kernel_release(std::string_view versi
   return nullptr;
 }
 
+const MoeWeightPadding* EngineProfile::moe_padding(std::string_view format, std::string_view chosen,
+                                                   const Device& d) const noexcept {
+  for (const MoeWeightPadding& r : moe_weight_padding) {
+    if (r.format != format) continue;
+    if (!chosen.empty() ? r.family == chosen
+                        : std::find(r.default_on.begin(), r.default_on.end(), d.architecture) !=
+                              r.default_on.end())
+      return &r;
+  }
+  return nullptr;
+}
+
 bool EngineScheduler::a_step_ahead(std::int64_t pp, std::string_view version) const noexcept {
   if (!formed_a_step_ahead || (pp > 1 && !ahead_with_pipeline_parallel)) return false;
   std::vector<int> have = release_numbers(version);
@@ -953,6 +965,55 @@ std::vector<MoeKernelRelease> parse_moe_kernel_releases(
   return rules;
 }
 
+// "moe_weight_padding": [{"format": format id, "family": one of kMoeKernelFamilies,
+// "intermediate_multiple": n, "hidden_multiple": n, "default_on": [architecture, ...],
+// "source": key, "note": text}, ...]: at most one rule per format and family.
+std::vector<MoeWeightPadding> parse_moe_weight_padding(
+    StrictObject& parent, const std::map<std::string, std::string>& sources) {
+  const json& list = parent.required("moe_weight_padding");
+  if (!list.is_array() || list.empty() || list.size() > 16)
+    parent.fail("moe_weight_padding", "expected a list of 1 to 16 rules");
+  std::vector<MoeWeightPadding> rules;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    StrictObject r(list[i], parent.origin(), "moe_weight_padding[" + std::to_string(i) + "]");
+    MoeWeightPadding x;
+    x.format = r.string("format");
+    Format f{};
+    if (!try_parse_format(x.format, &f)) r.fail("format", "expected a format id such as mxfp4");
+    try {
+      x.family = std::string(parse_moe_kernel(r.string("family"), "family"));
+    } catch (const InvalidArgument& e) {
+      r.fail("family", e.what());
+    }
+    for (const auto& other : rules)
+      if (other.format == x.format && other.family == x.family)
+        r.fail("family", "'" + x.family + "' has an earlier rule for " + x.format);
+    const auto multiple = [&](std::string_view key) {
+      const json& v = r.required(key);
+      if (!v.is_number_integer() || v.get<std::int64_t>() < 1 || v.get<std::int64_t>() > 4096)
+        r.fail(key, "expected a whole multiple from 1 to 4096");
+      return v.get<std::int64_t>();
+    };
+    x.intermediate_multiple = multiple("intermediate_multiple");
+    x.hidden_multiple = multiple("hidden_multiple");
+    if (r.has("default_on")) {
+      const json& a = r.required("default_on");
+      if (!a.is_array() || a.size() > 16) r.fail("default_on", "expected up to 16 architectures");
+      for (const json& v : a) {
+        if (!v.is_string() || v.get<std::string>().empty())
+          r.fail("default_on", "expected architecture names");
+        x.default_on.push_back(v.get<std::string>());
+      }
+    }
+    x.source = r.string("source");
+    if (!sources.count(x.source)) r.fail("source", "names no entry of \"sources\"");
+    (void)r.optional_string("note", "");
+    r.finish();
+    rules.push_back(std::move(x));
+  }
+  return rules;
+}
+
 }  // namespace
 
 EngineProfile parse_engine(std::string_view text, const std::string& origin) {
@@ -1041,6 +1102,7 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
     s.finish();
   }
   if (o.has("moe_kernel_releases")) e.moe_kernel_releases = parse_moe_kernel_releases(o, e.sources);
+  if (o.has("moe_weight_padding")) e.moe_weight_padding = parse_moe_weight_padding(o, e.sources);
   if (o.has("moe_padded_layout")) {
     // {"kernel", "format", "architecture", "from_version", "before_version",
     //  "excluded_tp": {"tp", "from_version"}?, "block_rows", "gemm": {"tables",
@@ -1939,6 +2001,15 @@ nlohmann::json to_json(const EngineProfile& e) {
                         {"before_version", r.before_version},
                         {"source", e.citation(r.source)}});
   }
+  json paddings = json::array();
+  for (const auto& r : e.moe_weight_padding) {
+    paddings.push_back({{"format", r.format},
+                        {"family", r.family},
+                        {"intermediate_multiple", r.intermediate_multiple},
+                        {"hidden_multiple", r.hidden_multiple},
+                        {"default_on", r.default_on},
+                        {"source", e.citation(r.source)}});
+  }
   const nlohmann::json copies =
       e.gemm_copies
           ? nlohmann::json{{"quantized_formats", format_ids(e.gemm_copies->quantized_formats)},
@@ -2004,6 +2075,7 @@ nlohmann::json to_json(const EngineProfile& e) {
                : nlohmann::json(nullptr)},
           {"moe_padded_layout", padded},
           {"moe_kernel_releases", releases},
+          {"moe_weight_padding", paddings},
           {"gemm_tables", tables},
           {"moe_tables", moe_tables},
           {"comm_tables", comm_tables},

@@ -1027,6 +1027,40 @@ Bytes engine_file_mix_bytes(const EngineProfile* engine, const ModelSpec& m, con
   return apply_engine_file_mix(*engine, m, s.precision, &g, &applied);
 }
 
+Bytes engine_moe_padding_bytes(const EngineProfile* engine, const ModelSpec& m, const Device& d,
+                               const Scenario& s, std::string_view moe_kernel,
+                               const MoeKernelRelease* release) {
+  if (engine == nullptr || !m.moe || engine->moe_weight_padding.empty()) return 0;
+  const Format experts =
+      s.precision.experts.value_or(s.precision.weights.value_or(m.native_experts));
+  const std::string_view format = format_id(experts);
+  const std::string_view chosen = !moe_kernel.empty() ? moe_kernel
+                                  : release != nullptr && release->format == format
+                                      ? std::string_view(release->family)
+                                      : std::string_view();
+  const MoeWeightPadding* pad = engine->moe_padding(format, chosen, d);
+  if (pad == nullptr) return 0;
+  // One rank's experts: experts / ep of them, each slice inter / (tp / ep) wide.
+  const double ep = static_cast<double>(std::max<std::int64_t>(s.ep, 1));
+  const double slice_tp = std::max(1.0, static_cast<double>(s.tp) / ep);
+  const double inter = std::ceil(static_cast<double>(m.moe->expert_intermediate) / slice_tp);
+  const double hidden = static_cast<double>(m.hidden);
+  const auto up = [](double v, std::int64_t k) {
+    return std::ceil(v / static_cast<double>(k)) * static_cast<double>(k);
+  };
+  // Gate, up and down (3 inter x hidden), and the biases (2 inter + hidden) where
+  // the experts carry them.
+  const auto expert = [&](double i, double h) {
+    return bytes_for(experts, 3 * i * h) + (m.moe->expert_bias ? (2 * i + h) * 2 : 0.0);
+  };
+  const double extra =
+      expert(up(inter, pad->intermediate_multiple), up(hidden, pad->hidden_multiple)) -
+      expert(inter, hidden);
+  const double experts_on_rank = static_cast<double>(m.moe->num_experts) / ep;
+  return extra * experts_on_rank * static_cast<double>(m.moe_layer_count()) /
+         static_cast<double>(s.pp);
+}
+
 Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
                    const ModelOptions& given) {
   check_deadline("prediction");
@@ -1114,9 +1148,10 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
          act_bytes = 0, kv_bytes = 0, communication_s = 0, kernels = 0;
   TableMemo memo;
   p.memory = estimate_memory(m, d, s);
-  if (file_mix_bytes != 0) {
-    p.memory.weights_bytes += file_mix_bytes;
-    p.memory.total_bytes += file_mix_bytes;
+  p.moe_padding_bytes = engine_moe_padding_bytes(engine, m, d, s, opt.moe_kernel, opt.moe_release);
+  if (const double layout = file_mix_bytes + p.moe_padding_bytes; layout != 0) {
+    p.memory.weights_bytes += layout;
+    p.memory.total_bytes += layout;
     p.memory.fits = p.memory.total_bytes <= p.memory.capacity_bytes;
   }
   apply_kv_memory_rule(engine, opt.kv_memory_share, m, d, s, &p.memory);
@@ -1437,7 +1472,8 @@ Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base,
   s.cached = 0;
   const std::int64_t context = base.seq_len + (base.phase == Phase::kPrefill ? base.cached : 0);
   // The engine's files hold the weights predict() streams (a 16-bit LM head).
-  const double file_mix = engine_file_mix_bytes(engine, m, d, base);
+  const double file_mix = engine_file_mix_bytes(engine, m, d, base) +
+                          engine_moe_padding_bytes(engine, m, d, base, {}, nullptr);
   auto fits = [&](std::int64_t batch, std::int64_t ctx) {
     s.batch = batch;
     s.seq_len = ctx;

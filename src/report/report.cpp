@@ -1015,6 +1015,13 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
         p.file_mix->note.empty() ? "" : ", " + p.file_mix->note, fmt::join(roles, "; "),
         human_bytes(std::abs(p.file_mix_bytes)), p.file_mix_bytes >= 0 ? "more" : "less"));
   }
+  if (p.moe_padding_bytes > 0 && p.engine) {
+    notes.push_back(fmt::format(
+        "{} holds the routed experts padded to its MoE kernel's layout: {} more of weights on "
+        "this GPU than the checkpoint's (in the memory estimate; the time streams the "
+        "checkpoint's bytes)",
+        p.engine->name, human_bytes(p.moe_padding_bytes)));
+  }
   // The checkpoint's quantization, where the pass keeps its formats.
   if (p.graph.weights == m.native_weights || p.graph.experts == m.native_experts)
     notes.insert(notes.end(), m.quantization_notes.begin(), m.quantization_notes.end());

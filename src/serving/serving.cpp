@@ -162,7 +162,8 @@ std::pair<std::int64_t, double> pass_sampler(const KvMemoryRule& rule, const Mod
 
 KvCapacity kv_capacity(const ModelSpec& m, const Device& d, const Scenario& base,
                        std::int64_t tokens, const KvMemoryRule& rule, std::int64_t budget,
-                       std::int64_t running, const EngineProfile* engine) {
+                       std::int64_t running, const EngineProfile* engine,
+                       std::string_view moe_kernel, const MoeKernelRelease* release) {
   Scenario one = base;
   one.phase = Phase::kDecode;
   clear_prompt_share(one);
@@ -170,6 +171,7 @@ KvCapacity kv_capacity(const ModelSpec& m, const Device& d, const Scenario& base
   one.seq_len = tokens;
   MemoryEstimate mem = estimate_memory(m, d, one);
   mem.weights_bytes += engine_file_mix_bytes(engine, m, d, one);  // the engine's files
+  mem.weights_bytes += engine_moe_padding_bytes(engine, m, d, one, moe_kernel, release);
   // The pool's own budget and request limit set the engine's profiling pass.
   const double activations = kv_sizing_activation_bytes(
       *rule.scheduler, m, d, base, mem.activation_bytes, budget, running, rule.version);
@@ -663,8 +665,13 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   const PoolLimits& held_by = disagg ? decode_limits : first_limits;  // the pool holding the cache
   // The engine's files, as predict() streams them (realistic mode).
   const EngineProfile* files = o.mode == Mode::kRealistic ? o.engine : nullptr;
+  // The MoE kernel the release ran, where the deployment chose none (its layout's padding).
+  const MoeKernelRelease* moe_release = files != nullptr && o.moe_kernel.empty()
+                                            ? files->moe_kernel_release(in.engine_version, d)
+                                            : nullptr;
   const KvCapacity decode_kv =
-      kv_capacity(m, d, decode_base, in.isl + in.osl, kv_rule, held_by.budget, held_by.cap, files);
+      kv_capacity(m, d, decode_base, in.isl + in.osl, kv_rule, held_by.budget, held_by.cap, files,
+                  o.moe_kernel, moe_release);
   r.kv_cache_tokens = decode_kv.tokens;
   r.kv_cache_bytes_per_gpu = decode_kv.room_bytes;
   r.kv_activation_bytes_per_gpu = decode_kv.activation_bytes;
@@ -725,8 +732,9 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     spec.first = pool(detail::PoolSpec::Role::kMixed, 1, decode_room, own_prompt + in.osl,
                       first_limits, first_grid);
   } else {
-    const KvCapacity prefill_kv = kv_capacity(m, d, prefill_base, in.isl, kv_rule,
-                                              first_limits.budget, first_limits.cap, files);
+    const KvCapacity prefill_kv =
+        kv_capacity(m, d, prefill_base, in.isl, kv_rule, first_limits.budget, first_limits.cap,
+                    files, o.moe_kernel, moe_release);
     // Each decode GPU receives its shard of the prompt's cache, in parallel.
     const double link = r.gpus <= d.domain_gpus() && d.interconnect_bandwidth_Bps.value > 0
                             ? d.interconnect_bandwidth_Bps.value
@@ -1004,6 +1012,24 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         "once, yielding {:.3g} (acceptance {:.3g}{}); TPOT is the step over that",
         base.draft_tokens, base.draft_tokens + 1, spec.tokens_per_step, base.acceptance,
         runs_at_measured_acceptance(m, base) ? ", from the model's measured tokens a step" : ""));
+  }
+  // The MoE kernel's padded expert layout, held beside the weights.
+  if (const double padding =
+          engine_moe_padding_bytes(files, m, d, decode_base, o.moe_kernel, moe_release);
+      padding > 0) {
+    const std::string_view experts = format_id(
+        base.precision.experts.value_or(base.precision.weights.value_or(m.native_experts)));
+    const std::string_view family = !o.moe_kernel.empty()    ? o.moe_kernel
+                                    : moe_release != nullptr ? std::string_view(moe_release->family)
+                                                             : std::string_view();
+    if (const MoeWeightPadding* pad = files->moe_padding(experts, family, d)) {
+      r.notes.push_back(fmt::format(
+          "MoE layout: {} holds the {} experts padded for its {} kernel (each slice rounded up "
+          "to {} rows, the hidden size to {}), {:.2f} GB a GPU beyond the checkpoint's, which "
+          "the KV cache gives up",
+          o.engine->name, experts, pad->family, pad->intermediate_multiple, pad->hidden_multiple,
+          padding / 1e9));
+    }
   }
   // A release that ran the experts on another kernel family than the table blends.
   if (decode_options.moe_release != nullptr) {
