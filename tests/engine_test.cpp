@@ -1410,15 +1410,22 @@ TEST(Engines, AMoeKernelReleaseFollowsTheReleaseAndArchitecture) {
             std::string::npos);
 }
 
-TEST(Engines, MoeKernelReleasesAreStrict) {
-  const std::string rule =
-      R"("moe_kernel_releases": [{"format": "mxfp4", "architecture": "hopper",
-      "family": "marlin", "before_version": "0.12.0", "source": "s", "note": "n"}], )";
+// The scheduler profile with one more top-level rule (`rule`: a key, its
+// value and a trailing comma) before its "gemm" object.
+std::string profile_with_rule(const std::string& rule) {
   const std::string gemm = R"("gemm": {"tables": "", "kernels": {}},)";
   std::string doc = std::string(kSchedulerProfileHead) +
                     R"(, "kv_memory": {"of": "total", "value": 0.9, "confidence": "vendor",
                     "source": "s"}}})";
   doc.replace(doc.find(gemm), gemm.size(), rule + gemm);
+  return doc;
+}
+
+TEST(Engines, MoeKernelReleasesAreStrict) {
+  const std::string rule =
+      R"("moe_kernel_releases": [{"format": "mxfp4", "architecture": "hopper",
+      "family": "marlin", "before_version": "0.12.0", "source": "s", "note": "n"}], )";
+  const std::string doc = profile_with_rule(rule);
   const EngineProfile e = parse_engine(doc, "x.json");
   ASSERT_EQ(e.moe_kernel_releases.size(), 1u);
   EXPECT_EQ(e.moe_kernel_releases[0].family, "marlin");
@@ -1505,11 +1512,7 @@ TEST(Engines, MoeWeightPaddingsAreStrict) {
       R"("moe_weight_padding": [{"format": "mxfp4", "family": "marlin",
       "intermediate_multiple": 128, "hidden_multiple": 256, "default_on": ["ampere"],
       "source": "s", "note": "n"}], )";
-  const std::string gemm = R"("gemm": {"tables": "", "kernels": {}},)";
-  std::string doc = std::string(kSchedulerProfileHead) +
-                    R"(, "kv_memory": {"of": "total", "value": 0.9, "confidence": "vendor",
-                    "source": "s"}}})";
-  doc.replace(doc.find(gemm), gemm.size(), rule + gemm);
+  const std::string doc = profile_with_rule(rule);
   const EngineProfile e = parse_engine(doc, "x.json");
   ASSERT_EQ(e.moe_weight_padding.size(), 1u);
   EXPECT_EQ(e.moe_weight_padding[0].intermediate_multiple, 128);
@@ -1564,11 +1567,7 @@ TEST(Engines, PaddedMoeLayoutsAreStrict) {
       "from_version": "0.11.1", "before_version": "0.13.0",
       "excluded_tp": {"tp": 8, "from_version": "0.12.0"}, "block_rows": 128,
       "gemm": {"tables": "sglang", "format": "fp8_block", "source": "s"}, "source": "s"}, )";
-  const std::string gemm = R"("gemm": {"tables": "", "kernels": {}},)";
-  std::string doc = std::string(kSchedulerProfileHead) +
-                    R"(, "kv_memory": {"of": "total", "value": 0.9, "confidence": "vendor",
-                    "source": "s"}}})";
-  doc.replace(doc.find(gemm), gemm.size(), layout + gemm);
+  const std::string doc = profile_with_rule(layout);
   const EngineProfile e = parse_engine(doc, "x.json");
   EXPECT_TRUE(e.padded_moe.on);
   EXPECT_EQ(e.padded_moe.excluded_tp, 8);
