@@ -164,6 +164,10 @@ inline constexpr std::string_view kMoeKernelFamilies[] = {"triton", "flashinfer-
 // the key.
 [[nodiscard]] MoeTable parse_moe_table(std::string_view json_text, const std::string& origin);
 
+// Whether `key` is a MoE table format key (bf16, fp8, fp8_block, nvfp4, int4,
+// mxfp4, mxfp4_mxfp8).
+[[nodiscard]] bool is_moe_table_key(std::string_view key) noexcept;
+
 // The MoE table key of an expert GEMM's formats ("bf16", "fp8", "nvfp4",
 // "int4", "mxfp4", "mxfp4_mxfp8"), or empty where no table measures such
 // layers. `compute`: the format the math runs in (roofline.h plan_compute).

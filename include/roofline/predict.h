@@ -149,11 +149,18 @@ struct EngineProfile;    // roofline/engine.h
 [[nodiscard]] Bytes engine_file_mix_bytes(const EngineProfile* engine, const ModelSpec& model,
                                           const Device& device, const Scenario& s);
 
-// The bytes on one rank that `engine`'s MoE kernel holds beyond the experts'
-// own (EngineProfile::moe_weight_padding: vLLM's Marlin MXFP4 layout rounds
-// each expert's slice up to 128 rows and the hidden size to 256), under the
-// family `moe_kernel` (the deployment's), else `release`'s where it names the
-// experts' format, else the engine's default on `device`. 0 without a rule.
+// The padded expert layout `engine`'s MoE kernel holds the plan's experts in
+// (EngineProfile::moe_weight_padding: vLLM's Marlin MXFP4 layout rounds each
+// expert's slice up to 128 rows and the hidden size to 256), under the family
+// `moe_kernel` (the deployment's), else `release`'s where it names the
+// experts' format, else the engine's default on `device`; null: none.
+[[nodiscard]] const MoeWeightPadding* engine_moe_padding(const EngineProfile* engine,
+                                                         const ModelSpec& model,
+                                                         const Device& device, const Scenario& s,
+                                                         std::string_view moe_kernel,
+                                                         const MoeKernelRelease* release);
+
+// The bytes on one rank that layout holds beyond the experts' own; 0 without one.
 [[nodiscard]] Bytes engine_moe_padding_bytes(const EngineProfile* engine, const ModelSpec& model,
                                              const Device& device, const Scenario& s,
                                              std::string_view moe_kernel,

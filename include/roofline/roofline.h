@@ -47,6 +47,7 @@ struct CommTable;         // roofline/comm_table.h
 struct AttentionTable;    // roofline/attention_table.h
 struct PaddedMoeLayout;   // roofline/engine.h
 struct MoeKernelRelease;  // roofline/engine.h
+struct MoeWeightPadding;  // roofline/engine.h
 
 [[nodiscard]] std::string_view mode_name(Mode m) noexcept;
 [[nodiscard]] std::string_view bound_name(Bound b) noexcept;

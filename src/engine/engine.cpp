@@ -924,22 +924,35 @@ EngineProfile::SparseMla parse_sparse_mla(StrictObject& parent,
   return rule;
 }
 
+// A list of 1 to 16 rules under `key`.
+const json& rule_list(StrictObject& parent, std::string_view key) {
+  const json& list = parent.required(key);
+  if (!list.is_array() || list.empty() || list.size() > 16)
+    parent.fail(key, "expected a list of 1 to 16 rules");
+  return list;
+}
+
+// A rule's "family": one of kMoeKernelFamilies, in its static storage.
+std::string moe_family(StrictObject& r) {
+  try {
+    return std::string(parse_moe_kernel(r.string("family"), "family"));
+  } catch (const InvalidArgument& e) {
+    r.fail("family", e.what());
+  }
+}
+
 // "moe_kernel_releases": [{"format": MoE table key, "architecture": a, "family": one of
 // kMoeKernelFamilies, "before_version": release, "source": key, "note": text}, ...]: at
 // most one rule per architecture.
 std::vector<MoeKernelRelease> parse_moe_kernel_releases(
     StrictObject& parent, const std::map<std::string, std::string>& sources) {
-  const json& list = parent.required("moe_kernel_releases");
-  if (!list.is_array() || list.empty() || list.size() > 16)
-    parent.fail("moe_kernel_releases", "expected a list of 1 to 16 rules");
+  const json& list = rule_list(parent, "moe_kernel_releases");
   std::vector<MoeKernelRelease> rules;
   for (std::size_t i = 0; i < list.size(); ++i) {
     StrictObject r(list[i], parent.origin(), "moe_kernel_releases[" + std::to_string(i) + "]");
     MoeKernelRelease x;
     x.format = r.string("format");
-    static constexpr std::string_view kKeys[] = {"bf16", "fp8",   "fp8_block",  "nvfp4",
-                                                 "int4", "mxfp4", "mxfp4_mxfp8"};
-    if (std::find(std::begin(kKeys), std::end(kKeys), x.format) == std::end(kKeys))
+    if (!is_moe_table_key(x.format))
       r.fail("format",
              "expected a MoE table key (bf16, fp8, fp8_block, nvfp4, int4, mxfp4, "
              "mxfp4_mxfp8)");
@@ -948,11 +961,7 @@ std::vector<MoeKernelRelease> parse_moe_kernel_releases(
     for (const auto& other : rules)
       if (other.architecture == x.architecture)
         r.fail("architecture", "'" + x.architecture + "' has an earlier rule");
-    try {
-      x.family = std::string(parse_moe_kernel(r.string("family"), "family"));
-    } catch (const InvalidArgument& e) {
-      r.fail("family", e.what());
-    }
+    x.family = moe_family(r);
     x.before_version = r.string("before_version");
     if (release_numbers(x.before_version).empty())
       r.fail("before_version", "expected a release such as \"0.12.0\"");
@@ -970,21 +979,13 @@ std::vector<MoeKernelRelease> parse_moe_kernel_releases(
 // "source": key, "note": text}, ...]: at most one rule per format and family.
 std::vector<MoeWeightPadding> parse_moe_weight_padding(
     StrictObject& parent, const std::map<std::string, std::string>& sources) {
-  const json& list = parent.required("moe_weight_padding");
-  if (!list.is_array() || list.empty() || list.size() > 16)
-    parent.fail("moe_weight_padding", "expected a list of 1 to 16 rules");
+  const json& list = rule_list(parent, "moe_weight_padding");
   std::vector<MoeWeightPadding> rules;
   for (std::size_t i = 0; i < list.size(); ++i) {
     StrictObject r(list[i], parent.origin(), "moe_weight_padding[" + std::to_string(i) + "]");
     MoeWeightPadding x;
-    x.format = r.string("format");
-    Format f{};
-    if (!try_parse_format(x.format, &f)) r.fail("format", "expected a format id such as mxfp4");
-    try {
-      x.family = std::string(parse_moe_kernel(r.string("family"), "family"));
-    } catch (const InvalidArgument& e) {
-      r.fail("family", e.what());
-    }
+    x.format = std::string(format_id(format_key(r, "format")));
+    x.family = moe_family(r);
     for (const auto& other : rules)
       if (other.format == x.format && other.family == x.family)
         r.fail("family", "'" + x.family + "' has an earlier rule for " + x.format);
@@ -996,15 +997,7 @@ std::vector<MoeWeightPadding> parse_moe_weight_padding(
     };
     x.intermediate_multiple = multiple("intermediate_multiple");
     x.hidden_multiple = multiple("hidden_multiple");
-    if (r.has("default_on")) {
-      const json& a = r.required("default_on");
-      if (!a.is_array() || a.size() > 16) r.fail("default_on", "expected up to 16 architectures");
-      for (const json& v : a) {
-        if (!v.is_string() || v.get<std::string>().empty())
-          r.fail("default_on", "expected architecture names");
-        x.default_on.push_back(v.get<std::string>());
-      }
-    }
+    if (r.has("default_on")) x.default_on = strings(r, "default_on");
     x.source = r.string("source");
     if (!sources.count(x.source)) r.fail("source", "names no entry of \"sources\"");
     (void)r.optional_string("note", "");
@@ -1315,9 +1308,7 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
   const auto activation_rules = [&](const char* key,
                                     std::vector<EngineProfile::ActivationRule>* out) {
     if (!o.has(key)) return;
-    const json& list = o.required(key);
-    if (!list.is_array() || list.empty() || list.size() > 16)
-      o.fail(key, "expected a list of 1 to 16 rules");
+    const json& list = rule_list(o, key);
     for (std::size_t i = 0; i < list.size(); ++i) {
       StrictObject r(list[i], origin, std::string(key) + "[" + std::to_string(i) + "]");
       EngineProfile::ActivationRule rule;

@@ -37,6 +37,10 @@ std::int64_t count(StrictObject& o, std::string_view key) {
 
 }  // namespace
 
+bool is_moe_table_key(std::string_view key) noexcept {
+  return std::find(std::begin(kFormatKeys), std::end(kFormatKeys), key) != std::end(kFormatKeys);
+}
+
 const MoeTable::Entry* MoeTable::find(std::string_view key) const noexcept {
   const auto it = formats.find(key);
   return it == formats.end() ? nullptr : &it->second;
@@ -335,8 +339,7 @@ MoeTable parse_moe_table(std::string_view text, const std::string& origin) {
   read_shape_fields(o);
   StrictObject formats = o.object("formats");
   for (auto it = formats.json().begin(); it != formats.json().end(); ++it) {
-    if (std::find(std::begin(kFormatKeys), std::end(kFormatKeys), it.key()) ==
-        std::end(kFormatKeys)) {
+    if (!is_moe_table_key(it.key())) {
       formats.fail(it.key(),
                    "is not a MoE table format (bf16, fp8, fp8_block, nvfp4, int4, "
                    "mxfp4, mxfp4_mxfp8)");

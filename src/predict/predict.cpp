@@ -1027,19 +1027,27 @@ Bytes engine_file_mix_bytes(const EngineProfile* engine, const ModelSpec& m, con
   return apply_engine_file_mix(*engine, m, s.precision, &g, &applied);
 }
 
-Bytes engine_moe_padding_bytes(const EngineProfile* engine, const ModelSpec& m, const Device& d,
-                               const Scenario& s, std::string_view moe_kernel,
-                               const MoeKernelRelease* release) {
-  if (engine == nullptr || !m.moe || engine->moe_weight_padding.empty()) return 0;
-  const Format experts =
-      s.precision.experts.value_or(s.precision.weights.value_or(m.native_experts));
-  const std::string_view format = format_id(experts);
+const MoeWeightPadding* engine_moe_padding(const EngineProfile* engine, const ModelSpec& m,
+                                           const Device& d, const Scenario& s,
+                                           std::string_view moe_kernel,
+                                           const MoeKernelRelease* release) {
+  if (engine == nullptr || !m.moe || engine->moe_weight_padding.empty()) return nullptr;
+  const std::string_view format =
+      format_id(s.precision.experts.value_or(s.precision.weights.value_or(m.native_experts)));
   const std::string_view chosen = !moe_kernel.empty() ? moe_kernel
                                   : release != nullptr && release->format == format
                                       ? std::string_view(release->family)
                                       : std::string_view();
-  const MoeWeightPadding* pad = engine->moe_padding(format, chosen, d);
+  return engine->moe_padding(format, chosen, d);
+}
+
+Bytes engine_moe_padding_bytes(const EngineProfile* engine, const ModelSpec& m, const Device& d,
+                               const Scenario& s, std::string_view moe_kernel,
+                               const MoeKernelRelease* release) {
+  const MoeWeightPadding* pad = engine_moe_padding(engine, m, d, s, moe_kernel, release);
   if (pad == nullptr) return 0;
+  const Format experts =
+      s.precision.experts.value_or(s.precision.weights.value_or(m.native_experts));
   // One rank's experts: experts / ep of them, each slice inter / (tp / ep) wide.
   const double ep = static_cast<double>(std::max<std::int64_t>(s.ep, 1));
   const double slice_tp = std::max(1.0, static_cast<double>(s.tp) / ep);

@@ -1014,22 +1014,14 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
         runs_at_measured_acceptance(m, base) ? ", from the model's measured tokens a step" : ""));
   }
   // The MoE kernel's padded expert layout, held beside the weights.
-  if (const double padding =
-          engine_moe_padding_bytes(files, m, d, decode_base, o.moe_kernel, moe_release);
-      padding > 0) {
-    const std::string_view experts = format_id(
-        base.precision.experts.value_or(base.precision.weights.value_or(m.native_experts)));
-    const std::string_view family = !o.moe_kernel.empty()    ? o.moe_kernel
-                                    : moe_release != nullptr ? std::string_view(moe_release->family)
-                                                             : std::string_view();
-    if (const MoeWeightPadding* pad = files->moe_padding(experts, family, d)) {
-      r.notes.push_back(fmt::format(
-          "MoE layout: {} holds the {} experts padded for its {} kernel (each slice rounded up "
-          "to {} rows, the hidden size to {}), {:.2f} GB a GPU beyond the checkpoint's, which "
-          "the KV cache gives up",
-          o.engine->name, experts, pad->family, pad->intermediate_multiple, pad->hidden_multiple,
-          padding / 1e9));
-    }
+  if (const MoeWeightPadding* pad =
+          engine_moe_padding(files, m, d, decode_base, o.moe_kernel, moe_release)) {
+    r.notes.push_back(fmt::format(
+        "MoE layout: {} holds the {} experts padded for its {} kernel (each slice rounded up to "
+        "{} rows, the hidden size to {}), {:.2f} GB a GPU beyond the checkpoint's, which the KV "
+        "cache gives up",
+        o.engine->name, pad->format, pad->family, pad->intermediate_multiple, pad->hidden_multiple,
+        engine_moe_padding_bytes(files, m, d, decode_base, o.moe_kernel, moe_release) / 1e9));
   }
   // A release that ran the experts on another kernel family than the table blends.
   if (decode_options.moe_release != nullptr) {
