@@ -258,6 +258,16 @@ TEST(Cli, GenerateKvAttentionModelValidate) {
   j = nlohmann::json::parse(r.out);
   EXPECT_GT(j["median_abs_error_pct"].get<double>(), 0);
   EXPECT_EQ(j["evaluated"].get<int>(), static_cast<int>(j["cases"].size()));
+  // Issue 11's four targets, the first the median above against its 10%.
+  ASSERT_EQ(j["targets"].size(), 4u);
+  EXPECT_EQ(j["targets"][0]["target"], "median |error|");
+  EXPECT_DOUBLE_EQ(j["targets"][0]["value"].get<double>(), j["median_abs_error_pct"].get<double>());
+  EXPECT_DOUBLE_EQ(j["targets"][0]["limit"].get<double>(), 10);
+  EXPECT_EQ(j["targets"][0]["holds"].get<bool>(), j["median_abs_error_pct"].get<double>() <= 10);
+  // The pure roofline is a reference, not a claim: no targets.
+  r = roofline("validate --ideal --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_TRUE(nlohmann::json::parse(r.out)["targets"].empty());
 }
 
 TEST(Cli, SweepStreamsCsv) {
@@ -863,9 +873,18 @@ TEST(Cli, ValidateServingListsTheConfigurationsMeasuredTwiceApart) {
   EXPECT_NE(text.out.find("2.00x  fast: 10.00 ms (0.12.0), 20.00 ms (0.13.0)"), std::string::npos)
       << text.out;
 
+  // Issue 12's three targets over the aggregated rows, in the JSON and the text.
+  ASSERT_EQ(doc["targets"].size(), 3u);
+  EXPECT_EQ(doc["targets"][0]["target"], "aggregated TPOT: median |error|");
+  EXPECT_DOUBLE_EQ(doc["targets"][2]["limit"].get<double>(), 20);
+  EXPECT_NE(text.out.find("Issue 12's targets (aggregated rows)"), std::string::npos) << text.out;
+
   const CliRun steps = roofline("validate --decode-steps --serving-file '" + file + "' --json");
   ASSERT_EQ(steps.exit_code, 0) << steps.err;
-  EXPECT_EQ(nlohmann::json::parse(steps.out)["conflicting_measurements"].size(), 1u);
+  const auto steps_doc = nlohmann::json::parse(steps.out);
+  EXPECT_EQ(steps_doc["conflicting_measurements"].size(), 1u);
+  ASSERT_EQ(steps_doc["targets"].size(), 1u);
+  EXPECT_DOUBLE_EQ(steps_doc["targets"][0]["limit"].get<double>(), 12);
   std::filesystem::remove(file);
 }
 

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <functional>
 #include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <tuple>
 
 #include "roofline/engine.h"
 #include "roofline/error.h"
@@ -1805,6 +1808,117 @@ TEST(Validation, LeaveOneDeviceOutPairsEveryMeasuredDevice) {
     any_differs |= groups[i].median_abs_pct != groups[i + 1].median_abs_pct;
   }
   EXPECT_TRUE(any_differs);
+}
+
+}  // namespace
+}  // namespace roofline
+
+namespace roofline {
+namespace {
+
+// A report of hand-set rows, grouped as validate_cases groups them.
+ValidationReport report_of(const std::vector<std::tuple<std::string, std::string, double>>& rows) {
+  ValidationReport r;
+  std::map<std::string, std::vector<double>> engines;
+  std::vector<double> all, abs_errors;
+  int n = 0;
+  for (const auto& [engine, metric, error] : rows) {
+    ValidationRow row;
+    row.c.id = "C" + std::to_string(++n);
+    row.c.metric = metric;
+    row.engine = engine;
+    row.error_pct = error;
+    r.rows.push_back(row);
+    engines[engine].push_back(error);
+    all.push_back(error);
+    abs_errors.push_back(std::fabs(error));
+  }
+  r.evaluated = static_cast<int>(all.size());
+  r.median_abs_error_pct = percentile(abs_errors, 0.5);
+  r.median_signed_error_pct = percentile(all, 0.5);
+  r.groups.push_back(error_stats("all", all));
+  for (const auto& [e, errors] : engines) r.groups.push_back(error_stats("engine=" + e, errors));
+  return r;
+}
+
+// Issue 11's four targets, each read from the rows by hand.
+TEST(ValidationTargets, PublishedTargetsReadTheCasesEnginesAndFamilies) {
+  // Engine a: five ttft cases biased +8% (a family), |errors| 6..10: median 8%.
+  // Engine b: four tpot cases at -40, -2, 3, 50 (below kMinFamilyCases: no family),
+  // two of them past 35%.
+  const ValidationReport r = report_of({{"a", "ttft", 6},
+                                        {"a", "ttft", 7},
+                                        {"a", "ttft", 8},
+                                        {"a", "ttft", 9},
+                                        {"a", "ttft", 10},
+                                        {"b", "tpot", -40},
+                                        {"b", "tpot", -2},
+                                        {"b", "tpot", 3},
+                                        {"b", "tpot", 50}});
+  const std::vector<TargetCheck> t = published_targets(r);
+  ASSERT_EQ(t.size(), 4u);
+  // Nine |errors| sorted 2 3 6 7 8 9 10 40 50: the median is 8.
+  EXPECT_EQ(t[0].target, "median |error|");
+  EXPECT_DOUBLE_EQ(t[0].value, 8);
+  EXPECT_TRUE(t[0].holds);
+  EXPECT_TRUE(t[0].misses.empty());
+  // C9 (+50) then C6 (-40), worst first.
+  EXPECT_EQ(t[1].target, "cases past 35%");
+  EXPECT_DOUBLE_EQ(t[1].value, 2);
+  EXPECT_FALSE(t[1].holds);
+  EXPECT_EQ(t[1].misses, "C9 +50%, C6 -40%");
+  // Engine b's |errors| 2 3 40 50: median 21.5, past 15; a's 8 holds.
+  EXPECT_DOUBLE_EQ(t[2].value, 21.5);
+  EXPECT_FALSE(t[2].holds);
+  EXPECT_EQ(t[2].misses, "b 21.5% (4 cases)");
+  // Only a's five-case family counts: signed median +8, past +-5.
+  EXPECT_DOUBLE_EQ(t[3].value, 8);
+  EXPECT_FALSE(t[3].holds);
+  EXPECT_EQ(t[3].misses, "a x ttft +8.0% (5 cases)");
+  EXPECT_TRUE(published_targets(ValidationReport{}).empty());
+}
+
+// More than five cases past 35% name the worst five and count the rest; a
+// case that could not be predicted counts in none.
+TEST(ValidationTargets, ManyCasesPastTheBoundAreNamedWorstFirst) {
+  ValidationReport r = report_of({{"a", "m", 36},
+                                  {"a", "m", -37},
+                                  {"a", "m", 38},
+                                  {"a", "m", -39},
+                                  {"a", "m", 40},
+                                  {"a", "m", 41},
+                                  {"a", "m", 42}});
+  r.rows[6].error = "unknown device";  // C7 (+42) not predicted
+  const TargetCheck cases = published_targets(r)[1];
+  EXPECT_DOUBLE_EQ(cases.value, 6);
+  EXPECT_EQ(cases.misses, "C6 +41%, C5 +40%, C4 -39%, C3 +38%, C2 -37% and 1 more");
+}
+
+// Issue 12's serving targets read the aggregated groups; the decode-step
+// target reads "all".
+TEST(ValidationTargets, ServingAndDecodeStepTargetsReadTheirGroups) {
+  DecodeStepReport r;
+  // TPOT |errors| 5, 8, 30: median 8 (holds 10), p90 at index 1.8 = 8 + 0.8 x 22 = 25.6 (misses
+  // 25).
+  r.groups = {error_stats("all", {5, -8, 30, 90}), error_stats("mode=agg", {5, -8, 30})};
+  // TTFT |errors| 10, 20, 40: median 20 (holds 20).
+  r.ttft_groups = {error_stats("mode=agg", {-10, -20, 40})};
+  const std::vector<TargetCheck> s = serving_targets(r);
+  ASSERT_EQ(s.size(), 3u);
+  EXPECT_DOUBLE_EQ(s[0].value, 8);
+  EXPECT_TRUE(s[0].holds);
+  EXPECT_DOUBLE_EQ(s[1].value, 25.6);
+  EXPECT_FALSE(s[1].holds);
+  EXPECT_EQ(s[1].misses, "25.6% over 3 rows (signed median +5.0%)");
+  EXPECT_DOUBLE_EQ(s[2].value, 20);
+  EXPECT_TRUE(s[2].holds);
+  // |errors| 5 8 30 90: median 19, past issue 11's 12%.
+  const std::vector<TargetCheck> d = decode_step_targets(r);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_DOUBLE_EQ(d[0].value, 19);
+  EXPECT_FALSE(d[0].holds);
+  EXPECT_TRUE(serving_targets(DecodeStepReport{}).empty());
+  EXPECT_TRUE(decode_step_targets(DecodeStepReport{}).empty());
 }
 
 }  // namespace

@@ -21,6 +21,19 @@ std::string error_groups_table(const std::vector<ErrorStats>& groups) {
   return t.text();
 }
 
+std::string targets_table(const std::string& title, const std::vector<TargetCheck>& targets) {
+  if (targets.empty()) return "";
+  Table t({"target", "measured", "limit", "holds", "misses"});
+  for (const TargetCheck& c : targets) {
+    // A count of cases reads as a whole number, a figure as a percentage.
+    const bool count = c.target.rfind("cases", 0) == 0;
+    t.add_row({c.target, count ? fmt::format("{:.0f}", c.value) : fmt::format("{:.1f}%", c.value),
+               count ? fmt::format("{:.0f}", c.limit) : fmt::format("{:.0f}%", c.limit),
+               c.holds ? "yes" : "no", c.misses});
+  }
+  return "\n" + title + "\n" + t.text();
+}
+
 namespace {
 
 // The runs recorded twice, which the figures count each time.
@@ -131,6 +144,7 @@ void decode_steps_command(const Registry& registry, const std::string& file,
                "measured: "
                "negative is predicted faster)\n\n"
             << error_groups_table(r.groups);
+  std::cout << targets_table("Issue 11's target", decode_step_targets(r));
   std::cout << fmt::format("\n{} rows predicted, {} refused, {} disaggregated rows skipped\n",
                            r.predicted, r.refused, r.skipped_disaggregated);
   for (const auto& [reason, n] : r.refusals) std::cout << fmt::format("  {:4}  {}\n", n, reason);
@@ -188,6 +202,7 @@ void serving_validation_command(const Registry& registry, const std::string& fil
             << error_groups_table(r.groups) << "\nTTFT\n"
             << error_groups_table(r.ttft_groups);
   print_ttft_by_length(r);
+  std::cout << targets_table("Issue 12's targets (aggregated rows)", serving_targets(r));
   std::cout << fmt::format("\n{} rows predicted, {} refused\n", r.predicted, r.refused);
   for (const auto& [reason, n] : r.refusals) std::cout << fmt::format("  {:4}  {}\n", n, reason);
   print_repeated(r);

@@ -16,6 +16,10 @@ enum class DecodeStepsOutput { kTable, kJson, kCsv };
 
 // Error statistics by group as a text table (report.h has them as JSON).
 [[nodiscard]] std::string error_groups_table(const std::vector<ErrorStats>& groups);
+// The issues' acceptance targets a check reports, as a text table headed by
+// `title` ("" when there are none).
+[[nodiscard]] std::string targets_table(const std::string& title,
+                                        const std::vector<TargetCheck>& targets);
 
 // `file` empty: the built-in development set. `engine`: "case" or an engine id.
 // `leave_one_out`: also each measured device's rows without its own tables.

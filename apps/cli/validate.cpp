@@ -68,6 +68,12 @@ void cmd_validate(const Common& c, const std::optional<std::string>& file, bool 
                    r.mean_abs_error_pct, r.max_abs_error_pct, r.median_signed_error_pct)
             << "\n"
             << error_groups_table(r.groups);
+  if (o.mode == Mode::kRealistic) {
+    std::cout << targets_table(fmt::format("Issue 11's targets (families: engine x metric, {} or "
+                                           "more cases)",
+                                           kMinFamilyCases),
+                               published_targets(r));
+  }
   if (leave_one_out) {
     std::cout << "\nLeave one device out: each measured device's cases with its own kernel tables, "
                  "then without them\n"

@@ -135,20 +135,23 @@ namespace roofline {
 // Error statistics of one group of validation rows: {"group", "rows",
 // "median_abs_error_pct", "p90_abs_error_pct", "max_abs_error_pct", "median_signed_error_pct"}.
 [[nodiscard]] nlohmann::json to_json(const ErrorStats& s);
-// `validate`: {"mode", "cases", "evaluated", "*_error_pct", "groups"} + stamp.
+// `validate`: {"mode", "cases", "evaluated", "*_error_pct", "groups", "targets"} + stamp
+// ("targets": published_targets in the realistic mode, else empty).
 [[nodiscard]] nlohmann::json validation_document(const ValidationReport& r, Mode mode,
                                                  const Registry& registry);
 // A list of error groups, to_json of each.
 [[nodiscard]] nlohmann::json error_groups_json(const std::vector<ErrorStats>& groups);
+// The acceptance targets a check reports: target, value, limit, holds, misses.
+[[nodiscard]] nlohmann::json targets_json(const std::vector<TargetCheck>& targets);
 // `validate --decode-steps`: {"check": "decode_steps", "prefill_share", "predicted",
-// "refused", "skipped_disaggregated", "groups", "refusals", "leave_one_device_out",
-// "rows"} + stamp; each row the run, then its prediction (`predicted_step_ms`,
-// `error_pct`) or why it was `refused`.
+// "refused", "skipped_disaggregated", "groups", "targets", "refusals",
+// "leave_one_device_out", "rows"} + stamp; each row the run, then its prediction
+// (`predicted_step_ms`, `error_pct`) or why it was `refused`.
 [[nodiscard]] nlohmann::json decode_steps_document(const DecodeStepReport& r, bool prefill_share,
                                                    const std::vector<ErrorStats>& held_out,
                                                    const Registry& registry);
 // `validate --serving`: {"check": "serving", "recipe", "rounds", "predicted", "refused",
-// "tpot_groups", "ttft_groups", "ttft_by_prompt_length", "refusals", "rows"} + stamp;
+// "tpot_groups", "ttft_groups", "ttft_by_prompt_length", "targets", "refusals", "rows"} + stamp;
 // each row the run, then `predicted_ttft_ms`, `predicted_tpot_ms` and their errors, or
 // why it was `refused`. "ttft_by_prompt_length": {"groups", "sweeps"}, the fits of
 // ttft_length_fits (SI units) and their medians by group.

@@ -123,6 +123,27 @@ struct ValidationReport {
                                               const ModelOptions& options = {},
                                               const std::string& engine = "");
 
+// One acceptance target of the issues that set them (issue 11: published
+// cases and decode steps; issue 12: serving), as measured: `value` against
+// `limit` (a percentage, or a count of cases), and what misses it.
+struct TargetCheck {
+  std::string target;  // "median |error|", "cases past 35%", ...
+  double value = 0;
+  double limit = 0;
+  bool holds = false;
+  std::string misses;  // the groups or cases that miss it, worst first ("" when it holds)
+};
+
+// Families whose signed median the bias target reads: engine x metric with at
+// least this many cases (a median of fewer is one or two cases' error).
+inline constexpr int kMinFamilyCases = 5;
+
+// Issue 11's targets for published cases predicted with their own engines:
+// median |error| at most 10%, none past 35%, every engine's median at most
+// 15%, no family (engine x metric, kMinFamilyCases or more) biased beyond +-5%
+// in signed median. Empty for a report of no predicted case.
+[[nodiscard]] std::vector<TargetCheck> published_targets(const ValidationReport& r);
+
 // Leave one source out for the published cases, each with its own engine: the
 // cases of every device with measured kernel tables (the calibration data
 // that describes them) predicted with those tables, then without them (the
@@ -402,6 +423,13 @@ struct DecodeStepReport {
     const std::vector<ServingRun>& runs, const Registry& registry,
     const std::string& engine = "case", ServingRecipe recipe = ServingRecipe::kAiConfigurator,
     std::int64_t rounds = kDefaultRounds, std::int64_t prompt_pool = 0);
+
+// Issue 11's decode-step target (median |error| at most 12%) over the report's
+// rows (`groups`' "all").
+[[nodiscard]] std::vector<TargetCheck> decode_step_targets(const DecodeStepReport& r);
+// Issue 12's serving targets over the aggregated rows ("mode=agg"): TPOT
+// median |error| at most 10% and p90 at most 25%, TTFT median at most 20%.
+[[nodiscard]] std::vector<TargetCheck> serving_targets(const DecodeStepReport& r);
 
 // TTFT against the prompt's length. The serving check's predicted aggregated
 // rows, grouped by all but the prompt length (engine and release, model,

@@ -214,6 +214,18 @@ nlohmann::json refusals_json(const DecodeStepReport& r) {
 
 }  // namespace
 
+nlohmann::json targets_json(const std::vector<TargetCheck>& targets) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const TargetCheck& t : targets) {
+    out.push_back({{"target", t.target},
+                   {"value", t.value},
+                   {"limit", t.limit},
+                   {"holds", t.holds},
+                   {"misses", t.misses}});
+  }
+  return out;
+}
+
 nlohmann::json error_groups_json(const std::vector<ErrorStats>& groups) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& g : groups) out.push_back(to_json(g));
@@ -248,6 +260,7 @@ nlohmann::json decode_steps_document(const DecodeStepReport& r, bool prefill_sha
                         {"harness_rows", harness_rows_json(r)},
                         {"conflicting_measurements", conflicts_json(r)},
                         {"groups", error_groups_json(r.groups)},
+                        {"targets", targets_json(decode_step_targets(r))},
                         {"refusals", refusals_json(r)},
                         {"leave_one_device_out", error_groups_json(held_out)},
                         {"rows", rows}};
@@ -308,6 +321,7 @@ nlohmann::json serving_validation_document(const DecodeStepReport& r, ServingRec
                         {"tpot_groups", error_groups_json(r.groups)},
                         {"ttft_groups", error_groups_json(r.ttft_groups)},
                         {"ttft_by_prompt_length", ttft_length_json(r)},
+                        {"targets", targets_json(serving_targets(r))},
                         {"refusals", refusals_json(r)},
                         {"rows", rows}};
   out.update(stamp(registry));
@@ -354,6 +368,9 @@ nlohmann::json validation_document(const ValidationReport& r, Mode mode, const R
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : r.groups) groups.push_back(to_json(g));
   out["groups"] = groups;
+  // Issue 11's targets read realistic predictions (the ideal mode is a reference, not a claim).
+  out["targets"] =
+      targets_json(mode == Mode::kRealistic ? published_targets(r) : std::vector<TargetCheck>{});
   out.update(stamp(registry));
   return out;
 }

@@ -936,6 +936,53 @@ ErrorStats error_stats(std::string group, const std::vector<double>& errors) {
 
 namespace {
 
+// The group of `groups` named `name`, or nullptr.
+const ErrorStats* find_group(const std::vector<ErrorStats>& groups, std::string_view name) {
+  for (const ErrorStats& g : groups) {
+    if (g.group == name) return &g;
+  }
+  return nullptr;
+}
+
+// A target on one figure of a group: holds when the figure is at most `limit`.
+TargetCheck figure_target(std::string target, const ErrorStats& g, double figure, double limit) {
+  TargetCheck t{std::move(target), figure, limit, figure <= limit, ""};
+  if (!t.holds) {
+    t.misses = fmt::format("{:.1f}% over {} rows (signed median {:+.1f}%)", figure, g.rows,
+                           g.median_signed_pct);
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<TargetCheck> decode_step_targets(const DecodeStepReport& r) {
+  constexpr double kDecodeStepMedianLimitPct = 12;  // issue 11
+  const ErrorStats* all = find_group(r.groups, "all");
+  if (!all || all->rows == 0) return {};
+  return {figure_target("decode steps: median |error|", *all, all->median_abs_pct,
+                        kDecodeStepMedianLimitPct)};
+}
+
+std::vector<TargetCheck> serving_targets(const DecodeStepReport& r) {
+  // Issue 12's bounds for the aggregated rows.
+  constexpr double kTpotMedianLimitPct = 10, kTpotP90LimitPct = 25, kTtftMedianLimitPct = 20;
+  std::vector<TargetCheck> out;
+  if (const ErrorStats* tpot = find_group(r.groups, "mode=agg"); tpot && tpot->rows > 0) {
+    out.push_back(figure_target("aggregated TPOT: median |error|", *tpot, tpot->median_abs_pct,
+                                kTpotMedianLimitPct));
+    out.push_back(
+        figure_target("aggregated TPOT: p90 |error|", *tpot, tpot->p90_abs_pct, kTpotP90LimitPct));
+  }
+  if (const ErrorStats* ttft = find_group(r.ttft_groups, "mode=agg"); ttft && ttft->rows > 0) {
+    out.push_back(figure_target("aggregated TTFT: median |error|", *ttft, ttft->median_abs_pct,
+                                kTtftMedianLimitPct));
+  }
+  return out;
+}
+
+namespace {
+
 DecodeStepReport check_runs(const std::vector<ServingRun>& runs, const Registry& registry,
                             const ModelOptions& options, const std::string& engine,
                             const EngineRegistry* tables, bool prefill_share, bool serving,

@@ -1,9 +1,13 @@
 #include "roofline/validate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "../common/embedded_data.h"
@@ -294,6 +298,94 @@ ValidationReport validate_cases(const std::vector<ValidationCase>& cases, const 
   r.groups.push_back(error_stats("all", signed_errors));
   for (const auto& [g, errors] : groups) r.groups.push_back(error_stats(g, errors));
   return r;
+}
+
+namespace {
+
+// Issue 11's bounds for the published cases.
+constexpr double kMedianLimitPct = 10;
+constexpr double kCaseLimitPct = 35;
+constexpr double kEngineMedianLimitPct = 15;
+constexpr double kFamilyBiasLimitPct = 5;
+// The worst cases or groups a miss names (the rest are counted).
+constexpr std::size_t kNamed = 5;
+
+// "a 23.7%, b 16.1%": groups past `limit` in `pick`'s figure, worst first.
+std::string worst_groups(std::vector<ErrorStats> groups, double (*pick)(const ErrorStats&),
+                         double limit, const char* format) {
+  std::erase_if(groups, [&](const ErrorStats& g) { return !(pick(g) > limit); });
+  std::sort(groups.begin(), groups.end(),
+            [&](const ErrorStats& a, const ErrorStats& b) { return pick(a) > pick(b); });
+  std::string out;
+  for (std::size_t i = 0; i < groups.size() && i < kNamed; ++i) {
+    const ErrorStats& g = groups[i];
+    if (i > 0) out += ", ";
+    out += g.group + " " +
+           fmt::format(fmt::runtime(format), g.median_signed_pct, g.median_abs_pct, g.rows);
+  }
+  if (groups.size() > kNamed) out += fmt::format(" and {} more", groups.size() - kNamed);
+  return out;
+}
+
+}  // namespace
+
+std::vector<TargetCheck> published_targets(const ValidationReport& r) {
+  if (r.evaluated == 0) return {};
+  std::vector<TargetCheck> out;
+  out.push_back({"median |error|", r.median_abs_error_pct, kMedianLimitPct,
+                 r.median_abs_error_pct <= kMedianLimitPct, ""});
+  if (!out.back().holds)
+    out.back().misses = fmt::format("signed median {:+.1f}%", r.median_signed_error_pct);
+
+  std::vector<const ValidationRow*> past;
+  for (const ValidationRow& row : r.rows) {
+    if (row.error.empty() && std::fabs(row.error_pct) > kCaseLimitPct) past.push_back(&row);
+  }
+  std::sort(past.begin(), past.end(), [](const ValidationRow* a, const ValidationRow* b) {
+    return std::fabs(a->error_pct) > std::fabs(b->error_pct);
+  });
+  TargetCheck cases{fmt::format("cases past {:.0f}%", kCaseLimitPct),
+                    static_cast<double>(past.size()), 0, past.empty(), ""};
+  for (std::size_t i = 0; i < past.size() && i < kNamed; ++i) {
+    if (i > 0) cases.misses += ", ";
+    cases.misses += fmt::format("{} {:+.0f}%", past[i]->c.id, past[i]->error_pct);
+  }
+  if (past.size() > kNamed) cases.misses += fmt::format(" and {} more", past.size() - kNamed);
+  out.push_back(std::move(cases));
+
+  // The engines' figures are the report's "engine=" groups.
+  std::vector<ErrorStats> engine_stats, family_stats;
+  constexpr std::string_view kEnginePrefix = "engine=";
+  for (const ErrorStats& g : r.groups) {
+    if (g.group.rfind(kEnginePrefix, 0) == 0) {
+      engine_stats.push_back(g);
+      engine_stats.back().group.erase(0, kEnginePrefix.size());
+    }
+  }
+  std::map<std::string, std::vector<double>> families;
+  for (const ValidationRow& row : r.rows) {
+    if (row.error.empty()) families[row.engine + " x " + row.c.metric].push_back(row.error_pct);
+  }
+  for (const auto& [f, errors] : families) {
+    if (errors.size() >= static_cast<std::size_t>(kMinFamilyCases))
+      family_stats.push_back(error_stats(f, errors));
+  }
+  double worst_engine = 0, worst_bias = 0;
+  for (const ErrorStats& g : engine_stats) worst_engine = std::max(worst_engine, g.median_abs_pct);
+  for (const ErrorStats& g : family_stats)
+    worst_bias = std::max(worst_bias, std::fabs(g.median_signed_pct));
+  out.push_back({"worst engine's median |error|", worst_engine, kEngineMedianLimitPct,
+                 worst_engine <= kEngineMedianLimitPct,
+                 worst_groups(
+                     engine_stats, [](const ErrorStats& g) { return g.median_abs_pct; },
+                     kEngineMedianLimitPct, "{1:.1f}% ({2} cases)")});
+  out.push_back(
+      {"worst family's |signed median|", worst_bias, kFamilyBiasLimitPct,
+       worst_bias <= kFamilyBiasLimitPct,
+       worst_groups(
+           family_stats, [](const ErrorStats& g) { return std::fabs(g.median_signed_pct); },
+           kFamilyBiasLimitPct, "{0:+.1f}% ({2} cases)")});
+  return out;
 }
 
 std::vector<ErrorStats> leave_one_device_out_cases(const std::vector<ValidationCase>& cases,

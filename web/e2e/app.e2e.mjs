@@ -695,6 +695,10 @@ try {
   const all = validation.groups.find((g) => g.group === 'all');
   check(await page.textContent('[data-field="accuracy-median"]') === `${all.median_abs_error_pct.toFixed(1)}%`,
         'the median card shows the server\'s median');
+  // The targets come from the server (issue 11's, in the validation document), not the page.
+  const family = validation.targets.find((t) => t.target === "worst family's |signed median|");
+  check(family !== undefined && await page.textContent('[data-field="accuracy-family-bias"]') === `${family.value.toFixed(1)}%`,
+        'the family-bias card shows the server\'s worst engine x metric family');
   const accuracyPoints = await page.evaluate(() =>
     window.rooflineCharts.get('accuracy-chart').data.datasets.reduce((n, d) => n + d.data.length, 0));
   check(accuracyPoints === validation.cases.length, `the chart has a point per case (${accuracyPoints})`);

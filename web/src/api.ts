@@ -291,7 +291,9 @@ export interface ErrorGroup {
   group: string; rows: number; median_abs_error_pct: number; p90_abs_error_pct: number;
   max_abs_error_pct: number; median_signed_error_pct: number;
 }
-export interface Validation { cases: ValidationCase[]; groups: ErrorGroup[]; version: string }
+/** One acceptance target as the checks report it: the measured value against its limit (a percentage, or a count). */
+export interface TargetCheck { target: string; value: number; limit: number; holds: boolean; misses: string }
+export interface Validation { cases: ValidationCase[]; groups: ErrorGroup[]; targets: TargetCheck[]; version: string }
 /** A measured serving run as GET /api/validation/serving reports it: predicted, or refused with why. */
 export interface ServingRun {
   id: string; backend: string; engine?: string; model?: string; model_path: string; hardware?: string; system: string;
@@ -302,7 +304,7 @@ export interface ServingRun {
 }
 export interface ServingValidation {
   rows: ServingRun[]; predicted: number; refused: number; tpot_groups: ErrorGroup[]; ttft_groups: ErrorGroup[];
-  refusals: Array<{ reason: string; rows: number }>; version: string;
+  targets: TargetCheck[]; refusals: Array<{ reason: string; rows: number }>; version: string;
 }
 
 /** A serving engine as GET /api/engines lists it; only what the app reads. */
