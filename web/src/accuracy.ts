@@ -17,8 +17,8 @@ function target(targets: TargetCheck[] | undefined, name: string): TargetCheck |
   return targets?.find((t) => t.target === name);
 }
 
-/** "target ≤ 10%", or nothing without the target. */
-const bound = (t: TargetCheck | undefined, sign = '') => (t ? `target ≤ ${sign}${t.limit}%` : 'no target reported');
+/** "target ≤ 10%", or that the server reported no such target. */
+const bound = (t: TargetCheck | undefined) => (t ? `target ≤ ${t.limit}%` : 'no target reported');
 
 const page = { shown: false };
 
