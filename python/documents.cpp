@@ -175,7 +175,8 @@ void bind_documents(py::module_& m) {
         // As predict's: the engine's KV memory rule in realistic mode only.
         const EngineProfile* engine =
             x.options.mode == Mode::kRealistic ? x.options.engine : nullptr;
-        return to_py(to_json(capacity(*x.model, *x.device, x.scenario, engine)));
+        return to_py(to_json(capacity(*x.model, *x.device, x.scenario, engine, x.options.moe_kernel,
+                                      x.options.moe_release)));
       },
       "The largest batch at this context and context at this batch that fit (the \"capacity\" "
       "of roofline predict --json)");

@@ -136,9 +136,7 @@ std::vector<Field<PredictionResult>> prediction_fields() {
        [](const R& r) { return to_py(scenario_json(*r.model, *r.device, r.scenario, r.p.graph)); }},
       {"engine", [](const R& r) { return to_py(engine_json(r.p)); }},
       {"capacity",
-       [](const R& r) {
-         return to_py(to_json(capacity(*r.model, *r.device, r.scenario, r.p.engine)));
-       }},
+       [](const R& r) { return to_py(to_json(capacity(*r.model, *r.device, r.scenario, r.p))); }},
       {"version", [](const R&) { return py::str(std::string(version())); }},
       {"data_hash", [](const R&) { return py::str(registry().data_hash()); }},
       {"strategy",

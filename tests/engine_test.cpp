@@ -1500,6 +1500,14 @@ TEST(EnginePrediction, VllmHoldsMxfp4ExpertsPaddedForItsKernel) {
     return n.find("holds the routed experts padded to its MoE kernel's layout: 5.51 GB more") !=
            std::string::npos;
   }));
+  // The capacity of a prediction holds the layout its prediction did: the
+  // release's Marlin layout leaves room for fewer sequences, as the padding
+  // asked for by name does, and the current release's layout for as many as
+  // the checkpoint's.
+  const Capacity cap_now = capacity(m, h100, s, p_now), cap_old = capacity(m, h100, s, p_old);
+  EXPECT_EQ(cap_now.max_batch, capacity(m, h100, s, vllm).max_batch);
+  EXPECT_EQ(cap_old.max_batch, capacity(m, h100, s, vllm, "marlin", nullptr).max_batch);
+  EXPECT_LT(cap_old.max_batch, cap_now.max_batch);
   // `roofline engines show vllm` lists the rules with their source.
   const nlohmann::json j = to_json(*vllm);
   EXPECT_EQ(j["moe_weight_padding"][0]["hidden_multiple"], 256);

@@ -115,7 +115,7 @@ void cmd_predict(const Common& c, const ScenarioArgs& a) {
                        ? fmt::format(" ({} leaves the KV cache {})", p.memory.kv_rule_engine->name,
                                      human_bytes(std::max(p.memory.kv_room_bytes, 0.0)))
                        : std::string())});
-  const Capacity cap = capacity(m, d, s, p.engine);
+  const Capacity cap = capacity(m, d, s, p);
   t.add_row(
       {"capacity", fmt::format("max batch {} at this context; max context {} at this batch{}{}",
                                cap.max_batch, cap.max_context,

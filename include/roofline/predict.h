@@ -273,8 +273,16 @@ struct Capacity {
 
 // With `engine` (null: none) a serving engine whose profile has its own scheduler, the KV
 // cache gets only what its memory rule gives it in the current release, as
-// `roofline serving` sizes it; else all the memory the weights leave.
+// `roofline serving` sizes it; else all the memory the weights leave. The
+// weights are held as the engine's files and its MoE kernel's layout hold them
+// (`moe_kernel` and `release` as for engine_moe_padding_bytes).
 [[nodiscard]] Capacity capacity(const ModelSpec& model, const Device& device, const Scenario& s,
-                                const EngineProfile* engine = nullptr);
+                                const EngineProfile* engine = nullptr,
+                                std::string_view moe_kernel = {},
+                                const MoeKernelRelease* release = nullptr);
+// The capacity of the deployment `p` predicted: its engine, and the weights as
+// its prediction held them (Prediction::file_mix_bytes and moe_padding_bytes).
+[[nodiscard]] Capacity capacity(const ModelSpec& model, const Device& device, const Scenario& s,
+                                const Prediction& p);
 
 }  // namespace roofline

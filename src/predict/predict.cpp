@@ -1466,8 +1466,12 @@ std::vector<AttentionComparisonRow> compare_attention(const ModelSpec& m, const 
   return rows;
 }
 
-Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base,
-                  const EngineProfile* engine) {
+namespace {
+
+// Capacity with `layout` bytes held beside the weights the formats give (the
+// engine's files and its MoE kernel's padded experts).
+Capacity capacity_holding(const ModelSpec& m, const Device& d, const Scenario& base,
+                          const EngineProfile* engine, double layout) {
   Capacity c;
   c.capacity_bytes = d.memory_capacity_bytes.value;
   if (const EngineScheduler* rule = kv_memory_rule(engine)) {
@@ -1479,16 +1483,13 @@ Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base,
   // A prompt after cached tokens holds them too: the context is their sum.
   s.cached = 0;
   const std::int64_t context = base.seq_len + (base.phase == Phase::kPrefill ? base.cached : 0);
-  // The engine's files hold the weights predict() streams (a 16-bit LM head).
-  const double file_mix = engine_file_mix_bytes(engine, m, d, base) +
-                          engine_moe_padding_bytes(engine, m, d, base, {}, nullptr);
   auto fits = [&](std::int64_t batch, std::int64_t ctx) {
     s.batch = batch;
     s.seq_len = ctx;
     MemoryEstimate mem = estimate_memory(m, d, s);
-    if (file_mix != 0) {
-      mem.weights_bytes += file_mix;
-      mem.total_bytes += file_mix;
+    if (layout != 0) {
+      mem.weights_bytes += layout;
+      mem.total_bytes += layout;
       mem.fits = mem.total_bytes <= mem.capacity_bytes;
     }
     apply_kv_memory_rule(engine, 0, m, d, s, &mem);
@@ -1515,6 +1516,21 @@ Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base,
   c.max_context = c.context_window > 0 ? std::min(c.max_context_by_memory, c.context_window)
                                        : c.max_context_by_memory;
   return c;
+}
+
+}  // namespace
+
+Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base,
+                  const EngineProfile* engine, std::string_view moe_kernel,
+                  const MoeKernelRelease* release) {
+  // The engine's files hold the weights predict() streams (a 16-bit LM head).
+  return capacity_holding(m, d, base, engine,
+                          engine_file_mix_bytes(engine, m, d, base) +
+                              engine_moe_padding_bytes(engine, m, d, base, moe_kernel, release));
+}
+
+Capacity capacity(const ModelSpec& m, const Device& d, const Scenario& base, const Prediction& p) {
+  return capacity_holding(m, d, base, p.engine, p.file_mix_bytes + p.moe_padding_bytes);
 }
 
 }  // namespace roofline

@@ -1104,7 +1104,7 @@ nlohmann::json predict_document(const ModelSpec& m, const Device& d, const Scena
   nlohmann::json j = to_json(m, d, s, p, per_op);
   for (const auto& n : plan_notes) j["notes"].push_back(n);
   if (!strategy.empty()) j["strategy"] = strategy;
-  j["capacity"] = to_json(capacity(m, d, s, p.engine));
+  j["capacity"] = to_json(capacity(m, d, s, p));
   j.update(stamp(registry));
   return j;
 }
