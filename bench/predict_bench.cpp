@@ -91,6 +91,26 @@ void BM_PredictMoeDecodeWithEngine(benchmark::State& state) {
 }
 BENCHMARK(BM_PredictMoeDecodeWithEngine);
 
+// Expert parallelism (the same target): Qwen3-235B fp8 at TP 4 / EP 4 on H100
+// with TensorRT-LLM, whose MoE table measured that layout's busiest rank.
+void BM_PredictMoeDecodeExpertParallel(benchmark::State& state) {
+  static const auto m = roofline::load_model("qwen3-235b-a22b");
+  const auto& d = registry().get("h100-sxm");
+  auto s = decode_4k();
+  s.batch = 4;
+  s.tp = 4;
+  s.ep = 4;
+  s.precision.weights = roofline::Format::kFp8;
+  s.precision.act = roofline::Format::kFp8;
+  const roofline::ModelOptions o =
+      roofline::with_engine({}, d, &roofline::EngineRegistry::built_in().get("trtllm"));
+  for (auto _ : state) {
+    const auto p = roofline::predict(m, d, s, o);
+    benchmark::DoNotOptimize(p.time_s);
+  }
+}
+BENCHMARK(BM_PredictMoeDecodeExpertParallel);
+
 // A release's layout and a padded MoE workspace (the same target): DeepSeek-R1
 // as NVIDIA's NVFP4 release ships it (bf16 attention) at TP 8 on B200 with
 // TensorRT-LLM, and Qwen3-235B fp8 at TP 2 on H200 with vLLM 0.12.0, whose

@@ -1318,9 +1318,8 @@ TEST(EnginePrediction, MoeLayersArePricedByTheMoeTable) {
 // measured (hidden 4096, inter 1536, 128 experts, top-8, TP 4), so the layer
 // runs at that shape's own efficiency at 4 tokens, 0.459 (h100-sxm-trtllm.json;
 // no routing skew at 4 tokens, the floor far below). With expert parallelism
-// (TP 4, EP 4) the grid prices it: the source's expert-parallel rows time rank 0
-// under balanced routing, not the busiest group a prediction prices.
-TEST(EnginePrediction, AMeasuredShapePricesItsOwnTensorParallelLayout) {
+// (TP 4, EP 4) it runs at that layout's own measured shape, the busiest rank's.
+TEST(EnginePrediction, AMeasuredShapePricesItsOwnLayout) {
   const ModelSpec m = load_model("qwen3-235b-a22b");
   const Device& d = devices().get("h100-sxm");
   Scenario s;
@@ -1348,12 +1347,42 @@ TEST(EnginePrediction, AMeasuredShapePricesItsOwnTensorParallelLayout) {
   by_grid.moe_table = &grid;
   EXPECT_GT(std::fabs(expert_work(predict(m, d, s, by_grid)).efficiency - 0.459), 0.02);
 
+  // With expert parallelism the layer reads its own expert-parallel shape:
+  // the busiest rank's layer, as the table measured it under its skewed
+  // routing, against the busiest group's roofline. The efficiency the op
+  // reports is that shape's at the layer's 4 tokens, exactly: no floor binds
+  // and the routing skew is not applied on top of a measurement that has it.
   s.ep = 4;
   const Prediction ep = predict(m, d, s, o);
-  EXPECT_EQ(ep.moe_layers_by_shape, 0);
-  EXPECT_FALSE(says(ep, "measured shape"));
-  EXPECT_TRUE(says(ep, "MoE expert matmul groups priced as whole layers"));
-  EXPECT_DOUBLE_EQ(expert_work(ep).efficiency, expert_work(predict(m, d, s, by_grid)).efficiency);
+  EXPECT_EQ(ep.moe_layers_by_shape, 1);
+  EXPECT_TRUE(says(ep, "each layer at its own measured shape and layout"));
+  EXPECT_TRUE(
+      says(ep, "the busiest rank's layer as the table measured it under its skewed routing"));
+  const MoeTable::Entry* entry = ep.moe_table->find(Format::kFp8, Format::kFp8, false);
+  ASSERT_NE(entry, nullptr);
+  MoeTable::ShapeKey key;
+  key.hidden = 4096;  // Qwen3-235B-A22B: hidden 4096, experts 1536 wide, 128 of them, top-8
+  key.inter = 1536;
+  key.experts = 128;
+  key.top_k = 8;
+  key.tp = 1;  // TP 4 over EP 4: each group of one rank holds 32 experts whole
+  key.ep = 4;
+  const MoeTable::Shape* shape = MoeTable::find_shape(*entry, key);
+  ASSERT_NE(shape, nullptr);
+  EXPECT_NEAR(expert_work(ep).efficiency, MoeTable::shape_efficiency(*shape, 4), 1e-12);
+  EXPECT_GT(
+      std::fabs(expert_work(ep).efficiency - expert_work(predict(m, d, s, by_grid)).efficiency),
+      0.02);
+
+  // Doubling the table's routing skew slows the tensor-parallel layer (a
+  // balanced measurement) and leaves the expert-parallel one as it is.
+  MoeTable skewed = *ep.moe_table;
+  for (float& x : skewed.routing_skew) x *= 2;
+  ModelOptions with_skew = o;
+  with_skew.moe_table = &skewed;
+  EXPECT_DOUBLE_EQ(expert_work(predict(m, d, s, with_skew)).layer_s, expert_work(ep).layer_s);
+  s.ep = 1;
+  EXPECT_GT(expert_work(predict(m, d, s, with_skew)).layer_s, 1.5 * expert_work(tp).layer_s);
 }
 
 // A kernel family measured on one model's layers only: its grid cannot tell

@@ -20,11 +20,18 @@
 // where width = inter / tp, the columns of each expert's gate and up slices.
 // A layer whose shape and layout the source measured (hidden, inter, experts,
 // top-k, the tp ranks of each expert-parallel group, ep groups: the entry's
-// `shapes`; the shipped tables list tensor-parallel layouts, ep 1) reads its
-// own efficiency instead, linear in log2(tokens) over the points measured
-// and held at their ends, `tokens` being the layer's whole batch. Where an
-// entry measured one model only, another model's layer reads that model's
-// curve at its layout (other_model_shape) rather than the grid.
+// `shapes`) reads its own efficiency instead, linear in log2(tokens) over the
+// points measured and held at their ends, `tokens` being the layer's whole
+// batch. Where an entry measured one model only, another model's layer reads
+// that model's curve at its layout (other_model_shape) rather than the grid.
+//
+// An expert-parallel shape (ep > 1) is the busiest rank's layer: the source's
+// power-law routing (the routing_skew distribution) with the most loaded rank
+// placed at rank 0, which it times, against the roofline of the busiest
+// expert-parallel group as predictions count it (uniform routing:
+// busiest_expert_group in workload.h). It carries the routing's skew, so
+// the layer takes no routing_skew slowdown on top. A tensor-parallel shape
+// (ep 1) is the balanced routing's whole layer, as the grid.
 //
 // Example:
 //   const MoeTable* t = EngineRegistry::built_in().moe_table(device, vllm, &source);

@@ -165,7 +165,11 @@ inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d
     const double eff = std::clamp(measured * scale, 1e-4, 1.0);
     // The grid's layers were routed evenly; serving's prompts crowd onto
     // the router's favourite experts (moe_table.h routing_skew).
-    double layer_s = std::max(e->floor_s, ideal / eff * table->skew_slowdown(tokens));
+    // An expert-parallel shape was measured on the busiest rank of a skewed
+    // routing already (moe_table.h).
+    const bool skew_measured = (shape || other) && first.moe_ep > 1;
+    double layer_s =
+        std::max(e->floor_s, ideal / eff * (skew_measured ? 1.0 : table->skew_slowdown(tokens)));
     if (opt.padded_moe && opt.padded_moe_gemm && first.weights == opt.padded_moe->format &&
         !first.weight_only) {
       double rows = 0;

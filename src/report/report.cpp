@@ -811,6 +811,22 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
                               ? ", the nearest measured device of this architecture"
                               : "");
       if (p.moe_table) {
+        std::string by_shape =
+            p.moe_layers_by_shape == 0 ? std::string()
+            : p.moe_layers_by_shape >= moe_layer_kinds
+                ? std::string("; each layer at its own measured shape and layout")
+                : fmt::format(
+                      "; {} of {} layer kinds at their own measured shape and layout, "
+                      "the rest by the grid",
+                      p.moe_layers_by_shape, moe_layer_kinds);
+        if (p.moe_layers_by_shape > 0 && s.ep > 1) {
+          by_shape += fmt::format(
+              ", with expert parallelism the busiest rank's layer as the table measured it "
+              "under its skewed routing ({}, the most loaded rank timed)",
+              p.moe_table->routing_skew_distribution.empty()
+                  ? std::string("a power law")
+                  : p.moe_table->routing_skew_distribution);
+        }
         gemms += fmt::format(
             ", {} MoE expert matmul groups priced as whole layers by the {} MoE table ({}{}{})",
             from_moe_table, p.moe_table->id, efficiency_source_name(p.moe_table_source),
@@ -818,12 +834,7 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
             : p.moe_table->device == d.id
                 ? ", the chosen kernels' layers measured inside another engine on this device"
                 : ", the nearest measured device of this architecture",
-            p.moe_layers_by_shape == 0 ? std::string()
-            : p.moe_layers_by_shape >= moe_layer_kinds
-                ? std::string("; each layer at its own measured shape and layout")
-                : fmt::format("; {} of {} layer kinds at their own measured shape and layout, "
-                              "the rest by the grid",
-                              p.moe_layers_by_shape, moe_layer_kinds));
+            by_shape);
         if (p.moe_release) {
           gemms += fmt::format(
               "; releases before {} ran {} experts on {} by default on {}, whose layers price "
