@@ -1862,8 +1862,10 @@ TEST(ValidationTargets, PublishedTargetsReadTheCasesEnginesAndFamilies) {
   EXPECT_DOUBLE_EQ(t[0].value, 8);
   EXPECT_TRUE(t[0].holds);
   EXPECT_TRUE(t[0].misses.empty());
-  // C9 (+50) then C6 (-40), worst first.
+  EXPECT_FALSE(t[0].count);
+  // C9 (+50) then C6 (-40), worst first; a count of cases, not a percentage.
   EXPECT_EQ(t[1].target, "cases past 35%");
+  EXPECT_TRUE(t[1].count);
   EXPECT_DOUBLE_EQ(t[1].value, 2);
   EXPECT_FALSE(t[1].holds);
   EXPECT_EQ(t[1].misses, "C9 +50%, C6 -40%");

@@ -25,10 +25,8 @@ std::string targets_table(const std::string& title, const std::vector<TargetChec
   if (targets.empty()) return "";
   Table t({"target", "measured", "limit", "holds", "misses"});
   for (const TargetCheck& c : targets) {
-    // A count of cases reads as a whole number, a figure as a percentage.
-    const bool count = c.target.rfind("cases", 0) == 0;
-    t.add_row({c.target, count ? fmt::format("{:.0f}", c.value) : fmt::format("{:.1f}%", c.value),
-               count ? fmt::format("{:.0f}", c.limit) : fmt::format("{:.0f}%", c.limit),
+    t.add_row({c.target, c.count ? fmt::format("{:.0f}", c.value) : fmt::format("{:.1f}%", c.value),
+               c.count ? fmt::format("{:.0f}", c.limit) : fmt::format("{:.0f}%", c.limit),
                c.holds ? "yes" : "no", c.misses});
   }
   return "\n" + title + "\n" + t.text();

@@ -132,6 +132,7 @@ struct TargetCheck {
   double limit = 0;
   bool holds = false;
   std::string misses;  // the groups or cases that miss it, worst first ("" when it holds)
+  bool count = false;  // value and limit count cases (else percentages)
 };
 
 // Families whose signed median the bias target reads: engine x metric with at

@@ -310,21 +310,30 @@ constexpr double kFamilyBiasLimitPct = 5;
 // The worst cases or groups a miss names (the rest are counted).
 constexpr std::size_t kNamed = 5;
 
+// The first kNamed of `n` misses, worst first, `name(i)` each, then a count
+// of the rest: "a, b, c, d, e and 3 more".
+template <typename Name>
+std::string name_worst(std::size_t n, Name name) {
+  std::string out;
+  for (std::size_t i = 0; i < n && i < kNamed; ++i) {
+    if (i > 0) out += ", ";
+    out += name(i);
+  }
+  if (n > kNamed) out += fmt::format(" and {} more", n - kNamed);
+  return out;
+}
+
 // "a 23.7%, b 16.1%": groups past `limit` in `pick`'s figure, worst first.
 std::string worst_groups(std::vector<ErrorStats> groups, double (*pick)(const ErrorStats&),
                          double limit, const char* format) {
   std::erase_if(groups, [&](const ErrorStats& g) { return !(pick(g) > limit); });
   std::sort(groups.begin(), groups.end(),
             [&](const ErrorStats& a, const ErrorStats& b) { return pick(a) > pick(b); });
-  std::string out;
-  for (std::size_t i = 0; i < groups.size() && i < kNamed; ++i) {
+  return name_worst(groups.size(), [&](std::size_t i) {
     const ErrorStats& g = groups[i];
-    if (i > 0) out += ", ";
-    out += g.group + " " +
+    return g.group + " " +
            fmt::format(fmt::runtime(format), g.median_signed_pct, g.median_abs_pct, g.rows);
-  }
-  if (groups.size() > kNamed) out += fmt::format(" and {} more", groups.size() - kNamed);
-  return out;
+  });
 }
 
 }  // namespace
@@ -344,14 +353,13 @@ std::vector<TargetCheck> published_targets(const ValidationReport& r) {
   std::sort(past.begin(), past.end(), [](const ValidationRow* a, const ValidationRow* b) {
     return std::fabs(a->error_pct) > std::fabs(b->error_pct);
   });
-  TargetCheck cases{fmt::format("cases past {:.0f}%", kCaseLimitPct),
-                    static_cast<double>(past.size()), 0, past.empty(), ""};
-  for (std::size_t i = 0; i < past.size() && i < kNamed; ++i) {
-    if (i > 0) cases.misses += ", ";
-    cases.misses += fmt::format("{} {:+.0f}%", past[i]->c.id, past[i]->error_pct);
-  }
-  if (past.size() > kNamed) cases.misses += fmt::format(" and {} more", past.size() - kNamed);
-  out.push_back(std::move(cases));
+  out.push_back({fmt::format("cases past {:.0f}%", kCaseLimitPct), static_cast<double>(past.size()),
+                 0, past.empty(),
+                 name_worst(past.size(),
+                            [&](std::size_t i) {
+                              return fmt::format("{} {:+.0f}%", past[i]->c.id, past[i]->error_pct);
+                            }),
+                 /*count=*/true});
 
   // The engines' figures are the report's "engine=" groups.
   std::vector<ErrorStats> engine_stats, family_stats;
