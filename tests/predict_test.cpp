@@ -2,8 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "roofline/engine.h"
 #include "roofline/error.h"
@@ -170,6 +173,86 @@ TEST(Ops, MoeStreamsOnlyTheExpertsTouched) {
   EXPECT_NEAR(eight.distinct_experts, 8 * (1 - std::pow(0.75, 8)), 1e-12);
   EXPECT_NEAR(distinct_experts(256, 8, 32), 163.3, 0.05);   // DeepSeek-V3 D(32)
   EXPECT_NEAR(distinct_experts(256, 8, 128), 251.6, 0.05);  // D(128)
+}
+
+// Every field of two ops but their counts and layer flags, side by side.
+void ExpectSameWork(const Op& a, const Op& b, const std::string& where) {
+  static_assert(sizeof(Op) == 176, "a field was added to Op: compare it here");
+  SCOPED_TRACE(where);
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.cls, b.cls);
+  EXPECT_EQ(a.draft_head, b.draft_head);
+  for (const auto field :
+       {&Op::flops, &Op::weight_bytes, &Op::act_bytes, &Op::kv_bytes, &Op::vector_ops,
+        &Op::wave_efficiency, &Op::parallel_blocks, &Op::launches, &Op::gemm_m, &Op::gemm_n,
+        &Op::gemm_k, &Op::gemm_groups, &Op::query_share, &Op::moe_tokens, &Op::moe_ep, &Op::ranks,
+        &Op::message_elements}) {
+    EXPECT_EQ(a.*field, b.*field);
+  }
+  EXPECT_TRUE(a.kernel_efficiency == b.kernel_efficiency ||
+              (std::isnan(a.kernel_efficiency) && std::isnan(b.kernel_efficiency)));
+  EXPECT_EQ(a.compute, b.compute);
+  EXPECT_EQ(a.weights, b.weights);
+  for (const auto flag :
+       {&Op::weight_only, &Op::latent_attention, &Op::prompt_attention, &Op::engine_kernel}) {
+    EXPECT_EQ(a.*flag, b.*flag);
+  }
+}
+
+// The ops of `g` in layers of the class (moe, sliding), in order.
+std::vector<Op> class_ops(const OpGraph& g, bool moe, bool sliding) {
+  std::vector<Op> ops;
+  for (int i = 0; i < g.size; ++i) {
+    const Op& op = g.ops[static_cast<std::size_t>(i)];
+    if (op.count > 1 && op.moe_layer == moe && op.sliding_layer == sliding) ops.push_back(op);
+  }
+  return ops;
+}
+
+// A second layer class with an earlier class's attention (DeepSeek-V3's MoE
+// layers after its three dense ones) or MLP (gpt-oss's sliding-window layers
+// after its full ones) copies that half of the graph: the copy must be the
+// ops building it would give, which a model of that class alone builds.
+// Realistic, with an engine, so the table-priced shapes and waves are in.
+TEST(Ops, ALayerClassCopiesTheHalfAnEarlierClassBuilt) {
+  const Device& d = registry().get("h200");
+  ModelOptions o = with_engine({}, d, &EngineRegistry::built_in().get("sglang"));
+  Scenario s = decode(16, 4096);
+  s.tp = 8;
+  const ModelSpec mixed = load_model("deepseek-v3");
+  ModelSpec all_moe = mixed;
+  all_moe.moe->first_dense_layers = 0;
+  const OpGraph a = build_ops(mixed, d, s, o);
+  const OpGraph b = build_ops(all_moe, d, s, o);
+  const std::vector<Op> copied = class_ops(a, true, false), built = class_ops(b, true, false);
+  ASSERT_EQ(copied.size(), built.size());
+  ASSERT_GT(copied.size(), 20u);
+  for (std::size_t i = 0; i < copied.size(); ++i) {
+    ExpectSameWork(copied[i], built[i], "deepseek-v3 op " + std::to_string(i));
+    EXPECT_EQ(copied[i].count, 58);  // 61 layers, 3 of them dense
+  }
+
+  o = with_engine({}, d, &EngineRegistry::built_in().get("vllm"));
+  s.tp = 1;
+  const ModelSpec alternating = load_model("gpt-oss-120b");
+  ModelSpec all_full = alternating;
+  all_full.sliding_window = 0;
+  all_full.sliding_layers.clear();
+  const OpGraph c = build_ops(alternating, d, s, o);
+  const OpGraph e = build_ops(all_full, d, s, o);
+  // The MLP half: from the router to the residual add, in the sliding class
+  // (copied from the full class's) and in the all-full model (built).
+  const auto mlp = [](std::vector<Op> ops) {
+    const auto router = std::find_if(ops.begin(), ops.end(),
+                                     [](const Op& op) { return op.kind == OpKind::kRouter; });
+    return std::vector<Op>(router, ops.end());
+  };
+  const std::vector<Op> copied_mlp = mlp(class_ops(c, true, true));
+  const std::vector<Op> built_mlp = mlp(class_ops(e, true, false));
+  ASSERT_EQ(copied_mlp.size(), built_mlp.size());
+  ASSERT_GE(copied_mlp.size(), 5u);
+  for (std::size_t i = 0; i < copied_mlp.size(); ++i)
+    ExpectSameWork(copied_mlp[i], built_mlp[i], "gpt-oss-120b MLP op " + std::to_string(i));
 }
 
 TEST(Predict, DecodeIsMemoryBoundAndPrefillComputeBound) {

@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <array>
-#include <bitset>
 #include <cmath>
+#include <cstdint>
 
 #include "roofline/engine.h"
 #include "roofline/model.h"
@@ -16,6 +16,19 @@
 #include "roofline/predict.h"
 
 namespace roofline::detail {
+
+// What predict() does to each op of its graph beyond pricing it on its own
+// (bits of one byte an op): the ops a MoE table priced as whole layers
+// (price_moe_layers), those an engine's measured attention call holds, those
+// inside its all-reduce kernel and the fp8 GEMMs whose input arrives
+// quantized (predict.cpp's mark_engine_ops).
+enum OpMark : std::uint8_t {
+  kMoePriced = 1,
+  kHeld = 2,
+  kInAllReduce = 4,
+  kPrequantized = 8,
+};
+using OpMarks = std::array<std::uint8_t, kMaxOps>;
 
 // A routed expert's GEMM (not a shared expert's, not the router).
 inline bool routed_gemm(const Op& op) {
@@ -31,8 +44,9 @@ inline bool routed_gemm(const Op& op) {
 //       expert slice width))
 // (realistic mode, an engine with a MoE table; roofline per moe_table.h),
 // shared among its ops in proportion to their own datasheet times, which
-// keeps each op's bound. Returns the ops it set (predict() leaves them as
-// they are); none when the table has no entry for the format. `*by_shape`
+// keeps each op's bound. Marks the ops it set kMoePriced (predict() leaves
+// them as they are) and returns whether it set any: none when the table has
+// no entry for the format. `*by_shape`
 // counts the layer classes priced at their own measured shape.
 //
 // An engine release that pads its grouped GEMMs (opt.padded_moe, e.g. vLLM
@@ -82,12 +96,11 @@ inline double padded_moe_seconds(const Device& d, const PaddedMoeLayout& layout,
   return gemm(up_n, hidden) + act + gemm(hidden, width);
 }
 
-inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d, const OpGraph& g,
-                                             const ModelOptions& opt,
-                                             std::array<OpTiming, kMaxOps>* timings,
-                                             std::int32_t* by_shape, MoePadding* padded,
-                                             MoeReadings* readings) {
-  std::bitset<kMaxOps> priced;
+inline bool price_moe_layers(const ModelSpec& m, const Device& d, const OpGraph& g,
+                             const ModelOptions& opt, std::array<OpTiming, kMaxOps>* timings,
+                             OpMarks* marks, std::int32_t* by_shape, MoePadding* padded,
+                             MoeReadings* readings) {
+  bool priced = false;
   const MoeTable* table = opt.moe_table;
   if (table == nullptr || opt.mode != Mode::kRealistic || !m.moe || m.moe->top_k <= 0)
     return priced;
@@ -200,7 +213,8 @@ inline std::bitset<kMaxOps> price_moe_layers(const ModelSpec& m, const Device& d
       t.source = opt.moe_table_source;
       // Matmuls report the fraction of the layer's roofline the whole layer attains.
       t.efficiency = op.cls == OpClass::kMatmul ? ideal / layer_s : 0;
-      priced.set(static_cast<std::size_t>(k));
+      (*marks)[static_cast<std::size_t>(k)] |= kMoePriced;
+      priced = true;
     }
   }
   return priced;

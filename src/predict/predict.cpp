@@ -358,9 +358,12 @@ const EngineFigure* cublas_figure(const Device& d, const Op& op, const ModelOpti
 // `kernel_n`: for a matmul in a fused kernel
 // (QKV, gate+up), the output width of the whole kernel, which sets the
 // efficiency a GEMM table gives it; the op takes its width's share of the
-// kernel's one latency floor.
-void evaluate_op(const Device& d, const Op& op, const ModelOptions& opt, double kernel_n,
-                 bool fp8_prequantized, TableMemo* memo, OpTiming& t) {
+// kernel's one latency floor. Inlined into predict()'s kernel loop, which
+// calls it for every op (the call itself cost 2% of a prediction).
+[[gnu::always_inline]] inline void evaluate_op(const Device& d, const Op& op,
+                                               const ModelOptions& opt, double kernel_n,
+                                               bool fp8_prequantized, TableMemo* memo,
+                                               OpTiming& t) {
   const bool realistic = opt.mode == Mode::kRealistic;
   double bw = d.memory_bandwidth_Bps.value * (realistic ? d.bandwidth_fraction.value : 1.0);
   t = OpTiming{};
@@ -799,32 +802,6 @@ void apply_gemm_copies(const EngineProfile& e, const ModelOptions& opt, Format s
   }
 }
 
-// Ops whose work an attention table's measured call holds besides the
-// attention: the collectors time the engine's whole decode-attention call,
-// which writes the step's new K/V to the cache (vLLM's do_kv_cache_update,
-// SGLang's save_kv_cache, TensorRT-LLM's attention op) and, in an engine that
-// applies RoPE inside its attention op (fusion "rope_in_attention"), RoPE.
-// Empty unless the table prices the graph's decode attention.
-std::bitset<kMaxOps> held_by_attention_calls(const EngineProfile& e, const ModelOptions& opt,
-                                             const OpGraph& g) {
-  std::bitset<kMaxOps> held;
-  if (opt.attention_table == nullptr || opt.attention_table->entries.empty()) return held;
-  bool priced = false;
-  for (int i = 0; i < g.size && !priced; ++i) {
-    const Op& op = g.ops[static_cast<std::size_t>(i)];
-    priced =
-        op.cls == OpClass::kAttention && op.kind != OpKind::kDeltaRule && op.gemm_m > 0 &&
-        opt.attention_table->find(op.prompt_attention, op.latent_attention, op.weights) != nullptr;
-  }
-  if (!priced) return held;
-  for (int i = 0; i < g.size; ++i) {
-    const OpKind kind = g.ops[static_cast<std::size_t>(i)].kind;
-    if (kind == OpKind::kKvCacheWrite || (e.rope_in_attention && kind == OpKind::kRope))
-      held.set(static_cast<std::size_t>(i));
-  }
-  return held;
-}
-
 // Whether the engine's all-reduce fusion applies to this pass: the fusion,
 // tensor parallelism without attention data parallelism, and an all-reduce.
 bool all_reduce_fused(const EngineProfile& e, const Scenario& s, const OpGraph& g) {
@@ -835,51 +812,64 @@ bool all_reduce_fused(const EngineProfile& e, const Scenario& s, const OpGraph& 
   return false;
 }
 
-// Ops that run inside an all-reduce kernel: an engine with the fusion
-// "allreduce_residual_rmsnorm" (TensorRT-LLM's AllReduceFusionOp.RESIDUAL_RMS_NORM)
-// adds the residual and applies the next RMSNorm in the all-reduce that ends
-// the attention block (the MLP's norm) and the one that ends the MLP or MoE
-// block (the next layer's input norm), when the layers are tensor-parallel
-// without attention data parallelism. They keep their bytes and lose their
-// launch. Qwen3-MoE leaves the second fusion off with pipeline stages.
-std::bitset<kMaxOps> launched_by_all_reduce(const EngineProfile& e, const Scenario& s,
-                                            const OpGraph& g) {
-  std::bitset<kMaxOps> inside;
-  if (!all_reduce_fused(e, s, g)) return inside;
-  for (int i = 0; i < g.size; ++i) {
-    const OpKind kind = g.ops[static_cast<std::size_t>(i)].kind;
-    if (kind == OpKind::kAttnResidual || (kind == OpKind::kAttnNorm && s.pp == 1))
-      inside.set(static_cast<std::size_t>(i));
+// Marks the ops the engine treats apart from their own pricing, in one pass
+// over the graph (predict's kernel loop reads them):
+//
+// kHeld: work an attention table's measured call holds besides the
+// attention. The collectors time the engine's whole decode-attention call,
+// which writes the step's new K/V to the cache (vLLM's do_kv_cache_update,
+// SGLang's save_kv_cache, TensorRT-LLM's attention op) and, in an engine that
+// applies RoPE inside its attention op (fusion "rope_in_attention"), RoPE.
+// None unless the table prices the graph's decode attention.
+//
+// kInAllReduce: ops that run inside an all-reduce kernel. An engine with the
+// fusion "allreduce_residual_rmsnorm" (TensorRT-LLM's
+// AllReduceFusionOp.RESIDUAL_RMS_NORM) adds the residual and applies the next
+// RMSNorm in the all-reduce that ends the attention block (the MLP's norm)
+// and the one that ends the MLP or MoE block (the next layer's input norm),
+// when the layers are tensor-parallel without attention data parallelism.
+// They keep their bytes and lose their launch. Qwen3-MoE leaves the second
+// fusion off with pipeline stages.
+//
+// kPrequantized: per-tensor fp8 GEMMs whose input the kernel before them
+// writes in fp8 (EngineProfile::Fp8Prequantized): the engine's listed ops
+// always, the ones after an all-reduce where the all-reduce fusion applies.
+// Not for checkpoints that ship fp8 (block-scaled: their per-group
+// activation scales are computed, not static) nor MLA, whose attention
+// module the source does not cover.
+void mark_engine_ops(const EngineProfile& e, const ModelOptions& opt, const ModelSpec& m,
+                     const Scenario& s, const OpGraph& g, detail::OpMarks* marks) {
+  bool held = false;
+  if (opt.attention_table != nullptr && !opt.attention_table->entries.empty()) {
+    for (int i = 0; i < g.size && !held; ++i) {
+      const Op& op = g.ops[static_cast<std::size_t>(i)];
+      held = op.cls == OpClass::kAttention && op.kind != OpKind::kDeltaRule && op.gemm_m > 0 &&
+             opt.attention_table->find(op.prompt_attention, op.latent_attention, op.weights) !=
+                 nullptr;
+    }
   }
-  return inside;
-}
-
-// Per-tensor fp8 GEMMs whose input the kernel before them writes in fp8
-// (EngineProfile::Fp8Prequantized): the engine's listed ops always, the ones
-// after an all-reduce where the all-reduce fusion applies (as
-// launched_by_all_reduce). Not for checkpoints that ship fp8 (block-scaled:
-// their per-group activation scales are computed, not static) nor MLA, whose
-// attention module the source does not cover.
-std::bitset<kMaxOps> fp8_inputs_prequantized(const EngineProfile& e, const ModelSpec& m,
-                                             const Scenario& s, const OpGraph& g) {
-  std::bitset<kMaxOps> set;
-  const auto& pq = e.fp8_prequantized;
-  if ((pq.ops.empty() && pq.with_allreduce_fusion.empty()) || m.native_weights == Format::kFp8 ||
-      m.attention == AttentionKind::kMla)
-    return set;
   const bool fused_reduce = all_reduce_fused(e, s, g);
+  const auto& pq = e.fp8_prequantized;
+  const bool prequantize = !(pq.ops.empty() && pq.with_allreduce_fusion.empty()) &&
+                           m.native_weights != Format::kFp8 && m.attention != AttentionKind::kMla;
+  if (!held && !fused_reduce && !prequantize) return;
   const auto listed = [](const std::vector<OpKind>& kinds, OpKind k) {
     return std::find(kinds.begin(), kinds.end(), k) != kinds.end();
   };
   for (int i = 0; i < g.size; ++i) {
     const Op& op = g.ops[static_cast<std::size_t>(i)];
-    if (op.cls != OpClass::kMatmul || op.weights != Format::kFp8 || op.compute != Format::kFp8 ||
-        op.weight_only)
-      continue;
-    if (listed(pq.ops, op.kind) || (fused_reduce && listed(pq.with_allreduce_fusion, op.kind)))
-      set.set(static_cast<std::size_t>(i));
+    std::uint8_t& mark = (*marks)[static_cast<std::size_t>(i)];
+    if (held &&
+        (op.kind == OpKind::kKvCacheWrite || (e.rope_in_attention && op.kind == OpKind::kRope)))
+      mark |= detail::kHeld;
+    if (fused_reduce &&
+        (op.kind == OpKind::kAttnResidual || (op.kind == OpKind::kAttnNorm && s.pp == 1)))
+      mark |= detail::kInAllReduce;
+    if (prequantize && op.cls == OpClass::kMatmul && op.weights == Format::kFp8 &&
+        op.compute == Format::kFp8 && !op.weight_only &&
+        (listed(pq.ops, op.kind) || (fused_reduce && listed(pq.with_allreduce_fusion, op.kind))))
+      mark |= detail::kPrequantized;
   }
-  return set;
 }
 
 // The engine's files keep some tensors of a requested format in another one
@@ -1128,11 +1118,11 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
   // MoE layers the engine's MoE table prices: their expert ops' timings are set here.
   detail::MoePadding padding;
   detail::MoeReadings readings;
-  const std::bitset<kMaxOps> moe_priced =
-      engine ? detail::price_moe_layers(m, d, p.graph, opt, &p.timings, &p.moe_layers_by_shape,
-                                        &padding, &readings)
-             : std::bitset<kMaxOps>{};
-  if (moe_priced.any()) {
+  detail::OpMarks marks{};
+  const bool moe_priced =
+      engine && detail::price_moe_layers(m, d, p.graph, opt, &p.timings, &marks,
+                                         &p.moe_layers_by_shape, &padding, &readings);
+  if (moe_priced) {
     p.moe_table = opt.moe_table;
     p.moe_table_source = opt.moe_table_source;
     p.moe_layers_other_model = readings.other_model;
@@ -1143,12 +1133,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     p.moe_layers_padded = padding.layers;
     p.moe_padded_rows = padding.rows;
   }
-  const std::bitset<kMaxOps> held =
-      engine ? held_by_attention_calls(*engine, opt, p.graph) : std::bitset<kMaxOps>{};
-  const std::bitset<kMaxOps> in_all_reduce =
-      engine ? launched_by_all_reduce(*engine, s, p.graph) : std::bitset<kMaxOps>{};
-  const std::bitset<kMaxOps> prequantized =
-      engine ? fp8_inputs_prequantized(*engine, m, s, p.graph) : std::bitset<kMaxOps>{};
+  if (engine) mark_engine_ops(*engine, opt, m, s, p.graph, &marks);
   double memory_bound_time = 0, compute_bound_time = 0;
   // The totals, summed in locals (the compiler keeps them in registers, where
   // p's fields would round-trip through memory every op).
@@ -1196,11 +1181,12 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     for (int k = i; k < j; ++k) {
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
-      if (held[static_cast<std::size_t>(k)]) {
+      const std::uint8_t mark = marks[static_cast<std::size_t>(k)];
+      if (mark & detail::kHeld) {
         t = OpTiming{};  // in the attention call's measured time
-      } else if (!moe_priced[static_cast<std::size_t>(k)]) {
+      } else if (!(mark & detail::kMoePriced)) {
         evaluate_op(d, op, opt, !single && same_gemm(op) ? kernel_n : op.gemm_n,
-                    prequantized[static_cast<std::size_t>(k)], &memo, t);
+                    (mark & detail::kPrequantized) != 0, &memo, t);
       }
       if (op.cls == OpClass::kCommunication) communication_s += t.time_s;
       // A table-priced attention call's measured time holds its softmax (the
@@ -1222,11 +1208,11 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
       const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
       OpTiming& t = p.timings[static_cast<std::size_t>(k)];
       const double own = std::max(t.memory_time_s, t.compute_time_s);
-      const double launched = op.cls == OpClass::kCommunication ||
-                                      held[static_cast<std::size_t>(k)] ||
-                                      in_all_reduce[static_cast<std::size_t>(k)]
-                                  ? 0
-                                  : op.count * op.launches;
+      const double launched =
+          op.cls == OpClass::kCommunication ||
+                  (marks[static_cast<std::size_t>(k)] & (detail::kHeld | detail::kInAllReduce)) != 0
+              ? 0
+              : op.count * op.launches;
       kernels += launched;
       t.overhead_s = launched * launch;
       t.time_s = own * scale + t.overhead_s;

@@ -799,8 +799,32 @@ struct Builder {
     AttentionGroup& operator=(const AttentionGroup&) = delete;
   };
 
-  void layer(double count, bool moe, bool sliding, bool linear_attn) {
-    const int first = g.size;
+  // The ops a layer class's two halves added, [begin, end) of the graph, by
+  // the attention (full, sliding, linear) and by the MLP (dense, MoE). Which
+  // ops a half holds and what each does per instance depend on nothing else
+  // a pass's layer classes differ in (the count apart), so a second class
+  // with the same attention as an earlier one, or the same MLP, copies that
+  // half's ops instead of building them again. The draft head, built over
+  // other tokens, builds its own.
+  struct Half {
+    int begin = 0, end = 0;  // end 0: not built yet
+  };
+  std::array<Half, 3> attention_halves{};
+  std::array<Half, 2> mlp_halves{};
+
+  // Appends the ops of `half` with `count` instances each.
+  void repeat(const Half& half, double count) {
+    if (g.size + (half.end - half.begin) > kMaxOps)
+      throw InvalidArgument("model has too many operator groups");
+    for (int i = half.begin; i < half.end; ++i) {
+      Op& op = g.ops[static_cast<std::size_t>(g.size++)];
+      op = g.ops[static_cast<std::size_t>(i)];
+      op.count = count;
+    }
+  }
+
+  // The attention block, from the input norm to the MLP's norm.
+  void attention_half(double count, bool sliding, bool linear_attn) {
     std::optional<AttentionGroup> group;
     group.emplace(*this);
     norm(OpKind::kAttnNorm, count, N, true, 1);
@@ -830,7 +854,10 @@ struct Builder {
     all_reduce(count);
     elementwise(OpKind::kAttnResidual, count, N * H, kResidualOps, 2, 1, 1);
     norm(OpKind::kMlpNorm, count, N, false, 0);  // fused add + norm
-    group.reset();                               // the MLP takes every group's tokens
+  }
+
+  // The MLP or MoE block over every attention group's tokens, to the residual add.
+  void mlp_half(double count, bool moe) {
     // Expert parallelism over attention groups: the tokens travel to their
     // experts and back (all-to-alls) instead of being gathered and reduced.
     const bool dispatch = moe && s.ep > 1 && s.attention_dp > 1;
@@ -846,8 +873,27 @@ struct Builder {
       all_reduce(count);
     }
     // Residual add in the down projection's epilogue: reads the residual only.
-    Op& res = elementwise(OpKind::kMlpResidual, count, N * H, kResidualOps, 1, 0, 0);
-    (void)res;
+    elementwise(OpKind::kMlpResidual, count, N * H, kResidualOps, 1, 0, 0);
+  }
+
+  void layer(double count, bool moe, bool sliding, bool linear_attn) {
+    const int first = g.size;
+    Half& attn = attention_halves[linear_attn ? 2 : sliding ? 1 : 0];
+    if (attn.end > 0 && !drafting) {
+      repeat(attn, count);
+    } else {
+      const int begin = g.size;
+      attention_half(count, sliding, linear_attn);
+      if (!drafting) attn = {begin, g.size};
+    }
+    Half& mlp = mlp_halves[moe ? 1 : 0];
+    if (mlp.end > 0 && !drafting) {
+      repeat(mlp, count);
+    } else {
+      const int begin = g.size;
+      mlp_half(count, moe);
+      if (!drafting) mlp = {begin, g.size};
+    }
     for (int i = first; i < g.size; ++i) {
       g.ops[static_cast<std::size_t>(i)].moe_layer = moe;
       g.ops[static_cast<std::size_t>(i)].sliding_layer = sliding;
