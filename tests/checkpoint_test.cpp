@@ -379,7 +379,7 @@ TEST(Gguf, GatedDeltaNetHybridsAreRead) {
   EXPECT_EQ(m.linear_attention->value_head_dim, 32);  // inner_size / time_step_rank
   EXPECT_EQ(m.linear_attention->conv_kernel, 4);
   // Every 4th layer is full attention: layers 0-2 linear, 3 softmax.
-  EXPECT_EQ(m.linear_layers, (std::vector<bool>{true, true, true, false}));
+  EXPECT_EQ(m.linear_layers, (std::vector<std::uint8_t>{1, 1, 1, 0}));
   ASSERT_TRUE(m.moe.has_value());
   EXPECT_EQ(m.moe->num_experts, 8);
   EXPECT_EQ(m.moe->top_k, 2);
@@ -389,7 +389,7 @@ TEST(Gguf, GatedDeltaNetHybridsAreRead) {
   Gguf listed = tiny_qwen35moe();
   listed.array("qwen35moe.attention.recurrent_layers", 7, {1, 0, 1, 0, 0});
   EXPECT_EQ(parse_gguf(listed.file(), "q.gguf").linear_layers,
-            (std::vector<bool>{true, false, true, false}));
+            (std::vector<std::uint8_t>{1, 0, 1, 0}));
 
   // Sizes that cannot be: value heads that do not divide the inner width,
   // a missing SSM key, an MTP count not below the block count.

@@ -556,7 +556,7 @@ nlohmann::json hybrid_config() {
 TEST(Models, HybridLayersFromTheInterval) {
   const ModelSpec m = parse_hf_config(hybrid_config().dump(), "next.json");
   ASSERT_EQ(m.linear_layers.size(), 8u);
-  const std::vector<bool> expected = {true, true, true, false, true, true, true, false};
+  const std::vector<std::uint8_t> expected = {1, 1, 1, 0, 1, 1, 1, 0};
   EXPECT_EQ(m.linear_layers, expected);
   EXPECT_TRUE(m.attention_output_gate);
   std::string notes;

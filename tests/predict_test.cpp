@@ -251,8 +251,14 @@ TEST(Ops, ALayerClassCopiesTheHalfAnEarlierClassBuilt) {
   const std::vector<Op> built_mlp = mlp(class_ops(e, true, false));
   ASSERT_EQ(copied_mlp.size(), built_mlp.size());
   ASSERT_GE(copied_mlp.size(), 5u);
-  for (std::size_t i = 0; i < copied_mlp.size(); ++i)
+  for (std::size_t i = 0; i < copied_mlp.size(); ++i) {
     ExpectSameWork(copied_mlp[i], built_mlp[i], "gpt-oss-120b MLP op " + std::to_string(i));
+    // Its config's layer_types alternate sliding and full attention over 36
+    // layers, all MoE: 18 of each class, counted without a pass over them.
+    EXPECT_EQ(copied_mlp[i].count, 18);
+  }
+  EXPECT_EQ(alternating.sliding_layer_count(), 18);
+  EXPECT_EQ(alternating.full_attention_layer_count(), 18);
 }
 
 TEST(Predict, DecodeIsMemoryBoundAndPrefillComputeBound) {

@@ -154,13 +154,15 @@ struct ModelSpec {
   bool attention_output_gate = false;
 
   // Linear attention in the layers flagged in linear_layers (its size is the
-  // layer count when set); the others keep softmax attention.
+  // layer count when set); the others keep softmax attention. Layer flags are
+  // one byte each (0 or 1), not std::vector<bool>: predictions count them, and
+  // a vector<bool> counts a bit at a time.
   std::optional<LinearAttentionSpec> linear_attention;
-  std::vector<bool> linear_layers;
+  std::vector<std::uint8_t> linear_layers;
 
   // Sliding-window attention: window in tokens (0: none) and the layers it applies to.
   std::int64_t sliding_window = 0;
-  std::vector<bool> sliding_layers;  // empty: all layers when sliding_window > 0
+  std::vector<std::uint8_t> sliding_layers;  // empty: all layers when sliding_window > 0
 
   // The checkpoint's native precision.
   Format native_weights = Format::kBf16;
@@ -204,12 +206,12 @@ struct ModelSpec {
     if (sliding_window <= 0) return false;
     if (sliding_layers.empty()) return true;
     return layer >= 0 && layer < static_cast<std::int64_t>(sliding_layers.size()) &&
-           sliding_layers[static_cast<std::size_t>(layer)];
+           sliding_layers[static_cast<std::size_t>(layer)] != 0;
   }
   [[nodiscard]] bool is_linear_layer(std::int64_t layer) const noexcept {
     return linear_attention && layer >= 0 &&
            layer < static_cast<std::int64_t>(linear_layers.size()) &&
-           linear_layers[static_cast<std::size_t>(layer)];
+           linear_layers[static_cast<std::size_t>(layer)] != 0;
   }
   [[nodiscard]] std::int64_t moe_layer_count() const noexcept;
   [[nodiscard]] std::int64_t sliding_layer_count() const noexcept;

@@ -631,14 +631,17 @@ std::int64_t ModelSpec::moe_layer_count() const noexcept {
 std::int64_t ModelSpec::sliding_layer_count() const noexcept {
   if (sliding_window <= 0) return 0;
   if (sliding_layers.empty()) return layers;
-  std::int64_t n = 0;
-  for (std::int64_t l = 0; l < layers; ++l) n += is_sliding_layer(l);
-  return n;
+  // The flagged layers among the first `layers` (is_sliding_layer's).
+  const auto n =
+      std::min(sliding_layers.size(), static_cast<std::size_t>(std::max<std::int64_t>(layers, 0)));
+  return std::count(sliding_layers.begin(), sliding_layers.begin() + static_cast<std::ptrdiff_t>(n),
+                    std::uint8_t{1});
 }
 
 std::int64_t ModelSpec::linear_layer_count() const noexcept {
   if (!linear_attention) return 0;
-  return static_cast<std::int64_t>(std::count(linear_layers.begin(), linear_layers.end(), true));
+  return static_cast<std::int64_t>(
+      std::count(linear_layers.begin(), linear_layers.end(), std::uint8_t{1}));
 }
 
 double ModelSpec::indexer_parameters() const noexcept {

@@ -881,6 +881,15 @@ double apply_engine_file_mix(const EngineProfile& e, const ModelSpec& m, const P
   const FileMix* mix = e.file_mix(g->weights, g->experts, m.moe.has_value());
   *applied = mix;
   if (mix == nullptr) return 0;
+  // The kinds some role names, and whether a role takes every non-expert
+  // linear: an op neither covers is passed over without the roles' lists.
+  static_assert(kOpKindCount <= 64, "OpKind no longer fits a 64-bit mask");
+  std::uint64_t named_kinds = 0;
+  bool non_expert_role = false;
+  for (const FileMix::Role& r : mix->roles) {
+    for (const OpKind k : r.ops) named_kinds |= std::uint64_t{1} << static_cast<unsigned>(k);
+    non_expert_role = non_expert_role || r.non_expert;
+  }
   double delta = 0;
   for (int i = 0; i < g->size; ++i) {
     Op& op = g->ops[static_cast<std::size_t>(i)];
@@ -890,6 +899,8 @@ double apply_engine_file_mix(const EngineProfile& e, const ModelSpec& m, const P
     const bool expert =
         op.moe_layer && (op.kind == OpKind::kGateProj || op.kind == OpKind::kUpProj ||
                          op.kind == OpKind::kDownProj);
+    if ((named_kinds >> static_cast<unsigned>(op.kind) & 1) == 0 && !(non_expert_role && !expert))
+      continue;
     // Only tensors stored in the format the mix describes.
     if (op.weights != (mix->experts && expert ? g->experts : g->weights)) continue;
     for (const FileMix::Role& r : mix->roles) {

@@ -1287,6 +1287,12 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
     const int moe = moe_layers > 0 ? 1 : 0;
     counts[moe][kLinear] = static_cast<double>(m.linear_layer_count());
     counts[moe][kFull] = layers - counts[moe][kLinear];
+  } else if (!m.linear_attention && (moe_layers == 0 || moe_layers == m.layers)) {
+    // Sliding windows in a model whose layers are all MoE or all dense
+    // (gpt-oss): no pass over the layers (a tenth of such a prediction).
+    const int moe = moe_layers > 0 ? 1 : 0;
+    counts[moe][kSliding] = static_cast<double>(m.sliding_layer_count());
+    counts[moe][kFull] = layers - counts[moe][kSliding];
   } else {
     for (std::int64_t l = 0; l < m.layers; ++l) counts[m.is_moe_layer(l)][attention_of(l)] += 1;
   }
