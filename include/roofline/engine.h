@@ -66,7 +66,7 @@ struct GemmTable {
   // The static quantize kernel per call on the same grid (empty when not
   // measured): what an fp8 row still holds once the scale's computation is
   // taken off, and what an engine whose kernel before the GEMM writes the
-  // input in fp8 (EngineProfile::fp8_inputs_prequantized) does not run.
+  // input in fp8 (EngineProfile::fp8_prequantized) does not run.
   std::vector<double> fp8_static_quantize_s;
   std::string fp8_static_quantize_citation;
 
