@@ -878,22 +878,20 @@ struct Builder {
 
   void layer(double count, bool moe, bool sliding, bool linear_attn) {
     const int first = g.size;
-    Half& attn = attention_halves[linear_attn ? 2 : sliding ? 1 : 0];
-    if (attn.end > 0 && !drafting) {
-      repeat(attn, count);
-    } else {
+    // A half an earlier class built is copied; else built (and kept).
+    const auto add_half = [&](Half& half, auto build) {
+      if (half.end > 0 && !drafting) {
+        repeat(half, count);
+        return;
+      }
       const int begin = g.size;
-      attention_half(count, sliding, linear_attn);
-      if (!drafting) attn = {begin, g.size};
-    }
-    Half& mlp = mlp_halves[moe ? 1 : 0];
-    if (mlp.end > 0 && !drafting) {
-      repeat(mlp, count);
-    } else {
-      const int begin = g.size;
-      mlp_half(count, moe);
-      if (!drafting) mlp = {begin, g.size};
-    }
+      build();
+      if (!drafting) half = {begin, g.size};
+    };
+    const int attention_kind = linear_attn ? 2 : sliding ? 1 : 0;
+    add_half(attention_halves[static_cast<std::size_t>(attention_kind)],
+             [&] { attention_half(count, sliding, linear_attn); });
+    add_half(mlp_halves[moe ? 1 : 0], [&] { mlp_half(count, moe); });
     for (int i = first; i < g.size; ++i) {
       g.ops[static_cast<std::size_t>(i)].moe_layer = moe;
       g.ops[static_cast<std::size_t>(i)].sliding_layer = sliding;
@@ -1282,17 +1280,15 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
   if (m.sliding_window == 0 && !m.linear_attention) {
     counts[0][kFull] = layers - static_cast<double>(moe_layers);
     counts[1][kFull] = static_cast<double>(moe_layers);
-  } else if (m.sliding_window == 0 && (moe_layers == 0 || moe_layers == m.layers)) {
-    // Linear attention in a model whose layers are all MoE or all dense.
+  } else if ((moe_layers == 0 || moe_layers == m.layers) &&
+             !(m.sliding_window != 0 && m.linear_attention)) {
+    // Linear attention (Qwen3.5) or sliding windows (gpt-oss), not both, in a
+    // model whose layers are all MoE or all dense: no pass over the layers (a
+    // tenth of gpt-oss's prediction). Each count is 0 without its kind.
     const int moe = moe_layers > 0 ? 1 : 0;
     counts[moe][kLinear] = static_cast<double>(m.linear_layer_count());
-    counts[moe][kFull] = layers - counts[moe][kLinear];
-  } else if (!m.linear_attention && (moe_layers == 0 || moe_layers == m.layers)) {
-    // Sliding windows in a model whose layers are all MoE or all dense
-    // (gpt-oss): no pass over the layers (a tenth of such a prediction).
-    const int moe = moe_layers > 0 ? 1 : 0;
     counts[moe][kSliding] = static_cast<double>(m.sliding_layer_count());
-    counts[moe][kFull] = layers - counts[moe][kSliding];
+    counts[moe][kFull] = layers - counts[moe][kLinear] - counts[moe][kSliding];
   } else {
     for (std::int64_t l = 0; l < m.layers; ++l) counts[m.is_moe_layer(l)][attention_of(l)] += 1;
   }
