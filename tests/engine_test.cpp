@@ -1432,6 +1432,16 @@ TEST(Engines, AMoeKernelReleaseFollowsTheReleaseAndArchitecture) {
   EXPECT_EQ(vllm.moe_kernel_release("0.12.0", h100), nullptr);
   EXPECT_EQ(vllm.moe_kernel_release("", h100), nullptr);  // the current release
   EXPECT_EQ(vllm.moe_kernel_release("0.10.2", b200), nullptr);
+  // Before SM90 every release, the current one too, runs them on Marlin,
+  // priced by the family's int4 layers where its MXFP4 ones were not measured.
+  const Device& a100 = devices().get("a100-80gb");
+  for (const std::string_view version : {"0.10.2", "0.24.0", ""}) {
+    const MoeKernelRelease* ampere = vllm.moe_kernel_release(version, a100);
+    ASSERT_NE(ampere, nullptr) << version;
+    EXPECT_EQ(ampere->family, "marlin");
+    EXPECT_EQ(ampere->before_version, "");
+    EXPECT_EQ(ampere->measured_as, "int4");
+  }
   EXPECT_EQ(EngineRegistry::built_in().get("sglang").moe_kernel_release("0.4.0", h100), nullptr);
   const nlohmann::json j = to_json(vllm);
   EXPECT_EQ(j["moe_kernel_releases"][0]["before_version"], "0.12.0");
@@ -1474,6 +1484,130 @@ TEST(Engines, MoeKernelReleasesAreStrict) {
                "architecture");  // one rule an architecture
   expect_error(R"("moe_kernel_releases": [{)", R"("moe_kernel_releases": [], "x": [{)",
                "moe_kernel_releases");
+  // A rule of every release has no before_version; one with measured_as names
+  // another MoE table key.
+  const EngineProfile every = parse_engine(
+      edits.with(R"("before_version": "0.12.0", )", R"("measured_as": "int4", )"), "x.json");
+  EXPECT_EQ(every.moe_kernel_releases[0].before_version, "");
+  EXPECT_EQ(every.moe_kernel_releases[0].measured_as, "int4");
+  expect_error(R"("before_version": "0.12.0")", R"("measured_as": "q4_k_m")", "measured_as");
+  expect_error(R"("before_version": "0.12.0")", R"("measured_as": "mxfp4")", "measured_as");
+}
+
+TEST(Engines, MoeTableStandInsAreStrict) {
+  const std::string rule =
+      R"("moe_table_stand_ins": [{"architecture": "ampere", "engine": "sglang",
+      "source": "s", "note": "n"}], )";
+  const std::string doc = profile_with_rule(rule);
+  const EngineProfile e = parse_engine(doc, "x.json");
+  ASSERT_EQ(e.moe_table_stand_ins.size(), 1u);
+  EXPECT_EQ(e.moe_table_stand_ins[0].architecture, "ampere");
+  EXPECT_EQ(e.moe_table_stand_ins[0].engine, "sglang");
+  const StrictEdits edits{doc, "x.json", parse_engine};
+  auto expect_error = [&](std::string_view from, std::string_view to, std::string_view key) {
+    edits.expect_error(edits.with(from, to), key);
+  };
+  expect_error(R"("engine": "sglang")", R"("engine": "")", "engine");
+  expect_error(R"("architecture": "ampere", )", "", "architecture");  // required
+  expect_error(R"("source": "s", "note")", R"("source": "z", "note")", "source");
+  expect_error(R"("note": "n"})", R"("note": "n", "extra": 1})", "extra");
+  expect_error(R"("note": "n"}])",
+               R"("note": "n"}, {"architecture": "ampere", "engine": "trtllm", "source": "s"}])",
+               "architecture");  // one rule an architecture
+}
+
+// vLLM has no MoE table of its own on Ampere (its A100 rows are all
+// power-law routed): SGLang's A100 table, whose fused Triton MoE is adapted
+// from vLLM's and whose Marlin MoE is the same GEMM, stands in as a derived
+// table (data/engines/vllm.json moe_table_stand_ins). Where vLLM has its own
+// table, or another engine names no stand-in, nothing changes.
+TEST(Engines, AnotherEnginesMoeTableStandsInWhereTheEngineHasNone) {
+  const EngineRegistry& reg = EngineRegistry::built_in();
+  const Device& a100 = devices().get("a100-80gb");
+  const Device& h100 = devices().get("h100-sxm");
+  EfficiencySource source = EfficiencySource::kDevice;
+  const MoeTable* t = reg.moe_table(a100, reg.get("vllm"), &source);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->id, "a100-80gb-sglang");
+  EXPECT_EQ(source, EfficiencySource::kDerivedMoeTable);
+  t = reg.moe_table(a100, reg.get("sglang"), &source);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->id, "a100-80gb-sglang");
+  EXPECT_EQ(source, EfficiencySource::kMeasuredMoeTable);
+  t = reg.moe_table(h100, reg.get("vllm"), &source);
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->id, "h100-sxm-vllm");
+  EXPECT_EQ(source, EfficiencySource::kMeasuredMoeTable);
+  EXPECT_EQ(reg.moe_table(a100, reg.get("trtllm"), nullptr), nullptr);
+  const nlohmann::json j = to_json(reg.get("vllm"));
+  ASSERT_EQ(j["moe_table_stand_ins"].size(), 1u);
+  EXPECT_EQ(j["moe_table_stand_ins"][0]["engine"], "sglang");
+  EXPECT_NE(j["moe_table_stand_ins"][0]["source"].get<std::string>().find("Adapted from"),
+            std::string::npos);
+}
+
+// gpt-oss-120b's MXFP4 experts on an A100 under vLLM run on Marlin (every
+// release), priced by the stand-in table's Marlin int4 layers: each expert
+// matmul reports the layer's efficiency, which is the int4 entry's grid at
+// the layer's tokens, streamed expert bytes and slice width (no measured
+// shape of gpt-oss's there, 16 tokens: no routing skew), not the bf16 Triton
+// entry's.
+TEST(EnginePrediction, VllmOnAmpereReadsTheStandInTablesMarlinLayers) {
+  const ModelSpec m = load_model("gpt-oss-120b");
+  const EngineRegistry& reg = EngineRegistry::built_in();
+  const Device& a100 = devices().get("a100-80gb");
+  Scenario s;
+  s.phase = Phase::kDecode;
+  s.batch = 16;
+  s.seq_len = 2048;
+  s.precision.weights = Format::kMxfp4;
+  ModelOptions o;
+  o.engine = &reg.get("vllm");  // the CLI's path: predict() resolves the tables
+  const Prediction p = predict(m, a100, s, o);
+  ASSERT_NE(p.moe_table, nullptr);
+  EXPECT_EQ(p.moe_table->id, "a100-80gb-sglang");
+  EXPECT_EQ(p.moe_table_source, EfficiencySource::kDerivedMoeTable);
+  ASSERT_NE(p.moe_release, nullptr);
+  EXPECT_EQ(p.moe_release->measured_as, "int4");
+  const MoeTable::Entry* int4 = p.moe_table->find_family("marlin", "int4");
+  const MoeTable::Entry* bf16 = p.moe_table->find("bf16");
+  ASSERT_NE(int4, nullptr);
+  ASSERT_NE(bf16, nullptr);
+  int checked = 0;
+  for (int k = 0; k < p.graph.size; ++k) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(k)];
+    if (!op.moe_layer || op.kind != OpKind::kGateProj) continue;
+    const OpTiming& t = p.timings[static_cast<std::size_t>(k)];
+    EXPECT_EQ(t.source, EfficiencySource::kDerivedMoeTable);
+    // The layer: gate and up (one fused slice pair) and down, per instance.
+    double weights = 0;
+    for (int j = k; j < p.graph.size; ++j) {
+      const Op& x = p.graph.ops[static_cast<std::size_t>(j)];
+      if (x.cls == OpClass::kMatmul) weights += x.weight_bytes;
+      if (x.kind == OpKind::kDownProj) break;
+    }
+    const double tokens = op.gemm_m * op.gemm_groups / m.moe->top_k;
+    const double from_int4 = p.moe_table->efficiency(*int4, tokens, weights, op.gemm_n);
+    const double from_bf16 = p.moe_table->efficiency(*bf16, tokens, weights, op.gemm_n);
+    constexpr double kSameReading = 1e-9;  // the same doubles, another order
+    constexpr double kDistinct = 0.05;     // the two entries are far apart here
+    ASSERT_GT(std::fabs(from_int4 / from_bf16 - 1), kDistinct);
+    // The reported efficiency is ideal / layer time: the entry's reading, the
+    // layer (about 0.7 GB of touched experts, some 300 us at the A100's
+    // bandwidth) far above the entry's fastest measured layer.
+    EXPECT_LT(int4->floor_s, 1e-4);
+    EXPECT_NEAR(t.efficiency, from_int4, kSameReading * from_int4);
+    ++checked;
+  }
+  EXPECT_EQ(checked, 2);  // gpt-oss's two layer classes (full and sliding attention)
+  const auto notes = explain(m, a100, s, p);
+  auto says = [&](std::string_view text) {
+    return std::any_of(notes.begin(), notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(says("SGLang's layers of the same kernels standing in for vLLM's"));
+  EXPECT_TRUE(says("every release runs mxfp4 experts on marlin on ampere"));
+  EXPECT_TRUE(says("its int4 layers where mxfp4's were not measured"));
 }
 
 // vLLM holds MXFP4 experts padded for its kernel (mxfp4.py create_weights):

@@ -311,13 +311,30 @@ struct PaddedMoeLayout {
 // Releases whose MoE layers of one expert format ran another kernel family
 // by default than the one the engine's measured table blends for it (vLLM's
 // MXFP4 experts on Hopper ran Marlin until its builds carried OpenAI's
-// triton_kernels). A deployment's own choice (--moe-kernel) overrides it.
+// triton_kernels; on Ampere every release runs them on Marlin). A
+// deployment's own choice (--moe-kernel) overrides it.
 struct MoeKernelRelease {
   std::string format;          // a MoE table key (moe_table_key): "mxfp4"
   std::string architecture;    // the devices': "hopper"
   std::string family;          // one of kMoeKernelFamilies (roofline/moe_table.h)
-  std::string before_version;  // the releases before this one
-  std::string source;          // a key of `sources`
+  std::string before_version;  // the releases before this one ("": every release)
+  // A MoE table key whose entry of `family` prices `format` where the table
+  // has no entry of the family for `format` itself: the same kernel run on
+  // another weight type (Marlin's MoE GEMM takes int4 and MXFP4 weights
+  // alike). "": none.
+  std::string measured_as;
+  std::string source;  // a key of `sources`
+};
+
+// Where the engine has no MoE table of its own for an architecture, another
+// engine's table measured on the device (or the nearest device of the
+// architecture) whose MoE kernels are the engine's own (SGLang's fused Triton
+// MoE is adapted from vLLM's, and both run the same Marlin MoE GEMM) stands
+// in for it, as a derived table.
+struct MoeTableStandIn {
+  std::string architecture;  // the devices': "ampere"
+  std::string engine;        // an engine id whose tables stand in: "sglang"
+  std::string source;        // a key of `sources`
 };
 
 // An expert format a MoE kernel family holds padded in memory: each expert's
@@ -412,6 +429,7 @@ struct EngineProfile {
   } shared_experts_stream;
   PaddedMoeLayout padded_moe;                         // none unless `on`
   std::vector<MoeKernelRelease> moe_kernel_releases;  // at most one per architecture
+  std::vector<MoeTableStandIn> moe_table_stand_ins;   // at most one per architecture
   std::vector<MoeWeightPadding> moe_weight_padding;   // at most one per format and family
   // The padding of `format`'s experts on `d` under the family `chosen` (the
   // deployment's or the release's; empty: the engine's default there), or null.
@@ -419,7 +437,8 @@ struct EngineProfile {
                                                     std::string_view chosen,
                                                     const Device& d) const noexcept;
   // The rule release `version` follows on `d`, or null: `version` empty or
-  // unparsed is the current release.
+  // unparsed is the current release, which only a rule of every release
+  // (no before_version) covers.
   [[nodiscard]] const MoeKernelRelease* moe_kernel_release(std::string_view version,
                                                            const Device& d) const noexcept;
   // The padded layout a release runs at tensor-parallel size `tp` on `d`,
@@ -670,7 +689,9 @@ class EngineRegistry {
   // The MoE tables, and the one for `device` and `engine` picked as
   // gemm_table() picks (the engine's `gemm.tables` names the measured engine):
   // the device's own (kMeasuredMoeTable), else the nearest measured device of
-  // the same architecture (kDerivedMoeTable); nullptr when none.
+  // the same architecture, else the table of the engine the profile's
+  // moe_table_stand_ins names for the architecture, picked the same way
+  // (both kDerivedMoeTable); nullptr when none.
   [[nodiscard]] const std::vector<MoeTable>& moe_tables() const noexcept { return moe_tables_; }
   [[nodiscard]] const MoeTable* moe_table(const Device& device, const EngineProfile& engine,
                                           EfficiencySource* source) const noexcept;

@@ -708,11 +708,12 @@ const PaddedMoeLayout* EngineProfile::padded_moe_for(std::string_view version, c
 const MoeKernelRelease* EngineProfile::moe_kernel_release(std::string_view version,
                                                           const Device& d) const noexcept {
   if (moe_kernel_releases.empty()) return nullptr;
-  const std::vector<int> have = release_numbers(version);
-  if (have.empty()) return nullptr;  // the current release
-  for (const MoeKernelRelease& r : moe_kernel_releases)
-    if (r.architecture == d.architecture && release_before(have, release_numbers(r.before_version)))
-      return &r;
+  const std::vector<int> have = release_numbers(version);  // empty: the current release
+  for (const MoeKernelRelease& r : moe_kernel_releases) {
+    if (r.architecture != d.architecture) continue;
+    if (r.before_version.empty()) return &r;  // every release
+    if (!have.empty() && release_before(have, release_numbers(r.before_version))) return &r;
+  }
   return nullptr;
 }
 
@@ -941,9 +942,27 @@ std::string moe_family(StrictObject& r) {
   }
 }
 
+// A rule list's "architecture", at most one rule each.
+template <typename Rule>
+std::string rule_architecture(StrictObject& r, const std::vector<Rule>& earlier) {
+  std::string architecture = r.string("architecture");
+  if (architecture.empty()) r.fail("architecture", "must name the architecture");
+  for (const Rule& other : earlier)
+    if (other.architecture == architecture)
+      r.fail("architecture", "'" + architecture + "' has an earlier rule");
+  return architecture;
+}
+
+// A rule's "source": a key of the profile's sources.
+std::string rule_source(StrictObject& r, const std::map<std::string, std::string>& sources) {
+  std::string source = r.string("source");
+  if (!sources.count(source)) r.fail("source", "names no entry of \"sources\"");
+  return source;
+}
+
 // "moe_kernel_releases": [{"format": MoE table key, "architecture": a, "family": one of
-// kMoeKernelFamilies, "before_version": release, "source": key, "note": text}, ...]: at
-// most one rule per architecture.
+// kMoeKernelFamilies, "before_version": release (absent: every release), "measured_as": MoE
+// table key (optional), "source": key, "note": text}, ...]: at most one rule per architecture.
 std::vector<MoeKernelRelease> parse_moe_kernel_releases(
     StrictObject& parent, const std::map<std::string, std::string>& sources) {
   const json& list = rule_list(parent, "moe_kernel_releases");
@@ -956,17 +975,35 @@ std::vector<MoeKernelRelease> parse_moe_kernel_releases(
       r.fail("format",
              "expected a MoE table key (bf16, fp8, fp8_block, nvfp4, int4, mxfp4, "
              "mxfp4_mxfp8)");
-    x.architecture = r.string("architecture");
-    if (x.architecture.empty()) r.fail("architecture", "must name the architecture");
-    for (const auto& other : rules)
-      if (other.architecture == x.architecture)
-        r.fail("architecture", "'" + x.architecture + "' has an earlier rule");
+    x.architecture = rule_architecture(r, rules);
     x.family = moe_family(r);
-    x.before_version = r.string("before_version");
-    if (release_numbers(x.before_version).empty())
-      r.fail("before_version", "expected a release such as \"0.12.0\"");
-    x.source = r.string("source");
-    if (!sources.count(x.source)) r.fail("source", "names no entry of \"sources\"");
+    x.before_version = r.optional_string("before_version", "");
+    if (r.has("before_version") && release_numbers(x.before_version).empty())
+      r.fail("before_version", "expected a release such as \"0.12.0\" (absent: every release)");
+    x.measured_as = r.optional_string("measured_as", "");
+    if (r.has("measured_as") && (!is_moe_table_key(x.measured_as) || x.measured_as == x.format))
+      r.fail("measured_as", "expected a MoE table key other than the rule's format");
+    x.source = rule_source(r, sources);
+    (void)r.optional_string("note", "");
+    r.finish();
+    rules.push_back(std::move(x));
+  }
+  return rules;
+}
+
+// "moe_table_stand_ins": [{"architecture": a, "engine": engine id, "source": key, "note":
+// text}, ...]: at most one per architecture; the registry checks the engine exists.
+std::vector<MoeTableStandIn> parse_moe_table_stand_ins(
+    StrictObject& parent, const std::map<std::string, std::string>& sources) {
+  const json& list = rule_list(parent, "moe_table_stand_ins");
+  std::vector<MoeTableStandIn> rules;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    StrictObject r(list[i], parent.origin(), "moe_table_stand_ins[" + std::to_string(i) + "]");
+    MoeTableStandIn x;
+    x.architecture = rule_architecture(r, rules);
+    x.engine = r.string("engine");
+    if (x.engine.empty()) r.fail("engine", "must name the engine whose tables stand in");
+    x.source = rule_source(r, sources);
     (void)r.optional_string("note", "");
     r.finish();
     rules.push_back(std::move(x));
@@ -1095,6 +1132,7 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
     s.finish();
   }
   if (o.has("moe_kernel_releases")) e.moe_kernel_releases = parse_moe_kernel_releases(o, e.sources);
+  if (o.has("moe_table_stand_ins")) e.moe_table_stand_ins = parse_moe_table_stand_ins(o, e.sources);
   if (o.has("moe_weight_padding")) e.moe_weight_padding = parse_moe_weight_padding(o, e.sources);
   if (o.has("moe_padded_layout")) {
     // {"kernel", "format", "architecture", "from_version", "before_version",
@@ -1439,6 +1477,20 @@ void lend_borrowed_formats(const std::vector<EngineProfile>& engines,
   }
 }
 
+// Each engine's MoE table stand-ins name another engine with measured tables.
+void check_moe_table_stand_ins(const std::vector<EngineProfile>& engines) {
+  for (const EngineProfile& e : engines) {
+    for (const MoeTableStandIn& x : e.moe_table_stand_ins) {
+      const auto other = std::find_if(engines.begin(), engines.end(),
+                                      [&](const EngineProfile& o) { return o.id == x.engine; });
+      if (other == engines.end() || other->id == e.id || other->gemm_tables.empty()) {
+        throw ParseError("engine " + e.id + ": moe_table_stand_ins names '" + x.engine +
+                         "', which is not another engine with measured tables");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 const EngineRegistry& EngineRegistry::built_in() {
@@ -1459,6 +1511,7 @@ const EngineRegistry& EngineRegistry::built_in() {
       }
     }
     lend_borrowed_formats(r.engines_, &r.tables_);
+    check_moe_table_stand_ins(r.engines_);
     // "roofline" (the reference) first, then by id.
     std::sort(r.engines_.begin(), r.engines_.end(),
               [](const EngineProfile& a, const EngineProfile& b) {
@@ -1559,6 +1612,16 @@ const MoeTable* EngineRegistry::moe_table(const Device& device, const EngineProf
                                           EfficiencySource* source) const noexcept {
   bool own = false;
   const MoeTable* t = pick_table(moe_tables_, device, engine, &own);
+  if (t == nullptr) {
+    // None of its own on this architecture: the engine whose kernels stand in.
+    for (const MoeTableStandIn& x : engine.moe_table_stand_ins) {
+      if (x.architecture != device.architecture) continue;
+      if (const EngineProfile* other = find(x.engine)) {
+        t = pick_table(moe_tables_, device, *other, &own);
+        own = false;
+      }
+    }
+  }
   if (t && source)
     *source = own ? EfficiencySource::kMeasuredMoeTable : EfficiencySource::kDerivedMoeTable;
   return t;
@@ -1741,6 +1804,9 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
       EngineRegistry::built_in().gemm_table(device, *engine, &options.gemm_table_source);
   options.moe_table = EngineRegistry::built_in().moe_table(device, *engine, options.moe_kernel,
                                                            &options.moe_table_source);
+  // The current release's MoE kernel family where a rule of every release names one.
+  options.moe_release =
+      options.moe_kernel.empty() ? engine->moe_kernel_release("", device) : nullptr;
   options.comm_table = EngineRegistry::built_in().comm_table(device, *engine, nullptr);
   options.attention_table =
       EngineRegistry::built_in().attention_table(device, *engine, &options.attention_table_source);
@@ -1990,7 +2056,13 @@ nlohmann::json to_json(const EngineProfile& e) {
                         {"architecture", r.architecture},
                         {"family", r.family},
                         {"before_version", r.before_version},
+                        {"measured_as", r.measured_as},
                         {"source", e.citation(r.source)}});
+  }
+  json stand_ins = json::array();
+  for (const auto& x : e.moe_table_stand_ins) {
+    stand_ins.push_back(
+        {{"architecture", x.architecture}, {"engine", x.engine}, {"source", e.citation(x.source)}});
   }
   json paddings = json::array();
   for (const auto& r : e.moe_weight_padding) {
@@ -2066,6 +2138,7 @@ nlohmann::json to_json(const EngineProfile& e) {
                : nlohmann::json(nullptr)},
           {"moe_padded_layout", padded},
           {"moe_kernel_releases", releases},
+          {"moe_table_stand_ins", stand_ins},
           {"moe_weight_padding", paddings},
           {"gemm_tables", tables},
           {"moe_tables", moe_tables},

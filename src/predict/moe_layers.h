@@ -129,8 +129,12 @@ inline bool price_moe_layers(const ModelSpec& m, const Device& d, const OpGraph&
     bool by_release = false;
     if (opt.moe_release != nullptr &&
         moe_table_key(first.weights, first.compute, first.weight_only) == opt.moe_release->format) {
-      if (const MoeTable::Entry* own =
-              table->find_family(opt.moe_release->family, opt.moe_release->format)) {
+      const MoeKernelRelease& rule = *opt.moe_release;
+      const MoeTable::Entry* own = table->find_family(rule.family, rule.format);
+      // The family's kernel measured on another weight type stands in.
+      if (own == nullptr && !rule.measured_as.empty())
+        own = table->find_family(rule.family, rule.measured_as);
+      if (own != nullptr) {
         e = own;
         by_release = true;
       }

@@ -699,6 +699,9 @@ const ModelOptions& resolved(const ModelOptions& options, const Device& d, Model
     scratch->moe_table = memo.resolved.moe_table;
     scratch->moe_table_source = memo.resolved.moe_table_source;
   }
+  // A kernel family every release runs (no release named one).
+  if (options.moe_release == nullptr && options.moe_kernel.empty())
+    scratch->moe_release = memo.resolved.moe_release;
   if (options.comm_table == nullptr) scratch->comm_table = memo.resolved.comm_table;
   if (options.attention_table == nullptr) {
     scratch->attention_table = memo.resolved.attention_table;

@@ -13,6 +13,12 @@
 namespace roofline {
 namespace {
 
+// An engine id's display name ("sglang": "SGLang"), or the id where none is registered.
+std::string engine_display_name(const std::string& id) {
+  const EngineProfile* e = EngineRegistry::built_in().find(id);
+  return e ? e->name : id;
+}
+
 // Scales x by powers of 1000 and appends a prefix: (2.73e11, "B/s") -> "273 GB/s".
 // Beyond the largest prefix (Y, 1e24) the number is written in scientific notation.
 std::string si(double x, std::string_view unit) {
@@ -831,16 +837,31 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
             ", {} MoE expert matmul groups priced as whole layers by the {} MoE table ({}{}{})",
             from_moe_table, p.moe_table->id, efficiency_source_name(p.moe_table_source),
             p.moe_table_source != EfficiencySource::kDerivedMoeTable ? ""
+            : p.engine && p.moe_table->engine != p.engine->gemm_tables
+                ? fmt::format(", {}'s layers of the same kernels standing in for {}'s, which are "
+                              "not measured on {}",
+                              engine_display_name(p.moe_table->engine), p.engine->name,
+                              d.architecture)
             : p.moe_table->device == d.id
                 ? ", the chosen kernels' layers measured inside another engine on this device"
                 : ", the nearest measured device of this architecture",
             by_shape);
-        if (p.moe_release) {
-          gemms += fmt::format(
-              "; releases before {} ran {} experts on {} by default on {}, whose layers price "
-              "them",
-              p.moe_release->before_version, p.moe_release->format, p.moe_release->family,
-              d.architecture);
+        if (const MoeKernelRelease* rule = p.moe_release) {
+          gemms += rule->before_version.empty()
+                       ? fmt::format(
+                             "; every release runs {} experts on {} on {}, whose layers "
+                             "price them",
+                             rule->format, rule->family, d.architecture)
+                       : fmt::format(
+                             "; releases before {} ran {} experts on {} by default on "
+                             "{}, whose layers price them",
+                             rule->before_version, rule->format, rule->family, d.architecture);
+          if (!rule->measured_as.empty()) {
+            gemms += fmt::format(
+                " (its {} layers where {}'s were not measured: the same kernel "
+                "on another weight type)",
+                rule->measured_as, rule->format);
+          }
         }
         if (p.moe_layers_other_model > 0) {
           gemms += fmt::format(

@@ -1028,11 +1028,17 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     const Prediction decode_step =
         decode_grid.step(std::max<std::int64_t>(r.running, 1), 0, mean_context);
     if (const MoeKernelRelease* rule = decode_step.moe_release) {
-      r.notes.push_back(fmt::format(
-          "MoE kernels: {} releases before {} ran {} experts on {} by default on {} (release {}), "
-          "whose measured layers price them",
-          o.engine->name, rule->before_version, rule->format, rule->family, d.architecture,
-          in.engine_version));
+      r.notes.push_back(
+          rule->before_version.empty()
+              ? fmt::format(
+                    "MoE kernels: every {} release runs {} experts on {} on {}, whose "
+                    "measured layers{} price them",
+                    o.engine->name, rule->format, rule->family, d.architecture,
+                    rule->measured_as.empty() ? "" : " (of " + rule->measured_as + " weights)")
+              : fmt::format("MoE kernels: {} releases before {} ran {} experts on {} by default "
+                            "on {} (release {}), whose measured layers price them",
+                            o.engine->name, rule->before_version, rule->format, rule->family,
+                            d.architecture, in.engine_version));
     }
   }
   r.notes.push_back(fmt::format("the decode step of {} requests is {}-bound ({:.3g} ms alone)",
