@@ -542,6 +542,16 @@ TEST(CliEngines, ListShowAndPredict) {
         "pipeline stages              a micro-batch per stage in flight"}) {
     EXPECT_NE(text.out.find(line), std::string::npos) << line;
   }
+  // vLLM's MoE rules: the kernel family by release and the stand-in tables.
+  const CliRun vllm = roofline("engines show vllm");
+  ASSERT_EQ(vllm.exit_code, 0) << vllm.err;
+  for (const char* line :
+       {"MoE kernel by release        mxfp4 experts on marlin on hopper, releases before 0.12.0",
+        "MoE kernel by release        mxfp4 experts on marlin on ampere, every release (priced "
+        "by the family's int4 layers where mxfp4's were not measured)",
+        "MoE layers on ampere         sglang's MoE tables stand in"}) {
+    EXPECT_NE(vllm.out.find(line), std::string::npos) << line;
+  }
 
   const CliRun p =
       roofline("predict --model llama-3.1-8b --hardware h200 --engine trtllm --json --per-op");

@@ -93,6 +93,18 @@ void engines_command(const std::string& id, bool json) {
                                : std::string(),
           x.graphs_only ? ", in replayed graphs" : "", e.citation(x.source));
     }
+    for (const auto& x : e.moe_kernel_releases) {
+      std::cout << fmt::format(
+          "  {:<28} {} experts on {} on {}{}{}\n      source: {}\n", "MoE kernel by release",
+          x.format, x.family, x.architecture,
+          x.before_version.empty() ? std::string(", every release")
+                                   : fmt::format(", releases before {}", x.before_version),
+          x.measured_as.empty()
+              ? std::string()
+              : fmt::format(" (priced by the family's {} layers where {}'s were not measured)",
+                            x.measured_as, x.format),
+          e.citation(x.source));
+    }
     if (e.padded_moe.on) {
       const auto& x = e.padded_moe;
       std::cout << fmt::format(
@@ -114,6 +126,11 @@ void engines_command(const std::string& id, bool json) {
       std::cout << fmt::format("  {:<28} {}\n", "MoE tables measured on",
                                list(devices_of(engines.moe_tables(), e)) +
                                    " (others: the nearest device of their architecture)");
+      for (const auto& x : e.moe_table_stand_ins) {
+        std::cout << fmt::format(
+            "  {:<28} {}'s MoE tables stand in (the same kernels; derived)\n      source: {}\n",
+            fmt::format("MoE layers on {}", x.architecture), x.engine, e.citation(x.source));
+      }
       std::cout << fmt::format("  {:<28} {}\n", "attention tables measured on",
                                list(devices_of(engines.attention_tables(), e)) +
                                    " (others: the nearest device of their architecture)");
