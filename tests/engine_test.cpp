@@ -1859,6 +1859,76 @@ TEST(EnginePrediction, AReleasesMoeKernelFamilyPricesItsLayers) {
   EXPECT_EQ(with_engine_release(chosen, d, "0.11.0", s.tp, reg).moe_release, nullptr);
 }
 
+// A later MoE layer class doing the same expert work as an earlier one takes
+// its reading of the table (price_moe_layers reads it once): gpt-oss-120b's
+// sliding-window layers, after its full ones, on vLLM 0.11.0's Marlin layers
+// (another model's curve) on an H100. Each class's expert ops match those of
+// the same model with every layer full (one class of 36, read by itself) at
+// half its time, and the counters still count both classes. DeepSeek-V3's
+// draft head, a MoE layer over one token a sequence where the verified pass
+// has draft + 1, reads its own.
+TEST(EnginePrediction, ALaterMoeClassWithTheSameExpertWorkTakesTheEarlierReading) {
+  const ModelSpec m = load_model("gpt-oss-120b");
+  ModelSpec full = m;
+  full.sliding_window = 0;
+  const Device& d = devices().get("h100-sxm");
+  const EngineRegistry& reg = EngineRegistry::built_in();
+  Scenario s;
+  s.phase = Phase::kDecode;
+  s.batch = 16;
+  s.seq_len = 2048;
+  const ModelOptions o =
+      with_engine_release(with_engine({}, d, &reg.get("vllm"), reg), d, "0.11.0", s.tp, reg);
+  const Prediction two = predict(m, d, s, o), one = predict(full, d, s, o);
+  EXPECT_EQ(two.moe_layers_other_model, 2);
+  EXPECT_EQ(one.moe_layers_other_model, 1);
+  auto experts = [](const Prediction& p) {
+    std::vector<std::pair<const Op*, const OpTiming*>> out;
+    for (int i = 0; i < p.graph.size; ++i) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+      if (op.moe_layer && op.kind == OpKind::kGateProj)
+        out.emplace_back(&op, &p.timings[static_cast<std::size_t>(i)]);
+    }
+    return out;
+  };
+  const auto classes = experts(two), alone = experts(one);
+  ASSERT_EQ(classes.size(), 2u);
+  ASSERT_EQ(alone.size(), 1u);
+  constexpr double kRounding = 1e-12;  // the same doubles, another count
+  for (const auto& [op, t] : classes) {
+    EXPECT_EQ(op->count, 18);
+    EXPECT_EQ(t->source, EfficiencySource::kMeasuredMoeTable);
+    EXPECT_NEAR(t->efficiency, alone[0].second->efficiency,
+                kRounding * alone[0].second->efficiency);
+    EXPECT_NEAR(t->memory_time_s, alone[0].second->memory_time_s / 2,
+                kRounding * alone[0].second->memory_time_s);
+  }
+
+  const ModelSpec ds = load_model("deepseek-v3");
+  const Device& b200 = devices().get("b200");
+  Scenario mtp;
+  mtp.phase = Phase::kDecode;
+  mtp.batch = 32;
+  mtp.seq_len = 2048;
+  mtp.tp = 8;
+  mtp.precision.weights = Format::kFp8;
+  mtp.precision.act = Format::kFp8;
+  mtp.draft_tokens = 3;
+  const Prediction p = predict(ds, b200, mtp, with_engine({}, b200, &reg.get("sglang"), reg));
+  const OpTiming* main_gate = nullptr;
+  const OpTiming* draft_gate = nullptr;
+  for (int i = 0; i < p.graph.size; ++i) {
+    const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+    if (!op.moe_layer || op.kind != OpKind::kGateProj) continue;
+    (op.draft_head ? draft_gate : main_gate) = &p.timings[static_cast<std::size_t>(i)];
+  }
+  ASSERT_NE(main_gate, nullptr);
+  ASSERT_NE(draft_gate, nullptr);
+  EXPECT_EQ(draft_gate->source, EfficiencySource::kMeasuredMoeTable);
+  // 32 tokens through the head's experts against 128 in the verified pass.
+  EXPECT_NE(draft_gate->efficiency, main_gate->efficiency);
+}
+
 // DeepSeek-V3 in FP8 on H200 with TensorRT-LLM, TP 8, one decode token: the
 // block-scaled FP8 entry prices the experts, at no less than its floor.
 TEST(EnginePrediction, MoeLayerAtOneTokenCostsAtLeastTheFloor) {

@@ -1616,10 +1616,10 @@ const MoeTable* EngineRegistry::moe_table(const Device& device, const EngineProf
     // None of its own on this architecture: the engine whose kernels stand in.
     for (const MoeTableStandIn& x : engine.moe_table_stand_ins) {
       if (x.architecture != device.architecture) continue;
-      if (const EngineProfile* other = find(x.engine)) {
-        t = pick_table(moe_tables_, device, *other, &own);
-        own = false;
+      for (const EngineProfile& other : engines_) {  // ids as loaded (find() allocates)
+        if (other.id == x.engine) t = pick_table(moe_tables_, device, other, &own);
       }
+      own = false;
     }
   }
   if (t && source)

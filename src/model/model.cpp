@@ -628,20 +628,31 @@ std::int64_t ModelSpec::moe_layer_count() const noexcept {
   return n;
 }
 
+namespace {
+
+// The flags equal to 1 among the first `n`. A 32-bit sum the compiler
+// vectorizes, where std::count's 64-bit one goes a byte at a time (a
+// prediction counts a model's layer flags several times).
+std::int64_t count_flags(const std::vector<std::uint8_t>& flags, std::size_t n) noexcept {
+  std::uint32_t count = 0;
+  for (std::size_t i = 0; i < n; ++i) count += flags[i] == 1 ? 1u : 0u;
+  return count;
+}
+
+}  // namespace
+
 std::int64_t ModelSpec::sliding_layer_count() const noexcept {
   if (sliding_window <= 0) return 0;
   if (sliding_layers.empty()) return layers;
   // The flagged layers among the first `layers` (is_sliding_layer's).
-  const auto n =
-      std::min(sliding_layers.size(), static_cast<std::size_t>(std::max<std::int64_t>(layers, 0)));
-  return std::count(sliding_layers.begin(), sliding_layers.begin() + static_cast<std::ptrdiff_t>(n),
-                    std::uint8_t{1});
+  return count_flags(
+      sliding_layers,
+      std::min(sliding_layers.size(), static_cast<std::size_t>(std::max<std::int64_t>(layers, 0))));
 }
 
 std::int64_t ModelSpec::linear_layer_count() const noexcept {
   if (!linear_attention) return 0;
-  return static_cast<std::int64_t>(
-      std::count(linear_layers.begin(), linear_layers.end(), std::uint8_t{1}));
+  return count_flags(linear_layers, linear_layers.size());
 }
 
 double ModelSpec::indexer_parameters() const noexcept {

@@ -96,6 +96,102 @@ inline double padded_moe_seconds(const Device& d, const PaddedMoeLayout& layout,
   return gemm(up_n, hidden) + act + gemm(hidden, width);
 }
 
+// What the MoE table gives one layer class: its time (the expert work of one
+// instance) and how it was read.
+struct MoeLayerReading {
+  const Op* first = nullptr;  // the class's first expert op (its gate or up)
+  double flops = 0, weights = 0;
+  bool found = false;  // an entry of the table priced it
+  double layer_s = 0, ideal = 0;
+  bool shape = false, other = false, by_release = false, padded = false;
+  double padded_rows = 0;
+};
+
+// Whether two layer classes' first expert ops do the same work a layer: the
+// fields a table reading depends on (with the classes' summed FLOPs and bytes).
+inline bool same_expert_work(const Op& a, const Op& b) noexcept {
+  return a.weights == b.weights && a.compute == b.compute && a.weight_only == b.weight_only &&
+         a.gemm_m == b.gemm_m && a.gemm_groups == b.gemm_groups && a.gemm_k == b.gemm_k &&
+         a.gemm_n == b.gemm_n && a.moe_ep == b.moe_ep && a.moe_tokens == b.moe_tokens;
+}
+
+// Reads `table` for the layer class whose first expert op is `first` (its
+// matmuls' FLOPs and weight bytes a layer summed), as price_moe_layers prices it.
+inline MoeLayerReading read_moe_layer(const ModelSpec& m, const Device& d, const ModelOptions& opt,
+                                      const MoeTable& table, const Op& first, double flops,
+                                      double weights, double peak, double scale) {
+  MoeLayerReading r;
+  r.first = &first;
+  r.flops = flops;
+  r.weights = weights;
+  const MoeTable::Entry* e = table.find(first.weights, first.compute, first.weight_only);
+  // A release that ran this format on another family than the table blends.
+  if (opt.moe_release != nullptr &&
+      moe_table_key(first.weights, first.compute, first.weight_only) == opt.moe_release->format) {
+    const MoeKernelRelease& rule = *opt.moe_release;
+    const MoeTable::Entry* own = table.find_family(rule.family, rule.format);
+    // The family's kernel measured on another weight type stands in.
+    if (own == nullptr && !rule.measured_as.empty())
+      own = table.find_family(rule.family, rule.measured_as);
+    if (own != nullptr) {
+      e = own;
+      r.by_release = true;
+    }
+  }
+  if (e == nullptr) return r;
+  r.found = true;
+  const double bw = d.memory_bandwidth_Bps.value;
+  const double tokens = first.gemm_m * first.gemm_groups / static_cast<double>(m.moe->top_k);
+  const double hidden = first.gemm_k;
+  const double act =
+      bytes_for(first.compute, tokens * hidden) + bytes_for(Format::kBf16, tokens * hidden);
+  r.ideal = std::max(flops / peak, (weights + act) / bw);
+  const double width = first.gemm_n;  // one expert's gate (or up) slice: inter / (tp / ep)
+  // The layer's own shape and layout where the source measured it, else the grid.
+  const auto inter = m.moe->expert_intermediate;
+  MoeTable::ShapeKey key;
+  key.hidden = static_cast<std::int64_t>(first.gemm_k);
+  key.inter = inter;
+  key.experts = m.moe->num_experts;
+  key.top_k = m.moe->top_k;
+  key.tp =
+      width > 0 ? static_cast<std::int64_t>(std::llround(static_cast<double>(inter) / width)) : 0;
+  key.ep = static_cast<std::int64_t>(first.moe_ep);
+  const MoeTable::Shape* shape = e->shapes.empty() ? nullptr : MoeTable::find_shape(*e, key);
+  double token_scale = 1;
+  const MoeTable::Shape* other =
+      shape ? nullptr : MoeTable::other_model_shape(*e, key, &token_scale);
+  r.shape = shape != nullptr;
+  r.other = other != nullptr;
+  const double measured = shape ? MoeTable::shape_efficiency(*shape, first.moe_tokens)
+                          : other
+                              ? MoeTable::shape_efficiency(*other, first.moe_tokens * token_scale)
+                              : table.efficiency(*e, tokens, weights, width);
+  const double eff = std::clamp(measured * scale, 1e-4, 1.0);
+  // The grid's layers were routed evenly; serving's prompts crowd onto
+  // the router's favourite experts (moe_table.h routing_skew).
+  // An expert-parallel shape was measured on the busiest rank of a skewed
+  // routing already (moe_table.h).
+  const bool skew_measured = (shape || other) && first.moe_ep > 1;
+  r.layer_s =
+      std::max(e->floor_s, r.ideal / eff * (skew_measured ? 1.0 : table.skew_slowdown(tokens)));
+  if (opt.padded_moe && opt.padded_moe_gemm && first.weights == opt.padded_moe->format &&
+      !first.weight_only) {
+    double rows = 0;
+    const double pad =
+        padded_moe_seconds(d, *opt.padded_moe, *opt.padded_moe_gemm, first.moe_tokens,
+                           static_cast<double>(m.moe->top_k),
+                           static_cast<double>(m.moe->num_experts) / std::max(first.moe_ep, 1.0),
+                           width, hidden, m.gated_mlp, &rows);
+    if (pad > r.layer_s) {
+      r.layer_s = pad;
+      r.padded = true;
+      r.padded_rows = rows;
+    }
+  }
+  return r;
+}
+
 inline bool price_moe_layers(const ModelSpec& m, const Device& d, const OpGraph& g,
                              const ModelOptions& opt, std::array<OpTiming, kMaxOps>* timings,
                              OpMarks* marks, std::int32_t* by_shape, MoePadding* padded,
@@ -109,6 +205,7 @@ inline bool price_moe_layers(const ModelSpec& m, const Device& d, const OpGraph&
   double scale = 1;
   if (opt.engine && opt.engine->gemm_table_scale.known())
     scale = opt.engine->gemm_table_scale.value;
+  MoeLayerReading read;  // the last class's
   for (int i = 0; i < g.size; ++i) {
     const Op& first = g.ops[static_cast<std::size_t>(i)];
     if (!routed_gemm(first) || first.kind == OpKind::kDownProj) continue;
@@ -124,23 +221,8 @@ inline bool price_moe_layers(const ModelSpec& m, const Device& d, const OpGraph&
     if (last >= g.size || !routed_gemm(g.ops[static_cast<std::size_t>(last)])) continue;
     const int begin = i;
     i = last;
-    const MoeTable::Entry* e = table->find(first.weights, first.compute, first.weight_only);
-    // A release that ran this format on another family than the table blends.
-    bool by_release = false;
-    if (opt.moe_release != nullptr &&
-        moe_table_key(first.weights, first.compute, first.weight_only) == opt.moe_release->format) {
-      const MoeKernelRelease& rule = *opt.moe_release;
-      const MoeTable::Entry* own = table->find_family(rule.family, rule.format);
-      // The family's kernel measured on another weight type stands in.
-      if (own == nullptr && !rule.measured_as.empty())
-        own = table->find_family(rule.family, rule.measured_as);
-      if (own != nullptr) {
-        e = own;
-        by_release = true;
-      }
-    }
     const double peak = d.peak(first.compute);
-    if (e == nullptr || !(peak > 0)) continue;
+    if (!(peak > 0)) continue;
 
     // The layer's roofline, per instance (moe_table.h).
     double flops = 0, weights = 0, own_sum = 0;
@@ -155,55 +237,19 @@ inline bool price_moe_layers(const ModelSpec& m, const Device& d, const OpGraph&
       weights += op.weight_bytes;
     }
     if (!one_format) continue;
-    const double tokens = first.gemm_m * first.gemm_groups / static_cast<double>(m.moe->top_k);
-    const double hidden = first.gemm_k;
-    const double act =
-        bytes_for(first.compute, tokens * hidden) + bytes_for(Format::kBf16, tokens * hidden);
-    const double ideal = std::max(flops / peak, (weights + act) / bw);
-    const double width = first.gemm_n;  // one expert's gate (or up) slice: inter / (tp / ep)
-    // The layer's own shape and layout where the source measured it, else the grid.
-    const auto inter = m.moe->expert_intermediate;
-    MoeTable::ShapeKey key;
-    key.hidden = static_cast<std::int64_t>(first.gemm_k);
-    key.inter = inter;
-    key.experts = m.moe->num_experts;
-    key.top_k = m.moe->top_k;
-    key.tp =
-        width > 0 ? static_cast<std::int64_t>(std::llround(static_cast<double>(inter) / width)) : 0;
-    key.ep = static_cast<std::int64_t>(first.moe_ep);
-    const MoeTable::Shape* shape = e->shapes.empty() ? nullptr : MoeTable::find_shape(*e, key);
-    double token_scale = 1;
-    const MoeTable::Shape* other =
-        shape ? nullptr : MoeTable::other_model_shape(*e, key, &token_scale);
-    const double measured = shape ? MoeTable::shape_efficiency(*shape, first.moe_tokens)
-                            : other
-                                ? MoeTable::shape_efficiency(*other, first.moe_tokens * token_scale)
-                                : table->efficiency(*e, tokens, weights, width);
-    const double eff = std::clamp(measured * scale, 1e-4, 1.0);
-    // The grid's layers were routed evenly; serving's prompts crowd onto
-    // the router's favourite experts (moe_table.h routing_skew).
-    // An expert-parallel shape was measured on the busiest rank of a skewed
-    // routing already (moe_table.h).
-    const bool skew_measured = (shape || other) && first.moe_ep > 1;
-    double layer_s =
-        std::max(e->floor_s, ideal / eff * (skew_measured ? 1.0 : table->skew_slowdown(tokens)));
-    if (opt.padded_moe && opt.padded_moe_gemm && first.weights == opt.padded_moe->format &&
-        !first.weight_only) {
-      double rows = 0;
-      const double pad =
-          padded_moe_seconds(d, *opt.padded_moe, *opt.padded_moe_gemm, first.moe_tokens,
-                             static_cast<double>(m.moe->top_k),
-                             static_cast<double>(m.moe->num_experts) / std::max(first.moe_ep, 1.0),
-                             width, hidden, m.gated_mlp, &rows);
-      if (pad > layer_s) {
-        layer_s = pad;
-        if (padded->layers++ == 0) padded->rows = rows;
-      }
+    // A later class doing the same expert work (gpt-oss's sliding-window
+    // layers after its full ones) takes the earlier class's reading.
+    if (!(read.first != nullptr && same_expert_work(*read.first, first) && read.flops == flops &&
+          read.weights == weights)) {
+      read = read_moe_layer(m, d, opt, *table, first, flops, weights, peak, scale);
     }
+    if (!read.found) continue;
+    const double layer_s = read.layer_s, ideal = read.ideal;
+    if (read.padded && padded->layers++ == 0) padded->rows = read.padded_rows;
     if (!(own_sum > 0) || !(layer_s > 0)) continue;
-    if (shape) ++*by_shape;
-    if (other) ++readings->other_model;
-    if (by_release) ++readings->by_release;
+    if (read.shape) ++*by_shape;
+    if (read.other) ++readings->other_model;
+    if (read.by_release) ++readings->by_release;
     const double share = layer_s / own_sum;
     for (int k = begin; k <= last; ++k) {
       const Op& op = g.ops[static_cast<std::size_t>(k)];
