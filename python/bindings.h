@@ -48,6 +48,11 @@ namespace py = pybind11;
                                       const std::string& cuda_graphs = "engine",
                                       const std::optional<std::string>& moe_kernel = {},
                                       const Device* device = nullptr);
+// `o` with what the engine's release `version` runs differently on `device`
+// at tensor-parallel size `tp` (none: unchanged); a malformed release is an
+// InvalidArgument naming engine_version.
+[[nodiscard]] ModelOptions with_release(ModelOptions o, const std::optional<std::string>& version,
+                                        const Device& device, std::int64_t tp);
 
 // The scenario flags as Python passes them (None: the CLI's empty default).
 [[nodiscard]] ScenarioRequest request_of(

@@ -139,4 +139,11 @@ ModelOptions options_of(bool ideal, const std::string& engine,
   return o;
 }
 
+ModelOptions with_release(ModelOptions o, const std::optional<std::string>& version,
+                          const Device& device, std::int64_t tp) {
+  if (!version) return o;
+  check_engine_version(*version, "engine_version");
+  return with_engine_release(std::move(o), device, *version, tp, EngineRegistry::built_in());
+}
+
 }  // namespace roofline::python

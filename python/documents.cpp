@@ -44,7 +44,7 @@ auto scenario_args() {
       py::arg("attention_dp") = d.attention_dp, py::arg("ep") = d.ep, py::arg("ideal") = false,
       py::arg("engine") = "roofline", py::arg("engine_build") = py::none(),
       py::arg("cuda_graphs") = "engine", py::arg("moe_kernel") = py::none(),
-      py::arg("cached") = d.cached);
+      py::arg("cached") = d.cached, py::arg("engine_version") = py::none());
 }
 
 // Wraps f(const Resolved&) as a function of (model, hardware, scenario_args()...).
@@ -58,7 +58,7 @@ auto with_scenario(F f) {
              std::int64_t pp, std::int64_t attention_dp, std::int64_t ep, bool ideal,
              const std::string& engine, const std::optional<std::string>& engine_build,
              const std::string& cuda_graphs, const std::optional<std::string>& moe_kernel,
-             std::int64_t cached) {
+             std::int64_t cached, const std::optional<std::string>& engine_version) {
     ScenarioRequest r = request_of(
         std::move(phase), batch, seq_len, std::move(weights), std::move(experts), std::move(act),
         std::move(kv), std::move(strategy), std::move(attention), block_sparsity, tp, pp);
@@ -70,6 +70,7 @@ auto with_scenario(F f) {
                device,
                {},
                options_of(ideal, engine, engine_build, cuda_graphs, moe_kernel, device)};
+    x.options = with_release(std::move(x.options), engine_version, *device, tp);
     r.engine = x.options.engine;
     x.scenario = build_scenario(r, *x.model, x.device);
     return f(x);
@@ -355,7 +356,8 @@ void bind_documents(py::module_& m) {
          std::optional<double> latency_target, bool ideal, const std::string& engine,
          const std::vector<std::string>& strategy_files, std::optional<std::string> checkpoint,
          double budget_sqnr_db, std::optional<std::string> engine_build,
-         const std::string& cuda_graphs, const std::optional<std::string>& moe_kernel) {
+         const std::string& cuda_graphs, const std::optional<std::string>& moe_kernel,
+         const std::optional<std::string>& engine_version) {
         const auto ms = model_of(model);
         const Device& d = device_of(hardware);
         RecommendOptions o;
@@ -368,6 +370,7 @@ void bind_documents(py::module_& m) {
         o.memory_limit_bytes = memory_limit;
         o.latency_target_s = latency_target;
         o.model_options = options_of(ideal, engine, engine_build, cuda_graphs, moe_kernel, &d);
+        o.model_options = with_release(std::move(o.model_options), engine_version, d, tp);
         if (!strategy_files.empty()) {
           o.strategies = built_in_strategies();
           for (const auto& f : strategy_files) o.strategies.push_back(load_strategy(f));
@@ -389,7 +392,7 @@ void bind_documents(py::module_& m) {
       py::arg("engine") = "roofline", py::arg("strategy_files") = std::vector<std::string>{},
       py::arg("checkpoint") = py::none(), py::arg("budget_sqnr_db") = r.checkpoint_budget_sqnr_db,
       py::arg("engine_build") = py::none(), py::arg("cuda_graphs") = "engine",
-      py::arg("moe_kernel") = py::none(),
+      py::arg("moe_kernel") = py::none(), py::arg("engine_version") = py::none(),
       "Precision strategies and attention kernels ranked for a model and device (roofline "
       "recommend --json)");
 

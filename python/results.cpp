@@ -250,11 +250,13 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
          std::int64_t pp, std::int64_t attention_dp, std::int64_t ep, std::int64_t draft_tokens,
          std::optional<double> acceptance, bool ideal, const std::string& engine, bool per_op,
          std::optional<std::string> engine_build, const std::string& cuda_graphs,
-         const std::optional<std::string>& moe_kernel, std::int64_t cached) {
+         const std::optional<std::string>& moe_kernel, std::int64_t cached,
+         const std::optional<std::string>& engine_version) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
         const ModelOptions options =
-            options_of(ideal, engine, engine_build, cuda_graphs, moe_kernel, &dev);
+            with_release(options_of(ideal, engine, engine_build, cuda_graphs, moe_kernel, &dev),
+                         engine_version, dev, tp);
         std::vector<std::string> notes;
         ScenarioRequest r = request_of(std::move(phase), batch, seq_len, std::move(weights),
                                        std::move(experts), std::move(act), std::move(kv), strategy,
@@ -281,12 +283,14 @@ item (g.ttft_s == g["ttft_s"]); to_dict() gives the whole document. SI units.)")
       py::arg("ideal") = false, py::arg("engine") = "roofline", py::arg("per_op") = false,
       py::arg("engine_build") = py::none(), py::arg("cuda_graphs") = "engine",
       py::arg("moe_kernel") = py::none(), py::arg("cached") = d.cached,
+      py::arg("engine_version") = py::none(),
       R"(One forward pass: a prefill of seq_len tokens per sequence, or one decode step
 over seq_len cached tokens (roofline predict). cached: a prefill's tokens already
 in the KV cache before the prompt (--cached). engine_build: the engine build's
 date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). cuda_graphs: "engine",
 "decode-only" or "off" (--cuda-graphs). moe_kernel: the MoE kernel family
-(--moe-kernel). Returns a Prediction.)");
+(--moe-kernel). engine_version: the engine's release, e.g. "0.11.0"
+(--engine-version). Returns a Prediction.)");
 
   m.def(
       "generate",
@@ -298,11 +302,12 @@ date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). cuda_graphs: "engine",
          std::int64_t ep, std::int64_t draft_tokens, std::optional<double> acceptance, bool ideal,
          const std::string& engine, std::optional<std::string> engine_build,
          const std::string& cuda_graphs, const std::optional<std::string>& moe_kernel,
-         std::int64_t cached) {
+         std::int64_t cached, const std::optional<std::string>& engine_version) {
         auto ms = model_of(model);
         const Device& dev = device_of(hardware);
         const ModelOptions options =
-            options_of(ideal, engine, engine_build, cuda_graphs, moe_kernel, &dev);
+            with_release(options_of(ideal, engine, engine_build, cuda_graphs, moe_kernel, &dev),
+                         engine_version, dev, tp);
         // generate() sets each pass's phase; the scenario is checked as its prefill
         // (a prompt out of range is generate()'s to refuse, with its message).
         ScenarioRequest r =
@@ -329,11 +334,13 @@ date, "YYYY-MM-DD" or "YYYY-MM" (--engine-build). cuda_graphs: "engine",
       py::arg("ideal") = false, py::arg("engine") = "roofline",
       py::arg("engine_build") = py::none(), py::arg("cuda_graphs") = "engine",
       py::arg("moe_kernel") = py::none(), py::arg("cached") = d.cached,
+      py::arg("engine_version") = py::none(),
       R"(Prefill of `prompt` tokens then `gen` decode steps: TTFT, TPOT, end to end
 (roofline generate). engine_build: the engine build's date (--engine-build);
 cuda_graphs: "engine", "decode-only" or "off" (--cuda-graphs); moe_kernel: the
 MoE kernel family (--moe-kernel); cached: tokens in the KV cache before the
-prompt, an earlier turn (--cached). Returns a Generation.)");
+prompt, an earlier turn (--cached); engine_version: the engine's release
+(--engine-version). Returns a Generation.)");
 }
 
 }  // namespace roofline::python

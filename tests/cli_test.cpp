@@ -549,7 +549,10 @@ TEST(CliEngines, ListShowAndPredict) {
        {"MoE kernel by release        mxfp4 experts on marlin on hopper, releases before 0.12.0",
         "MoE kernel by release        mxfp4 experts on marlin on ampere, every release (priced "
         "by the family's int4 layers where mxfp4's were not measured)",
-        "MoE layers on ampere         sglang's MoE tables stand in"}) {
+        "MoE layers on ampere         sglang's MoE tables stand in",
+        "sliding windows by release   vLLM's Triton unified attention on ampere (attention-sink "
+        "models) masks the keys outside a sliding window instead of skipping them: prompt kernel "
+        "before 0.11.0, split-KV decode kernel before 0.14.0"}) {
     EXPECT_NE(vllm.out.find(line), std::string::npos) << line;
   }
 
@@ -777,6 +780,38 @@ TEST(Cli, EngineBuildDatesSelectTheBuildsPath) {
   EXPECT_NEAR(rows[0]["time_s"].get<double>(), b["time_s"].get<double>(),
               kSweepDigits * b["time_s"].get<double>());
   expect_bad_input("sweep --engine llama.cpp --engine-build 2024-02-30", "--engine-build");
+}
+
+// --engine-version: the rules an engine's profile dates by release follow it
+// in predict as in serving (vLLM 0.11.0's Triton attention on an A100 masks
+// gpt-oss's sliding windows in its split-KV kernel; 0.14.0 and the current
+// release skip them); a malformed release is bad input.
+TEST(Cli, EngineVersionSelectsTheReleasesRules) {
+  const std::string decode =
+      "predict --model gpt-oss-20b --hardware a100 --engine vllm --seq-len 32768 --json";
+  const CliRun now = roofline(decode);
+  const CliRun then = roofline(decode + " --engine-version 0.11.0");
+  const CliRun fixed = roofline(decode + " --engine-version 0.14.0");
+  ASSERT_EQ(now.exit_code, 0) << now.err;
+  ASSERT_EQ(then.exit_code, 0) << then.err;
+  ASSERT_EQ(fixed.exit_code, 0) << fixed.err;
+  const auto a = nlohmann::json::parse(now.out), b = nlohmann::json::parse(then.out);
+  EXPECT_GT(b["time_s"].get<double>(), a["time_s"].get<double>());
+  EXPECT_EQ(nlohmann::json::parse(fixed.out)["time_s"], a["time_s"]);
+  EXPECT_NE(b.dump().find("12 sliding-window layers attend over the whole context"),
+            std::string::npos);
+  EXPECT_EQ(a.dump().find("sliding-window layers attend"), std::string::npos);
+  // generate's decode steps follow it too.
+  const CliRun gen = roofline(
+      "generate --model gpt-oss-20b --hardware a100 --engine vllm --prompt 16384 --gen 8 --json "
+      "--engine-version 0.11.0");
+  const CliRun gen_now = roofline(
+      "generate --model gpt-oss-20b --hardware a100 --engine vllm --prompt 16384 --gen 8 --json");
+  ASSERT_EQ(gen.exit_code, 0) << gen.err;
+  ASSERT_EQ(gen_now.exit_code, 0) << gen_now.err;
+  EXPECT_GT(nlohmann::json::parse(gen.out)["tpot_s"].get<double>(),
+            nlohmann::json::parse(gen_now.out)["tpot_s"].get<double>());
+  expect_bad_input("predict --engine vllm --engine-version '0.11.0; rm'", "--engine-version");
 }
 
 // --cuda-graphs: a deployment that turns the engine's graphs down pays the

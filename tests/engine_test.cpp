@@ -1610,6 +1610,152 @@ TEST(EnginePrediction, VllmOnAmpereReadsTheStandInTablesMarlinLayers) {
   EXPECT_TRUE(says("its int4 layers where mxfp4's were not measured"));
 }
 
+TEST(Engines, WindowMaskingRulesAreStrict) {
+  const std::string rule =
+      R"("window_masking": [{"architecture": "ampere", "kernel": "k",
+      "prompt_kernel_before": "0.11.0", "split_kv_before": "0.14.0",
+      "split_kv_max_programs": {"value": 128, "confidence": "vendor", "source": "s"},
+      "query_rows": {"value": 16, "confidence": "vendor", "source": "s"},
+      "source": "s", "note": "n"}], )";
+  const std::string doc = profile_with_rule(rule);
+  const EngineProfile e = parse_engine(doc, "x.json");
+  ASSERT_EQ(e.window_masking.size(), 1u);
+  EXPECT_EQ(e.window_masking[0].split_kv_before, "0.14.0");
+  EXPECT_EQ(e.window_masking[0].split_kv_max_programs.value, 128);
+  const StrictEdits edits{doc, "x.json", parse_engine};
+  auto expect_error = [&](std::string_view from, std::string_view to, std::string_view key) {
+    edits.expect_error(edits.with(from, to), key);
+  };
+  expect_error(R"("kernel": "k")", R"("kernel": "")", "kernel");
+  expect_error(R"("split_kv_before": "0.14.0")", R"("split_kv_before": "later")",
+               "split_kv_before");
+  // A rule names the releases of at least one kernel.
+  expect_error(R"("prompt_kernel_before": "0.11.0", "split_kv_before": "0.14.0",)", "",
+               "split_kv_before");
+  expect_error(R"("value": 128)", R"("value": 0)", "value");
+  expect_error(R"("query_rows": {"value": 16, "confidence": "vendor", "source": "s"},)", "",
+               "query_rows");  // required
+  expect_error(R"("source": "s", "note")", R"("source": "z", "note")", "source");
+  expect_error(R"("note": "n"})", R"("note": "n", "extra": 1})", "extra");
+  expect_error(R"("note": "n"}])",
+               R"("note": "n"}, {"architecture": "ampere", "kernel": "k2",
+               "split_kv_before": "0.14.0",
+               "split_kv_max_programs": {"value": 128, "confidence": "vendor", "source": "s"},
+               "query_rows": {"value": 16, "confidence": "vendor", "source": "s"},
+               "source": "s"}])",
+               "architecture");  // one rule an architecture
+}
+
+// vLLM runs gpt-oss's sink attention before Hopper on its Triton unified
+// attention, whose kernels masked the keys outside a sliding window instead
+// of skipping their tiles until their releases learned to (data/engines/
+// vllm.json window_masking: the 2D kernel of prompt steps and large decode
+// batches from 0.11.0, the split-KV 3D kernel of small decode batches from
+// 0.14.0). A masked sliding-window layer attends over the whole context, as a
+// full-attention layer does. Which kernel a decode step takes (v0.11.0's
+// unified_attention): gpt-oss-20b has 64 query heads over 8 KV heads, so
+// BLOCK_M = 16 rows hold BLOCK_Q = 16 / 8 = 2 tokens, and a step of one token
+// a sequence runs split-KV while (floor(seqs / 2) + seqs) x 8 <= 128: at 11
+// sequences (5 + 11) x 8 = 128, at 12 (6 + 12) x 8 = 144.
+TEST(EnginePrediction, TritonAttentionMasksSlidingWindowsBeforeItsReleases) {
+  const ModelSpec m = load_model("gpt-oss-20b");
+  const EngineRegistry& reg = EngineRegistry::built_in();
+  const Device& a100 = devices().get("a100-80gb");
+  const Device& h100 = devices().get("h100-sxm");
+  const EngineProfile& vllm = reg.get("vllm");
+  Scenario s;
+  s.phase = Phase::kDecode;
+  s.seq_len = 32768;
+  const auto at = [&](const Device& d, std::string_view version, const Scenario& x) {
+    const ModelOptions base = with_engine({}, d, &vllm);
+    return predict(m, d, x, with_engine_release(base, d, version, x.tp, reg));
+  };
+  // The KV bytes one instance of each layer class's attention reads.
+  const auto kv_read = [](const Prediction& p, bool sliding) {
+    double bytes = 0;
+    for (int i = 0; i < p.graph.size; ++i) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+      if (op.cls == OpClass::kAttention && op.sliding_layer == sliding) bytes += op.kv_bytes;
+    }
+    return bytes;
+  };
+  const double sliding_layers = static_cast<double>(m.sliding_layer_count());
+  ASSERT_EQ(sliding_layers, 12);  // half of gpt-oss-20b's 24 layers
+
+  // One sequence: the split-KV kernel, masked before 0.14.0.
+  s.batch = 1;
+  const Prediction old_release = at(a100, "0.11.0", s);
+  EXPECT_EQ(old_release.window_masking, &vllm.window_masking[0]);
+  EXPECT_EQ(old_release.graph.window_masked_layers, sliding_layers);
+  EXPECT_TRUE(old_release.graph.window_masked_split_kv);
+  EXPECT_DOUBLE_EQ(kv_read(old_release, true), kv_read(old_release, false));
+  const Prediction fixed = at(a100, "0.14.0", s);
+  EXPECT_EQ(fixed.window_masking, nullptr);
+  EXPECT_EQ(fixed.graph.window_masked_layers, 0);
+  // The window's 128 tokens (a decode step reads min(context, window)).
+  constexpr double kSameBytes = 1e-12;
+  EXPECT_NEAR(kv_read(fixed, true), kv_read(fixed, false) * 128 / (32768 + 1),
+              kSameBytes * kv_read(fixed, false));
+  EXPECT_GT(old_release.time_s, fixed.time_s);
+  // The current release (no version) and Hopper (FlashAttention 3 takes sinks) skip.
+  EXPECT_EQ(predict(m, a100, s, with_engine({}, a100, &vllm)).graph.window_masked_layers, 0);
+  EXPECT_EQ(at(h100, "0.10.2", s).graph.window_masked_layers, 0);
+  // A model without sinks runs FlashAttention there.
+  ModelSpec no_sinks = m;
+  no_sinks.attention_sinks = false;
+  EXPECT_EQ(predict(no_sinks, a100, s,
+                    with_engine_release(with_engine({}, a100, &vllm), a100, "0.11.0", 1, reg))
+                .graph.window_masked_layers,
+            0);
+
+  // The kernel's boundary: 11 sequences split KV (masked in 0.11.0), 12 do not.
+  s.batch = 11;
+  EXPECT_TRUE(at(a100, "0.11.0", s).graph.window_masked_split_kv);
+  s.batch = 12;
+  EXPECT_EQ(at(a100, "0.11.0", s).graph.window_masked_layers, 0);
+  const Prediction before_2d = at(a100, "0.10.2", s);  // the 2D kernel masked before 0.11.0
+  EXPECT_EQ(before_2d.graph.window_masked_layers, sliding_layers);
+  EXPECT_FALSE(before_2d.graph.window_masked_split_kv);
+  // At TP 2 a rank has 4 KV heads: 12 sequences give (6 + 12) x 4 = 72, split KV again.
+  s.tp = 2;
+  EXPECT_TRUE(at(a100, "0.11.0", s).graph.window_masked_split_kv);
+  s.tp = 1;
+  // Prompt tokens riding along take the 2D kernel for the whole step.
+  s.batch = 1;
+  s.prefill_tokens = 512;
+  s.prefill_prompt = 512;
+  EXPECT_EQ(at(a100, "0.11.0", s).graph.window_masked_layers, 0);
+  s.prefill_tokens = s.prefill_prompt = 0;
+
+  // A prompt: the 2D kernel, masked before 0.11.0 (the causal band over the
+  // whole prompt: the sliding layers' score elements equal the full layers').
+  Scenario prompt;
+  prompt.phase = Phase::kPrefill;
+  prompt.seq_len = 8192;
+  const auto scores = [](const Prediction& p, bool sliding) {
+    double flops = 0;
+    for (int i = 0; i < p.graph.size; ++i) {
+      const Op& op = p.graph.ops[static_cast<std::size_t>(i)];
+      if (op.kind == OpKind::kQkMatmul && op.sliding_layer == sliding) flops += op.flops;
+    }
+    return flops;
+  };
+  const Prediction masked_prompt = at(a100, "0.10.2", prompt);
+  EXPECT_EQ(masked_prompt.graph.window_masked_layers, sliding_layers);
+  EXPECT_DOUBLE_EQ(scores(masked_prompt, true), scores(masked_prompt, false));
+  const Prediction pruned_prompt = at(a100, "0.11.0", prompt);
+  EXPECT_EQ(pruned_prompt.graph.window_masked_layers, 0);
+  EXPECT_LT(scores(pruned_prompt, true), scores(pruned_prompt, false) / 16);
+
+  const auto notes = explain(m, a100, s, old_release);
+  EXPECT_TRUE(std::any_of(notes.begin(), notes.end(), [](const std::string& n) {
+    return n.find(
+               "12 sliding-window layers attend over the whole context: vLLM's Triton unified "
+               "attention's split-KV decode kernel masks the keys outside the window instead "
+               "of skipping them in releases before 0.14.0") != std::string::npos;
+  }));
+}
+
 // vLLM holds MXFP4 experts padded for its kernel (mxfp4.py create_weights):
 // Marlin rounds each expert's slice up to 128 rows and the hidden size to 256,
 // FlashInfer's TensorRT-LLM kernels both to 256. gpt-oss-120b's experts (36

@@ -367,6 +367,19 @@ TEST_F(ServerTest, ServingAndSearch) {
                         400);
     EXPECT_TRUE(j.contains("error")) << bad;
   }
+  // An engine release: the rules its profile dates by release follow it (vLLM
+  // 0.11.0's Triton attention masks gpt-oss's sliding windows on an A100).
+  const std::string long_decode =
+      R"({"model": "gpt-oss-20b", "hardware": "a100", "engine": "vllm", "seq_len": 32768)";
+  const auto v011 = post("/api/predict", long_decode + R"(, "engine_version": "0.11.0"})", 200);
+  const auto latest = post("/api/predict", long_decode + "}", 200);
+  EXPECT_GT(v011["time_s"].get<double>(), latest["time_s"].get<double>());
+  EXPECT_NE(v011.dump().find("sliding-window layers attend over the whole context"),
+            std::string::npos);
+  for (const char* bad : {"\"0.11.0 beta!\"", "11", "null"}) {
+    const auto j = post("/api/predict", long_decode + ", \"engine_version\": " + bad + "}", 400);
+    EXPECT_TRUE(j.contains("error")) << bad;
+  }
   // No act: the engine's for the weights. vLLM runs fp8 weights W8A8 on an H100
   // (the cache keeps 16 bits); asked for, bf16 stays, and the note says what vLLM runs.
   const auto w8a8 = post("/api/predict",

@@ -1710,6 +1710,37 @@ TEST(Serving, NotesSayWhenTheProfilingPassSamplerSizesTheCache) {
   EXPECT_FALSE(notes_say(predict_serving(m, d, s, with_engine("trtllm")), "memory-profiling pass"));
 }
 
+// vLLM's Triton attention masked gpt-oss's sliding windows before its
+// releases learned to skip them (data/engines/vllm.json window_masking): a
+// served 0.11.0 deployment on an A100 says which of its kernels still did;
+// 0.14.0 and the current release say nothing. (What the masking costs a step:
+// EnginePrediction.TritonAttentionMasksSlidingWindowsBeforeItsReleases.)
+TEST(Serving, NotesSayWhichKernelsMaskASlidingWindow) {
+  const ModelSpec m = load_model("gpt-oss-20b");
+  const Device& d = devices().get("a100-80gb");
+  ServingScenario s;
+  s.isl = 16384;
+  s.osl = 256;
+  s.concurrency = 2;
+  s.rounds = 1;
+  s.engine_version = "0.11.0";
+  const ServingResult masked = predict_serving(m, d, s, vllm());
+  EXPECT_TRUE(notes_say(masked,
+                        "sliding windows: vLLM 0.11.0 runs this model's attention sinks on "
+                        "vLLM's Triton unified attention on ampere, and its split-KV kernel of "
+                        "small decode batches (before 0.14.0) masks the keys outside the window"));
+  EXPECT_FALSE(notes_say(masked, "prompt tokens and large batches"));
+  s.engine_version = "0.10.2";
+  EXPECT_TRUE(notes_say(predict_serving(m, d, s, vllm()),
+                        "its kernel of prompt tokens and large batches (before 0.11.0) and its "
+                        "split-KV kernel"));
+  s.engine_version = "0.14.0";
+  const ServingResult skipped = predict_serving(m, d, s, vllm());
+  EXPECT_FALSE(notes_say(skipped, "sliding windows:"));
+  s.engine_version.clear();
+  EXPECT_FALSE(notes_say(predict_serving(m, d, s, vllm()), "sliding windows:"));
+}
+
 // A harness note's graph policy reaches the simulated deployment: InferenceX's
 // B200 vLLM Llama-3.1-70B scripts (cudagraph_mode FULL_DECODE_ONLY) run their
 // steps with prompt tokens without graphs, and the formats say so. Their

@@ -255,6 +255,14 @@ void add_cached_option(CLI::App* cmd, ScenarioArgs* a) {
       ->type_name("INT");
 }
 
+void add_engine_version_option(CLI::App* cmd, ScenarioArgs* a) {
+  cmd->add_option("--engine-version", a->engine_version,
+                  "The engine's release (e.g. 0.11.0; default the current one): the rules its "
+                  "profile dates by release follow it (vLLM's MoE kernel family and padded MoE "
+                  "workspace, its Triton attention's sliding windows; roofline engines show)")
+      ->type_name("TEXT");
+}
+
 Scenario make_scenario(const ScenarioArgs& a, const ModelSpec& m, const Device* d,
                        std::vector<std::string>* notes) {
   ScenarioRequest r;
@@ -288,6 +296,14 @@ ModelOptions make_options(const ScenarioArgs& a, const Device* device) {
   if (!a.moe_kernel.empty()) {
     o.moe_kernel = parse_moe_kernel(a.moe_kernel, "--moe-kernel");
     check_moe_kernel(o, device, "--moe-kernel");
+  }
+  if (!a.engine_version.empty()) {
+    check_engine_version(a.engine_version, "--engine-version");
+    if (device != nullptr) {
+      o = with_engine_release(o, *device, a.engine_version,
+                              parse_count("--tp", a.tp, 1, kMaxParallel),
+                              EngineRegistry::built_in());
+    }
   }
   if (!a.kernel_file.empty()) {
     if (a.ideal) throw InvalidArgument("--kernel-file: measured efficiencies have no ideal mode");

@@ -95,6 +95,7 @@ struct ScenarioArgs {
   std::string draft_tokens = "0", acceptance;  // speculative decoding
   std::string engine = "roofline";
   std::string engine_build;            // the engine build's date (empty: the current build)
+  std::string engine_version;          // the engine's release (empty: the current one)
   std::string cuda_graphs = "engine";  // GraphPolicy: engine, decode-only or off
   std::string moe_kernel;              // MoE kernel family (empty: the engine's measured blend)
   std::string kernel_file;             // GEMM efficiencies measured on the user's GPU
@@ -106,14 +107,17 @@ struct ScenarioArgs {
 void add_scenario_options(CLI::App* cmd, ScenarioArgs* a, bool with_phase);
 // Adds --cached: tokens in the KV cache before the prompt.
 void add_cached_option(CLI::App* cmd, ScenarioArgs* a);
+// Adds --engine-version: the rules the engine's profile dates by release follow it.
+void add_engine_version_option(CLI::App* cmd, ScenarioArgs* a);
 
 // Builds the scenario; a strategy is resolved against the model and device
 // (its notes say what fell back).
 [[nodiscard]] Scenario make_scenario(const ScenarioArgs& a, const ModelSpec& m, const Device* d,
                                      std::vector<std::string>* notes = nullptr);
 
-// The mode and engine of `a`, and its kernel file's table (checked against
-// `device` when given: a table measured on another device is an error).
+// The mode and engine of `a`, its kernel file's table (checked against
+// `device` when given: a table measured on another device is an error) and,
+// on `device`, what the engine's release (--engine-version) runs differently.
 [[nodiscard]] ModelOptions make_options(const ScenarioArgs& a, const Device* device = nullptr);
 
 }  // namespace roofline::cli

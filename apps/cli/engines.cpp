@@ -105,6 +105,17 @@ void engines_command(const std::string& id, bool json) {
                             x.measured_as, x.format),
           e.citation(x.source));
     }
+    for (const auto& x : e.window_masking) {
+      std::cout << fmt::format(
+          "  {:<28} {} on {} (attention-sink models) masks the keys outside a sliding window "
+          "instead of skipping them: {}\n      source: {}\n",
+          "sliding windows by release", x.kernel, x.architecture,
+          x.prompt_kernel_before.empty() ? "split-KV decode kernel before " + x.split_kv_before
+          : x.split_kv_before.empty()    ? "prompt kernel before " + x.prompt_kernel_before
+                                         : "prompt kernel before " + x.prompt_kernel_before +
+                                            ", split-KV decode kernel before " + x.split_kv_before,
+          e.citation(x.source));
+    }
     if (e.padded_moe.on) {
       const auto& x = e.padded_moe;
       std::cout << fmt::format(

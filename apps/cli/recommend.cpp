@@ -144,6 +144,7 @@ void register_recommend(CLI::App& app, Common& common) {
   auto* recommend_cmd = app.add_subcommand(
       "recommend", "Rank precision strategies and kernels for a model and device");
   add_scenario_options(recommend_cmd, &rc->sc, true);
+  add_engine_version_option(recommend_cmd, &rc->sc);
   recommend_cmd
       ->add_option("--max-quality-loss", rc->max_quality_loss,
                    "Largest estimated quality loss, percent")

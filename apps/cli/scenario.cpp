@@ -247,6 +247,7 @@ void register_scenario(CLI::App& app, Common& common) {
   auto predict_args = std::make_shared<ScenarioArgs>();
   add_scenario_options(predict_cmd, predict_args.get(), true);
   add_cached_option(predict_cmd, predict_args.get());
+  add_engine_version_option(predict_cmd, predict_args.get());
   predict_cmd->add_flag("--per-op", predict_args->per_op, "Show every operator");
   add_common(predict_cmd, &common, true);
   predict_cmd->callback([&common, predict_args] { cmd_predict(common, *predict_args); });
@@ -260,6 +261,7 @@ void register_scenario(CLI::App& app, Common& common) {
   auto generate_args = std::make_shared<GenerateArgs>();
   add_scenario_options(generate_cmd, &generate_args->sc, false);
   add_cached_option(generate_cmd, &generate_args->sc);
+  add_engine_version_option(generate_cmd, &generate_args->sc);
   generate_cmd->add_option("--prompt", generate_args->prompt, "Prompt tokens")
       ->capture_default_str()
       ->type_name("INT");
@@ -275,6 +277,7 @@ void register_scenario(CLI::App& app, Common& common) {
       app.add_subcommand("kv", "KV-cache size per format and where it outweighs the weights");
   auto kv_args = std::make_shared<ScenarioArgs>();
   add_scenario_options(kv_cmd, kv_args.get(), true);
+  add_engine_version_option(kv_cmd, kv_args.get());
   add_common(kv_cmd, &common, true);
   kv_cmd->callback([&common, kv_args] { cmd_kv(common, *kv_args); });
 }
@@ -284,6 +287,7 @@ void register_attention(CLI::App& app, Common& common) {
   auto args = std::make_shared<ScenarioArgs>();
   add_scenario_options(attention_cmd, args.get(), true);
   add_cached_option(attention_cmd, args.get());
+  add_engine_version_option(attention_cmd, args.get());
   add_common(attention_cmd, &common, true);
   attention_cmd->callback([&common, args] { cmd_attention(common, *args); });
 }

@@ -198,6 +198,13 @@ json request_schemas() {
          "build follow it (llama.cpp before 2024-06-24 dequantized to F16 for cuBLAS above 32 "
          "rows; TensorRT-LLM before 2025-02-01 ran TensorRT engines, without Python dispatch); "
          "absent: the current build"}}},
+      {"engine_version",
+       {{"type", "string"},
+        {"maxLength", 40},
+        {"description",
+         "the engine's release, e.g. 0.11.0: the rules its profile dates by release follow it "
+         "(vLLM's MoE kernel family and padded MoE workspace, its Triton attention's sliding "
+         "windows; GET /api/engines); absent: the current release"}}},
       {"cuda_graphs",
        {{"type", "string"},
         {"enum", {"engine", "decode-only", "off"}},
@@ -348,6 +355,7 @@ json request_schemas() {
                     {"ideal", scenario["ideal"]},
                     {"engine", scenario["engine"]},
                     {"engine_build", scenario["engine_build"]},
+                    {"engine_version", scenario["engine_version"]},
                     {"cuda_graphs", scenario["cuda_graphs"]},
                     {"moe_kernel", scenario["moe_kernel"]}};
   json analyze = {{"hardware", scenario["hardware"]},

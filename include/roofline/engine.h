@@ -337,6 +337,27 @@ struct MoeTableStandIn {
   std::string source;        // a key of `sources`
 };
 
+// Releases whose attention kernel computes a sliding-window layer over the
+// whole context, masking the keys outside the window instead of skipping
+// their tiles: vLLM's Triton unified attention, which runs attention-sink
+// models (gpt-oss) where its FlashAttention cannot (sinks need FlashAttention
+// 3, Hopper only). Its two kernels learned to skip at different releases:
+// the one of steps with prompt or draft tokens and of large decode batches
+// (2D) in 0.11.0, the split-KV one of small decode batches (3D) in 0.14.0. A
+// decode step of one token a sequence takes the split-KV kernel while
+//   (floor(seqs / query_tile) + seqs) x KV heads <= split_kv_max_programs,
+// query_tile = floor(max(query_rows, q heads a KV head rounded up to a power
+// of two) / q heads a KV head) tokens.
+struct WindowMasking {
+  std::string architecture;          // the devices': "ampere"
+  std::string kernel;                // what runs: "vLLM's Triton unified attention"
+  std::string prompt_kernel_before;  // releases before this one mask in the 2D kernel ("": none)
+  std::string split_kv_before;       // ... in the split-KV kernel ("": none)
+  EngineFigure split_kv_max_programs;
+  EngineFigure query_rows;
+  std::string source;  // a key of `sources`
+};
+
 // An expert format a MoE kernel family holds padded in memory: each expert's
 // slice rounded up to `intermediate_multiple` rows and the hidden size to
 // `hidden_multiple` (vLLM's MXFP4 layouts: Marlin 128 and 256). The family
@@ -431,6 +452,13 @@ struct EngineProfile {
   std::vector<MoeKernelRelease> moe_kernel_releases;  // at most one per architecture
   std::vector<MoeTableStandIn> moe_table_stand_ins;   // at most one per architecture
   std::vector<MoeWeightPadding> moe_weight_padding;   // at most one per format and family
+  std::vector<WindowMasking> window_masking;          // at most one per architecture
+  // The rule release `version` of an attention-sink model follows on `d`
+  // (null: its kernels skip the tiles outside the window, as the current
+  // release's do), and which of its kernels mask.
+  [[nodiscard]] const WindowMasking* window_masking_for(std::string_view version, const Device& d,
+                                                        bool* prompt_kernel,
+                                                        bool* split_kv) const noexcept;
   // The padding of `format`'s experts on `d` under the family `chosen` (the
   // deployment's or the release's; empty: the engine's default there), or null.
   [[nodiscard]] const MoeWeightPadding* moe_padding(std::string_view format,
@@ -749,6 +777,11 @@ class EngineRegistry {
 // engine's release `version` runs differently at tensor-parallel size `tp`:
 // the padded MoE layout (EngineProfile::padded_moe_for) and its GEMM table
 // from `tables`. An empty version, or a release without such a rule, changes nothing.
+// Checks a release as a request names it ("0.14.0", "1.2.0rc3"): at most 40
+// letters, digits and . - + _. InvalidArgument naming `what` otherwise. A
+// release the profile cannot order (no leading numbers) is the current one.
+void check_engine_version(std::string_view version, std::string_view what);
+
 [[nodiscard]] ModelOptions with_engine_release(ModelOptions options, const Device& device,
                                                std::string_view version, std::int64_t tp,
                                                const EngineRegistry& tables);

@@ -98,6 +98,10 @@ struct Prediction {
   const PaddedMoeLayout* padded_moe = nullptr;
   std::int32_t moe_layers_padded = 0;
   double moe_padded_rows = 0;
+  // The engine release's attention kernel that computed the sliding-window
+  // layers over the whole context (ModelOptions::window_masking; null: none
+  // did; graph.window_masked_layers says how many, and on which kernel).
+  const WindowMasking* window_masking = nullptr;
   // The attention table that priced the attention (null: none did).
   const AttentionTable* attention_table = nullptr;
   EfficiencySource attention_table_source = EfficiencySource::kMeasuredAttentionTable;

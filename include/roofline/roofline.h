@@ -48,6 +48,7 @@ struct AttentionTable;    // roofline/attention_table.h
 struct PaddedMoeLayout;   // roofline/engine.h
 struct MoeKernelRelease;  // roofline/engine.h
 struct MoeWeightPadding;  // roofline/engine.h
+struct WindowMasking;     // roofline/engine.h
 
 [[nodiscard]] std::string_view mode_name(Mode m) noexcept;
 [[nodiscard]] std::string_view bound_name(Bound b) noexcept;
@@ -105,6 +106,13 @@ struct ModelOptions {
   // where it differs from the table's blend (with_engine_release; null: none,
   // or the deployment chose its own, moe_kernel).
   const MoeKernelRelease* moe_release = nullptr;
+  // The engine release's attention kernels that compute an attention-sink
+  // model's sliding-window layers over the whole context on the device
+  // (with_engine_release; null: none do), and which of them: the kernel of
+  // steps with prompt tokens and large decode batches, the split-KV one.
+  const WindowMasking* window_masking = nullptr;
+  bool window_masked_prompt_kernel = false;
+  bool window_masked_split_kv = false;
   // The engine's measured all-reduce latencies for the device (null or empty:
   // the interconnect's bandwidth and collective_latency_s price them).
   const CommTable* comm_table = nullptr;

@@ -361,6 +361,11 @@ struct OpGraph {
   Format experts = Format::kBf16;
   double tokens = 0;            // tokens processed by this forward pass (per pipeline)
   double distinct_experts = 0;  // per MoE layer, D(B) (0 when not MoE)
+  // Sliding-window layers whose attention the engine release's kernel
+  // computed over the whole context (ModelOptions::window_masking), and
+  // whether that kernel was its split-KV one.
+  double window_masked_layers = 0;
+  bool window_masked_split_kv = false;
 };
 
 // The format activations of format `act` are held in between kernels under

@@ -659,3 +659,21 @@ def test_sparse_attention_runs_on_the_engines_flashmla_kernels(cli):
     assert [(p["architecture"], p["kv"]) for p in profile["paths"]] == [
         ("hopper", "fp8"), ("hopper", "bf16"), ("blackwell", "fp8"), ("blackwell", "bf16")]
     assert profile["paths"][0]["decode"]["head_tile"]["value"] == 64
+
+
+def test_engine_version_follows_the_release(cli):
+    # vLLM 0.11.0's Triton attention on an A100 masks gpt-oss's sliding windows
+    # in its split-KV kernel (data/engines/vllm.json window_masking).
+    case = dict(engine="vllm", seq_len=32768)
+    old = roofline.predict("gpt-oss-20b", "a100", engine_version="0.11.0", **case)
+    assert old.to_dict() == cli("predict", "--model", "gpt-oss-20b", "--hardware", "a100",
+                                *flags(engine_version="0.11.0", **case))
+    assert old.time_s > roofline.predict("gpt-oss-20b", "a100", **case).time_s
+    assert roofline.predict("gpt-oss-20b", "a100", engine_version="0.14.0", **case).time_s == \
+        roofline.predict("gpt-oss-20b", "a100", **case).time_s
+    assert roofline.recommend("gpt-oss-20b", "a100", engine="vllm", seq_len=32768,
+                              engine_version="0.11.0") != \
+        roofline.recommend("gpt-oss-20b", "a100", engine="vllm", seq_len=32768)
+    with pytest.raises(ValueError, match="engine_version"):
+        roofline.predict("gpt-oss-20b", "a100", engine_version="0.11.0 beta!", **case)
+

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <mutex>
 
@@ -717,6 +718,24 @@ const MoeKernelRelease* EngineProfile::moe_kernel_release(std::string_view versi
   return nullptr;
 }
 
+const WindowMasking* EngineProfile::window_masking_for(std::string_view version, const Device& d,
+                                                       bool* prompt_kernel,
+                                                       bool* split_kv) const noexcept {
+  *prompt_kernel = *split_kv = false;
+  const std::vector<int> have = release_numbers(version);
+  if (have.empty()) return nullptr;  // the current release
+  for (const WindowMasking& r : window_masking) {
+    if (r.architecture != d.architecture) continue;
+    const auto masks = [&have](const std::string& before) {
+      return !before.empty() && release_before(have, release_numbers(before));
+    };
+    *prompt_kernel = masks(r.prompt_kernel_before);
+    *split_kv = masks(r.split_kv_before);
+    return *prompt_kernel || *split_kv ? &r : nullptr;
+  }
+  return nullptr;
+}
+
 const MoeWeightPadding* EngineProfile::moe_padding(std::string_view format, std::string_view chosen,
                                                    const Device& d) const noexcept {
   for (const MoeWeightPadding& r : moe_weight_padding) {
@@ -991,6 +1010,39 @@ std::vector<MoeKernelRelease> parse_moe_kernel_releases(
   return rules;
 }
 
+// "window_masking": [{"architecture": a, "kernel": text, "prompt_kernel_before": release,
+// "split_kv_before": release (either may be absent, not both), "split_kv_max_programs":
+// <figure>, "query_rows": <figure>, "source": key, "note": text}, ...]: at most one rule per
+// architecture.
+std::vector<WindowMasking> parse_window_masking(StrictObject& parent,
+                                                const std::map<std::string, std::string>& sources) {
+  const json& list = rule_list(parent, "window_masking");
+  std::vector<WindowMasking> rules;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    StrictObject r(list[i], parent.origin(), "window_masking[" + std::to_string(i) + "]");
+    WindowMasking x;
+    x.architecture = rule_architecture(r, rules);
+    x.kernel = r.string("kernel");
+    if (x.kernel.empty()) r.fail("kernel", "must name the kernel");
+    for (const auto& [key, v] : {std::pair{"prompt_kernel_before", &x.prompt_kernel_before},
+                                 {"split_kv_before", &x.split_kv_before}}) {
+      *v = r.optional_string(key, "");
+      if (r.has(key) && release_numbers(*v).empty())
+        r.fail(key, "expected a release such as \"0.14.0\"");
+    }
+    if (x.prompt_kernel_before.empty() && x.split_kv_before.empty())
+      r.fail("split_kv_before", "a rule names the releases of at least one kernel");
+    // A grid of at most a few thousand programs; a query tile of 1 to 256 rows.
+    x.split_kv_max_programs = figure(r, "split_kv_max_programs", 1, 4096, sources);
+    x.query_rows = figure(r, "query_rows", 1, 256, sources);
+    x.source = rule_source(r, sources);
+    (void)r.optional_string("note", "");
+    r.finish();
+    rules.push_back(std::move(x));
+  }
+  return rules;
+}
+
 // "moe_table_stand_ins": [{"architecture": a, "engine": engine id, "source": key, "note":
 // text}, ...]: at most one per architecture; the registry checks the engine exists.
 std::vector<MoeTableStandIn> parse_moe_table_stand_ins(
@@ -1134,6 +1186,7 @@ EngineProfile parse_engine(std::string_view text, const std::string& origin) {
   if (o.has("moe_kernel_releases")) e.moe_kernel_releases = parse_moe_kernel_releases(o, e.sources);
   if (o.has("moe_table_stand_ins")) e.moe_table_stand_ins = parse_moe_table_stand_ins(o, e.sources);
   if (o.has("moe_weight_padding")) e.moe_weight_padding = parse_moe_weight_padding(o, e.sources);
+  if (o.has("window_masking")) e.window_masking = parse_window_masking(o, e.sources);
   if (o.has("moe_padded_layout")) {
     // {"kernel", "format", "architecture", "from_version", "before_version",
     //  "excluded_tp": {"tp", "from_version"}?, "block_rows", "gemm": {"tables",
@@ -1744,15 +1797,29 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
   return options;
 }
 
+void check_engine_version(std::string_view version, std::string_view what) {
+  if (version.size() > 40 || !std::all_of(version.begin(), version.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' ||
+               c == '_';
+      })) {
+    throw InvalidArgument(std::string(what) +
+                          ": at most 40 letters, digits and . - + _ (a release such as 0.14.0)");
+  }
+}
+
 ModelOptions with_engine_release(ModelOptions options, const Device& device,
                                  std::string_view version, std::int64_t tp,
                                  const EngineRegistry& tables) {
   options.padded_moe = nullptr;
   options.padded_moe_gemm = nullptr;
   options.moe_release = nullptr;
+  options.window_masking = nullptr;
+  options.window_masked_prompt_kernel = options.window_masked_split_kv = false;
   if (options.engine == nullptr || options.mode != Mode::kRealistic) return options;
   if (options.moe_kernel.empty())
     options.moe_release = options.engine->moe_kernel_release(version, device);
+  options.window_masking = options.engine->window_masking_for(
+      version, device, &options.window_masked_prompt_kernel, &options.window_masked_split_kv);
   const PaddedMoeLayout* layout = options.engine->padded_moe_for(version, device, tp);
   if (layout == nullptr) return options;
   const EngineProfile* measured = tables.find(layout->gemm_tables);
@@ -1796,9 +1863,14 @@ ModelOptions with_engine(ModelOptions options, const Device& device, const Engin
     options.moe_table = nullptr;
     options.comm_table = nullptr;
     options.attention_table = nullptr;
+    options.window_masking = nullptr;
+    options.window_masked_prompt_kernel = options.window_masked_split_kv = false;
     return options;
   }
   options.engine = engine;
+  // The current release's kernels skip the tiles outside a window.
+  options.window_masking = nullptr;
+  options.window_masked_prompt_kernel = options.window_masked_split_kv = false;
   options.gemm_table_source = EfficiencySource::kDevice;
   options.gemm_table =
       EngineRegistry::built_in().gemm_table(device, *engine, &options.gemm_table_source);
@@ -2064,6 +2136,16 @@ nlohmann::json to_json(const EngineProfile& e) {
     stand_ins.push_back(
         {{"architecture", x.architecture}, {"engine", x.engine}, {"source", e.citation(x.source)}});
   }
+  json maskings = json::array();
+  for (const auto& r : e.window_masking) {
+    maskings.push_back({{"architecture", r.architecture},
+                        {"kernel", r.kernel},
+                        {"prompt_kernel_before", r.prompt_kernel_before},
+                        {"split_kv_before", r.split_kv_before},
+                        {"split_kv_max_programs", figure_json(e, r.split_kv_max_programs)},
+                        {"query_rows", figure_json(e, r.query_rows)},
+                        {"source", e.citation(r.source)}});
+  }
   json paddings = json::array();
   for (const auto& r : e.moe_weight_padding) {
     paddings.push_back({{"format", r.format},
@@ -2140,6 +2222,7 @@ nlohmann::json to_json(const EngineProfile& e) {
           {"moe_kernel_releases", releases},
           {"moe_table_stand_ins", stand_ins},
           {"moe_weight_padding", paddings},
+          {"window_masking", maskings},
           {"gemm_tables", tables},
           {"moe_tables", moe_tables},
           {"comm_tables", comm_tables},

@@ -1147,6 +1147,7 @@ Prediction predict(const ModelSpec& m, const Device& d, const Scenario& s,
     p.moe_layers_padded = padding.layers;
     p.moe_padded_rows = padding.rows;
   }
+  if (p.graph.window_masked_layers > 0) p.window_masking = opt.window_masking;
   if (engine) mark_engine_ops(*engine, opt, m, s, p.graph, &marks);
   double memory_bound_time = 0, compute_bound_time = 0;
   // The totals, summed in locals (the compiler keeps them in registers, where

@@ -943,6 +943,15 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
           gemms += fmt::format("; sparse attention on {}: {}", rule.kernel, fmt::join(parts, "; "));
       }
     }
+    if (const WindowMasking* rule = p.window_masking) {
+      const bool split_kv = p.graph.window_masked_split_kv;
+      gemms += fmt::format(
+          "; {:g} sliding-window layers attend over the whole context: {}'s {} kernel masks the "
+          "keys outside the window instead of skipping them in releases before {}",
+          p.graph.window_masked_layers, rule->kernel,
+          split_kv ? "split-KV decode" : "prompt and large-batch",
+          split_kv ? rule->split_kv_before : rule->prompt_kernel_before);
+    }
     if (e.allreduce_residual_rmsnorm && s.tp > 1 && s.attention_dp == 1) {
       gemms += "; residual adds and RMSNorms inside the all-reduce kernels";
     }

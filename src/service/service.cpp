@@ -176,6 +176,18 @@ ModelOptions options_of(StrictObject& o, const Device* device = nullptr) {
   return m;
 }
 
+// The request's "engine_version" (absent: the current release): what that
+// release of the engine runs differently on `device` at tensor-parallel size `tp`.
+ModelOptions with_release_of(StrictObject& o, ModelOptions opt, const Device& device,
+                             std::int64_t tp) {
+  const auto* v = o.optional("engine_version");
+  if (v == nullptr) return opt;
+  if (!v->is_string()) o.fail("engine_version", "expected a release string such as \"0.14.0\"");
+  const std::string version = v->get<std::string>();
+  check_engine_version(version, "engine_version");
+  return with_engine_release(std::move(opt), device, version, tp, EngineRegistry::built_in());
+}
+
 ScenarioRequest scenario_of(StrictObject& o, const Limits& limits, bool with_phase) {
   ScenarioRequest r;
   if (with_phase) {
@@ -248,7 +260,7 @@ json predict(const json& request, const Registry& registry, const Limits& limits
     const Device& d = device_of(o, registry);
     ScenarioRequest sr = scenario_of(o, limits, true);
     sr.cached = integer(o, "cached", 0, 0, kMaxSeqLen);
-    const ModelOptions opt = options_of(o, &d);
+    const ModelOptions opt = with_release_of(o, options_of(o, &d), d, sr.tp);
     sr.engine = opt.engine;
     const bool per_op = flag(o, "per_op");
     o.finish();
@@ -270,7 +282,7 @@ json generate(const json& request, const Registry& registry, const Limits& limit
     const std::int64_t prompt = integer(o, "prompt", 512, 1, kMaxSeqLen);
     sr.seq_len = prompt;
     const std::int64_t gen = integer(o, "gen", 128, 1, kMaxSeqLen);
-    const ModelOptions opt = options_of(o, &d);
+    const ModelOptions opt = with_release_of(o, options_of(o, &d), d, sr.tp);
     sr.engine = opt.engine;
     o.finish();
     const Scenario s = build_scenario(sr, m, &d);
@@ -397,7 +409,7 @@ json recommend(const json& request, const Registry& registry, const Limits& limi
     r.max_quality_loss_pct = number(o, "max_quality_loss", 3.0);
     if (o.has("memory_limit")) r.memory_limit_bytes = number(o, "memory_limit", 0);
     if (o.has("latency_target")) r.latency_target_s = number(o, "latency_target", 0);
-    r.model_options = options_of(o, &d);
+    r.model_options = with_release_of(o, options_of(o, &d), d, r.tp);
     o.finish();
     json j = to_json(roofline::recommend(m, d, r));
     j["scenario"] = {{"model", m.id},

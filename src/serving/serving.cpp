@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <unordered_map>
 
@@ -448,14 +447,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   if (in.step.attention_dp < 1 || in.prefill_attention_dp < 1) {
     throw InvalidArgument("attention dp must be at least 1");
   }
-  if (in.engine_version.size() > 40 ||
-      !std::all_of(in.engine_version.begin(), in.engine_version.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == '+' ||
-               c == '_';
-      })) {
-    throw InvalidArgument(
-        "engine version: at most 40 letters, digits and . - + _ (a release such as 0.14.0)");
-  }
+  check_engine_version(in.engine_version, "engine version");
   if (in.batch_wait_iters < 0 || in.batch_wait_iters > kMaxBatchWaitIters ||
       !(in.batch_wait_ratio >= 0 && in.batch_wait_ratio <= 1)) {
     throw InvalidArgument(fmt::format(
@@ -1040,6 +1032,23 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
                             o.engine->name, rule->before_version, rule->format, rule->family,
                             d.architecture, in.engine_version));
     }
+  }
+  // A release whose attention kernels compute a sliding window's masked tiles.
+  if (const WindowMasking* rule = decode_options.window_masking; rule && m.attention_sinks) {
+    std::string kernels;
+    if (decode_options.window_masked_prompt_kernel)
+      kernels = "its kernel of prompt tokens and large batches (before " +
+                rule->prompt_kernel_before + ")";
+    if (decode_options.window_masked_split_kv) {
+      kernels += std::string(kernels.empty() ? "" : " and ") +
+                 "its split-KV kernel of small decode batches (before " + rule->split_kv_before +
+                 ")";
+    }
+    r.notes.push_back(fmt::format(
+        "sliding windows: {} {} runs this model's attention sinks on {} on {}, and {} masks "
+        "the keys outside the window instead of skipping them, so the sliding-window layers "
+        "of those steps attend over the whole context",
+        o.engine->name, in.engine_version, rule->kernel, d.architecture, kernels));
   }
   r.notes.push_back(fmt::format("the decode step of {} requests is {}-bound ({:.3g} ms alone)",
                                 r.running, r.bound == Bound::kMemory ? "memory" : "compute",

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <iterator>
 #include <optional>
@@ -80,6 +81,9 @@ struct Builder {
   // realistic mode): prompts whose sequence spans more than mha_prompts_up_to
   // tokens attend absorbed, as decode tokens do, on its kernels.
   const EngineProfile::SparseMla::Path* sparse_path = nullptr;
+  // The release's attention kernel for this pass masks a sliding window
+  // instead of skipping its tiles (ModelOptions::window_masking).
+  bool window_masked = false;
   double mha_prompts_up_to = 0;  // 0: none
   // Whether a prompt whose sequence spans `span` tokens (cached ones
   // included) attends in the absorbed form.
@@ -264,7 +268,9 @@ struct Builder {
     const AttentionKernelInfo& kinfo = attention_kernel_info(g.attention);
     // Sparse attention reads its top_k tokens as a window of that size would
     // (the cache itself keeps every token).
-    const double window = sliding ? static_cast<double>(m.sliding_window) : sparse_top_k;
+    // A kernel that masks the window computes the whole context's tiles.
+    const double window =
+        sliding ? (window_masked ? 0 : static_cast<double>(m.sliding_window)) : sparse_top_k;
     const double sparsity = s.block_sparsity;
     // Head geometry: MLA decode attends over the shared latent (one "KV head"
     // of kv_lora + rope, values are the latent itself).
@@ -892,6 +898,7 @@ struct Builder {
     add_half(attention_halves[static_cast<std::size_t>(attention_kind)],
              [&] { attention_half(count, sliding, linear_attn); });
     add_half(mlp_halves[moe ? 1 : 0], [&] { mlp_half(count, moe); });
+    if (sliding && window_masked) g.window_masked_layers += count;
     for (int i = first; i < g.size; ++i) {
       g.ops[static_cast<std::size_t>(i)].moe_layer = moe;
       g.ops[static_cast<std::size_t>(i)].sliding_layer = sliding;
@@ -1211,6 +1218,8 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
   OpGraph& g = *out;
   g.size = 0;
   g.distinct_experts = 0;
+  g.window_masked_layers = 0;
+  g.window_masked_split_kv = false;
   Builder b{m, dev, s, opt, g};
   b.decode = s.phase == Phase::kDecode;
   b.tp = static_cast<double>(s.tp);
@@ -1252,6 +1261,28 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
       b.eplan = plan_compute(dev, b.e, rule->act);
   }
   if (m.sparse_attention) b.sparse_top_k = static_cast<double>(m.sparse_attention->top_k);
+  if (opt.window_masking && opt.mode == Mode::kRealistic && m.attention_sinks &&
+      m.sliding_window > 0) {
+    // Decode steps of one token a sequence and few programs run the split-KV
+    // kernel; prompt tokens, draft tokens and large batches the other.
+    // With attention data parallelism, a group's ranks and its busiest sequences.
+    const WindowMasking& rule = *opt.window_masking;
+    const double dp = static_cast<double>(s.attention_dp);
+    const double attention_tp = b.tp / dp;
+    const double nh = static_cast<double>(m.heads) / attention_tp;
+    const double nkv = std::max(1.0, static_cast<double>(m.kv_heads) / attention_tp);
+    const double seqs = std::ceil(b.B / dp);
+    const double per_kv = nh / nkv;
+    const double rows =
+        std::max(rule.query_rows.value,
+                 static_cast<double>(std::bit_ceil(static_cast<std::uint64_t>(std::ceil(per_kv)))));
+    const double tile = std::max(1.0, std::floor(rows / per_kv));
+    const bool split_kv =
+        b.decode && b.T == 1 && b.P == 0 &&
+        (std::floor(seqs / tile) + seqs) * nkv <= rule.split_kv_max_programs.value;
+    b.window_masked = split_kv ? opt.window_masked_split_kv : opt.window_masked_prompt_kernel;
+    g.window_masked_split_kv = b.window_masked && split_kv;
+  }
   if (opt.engine && opt.mode == Mode::kRealistic) {
     b.sparse_path = opt.engine->sparse_mla_path(m, b.kv, dev);
     if (b.sparse_path && opt.engine->sparse_mla->mha_prompts_up_to.known())

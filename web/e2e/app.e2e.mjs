@@ -152,6 +152,28 @@ try {
   const dated = await page.textContent('.stat:has([data-field="engine"])');
   check(/build of 2024-05-31/.test(dated ?? ''), `the engine card names the build (${dated})`);
   await page.fill('#engine-build', '');
+  // A release: one of odd characters is refused here; one that is well formed goes with the
+  // single predictions (predict, generate, recommend), not with the sweep, which prices the
+  // current release.
+  await page.fill('#engine-version', '0.11 beta!');
+  await page.click('#run');
+  await page.waitForSelector('#status.error');
+  check(/engine release/.test(await page.textContent('#status') ?? ''), 'a malformed release is refused');
+  const bodies = new Map();
+  const record = (req) => {
+    const path = new URL(req.url()).pathname;
+    if (req.method() === 'POST' && path.startsWith('/api/')) bodies.set(path, JSON.parse(req.postData() ?? '{}'));
+  };
+  page.on('request', record);
+  await page.fill('#engine-version', '0.11.0');
+  await page.click('#run');
+  await page.waitForSelector('#status.ok');
+  page.off('request', record);
+  for (const path of ['/api/predict', '/api/generate', '/api/recommend']) {
+    check(bodies.get(path)?.engine_version === '0.11.0', `${path} carries the release`);
+  }
+  check(bodies.has('/api/sweep') && !('engine_version' in bodies.get('/api/sweep')), 'the sweep does not');
+  await page.fill('#engine-version', '');
   // Sorted by source, the ops no table priced come last in both directions.
   for (const pass of ['first', 'second']) {
     await page.click('#ops-table th[data-key="efficiency_source"]');

@@ -46,14 +46,17 @@ function intField(id: string, name: string, lo: number, hi: number): number {
   return v;
 }
 
-/** The engine and, when given, its build's date: fields every request of the analysis carries. */
-function engineFields(): { engine: string; engine_build?: string } {
+/** The engine and, when given, its build's date and its release: fields the analysis's requests carry. */
+function engineFields(): { engine: string; engine_build?: string; engine_version?: string } {
   const engine = ($('engine') as HTMLSelectElement).value || 'roofline';
   const build = ($('engine-build') as HTMLInputElement).value.trim();
-  if (!build) return { engine };
+  const version = ($('engine-version') as HTMLInputElement).value.trim();
   // The server checks the calendar; the shape is checked here to say what is expected.
-  if (!/^\d{4}-\d{2}(-\d{2})?$/.test(build)) throw new Error('the engine build must be a date, YYYY-MM-DD or YYYY-MM');
-  return { engine, engine_build: build };
+  if (build && !/^\d{4}-\d{2}(-\d{2})?$/.test(build)) throw new Error('the engine build must be a date, YYYY-MM-DD or YYYY-MM');
+  if (version && !/^[A-Za-z0-9.+_-]{1,40}$/.test(version)) {
+    throw new Error('the engine release must be at most 40 letters, digits and . - + _ (e.g. 0.11.0)');
+  }
+  return { engine, ...(build ? { engine_build: build } : {}), ...(version ? { engine_version: version } : {}) };
 }
 
 /** Tokens cached before the prompt: a prefill's (a decode step's context is its own). */
@@ -273,14 +276,17 @@ async function run(): Promise<void> {
 async function analyze(s: ReturnType<typeof scenario>, device: Device): Promise<void> {
   setStatus('Predicting…', 'busy');
   const engine = { engine: s.engine, ...(s.engine_build ? { engine_build: s.engine_build } : {}) };
+  // The release reaches the single predictions; the sweep prices the current release.
+  const release = s.engine_version ? { engine_version: s.engine_version } : {};
   const base = { model: s.model, hardware: s.hardware, phase: s.phase, batch: s.batch, seq_len: s.seq_len, ...engine };
   const t0 = performance.now();
 
-  const predict = api.predict({ ...base, ...(s.cached > 0 ? { cached: s.cached } : {}), strategy: s.strategy,
+  const predict = api.predict({ ...base, ...release, ...(s.cached > 0 ? { cached: s.cached } : {}), strategy: s.strategy,
     per_op: true, ideal: s.ideal });
-  const recommend = api.recommend({ ...base, max_quality_loss: s.budget, ideal: s.ideal });
+  const recommend = api.recommend({ ...base, ...release, max_quality_loss: s.budget, ideal: s.ideal });
   const generate = api.generate({ model: s.model, hardware: s.hardware, batch: s.batch, prompt: s.seq_len,
-    ...(s.cached > 0 ? { cached: s.cached } : {}), gen: GENERATED_TOKENS, strategy: s.strategy, ideal: s.ideal, ...engine });
+    ...(s.cached > 0 ? { cached: s.cached } : {}), gen: GENERATED_TOKENS, strategy: s.strategy, ideal: s.ideal, ...engine,
+    ...release });
   const contexts = doublings(512, 131072);
   const memorySweep = api.sweep({
     models: [s.model], hardware: [s.hardware], phases: [s.phase], batches: [s.batch], seq_lens: contexts,
@@ -405,6 +411,7 @@ async function init(): Promise<void> {
     .map((e) => [e.id, e.id === 'roofline' ? 'roofline (reference kernels)' : `${e.name}${e.kind === 'serving' ? '' : ` (${e.kind})`}`]),
     params.get('engine') ?? 'roofline');
   ($('engine-build') as HTMLInputElement).value = params.get('engine_build') ?? '';
+  ($('engine-version') as HTMLInputElement).value = params.get('engine_version') ?? '';
   describeStrategy();
   ($('strategy') as HTMLSelectElement).addEventListener('change', describeStrategy);
   $('scenario').addEventListener('submit', (ev) => {
