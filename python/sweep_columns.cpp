@@ -90,7 +90,8 @@ void bind_sweep(py::module_& m) {
          const std::vector<std::int64_t>& tps, const std::vector<std::string>& strategies,
          bool ideal, const std::string& engine, const std::optional<std::string>& engine_build,
          const std::string& cuda_graphs, const std::optional<std::string>& moe_kernel,
-         unsigned threads, std::uint64_t max_rows) {
+         const std::optional<std::string>& engine_version, unsigned threads,
+         std::uint64_t max_rows) {
         SweepSpec spec;
         std::vector<std::string> model_ids, device_ids, strategy_names;
         for (const auto& x : models) {
@@ -138,6 +139,10 @@ void bind_sweep(py::module_& m) {
           strategy_names.push_back("");  // as the CSV's strategy column: empty
         }
         spec.options = options_of(ideal, engine, engine_build, cuda_graphs, moe_kernel);
+        if (engine_version) {
+          check_engine_version(*engine_version, "engine_version");
+          spec.engine_version = *engine_version;
+        }
         const std::uint64_t rows = sweep_rows(spec, max_rows);
         const auto n = static_cast<py::ssize_t>(rows);
 
@@ -281,7 +286,8 @@ void bind_sweep(py::module_& m) {
       py::arg("strategies") = std::vector<std::string>{}, py::arg("ideal") = false,
       py::arg("engine") = "roofline", py::arg("engine_build") = py::none(),
       py::arg("cuda_graphs") = "engine", py::arg("moe_kernel") = py::none(),
-      py::arg("threads") = 0u, py::arg("max_rows") = kMaxSweepRows,
+      py::arg("engine_version") = py::none(), py::arg("threads") = 0u,
+      py::arg("max_rows") = kMaxSweepRows,
       R"(Every combination of the lists (the last varies fastest), one row each, as
 columns: {"rows": N, "columns": {name: array}, "categories": {name: [str]}}, the
 columns in the order of `roofline sweep`'s CSV; text columns are int32 codes

@@ -812,6 +812,17 @@ TEST(Cli, EngineVersionSelectsTheReleasesRules) {
   EXPECT_GT(nlohmann::json::parse(gen.out)["tpot_s"].get<double>(),
             nlohmann::json::parse(gen_now.out)["tpot_s"].get<double>());
   expect_bad_input("predict --engine vllm --engine-version '0.11.0; rm'", "--engine-version");
+  // The sweep's rows follow it too: its one row is the release's prediction above.
+  const CliRun swept = roofline(
+      "sweep --model gpt-oss-20b --hardware a100 --engine vllm --seq-len 32768 "
+      "--engine-version 0.11.0 --format json");
+  ASSERT_EQ(swept.exit_code, 0) << swept.err;
+  const auto rows = nlohmann::json::parse(swept.out);
+  ASSERT_EQ(rows.size(), 1u);
+  constexpr double kSweepDigits = 1e-5;  // the sweep prints six significant digits
+  EXPECT_NEAR(rows[0]["time_s"].get<double>(), b["time_s"].get<double>(),
+              kSweepDigits * b["time_s"].get<double>());
+  expect_bad_input("sweep --engine vllm --engine-version '0.11 beta'", "--engine-version");
 }
 
 // --cuda-graphs: a deployment that turns the engine's graphs down pays the

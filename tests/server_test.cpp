@@ -380,6 +380,17 @@ TEST_F(ServerTest, ServingAndSearch) {
     const auto j = post("/api/predict", long_decode + ", \"engine_version\": " + bad + "}", 400);
     EXPECT_TRUE(j.contains("error")) << bad;
   }
+  // The sweep's one row is the release's prediction.
+  const auto swept_release = post("/api/sweep",
+                                  R"({"models": ["gpt-oss-20b"], "hardware": ["a100"],
+               "engine": "vllm", "seq_lens": [32768], "engine_version": "0.11.0"})",
+                                  200);
+  ASSERT_EQ(swept_release["rows"].size(), 1u);
+  EXPECT_NEAR(swept_release["rows"][0]["time_s"].get<double>(), v011["time_s"].get<double>(),
+              1e-5 * v011["time_s"].get<double>());  // the sweep's six significant digits
+  expect_error("/api/sweep",
+               R"({"models": ["gpt-oss-20b"], "hardware": ["a100"], "engine_version": 11})", 400,
+               "invalid_argument");
   // No act: the engine's for the weights. vLLM runs fp8 weights W8A8 on an H100
   // (the cache keeps 16 bits); asked for, bf16 stays, and the note says what vLLM runs.
   const auto w8a8 = post("/api/predict",

@@ -190,6 +190,59 @@ TEST(Sweep, VisitedRowsAreTheTextRows) {
   }
 }
 
+// An engine release reaches every row with what it runs differently on the
+// row's device and tensor-parallel size (data/engines/vllm.json): vLLM
+// 0.11.0's Triton attention masks gpt-oss's sliding windows on the A100
+// (window_masking), not on the H100, whose FlashAttention 3 takes sinks; there
+// the release runs the MXFP4 experts on Marlin (moe_kernel_releases, before 0.12.0).
+TEST(Sweep, AnEngineReleaseReachesEachDeviceAndTensorParallelSize) {
+  SweepSpec s;
+  s.models = {load_model("gpt-oss-20b")};
+  s.devices = {&registry().get("a100"), &registry().get("h100")};
+  s.seq_lens = {32768};
+  s.tps = {1, 2};
+  const EngineRegistry& engines = EngineRegistry::built_in();
+  s.options.engine = &engines.get("vllm");
+  s.engine_version = "0.11.0";
+  std::vector<double> time(4, -1), current(4, -1);
+  std::vector<bool> masked(4), marlin(4);
+  std::mutex mu;
+  visit_sweep(
+      s,
+      [&](std::uint64_t i, const SweepPoint& pt, const Prediction* p, std::string_view why) {
+        ASSERT_NE(p, nullptr) << why;
+        const Device& d = *s.devices[pt.device];
+        const Prediction alone =
+            predict(s.models[0], d, pt.scenario,
+                    with_engine_release(s.options, d, "0.11.0", pt.scenario.tp, engines));
+        const Prediction now = predict(s.models[0], d, pt.scenario, s.options);
+        const std::lock_guard<std::mutex> lock(mu);
+        EXPECT_EQ(p->time_s, alone.time_s) << i;
+        time[i] = p->time_s;
+        current[i] = now.time_s;
+        masked[i] = p->window_masking != nullptr;
+        marlin[i] = p->moe_release != nullptr && p->moe_release->family == "marlin" &&
+                    !p->moe_release->before_version.empty();
+      },
+      2);
+  // Rows: (a100, tp 1), (a100, tp 2), (h100, tp 1), (h100, tp 2); every one
+  // differs from the current release's.
+  EXPECT_EQ(masked, (std::vector<bool>{true, true, false, false}));
+  EXPECT_EQ(marlin, (std::vector<bool>{false, false, true, true}));
+  EXPECT_GT(time[0], current[0]);
+  EXPECT_GT(time[1], current[1]);
+  EXPECT_NE(time[2], current[2]);
+  EXPECT_NE(time[3], current[3]);
+  // The text rows are the same predictions.
+  const auto j = nlohmann::json::parse(run(s, SweepFormat::kJson, 1));
+  ASSERT_EQ(j.size(), 4u);
+  constexpr double kSixDigits = 1e-5;  // the text rows' precision
+  for (std::size_t i = 0; i < 4; ++i)
+    EXPECT_NEAR(j[i]["time_s"].get<double>(), time[i], kSixDigits * time[i]) << i;
+  s.engine_version = "0.11 beta!";
+  EXPECT_THROW(run(s, SweepFormat::kCsv, 1), InvalidArgument);
+}
+
 TEST(Sweep, WhatTheVisitorThrowsReachesTheCaller) {
   const SweepSpec s = small_spec();
   EXPECT_THROW(visit_sweep(

@@ -69,7 +69,7 @@ struct SweepArgs {
   std::string models = "llama-3.1-8b", hardware = "gb10", phases = "decode", batches = "1",
               seq_lens = "4096", weights = "native", acts = "engine", kvs, attentions, tps = "1",
               strategies;
-  std::string engine = "roofline", engine_build, cuda_graphs = "engine";
+  std::string engine = "roofline", engine_build, engine_version, cuda_graphs = "engine";
   std::string format = "csv", out;
   std::string threads = "0";
   bool ideal = false;
@@ -121,6 +121,10 @@ void cmd_sweep(const Common& c, const SweepArgs& a) {
   if (!a.engine_build.empty())
     spec.options.engine_build = parse_build_date(a.engine_build, "--engine-build");
   spec.options.graphs = parse_graph_policy(a.cuda_graphs, "--cuda-graphs");
+  if (!a.engine_version.empty()) {
+    check_engine_version(a.engine_version, "--engine-version");
+    spec.engine_version = a.engine_version;
+  }
   const SweepFormat format = sweep_format(c, a.format);
   write_sweep(spec, sweep_rows(spec), format, a.out, a.threads);
 }
@@ -192,6 +196,12 @@ void register_sweep(CLI::App& app, Common& common) {
                    "The date of the engine's build for every row (YYYY-MM-DD or YYYY-MM; "
                    "default the current one): the profile's rules dated by build follow it")
       ->type_name("DATE");
+  sweep_cmd
+      ->add_option("--engine-version", sw->engine_version,
+                   "The engine's release for every row (e.g. 0.11.0; default the current one): "
+                   "the rules its profile dates by release follow it, on each row's device and "
+                   "tensor-parallel size")
+      ->type_name("TEXT");
   sweep_cmd
       ->add_option("--cuda-graphs", sw->cuda_graphs,
                    "Which steps replay CUDA graphs for every row: engine (its defaults), "

@@ -383,6 +383,7 @@ json request_schemas() {
                 {"ideal", scenario["ideal"]},
                 {"engine", scenario["engine"]},
                 {"engine_build", scenario["engine_build"]},
+                {"engine_version", scenario["engine_version"]},
                 {"cuda_graphs", scenario["cuda_graphs"]},
                 {"moe_kernel", scenario["moe_kernel"]}};
   // A list with its default and what its items are.

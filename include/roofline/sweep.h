@@ -36,6 +36,10 @@ struct SweepSpec {
   // lists (resolved per model and device, as predict --strategy does).
   std::vector<Strategy> strategies;
   ModelOptions options;
+  // The engine's release (empty: the current one): each device and
+  // tensor-parallel size runs what that release runs differently there
+  // (with_engine_release). Checked by check_engine_version.
+  std::string engine_version;
 };
 
 // An entry of a sweep's activation list: "engine" (the engine's for the
@@ -72,6 +76,9 @@ struct SweepPoint {
   std::size_t device = 0;    // index into spec.devices
   std::size_t strategy = 0;  // index into spec.strategies (0 when there are none)
   Scenario scenario;         // the formats resolved (a strategy's plan), phase, batch, ...
+  // The options the row runs with: spec.options, or those of the spec's
+  // engine release on the row's device and tensor-parallel size.
+  const ModelOptions* options = nullptr;
 };
 
 // Called once per row: `prediction` is null when the combination cannot be

@@ -129,7 +129,8 @@ def _whole_numbers(x):
 
 def sweep(models, hardware, *, phases=None, batches=None, seq_lens=None, weights=None, acts=None,
           kvs=None, attentions=None, tps=None, strategies=None, ideal=False, engine="roofline",
-          engine_build=None, cuda_graphs="engine", moe_kernel=None, threads=0, as_frame=None):
+          engine_build=None, cuda_graphs="engine", moe_kernel=None, engine_version=None, threads=0,
+          as_frame=None):
     """Every combination of the lists, one row each, as columns (``roofline sweep``).
 
     Each argument takes one value or a list: models (preset ids, paths or dicts),
@@ -141,7 +142,9 @@ def sweep(models, hardware, *, phases=None, batches=None, seq_lens=None, weights
     row ("YYYY-MM-DD" or "YYYY-MM"; None: the current one); cuda_graphs
     ("engine", "decode-only" or "off") which steps replay CUDA graphs;
     moe_kernel (None, "triton", "flashinfer-trtllm", "flashinfer-cutlass" or
-    "marlin") the MoE kernel family whose measured layers price the MoE.
+    "marlin") the MoE kernel family whose measured layers price the MoE;
+    engine_version the engine's release for every row (e.g. "0.11.0"; None:
+    the current one), on each row's device and tensor-parallel size.
 
     Returns a pandas DataFrame when pandas is installed (as_frame=None) or
     asked for (True), else a dict of NumPy arrays (as_frame=False), with the
@@ -159,7 +162,8 @@ def sweep(models, hardware, *, phases=None, batches=None, seq_lens=None, weights
             options[name] = _whole_numbers(value)
     raw = _core.sweep_columns(_listed(models), _listed(hardware), ideal=ideal, engine=engine,
                               engine_build=engine_build, cuda_graphs=cuda_graphs,
-                              moe_kernel=moe_kernel, threads=threads, **options)
+                              moe_kernel=moe_kernel, engine_version=engine_version,
+                              threads=threads, **options)
     columns, categories = raw["columns"], raw["categories"]
     pandas = None
     if as_frame is None:

@@ -676,4 +676,11 @@ def test_engine_version_follows_the_release(cli):
         roofline.recommend("gpt-oss-20b", "a100", engine="vllm", seq_len=32768)
     with pytest.raises(ValueError, match="engine_version"):
         roofline.predict("gpt-oss-20b", "a100", engine_version="0.11.0 beta!", **case)
+    # The sweep's rows follow it too: its one row is the release's prediction (full precision).
+    np = pytest.importorskip("numpy")
+    row = roofline.sweep("gpt-oss-20b", "a100", seq_lens=32768, engine="vllm", engine_version="0.11.0",
+                         as_frame=False)
+    assert np.isclose(row["time_s"][0], old.time_s, rtol=1e-12)
+    with pytest.raises(ValueError, match="engine_version"):
+        roofline.sweep("gpt-oss-20b", "a100", engine="vllm", engine_version="0.11 beta!")
 

@@ -115,19 +115,35 @@ void append_json_string(fmt::memory_buffer& out, std::string_view s) {
   out.push_back('"');
 }
 
-// Strategy plans resolved once per (strategy, model, device).
-using Plans = std::vector<PrecisionPlan>;
+// Resolved once a sweep: the strategies' plans per (strategy, model, device)
+// and, where the spec names an engine release, the options per (device,
+// tensor-parallel size) that release runs with.
+struct Plans {
+  std::vector<PrecisionPlan> precision;
+  std::vector<ModelOptions> release;  // empty: spec.options on every row
+};
 std::size_t plan_slot(const SweepSpec& s, std::size_t st, std::size_t m, std::size_t d) {
   return (st * s.models.size() + m) * s.devices.size() + d;
 }
 
 Plans resolve_plans(const SweepSpec& s) {
-  Plans plans(s.strategies.size() * s.models.size() * s.devices.size());
+  Plans plans;
+  plans.precision.resize(s.strategies.size() * s.models.size() * s.devices.size());
   for (std::size_t st = 0; st < s.strategies.size(); ++st) {
     for (std::size_t m = 0; m < s.models.size(); ++m) {
       for (std::size_t d = 0; d < s.devices.size(); ++d) {
-        plans[plan_slot(s, st, m, d)] =
+        plans.precision[plan_slot(s, st, m, d)] =
             resolve(s.strategies[st], s.models[m], *s.devices[d]).precision;
+      }
+    }
+  }
+  if (!s.engine_version.empty()) {
+    check_engine_version(s.engine_version, "engine version");
+    plans.release.reserve(s.devices.size() * s.tps.size());
+    for (const Device* d : s.devices) {
+      for (std::int64_t tp : s.tps) {
+        plans.release.push_back(
+            with_engine_release(s.options, *d, s.engine_version, tp, EngineRegistry::built_in()));
       }
     }
   }
@@ -155,7 +171,7 @@ SweepPoint point_of(const SweepSpec& s, const Plans& plans, std::uint64_t i) {
   sc.batch = s.batches[x.batch];
   sc.seq_len = s.seq_lens[x.seq];
   if (!s.strategies.empty()) {
-    sc.precision = plans[plan_slot(s, x.strategy, x.model, x.device)];
+    sc.precision = plans.precision[plan_slot(s, x.strategy, x.model, x.device)];
   } else {
     sc.precision.weights = s.weights[x.weights];
     const std::optional<Format> act = s.acts[x.act];
@@ -168,6 +184,7 @@ SweepPoint point_of(const SweepSpec& s, const Plans& plans, std::uint64_t i) {
   }
   sc.attention = s.attentions[x.attention];
   sc.tp = s.tps[x.tp];
+  pt.options = plans.release.empty() ? &s.options : &plans.release[x.device * s.tps.size() + x.tp];
   return pt;
 }
 
@@ -201,7 +218,7 @@ void format_row(const SweepSpec& s, const Plans& plans, std::uint64_t i, SweepFo
         format_id(sc.precision.kv), attention, sc.tp, strategy);
   }
   try {
-    const Prediction p = predict(m, d, sc, s.options);
+    const Prediction p = predict(m, d, sc, *pt.options);
     if (csv) {
       append_g6(out, p.time_s);
       out.push_back(',');
@@ -479,7 +496,7 @@ void visit_sweep(const SweepSpec& s, const SweepVisitor& visit, unsigned threads
         bool predicted = false;
         try {
           const Prediction p =
-              predict(s.models[pt.model], *s.devices[pt.device], pt.scenario, s.options);
+              predict(s.models[pt.model], *s.devices[pt.device], pt.scenario, *pt.options);
           predicted = true;
           visit(i, pt, &p, {});
         } catch (const Error& e) {

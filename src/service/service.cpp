@@ -485,6 +485,11 @@ std::string sweep_text(const json& request, const Registry& registry, const Limi
       return strategy_named(str(v), "strategies", limits);
     });
     spec.options = options_of(o);
+    if (const auto* v = o.optional("engine_version")) {
+      if (!v->is_string()) o.fail("engine_version", "expected a release string such as \"0.14.0\"");
+      spec.engine_version = v->get<std::string>();
+      check_engine_version(spec.engine_version, "engine_version");
+    }
     o.finish();
     const std::uint64_t rows = sweep_rows(spec, limits.max_sweep_rows);
     return sweep_document(

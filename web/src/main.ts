@@ -276,7 +276,6 @@ async function run(): Promise<void> {
 async function analyze(s: ReturnType<typeof scenario>, device: Device): Promise<void> {
   setStatus('Predicting…', 'busy');
   const engine = { engine: s.engine, ...(s.engine_build ? { engine_build: s.engine_build } : {}) };
-  // The release reaches the single predictions; the sweep prices the current release.
   const release = s.engine_version ? { engine_version: s.engine_version } : {};
   const base = { model: s.model, hardware: s.hardware, phase: s.phase, batch: s.batch, seq_len: s.seq_len, ...engine };
   const t0 = performance.now();
@@ -292,11 +291,11 @@ async function analyze(s: ReturnType<typeof scenario>, device: Device): Promise<
     models: [s.model], hardware: [s.hardware], phases: [s.phase], batches: [s.batch], seq_lens: contexts,
     strategies: [...new Set(['bf16_baseline', 'fp8_balanced', 'long_context_kv', s.strategy])]
       .filter((n) => state.strategies.some((x) => x.name === n)),
-    ideal: s.ideal, ...engine,
+    ideal: s.ideal, ...engine, ...release,
   });
   const heatSweep = api.sweep({
     models: [s.model], hardware: [s.hardware], phases: [s.phase], batches: doublings(1, 256),
-    seq_lens: doublings(1024, 131072), strategies: [s.strategy], ideal: s.ideal, ...engine,
+    seq_lens: doublings(1024, 131072), strategies: [s.strategy], ideal: s.ideal, ...engine, ...release,
   });
 
   const results = await Promise.allSettled([predict, recommend, memorySweep, heatSweep, generate]);
