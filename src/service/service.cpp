@@ -176,15 +176,22 @@ ModelOptions options_of(StrictObject& o, const Device* device = nullptr) {
   return m;
 }
 
-// The request's "engine_version" (absent: the current release): what that
-// release of the engine runs differently on `device` at tensor-parallel size `tp`.
+// The request's "engine_version", checked (empty: absent, the current release).
+std::string engine_version_of(StrictObject& o) {
+  const auto* v = o.optional("engine_version");
+  if (v == nullptr) return {};
+  if (!v->is_string()) o.fail("engine_version", "expected a release string such as \"0.14.0\"");
+  std::string version = v->get<std::string>();
+  check_engine_version(version, "engine_version");
+  return version;
+}
+
+// What the request's engine release runs differently on `device` at
+// tensor-parallel size `tp` (no release: `opt` as it is).
 ModelOptions with_release_of(StrictObject& o, ModelOptions opt, const Device& device,
                              std::int64_t tp) {
-  const auto* v = o.optional("engine_version");
-  if (v == nullptr) return opt;
-  if (!v->is_string()) o.fail("engine_version", "expected a release string such as \"0.14.0\"");
-  const std::string version = v->get<std::string>();
-  check_engine_version(version, "engine_version");
+  const std::string version = engine_version_of(o);
+  if (version.empty()) return opt;
   return with_engine_release(std::move(opt), device, version, tp, EngineRegistry::built_in());
 }
 
@@ -485,11 +492,7 @@ std::string sweep_text(const json& request, const Registry& registry, const Limi
       return strategy_named(str(v), "strategies", limits);
     });
     spec.options = options_of(o);
-    if (const auto* v = o.optional("engine_version")) {
-      if (!v->is_string()) o.fail("engine_version", "expected a release string such as \"0.14.0\"");
-      spec.engine_version = v->get<std::string>();
-      check_engine_version(spec.engine_version, "engine_version");
-    }
+    spec.engine_version = engine_version_of(o);
     o.finish();
     const std::uint64_t rows = sweep_rows(spec, limits.max_sweep_rows);
     return sweep_document(

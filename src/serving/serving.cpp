@@ -1034,7 +1034,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     }
   }
   // A release whose attention kernels compute a sliding window's masked tiles.
-  if (const WindowMasking* rule = decode_options.window_masking; rule && m.attention_sinks) {
+  if (const WindowMasking* rule = decode_options.window_masking;
+      rule && m.attention_sinks && m.sliding_window > 0) {
     std::string kernels;
     if (decode_options.window_masked_prompt_kernel)
       kernels = "its kernel of prompt tokens and large batches (before " +
