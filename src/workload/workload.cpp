@@ -81,8 +81,9 @@ struct Builder {
   // realistic mode): prompts whose sequence spans more than mha_prompts_up_to
   // tokens attend absorbed, as decode tokens do, on its kernels.
   const EngineProfile::SparseMla::Path* sparse_path = nullptr;
-  // The release's attention kernel for this pass masks a sliding window
-  // instead of skipping its tiles (ModelOptions::window_masking).
+  // The release's attention kernel of the last sliding-window attention
+  // built masks the window instead of skipping its tiles
+  // (ModelOptions::window_masking; masks_window()).
   bool window_masked = false;
   double mha_prompts_up_to = 0;  // 0: none
   // Whether a prompt whose sequence spans `span` tokens (cached ones
@@ -263,12 +264,32 @@ struct Builder {
     return x;
   }
 
+  // Whether the release's attention kernel for this call masks a sliding
+  // window (ModelOptions::window_masking), on the rank's heads and sequences:
+  // a decode step of one token a sequence and few programs runs its split-KV
+  // kernel; prompt and draft tokens and large batches run the other.
+  bool masks_window() {
+    if (!opt.window_masking || opt.mode != Mode::kRealistic || !m.attention_sinks) return false;
+    const WindowMasking& rule = *opt.window_masking;
+    const double per_kv = nh / nkv;
+    const double rows =
+        std::max(rule.query_rows.value,
+                 static_cast<double>(std::bit_ceil(static_cast<std::uint64_t>(std::ceil(per_kv)))));
+    const double tile = std::max(1.0, std::floor(rows / per_kv));
+    const bool split_kv = decode && T == 1 && P == 0 &&
+                          (std::floor(B / tile) + B) * nkv <= rule.split_kv_max_programs.value;
+    const bool masked = split_kv ? opt.window_masked_split_kv : opt.window_masked_prompt_kernel;
+    g.window_masked_split_kv = masked && split_kv;
+    return masked;
+  }
+
   // Attention core (qk_matmul, softmax, sv_matmul) for one layer class.
   void attention(double count, bool sliding, bool mla_latent) {
     const AttentionKernelInfo& kinfo = attention_kernel_info(g.attention);
     // Sparse attention reads its top_k tokens as a window of that size would
-    // (the cache itself keeps every token).
-    // A kernel that masks the window computes the whole context's tiles.
+    // (the cache itself keeps every token). A kernel that masks the window
+    // computes the whole context's tiles.
+    if (sliding) window_masked = masks_window();
     const double window =
         sliding ? (window_masked ? 0 : static_cast<double>(m.sliding_window)) : sparse_top_k;
     const double sparsity = s.block_sparsity;
@@ -1261,28 +1282,6 @@ void build_ops(const ModelSpec& m, const Device& dev, const Scenario& s, const M
       b.eplan = plan_compute(dev, b.e, rule->act);
   }
   if (m.sparse_attention) b.sparse_top_k = static_cast<double>(m.sparse_attention->top_k);
-  if (opt.window_masking && opt.mode == Mode::kRealistic && m.attention_sinks &&
-      m.sliding_window > 0) {
-    // Decode steps of one token a sequence and few programs run the split-KV
-    // kernel; prompt tokens, draft tokens and large batches the other.
-    // With attention data parallelism, a group's ranks and its busiest sequences.
-    const WindowMasking& rule = *opt.window_masking;
-    const double dp = static_cast<double>(s.attention_dp);
-    const double attention_tp = b.tp / dp;
-    const double nh = static_cast<double>(m.heads) / attention_tp;
-    const double nkv = std::max(1.0, static_cast<double>(m.kv_heads) / attention_tp);
-    const double seqs = std::ceil(b.B / dp);
-    const double per_kv = nh / nkv;
-    const double rows =
-        std::max(rule.query_rows.value,
-                 static_cast<double>(std::bit_ceil(static_cast<std::uint64_t>(std::ceil(per_kv)))));
-    const double tile = std::max(1.0, std::floor(rows / per_kv));
-    const bool split_kv =
-        b.decode && b.T == 1 && b.P == 0 &&
-        (std::floor(seqs / tile) + seqs) * nkv <= rule.split_kv_max_programs.value;
-    b.window_masked = split_kv ? opt.window_masked_split_kv : opt.window_masked_prompt_kernel;
-    g.window_masked_split_kv = b.window_masked && split_kv;
-  }
   if (opt.engine && opt.mode == Mode::kRealistic) {
     b.sparse_path = opt.engine->sparse_mla_path(m, b.kv, dev);
     if (b.sparse_path && opt.engine->sparse_mla->mha_prompts_up_to.known())
