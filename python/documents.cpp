@@ -4,7 +4,9 @@
 // [...]}), the function returns what is inside.
 #include <pybind11/stl.h>
 
+#include <map>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -313,7 +315,8 @@ void bind_documents(py::module_& m) {
          const std::vector<std::string>& engines, const std::vector<std::string>& weights,
          const std::vector<std::int64_t>& concurrencies, const std::vector<std::string>& modes,
          std::int64_t draft_tokens, std::optional<double> acceptance, const std::string& recipe,
-         std::optional<double> range_ratio, std::int64_t shared_prefix, std::int64_t prompt_pool) {
+         std::optional<double> range_ratio, std::int64_t shared_prefix, std::int64_t prompt_pool,
+         const std::map<std::string, std::string>& engine_versions) {
         const auto spec_model = model_of(model);
         const Device& d = device_of(hardware);
         SearchSpec spec;
@@ -324,6 +327,7 @@ void bind_documents(py::module_& m) {
         spec.ttft_max_s = ttft_max;
         spec.tpot_max_s = tpot_max;
         spec.engines = engines;
+        spec.engine_versions = engine_versions;
         for (const auto& w : weights) spec.weights.push_back(parse_format(w));
         spec.concurrencies = concurrencies;
         for (const auto& x : modes) spec.modes.push_back(parse_serving_mode(x));
@@ -344,8 +348,10 @@ void bind_documents(py::module_& m) {
       py::arg("modes") = std::vector<std::string>{}, py::arg("draft_tokens") = 0,
       py::arg("acceptance") = py::none(), py::arg("recipe") = "engine",
       py::arg("range_ratio") = py::none(), py::arg("shared_prefix") = 0, py::arg("prompt_pool") = 0,
+      py::arg("engine_versions") = std::map<std::string, std::string>{},
       "The deployment search: the Pareto front of tokens/s per GPU against per user and the "
-      "best configuration meeting the targets (roofline search --json)");
+      "best configuration meeting the targets; engine_versions a release for some of the "
+      "searched engines ({\"vllm\": \"0.11.0\"}) (roofline search --json)");
 
   const RecommendOptions r;  // the defaults, as the CLI's flags have them
   m.def(

@@ -1201,4 +1201,35 @@ TEST(Cli, SearchGivesTheFrontAndTheBest) {
   expect_bad_input("search --weights fp9", "fp9");
 }
 
+// --engine-version names a release for some of the searched engines (a bare
+// one when --engines names one): the deployments carry it in their names and
+// the document lists it; a release for an engine not searched, a bare release
+// over several engines and a malformed release are bad input.
+TEST(Cli, SearchTakesEngineReleases) {
+  const std::string base =
+      "search --model llama-3.1-8b --hardware h100 --gpus 1 --weights fp8 --concurrency 4 --json ";
+  const CliRun r = roofline(base + "--engines vllm,sglang --engine-version vllm=0.12.0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["engine_versions"], (nlohmann::json{{"vllm", "0.12.0"}}));
+  int dated = 0;
+  for (const auto& x : j["runners_up"]) {
+    if (x["engine"] == "vllm") {
+      EXPECT_EQ(x["engine_version"], "0.12.0");
+      EXPECT_EQ(x["name"], "vllm 0.12.0 fp8 TP1 x1");
+      ++dated;
+    } else {
+      EXPECT_TRUE(x["engine_version"].is_null());
+    }
+  }
+  if (j["best"]["engine"] == "vllm") ++dated;
+  EXPECT_EQ(dated, 1);
+  const CliRun bare = roofline(base + "--engines vllm --engine-version 0.12.0");
+  ASSERT_EQ(bare.exit_code, 0) << bare.err;
+  EXPECT_EQ(nlohmann::json::parse(bare.out)["best"]["name"], "vllm 0.12.0 fp8 TP1 x1");
+  expect_bad_input(base + "--engines vllm --engine-version trtllm=1.0.0", "does not run");
+  expect_bad_input(base + "--engine-version 0.12.0", "name the engine");
+  expect_bad_input(base + "--engines vllm --engine-version 0.12.0/x", "release");
+}
+
 }  // namespace

@@ -506,6 +506,17 @@ TEST_F(ServerTest, ServingAndSearch) {
                "not_found");
   expect_error("/api/search", R"({"model": "llama-3.1-8b", "concurrencies": [0]})", 400,
                "invalid_argument");
+  // A release for one of the searched engines: its deployments carry it.
+  const std::string one_vllm =
+      R"({"model": "llama-3.1-8b", "hardware": "h100", "gpus": 1, "engines": ["vllm"],
+          "weights": ["fp8"], "concurrencies": [4], "engine_versions": )";
+  const auto release = post("/api/search", one_vllm + R"({"vllm": "0.12.0"}})", 200);
+  EXPECT_EQ(release["engine_versions"]["vllm"], "0.12.0");
+  EXPECT_EQ(release["best"]["engine_version"], "0.12.0");
+  for (const char* bad : {R"({"trtllm": "1.0.0"})", R"({"vllm": 12})", R"(["vllm"])",
+                          R"({"vllm": "0.12.0; rm -rf"})"}) {
+    expect_error("/api/search", one_vllm + bad + "}", 400, "invalid_argument");
+  }
 }
 
 TEST_F(ServerTest, GenerateRecommendAnalyzeSweep) {

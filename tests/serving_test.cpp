@@ -2120,6 +2120,73 @@ TEST(Search, RandomLengthsApplyToEveryConfiguration) {
   EXPECT_THROW((void)search_deployments(m, d, spec), InvalidArgument);
 }
 
+// A release named for one engine reaches each of its configurations and no
+// other engine's: vLLM 0.12.0 forms each batch as its step starts (no async
+// scheduling before 0.14.0), so its best is predict_serving at that release
+// and its TPOT is not the current release's; SGLang's deployments are the
+// same as in a search without releases. The names carry the release.
+TEST(Search, AnEngineReleaseReachesThatEnginesConfigurations) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("h100");
+  SearchSpec spec = one_h100_vllm_fp8();
+  spec.engines = {"vllm", "sglang"};
+  const SearchResult current = search_deployments(m, d, spec);
+  spec.engine_versions = {{"vllm", "0.12.0"}};
+  const SearchResult dated = search_deployments(m, d, spec);
+  ASSERT_EQ(dated.evaluated, 2);  // each engine at TP 1, concurrency 4
+  ASSERT_EQ(current.evaluated, 2);
+  ServingScenario s;
+  s.isl = spec.isl;
+  s.osl = spec.osl;
+  s.concurrency = 4;
+  s.step.precision.weights = s.step.precision.act = Format::kFp8;
+  const auto find = [](const SearchResult& r, const std::string& engine) -> const Deployment* {
+    if (r.best && r.best->engine == engine) return &*r.best;
+    for (const auto& x : r.runners_up) {
+      if (x.deployment.engine == engine) return &x.deployment;
+    }
+    return nullptr;
+  };
+  const Deployment* vllm_now = find(current, "vllm");
+  const Deployment* vllm_then = find(dated, "vllm");
+  ASSERT_NE(vllm_now, nullptr);
+  ASSERT_NE(vllm_then, nullptr);
+  EXPECT_EQ(vllm_then->engine_version, "0.12.0");
+  EXPECT_EQ(deployment_name(*vllm_then), "vllm 0.12.0 fp8 TP1 x1");
+  EXPECT_EQ(deployment_name(*vllm_now), "vllm fp8 TP1 x1");
+  s.engine_version = "0.12.0";
+  EXPECT_DOUBLE_EQ(vllm_then->serving.tpot_s, predict_serving(m, d, s, vllm()).tpot_s);
+  EXPECT_NE(vllm_then->serving.tpot_s, vllm_now->serving.tpot_s);
+  const Deployment* sglang_now = find(current, "sglang");
+  const Deployment* sglang_then = find(dated, "sglang");
+  ASSERT_NE(sglang_now, nullptr);
+  ASSERT_NE(sglang_then, nullptr);
+  EXPECT_EQ(sglang_then->engine_version, "");
+  EXPECT_DOUBLE_EQ(sglang_then->serving.tpot_s, sglang_now->serving.tpot_s);
+  EXPECT_DOUBLE_EQ(sglang_then->serving.ttft_s, sglang_now->serving.ttft_s);
+
+  // A release for an engine the search does not run, or one check_engine_version refuses.
+  spec.engine_versions = {{"trtllm", "1.0.0"}};
+  EXPECT_THROW((void)search_deployments(m, d, spec), InvalidArgument);
+  spec.engine_versions = {{"vllm", "0.12.0; rm"}};
+  EXPECT_THROW((void)search_deployments(m, d, spec), InvalidArgument);
+}
+
+// Releases as the command line names them.
+TEST(Search, EngineVersionsParseAsTheCommandLineNamesThem) {
+  using Versions = std::map<std::string, std::string>;
+  EXPECT_EQ(parse_engine_versions("vllm=0.11.0,sglang=0.5.6", {}),
+            (Versions{{"vllm", "0.11.0"}, {"sglang", "0.5.6"}}));
+  EXPECT_EQ(parse_engine_versions("0.11.0", {"vllm"}), (Versions{{"vllm", "0.11.0"}}));
+  EXPECT_THROW((void)parse_engine_versions("0.11.0", {}), InvalidArgument);  // which engine?
+  EXPECT_THROW((void)parse_engine_versions("0.11.0", {"vllm", "sglang"}), InvalidArgument);
+  EXPECT_THROW((void)parse_engine_versions("vllm=", {}), InvalidArgument);
+  EXPECT_THROW((void)parse_engine_versions("=0.11.0", {}), InvalidArgument);
+  EXPECT_THROW((void)parse_engine_versions("vllm=0.11.0,", {}), InvalidArgument);
+  EXPECT_THROW((void)parse_engine_versions("vllm=0.11.0,vllm=0.12.0", {}), InvalidArgument);
+  EXPECT_THROW((void)parse_engine_versions(std::string(1001, 'a'), {"vllm"}), InvalidArgument);
+}
+
 TEST(Search, BadSpecsAreRefused) {
   const ModelSpec m = load_model("llama-3.1-8b");
   const Device& d = devices().get("h100");

@@ -20,7 +20,7 @@ struct SearchArgs {
   std::string ttft_max, tpot_max, engines, weights, concurrency, modes;
   std::string draft_tokens = "0", acceptance;
   std::string recipe = "engine";
-  std::string range_ratio;
+  std::string range_ratio, engine_versions;
   std::string shared_prefix = "0", prompt_pool = "0";
 };
 
@@ -38,6 +38,8 @@ void cmd_search(const Common& c, const SearchArgs& a) {
   if (!a.ttft_max.empty()) spec.ttft_max_s = parse_positive("--ttft-max", a.ttft_max);
   if (!a.tpot_max.empty()) spec.tpot_max_s = parse_positive("--tpot-max", a.tpot_max);
   if (!a.engines.empty()) spec.engines = split_list("--engines", a.engines);
+  if (!a.engine_versions.empty())
+    spec.engine_versions = parse_engine_versions(a.engine_versions, spec.engines);
   if (!a.weights.empty()) {
     for (const auto& w : split_list("--weights", a.weights))
       spec.weights.push_back(parse_format(w));
@@ -156,6 +158,11 @@ void register_search(CLI::App& app, Common& common) {
       ->type_name("NAME");
   cmd->add_option("--tpot-max", a->tpot_max, "TPOT target in seconds")->type_name("S");
   cmd->add_option("--engines", a->engines, "Engines to consider (default: vllm, sglang, trtllm)")
+      ->type_name("LIST");
+  cmd->add_option("--engine-version", a->engine_versions,
+                  "Releases of the searched engines (vllm=0.11.0,sglang=0.5.6; a bare release "
+                  "when --engines names one engine; default each engine's current one): the "
+                  "rules each profile dates by release follow it (roofline engines show)")
       ->type_name("LIST");
   cmd->add_option("--weights", a->weights,
                   "Weight formats (default: bf16, fp8, nvfp4 where the device computes them)")

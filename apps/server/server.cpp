@@ -331,6 +331,14 @@ json request_schemas() {
       {"ttft_max", {{"type", "number"}, {"description", "TTFT target, seconds"}}},
       {"tpot_max", {{"type", "number"}, {"description", "TPOT target, seconds"}}},
       {"engines", string_list},
+      {"engine_versions",
+       {{"type", "object"},
+        {"maxProperties", 16},
+        {"additionalProperties", {{"type", "string"}, {"maxLength", 40}}},
+        {"description",
+         "a release for some of the searched engines, e.g. {\"vllm\": \"0.11.0\"}: their "
+         "configurations run what that release runs; an engine not named runs its current "
+         "release"}}},
       {"weights", string_list},
       {"modes",
        {{"type", "array"},

@@ -16,8 +16,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "roofline/serving.h"
@@ -31,7 +33,11 @@ struct SearchSpec {
   std::int64_t isl_min = 0, osl_min = 0;
   std::optional<double> ttft_max_s, tpot_max_s;
   std::vector<std::string> engines;  // empty: every serving engine (vllm, sglang, trtllm)
-  std::vector<Format> weights;       // empty: bf16, fp8 and nvfp4 where the device computes them
+  // A release for some of the searched engines (engine id -> "0.11.0"): its
+  // configurations run what that release runs (ServingScenario::engine_version);
+  // an engine not named runs its current release. Each id must be searched.
+  std::map<std::string, std::string> engine_versions;
+  std::vector<Format> weights;  // empty: bf16, fp8 and nvfp4 where the device computes them
   std::vector<std::int64_t> concurrencies;  // per replica; empty: 1, 2, 4, ..., 4096
   std::vector<ServingMode> modes;           // empty: both (disaggregated from 2 GPUs)
   // Speculative decoding in every configuration (Scenario::draft_tokens; the
@@ -47,11 +53,20 @@ struct SearchSpec {
   std::int64_t shared_prefix = 0, prompt_pool = 0;
 };
 
+// Releases as a command line names them: "vllm=0.11.0,sglang=0.5.6", or one
+// bare release ("0.11.0") when `engines` (the searched ones) names exactly
+// one. InvalidArgument for an empty item, a bare release with several engines
+// or an engine named twice; the releases themselves are checked by
+// search_deployments.
+[[nodiscard]] std::map<std::string, std::string> parse_engine_versions(
+    std::string_view text, const std::vector<std::string>& engines);
+
 // set_range_ratio for every configuration of a search (isl_min, osl_min).
 void set_range_ratio(SearchSpec& spec, double ratio);
 
 struct Deployment {
   std::string engine;
+  std::string engine_version;  // "": the current release
   Format weights = Format::kBf16;
   std::int64_t tp = 1, replicas = 1, concurrency = 1;  // concurrency per replica
   ServingMode mode = ServingMode::kAggregated;
@@ -83,12 +98,14 @@ struct SearchResult {
 };
 
 // "vllm fp8 TP2 x4", "vllm fp8 1xTP2+3xTP2 x1" or "sglang fp8 1xTP8 DP-attention
-// EP8 + 2xTP8 DP-attention EP8 x1": engine, format, layout, replicas.
+// EP8 + 2xTP8 DP-attention EP8 x1": engine (and its release when one is named:
+// "vllm 0.11.0 fp8 TP2 x4"), format, layout, replicas.
 [[nodiscard]] std::string deployment_name(const Deployment& d);
 
 // `progress(done, total)` is called now and then (may be empty). Throws
-// InvalidArgument for bad sizes (gpus 1 to 4096, isl, osl >= 1, targets > 0),
-// NotFound for unknown engines.
+// InvalidArgument for bad sizes (gpus 1 to 4096, isl, osl >= 1, targets > 0)
+// and for a release of an engine the search does not run or that
+// check_engine_version refuses, NotFound for unknown engines.
 [[nodiscard]] SearchResult search_deployments(
     const ModelSpec& model, const Device& device, const SearchSpec& spec,
     const std::function<void(std::int64_t, std::int64_t)>& progress = {});

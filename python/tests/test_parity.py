@@ -568,6 +568,15 @@ def test_search(cli):
                          "--engines", "vllm", "--weights", "fp8", "--concurrency", "8",
                          "--shared-prefix", "128", "--prompt-pool", "4")
     assert reused["shared_prefix"] == 128 and reused["prompt_pool"] == 4
+    # A release for one of the searched engines: the same document as the CLI's.
+    dated = roofline.search("llama-3.1-8b", "h100", gpus=1, engines=["vllm", "sglang"],
+                            weights=["fp8"], concurrencies=[4], engine_versions={"vllm": "0.12.0"})
+    assert dated == cli("search", "--model", "llama-3.1-8b", "--hardware", "h100", "--gpus", "1",
+                        "--engines", "vllm,sglang", "--weights", "fp8", "--concurrency", "4",
+                        "--engine-version", "vllm=0.12.0")
+    assert dated["engine_versions"] == {"vllm": "0.12.0"}
+    with pytest.raises(roofline.InvalidArgument, match="does not run"):
+        roofline.search("llama-3.1-8b", "h100", engines=["vllm"], engine_versions={"trtllm": "1.0"})
     assert reused["best"]["prefix_hit_rate"] > 0
     with pytest.raises(roofline.InvalidArgument, match="shared prefix"):
         roofline.search("llama-3.1-8b", "h100", shared_prefix=1024)

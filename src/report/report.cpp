@@ -1171,6 +1171,9 @@ nlohmann::json deployment_json(const Deployment& d) {
                       {"prefix_hit_rate", d.serving.prefix_hit_rate},
                       {"meets_targets", d.meets_targets},
                       {"misses", d.misses}};
+  // The release asked for; null: the engine's current one.
+  j["engine_version"] =
+      d.engine_version.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.engine_version);
   if (d.mode == ServingMode::kDisaggregated) {
     j["prefill_workers"] = d.prefill_workers;
     j["prefill_tp"] = d.prefill_tp;
@@ -1207,6 +1210,7 @@ nlohmann::json search_document(const ModelSpec& m, const Device& d, const Search
                         {"osl_min", shortest_length(spec.osl_min, spec.osl)},
                         {"draft_tokens", spec.draft_tokens},
                         {"recipe", serving_recipe_name(spec.recipe)},
+                        {"engine_versions", spec.engine_versions},
                         {"shared_prefix", spec.shared_prefix},
                         {"prompt_pool", spec.prompt_pool},
                         {"acceptance", optional(spec.acceptance)},

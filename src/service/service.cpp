@@ -319,6 +319,15 @@ json search(const json& request, const Registry& registry, const Limits& limits)
       return v.get<std::string>();
     };
     spec.engines = list_of<std::string>(o, "engines", {}, text_item);
+    if (const auto* v = o.optional("engine_versions")) {
+      if (!v->is_object() || v->size() > 16)
+        o.fail("engine_versions", "expected at most 16 engine ids, each to a release string");
+      for (const auto& [id, version] : v->items()) {
+        if (!version.is_string())
+          o.fail("engine_versions", "expected a release string such as \"0.11.0\" for " + id);
+        spec.engine_versions.emplace(id, version.get<std::string>());
+      }
+    }
     for (const auto& w : list_of<std::string>(o, "weights", {}, text_item))
       spec.weights.push_back(parse_format(w));
     spec.concurrencies = list_of<std::int64_t>(o, "concurrencies", {}, [](const json& v) {

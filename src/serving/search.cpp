@@ -52,24 +52,61 @@ constexpr std::int64_t kMaxWorkers = 4;
 }  // namespace
 
 std::string deployment_name(const Deployment& d) {
+  const std::string engine =
+      d.engine_version.empty() ? d.engine : d.engine + " " + d.engine_version;
   if (d.mode == ServingMode::kDisaggregated &&
       (d.attention_dp > 1 || d.ep > 1 || d.prefill_attention_dp > 1 || d.prefill_ep > 1)) {
     const auto pool = [](std::int64_t workers, std::int64_t tp, std::int64_t dp, std::int64_t ep) {
       return fmt::format("{}xTP{}{}{}", workers, tp, dp > 1 ? " DP-attention" : "",
                          ep > 1 ? fmt::format(" EP{}", ep) : "");
     };
-    return fmt::format("{} {} {} + {} x{}", d.engine, format_id(d.weights),
+    return fmt::format("{} {} {} + {} x{}", engine, format_id(d.weights),
                        pool(d.prefill_workers, d.prefill_tp, d.prefill_attention_dp, d.prefill_ep),
                        pool(d.decode_workers, d.decode_tp, d.attention_dp, d.ep), d.replicas);
   }
   if (d.mode == ServingMode::kAggregated) {
     return d.attention_dp > 1
-               ? fmt::format("{} {} TP{} DP-attention{} x{}", d.engine, format_id(d.weights), d.tp,
+               ? fmt::format("{} {} TP{} DP-attention{} x{}", engine, format_id(d.weights), d.tp,
                              d.ep > 1 ? fmt::format(" EP{}", d.ep) : "", d.replicas)
-               : fmt::format("{} {} TP{} x{}", d.engine, format_id(d.weights), d.tp, d.replicas);
+               : fmt::format("{} {} TP{} x{}", engine, format_id(d.weights), d.tp, d.replicas);
   }
-  return fmt::format("{} {} {}xTP{}+{}xTP{} x{}", d.engine, format_id(d.weights), d.prefill_workers,
+  return fmt::format("{} {} {}xTP{}+{}xTP{} x{}", engine, format_id(d.weights), d.prefill_workers,
                      d.prefill_tp, d.decode_workers, d.decode_tp, d.replicas);
+}
+
+std::map<std::string, std::string> parse_engine_versions(std::string_view text,
+                                                         const std::vector<std::string>& engines) {
+  if (text.size() > 1000) throw InvalidArgument("engine versions: at most 1000 characters");
+  std::map<std::string, std::string> out;
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', start), text.size());
+    const std::string_view item = text.substr(start, comma - start);
+    start = comma + 1;
+    const std::size_t eq = item.find('=');
+    std::string id, version;
+    if (eq == std::string_view::npos) {
+      if (engines.size() != 1) {
+        throw InvalidArgument(fmt::format(
+            "engine version \"{}\": name the engine (as vllm={}) unless the search runs exactly "
+            "one engine",
+            std::string(item), std::string(item)));
+      }
+      id = engines.front();
+      version = std::string(item);
+    } else {
+      id = std::string(item.substr(0, eq));
+      version = std::string(item.substr(eq + 1));
+    }
+    if (id.empty() || version.empty()) {
+      throw InvalidArgument(
+          fmt::format("engine version \"{}\": expected ENGINE=RELEASE (vllm=0.11.0) or one release",
+                      std::string(item)));
+    }
+    if (!out.emplace(id, version).second)
+      throw InvalidArgument(fmt::format("engine version: {} is given two releases", id));
+  }
+  return out;
 }
 
 void set_range_ratio(SearchSpec& spec, double ratio) {
@@ -102,6 +139,18 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
     }
   } else {
     for (const auto& id : spec.engines) engines.push_back(&registry.get(id));
+  }
+  for (const auto& release : spec.engine_versions) {
+    const std::string& id = release.first;
+    if (std::none_of(engines.begin(), engines.end(),
+                     [&id](const EngineProfile* e) { return e->id == id; })) {
+      std::string searched;
+      for (const EngineProfile* e : engines) searched += (searched.empty() ? "" : ", ") + e->id;
+      throw InvalidArgument(
+          fmt::format("a release for {}, which the search does not run (engines: {})",
+                      id.size() <= 64 ? id : id.substr(0, 64) + "...", searched));
+    }
+    check_engine_version(release.second, fmt::format("the release for {}", id));
   }
   std::vector<Format> weights = spec.weights;
   if (weights.empty()) {
@@ -177,6 +226,8 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
   for (const EngineProfile* e : engines) {
     ModelOptions o;
     o.engine = e;
+    const auto release = spec.engine_versions.find(e->id);
+    const std::string version = release == spec.engine_versions.end() ? "" : release->second;
     for (Format w : weights) {
       for (const Layout& l : layouts) {
         std::int64_t saturated = 0;  // a concurrency past which only queues grow
@@ -190,6 +241,7 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
           check_deadline("the deployment search");
           Deployment d;
           d.engine = e->id;
+          d.engine_version = version;
           d.weights = w;
           d.tp = l.tp;
           d.attention_dp = l.attention_dp;
@@ -218,6 +270,7 @@ SearchResult search_deployments(const ModelSpec& m, const Device& device, const 
             }
             s.step.precision.weights = w;
             s.recipe = spec.recipe;
+            s.engine_version = version;
             s.step.draft_tokens = spec.draft_tokens;
             s.shared_prefix = spec.shared_prefix;
             s.prompt_pool = spec.prompt_pool;

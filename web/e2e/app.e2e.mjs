@@ -660,6 +660,21 @@ try {
         `the search sends the prefix reuse and shows the pool's refusals (${JSON.stringify(searches[0]?.body)})`);
   await page.fill('#sr-shared-prefix', '0');
   await page.fill('#sr-prompt-pool', '0');
+  // An engine's release: sent as engine_versions, and its deployments carry it in their names;
+  // a bare release with several engines chosen is refused in the page.
+  searches.length = 0;
+  await page.fill('#sr-engine-versions', 'vllm=0.12.0');
+  await page.click('#search-run');
+  await page.waitForFunction(() => /^Done/.test(document.getElementById('search-status')?.textContent ?? ''));
+  const datedNames = await page.locator('#search-table tbody tr td:nth-child(2)').allTextContents();
+  check(searches.length === 1 && JSON.stringify(searches[0].body.engine_versions) === '{"vllm":"0.12.0"}' &&
+        datedNames.filter((n) => n.startsWith('vllm')).every((n) => n.startsWith('vllm 0.12.0 ')),
+        `the search sends the engine's release and names its deployments with it (${JSON.stringify(searches[0]?.body.engine_versions)}; ${datedNames.join('; ')})`);
+  await page.fill('#sr-engine-versions', '0.12.0');
+  await page.click('#search-run');
+  await page.waitForFunction(() => /name its engine/.test(document.getElementById('search-status')?.textContent ?? ''));
+  check(searches.length === 1, 'a bare release with several engines chosen is refused in the page');
+  await page.fill('#sr-engine-versions', '');
   page.off('response', onSearch);
   // A target nothing meets: no best; those with the most tokens/s per GPU, with what they miss.
   await page.fill('#sr-tpot', '1');

@@ -246,8 +246,9 @@ export interface Serving {
  * one replica's; tokens/s in all and per GPU count every replica.
  */
 export interface Deployment {
-  name: string;                          // the server's: "vllm fp8 TP2 x4", "vllm fp8 2xTP2+1xTP4 x1"
+  name: string;                          // the server's: "vllm fp8 TP2 x4", "vllm 0.11.0 fp8 2xTP2+1xTP4 x1"
   engine: string; weights: string;
+  engine_version: string | null;         // the release asked for; null: the current one
   mode: 'agg' | 'disagg';
   tp: number; replicas: number; concurrency_per_replica: number;
   attention_dp: number; ep: number;      // MoE: within tp (disaggregated: the decode workers')
@@ -268,6 +269,7 @@ export interface Deployment {
 export interface SearchResult {
   model: string; hardware: string; gpus: number; isl: number; osl: number;
   ttft_max_s: number | null; tpot_max_s: number | null;
+  engine_versions?: Record<string, string>;  // the releases asked for, by engine
   evaluated: number;                     // configurations predicted
   refused: number;                       // configurations that cannot run (counted by reason in refusals)
   // Concurrencies not predicted: past twice what a layout runs at once, where only the queue grows.

@@ -77,7 +77,27 @@ function request(): Record<string, unknown> {
   if (prefix > 0) req.shared_prefix = prefix;
   const pool = intValue('sr-prompt-pool', 'prompt pool', 0, MAX_PROMPT_POOL);
   if (pool > 0) req.prompt_pool = pool;
+  const versions = engineVersions(($('sr-engine-versions') as HTMLInputElement).value, engines);
+  if (Object.keys(versions).length > 0) req.engine_versions = versions;
   return req;
+}
+
+/** "vllm=0.11.0, sglang=0.5.6" (or a bare release when one engine is chosen) as the request's
+ *  engine_versions; the server checks the releases and that each engine is searched. */
+function engineVersions(text: string, engines: string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const item of text.split(',').map((x) => x.trim()).filter((x) => x !== '')) {
+    const eq = item.indexOf('=');
+    if (eq < 0 && engines.length !== 1) {
+      throw new Error(`engine release "${item}": name its engine (vllm=${item}) when more than one engine is chosen`);
+    }
+    const id = eq < 0 ? engines[0] : item.slice(0, eq).trim();
+    const version = eq < 0 ? item : item.slice(eq + 1).trim();
+    if (id === '' || version === '') throw new Error(`engine release "${item}": expected ENGINE=RELEASE, e.g. vllm=0.11.0`);
+    if (id in out) throw new Error(`engine release: ${id} is given two releases`);
+    out[id] = version;
+  }
+  return out;
 }
 
 /** Fills the form from the registry; the engines come from GET /api/engines, the serving ones checked. */
@@ -95,6 +115,7 @@ export function initSearch(models: ModelPreset[], devices: Device[]): void {
   ($('sr-range-ratio') as HTMLInputElement).value = '1';  // fixed lengths
   ($('sr-shared-prefix') as HTMLInputElement).value = '0';  // no system prompt
   ($('sr-prompt-pool') as HTMLInputElement).value = '0';  // every prompt unique
+  ($('sr-engine-versions') as HTMLInputElement).value = '';  // each engine's current release
   page.engines = api.engines().then((engines: Engine[]) => {
     const order = (e: Engine) => (e.kind === 'serving' ? 0 : e.kind === 'local' ? 1 : 2);
     const sorted = [...engines].sort((a, b) => order(a) - order(b));
