@@ -213,6 +213,24 @@ TEST(Validate, TensorParallelCasesSplitTheModel) {
   EXPECT_GT(tp2, tp1);
 }
 
+// TensorRT-LLM's throughput tables give output tokens/s per GPU (output
+// tokens x batch / total latency / TP): the same static batch as
+// output_tokens_per_s, over the instance's GPUs.
+TEST(Validate, PerGpuThroughputIsTheInstancesOverItsGpus) {
+  const Registry reg = Registry::built_in();
+  auto doc = one_case();
+  doc["cases"][0]["tp"] = 4;
+  doc["cases"][0]["batch"] = 64;
+  doc["cases"][0]["prompt"] = 128;
+  doc["cases"][0]["metric"] = "output_tokens_per_s";
+  const double total =
+      validate_cases(parse_validation(doc.dump(), "v.json"), reg).rows[0].predicted;
+  doc["cases"][0]["metric"] = "output_tokens_per_s_per_gpu";
+  const double per_gpu =
+      validate_cases(parse_validation(doc.dump(), "v.json"), reg).rows[0].predicted;
+  EXPECT_DOUBLE_EQ(per_gpu, total / 4);
+}
+
 TEST(Validate, ServingCasesNeedTheirLengthsAndSaneSizes) {
   const auto rejects = [](const std::function<void(nlohmann::json&)>& edit) {
     auto doc = one_serving_case("serving_tpot_s");

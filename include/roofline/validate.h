@@ -52,7 +52,8 @@ struct ValidationCase {
   DeploymentSwitch overlap = DeploymentSwitch::kEngine;
   DeploymentSwitch chunked_prefill = DeploymentSwitch::kEngine;  // "chunked_prefill": "on"/"off"
   std::string metric;  // decode_tokens_per_s, decode_total_tokens_per_s,
-                       // prefill_tokens_per_s, ttft_s, e2e_s, output_tokens_per_s;
+                       // prefill_tokens_per_s, ttft_s, e2e_s, output_tokens_per_s,
+                       // output_tokens_per_s_per_gpu (over the tp GPUs);
                        // serving_ttft_s, serving_tpot_s (a closed-loop benchmark
                        // of `batch` clients: roofline serving with the engine's
                        // defaults, means over the requests), serving_ttft_p50_s,

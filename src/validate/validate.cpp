@@ -26,6 +26,7 @@ const char* const kMetrics[] = {"decode_tokens_per_s",
                                 "ttft_s",
                                 "e2e_s",
                                 "output_tokens_per_s",
+                                "output_tokens_per_s_per_gpu",
                                 "serving_ttft_s",
                                 "serving_tpot_s",
                                 "serving_ttft_p50_s",
@@ -140,6 +141,10 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
   if (k == "decode_tokens_per_s" || k == "decode_total_tokens_per_s") return g.decode_tokens_per_s;
   const GenerateResult full = generate(m, d, s, prompt, gen, opt);
   if (k == "e2e_s") return full.e2e_s;
+  // Per GPU of the instance, as TensorRT-LLM's throughput tables give it
+  // (output tokens x batch / total latency / TP).
+  if (k == "output_tokens_per_s_per_gpu")
+    return full.output_tokens_per_s / static_cast<double>(s.tp * s.pp);
   return full.output_tokens_per_s;
 }
 

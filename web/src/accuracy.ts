@@ -63,8 +63,10 @@ export function servingAccuracyNote(v: ServingValidation, engine: string, model:
   return [];
 }
 
-/** A measured or predicted value in its metric's unit: seconds for latencies, tokens/s for rates. */
+/** A measured or predicted value in its metric's unit: seconds for latencies, tokens/s for rates
+ *  (per GPU for output_tokens_per_s_per_gpu). */
 function metricValue(metric: string, v: number): string {
+  if (metric.endsWith('_per_gpu')) return si(v, 'tok/s/GPU');
   return metric.endsWith('_s') && !metric.endsWith('per_s') ? seconds(v) : si(v, 'tok/s');
 }
 
