@@ -64,6 +64,28 @@ TEST(Validate, ErrorIsRelativeToTheMeasurement) {
   EXPECT_DOUBLE_EQ(r.median_abs_error_pct, std::fabs(r.rows[0].error_pct));
 }
 
+// Each case counts in the group of its source's key, beside its engine's and
+// metric's: two cases of one source and one of another give two groups.
+TEST(Validate, CasesAreGroupedByTheirSourcesKey) {
+  auto doc = one_case();
+  doc["sources"]["t"] = "another paper";
+  doc["cases"].push_back(doc["cases"][0]);
+  doc["cases"][1]["id"] = "Y";
+  doc["cases"][1]["value"] = 100;
+  doc["cases"].push_back(doc["cases"][0]);
+  doc["cases"][2]["id"] = "Z";
+  doc["cases"][2]["source"] = "t";
+  const auto cases = parse_validation(doc.dump(), "v.json");
+  EXPECT_EQ(cases[0].source_key, "s");
+  EXPECT_EQ(cases[0].source, "a paper");
+  const ValidationReport r = validate_cases(cases, Registry::built_in());
+  std::map<std::string, int> rows;
+  for (const auto& g : r.groups) {
+    if (g.group.rfind("source=", 0) == 0) rows[g.group] = g.rows;
+  }
+  EXPECT_EQ(rows, (std::map<std::string, int>{{"source=s", 2}, {"source=t", 1}}));
+}
+
 TEST(Validate, SchemaIsStrict) {
   auto doc = one_case();
   doc["cases"][0]["colour"] = "red";

@@ -67,7 +67,8 @@ struct ValidationCase {
   // The date of the engine's build where the source gives it ("engine_build",
   // optional: "YYYY-MM-DD" or "YYYY-MM"), as yyyymmdd; 0: the current build.
   std::int32_t engine_build = 0;
-  std::string source;  // citation text
+  std::string source;      // citation text
+  std::string source_key;  // its key in the file's "sources" ("trtllm-perf-v090")
   std::string note;
 };
 
@@ -98,7 +99,7 @@ struct ValidationReport {
   double max_abs_error_pct = 0;
   double median_signed_error_pct = 0;
   int evaluated = 0;
-  std::vector<ErrorStats> groups;  // "all", then per engine and per metric
+  std::vector<ErrorStats> groups;  // "all", then per engine, per metric and per source
 };
 
 // Loads and validates a measurement file (schema in data/validation/published.json).

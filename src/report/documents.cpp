@@ -338,6 +338,7 @@ nlohmann::json validation_document(const ValidationReport& r, Mode mode, const R
                         {"metric", row.c.metric},   {"measured", row.c.value},
                         {"source", row.c.source},   {"engine", row.engine},
                         {"tp", row.c.tp},           {"ep", row.c.ep}};
+    if (!row.c.source_key.empty()) j["source_key"] = row.c.source_key;
     if (row.c.cached > 0) j["cached"] = row.c.cached;
     if (row.c.requests > 0) j["requests"] = row.c.requests;
     if (row.c.attention_dp > 1) j["attention_dp"] = row.c.attention_dp;

@@ -241,6 +241,7 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
     const std::string key = o.string("source");
     if (!sources.count(key)) o.fail("source", "'" + key + "' is not a key of \"sources\"");
     c.source = sources[key];
+    c.source_key = key;
     c.note = o.optional_string("note", "");
     o.finish();
     cases.push_back(std::move(c));
@@ -288,6 +289,7 @@ ValidationReport validate_cases(const std::vector<ValidationCase>& cases, const 
       signed_errors.push_back(row.error_pct);
       groups["engine=" + row.engine].push_back(row.error_pct);
       groups["metric=" + c.metric].push_back(row.error_pct);
+      if (!c.source_key.empty()) groups["source=" + c.source_key].push_back(row.error_pct);
     } catch (const Error& e) {
       row.error = e.what();
     }

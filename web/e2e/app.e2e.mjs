@@ -740,6 +740,16 @@ try {
   const engineRows = await page.locator('#accuracy-engines tbody tr').count();
   check(engineRows === validation.groups.filter((g) => g.group.startsWith('engine=')).length && engineRows >= 4,
         `the engine table has a row per engine (${engineRows})`);
+  // One row per source key, worst median first, each counting that source's cases.
+  const sourceGroups = validation.groups.filter((g) => g.group.startsWith('source='));
+  const sourceRows = await page.locator('#accuracy-sources tbody tr').evaluateAll((rows) => rows.map((tr) =>
+    [tr.cells[0].textContent, Number(tr.cells[1].textContent)]));
+  const worstSource = sourceGroups.reduce((a, b) => (b.median_abs_error_pct > a.median_abs_error_pct ? b : a));
+  const perKey = (key) => validation.cases.filter((c) => c.source_key === key).length;
+  check(sourceRows.length === sourceGroups.length && sourceRows.length >= 20 &&
+        sourceRows[0][0] === worstSource.group.slice('source='.length) &&
+        sourceRows.every(([key, n]) => n === perKey(key)),
+        `the source table has a row per source, worst first, each with its cases (${sourceRows.length}; first ${sourceRows[0]?.[0]})`);
   const worst = validation.cases.reduce((a, b) => (Math.abs(b.error_pct) > Math.abs(a.error_pct) ? b : a));
   check(await page.textContent('#accuracy-table tbody tr:first-child td:first-child') === worst.id,
         `the worst case leads the table (${worst.id})`);

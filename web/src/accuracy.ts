@@ -129,7 +129,7 @@ function caseTable(cases: ValidationCase[]): void {
     return `<tr${miss ? ' class="miss"' : ''}><td>${esc(c.id)}</td><td>${esc(c.engine)}</td><td>${esc(c.hardware)}</td>` +
       `<td>${esc(c.model)}</td><td>${esc(c.weights)}</td><td>${esc(c.metric)}</td><td>${esc(shape(c))}</td>` +
       `<td class="num">${esc(metricValue(c.metric, c.measured))}</td><td class="num">${esc(metricValue(c.metric, c.predicted))}</td>` +
-      `<td class="num">${signed(c.error_pct)}</td><td class="source" title="${esc(c.source)}">${esc(c.source)}</td></tr>`;
+      `<td class="num">${signed(c.error_pct)}</td><td class="source" title="${esc(c.source_key ? `${c.source_key}: ${c.source}` : c.source)}">${esc(c.source)}</td></tr>`;
   });
   $('accuracy-table').innerHTML = '<thead><tr><th>case</th><th>engine</th><th>device</th><th>model</th><th>weights</th>' +
     '<th>metric</th><th>shape</th><th>measured</th><th>predicted</th><th>error</th><th>source</th></tr></thead>' +
@@ -216,10 +216,14 @@ export async function showAccuracy(): Promise<void> {
   }
   const engines = v.groups.filter((g) => g.group.startsWith('engine='));
   const metrics = v.groups.filter((g) => g.group.startsWith('metric='));
+  // Worst first: where the model fits a source and where it does not.
+  const sources = v.groups.filter((g) => g.group.startsWith('source='))
+    .sort((a, b) => b.median_abs_error_pct - a.median_abs_error_pct);
   renderCards(v, all, engines);
   drawValidationErrors('accuracy-chart', v.cases, describe);
   groupTable('accuracy-engines', engines, 'engine=', target(v.targets, "worst engine's median |error|")?.limit);
   groupTable('accuracy-metrics', metrics, 'metric=');
+  groupTable('accuracy-sources', sources, 'source=');
   caseTable(v.cases);
   $('accuracy-sub').textContent = `${v.cases.length} cases, version ${v.version}`;
   setStatus('accuracy-status', `Done: ${v.cases.length} cases in ${Math.round(performance.now() - t0)} ms.`, 'ok');

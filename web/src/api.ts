@@ -287,6 +287,7 @@ export interface ValidationCase {
   id: string; engine: string; framework: string; hardware: string; model: string; weights: string;
   metric: string; batch: number; prompt: number; gen: number; tp: number; ep: number;
   measured: number; predicted: number; error_pct: number; source: string;
+  source_key?: string;                   // its key in published.json's sources (a "source=" group)
 }
 /** |error| statistics of one group of cases ("all", "engine=vllm", "metric=ttft_s"). */
 export interface ErrorGroup {
