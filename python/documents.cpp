@@ -304,7 +304,9 @@ void bind_documents(py::module_& m) {
       "kv_memory_share sets the KV cache's memory share under the engine's rule; cuda_graphs "
       "(engine, decode-only or off) which steps replay CUDA graphs and graph_capture_size the "
       "largest step (tokens) they cover (vLLM's --max-cudagraph-capture-size; 0: the engine's); "
-      "moe_kernel the MoE kernel family (triton, flashinfer-trtllm, flashinfer-cutlass, marlin) "
+      "moe_kernel the MoE kernel family (triton, flashinfer-trtllm, flashinfer-cutlass, marlin); "
+      "recipe engine, aiconfigurator or trtllm-bench (TensorRT-LLM's `trtllm-bench throughput` "
+      "limits; with rounds=1 and every request a client for its burst) "
       "(roofline serving --json)");
 
   const SearchSpec search_defaults;
@@ -439,8 +441,9 @@ void bind_documents(py::module_& m) {
       py::arg("recipe") = "aiconfigurator", py::arg("rounds") = kDefaultRounds,
       py::arg("prompt_pool") = 0,
       "The serving model against measured TTFT and TPOT (roofline validate --serving [FILE] "
-      "--json): the built-in development set, or a CSV in its format; recipe: aiconfigurator or "
-      "engine; rounds: requests each simulated client sends; prompt_pool: the distinct prompts "
+      "--json): the built-in development set, or a CSV in its format; recipe: aiconfigurator, "
+      "engine or trtllm-bench; rounds: requests each simulated client sends; prompt_pool: the "
+      "distinct prompts "
       "each benchmark drew from (0: every prompt unique)");
 
   m.def(

@@ -1027,7 +1027,7 @@ TEST(Cli, ServingReportsTheIssuesFields) {
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --range-ratio nan",
                    "--range-ratio");
   expect_bad_input("serving --model llama-3.1-8b --hardware h200 --engine vllm --recipe dynamo",
-                   "recipe must be engine or aiconfigurator");
+                   "recipe must be engine, aiconfigurator or trtllm-bench");
   expect_bad_input("validate --recipe engine", "--recipe: give it with --serving");
   expect_bad_input("validate --rounds 20", "--rounds: give it with --serving");
   expect_bad_input("validate --serving --rounds 0", "--rounds");
@@ -1230,6 +1230,30 @@ TEST(Cli, SearchTakesEngineReleases) {
   expect_bad_input(base + "--engines vllm --engine-version trtllm=1.0.0", "does not run");
   expect_bad_input(base + "--engine-version 0.12.0", "name the engine");
   expect_bad_input(base + "--engines vllm --engine-version 0.12.0/x", "release");
+}
+
+// `--recipe trtllm-bench`: TensorRT-LLM's scheduler as `trtllm-bench
+// throughput` tunes it (Llama 3.1 8B FP8 on an H100 SXM at 128/2048 and a
+// share of 0.95: 640 requests and 2,048 tokens, derived in serving_test.cpp),
+// a burst of every request at once; another engine is refused.
+TEST(Cli, ServingRunsTrtllmBenchsTunedLimits) {
+  const std::string base =
+      "serving --model llama-3.1-8b --hardware h100-sxm --weights fp8 --kv fp8 --isl 128 "
+      "--osl 2048 --concurrency 3000 --requests 3000 --recipe trtllm-bench --kv-memory-share "
+      "0.95 ";
+  const CliRun r = roofline(base + "--engine trtllm --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["recipe"], "trtllm-bench");
+  EXPECT_EQ(j["max_running"], 640);
+  EXPECT_EQ(j["token_budget"], 2048);
+  EXPECT_EQ(j["chunked_prefill"], "engine");  // as asked: the recipe's own rule runs
+  bool said = false;
+  for (const auto& n : j["notes"])
+    said |= n.get<std::string>().find("max_batch_size 640") != std::string::npos;
+  EXPECT_TRUE(said);
+  expect_bad_input(base + "--engine vllm", "give --engine trtllm");
+  expect_bad_input(base + "--engine trtllm --mode disagg", "one aggregated instance");
 }
 
 }  // namespace

@@ -251,6 +251,81 @@ TEST(Engines, SchedulerSectionsAreStrict) {
   }
 }
 
+// trtllm-bench's tuning heuristic: every figure with a source, tiers that
+// ascend to an open last one, formats known and listed once; and the running
+// cap's scope under pipeline stages, one of two values.
+TEST(Engines, BenchmarkTuningIsStrict) {
+  const std::string text =
+      std::string(kSchedulerProfileHead) +
+      R"(, "kv_memory": {"of": "free", "value": 0.9, "confidence": "vendor", "source": "s"}}})";
+  const std::string one = R"("pipeline": {"value": "one_batch", "source": "s"},)";
+  const std::string tuning =
+      R"("benchmark_tuning": {"kv_memory": {"value": 0.9, "confidence": "vendor", "source": "s"},
+      "batch_cap": {"value": 4096, "confidence": "vendor", "source": "s"},
+      "tokens_cap": {"value": 32768, "confidence": "vendor", "source": "s"},
+      "min_batch": {"value": 64, "confidence": "vendor", "source": "s"},
+      "min_tokens": {"value": 2048, "confidence": "vendor", "source": "s"},
+      "batch_tiers": [{"below": 256, "step": 32}, {"below": 1024, "step": 128}, {"step": 256}],
+      "token_tiers": [{"below": 4096, "step": 256}, {"step": 1024}],
+      "bytes_per_weight": [{"format": "fp8", "bytes": 1},
+                           {"format": "nvfp4", "bytes": 0.5, "stored_elements_per_weight": 0.5625}],
+      "bytes_source": "s", "chunked_prefill": {"value": false, "source": "s"}, "source": "s"},)";
+  std::string good = text;
+  good.replace(good.find(one), one.size(), one + tuning);
+  const EngineProfile e = parse_engine(good, "x.json");
+  const auto& t = e.scheduler.benchmark_tuning;
+  EXPECT_TRUE(t.known);
+  ASSERT_EQ(t.batch_tiers.size(), 3u);
+  EXPECT_DOUBLE_EQ(t.batch_tiers[2].below, 0);  // open
+  EXPECT_DOUBLE_EQ(t.bytes_per_weight[1].stored_elements_per_weight, 0.5625);
+  EXPECT_DOUBLE_EQ(t.bytes_per_weight[0].stored_elements_per_weight, 1);  // whole unless given
+  EXPECT_FALSE(parse_engine(text, "x.json").scheduler.benchmark_tuning.known);
+  // `roofline engines show` gives it.
+  const nlohmann::json shown = to_json(e)["scheduler"]["benchmark_tuning"];
+  EXPECT_EQ(shown["batch_tiers"].size(), 3u);
+  EXPECT_EQ(shown["bytes_per_weight"][1]["format"], "nvfp4");
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"below": 1024, "step": 128})", R"({"below": 128, "step": 128})"},  // descends
+           {R"({"step": 256}])", R"({"below": 4096, "step": 256}])"},  // no open last tier
+           {R"({"step": 256}])", R"({"step": 0}])"},
+           {R"({"step": 1024}])", R"({"step": 10.5}])"},
+           {R"("format": "fp8")", R"("format": "fp7")"},
+           {R"("format": "nvfp4")", R"("format": "fp8")"},  // listed twice
+           {R"("bytes": 1})", R"("bytes": 16})"},
+           {R"("stored_elements_per_weight": 0.5625)", R"("stored_elements_per_weight": 2)"},
+           {R"("chunked_prefill": {"value": false)", R"("chunked_prefill": {"value": "no")"},
+           {R"("bytes_source": "s", )", ""},
+           {R"("source": "s"},)", R"("source": "nowhere"},)"},
+           {R"("batch_cap": {"value": 4096)", R"("batch_cap": {"value": 0)"},
+           {R"("min_tokens")", R"("least_tokens")"}}) {
+    std::string bad = good;
+    const auto at = from == R"("source": "s"},)" ? bad.rfind(from) : bad.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    bad.replace(at, from.size(), to);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << to;
+  }
+  // The running cap under pipeline stages.
+  const std::string each =
+      R"("max_running_with_pipeline": {"value": "per_micro_batch", "source": "s"},)";
+  std::string capped = text;
+  capped.replace(capped.find(one), one.size(), one + each);
+  EXPECT_TRUE(parse_engine(capped, "x.json").scheduler.running_cap_per_micro_batch);
+  EXPECT_FALSE(parse_engine(text, "x.json").scheduler.running_cap_per_micro_batch);
+  for (const std::string& bad_value : {std::string("\"each\""), std::string("true")}) {
+    std::string bad = capped;
+    const std::string v = "\"per_micro_batch\"";
+    bad.replace(bad.find(v), v.size(), bad_value);
+    EXPECT_THROW((void)parse_engine(bad, "x.json"), ParseError) << bad_value;
+  }
+  // The built-in TensorRT-LLM profile has both, with sources.
+  const auto& trt = EngineRegistry::built_in().get("trtllm").scheduler;
+  EXPECT_TRUE(trt.benchmark_tuning.known);
+  EXPECT_DOUBLE_EQ(trt.benchmark_tuning.kv_memory.value, 0.9);
+  EXPECT_FALSE(trt.benchmark_tuning.chunked_prefill);
+  EXPECT_TRUE(trt.running_cap_per_micro_batch);
+  EXPECT_FALSE(EngineRegistry::built_in().get("vllm").scheduler.benchmark_tuning.known);
+}
+
 // The KV cache's memory: a share of the whole memory (vLLM, SGLang) or of
 // what the weights and activations leave (TensorRT-LLM), required in every
 // scheduler, its share from 0.05 to 1. On an 80 GB GPU with 60 GB of weights

@@ -1403,6 +1403,154 @@ TEST(Serving, TheAiConfiguratorRecipeSetsEachEnginesLimits) {
   EXPECT_THROW((void)parse_serving_recipe("dynamo"), InvalidArgument);
 }
 
+// trtllm-bench's heuristic (tensorrt_llm/bench/build/tuning.py), by hand for
+// Llama 3.1 8B FP8 (8,030,261,248 elements, 32 layers, 8 KV heads of 128,
+// FP8 KV) on one H100 SXM (NVML's 81,559 MiB = 79.6475 GiB) at a share of 0.95:
+//   checkpoint 8,030,261,248 x 1 byte = 7.4787 GiB; a token 2 x 32 x 8 x 128
+//   x 1 = 65,536 bytes; cache (79.6475 - 7.4787) x 0.95 = 68.5604 GiB.
+//   128/2048: 68.5604 GiB / (2,176 x 65,536 bytes) = 516.2 requests, rounded
+//     up to 128s: max_batch_size 640; 516.2 x (1 + 128/2048) = 548.5 tokens,
+//     held at the 2,048 minimum.
+//   128/128: 4,387.9 requests, capped at 4,096 (a multiple of 256); 4,096 x 2 =
+//     8,192 tokens (a multiple of 1,024).
+//   20000/2000: 51.1 requests, held at the 64 minimum; 561.6 tokens -> 2,048.
+//   Two pipeline stages: memory 159.295 GiB, 1,085.9 requests, halved to
+//     543.0 a stage: 640.
+TEST(Serving, TrtllmBenchTunesItsLimitsFromTheMemoryTheCheckpointLeaves) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("h100-sxm");
+  const EngineProfile& trt = EngineRegistry::built_in().get("trtllm");
+  Scenario step;
+  step.precision.weights = Format::kFp8;
+  step.precision.act = Format::kFp8;
+  step.precision.kv = Format::kFp8;
+  constexpr double kByHand = 1e-3;  // the hand figures' rounding, relative
+  const BenchmarkLimits a = benchmark_limits(trt, m, d, step, 128, 2048, 0.95);
+  EXPECT_TRUE(a.tuned);
+  EXPECT_NEAR(a.memory_gib, 79.6475, kByHand * 79.6475);
+  EXPECT_NEAR(a.checkpoint_gib, 7.4787, kByHand * 7.4787);
+  EXPECT_NEAR(a.requests, 516.2, kByHand * 516.2);
+  EXPECT_EQ(a.max_batch_size, 640);
+  EXPECT_EQ(a.max_num_tokens, 2048);
+  const BenchmarkLimits b = benchmark_limits(trt, m, d, step, 128, 128, 0.95);
+  EXPECT_NEAR(b.requests, 4387.9, kByHand * 4387.9);
+  EXPECT_EQ(b.max_batch_size, 4096);
+  EXPECT_EQ(b.max_num_tokens, 8192);
+  const BenchmarkLimits c = benchmark_limits(trt, m, d, step, 20000, 2000, 0.95);
+  EXPECT_EQ(c.max_batch_size, 64);
+  EXPECT_EQ(c.max_num_tokens, 2048);
+  Scenario two_stages = step;
+  two_stages.pp = 2;
+  const BenchmarkLimits p = benchmark_limits(trt, m, d, two_stages, 128, 2048, 0.95);
+  EXPECT_NEAR(p.requests, 1085.9, kByHand * 1085.9);
+  EXPECT_EQ(p.max_batch_size, 640);
+
+  // NVFP4 files hold two values a byte and an 8-bit scale a 16-value block,
+  // and the heuristic prices each element at half a byte: Llama 3.3 70B's
+  // 2,102,665,216 embedding, head and norm elements and 68,451,041,280
+  // quantized ones count (2.1027e9 + 0.5625 x 68.451e9) x 0.5 bytes = 18.909 GiB.
+  const ModelSpec big = load_model("llama-3.1-70b");
+  Scenario fp4 = step;
+  fp4.precision.weights = Format::kNvfp4;
+  fp4.precision.act = Format::kNvfp4;
+  const BenchmarkLimits f =
+      benchmark_limits(trt, big, devices().get("b200"), fp4, 1000, 1000, 0.95);
+  EXPECT_NEAR(f.checkpoint_gib, 18.909, kByHand * 18.909);
+
+  // Formats it does not tune get the engine's defaults (trtllm-serve's 2,048
+  // requests and 8,192 tokens); a checkpoint past the memory, or another
+  // engine, is refused.
+  Scenario awq = step;
+  awq.precision.weights = Format::kInt4;
+  const BenchmarkLimits u = benchmark_limits(trt, m, d, awq, 128, 2048, 0.95);
+  EXPECT_FALSE(u.tuned);
+  EXPECT_EQ(u.max_batch_size, 2048);
+  EXPECT_EQ(u.max_num_tokens, 8192);
+  EXPECT_THROW((void)benchmark_limits(trt, load_model("llama-3.1-405b"), d, step, 128, 2048, 0.95),
+               Unsupported);
+  EXPECT_THROW(
+      (void)benchmark_limits(EngineRegistry::built_in().get("vllm"), m, d, step, 128, 2048, 0.95),
+      Unsupported);
+  EXPECT_THROW((void)benchmark_limits(trt, m, d, step, 0, 2048, 0.95), InvalidArgument);
+}
+
+// The recipe runs the engine as `trtllm-bench throughput` does: the tuned
+// limits, whole prompts (its chunked context is off by default, so the budget
+// holds the longest prompt beside a full batch), graphs up to the batch and
+// its 0.90 KV share unless the run sets one (then the heuristic takes it too).
+TEST(Serving, TheTrtllmBenchRecipeRunsTheEngineAsItsBenchmarkDoes) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("h100-sxm");
+  ServingScenario s;
+  s.isl = 128;
+  s.osl = 2048;
+  s.concurrency = 3000;
+  s.rounds = 1;
+  s.step.precision.weights = Format::kFp8;
+  s.step.precision.act = Format::kFp8;
+  s.step.precision.kv = Format::kFp8;
+  s.recipe = ServingRecipe::kBenchmarkTuning;
+  s.kv_memory_share = 0.95;
+  const ModelOptions trt = with_engine("trtllm");
+  const ServingResult r = predict_serving(m, d, s, trt);
+  EXPECT_EQ(r.max_running, 640);    // the hand derivation above
+  EXPECT_EQ(r.token_budget, 2048);  // above 128 + 640
+  EXPECT_DOUBLE_EQ(r.kv_memory_share, 0.95);
+  EXPECT_EQ(r.recipe, ServingRecipe::kBenchmarkTuning);
+  EXPECT_TRUE(notes_say(r, "trtllm-bench's tuning"));
+  EXPECT_TRUE(notes_say(r, "whole prompts"));
+  // A burst: every output token over the time to the last one.
+  EXPECT_EQ(r.requests, 3000);
+  EXPECT_GT(r.output_tokens_per_s, 0);
+  // 20000/2000: 64 requests, and a budget raised to 20,000 + 64 tokens.
+  ServingScenario longer = s;
+  longer.isl = 20000;
+  longer.osl = 2000;
+  longer.concurrency = 100;
+  const ServingResult l = predict_serving(m, d, longer, trt);
+  EXPECT_EQ(l.max_running, 64);
+  EXPECT_EQ(l.token_budget, 20064);
+  EXPECT_TRUE(notes_say(l, "raised to 20064"));
+  // Its own share unless set: 0.90.
+  ServingScenario own = s;
+  own.kv_memory_share = 0;
+  EXPECT_DOUBLE_EQ(predict_serving(m, d, own, trt).kv_memory_share, 0.9);
+  // What the run sets wins.
+  ServingScenario set = s;
+  set.max_running = 256;
+  EXPECT_EQ(predict_serving(m, d, set, trt).max_running, 256);
+  // TensorRT-LLM's own benchmark only, aggregated.
+  EXPECT_THROW((void)predict_serving(m, d, s, with_engine("vllm")), Unsupported);
+  EXPECT_THROW((void)predict_serving(m, d, s, {}), Unsupported);
+  ServingScenario dis = s;
+  dis.mode = ServingMode::kDisaggregated;
+  EXPECT_THROW((void)predict_serving(m, d, dis, trt), InvalidArgument);
+  EXPECT_EQ(parse_serving_recipe("trtllm-bench"), ServingRecipe::kBenchmarkTuning);
+  EXPECT_EQ(serving_recipe_name(ServingRecipe::kBenchmarkTuning), "trtllm-bench");
+}
+
+// TensorRT-LLM's PyTorch executor admits pp x max_batch_size requests, each
+// micro-batch up to max_batch_size (model_engine.py get_max_num_sequences);
+// vLLM caps the instance. Two stages, 64 clients and a cap of 16: TensorRT-LLM
+// runs 16 in each micro-batch, vLLM 8.
+TEST(Serving, TensorRtLlmCapsEachMicroBatch) {
+  const ModelSpec m = load_model("llama-3.1-8b");
+  const Device& d = devices().get("h100");
+  ServingScenario s;
+  s.isl = 128;
+  s.osl = 512;
+  s.concurrency = 64;
+  s.step.pp = 2;
+  s.max_running = 16;
+  const ServingResult trt = predict_serving(m, d, s, with_engine("trtllm"));
+  const ServingResult v = predict_serving(m, d, s, with_engine("vllm"));
+  EXPECT_EQ(trt.running, 16);
+  EXPECT_EQ(v.running, 8);
+  EXPECT_TRUE(notes_say(trt, "the cap is each micro-batch's"));
+  EXPECT_TRUE(EngineRegistry::built_in().get("trtllm").scheduler.running_cap_per_micro_batch);
+  EXPECT_FALSE(EngineRegistry::built_in().get("vllm").scheduler.running_cap_per_micro_batch);
+}
+
 // The deployment's graph sizes replace the engine's: TensorRT-LLM captures up
 // to 128 by default, a deployment that captured 256 replays batch 200.
 TEST(Serving, ADeploymentsGraphSizesReplaceTheEngines) {

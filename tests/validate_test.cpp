@@ -287,6 +287,54 @@ TEST(Validate, ServingCasesNeedTheirLengthsAndSaneSizes) {
     c["metric"] = "decode_tokens_per_s";
     c["gen_min"] = 128;
   });
+  rejects(
+      [](nlohmann::json& c) { c["recipe"] = "aiconfigurator"; });  // cases: engine, trtllm-bench
+  rejects([](nlohmann::json& c) { c["kv_memory_share"] = 2; });
+  rejects([](nlohmann::json& c) { c["kv_memory_share"] = "0.9"; });
+  rejects([](nlohmann::json& c) { c["pp"] = 0; });
+  rejects([](nlohmann::json& c) { c["pp"] = 1000; });  // tp 2 x pp 1000 GPUs
+  rejects([](nlohmann::json& c) {  // a benchmark's settings belong to serving cases only
+    c.erase("requests");
+    c["metric"] = "decode_tokens_per_s";
+    c["recipe"] = "trtllm-bench";
+  });
+}
+
+// A burst's throughput, as `trtllm-bench throughput` reports it (every
+// output token over the time to the last one): the serving simulation of all
+// its requests sent at once, with the recipe, KV share and pipeline stages
+// the case gives.
+TEST(Validate, ABurstsThroughputIsTheTrtllmBenchRun) {
+  const Registry reg = Registry::built_in();
+  auto doc = one_serving_case("serving_output_tokens_per_s");
+  auto& c = doc["cases"][0];
+  c["framework"] = "tensorrt-llm";
+  c["batch"] = c["requests"] = 64;
+  c["pp"] = 2;
+  c["recipe"] = "trtllm-bench";
+  c["kv_memory_share"] = 0.95;
+  c["value"] = 5000;
+  ServingScenario s = one_serving_benchmark();
+  s.concurrency = 64;
+  s.rounds = 1;
+  s.step.pp = 2;
+  s.recipe = ServingRecipe::kBenchmarkTuning;
+  s.kv_memory_share = 0.95;
+  ModelOptions o;
+  o.engine = &EngineRegistry::built_in().get("trtllm");
+  const ServingResult expected =
+      predict_serving(load_model("llama-3.1-70b"), reg.get("h200"), s, o);
+  ASSERT_GT(expected.output_tokens_per_s, 0);
+  const auto cases = parse_validation(doc.dump(), "v.json");
+  EXPECT_EQ(cases[0].pp, 2);
+  const ValidationReport r = validate_cases(cases, reg, {}, "case");
+  ASSERT_TRUE(r.rows[0].error.empty()) << r.rows[0].error;
+  EXPECT_DOUBLE_EQ(r.rows[0].predicted, expected.output_tokens_per_s);
+  // Without the recipe the engine runs its own limits: another prediction.
+  c.erase("recipe");
+  EXPECT_NE(
+      validate_cases(parse_validation(doc.dump(), "v.json"), reg, {}, "case").rows[0].predicted,
+      expected.output_tokens_per_s);
 }
 
 // A serving case's attention data parallelism (SGLang's --dp-size with

@@ -190,6 +190,8 @@ void serving_validation_command(const Registry& registry, const std::string& fil
             << (recipe == ServingRecipe::kAiConfigurator
                     ? ", each engine with the limits AIConfigurator's generator sets for benchmark "
                       "deployments"
+                : recipe == ServingRecipe::kBenchmarkTuning
+                    ? ", TensorRT-LLM with the limits trtllm-bench tunes (other engines refused)"
                     : ", each engine with its own defaults")
             << fmt::format(", {} requests a client", rounds)
             << (prompt_pool > 0 ? fmt::format(", prompts drawn from a pool of {} (aggregated rows)",

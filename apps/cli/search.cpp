@@ -78,6 +78,8 @@ void cmd_search(const Common& c, const SearchArgs& a) {
           : std::string(),
       spec.recipe == ServingRecipe::kAiConfigurator
           ? ", each engine with AIConfigurator's benchmark limits"
+      : spec.recipe == ServingRecipe::kBenchmarkTuning
+          ? ", TensorRT-LLM with trtllm-bench's tuned limits"
           : "",
       (spec.shared_prefix > 0 ? fmt::format(", a {}-token shared prefix", spec.shared_prefix)
                               : std::string()) +
@@ -152,8 +154,10 @@ void register_search(CLI::App& app, Common& common) {
       ->capture_default_str()
       ->type_name("INT");
   cmd->add_option("--recipe", a->recipe,
-                  "Every configuration's engine settings: engine (its defaults) or aiconfigurator "
-                  "(the limits AIConfigurator's generator sets for benchmark deployments)")
+                  "Every configuration's engine settings: engine (its defaults), aiconfigurator "
+                  "(the limits AIConfigurator's generator sets for benchmark deployments) or "
+                  "trtllm-bench (the limits TensorRT-LLM's trtllm-bench tunes; its aggregated "
+                  "configurations only, the others refused)")
       ->capture_default_str()
       ->type_name("NAME");
   cmd->add_option("--tpot-max", a->tpot_max, "TPOT target in seconds")->type_name("S");

@@ -317,10 +317,13 @@ void register_serving(CLI::App& app, Common& common) {
       ->capture_default_str()
       ->type_name("MODE");
   cmd->add_option("--recipe", a->recipe,
-                  "Engine settings: engine (its defaults) or aiconfigurator (the limits NVIDIA "
+                  "Engine settings: engine (its defaults), aiconfigurator (the limits NVIDIA "
                   "AIConfigurator's generator sets for benchmark deployments: a worker runs its "
                   "batch size of requests, budgets of batch + isl + 1500 tokens, graphs up to the "
-                  "batch, SGLang mixed chunks)")
+                  "batch, SGLang mixed chunks) or trtllm-bench (TensorRT-LLM's `trtllm-bench "
+                  "throughput`: max_batch_size and max_num_tokens from its heuristic over the "
+                  "memory the checkpoint leaves, whole prompts, its 0.90 KV share unless "
+                  "--kv-memory-share; give --requests N --concurrency N for its burst)")
       ->capture_default_str()
       ->type_name("NAME");
   cmd->add_option("--prefill-batch", a->prefill_batch,

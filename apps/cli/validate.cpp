@@ -133,8 +133,9 @@ void register_validate(CLI::App& app, Common& common) {
       validate_cmd
           ->add_option("--recipe", a->recipe,
                        "With --serving: the engines' settings, aiconfigurator (the limits its "
-                       "generator sets for the benchmark deployments these runs are) or engine "
-                       "(each engine's defaults)")
+                       "generator sets for the benchmark deployments these runs are), engine "
+                       "(each engine's defaults) or trtllm-bench (TensorRT-LLM's rows with the "
+                       "limits its own benchmark tunes, the others refused)")
           ->capture_default_str()
           ->type_name("NAME");
   auto* rounds_opt =

@@ -320,6 +320,15 @@ json request_schemas() {
       "the KV cache's memory share under the engine's rule: of the whole memory (vLLM's "
       "gpu_memory_utilization, SGLang's mem_fraction_static) or of what the weights leave "
       "(TensorRT-LLM's free_gpu_memory_fraction); 0: the engine's");
+  serving["recipe"] = {
+      {"type", "string"},
+      {"enum", {"engine", "aiconfigurator", "trtllm-bench"}},
+      {"default", "engine"},
+      {"description",
+       "engine settings: the engine's defaults, the limits AIConfigurator's generator sets for "
+       "benchmark deployments, or the max_batch_size and max_num_tokens TensorRT-LLM's "
+       "trtllm-bench tunes (engine trtllm, aggregated; with requests = concurrency for its "
+       "burst)"}};
   const json string_list = {{"type", "array"}, {"items", {{"type", "string"}}}};
   json search = {
       {"model", model_schema()},
@@ -349,7 +358,8 @@ json request_schemas() {
       {"draft_tokens", scenario["draft_tokens"]},
       {"acceptance", scenario["acceptance"]},
       {"shared_prefix", serving["shared_prefix"]},
-      {"prompt_pool", serving["prompt_pool"]}};
+      {"prompt_pool", serving["prompt_pool"]},
+      {"recipe", serving["recipe"]}};
   json recommend = {{"model", model_schema()},
                     {"hardware", scenario["hardware"]},
                     {"phase", phase},

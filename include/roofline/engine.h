@@ -150,6 +150,10 @@ struct EngineScheduler {
   // With pipeline stages, one micro-batch per stage in flight (vLLM's batch
   // queue, TensorRT-LLM's and SGLang's PP loops); else one batch at a time.
   bool pipeline_micro_batches = false;
+  // With micro-batches, whether max_running caps each one (TensorRT-LLM's
+  // PyTorch executor admits pp x max_batch_size requests) or the instance.
+  bool running_cap_per_micro_batch = false;
+  std::string running_cap_source;
   // Each step's batch is formed as the step before it starts, the CPU's
   // scheduling overlapped with the GPU's step (TensorRT-LLM's and SGLang's
   // overlap schedulers, vLLM's async scheduling): a newcomer waits a step
@@ -266,6 +270,39 @@ struct EngineScheduler {
     EngineFigure kv_memory;
     std::string source;  // of the choices
   } aiconfigurator;
+  // How the engine's own throughput benchmark sizes its scheduler when the
+  // run gives no limits (ServingRecipe::kBenchmarkTuning; TensorRT-LLM's
+  // `trtllm-bench throughput`, its tuning heuristic): from the device's
+  // memory in GiB times the GPUs, less the checkpoint's elements times the
+  // bytes its quantization gives them, a share (kv_memory) estimates the KV
+  // cache, and the requests of the dataset's mean length it holds, capped at
+  // batch_cap and divided by the pipeline stages, set max_batch_size; that
+  // times (1 + isl / osl), capped at tokens_cap, sets max_num_tokens. Each is
+  // rounded up to the step of its first tier whose `below` it is under, and
+  // held at least at its minimum. Formats absent from bytes_per_weight are
+  // not tuned: the engine's default limits apply. Chunked prefill is as
+  // chunked_prefill sets it; without it the budget holds the longest prompt
+  // and a full batch of decode tokens.
+  struct BenchmarkTuning {
+    struct Tier {
+      double below = 0;  // 0: every value (the last tier)
+      double step = 1;
+    };
+    bool known = false;
+    EngineFigure kv_memory, batch_cap, tokens_cap, min_batch, min_tokens;
+    std::vector<Tier> batch_tiers, token_tiers;
+    // The bytes of one checkpoint element by the format of its weights; a
+    // format stored packed counts the elements its file holds (NVFP4: two
+    // values a byte, one 8-bit scale a 16-value block).
+    struct FormatBytes {
+      Format format = Format::kBf16;
+      double bytes_per_element = 2;
+      double stored_elements_per_weight = 1;
+    };
+    std::vector<FormatBytes> bytes_per_weight;
+    bool chunked_prefill = false;
+    std::string source, bytes_source, chunked_source;
+  } benchmark_tuning;
   std::string policy_source, chunked_source, admission_source, pipeline_source, formed_source,
       prefix_cache_source, batch_wait_source, recv_interval_source, adp_balance_source, note;
 

@@ -54,8 +54,12 @@ enum class ServingMode : std::uint8_t { kAggregated, kDisaggregated };
 // (rule_plugin/benchmark/<engine>.rule): from the worker's batch size and the
 // prompt length, the requests a worker runs, its token budget, the batch sizes
 // it captures CUDA graphs for, and SGLang's mixed chunks.
-enum class ServingRecipe : std::uint8_t { kEngineDefaults, kAiConfigurator };
-// "engine" or "aiconfigurator"; InvalidArgument otherwise.
+// The engine's defaults; the limits NVIDIA AIConfigurator's generator sets
+// for benchmark deployments; or the limits TensorRT-LLM's own throughput
+// benchmark (`trtllm-bench throughput`) tunes for a run that gives none
+// (EngineScheduler::BenchmarkTuning).
+enum class ServingRecipe : std::uint8_t { kEngineDefaults, kAiConfigurator, kBenchmarkTuning };
+// "engine", "aiconfigurator" or "trtllm-bench"; InvalidArgument otherwise.
 [[nodiscard]] ServingRecipe parse_serving_recipe(const std::string& text);
 [[nodiscard]] std::string_view serving_recipe_name(ServingRecipe r) noexcept;
 // "agg" or "disagg"; InvalidArgument otherwise.
@@ -248,6 +252,23 @@ struct ServingResult {
   std::string limited_by;        // "kv_capacity", "prefill", "memory_bandwidth", "compute"
   std::vector<std::string> notes;
 };
+
+// The limits trtllm-bench's heuristic sets (EngineScheduler::BenchmarkTuning)
+// for a run of `step` (formats, tp, pp) over a dataset of mean lengths isl
+// and osl, with `kv_share` of the memory the checkpoint leaves for the KV
+// cache, and what it estimated on the way (GiB as it counts them, all GPUs).
+struct BenchmarkLimits {
+  bool tuned = false;  // false: the weights' format is not one it tunes (the engine's defaults)
+  double memory_gib = 0, checkpoint_gib = 0, cache_gib = 0;
+  double kv_gib_per_token = 0;
+  double requests = 0;  // of isl + osl tokens, in the estimated cache
+  std::int64_t max_batch_size = 0, max_num_tokens = 0;
+};
+// Unsupported where the engine has no such benchmark, or where its estimate
+// leaves no room (the checkpoint over the memory, or not one request).
+[[nodiscard]] BenchmarkLimits benchmark_limits(const EngineProfile& engine, const ModelSpec& model,
+                                               const Device& device, const Scenario& step,
+                                               double isl, double osl, double kv_share);
 
 // Throws InvalidArgument for sizes out of range (isl, osl >= 1, isl_min and
 // osl_min 0 or 1 to isl and osl, concurrency 1 to 2^20, at most

@@ -31,6 +31,7 @@ struct ValidationCase {
   // Prefill metrics: tokens in the cache before the prompt ("cached": llama-bench's depth).
   std::int64_t cached = 0;
   std::int64_t tp = 1;  // tensor-parallel GPUs ("tp", optional)
+  std::int64_t pp = 1;  // pipeline stages ("pp", optional): tp x pp GPUs
   std::int64_t ep = 1;  // expert-parallel groups within tp ("ep", optional)
   // Serving, optional: attention data-parallel groups within tp ("attention_dp":
   // SGLang's --dp-size with --enable-dp-attention), each running attention for
@@ -51,6 +52,11 @@ struct ValidationCase {
   std::string engine_version;
   DeploymentSwitch overlap = DeploymentSwitch::kEngine;
   DeploymentSwitch chunked_prefill = DeploymentSwitch::kEngine;  // "chunked_prefill": "on"/"off"
+  // Serving, optional: the engine settings ("recipe": "engine" or
+  // "trtllm-bench", the limits TensorRT-LLM's own benchmark tunes) and the
+  // KV cache's memory share the run set ("kv_memory_share"; 0: the recipe's).
+  ServingRecipe recipe = ServingRecipe::kEngineDefaults;
+  double kv_memory_share = 0;
   std::string metric;  // decode_tokens_per_s, decode_total_tokens_per_s,
                        // prefill_tokens_per_s, ttft_s, e2e_s, output_tokens_per_s,
                        // output_tokens_per_s_per_gpu (over the tp GPUs);
@@ -62,7 +68,10 @@ struct ValidationCase {
                        // time from sending to its last token, the TTFT
                        // included, over its gen tokens; outputs of one length),
                        // serving_itl_p50_s (vllm bench serve's median ITL: of
-                       // every gap between two streamed tokens of every request)
+                       // every gap between two streamed tokens of every request),
+                       // serving_output_tokens_per_s (every output token over the
+                       // time from the first request to the last token: a burst's
+                       // throughput, as trtllm-bench throughput reports it)
   double value = 0;
   // The date of the engine's build where the source gives it ("engine_build",
   // optional: "YYYY-MM-DD" or "YYYY-MM"), as yyyymmdd; 0: the current build.

@@ -356,6 +356,8 @@ def test_sweep_gemm(cli):
     dict(model="deepseek-v3", hardware="h200", engine="sglang", weights="fp8", act="fp8", isl=1024,
          osl=64, concurrency=16, mode="disagg", prefill_tp=8, decode_tp=8, rounds=2,
          recipe="aiconfigurator", prefill_batch=2, decode_batch=8),
+    dict(model="llama-3.1-8b", hardware="h100", engine="trtllm", weights="fp8", act="fp8", kv="fp8",
+         isl=128, osl=2048, concurrency=300, rounds=1, recipe="trtllm-bench", kv_memory_share=0.95),
     dict(model="llama-3.1-8b", hardware="h100", engine="vllm", isl=1024, osl=64, concurrency=8,
          rounds=2, engine_version="0.12.0"),
     dict(model="llama-3.1-8b", hardware="h100", engine="vllm", isl=1024, osl=64, concurrency=8,
@@ -527,10 +529,12 @@ def test_serving_bad_input_is_the_clis_error():
         roofline.serving("llama-3.1-70b", "h100")
     with pytest.raises(roofline.InvalidArgument, match="prefill ep = 3 must divide"):
         roofline.serving("deepseek-v3", "h200", mode="disagg", prefill_tp=8, decode_tp=8, prefill_ep=3)
-    with pytest.raises(roofline.InvalidArgument, match="recipe must be engine or aiconfigurator"):
+    with pytest.raises(roofline.InvalidArgument, match="recipe must be engine, aiconfigurator or trtllm-bench"):
         roofline.serving("llama-3.1-8b", "h100", engine="vllm", recipe="dynamo")
     with pytest.raises(roofline.Unsupported, match="aiconfigurator recipe"):
         roofline.serving("llama-3.1-8b", "h100", recipe="aiconfigurator")
+    with pytest.raises(roofline.Unsupported, match="give --engine trtllm"):
+        roofline.serving("llama-3.1-8b", "h100", engine="vllm", recipe="trtllm-bench")
 
 
 def test_search(cli):

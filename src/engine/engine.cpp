@@ -168,10 +168,95 @@ Format format_key(StrictObject& o, std::string_view key) {
   return f;
 }
 
+// "benchmark_tuning": {"kv_memory": figure, "batch_cap": figure, "tokens_cap":
+//   figure, "min_batch": figure, "min_tokens": figure,
+//   "batch_tiers": [{"below": n, "step": n}, ..., {"step": n}], "token_tiers": [...],
+//   "bytes_per_weight": [{"format": id, "bytes": b, "stored_elements_per_weight": e}],
+//   "bytes_source": key, "chunked_prefill": {"value": false, "source": key},
+//   "source": key, "note": text}
+void read_benchmark_tuning(StrictObject& scheduler,
+                           const std::map<std::string, std::string>& sources,
+                           EngineScheduler::BenchmarkTuning* t) {
+  StrictObject o = scheduler.object("benchmark_tuning");
+  const auto key_of = [&sources](StrictObject& obj, std::string_view key) {
+    std::string k = obj.string(key);
+    if (!sources.count(k)) obj.fail(key, "names no entry of \"sources\"");
+    return k;
+  };
+  t->known = true;
+  t->kv_memory = figure(o, "kv_memory", 0.05, 1, sources);
+  t->batch_cap = figure(o, "batch_cap", 1, 1 << 20, sources);
+  t->tokens_cap = figure(o, "tokens_cap", 16, 1 << 20, sources);
+  t->min_batch = figure(o, "min_batch", 1, 1 << 20, sources);
+  t->min_tokens = figure(o, "min_tokens", 1, 1 << 20, sources);
+  // Ascending thresholds, the last tier open: every value meets a tier.
+  const auto tiers = [&o](std::string_view key) {
+    const json& list = o.required(key);
+    if (!list.is_array() || list.empty() || list.size() > 8)
+      o.fail(key, "expected a list of 1 to 8 tiers");
+    std::vector<EngineScheduler::BenchmarkTuning::Tier> out;
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      StrictObject r(list[i], o.origin(), std::string(key) + "[" + std::to_string(i) + "]");
+      EngineScheduler::BenchmarkTuning::Tier tier;
+      const bool last = i + 1 == list.size();
+      if (last != !r.has("below")) r.fail("below", "every tier but the last (open) one has it");
+      if (!last) {
+        tier.below = r.non_negative("below");
+        if (tier.below < 1 || tier.below > (1 << 20) ||
+            (!out.empty() && tier.below <= out.back().below))
+          r.fail("below", "must ascend, from 1 to 2^20");
+      }
+      tier.step = r.non_negative("step");
+      if (tier.step < 1 || tier.step > 65536 || tier.step != std::floor(tier.step))
+        r.fail("step", "must be a whole number from 1 to 65536");
+      r.finish();
+      out.push_back(tier);
+    }
+    return out;
+  };
+  t->batch_tiers = tiers("batch_tiers");
+  t->token_tiers = tiers("token_tiers");
+  const json& list = o.required("bytes_per_weight");
+  if (!list.is_array() || list.empty() || list.size() > 16)
+    o.fail("bytes_per_weight", "expected a list of 1 to 16 formats");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    StrictObject r(list[i], o.origin(), "bytes_per_weight[" + std::to_string(i) + "]");
+    EngineScheduler::BenchmarkTuning::FormatBytes f;
+    f.format = format_key(r, "format");
+    f.bytes_per_element = r.non_negative("bytes");
+    if (f.bytes_per_element < 0.125 || f.bytes_per_element > 8) r.fail("bytes", "must be 1/8 to 8");
+    if (r.has("stored_elements_per_weight")) {
+      f.stored_elements_per_weight = r.non_negative("stored_elements_per_weight");
+      if (f.stored_elements_per_weight < 0.0625 || f.stored_elements_per_weight > 1)
+        r.fail("stored_elements_per_weight", "must be 1/16 to 1");
+    }
+    for (const auto& seen : t->bytes_per_weight) {
+      if (seen.format == f.format) r.fail("format", "is listed twice");
+    }
+    r.finish();
+    t->bytes_per_weight.push_back(f);
+  }
+  t->bytes_source = key_of(o, "bytes_source");
+  {
+    StrictObject c = o.object("chunked_prefill");
+    const json& v = c.required("value");
+    if (!v.is_boolean()) c.fail("value", "expected true or false");
+    t->chunked_prefill = v.get<bool>();
+    t->chunked_source = key_of(c, "source");
+    (void)c.optional_string("note", "");
+    c.finish();
+  }
+  t->source = key_of(o, "source");
+  (void)o.optional_string("note", "");
+  o.finish();
+}
+
 // "scheduler": {"policy": {"value": "mixed" | "prefill_first", "source": key},
 //   "chunked_prefill": {"value": true, "source": key},
 //   "kv_admission": {"value": "prompt" | "whole", "source": key},
 //   "pipeline": {"value": "micro_batches" | "one_batch", "source": key},
+//   "max_running_with_pipeline": {"value": "per_micro_batch" | "per_instance",
+//                                 "source": key} (optional; per_instance without it),
 //   "batch_formed": {"value": "a_step_ahead" | "as_it_starts", "source": key,
 //                    "with_pipeline_parallel": true, "since_version": "0.14.0"},
 //   "prefix_cache": {"value": true, "source": key},
@@ -211,6 +296,13 @@ EngineScheduler parse_scheduler(StrictObject& parent,
     o.fail("pipeline", "value must be \"micro_batches\" or \"one_batch\"");
   }
   s.pipeline_micro_batches = pipeline == "micro_batches";
+  if (o.has("max_running_with_pipeline")) {
+    const json each = choice("max_running_with_pipeline", &s.running_cap_source);
+    if (each != "per_micro_batch" && each != "per_instance") {
+      o.fail("max_running_with_pipeline", "value must be \"per_micro_batch\" or \"per_instance\"");
+    }
+    s.running_cap_per_micro_batch = each == "per_micro_batch";
+  }
   const json prefix = choice("prefix_cache", &s.prefix_cache_source);
   if (!prefix.is_boolean()) o.fail("prefix_cache", "value must be true or false");
   s.prefix_cache = prefix.get<bool>();
@@ -335,6 +427,7 @@ EngineScheduler parse_scheduler(StrictObject& parent,
     (void)a.optional_string("note", "");
     a.finish();
   }
+  if (o.has("benchmark_tuning")) read_benchmark_tuning(o, sources, &s.benchmark_tuning);
   s.note = o.optional_string("note", "");
   o.finish();
   return s;
@@ -1904,6 +1997,8 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
       {"kv_admission_source", e.citation(s.admission_source)},
       {"pipeline", s.pipeline_micro_batches ? "micro_batches" : "one_batch"},
       {"pipeline_source", e.citation(s.pipeline_source)},
+      {"max_running_with_pipeline",
+       s.running_cap_per_micro_batch ? "per_micro_batch" : "per_instance"},
       {"batch_formed", s.formed_a_step_ahead ? "a_step_ahead" : "as_it_starts"},
       {"batch_formed_with_pipeline_parallel", s.ahead_with_pipeline_parallel},
       {"batch_formed_since", s.ahead_since},
@@ -1966,6 +2061,37 @@ nlohmann::json scheduler_json(const EngineProfile& e) {
                            {"source", e.citation(a.source)}};
     if (a.prefix_cache) j["aiconfigurator"]["prefix_cache"] = *a.prefix_cache;
     if (a.kv_memory.known()) j["aiconfigurator"]["kv_memory"] = figure_json(e, a.kv_memory);
+  }
+  if (!s.running_cap_source.empty())
+    j["max_running_with_pipeline_source"] = e.citation(s.running_cap_source);
+  if (const auto& t = s.benchmark_tuning; t.known) {
+    const auto tiers = [](const std::vector<EngineScheduler::BenchmarkTuning::Tier>& list) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& tier : list) {
+        nlohmann::json x = {{"step", tier.step}};
+        if (tier.below > 0) x["below"] = tier.below;
+        out.push_back(std::move(x));
+      }
+      return out;
+    };
+    nlohmann::json bytes = nlohmann::json::array();
+    for (const auto& f : t.bytes_per_weight) {
+      bytes.push_back({{"format", format_id(f.format)},
+                       {"bytes", f.bytes_per_element},
+                       {"stored_elements_per_weight", f.stored_elements_per_weight}});
+    }
+    j["benchmark_tuning"] = {{"kv_memory", figure_json(e, t.kv_memory)},
+                             {"batch_cap", figure_json(e, t.batch_cap)},
+                             {"tokens_cap", figure_json(e, t.tokens_cap)},
+                             {"min_batch", figure_json(e, t.min_batch)},
+                             {"min_tokens", figure_json(e, t.min_tokens)},
+                             {"batch_tiers", tiers(t.batch_tiers)},
+                             {"token_tiers", tiers(t.token_tiers)},
+                             {"bytes_per_weight", std::move(bytes)},
+                             {"bytes_source", e.citation(t.bytes_source)},
+                             {"chunked_prefill", t.chunked_prefill},
+                             {"chunked_prefill_source", e.citation(t.chunked_source)},
+                             {"source", e.citation(t.source)}};
   }
   if (!s.note.empty()) j["note"] = s.note;
   return j;

@@ -351,6 +351,10 @@ nlohmann::json validation_document(const ValidationReport& r, Mode mode, const R
       j["overlap_scheduling"] = switch_name(row.c.overlap);
     if (row.c.chunked_prefill != DeploymentSwitch::kEngine)
       j["chunked_prefill"] = switch_name(row.c.chunked_prefill);
+    if (row.c.pp > 1) j["pp"] = row.c.pp;
+    if (row.c.recipe != ServingRecipe::kEngineDefaults)
+      j["recipe"] = serving_recipe_name(row.c.recipe);
+    if (row.c.kv_memory_share > 0) j["kv_memory_share"] = row.c.kv_memory_share;
     if (row.error.empty()) {
       j["predicted"] = row.predicted;
       j["error_pct"] = row.error_pct;

@@ -312,12 +312,95 @@ PoolLimits aiconfigurator_limits(const EngineProfile& engine, detail::PoolSpec::
 ServingRecipe parse_serving_recipe(const std::string& text) {
   if (text == "engine") return ServingRecipe::kEngineDefaults;
   if (text == "aiconfigurator") return ServingRecipe::kAiConfigurator;
-  throw InvalidArgument("recipe must be engine or aiconfigurator, not '" + text.substr(0, 20) +
-                        "'");
+  if (text == "trtllm-bench") return ServingRecipe::kBenchmarkTuning;
+  throw InvalidArgument("recipe must be engine, aiconfigurator or trtllm-bench, not '" +
+                        text.substr(0, 20) + "'");
 }
 
 std::string_view serving_recipe_name(ServingRecipe r) noexcept {
-  return r == ServingRecipe::kAiConfigurator ? "aiconfigurator" : "engine";
+  switch (r) {
+    case ServingRecipe::kAiConfigurator:
+      return "aiconfigurator";
+    case ServingRecipe::kBenchmarkTuning:
+      return "trtllm-bench";
+    case ServingRecipe::kEngineDefaults:
+      break;
+  }
+  return "engine";
+}
+
+namespace {
+
+using Tuning = EngineScheduler::BenchmarkTuning;
+
+// Rounded up to the step of the first tier `v` is below, then at least `least`.
+std::int64_t tuned_round(double v, const std::vector<Tuning::Tier>& tiers, double least) {
+  for (const Tuning::Tier& t : tiers) {
+    if (t.below == 0 || v < t.below)
+      return static_cast<std::int64_t>(std::max(least, t.step * std::ceil(v / t.step)));
+  }
+  return static_cast<std::int64_t>(least);  // unreachable: the last tier is open
+}
+
+// A format's bytes in the heuristic's table, or null.
+const Tuning::FormatBytes* tuned_format(const Tuning& t, Format f) {
+  for (const auto& x : t.bytes_per_weight) {
+    if (x.format == f) return &x;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+BenchmarkLimits benchmark_limits(const EngineProfile& engine, const ModelSpec& m, const Device& d,
+                                 const Scenario& step, double isl, double osl, double kv_share) {
+  const Tuning& t = engine.scheduler.benchmark_tuning;
+  if (!t.known) {
+    throw Unsupported("the trtllm-bench recipe is TensorRT-LLM's own benchmark: " + engine.name +
+                      " has none (give --engine trtllm)");
+  }
+  if (!(isl >= 1 && osl >= 1 && kv_share > 0 && kv_share <= 1))
+    throw InvalidArgument("trtllm-bench's tuning needs mean lengths of at least 1 and a share");
+  BenchmarkLimits b;
+  const Format weights = step.precision.weights.value_or(m.native_weights);
+  const Tuning::FormatBytes* w = tuned_format(t, weights);
+  if (w == nullptr) {
+    b.max_batch_size = engine.scheduler.running_on(d);
+    b.max_num_tokens = engine.scheduler.budget_on(d);
+    return b;
+  }
+  b.tuned = true;
+  constexpr double kGiB = 1073741824.0;
+  const double gpus = static_cast<double>(step.tp * step.pp);
+  b.memory_gib = d.memory_capacity_bytes.value / kGiB * gpus;
+  // The checkpoint's elements as its safetensors files count them: the
+  // decoder's linear layers stored as the format packs them, the rest whole.
+  const ParamCounts p = count_parameters(m);
+  const double unquantized = p.embedding + p.lm_head + p.norms + p.router;
+  const double elements = unquantized + (p.total - unquantized) * w->stored_elements_per_weight;
+  b.checkpoint_gib = elements * w->bytes_per_element / kGiB;
+  // A token's cache as its config gives it, at least one KV head a rank.
+  const Tuning::FormatBytes* kv = tuned_format(t, step.precision.kv);
+  const double kv_bytes = kv ? kv->bytes_per_element : 2;
+  const auto attention_layers = static_cast<double>(
+      m.layers - std::count(m.linear_layers.begin(), m.linear_layers.end(), std::uint8_t{1}));
+  b.kv_gib_per_token = 2 * attention_layers *
+                       static_cast<double>(std::max(step.tp, m.kv_heads) * m.head_dim) * kv_bytes /
+                       kGiB;
+  b.cache_gib = (b.memory_gib - b.checkpoint_gib) * kv_share;
+  b.requests = b.cache_gib / (b.kv_gib_per_token * (isl + osl));
+  if (b.memory_gib < b.checkpoint_gib || !(b.requests >= 1)) {
+    throw Unsupported(
+        fmt::format("trtllm-bench's tuning leaves no room: {:.1f} GiB of checkpoint in {:.1f} GiB "
+                    "on {} GPU(s), "
+                    "{:.2f} requests of {:.0f} tokens in its cache estimate",
+                    b.checkpoint_gib, b.memory_gib, step.tp * step.pp, b.requests, isl + osl));
+  }
+  const double raw_batch = std::min(b.requests, t.batch_cap.value) / static_cast<double>(step.pp);
+  const double raw_tokens = std::min(raw_batch * (1 + isl / osl), t.tokens_cap.value);
+  b.max_batch_size = tuned_round(raw_batch, t.batch_tiers, t.min_batch.value);
+  b.max_num_tokens = tuned_round(raw_tokens, t.token_tiers, t.min_tokens.value);
+  return b;
 }
 
 DeploymentSwitch parse_switch(std::string_view what, const std::string& text) {
@@ -526,11 +609,39 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
                            ? sched.a_step_ahead(in.step.pp, in.engine_version)
                            : in.overlap == DeploymentSwitch::kOn &&
                                  (in.step.pp == 1 || sched.ahead_with_pipeline_parallel);
-  const bool chunked = in.chunked_prefill == DeploymentSwitch::kEngine
-                           ? sched.chunked_prefill
-                           : in.chunked_prefill == DeploymentSwitch::kOn;
-  const PoolLimits defaults{sched.budget_on(d), sched.running_on(d), sched.prefill_first, overlap,
-                            0};
+  // trtllm-bench: one aggregated instance, its scheduler sized by the
+  // benchmark's heuristic with the run's KV share (its own default unless set).
+  const bool bench = in.recipe == ServingRecipe::kBenchmarkTuning;
+  BenchmarkLimits bench_limits;
+  double bench_share = 0;
+  if (bench) {
+    if (engine == &reference) {
+      throw Unsupported(
+          "the trtllm-bench recipe is TensorRT-LLM's own benchmark: give --engine trtllm");
+    }
+    if (in.mode != ServingMode::kAggregated) {
+      throw InvalidArgument(
+          "the trtllm-bench recipe runs one aggregated instance (trtllm-bench throughput)");
+    }
+    bench_share =
+        in.kv_memory_share > 0 ? in.kv_memory_share : sched.benchmark_tuning.kv_memory.value;
+    bench_limits = benchmark_limits(*engine, m, d, in.step, static_cast<double>(mean_isl),
+                                    static_cast<double>(mean_osl), bench_share);
+  }
+  const bool chunked =
+      in.chunked_prefill == DeploymentSwitch::kEngine
+          ? (bench ? sched.benchmark_tuning.chunked_prefill : sched.chunked_prefill)
+          : in.chunked_prefill == DeploymentSwitch::kOn;
+  PoolLimits defaults{sched.budget_on(d), sched.running_on(d), sched.prefill_first, overlap, 0};
+  if (bench) {
+    // Without chunked prefill the run raises its budget to hold the longest
+    // prompt beside a full batch of decode tokens.
+    defaults.cap = bench_limits.max_batch_size;
+    defaults.budget =
+        chunked ? bench_limits.max_num_tokens
+                : std::max(bench_limits.max_num_tokens, in.isl + bench_limits.max_batch_size);
+    defaults.graph_max_batch = bench_limits.max_batch_size;
+  }
   // Each pool's limits: the recipe's, then what the caller set.
   const auto limits = [&](detail::PoolSpec::Role role, std::int64_t bs, std::int64_t ranks) {
     PoolLimits l = defaults;
@@ -604,7 +715,7 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     p.kv_tokens = kv_tokens / lanes;
     p.reserve_whole = sched.reserve_whole;
     p.kv_block_tokens = block;
-    p.max_running = (l.cap + lanes - 1) / lanes;
+    p.max_running = sched.running_cap_per_micro_batch ? l.cap : (l.cap + lanes - 1) / lanes;
     p.token_budget = l.budget;
     p.chunked_prefill = chunked;
     p.chunk_cap = grid.rank_chunk();  // a request's chunk is at most its rank's share
@@ -651,7 +762,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
     r.gpus = base.tp * base.pp;
   }
   const double engine_share =
-      sched.kv_memory_share(in.engine_version, in.recipe == ServingRecipe::kAiConfigurator);
+      bench ? sched.benchmark_tuning.kv_memory.value
+            : sched.kv_memory_share(in.engine_version, in.recipe == ServingRecipe::kAiConfigurator);
   const KvMemoryRule kv_rule{&sched, in.kv_memory_share > 0 ? in.kv_memory_share : engine_share,
                              in.engine_version};
   const PoolLimits& held_by = disagg ? decode_limits : first_limits;  // the pool holding the cache
@@ -817,7 +929,9 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
       "{} scheduler{}: {} steps, {}-token budget, {} prompts, at most {} running{}{}",
       r.requests, in.concurrency, in.rounds, r.steps,
       engine == &reference ? std::string("generic") : engine->name,
-      in.recipe == ServingRecipe::kAiConfigurator ? " with AIConfigurator's benchmark limits" : "",
+      in.recipe == ServingRecipe::kAiConfigurator ? " with AIConfigurator's benchmark limits"
+      : bench                                     ? " with trtllm-bench's tuned limits"
+                                                  : "",
       first_limits.prefill_first ? "prefill-first" : "mixed", first_limits.budget,
       chunked ? "chunked" : "whole", first_limits.cap,
       disagg ? fmt::format(" a prefill worker; a decode worker {}-token budget, at most {} running",
@@ -828,6 +942,28 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
                         "step more)",
                         r.formed_a_step_ahead ? "" : " on decode workers")
           : std::string()));
+  if (bench) {
+    const std::string_view source = sched.benchmark_tuning.source;
+    r.notes.push_back(
+        bench_limits.tuned
+            ? fmt::format(
+                  "trtllm-bench's tuning (source {} in `roofline engines show {}`): ({:.1f} GiB of "
+                  "memory - {:.1f} GiB of checkpoint) x {:.2f} holds {:.0f} requests of {} + {} "
+                  "tokens at {:.3g} MiB a token; max_batch_size {}, max_num_tokens {}{}",
+                  source, engine->id, bench_limits.memory_gib, bench_limits.checkpoint_gib,
+                  bench_share, bench_limits.requests, mean_isl, mean_osl,
+                  bench_limits.kv_gib_per_token * 1024, bench_limits.max_batch_size,
+                  bench_limits.max_num_tokens,
+                  first_limits.budget > bench_limits.max_num_tokens
+                      ? fmt::format(" (raised to {}: without chunked prefill a step holds the "
+                                    "longest prompt and a full batch)",
+                                    first_limits.budget)
+                      : std::string())
+            : fmt::format("trtllm-bench's tuning (source {}): {} weights are not a format it "
+                          "tunes, so the engine's defaults apply ({} requests, {} tokens)",
+                          source, format_id(in.step.precision.weights.value_or(m.native_weights)),
+                          bench_limits.max_batch_size, bench_limits.max_num_tokens));
+  }
   if (shortest_prompt != in.isl || shortest_output != in.osl) {
     r.notes.push_back(fmt::format(
         "random lengths: each request's prompt uniform on {} to {} tokens (mean {}) and its output "
@@ -870,10 +1006,15 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   if (base.pp > 1 && lanes_used > 1) {
     r.notes.push_back(fmt::format(
         "pipeline parallel ({} stages): {} micro-batches in flight an instance, each with its "
-        "share of the KV cache and running cap; a micro-batch's step passes every stage in turn "
+        "share of the KV cache and {}; a micro-batch's step passes every stage in turn "
         "({} scheduler; source {} in `roofline engines show {}`)",
-        base.pp, lanes_used, engine == &reference ? std::string("generic") : engine->name,
-        sched.pipeline_source, engine->id));
+        base.pp, lanes_used,
+        sched.running_cap_per_micro_batch
+            ? fmt::format("up to {} running (the cap is each micro-batch's: source {})",
+                          first_limits.cap, sched.running_cap_source)
+            : std::string("its share of the running cap"),
+        engine == &reference ? std::string("generic") : engine->name, sched.pipeline_source,
+        engine->id));
   } else if (base.pp > 1) {
     r.notes.push_back(fmt::format(
         "pipeline parallel ({} stages): one batch at a time, each step passing every stage in "

@@ -32,7 +32,8 @@ const char* const kMetrics[] = {"decode_tokens_per_s",
                                 "serving_ttft_p50_s",
                                 "serving_tpot_p50_s",
                                 "serving_itl_llmperf_p50_s",
-                                "serving_itl_p50_s"};
+                                "serving_itl_p50_s",
+                                "serving_output_tokens_per_s"};
 
 // The most GPUs a case may name (tp): far beyond any single deployment, and
 // small enough that nothing sized by it grows unbounded.
@@ -90,6 +91,7 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
   Scenario s;
   s.batch = c.batch;
   s.tp = c.tp;
+  s.pp = c.pp;
   s.ep = c.ep;
   s.attention_dp = c.attention_dp;
   const Format w = parse_format(c.weights);
@@ -113,6 +115,35 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
     ss.engine_version = c.engine_version;
     ss.overlap = c.overlap;
     ss.chunked_prefill = c.chunked_prefill;
+    ss.recipe = c.recipe;
+    ss.kv_memory_share = c.kv_memory_share;
+    const EngineProfile* runs = engine ? engine : opt.engine;
+    if (c.recipe == ServingRecipe::kBenchmarkTuning &&
+        (runs == nullptr || !runs->scheduler.benchmark_tuning.known)) {
+      // Another engine than the benchmark's runs the case (validate
+      // --engine): the limits trtllm-bench set are the run's, set explicitly.
+      const EngineProfile& bench = EngineRegistry::built_in().get("trtllm");
+      const auto& tuning = bench.scheduler.benchmark_tuning;
+      // The dataset's mean lengths, as the simulation draws them.
+      const auto mean = [](std::int64_t min, std::int64_t length) {
+        return static_cast<double>((shortest_length(min, length) + length + 1) / 2);
+      };
+      const BenchmarkLimits l =
+          benchmark_limits(bench, m, d, s, mean(c.prompt_min, c.prompt), mean(c.gen_min, c.gen),
+                           c.kv_memory_share > 0 ? c.kv_memory_share : tuning.kv_memory.value);
+      ss.recipe = ServingRecipe::kEngineDefaults;
+      ss.max_running = c.max_running > 0 ? c.max_running : l.max_batch_size;
+      if (c.token_budget > 0) {
+        ss.token_budget = c.token_budget;
+      } else {
+        ss.token_budget = tuning.chunked_prefill
+                              ? l.max_num_tokens
+                              : std::max(l.max_num_tokens, c.prompt + l.max_batch_size);
+      }
+      if (ss.chunked_prefill == DeploymentSwitch::kEngine)
+        ss.chunked_prefill =
+            tuning.chunked_prefill ? DeploymentSwitch::kOn : DeploymentSwitch::kOff;
+    }
     ss.concurrency = c.batch;
     ss.step = s;
     if (c.requests > 0)
@@ -126,6 +157,7 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
     // requests is the median end-to-end time over gen.
     if (k == "serving_itl_llmperf_p50_s") return r.e2e.p50 / static_cast<double>(c.gen);
     if (k == "serving_itl_p50_s") return r.itl.p50;
+    if (k == "serving_output_tokens_per_s") return r.output_tokens_per_s;
     return k == "serving_ttft_p50_s" ? r.ttft.p50 : r.tpot.p50;
   }
   if (k == "prefill_tokens_per_s" || k == "ttft_s") {
@@ -180,6 +212,7 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
     c.prompt = optional_count(o, "prompt");
     c.gen = optional_count(o, "gen");
     c.tp = optional_positive(o, "tp", 1, kMaxCaseGpus);
+    c.pp = optional_positive(o, "pp", 1, kMaxCaseGpus / c.tp);
     c.ep = optional_positive(o, "ep", 1, c.tp);
     if (c.tp % c.ep != 0) o.fail("ep", "must divide tp (" + std::to_string(c.tp) + ")");
     c.metric = o.string("metric");
@@ -208,6 +241,17 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
       c.engine_version = o.optional_string("engine_version", "");
       if (!is_release(c.engine_version))
         o.fail("engine_version", "expected a release of up to 40 characters such as \"0.11.0\"");
+      if (o.optional("recipe") != nullptr) {
+        const std::string v = o.string("recipe");
+        if (v != "engine" && v != "trtllm-bench")
+          o.fail("recipe", "expected \"engine\" or \"trtllm-bench\"");
+        c.recipe = parse_serving_recipe(v);
+      }
+      if (o.optional("kv_memory_share") != nullptr) {
+        c.kv_memory_share = o.non_negative("kv_memory_share");
+        if (c.kv_memory_share < 0.05 || c.kv_memory_share > 1)
+          o.fail("kv_memory_share", "expected a share from 0.05 to 1");
+      }
       for (const auto& [key, field] : {std::pair{"overlap_scheduling", &c.overlap},
                                        std::pair{"chunked_prefill", &c.chunked_prefill}}) {
         if (o.optional(key) == nullptr) continue;
@@ -216,9 +260,9 @@ std::vector<ValidationCase> parse_validation(std::string_view text, const std::s
         *field = parse_switch(key, v);
       }
     } else {
-      for (const char* key :
-           {"requests", "attention_dp", "prompt_min", "gen_min", "token_budget", "max_running",
-            "engine_version", "overlap_scheduling", "chunked_prefill"}) {
+      for (const char* key : {"requests", "attention_dp", "prompt_min", "gen_min", "token_budget",
+                              "max_running", "engine_version", "overlap_scheduling",
+                              "chunked_prefill", "recipe", "kv_memory_share"}) {
         if (o.optional(key) != nullptr)
           o.fail(key, "only serving cases (metrics serving_*) have it");
       }

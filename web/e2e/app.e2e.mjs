@@ -471,6 +471,15 @@ try {
         /held their prompts back for a fuller step \(at most 20 in a row, until 90\.0% of the budget\)/.test(await page.textContent('#serving-detail')),
         `batch waiting is sent and shown (${JSON.stringify(servingBodies[0])})`);
   await page.fill('#sv-batch-wait-iters', '0');
+  // trtllm-bench's tuned limits: sent, and the scheduler line says whose they are.
+  servingBodies.length = 0;
+  await page.selectOption('#sv-recipe', 'trtllm-bench');
+  await page.click('#serving-run');
+  await page.waitForFunction(() => /^Done: 1 concurrencies/.test(document.getElementById('serving-status')?.textContent ?? ''));
+  check(servingBodies.length === 1 && servingBodies[0].recipe === 'trtllm-bench' &&
+        /trtllm-bench's tuned limits: \d+-token budget per step/.test(await page.textContent('#serving-detail')),
+        `the trtllm-bench recipe is sent and shown (${JSON.stringify(servingBodies[0])})`);
+  await page.selectOption('#sv-recipe', 'engine');
   // TensorRT-LLM's attention-DP balance: on with a timeout, sent, and the held steps shown.
   servingBodies.length = 0;
   for (const id of ['#sv-attention-dp', '#sv-ep']) await page.fill(id, '2');

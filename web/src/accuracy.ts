@@ -77,6 +77,7 @@ function shape(c: ValidationCase): string {
   if (c.prompt > 0) parts.push(`prompt ${c.prompt}`);
   if (c.gen > 0) parts.push(`gen ${c.gen}`);
   if (c.tp > 1) parts.push(`TP ${c.tp}`);
+  if ((c.pp ?? 1) > 1) parts.push(`PP ${c.pp}`);
   if (c.ep > 1) parts.push(`EP ${c.ep}`);
   return parts.join(', ');
 }

@@ -173,6 +173,8 @@ export interface Spread { mean: number; p50: number; p90: number; p99: number }
  * prompts and decodes. Disaggregated ("disagg"): prefill workers hand each prompt's KV cache to
  * decode workers, and the prefill_* / decode_* fields and kv_transfer_s are present.
  */
+/** Whose engine settings a serving prediction runs with. */
+export type Recipe = 'engine' | 'aiconfigurator' | 'trtllm-bench';
 export interface Serving {
   model: string; hardware: string; engine: string;
   isl: number; osl: number; concurrency: number;
@@ -228,7 +230,7 @@ export interface Serving {
   decode_formed_a_step_ahead: boolean;   // the same on the decode workers (disaggregated)
   engine_version: string;                // as asked ("" the current release)
   decode_token_budget: number; decode_max_running: number;  // disaggregated: a decode worker's (0 aggregated)
-  recipe: 'engine' | 'aiconfigurator';   // the engine's defaults, or AIConfigurator's benchmark deployment
+  recipe: Recipe;                        // the engine's defaults, AIConfigurator's or trtllm-bench's limits
   prefill_workers?: number; prefill_tp?: number;  // disaggregated: workers of each pool, each of *_tp GPUs
   prefill_attention_dp?: number; prefill_ep?: number;  // disaggregated: within prefill_tp
   decode_workers?: number; decode_tp?: number;
@@ -288,6 +290,7 @@ export interface ValidationCase {
   metric: string; batch: number; prompt: number; gen: number; tp: number; ep: number;
   measured: number; predicted: number; error_pct: number; source: string;
   source_key?: string;                   // its key in published.json's sources (a "source=" group)
+  pp?: number;                           // pipeline stages (absent: 1)
 }
 /** |error| statistics of one group of cases ("all", "engine=vllm", "metric=ttft_s"). */
 export interface ErrorGroup {

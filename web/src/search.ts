@@ -65,7 +65,8 @@ function request(): Record<string, unknown> {
     if (!(a >= 0 && a <= 1)) throw new Error('acceptance must be a number from 0 to 1');
     req.acceptance = a;
   }
-  if (select('sr-recipe') === 'aiconfigurator') req.recipe = 'aiconfigurator';
+  const recipe = select('sr-recipe');
+  if (recipe === 'aiconfigurator' || recipe === 'trtllm-bench') req.recipe = recipe;
   // Random lengths: each uniform from floor(ratio x length) to the length; 1 keeps them fixed.
   const ratio = Number(($('sr-range-ratio') as HTMLInputElement).value);
   if (!(ratio >= 0 && ratio <= 1)) throw new Error('range ratio must be a number from 0 to 1');

@@ -136,7 +136,8 @@ function request(): Record<string, unknown> {
   req.token_budget = intValue('sv-token-budget', 'token budget', 0, MAX_CONCURRENCY);
   req.max_running = intValue('sv-max-running', 'max running', 0, MAX_CONCURRENCY);
   // The engine's own defaults unless the deployment's recipe is chosen.
-  if (select('sv-recipe') === 'aiconfigurator') req.recipe = 'aiconfigurator';
+  const recipe = select('sv-recipe');
+  if (recipe === 'aiconfigurator' || recipe === 'trtllm-bench') req.recipe = recipe;
   // The engine's release, when given (the server checks its characters).
   const version = ($('sv-engine-version') as HTMLInputElement).value.trim();
   if (version) req.engine_version = version;
@@ -467,7 +468,8 @@ function renderDetail(r: Serving | undefined): void {
     ['simulated', `${counted(r.requests, 'request')} (${counted(r.concurrency, 'client')} × ${counted(r.rounds, 'round')}) ` +
       `over ${counted(r.steps, 'step')}, ` +
       (r.preemptions > 0 ? `${r.preemptions} preempted and recomputed` : 'none preempted')],
-    ['scheduler', (r.recipe === 'aiconfigurator' ? "AIConfigurator's benchmark deployment: " : '') +
+    ['scheduler', (r.recipe === 'aiconfigurator' ? "AIConfigurator's benchmark deployment: "
+      : r.recipe === 'trtllm-bench' ? "trtllm-bench's tuned limits: " : '') +
       (r.mode === 'disagg'
         ? `a prefill worker ${r.token_budget}-token budget, at most ${r.max_running} running; ` +
           `a decode worker ${r.decode_token_budget}-token budget, at most ${r.decode_max_running} running`
