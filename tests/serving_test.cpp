@@ -1547,6 +1547,9 @@ TEST(Serving, TensorRtLlmCapsEachMicroBatch) {
   EXPECT_EQ(trt.running, 16);
   EXPECT_EQ(v.running, 8);
   EXPECT_TRUE(notes_say(trt, "the cap is each micro-batch's"));
+  // 64 clients wait for the 32 (16) requests the instance runs at once.
+  EXPECT_TRUE(notes_say(trt, "the engine runs at most 32 an instance"));
+  EXPECT_TRUE(notes_say(v, "the engine runs at most 16 an instance"));
   EXPECT_TRUE(EngineRegistry::built_in().get("trtllm").scheduler.running_cap_per_micro_batch);
   EXPECT_FALSE(EngineRegistry::built_in().get("vllm").scheduler.running_cap_per_micro_batch);
 }

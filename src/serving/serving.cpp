@@ -908,7 +908,10 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
   r.prefix_hit_rate =
       sim.prompts > 0 ? static_cast<double>(sim.prefix_hits) / static_cast<double>(sim.prompts) : 0;
   const std::int64_t workers = disagg ? in.decode_workers : 1;
-  const std::int64_t cap = disagg ? decode_limits.cap : first_limits.cap;
+  // Requests an instance runs at once: the cap, or each micro-batch's cap
+  // times the micro-batches where the engine caps each one.
+  const std::int64_t cap = (disagg ? decode_limits.cap : first_limits.cap) *
+                           (sched.running_cap_per_micro_batch ? lanes_used : 1);
   if (in.concurrency > r.max_concurrency_that_fits || in.concurrency > cap * workers ||
       sim.preemptions > 0) {
     r.limited_by = "kv_capacity";
