@@ -166,6 +166,9 @@ export interface SweepRow {
 /** Mean and percentiles over the simulated requests, in seconds. */
 export interface Spread { mean: number; p50: number; p90: number; p99: number }
 
+/** Whose engine settings a serving prediction runs with. */
+export type Recipe = 'engine' | 'aiconfigurator' | 'trtllm-bench';
+
 /**
  * One serving prediction (POST /api/serving): a discrete-event simulation of `concurrency` clients
  * in a closed loop, `rounds` requests each, against the engine's scheduler; latencies are means
@@ -173,8 +176,6 @@ export interface Spread { mean: number; p50: number; p90: number; p99: number }
  * prompts and decodes. Disaggregated ("disagg"): prefill workers hand each prompt's KV cache to
  * decode workers, and the prefill_* / decode_* fields and kv_transfer_s are present.
  */
-/** Whose engine settings a serving prediction runs with. */
-export type Recipe = 'engine' | 'aiconfigurator' | 'trtllm-bench';
 export interface Serving {
   model: string; hardware: string; engine: string;
   isl: number; osl: number; concurrency: number;
