@@ -23,6 +23,7 @@
 //   ServingResult r = predict_serving(model, registry.get("h200"), s, o);
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -263,6 +264,12 @@ struct BenchmarkLimits {
   double kv_gib_per_token = 0;
   double requests = 0;  // of isl + osl tokens, in the estimated cache
   std::int64_t max_batch_size = 0, max_num_tokens = 0;
+  // The run's token budget: without chunked prefill trtllm-bench raises
+  // max_num_tokens to hold the longest prompt beside a full batch.
+  [[nodiscard]] std::int64_t token_budget(bool chunked,
+                                          std::int64_t longest_prompt) const noexcept {
+    return chunked ? max_num_tokens : std::max(max_num_tokens, longest_prompt + max_batch_size);
+  }
 };
 // Unsupported where the engine has no such benchmark, or where its estimate
 // leaves no room (the checkpoint over the memory, or not one request).

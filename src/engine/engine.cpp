@@ -168,6 +168,14 @@ Format format_key(StrictObject& o, std::string_view key) {
   return f;
 }
 
+// A rule's "source" (or the key `key`): a key of the profile's sources.
+std::string rule_source(StrictObject& r, const std::map<std::string, std::string>& sources,
+                        std::string_view key = "source") {
+  std::string source = r.string(key);
+  if (!sources.count(source)) r.fail(key, "names no entry of \"sources\"");
+  return source;
+}
+
 // "benchmark_tuning": {"kv_memory": figure, "batch_cap": figure, "tokens_cap":
 //   figure, "min_batch": figure, "min_tokens": figure,
 //   "batch_tiers": [{"below": n, "step": n}, ..., {"step": n}], "token_tiers": [...],
@@ -178,11 +186,6 @@ void read_benchmark_tuning(StrictObject& scheduler,
                            const std::map<std::string, std::string>& sources,
                            EngineScheduler::BenchmarkTuning* t) {
   StrictObject o = scheduler.object("benchmark_tuning");
-  const auto key_of = [&sources](StrictObject& obj, std::string_view key) {
-    std::string k = obj.string(key);
-    if (!sources.count(k)) obj.fail(key, "names no entry of \"sources\"");
-    return k;
-  };
   t->known = true;
   t->kv_memory = figure(o, "kv_memory", 0.05, 1, sources);
   t->batch_cap = figure(o, "batch_cap", 1, 1 << 20, sources);
@@ -236,17 +239,17 @@ void read_benchmark_tuning(StrictObject& scheduler,
     r.finish();
     t->bytes_per_weight.push_back(f);
   }
-  t->bytes_source = key_of(o, "bytes_source");
+  t->bytes_source = rule_source(o, sources, "bytes_source");
   {
     StrictObject c = o.object("chunked_prefill");
     const json& v = c.required("value");
     if (!v.is_boolean()) c.fail("value", "expected true or false");
     t->chunked_prefill = v.get<bool>();
-    t->chunked_source = key_of(c, "source");
+    t->chunked_source = rule_source(c, sources);
     (void)c.optional_string("note", "");
     c.finish();
   }
-  t->source = key_of(o, "source");
+  t->source = rule_source(o, sources);
   (void)o.optional_string("note", "");
   o.finish();
 }
@@ -1063,13 +1066,6 @@ std::string rule_architecture(StrictObject& r, const std::vector<Rule>& earlier)
     if (other.architecture == architecture)
       r.fail("architecture", "'" + architecture + "' has an earlier rule");
   return architecture;
-}
-
-// A rule's "source": a key of the profile's sources.
-std::string rule_source(StrictObject& r, const std::map<std::string, std::string>& sources) {
-  std::string source = r.string("source");
-  if (!sources.count(source)) r.fail("source", "names no entry of \"sources\"");
-  return source;
 }
 
 // "moe_kernel_releases": [{"format": MoE table key, "architecture": a, "family": one of

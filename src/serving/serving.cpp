@@ -634,12 +634,8 @@ ServingResult predict_serving(const ModelSpec& m, const Device& d, const Serving
           : in.chunked_prefill == DeploymentSwitch::kOn;
   PoolLimits defaults{sched.budget_on(d), sched.running_on(d), sched.prefill_first, overlap, 0};
   if (bench) {
-    // Without chunked prefill the run raises its budget to hold the longest
-    // prompt beside a full batch of decode tokens.
     defaults.cap = bench_limits.max_batch_size;
-    defaults.budget =
-        chunked ? bench_limits.max_num_tokens
-                : std::max(bench_limits.max_num_tokens, in.isl + bench_limits.max_batch_size);
+    defaults.budget = bench_limits.token_budget(chunked, in.isl);
     defaults.graph_max_batch = bench_limits.max_batch_size;
   }
   // Each pool's limits: the recipe's, then what the caller set.

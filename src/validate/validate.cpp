@@ -133,16 +133,12 @@ double predict_case(const ValidationCase& c, const Registry& registry, ModelOpti
                            c.kv_memory_share > 0 ? c.kv_memory_share : tuning.kv_memory.value);
       ss.recipe = ServingRecipe::kEngineDefaults;
       ss.max_running = c.max_running > 0 ? c.max_running : l.max_batch_size;
-      if (c.token_budget > 0) {
-        ss.token_budget = c.token_budget;
-      } else {
-        ss.token_budget = tuning.chunked_prefill
-                              ? l.max_num_tokens
-                              : std::max(l.max_num_tokens, c.prompt + l.max_batch_size);
-      }
       if (ss.chunked_prefill == DeploymentSwitch::kEngine)
         ss.chunked_prefill =
             tuning.chunked_prefill ? DeploymentSwitch::kOn : DeploymentSwitch::kOff;
+      ss.token_budget = c.token_budget > 0
+                            ? c.token_budget
+                            : l.token_budget(ss.chunked_prefill == DeploymentSwitch::kOn, c.prompt);
     }
     ss.concurrency = c.batch;
     ss.step = s;
