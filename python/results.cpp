@@ -152,6 +152,7 @@ std::vector<Field<PredictionResult>> prediction_fields() {
        },
        [](const R& r) { return r.p.graph.distinct_experts > 0; }},
       {"notes", from_document<R>("notes")},
+      {"track_record", from_document<R>("track_record")},
       // Always there as an attribute; in the document only with per_op (--per-op).
       {"ops",
        [](const R& r) {
@@ -183,6 +184,8 @@ std::vector<Field<GenerationResult>> generation_fields() {
       {"first_decode", from_document<R>("first_decode")},
       {"last_decode", from_document<R>("last_decode")},
       {"scenario", from_document<R>("scenario")},
+      {"track_record", from_document<R>("track_record")},
+      {"notes", from_document<R>("notes")},
   };
 }
 

@@ -885,6 +885,39 @@ namespace {
 // Configurations the file measured twice, far apart, are listed in the text
 // and the JSON of validate --serving and --decode-steps (validate.h
 // measurement_conflicts: TPOTs 1.25x or more apart).
+// `validate --track-record` writes the snapshot predictions quote: byte for
+// byte the shipped file (the command that rewrites it, data/validation).
+TEST(Cli, ValidateTrackRecordIsTheShippedSnapshot) {
+  const CliRun r = roofline("validate --track-record");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, slurp(std::string(ROOFLINE_SOURCE_DATA_DIR) + "/validation/track-record.json"))
+      << "rewrite it: roofline validate --track-record > data/validation/track-record.json";
+  expect_bad_input("validate --track-record --ideal", "--track-record");
+  expect_bad_input("validate --track-record --engine vllm", "--track-record");
+  expect_bad_input("validate --track-record --serving", "--track-record");
+}
+
+// Predictions, generations and serving runs quote their engine's track record.
+TEST(Cli, PredictionsQuoteTheirEnginesTrackRecord) {
+  const CliRun p = roofline(
+      "predict --model llama-3.1-70b --hardware mi300x --engine vllm --tp 8 --weights fp8");
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  EXPECT_NE(p.out.find("track record (roofline validate): vLLM on the AMD Instinct MI300X"),
+            std::string::npos)
+      << p.out;
+  const CliRun g = roofline(
+      "generate --model llama-3.1-8b --hardware h200 --engine vllm --prompt 512 --gen 64 --json");
+  ASSERT_EQ(g.exit_code, 0) << g.err;
+  const auto gj = nlohmann::json::parse(g.out);
+  ASSERT_EQ(gj["track_record"].size(), 2u);
+  EXPECT_EQ(gj["track_record"][0]["kind"], "prompt");
+  EXPECT_EQ(gj["track_record"][1]["kind"], "generation");
+  EXPECT_EQ(gj["notes"].size(), 2u);
+  const CliRun reference = roofline("predict --model llama-3.1-8b --hardware h200 --json");
+  ASSERT_EQ(reference.exit_code, 0) << reference.err;
+  EXPECT_TRUE(nlohmann::json::parse(reference.out)["track_record"].empty());
+}
+
 TEST(Cli, ValidateServingListsTheConfigurationsMeasuredTwiceApart) {
   const std::string header =
       "id,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"

@@ -64,6 +64,28 @@ TEST(Validate, ErrorIsRelativeToTheMeasurement) {
   EXPECT_DOUBLE_EQ(r.median_abs_error_pct, std::fabs(r.rows[0].error_pct));
 }
 
+// Optimism reads every metric one way: a rate predicted above its
+// measurement and a duration predicted below it are both faster. A decode
+// rate measured at 1 token/s (far below any prediction: error > 0) and an
+// end-to-end time measured at 1,000 s (far above: error < 0) are both
+// optimistic, though their signed errors have opposite signs.
+TEST(Validate, OptimismTurnsDurationsSigns) {
+  auto doc = one_case();
+  doc["cases"][0]["value"] = 1;
+  doc["cases"].push_back(doc["cases"][0]);
+  doc["cases"][1]["id"] = "Y";
+  doc["cases"][1]["metric"] = "e2e_s";
+  doc["cases"][1]["value"] = 1000;
+  const ValidationReport r =
+      validate_cases(parse_validation(doc.dump(), "v.json"), Registry::built_in());
+  ASSERT_EQ(r.evaluated, 2);
+  EXPECT_GT(r.rows[0].error_pct, 0);
+  EXPECT_LT(r.rows[1].error_pct, 0);
+  EXPECT_EQ(r.optimistic, 2);
+  // The median of two is their mean: (e0 + (-e1)) / 2.
+  EXPECT_NEAR(r.median_optimism_pct, (r.rows[0].error_pct - r.rows[1].error_pct) / 2, 1e-9);
+}
+
 // Each case counts in the group of its source's key, beside its engine's and
 // metric's: two cases of one source and one of another give two groups.
 TEST(Validate, CasesAreGroupedByTheirSourcesKey) {

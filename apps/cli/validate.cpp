@@ -14,6 +14,7 @@
 #include "decode_steps.h"
 #include "roofline/error.h"
 #include "roofline/report.h"
+#include "roofline/track_record.h"
 
 namespace roofline::cli {
 namespace {
@@ -63,9 +64,11 @@ void cmd_validate(const Common& c, const std::optional<std::string>& file, bool 
   std::cout << t.text()
             << fmt::format(
                    "\n{} mode, {} of {} cases: median |error| {:.1f}%, mean {:.1f}%, max {:.1f}%, "
-                   "median signed {:+.1f}% (positive: predicted higher)\n",
+                   "median signed {:+.1f}% (positive: predicted higher); predicted faster than "
+                   "measured in {} of {}, median {:+.1f}% (durations' signs turned)\n",
                    mode_name(o.mode), r.evaluated, r.rows.size(), r.median_abs_error_pct,
-                   r.mean_abs_error_pct, r.max_abs_error_pct, r.median_signed_error_pct)
+                   r.mean_abs_error_pct, r.max_abs_error_pct, r.median_signed_error_pct,
+                   r.optimistic, r.evaluated, r.median_optimism_pct)
             << "\n"
             << error_groups_table(r.groups);
   if (o.mode == Mode::kRealistic) {
@@ -89,7 +92,7 @@ void register_validate(CLI::App& app, Common& common) {
     std::string file;
     bool ideal = false;
     std::string engine = "case";
-    bool decode_steps = false, leave_one_out = false, prefill_share = false;
+    bool decode_steps = false, leave_one_out = false, prefill_share = false, track_record = false;
     std::string serving_file, serving;
     std::string recipe = "aiconfigurator";
     std::int64_t rounds = kDefaultRounds;
@@ -117,6 +120,10 @@ void register_validate(CLI::App& app, Common& common) {
       "--prefill-share", a->prefill_share,
       "With --decode-steps: steps also carry the prompts of arriving requests "
       "(batch / osl whole prompts a step), for the requests whose KV cache fits");
+  auto* track_record_opt = validate_cmd->add_flag(
+      "--track-record", a->track_record,
+      "Print the snapshot of the built-in cases' errors that predictions quote as their engine's "
+      "track record (the file data/validation/track-record.json; JSON)");
   auto* serving_file_opt =
       validate_cmd
           ->add_option("--serving-file", a->serving_file,
@@ -155,7 +162,21 @@ void register_validate(CLI::App& app, Common& common) {
           ->capture_default_str();
   add_common(validate_cmd, &common, true);
   validate_cmd->callback([&common, a, validation_file_opt, serving_file_opt, serving_opt,
-                          recipe_opt, rounds_opt, pool_opt, validate_cmd] {
+                          recipe_opt, rounds_opt, pool_opt, track_record_opt, validate_cmd] {
+    if (track_record_opt->count() > 0) {
+      if (serving_opt->count() > 0 || a->decode_steps || a->leave_one_out || a->prefill_share ||
+          serving_file_opt->count() > 0 || a->ideal || validation_file_opt->count() > 0 ||
+          recipe_opt->count() > 0 || rounds_opt->count() > 0 || pool_opt->count() > 0 ||
+          a->engine != "case") {
+        throw InvalidArgument(
+            "--track-record: the built-in cases with their own engines; it takes no other "
+            "option");
+      }
+      const Registry reg = load_registry(common);
+      const ValidationReport r = validate_cases(built_in_validation(), reg, {}, "case");
+      std::cout << track_record_file_text(track_record_snapshot(r, reg));
+      return;
+    }
     if (serving_opt->count() > 0) {
       if (a->decode_steps || a->leave_one_out || a->prefill_share ||
           serving_file_opt->count() > 0 || a->ideal || validation_file_opt->count() > 0) {

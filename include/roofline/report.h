@@ -3,6 +3,7 @@
 // spreadsheets. Scaled units (µs, GB/s) appear only in human text.
 #pragma once
 
+#include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "roofline/search.h"
 #include "roofline/serving.h"
 #include "roofline/strategy.h"
+#include "roofline/track_record.h"
 #include "roofline/validate.h"
 
 namespace roofline {
@@ -164,6 +166,19 @@ namespace roofline {
 // "mean_bits_per_element", "size_vs_16bit"} (the means over analyzed tensors).
 [[nodiscard]] nlohmann::json quantize_document(const std::string& checkpoint, double budget_sqnr_db,
                                                const std::vector<TensorReport>& reports);
+
+// The engine's track records on `d` (roofline/track_record.h), one a kind
+// that has one; none for the reference engine (null) or ideal mode. A
+// prediction's are for its phase's kind (prefill: the prompt, decode: the
+// generation). Their notes close explain()'s; the documents carry the JSON.
+[[nodiscard]] std::vector<TrackRecord> track_records(const EngineProfile* engine, const Device& d,
+                                                     std::initializer_list<MetricKind> kinds);
+[[nodiscard]] std::vector<TrackRecord> track_records(const Prediction& p, const Device& d,
+                                                     const Scenario& s);
+[[nodiscard]] nlohmann::json to_json(const std::vector<TrackRecord>& records);
+// The track records of the engines a search ranked or put on its front (the
+// best's first), both kinds each: the ranking's margins read against them.
+[[nodiscard]] std::vector<TrackRecord> search_track_records(const SearchResult& r, const Device& d);
 
 // Plain-language notes on a whole-model prediction: what bounds it and why.
 [[nodiscard]] std::vector<std::string> explain(const ModelSpec& model, const Device& device,

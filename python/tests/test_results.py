@@ -28,6 +28,11 @@ def test_a_prediction_reads_like_its_document():
     assert p.scenario["batch"] == 4 and p.scenario["hardware"] == "h100-sxm"
     assert p.strategy is None and p.distinct_experts_per_layer is None
     assert "h100-sxm" in repr(p) and "time_s=" in repr(p)
+    assert p.track_record == []  # the reference engine is measured by no published case
+    mi = roofline.predict("llama-3.1-70b", "mi300x", tp=8, weights="fp8", engine="vllm")
+    (record,) = mi.track_record
+    assert record["scope"] == "device" and record["kind"] == "generation" and record["cases"] >= 3
+    assert mi.notes[-1].startswith("track record (roofline validate): vLLM on the AMD Instinct MI300X")
 
 
 def test_ops_are_an_attribute_and_an_item_with_per_op():
@@ -55,6 +60,11 @@ def test_a_generation_reads_like_its_document():
     assert g.e2e_s == pytest.approx(g.ttft_s + 63 * g.tpot_s)
     assert g.scenario["prompt"] == 512 and g.scenario["gen"] == 64
     assert "ttft_s=" in repr(g)
+    # The reference engine has no track record; a measured engine quotes one a kind.
+    assert g.track_record == [] and g.notes == []
+    served = roofline.generate("llama-3.1-8b", roofline.H100_SXM, prompt=512, gen=64, engine="vllm")
+    assert [t["kind"] for t in served.track_record] == ["prompt", "generation"]
+    assert all(n.startswith("track record (roofline validate): vLLM") for n in served.notes)
     assert g.ttft_recomputed_s is None and g.scenario["cached"] == 0
     # A follow-up turn after 8,000 cached tokens, and the same turn without a prefix cache.
     turn = roofline.generate("llama-3.1-8b", roofline.H100_SXM, prompt=512, gen=64, cached=8000)

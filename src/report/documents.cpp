@@ -369,7 +369,9 @@ nlohmann::json validation_document(const ValidationReport& r, Mode mode, const R
                         {"median_abs_error_pct", r.median_abs_error_pct},
                         {"mean_abs_error_pct", r.mean_abs_error_pct},
                         {"max_abs_error_pct", r.max_abs_error_pct},
-                        {"median_signed_error_pct", r.median_signed_error_pct}};
+                        {"median_signed_error_pct", r.median_signed_error_pct},
+                        {"median_optimism_pct", r.median_optimism_pct},
+                        {"optimistic_cases", r.optimistic}};
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : r.groups) groups.push_back(to_json(g));
   out["groups"] = groups;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "roofline/engine.h"
+#include "roofline/track_record.h"
 #include "roofline/version.h"
 
 namespace roofline {
@@ -512,6 +513,27 @@ nlohmann::json engine_json(const GenerateResult& g) {
   return j;
 }
 
+std::vector<TrackRecord> track_records(const EngineProfile* engine, const Device& d,
+                                       std::initializer_list<MetricKind> kinds) {
+  std::vector<TrackRecord> out;
+  if (!engine) return out;
+  for (const MetricKind k : kinds) {
+    if (auto t = track_record_for(built_in_track_record(), engine->id, d, k)) out.push_back(*t);
+  }
+  return out;
+}
+
+std::vector<TrackRecord> track_records(const Prediction& p, const Device& d, const Scenario& s) {
+  return track_records(p.mode == Mode::kRealistic ? p.engine : nullptr, d,
+                       {s.phase == Phase::kDecode ? MetricKind::kGeneration : MetricKind::kPrompt});
+}
+
+nlohmann::json to_json(const std::vector<TrackRecord>& records) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const TrackRecord& t : records) a.push_back(to_json(t));
+  return a;
+}
+
 nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, const Prediction& p,
                        bool per_op) {
   nlohmann::json j = {{"scenario", scenario_json(m, d, s, p.graph)},
@@ -531,7 +553,8 @@ nlohmann::json to_json(const ModelSpec& m, const Device& d, const Scenario& s, c
                       {"communication_s", p.communication_s},
                       {"memory", to_json(p.memory)},
                       {"engine", engine_json(p)},
-                      {"notes", explain(m, d, s, p)}};
+                      {"notes", explain(m, d, s, p)},
+                      {"track_record", to_json(track_records(p, d, s))}};
   if (p.graph.distinct_experts > 0) j["distinct_experts_per_layer"] = p.graph.distinct_experts;
   if (per_op) {
     nlohmann::json ops = nlohmann::json::array();
@@ -1067,6 +1090,7 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
   if (p.graph.weights == m.native_weights || p.graph.experts == m.native_experts)
     notes.insert(notes.end(), m.quantization_notes.begin(), m.quantization_notes.end());
   for (const auto& n : m.notes) notes.push_back(n);
+  for (const TrackRecord& t : track_records(p, d, s)) notes.push_back(track_record_note(t));
   return notes;
 }
 
@@ -1187,6 +1211,24 @@ nlohmann::json deployment_json(const Deployment& d) {
 
 }  // namespace
 
+std::vector<TrackRecord> search_track_records(const SearchResult& r, const Device& d) {
+  std::vector<std::string> engines;
+  const auto add = [&engines](const Deployment& x) {
+    if (std::find(engines.begin(), engines.end(), x.engine) == engines.end())
+      engines.push_back(x.engine);
+  };
+  if (r.best) add(*r.best);
+  for (const auto& x : r.runners_up) add(x.deployment);
+  for (const auto& x : r.front) add(x);
+  std::vector<TrackRecord> records;
+  for (const auto& id : engines) {
+    const auto these = track_records(EngineRegistry::built_in().find(id), d,
+                                     {MetricKind::kPrompt, MetricKind::kGeneration});
+    records.insert(records.end(), these.begin(), these.end());
+  }
+  return records;
+}
+
 nlohmann::json search_document(const ModelSpec& m, const Device& d, const SearchSpec& spec,
                                const SearchResult& r, const Registry& registry) {
   nlohmann::json front = nlohmann::json::array(), runners = nlohmann::json::array(),
@@ -1224,6 +1266,10 @@ nlohmann::json search_document(const ModelSpec& m, const Device& d, const Search
                         {"runners_up", runners},
                         {"refusals", refusals},
                         {"method", "the serving simulation per replica (docs/SERVING.md)"}};
+  const std::vector<TrackRecord> records = search_track_records(r, d);
+  out["track_record"] = to_json(records);
+  out["notes"] = nlohmann::json::array();
+  for (const TrackRecord& t : records) out["notes"].push_back(track_record_note(t));
   out.update(stamp(registry));
   return out;
 }
@@ -1330,6 +1376,9 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                        "a discrete-event simulation of the closed-loop benchmark against the "
                        "engine's scheduler (means and percentiles over the requests)"},
                       {"notes", r.notes}};
+  const auto records = track_records(o.engine, d, {MetricKind::kPrompt, MetricKind::kGeneration});
+  j["track_record"] = to_json(records);
+  for (const TrackRecord& t : records) j["notes"].push_back(track_record_note(t));
   if (s.mode == ServingMode::kDisaggregated) {
     j["prefill_workers"] = s.prefill_workers;
     j["prefill_tp"] = s.prefill_tp;
@@ -1354,6 +1403,12 @@ nlohmann::json generate_document(const ModelSpec& m, const Device& d, const Scen
   j["scenario"]["gen"] = gen;
   j["mode"] = mode_name(mode);
   j["engine"] = engine_json(g);
+  const auto records =
+      track_records(g.prefill.mode == Mode::kRealistic ? g.prefill.engine : nullptr, d,
+                    {MetricKind::kPrompt, MetricKind::kGeneration});
+  j["track_record"] = to_json(records);
+  j["notes"] = nlohmann::json::array();
+  for (const TrackRecord& t : records) j["notes"].push_back(track_record_note(t));
   j.update(stamp(registry));
   return j;
 }

@@ -14,6 +14,7 @@
 #include "../common/strict_json.h"
 #include "roofline/engine.h"
 #include "roofline/error.h"
+#include "roofline/track_record.h"
 
 namespace roofline {
 namespace {
@@ -309,7 +310,7 @@ std::string engine_of_framework(std::string_view framework) {
 ValidationReport validate_cases(const std::vector<ValidationCase>& cases, const Registry& registry,
                                 const ModelOptions& opt, const std::string& engine) {
   ValidationReport r;
-  std::vector<double> abs_errors, signed_errors;
+  std::vector<double> abs_errors, signed_errors, optimism;
   std::map<std::string, std::vector<double>> groups;
   const EngineRegistry& engines = EngineRegistry::built_in();
   const EngineProfile* fixed = engine.empty() || engine == "case" ? nullptr : &engines.get(engine);
@@ -327,6 +328,8 @@ ValidationReport validate_cases(const std::vector<ValidationCase>& cases, const 
       row.error_pct = (row.predicted - c.value) / c.value * 100;
       abs_errors.push_back(std::fabs(row.error_pct));
       signed_errors.push_back(row.error_pct);
+      optimism.push_back(metric_is_time(c.metric) ? -row.error_pct : row.error_pct);
+      if (optimism.back() > 0) ++r.optimistic;
       groups["engine=" + row.engine].push_back(row.error_pct);
       groups["metric=" + c.metric].push_back(row.error_pct);
       if (!c.source_key.empty()) groups["source=" + c.source_key].push_back(row.error_pct);
@@ -338,6 +341,7 @@ ValidationReport validate_cases(const std::vector<ValidationCase>& cases, const 
   r.evaluated = static_cast<int>(abs_errors.size());
   r.median_abs_error_pct = median(abs_errors);
   r.median_signed_error_pct = median(signed_errors);
+  r.median_optimism_pct = median(optimism);
   for (double e : abs_errors) {
     r.max_abs_error_pct = std::max(r.max_abs_error_pct, e);
     r.mean_abs_error_pct += e / static_cast<double>(abs_errors.size());

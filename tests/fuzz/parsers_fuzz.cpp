@@ -5,7 +5,8 @@
 // handlers call them), engine profiles, GEMM efficiency tables, roofline-gpu's
 // JSON lines and kernel tables (selectors 12-15), serving runs (16), MoE
 // tables (17), attention tables (18), published validation cases (19: `roofline validate
-// FILE`), serving harness notes (20). The first byte picks the parser; selector 11 builds
+// FILE`), serving harness notes (20), the track-record snapshot (21). The first byte picks
+// the parser; selector 11 builds
 // hostile structures from a few parameter bytes (issue #10): deep nesting,
 // long layer lists, overlapping tensors, oversized shapes, names cut around
 // multi-byte UTF-8 characters, values of the wrong type. A typed roofline::Error
@@ -27,6 +28,7 @@
 #include "roofline/model.h"
 #include "roofline/quantize.h"
 #include "roofline/service.h"
+#include "roofline/track_record.h"
 #include "roofline/validate.h"
 
 namespace {
@@ -246,7 +248,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::string_view input(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
-    const int selector = data[0] % 21;
+    const int selector = data[0] % 22;
     switch (selector) {
       case 0:
         (void)roofline::parse_hf_config(input, "fuzz");
@@ -295,6 +297,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       case 20:
         (void)roofline::parse_serving_harnesses(input, "fuzz");
+        break;
+      case 21:
+        (void)roofline::parse_track_record(input, "fuzz");
         break;
       default:
         request(selector - 6, input);

@@ -140,6 +140,10 @@ try {
   const sources = await page.locator('#ops-table td.efficiency_source').allTextContents();
   check(sources.some((x) => x.startsWith('measured-table')),
         `operators say their efficiency came from the engine's measured table (${sources.slice(0, 3)})`);
+  // The engine's track record on published measurements closes the notes.
+  const trackNote = await page.textContent('#summary .notes') ?? '';
+  check(/track record \(roofline validate\): vLLM on .* published generation measurements: median \|error\|/.test(trackNote),
+        `the notes quote the engine's track record (${trackNote.slice(trackNote.indexOf('track record'), trackNote.indexOf('track record') + 120)})`);
   await page.screenshot({ path: join(outDir, 'roofline-engine.png') });
   await page.fill('#engine-build', 'last May');
   await page.click('#run');
@@ -551,6 +555,11 @@ try {
   const bestRow = await page.textContent('#search-table tbody tr:first-child');
   check(await page.locator('#search-table tbody tr.best').count() === 1 && bestRow.includes(bestName) && bestRow.includes('best'),
         `the table's first row is the best (${bestRow.slice(0, 60)}...)`);
+  // The best's engine's track record comes first under the ranking, as the document orders them.
+  const searchTrust = await page.locator('#search-trust li').allTextContents();
+  check(searchTrust.length === searchDoc.notes.length && searchTrust.length >= 1 &&
+        searchTrust[0].startsWith(`track record (roofline validate): ${{ vllm: 'vLLM', sglang: 'SGLang', trtllm: 'TensorRT-LLM' }[searchDoc.best.engine]}`),
+        `the ranked engines' track records are listed, the best's first (${searchTrust[0]?.slice(0, 80)})`);
   const runnersUp = await page.locator('#search-table tbody tr:not(.best)').allTextContents();
   check(runnersUp.length >= 1 && runnersUp.every((t) => /fewer tokens\/s per GPU than|TPOT|TTFT/.test(t)),
         `the runners-up say why they lost (${runnersUp.length}: ${runnersUp[0]?.slice(-60)})`);

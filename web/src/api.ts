@@ -91,6 +91,15 @@ export interface PredictionEngine {
   build?: string;
 }
 
+/** How the engine's predictions compared with published measurements like this one (`roofline validate`):
+ * on this device, else its architecture's, else its vendor's; positive optimism: predicted faster. */
+export interface TrackRecord {
+  engine: string; kind: 'prompt' | 'generation'; scope: 'device' | 'architecture' | 'vendor';
+  hardware: string; vendor: string; architecture: string; cases: number; devices: string[]; metrics: string[];
+  median_abs_error_pct: number; p90_abs_error_pct: number; max_abs_error_pct: number; worst_case: string;
+  median_optimism_pct: number; optimistic_cases: number;
+}
+
 export interface Prediction {
   time_s: number;
   tokens_per_s: number;
@@ -111,6 +120,8 @@ export interface Prediction {
   scenario: { model: string; hardware: string; phase: string; batch: number; seq_len: number; cached: number;
               weights: string; act: string; kv: string; attention: string };
   notes: string[];
+  /** The engine's track record for this phase (empty for the reference engine or a device it was never measured near). */
+  track_record: TrackRecord[];
   ops?: Op[];
   engine?: PredictionEngine;
 }
@@ -238,7 +249,8 @@ export interface Serving {
   kv_transfer_s?: number;                // disaggregated: one prompt's KV cache, prefill to decode worker
   limited_by: string;                    // kv_capacity, prefill, memory_bandwidth, compute
   method: string;
-  notes: string[];
+  notes: string[];                       // the track records' notes last
+  track_record: TrackRecord[];           // the prompt's and the generation's, where the engine has them
 }
 
 /**
@@ -283,6 +295,9 @@ export interface SearchResult {
   runners_up: Array<Deployment & { why: string }>;  // why each lost to the best (or what it misses)
   refusals: Array<{ reason: string; n: number }>;
   method: string;
+  /** The ranked engines' track records on published measurements (the best's engine first), and their notes. */
+  track_record: TrackRecord[];
+  notes: string[];
 }
 
 /** A published case as GET /api/validation reports it: its measurement and the prediction. */
@@ -300,7 +315,11 @@ export interface ErrorGroup {
 }
 /** One acceptance target as the checks report it: the measured value against its limit (a percentage, or a count). */
 export interface TargetCheck { target: string; value: number; limit: number; holds: boolean; misses: string }
-export interface Validation { cases: ValidationCase[]; groups: ErrorGroup[]; targets: TargetCheck[]; version: string }
+export interface Validation {
+  cases: ValidationCase[]; groups: ErrorGroup[]; targets: TargetCheck[]; version: string;
+  /** Signed errors with durations' signs turned (positive: predicted faster): their median, and the cases above 0. */
+  median_optimism_pct: number; optimistic_cases: number; evaluated: number;
+}
 /** A measured serving run as GET /api/validation/serving reports it: predicted, or refused with why. */
 export interface ServingRun {
   id: string; backend: string; engine?: string; model?: string; model_path: string; hardware?: string; system: string;

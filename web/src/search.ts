@@ -272,6 +272,7 @@ function renderTable(r: SearchResult): void {
     : r.evaluated > 0 ? `none meets ${targets(r)}: those with the most tokens/s per GPU, and what each misses` : '';
   if (r.evaluated === 0) {
     table.innerHTML = '';
+    $('search-trust').innerHTML = '';
     return;
   }
   const head = `<thead><tr><th></th>${COLUMNS.map(([h]) => `<th>${h}</th>`).join('')}<th>${r.best ? 'why it lost' : 'misses'}</th></tr></thead>`;
@@ -287,6 +288,8 @@ function renderTable(r: SearchResult): void {
       `${COLUMNS.map(([, f]) => `<td>${f(d)}</td>`).join('')}<td class="why">${esc(why)}</td></tr>`;
   }).join('');
   table.innerHTML = `${head}<tbody>${body}</tbody>`;
+  // Each ranked engine's track record: how much its margins can be trusted.
+  $('search-trust').innerHTML = r.notes.map((n) => `<li>${esc(n)}</li>`).join('');
   table.querySelectorAll<HTMLElement>('tbody tr').forEach((tr) => {
     tr.addEventListener('mouseenter', () => showSearchPoint('search-front', Number(tr.dataset.rank)));
     tr.addEventListener('mouseleave', () => showSearchPoint('search-front', null));
