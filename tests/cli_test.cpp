@@ -882,9 +882,6 @@ TEST(Cli, MoeKernelFamiliesPriceTheLayersTheyMeasured) {
 
 namespace {
 
-// Configurations the file measured twice, far apart, are listed in the text
-// and the JSON of validate --serving and --decode-steps (validate.h
-// measurement_conflicts: TPOTs 1.25x or more apart).
 // `validate --track-record` writes the snapshot predictions quote: byte for
 // byte the shipped file (the command that rewrites it, data/validation).
 TEST(Cli, ValidateTrackRecordIsTheShippedSnapshot) {
@@ -918,6 +915,9 @@ TEST(Cli, PredictionsQuoteTheirEnginesTrackRecord) {
   EXPECT_TRUE(nlohmann::json::parse(reference.out)["track_record"].empty());
 }
 
+// Configurations the file measured twice, far apart, are listed in the text
+// and the JSON of validate --serving and --decode-steps (validate.h
+// measurement_conflicts: TPOTs 1.25x or more apart).
 TEST(Cli, ValidateServingListsTheConfigurationsMeasuredTwiceApart) {
   const std::string header =
       "id,backend,backend_version,model_path,system,precision,mode,isl,osl,gemm_quant_mode,"

@@ -57,6 +57,10 @@ TEST(TrackRecord, MetricsSayWhatTheyTimeAndWhichWayIsFaster) {
   EXPECT_TRUE(metric_is_time("ttft_s"));
   EXPECT_FALSE(metric_is_time("decode_tokens_per_s"));
   EXPECT_FALSE(metric_is_time("output_tokens_per_s_per_gpu"));
+  // A rate 10% high is 10% faster; a duration 20% short is 25% faster (1 / 0.8).
+  EXPECT_DOUBLE_EQ(optimism_pct("decode_tokens_per_s", 10), 10);
+  EXPECT_DOUBLE_EQ(optimism_pct("e2e_s", -20), 25);
+  EXPECT_DOUBLE_EQ(optimism_pct("ttft_s", 25), -20);
   // Every metric the published cases use has a kind (parse_validation checks
   // its own list; the two must agree).
   for (const auto& c : built_in_validation()) EXPECT_NO_THROW((void)metric_kind(c.metric)) << c.id;
@@ -67,7 +71,8 @@ TEST(TrackRecord, TheDeviceFirstThenItsArchitectureThenItsVendor) {
   // The H200's own three generation cases: errors +10 (a rate, faster),
   // -20 (a duration, faster) and +30 (a duration, slower). |error| 10, 20,
   // 30: median 20, p90 20 + 0.8 x 10 = 28 (linear interpolation), worst A3.
-  // Optimism (positive: faster) +10, +20, -30: median +10, two faster.
+  // Optimism as speed (positive: faster): +10, 20 / 80 = +25, -30 / 130 =
+  // -23.1: median +10, two faster, one slower.
   const auto h200 = track_record_for(s, "vllm", registry().get("h200"), MetricKind::kGeneration);
   ASSERT_TRUE(h200);
   EXPECT_EQ(h200->scope, "device");
@@ -78,6 +83,8 @@ TEST(TrackRecord, TheDeviceFirstThenItsArchitectureThenItsVendor) {
   EXPECT_EQ(h200->worst_case, "A3");
   EXPECT_DOUBLE_EQ(h200->median_optimism_pct, 10);
   EXPECT_EQ(h200->optimistic, 2);
+  EXPECT_EQ(h200->pessimistic, 1);
+  EXPECT_EQ(h200->device_cases, 3);
   EXPECT_EQ(h200->metrics,
             (std::vector<std::string>{"decode_tokens_per_s", "e2e_s", "serving_tpot_s"}));
 
@@ -88,6 +95,11 @@ TEST(TrackRecord, TheDeviceFirstThenItsArchitectureThenItsVendor) {
   EXPECT_EQ(h100->scope, "architecture");
   EXPECT_EQ(h100->cases, 5);
   EXPECT_EQ(h100->devices, (std::vector<std::string>{"h100-sxm", "h200"}));
+  EXPECT_EQ(h100->device_cases, 2);
+  EXPECT_NE(
+      track_record_note(*h100).find("on hopper devices (h100-sxm, h200; 2 on the NVIDIA H100"),
+      std::string::npos)
+      << track_record_note(*h100);
 
   // None on the B200 or on Blackwell: NVIDIA's five, never the MI300X's.
   const auto b200 = track_record_for(s, "vllm", registry().get("b200"), MetricKind::kGeneration);
@@ -95,15 +107,22 @@ TEST(TrackRecord, TheDeviceFirstThenItsArchitectureThenItsVendor) {
   EXPECT_EQ(b200->scope, "vendor");
   EXPECT_EQ(b200->cases, 5);
   EXPECT_EQ(b200->hardware, "b200");
+  EXPECT_EQ(b200->device_cases, 0);
+  EXPECT_EQ(b200->architecture_cases, 0);
 
-  // The MI300X's four end-to-end times, all shorter than measured: optimism
-  // +48, +50, +52, +33, median +49; |error| median 49.
+  // The MI300X's four end-to-end times, all shorter than measured: as
+  // speeds 48 / 52 = +92.3%, 50 / 50 = +100%, 52 / 48 = +108.3% and
+  // 33 / 67 = +49.3% (optimism_pct), median (92.3 + 100) / 2 = +96.2%;
+  // |error| median 49.
   const auto mi = track_record_for(s, "vllm", registry().get("mi300x"), MetricKind::kGeneration);
   ASSERT_TRUE(mi);
   EXPECT_EQ(mi->scope, "device");
-  EXPECT_DOUBLE_EQ(mi->median_optimism_pct, 49);
+  EXPECT_NEAR(mi->median_optimism_pct, (48.0 / 52 + 50.0 / 50) / 2 * 100, 1e-9);
+  EXPECT_DOUBLE_EQ(mi->median_abs_error_pct, 49);
   EXPECT_EQ(mi->optimistic, 4);
-  EXPECT_NE(track_record_note(*mi).find("4 of 4 predicted faster than measured, median +49%"),
+  EXPECT_NE(track_record_note(*mi).find(
+                "(e2e_s): median |error| 49%, p90 51%, worst 52% (A8); 4 of 4 predicted faster "
+                "than measured, by a median +96% in speed"),
             std::string::npos)
       << track_record_note(*mi);
 
@@ -206,6 +225,16 @@ TEST(TrackRecord, DocumentsCarryTheRecordsAndTheirNotes) {
                                                        0),
             0u)
       << j["notes"].back();
+
+  // Ollama was never measured near the MI300X: said, not silent.
+  const EngineProfile& ollama = EngineRegistry::built_in().get("ollama");
+  const auto none = track_record_notes(&ollama, d, {MetricKind::kGeneration});
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0].rfind("track record (roofline validate): none; fewer than 3 published "
+                          "generation measurements of Ollama",
+                          0),
+            0u)
+      << none[0];
 
   // The reference engine and ideal mode quote none.
   const Prediction reference = predict(m, d, s);

@@ -170,12 +170,8 @@ void cmd_generate(const Common& c, const ScenarioArgs& a, const std::string& pro
                            d.name, d.id, s.batch, prompt, cached_note(s), gen,
                            a.ideal ? "ideal" : "realistic");
   std::cout << t.text();
-  std::vector<std::string> notes;
-  for (const TrackRecord& tr :
-       track_records(g.prefill.mode == Mode::kRealistic ? g.prefill.engine : nullptr, d,
-                     {MetricKind::kPrompt, MetricKind::kGeneration}))
-    notes.push_back(track_record_note(tr));
-  print_notes(notes);
+  print_notes(track_record_notes(g.prefill.mode == Mode::kRealistic ? g.prefill.engine : nullptr, d,
+                                 {MetricKind::kPrompt, MetricKind::kGeneration}));
 }
 
 void cmd_kv(const Common& c, const ScenarioArgs& a) {

@@ -113,9 +113,9 @@ void cmd_search(const Common& c, const SearchArgs& a) {
     std::cout << "refused:\n";
     for (const auto& [reason, n] : r.refusals) std::cout << fmt::format("  {:5}  {}\n", n, reason);
   }
-  const std::vector<TrackRecord> records = search_track_records(r, d);
-  if (!records.empty()) std::cout << "\n";
-  for (const TrackRecord& record : records) std::cout << "- " << track_record_note(record) << "\n";
+  const std::vector<std::string> notes = search_track_record_notes(r, d);
+  if (!notes.empty()) std::cout << "\n";
+  print_notes(notes);
 }
 
 }  // namespace

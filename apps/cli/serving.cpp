@@ -165,11 +165,8 @@ void cmd_serving(const Common& c, const ServingArgs& a) {
              human_time(r.plain_step_s) + " / " + human_time(r.prompt_step_s)});
   t.add_row({"limited by", r.limited_by});
   std::cout << t.text();
-  std::vector<std::string> notes = r.notes;
-  for (const TrackRecord& tr :
-       track_records(o.engine, d, {MetricKind::kPrompt, MetricKind::kGeneration}))
-    notes.push_back(track_record_note(tr));
-  print_notes(notes);
+  print_notes(r.notes);
+  print_notes(track_record_notes(o.engine, d, {MetricKind::kPrompt, MetricKind::kGeneration}));
 }
 
 }  // namespace

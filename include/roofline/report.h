@@ -168,7 +168,8 @@ namespace roofline {
                                                const std::vector<TensorReport>& reports);
 
 // The engine's track records on `d` (roofline/track_record.h), one a kind
-// that has one; none for the reference engine (null) or ideal mode. A
+// that has one; none without an engine (null: ideal mode passes none) or for
+// the reference engine, which no case measures. A
 // prediction's are for its phase's kind (prefill: the prompt, decode: the
 // generation). Their notes close explain()'s; the documents carry the JSON.
 [[nodiscard]] std::vector<TrackRecord> track_records(const EngineProfile* engine, const Device& d,
@@ -176,9 +177,16 @@ namespace roofline {
 [[nodiscard]] std::vector<TrackRecord> track_records(const Prediction& p, const Device& d,
                                                      const Scenario& s);
 [[nodiscard]] nlohmann::json to_json(const std::vector<TrackRecord>& records);
+// Their notes: one a kind, the record's, or for a measured engine without one
+// a line that says so (none for the reference engine).
+[[nodiscard]] std::vector<std::string> track_record_notes(const EngineProfile* engine,
+                                                          const Device& d,
+                                                          std::initializer_list<MetricKind> kinds);
 // The track records of the engines a search ranked or put on its front (the
 // best's first), both kinds each: the ranking's margins read against them.
 [[nodiscard]] std::vector<TrackRecord> search_track_records(const SearchResult& r, const Device& d);
+[[nodiscard]] std::vector<std::string> search_track_record_notes(const SearchResult& r,
+                                                                 const Device& d);
 
 // Plain-language notes on a whole-model prediction: what bounds it and why.
 [[nodiscard]] std::vector<std::string> explain(const ModelSpec& model, const Device& device,

@@ -33,6 +33,11 @@ enum class MetricKind { kPrompt, kGeneration };
 // where a prediction below the measurement is the optimistic one; false for
 // rates (tokens per second), where it is the one above.
 [[nodiscard]] bool metric_is_time(std::string_view metric) noexcept;
+// How much faster than measured a prediction with this error is, in percent
+// of the measured speed: a rate's error as it is (predicted / measured - 1),
+// a duration's turned into its speed (measured / predicted - 1: a time 48%
+// short is 92% faster). Positive: predicted faster; negative: slower.
+[[nodiscard]] double optimism_pct(std::string_view metric, double error_pct) noexcept;
 
 // One published case as the validation last predicted it.
 struct TrackRecordCase {
@@ -80,10 +85,14 @@ struct TrackRecord {
   int cases = 0;
   std::vector<std::string> devices;  // the cases' devices, sorted
   double median_abs_error_pct = 0, p90_abs_error_pct = 0, max_abs_error_pct = 0;
-  // Signed so that positive means predicted faster than measured (a rate
-  // above, a duration below), whatever the metric.
+  // The cases' optimism_pct: positive means predicted faster than measured,
+  // whatever the metric.
   double median_optimism_pct = 0;
-  int optimistic = 0;                // cases predicted faster than measured
+  int optimistic = 0;   // cases predicted faster than measured
+  int pessimistic = 0;  // ... slower (the rest matched it exactly)
+  // The engine's cases of this kind on the device itself and on its
+  // architecture (what a wider scope had too few of).
+  int device_cases = 0, architecture_cases = 0;
   std::string worst_case;            // id of the largest |error|
   std::vector<std::string> metrics;  // the cases' metrics, sorted
 };
@@ -95,6 +104,10 @@ struct TrackRecord {
 // on the AMD Instinct MI300X, 32 published generation measurements: ..."),
 // and the JSON object.
 [[nodiscard]] std::string track_record_note(const TrackRecord& t);
+// The line for an engine with no record of `kind` near `device`: said, so
+// that silence is not read as a clean record.
+[[nodiscard]] std::string no_track_record_note(std::string_view engine, const Device& device,
+                                               MetricKind kind);
 [[nodiscard]] nlohmann::json to_json(const TrackRecord& t);
 
 }  // namespace roofline

@@ -107,10 +107,10 @@ struct ValidationReport {
   double mean_abs_error_pct = 0;
   double max_abs_error_pct = 0;
   double median_signed_error_pct = 0;
-  // The signed errors with durations' signs turned, so that positive means
-  // predicted faster than measured whatever the metric (a rate above, a
-  // duration below): the median, and the cases predicted faster. The signed
-  // median above mixes the two directions.
+  // Each case's speed against its measurement (optimism_pct,
+  // roofline/track_record.h: positive means predicted faster, a duration's
+  // error turned into its speed): the median, and the cases predicted
+  // faster. The signed median above mixes the two directions.
   double median_optimism_pct = 0;
   int optimistic = 0;
   int evaluated = 0;

@@ -523,6 +523,17 @@ std::vector<TrackRecord> track_records(const EngineProfile* engine, const Device
   return out;
 }
 
+std::vector<std::string> track_record_notes(const EngineProfile* engine, const Device& d,
+                                            std::initializer_list<MetricKind> kinds) {
+  std::vector<std::string> notes;
+  if (!engine || engine->id == "roofline") return notes;
+  for (const MetricKind k : kinds) {
+    const auto t = track_record_for(built_in_track_record(), engine->id, d, k);
+    notes.push_back(t ? track_record_note(*t) : no_track_record_note(engine->id, d, k));
+  }
+  return notes;
+}
+
 std::vector<TrackRecord> track_records(const Prediction& p, const Device& d, const Scenario& s) {
   return track_records(p.mode == Mode::kRealistic ? p.engine : nullptr, d,
                        {s.phase == Phase::kDecode ? MetricKind::kGeneration : MetricKind::kPrompt});
@@ -1090,7 +1101,10 @@ std::vector<std::string> explain(const ModelSpec& m, const Device& d, const Scen
   if (p.graph.weights == m.native_weights || p.graph.experts == m.native_experts)
     notes.insert(notes.end(), m.quantization_notes.begin(), m.quantization_notes.end());
   for (const auto& n : m.notes) notes.push_back(n);
-  for (const TrackRecord& t : track_records(p, d, s)) notes.push_back(track_record_note(t));
+  for (auto& n : track_record_notes(
+           p.mode == Mode::kRealistic ? p.engine : nullptr, d,
+           {s.phase == Phase::kDecode ? MetricKind::kGeneration : MetricKind::kPrompt}))
+    notes.push_back(std::move(n));
   return notes;
 }
 
@@ -1167,7 +1181,10 @@ nlohmann::json predict_document(const ModelSpec& m, const Device& d, const Scena
                                 const std::vector<std::string>& plan_notes,
                                 const std::string& strategy, const Registry& registry) {
   nlohmann::json j = to_json(m, d, s, p, per_op);
-  for (const auto& n : plan_notes) j["notes"].push_back(n);
+  // The plan's notes first, as the CLI prints them: the track record closes the list.
+  nlohmann::json notes = plan_notes;
+  for (const auto& n : j["notes"]) notes.push_back(n);
+  j["notes"] = std::move(notes);
   if (!strategy.empty()) j["strategy"] = strategy;
   j["capacity"] = to_json(capacity(m, d, s, p));
   j.update(stamp(registry));
@@ -1211,22 +1228,39 @@ nlohmann::json deployment_json(const Deployment& d) {
 
 }  // namespace
 
-std::vector<TrackRecord> search_track_records(const SearchResult& r, const Device& d) {
-  std::vector<std::string> engines;
+namespace {
+
+// The engines a search ranked or put on its front, the best's first, each once.
+std::vector<const EngineProfile*> searched_engines(const SearchResult& r) {
+  std::vector<const EngineProfile*> engines;
   const auto add = [&engines](const Deployment& x) {
-    if (std::find(engines.begin(), engines.end(), x.engine) == engines.end())
-      engines.push_back(x.engine);
+    const EngineProfile* e = EngineRegistry::built_in().find(x.engine);
+    if (e && std::find(engines.begin(), engines.end(), e) == engines.end()) engines.push_back(e);
   };
   if (r.best) add(*r.best);
   for (const auto& x : r.runners_up) add(x.deployment);
   for (const auto& x : r.front) add(x);
+  return engines;
+}
+
+}  // namespace
+
+std::vector<TrackRecord> search_track_records(const SearchResult& r, const Device& d) {
   std::vector<TrackRecord> records;
-  for (const auto& id : engines) {
-    const auto these = track_records(EngineRegistry::built_in().find(id), d,
-                                     {MetricKind::kPrompt, MetricKind::kGeneration});
+  for (const EngineProfile* e : searched_engines(r)) {
+    const auto these = track_records(e, d, {MetricKind::kPrompt, MetricKind::kGeneration});
     records.insert(records.end(), these.begin(), these.end());
   }
   return records;
+}
+
+std::vector<std::string> search_track_record_notes(const SearchResult& r, const Device& d) {
+  std::vector<std::string> notes;
+  for (const EngineProfile* e : searched_engines(r)) {
+    auto these = track_record_notes(e, d, {MetricKind::kPrompt, MetricKind::kGeneration});
+    notes.insert(notes.end(), these.begin(), these.end());
+  }
+  return notes;
 }
 
 nlohmann::json search_document(const ModelSpec& m, const Device& d, const SearchSpec& spec,
@@ -1269,7 +1303,7 @@ nlohmann::json search_document(const ModelSpec& m, const Device& d, const Search
   const std::vector<TrackRecord> records = search_track_records(r, d);
   out["track_record"] = to_json(records);
   out["notes"] = nlohmann::json::array();
-  for (const TrackRecord& t : records) out["notes"].push_back(track_record_note(t));
+  for (const auto& n : search_track_record_notes(r, d)) out["notes"].push_back(n);
   out.update(stamp(registry));
   return out;
 }
@@ -1378,7 +1412,8 @@ nlohmann::json serving_document(const ModelSpec& m, const Device& d, const Servi
                       {"notes", r.notes}};
   const auto records = track_records(o.engine, d, {MetricKind::kPrompt, MetricKind::kGeneration});
   j["track_record"] = to_json(records);
-  for (const TrackRecord& t : records) j["notes"].push_back(track_record_note(t));
+  for (auto& n : track_record_notes(o.engine, d, {MetricKind::kPrompt, MetricKind::kGeneration}))
+    j["notes"].push_back(std::move(n));
   if (s.mode == ServingMode::kDisaggregated) {
     j["prefill_workers"] = s.prefill_workers;
     j["prefill_tp"] = s.prefill_tp;
@@ -1407,8 +1442,8 @@ nlohmann::json generate_document(const ModelSpec& m, const Device& d, const Scen
       track_records(g.prefill.mode == Mode::kRealistic ? g.prefill.engine : nullptr, d,
                     {MetricKind::kPrompt, MetricKind::kGeneration});
   j["track_record"] = to_json(records);
-  j["notes"] = nlohmann::json::array();
-  for (const TrackRecord& t : records) j["notes"].push_back(track_record_note(t));
+  j["notes"] = track_record_notes(g.prefill.mode == Mode::kRealistic ? g.prefill.engine : nullptr,
+                                  d, {MetricKind::kPrompt, MetricKind::kGeneration});
   j.update(stamp(registry));
   return j;
 }

@@ -4,7 +4,9 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -60,6 +62,13 @@ MetricKind metric_kind(std::string_view metric) {
 
 bool metric_is_time(std::string_view metric) noexcept {
   return metric.ends_with("_s") && !metric.ends_with("_per_s");
+}
+
+double optimism_pct(std::string_view metric, double error_pct) noexcept {
+  if (!metric_is_time(metric)) return error_pct;
+  // The parser and the validation keep a duration's error above -100%.
+  return error_pct <= -100 ? std::numeric_limits<double>::infinity()
+                           : -error_pct / (1 + error_pct / 100);
 }
 
 TrackRecordSnapshot track_record_snapshot(const ValidationReport& r, const Registry& registry) {
@@ -174,6 +183,10 @@ std::optional<TrackRecord> track_record_for(const TrackRecordSnapshot& snapshot,
     }
     if (static_cast<int>(cases.size()) < kMinTrackRecordCases) continue;
     TrackRecord t;
+    for (const auto& c : snapshot.cases) {
+      if (in_scope(c, "device")) ++t.device_cases;
+      if (in_scope(c, "architecture")) ++t.architecture_cases;
+    }
     t.engine = std::string(engine);
     t.kind = kind;
     t.scope = std::string(scope);
@@ -187,9 +200,10 @@ std::optional<TrackRecord> track_record_for(const TrackRecordSnapshot& snapshot,
     double worst = -1;
     for (const TrackRecordCase* c : cases) {
       abs.push_back(std::fabs(c->error_pct));
-      const double o = metric_is_time(c->metric) ? -c->error_pct : c->error_pct;
+      const double o = optimism_pct(c->metric, c->error_pct);
       optimism.push_back(o);
       if (o > 0) ++t.optimistic;
+      if (o < 0) ++t.pessimistic;
       devices.insert(c->hardware);
       metrics.insert(c->metric);
       if (std::fabs(c->error_pct) > worst) {
@@ -209,28 +223,41 @@ std::optional<TrackRecord> track_record_for(const TrackRecordSnapshot& snapshot,
 }
 
 std::string track_record_note(const TrackRecord& t) {
+  const auto upper = [](std::string v) {
+    for (char& ch : v) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    return v;
+  };
   const std::string where =
-      t.scope == "device"
-          ? fmt::format("on the {}", t.hardware_name)
-          : fmt::format(
-                "on {} devices ({}; fewer than {} on the {} itself{})",
-                t.scope == "architecture" ? t.architecture : t.vendor, fmt::join(t.devices, ", "),
-                kMinTrackRecordCases, t.hardware,
-                t.scope == "vendor" ? fmt::format(" and other {} devices", t.architecture) : "");
-  // A lean under 5% either way is within the validation's own spread.
-  const int faster = t.optimistic, slower = t.cases - t.optimistic;
+      t.scope == "device" ? fmt::format("on the {}", t.hardware_name)
+      : t.scope == "architecture"
+          ? fmt::format("on {} devices ({}; {} on the {} itself)", t.architecture,
+                        fmt::join(t.devices, ", "), t.device_cases, t.hardware_name)
+          : fmt::format("on {} devices ({}; {} on the {}, {} on {} devices)", upper(t.vendor),
+                        fmt::join(t.devices, ", "), t.device_cases, t.hardware_name,
+                        t.architecture_cases, t.architecture);
+  // A lean under 5% either way (as printed) is within the validation's own spread.
+  const double lean_pct = std::round(t.median_optimism_pct) + 0.0;  // + 0.0: no "-0"
   const std::string lean =
-      std::fabs(t.median_optimism_pct) < 5
+      std::fabs(lean_pct) < 5
           ? fmt::format("no clear lean ({} faster, {} slower than measured, median {:+.0f}%)",
-                        faster, slower, t.median_optimism_pct)
-          : fmt::format("{} of {} predicted {} than measured, median {:+.0f}%",
-                        t.median_optimism_pct > 0 ? faster : slower, t.cases,
-                        t.median_optimism_pct > 0 ? "faster" : "slower", t.median_optimism_pct);
+                        t.optimistic, t.pessimistic, lean_pct)
+          : fmt::format("{} of {} predicted {} than measured, by a median {:+.0f}% in speed",
+                        lean_pct > 0 ? t.optimistic : t.pessimistic, t.cases,
+                        lean_pct > 0 ? "faster" : "slower", lean_pct);
   return fmt::format(
-      "track record (roofline validate): {} {}, {} published {} measurements: median |error| "
-      "{:.0f}%, p90 {:.0f}%, worst {:.0f}% ({}); {}",
-      display_engine(t.engine), where, t.cases, metric_kind_name(t.kind), t.median_abs_error_pct,
-      t.p90_abs_error_pct, t.max_abs_error_pct, t.worst_case, lean);
+      "track record (roofline validate): {} {}, {} published {} measurements ({}): median "
+      "|error| {:.0f}%, p90 {:.0f}%, worst {:.0f}% ({}); {}",
+      display_engine(t.engine), where, t.cases, metric_kind_name(t.kind),
+      fmt::join(t.metrics, ", "), t.median_abs_error_pct, t.p90_abs_error_pct, t.max_abs_error_pct,
+      t.worst_case, lean);
+}
+
+std::string no_track_record_note(std::string_view engine, const Device& device, MetricKind kind) {
+  return fmt::format(
+      "track record (roofline validate): none; fewer than {} published {} measurements of {} on "
+      "the {}, on {} devices or on other {} devices",
+      kMinTrackRecordCases, metric_kind_name(kind), display_engine(engine),
+      device.name.empty() ? device.id : device.name, device.architecture, device.vendor);
 }
 
 nlohmann::json to_json(const TrackRecord& t) {
@@ -248,7 +275,10 @@ nlohmann::json to_json(const TrackRecord& t) {
           {"max_abs_error_pct", t.max_abs_error_pct},
           {"worst_case", t.worst_case},
           {"median_optimism_pct", t.median_optimism_pct},
-          {"optimistic_cases", t.optimistic}};
+          {"optimistic_cases", t.optimistic},
+          {"pessimistic_cases", t.pessimistic},
+          {"device_cases", t.device_cases},
+          {"architecture_cases", t.architecture_cases}};
 }
 
 }  // namespace roofline

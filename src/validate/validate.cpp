@@ -328,7 +328,7 @@ ValidationReport validate_cases(const std::vector<ValidationCase>& cases, const 
       row.error_pct = (row.predicted - c.value) / c.value * 100;
       abs_errors.push_back(std::fabs(row.error_pct));
       signed_errors.push_back(row.error_pct);
-      optimism.push_back(metric_is_time(c.metric) ? -row.error_pct : row.error_pct);
+      optimism.push_back(optimism_pct(c.metric, row.error_pct));
       if (optimism.back() > 0) ++r.optimistic;
       groups["engine=" + row.engine].push_back(row.error_pct);
       groups["metric=" + c.metric].push_back(row.error_pct);

@@ -142,7 +142,7 @@ try {
         `operators say their efficiency came from the engine's measured table (${sources.slice(0, 3)})`);
   // The engine's track record on published measurements closes the notes.
   const trackNote = await page.textContent('#summary .notes') ?? '';
-  check(/track record \(roofline validate\): vLLM on .* published generation measurements: median \|error\|/.test(trackNote),
+  check(/track record \(roofline validate\): vLLM on .* published generation measurements \([^)]*\): median \|error\|/.test(trackNote),
         `the notes quote the engine's track record (${trackNote.slice(trackNote.indexOf('track record'), trackNote.indexOf('track record') + 120)})`);
   await page.screenshot({ path: join(outDir, 'roofline-engine.png') });
   await page.fill('#engine-build', 'last May');

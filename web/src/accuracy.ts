@@ -102,7 +102,7 @@ function renderCards(v: Validation, all: ErrorGroup, engines: ErrorGroup[]): voi
     stat('Cases', String(v.cases.length), 'cases', 'published measurements, each with its source', false),
     stat('Median |error|', pct(all.median_abs_error_pct), 'median',
       `${bound(median)}; signed ${signed(all.median_signed_error_pct)} (+: predicted faster, TTFT longer); ` +
-      `${v.optimistic_cases} of ${v.evaluated} predicted faster than measured (median ${signed(v.median_optimism_pct)})`, median?.holds === false),
+      `${v.optimistic_cases} of ${v.evaluated} predicted faster than measured (median ${signed(v.median_optimism_pct)} in speed)`, median?.holds === false),
     stat('p90 |error|', pct(all.p90_abs_error_pct), 'p90', `max ${pct(all.max_abs_error_pct)}`, false),
     stat('Past 35%', past ? String(past.value) : '–', 'past', 'target: none', past?.holds === false),
     stat(`Engines over ${engine?.limit ?? '–'}%`, String(over.length), 'engines-over',

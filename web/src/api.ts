@@ -97,7 +97,8 @@ export interface TrackRecord {
   engine: string; kind: 'prompt' | 'generation'; scope: 'device' | 'architecture' | 'vendor';
   hardware: string; vendor: string; architecture: string; cases: number; devices: string[]; metrics: string[];
   median_abs_error_pct: number; p90_abs_error_pct: number; max_abs_error_pct: number; worst_case: string;
-  median_optimism_pct: number; optimistic_cases: number;
+  median_optimism_pct: number; optimistic_cases: number; pessimistic_cases: number;
+  device_cases: number; architecture_cases: number;
 }
 
 export interface Prediction {
@@ -133,6 +134,9 @@ export interface Generation {
   tpot_s: number;
   e2e_s: number;
   output_tokens_per_s: number;
+  /** The engine's track records for the prompt and the generation, and their notes (empty for the reference). */
+  track_record: TrackRecord[];
+  notes: string[];
 }
 
 export interface GemmAnalysis {
@@ -317,7 +321,7 @@ export interface ErrorGroup {
 export interface TargetCheck { target: string; value: number; limit: number; holds: boolean; misses: string }
 export interface Validation {
   cases: ValidationCase[]; groups: ErrorGroup[]; targets: TargetCheck[]; version: string;
-  /** Signed errors with durations' signs turned (positive: predicted faster): their median, and the cases above 0. */
+  /** Each case as speed (positive: predicted faster; a duration's error as measured / predicted - 1): the median, and the cases above 0. */
   median_optimism_pct: number; optimistic_cases: number; evaluated: number;
 }
 /** A measured serving run as GET /api/validation/serving reports it: predicted, or refused with why. */
