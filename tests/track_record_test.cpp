@@ -61,8 +61,8 @@ TEST(TrackRecord, MetricsSayWhatTheyTimeAndWhichWayIsFaster) {
   EXPECT_DOUBLE_EQ(optimism_pct("decode_tokens_per_s", 10), 10);
   EXPECT_DOUBLE_EQ(optimism_pct("e2e_s", -20), 25);
   EXPECT_DOUBLE_EQ(optimism_pct("ttft_s", 25), -20);
-  // Every metric the published cases use has a kind (parse_validation checks
-  // its own list; the two must agree).
+  // Every metric the published cases use has a kind (parse_validation reads
+  // the same list).
   for (const auto& c : built_in_validation()) EXPECT_NO_THROW((void)metric_kind(c.metric)) << c.id;
 }
 

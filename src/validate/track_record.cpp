@@ -20,7 +20,8 @@ namespace {
 
 using detail::StrictObject;
 
-// The validation file's metrics (validate.cpp's list) by what they time.
+// Every metric a validation case may give (parse_validation checks them
+// here), by what it times.
 constexpr std::pair<std::string_view, MetricKind> kMetricKinds[] = {
     {"prefill_tokens_per_s", MetricKind::kPrompt},
     {"ttft_s", MetricKind::kPrompt},
